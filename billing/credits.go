@@ -1,0 +1,97 @@
+package billing
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"broll/internal/apperr"
+	"broll/internal/database"
+	"broll/internal/money"
+	"broll/tenancy"
+)
+
+// Service is the billing store.
+type Service struct {
+	pool *pgxpool.Pool
+}
+
+// New returns the billing service over pool.
+func New(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
+
+// OpenedAccount is a new account with its first root key.
+type OpenedAccount struct {
+	Account tenancy.Account
+	RootKey tenancy.IssuedKey
+}
+
+// OpenAccount creates an account, its first root key and its opening credit
+// in one transaction: either all of it exists afterwards or none of it.
+func (s *Service) OpenAccount(ctx context.Context, name, source string, credits money.Cents) (OpenedAccount, error) {
+	if credits < 0 || credits > money.MaxCents {
+		return OpenedAccount{}, apperr.InvalidField("credits", "credits must be between 0 and %s", money.MaxCents)
+	}
+	var out OpenedAccount
+	err := database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		acct, err := tenancy.CreateAccount(ctx, tx, name, source)
+		if err != nil {
+			return err
+		}
+		key, err := tenancy.CreateRootKey(ctx, tx, acct.ID, "root")
+		if err != nil {
+			return err
+		}
+		if credits > 0 {
+			if acct.BalanceCents, err = addCredits(ctx, tx, acct.ID, credits, "opening credit"); err != nil {
+				return err
+			}
+		}
+		out = OpenedAccount{Account: acct, RootKey: key}
+		return nil
+	})
+	return out, err
+}
+
+// AddCredits tops up an account's pool and records it in the ledger.
+func (s *Service) AddCredits(ctx context.Context, accountID uuid.UUID, amount money.Cents, note string) (money.Cents, error) {
+	if amount <= 0 || amount > money.MaxCents {
+		return 0, apperr.InvalidField("amount", "amount must be more than 0 and at most %s", money.MaxCents)
+	}
+	var balance int64
+	err := database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		balance, err = addCredits(ctx, tx, accountID, amount, note)
+		return err
+	})
+	return money.Cents(balance), err
+}
+
+func addCredits(ctx context.Context, tx pgx.Tx, accountID uuid.UUID, amount money.Cents, note string) (int64, error) {
+	var balance int64
+	err := tx.QueryRow(ctx, `
+		UPDATE accounts SET balance_cents = balance_cents + $2 WHERE id = $1
+		RETURNING balance_cents`, accountID, int64(amount)).Scan(&balance)
+	if err != nil {
+		return 0, database.Interpret(err, "account not found")
+	}
+	_, err = tx.Exec(ctx, `
+		INSERT INTO ledger (account_id, amount_cents, kind, note) VALUES ($1, $2, 'topup', $3)`,
+		accountID, int64(amount), note)
+	return balance, err
+}
+
+// Balance returns the pool of an account.
+func (s *Service) Balance(ctx context.Context, accountID uuid.UUID) (money.Cents, error) {
+	var b int64
+	err := s.pool.QueryRow(ctx, `SELECT balance_cents FROM accounts WHERE id = $1`, accountID).Scan(&b)
+	return money.Cents(b), database.Interpret(err, "account not found")
+}
+
+// LedgerSum returns the sum of an account's ledger, which must equal its balance.
+func (s *Service) LedgerSum(ctx context.Context, accountID uuid.UUID) (money.Cents, error) {
+	var b int64
+	err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(amount_cents), 0) FROM ledger WHERE account_id = $1`, accountID).Scan(&b)
+	return money.Cents(b), err
+}

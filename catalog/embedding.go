@@ -1,0 +1,101 @@
+package catalog
+
+import (
+	"context"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
+)
+
+// EmbedInput is the text of one clip that its embedding is made from.
+type EmbedInput struct {
+	ID   uuid.UUID
+	Text string
+}
+
+// Embedding is a vector made by a model for one clip.
+type Embedding struct {
+	ID     uuid.UUID
+	Vector []float32
+}
+
+// EmbeddingInputs returns the document text of the given clips (retired ones
+// included: they stay in purchase history and its semantic search).
+func (s *Service) EmbeddingInputs(ctx context.Context, ids []uuid.UUID) ([]EmbedInput, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT id, title, description, tags, emotion, gender, coalesce(age_range, ''),
+		       coalesce(location, ''), media_type, coalesce(orientation, ''), coalesce(model_name, '')
+		FROM videos WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (EmbedInput, error) {
+		var in EmbedInput
+		var title, desc, emotion, gender, age, loc, media, orient, model string
+		var tags []string
+		if err := r.Scan(&in.ID, &title, &desc, &tags, &emotion, &gender, &age, &loc, &media, &orient, &model); err != nil {
+			return in, err
+		}
+		in.Text = DocumentText(title, desc, tags, emotion, gender, age, loc, media, orient)
+		return in, nil
+	})
+}
+
+// DocumentText is the text a clip is embedded from: what a person would
+// say about it, in the words a search would use.
+func DocumentText(title, desc string, tags []string, emotion, gender, age, location, media, orientation string) string {
+	var b strings.Builder
+	b.WriteString(title)
+	if desc != "" {
+		b.WriteString(". ")
+		b.WriteString(desc)
+	}
+	if len(tags) > 0 {
+		b.WriteString(". Tags: ")
+		b.WriteString(strings.Join(tags, ", "))
+	}
+	b.WriteString(". Emotion: ")
+	b.WriteString(emotion)
+	b.WriteString(". Person: ")
+	b.WriteString(strings.ReplaceAll(gender, "_", "-"))
+	if age != "" {
+		b.WriteString(", age ")
+		b.WriteString(age)
+	}
+	if location != "" {
+		b.WriteString(". Location: ")
+		b.WriteString(location)
+	}
+	if orientation != "" {
+		b.WriteString(". ")
+		b.WriteString(orientation)
+		b.WriteString(" ")
+		b.WriteString(media)
+	}
+	return b.String()
+}
+
+// StoreEmbeddings writes vectors made by model and marks the clips ready.
+func (s *Service) StoreEmbeddings(ctx context.Context, model string, embs []Embedding) error {
+	batch := &pgx.Batch{}
+	for _, e := range embs {
+		batch.Queue(`
+			UPDATE videos SET embedding = $2, embedding_model = $3, embedding_status = 'ready',
+			       embedding_error = NULL, embedded_at = now()
+			WHERE id = $1`, e.ID, pgvector.NewVector(e.Vector), model)
+	}
+	return s.pool.SendBatch(ctx, batch).Close()
+}
+
+// MarkEmbeddingFailed records that a clip's embedding gave up after its last
+// retry; `brollctl clips reembed --failed` queues it again.
+func (s *Service) MarkEmbeddingFailed(ctx context.Context, id uuid.UUID, reason string) error {
+	if len(reason) > 500 {
+		reason = reason[:500]
+	}
+	_, err := s.pool.Exec(ctx, `
+		UPDATE videos SET embedding_status = 'failed', embedding_error = $2 WHERE id = $1`, id, reason)
+	return err
+}

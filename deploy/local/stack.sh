@@ -1,0 +1,244 @@
+#!/usr/bin/env bash
+# Local stack for machines without Docker: the project's own PostgreSQL
+# cluster (with pgvector) and Redis server, under a project-local data folder
+# on non-default ports. Nothing of the machine's own services is touched.
+#
+#   deploy/local/stack.sh up      install what is missing, start both, write the env file
+#   deploy/local/stack.sh down    stop both (data is kept)
+#   deploy/local/stack.sh status  say what runs
+#   deploy/local/stack.sh env     print the env file (DATABASE_URL, REDIS_URL)
+#   deploy/local/stack.sh destroy stop both and delete the data folder
+#
+# Every step is idempotent: a second `up` only checks and returns in about a second.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+STACK_DIR="${BROLL_STACK_DIR:-$ROOT/.stack}"
+PG_PORT="${BROLL_PG_PORT:-55432}"
+REDIS_PORT="${BROLL_REDIS_PORT:-56379}"
+PGVECTOR_VERSION="${BROLL_PGVECTOR_VERSION:-0.8.0}"
+PG_USER_OS="postgres"
+DB_NAME="broll"
+DB_ROLE="broll"
+ENV_FILE="$STACK_DIR/env"
+
+log() { printf 'stack: %s\n' "$*" >&2; }
+die() { printf 'stack: error: %s\n' "$*" >&2; exit 1; }
+
+as_root() {
+	if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+apt_updated=0
+apt_install() {
+	if [ "$apt_updated" -eq 0 ]; then
+		log "apt-get update"
+		as_root apt-get update -qq >/dev/null
+		apt_updated=1
+	fi
+	log "installing $*"
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+pg_bindir() {
+	local d
+	d="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1 || true)"
+	if [ -n "$d" ] && [ -x "$d/postgres" ]; then echo "$d"; fi
+}
+
+ensure_packages() {
+	local need=()
+	[ -n "$(pg_bindir)" ] || need+=(postgresql)
+	command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+	command -v redis-cli >/dev/null 2>&1 || need+=(redis-tools)
+	if [ "${#need[@]}" -gt 0 ]; then apt_install "${need[@]}"; fi
+	[ -n "$(pg_bindir)" ] || die "no PostgreSQL server found after install"
+	ensure_pgvector
+}
+
+# pgvector: Debian 12 has no binary package, so build it from Debian's source
+# package (trixie suite) against the installed server. The apt source list used
+# for that is project-local and never added to the machine's own lists.
+ensure_pgvector() {
+	local bindir pgconfig major sharedir
+	bindir="$(pg_bindir)"
+	major="$(basename "$(dirname "$bindir")")"
+	pgconfig="$bindir/pg_config"
+	if [ ! -x "$pgconfig" ]; then
+		apt_install "postgresql-server-dev-$major"
+	fi
+	sharedir="$("$pgconfig" --sharedir)"
+	if [ -f "$sharedir/extension/vector.control" ]; then return; fi
+
+	if apt-cache show "postgresql-$major-pgvector" >/dev/null 2>&1; then
+		apt_install "postgresql-$major-pgvector"
+		[ -f "$sharedir/extension/vector.control" ] && return
+	fi
+
+	command -v make >/dev/null 2>&1 || apt_install make
+	command -v gcc >/dev/null 2>&1 || apt_install gcc
+	[ -f "/usr/include/postgresql/$major/server/postgres.h" ] || apt_install "postgresql-server-dev-$major"
+
+	local build="$STACK_DIR/build/pgvector"
+	local src="$build/pgvector-$PGVECTOR_VERSION"
+	mkdir -p "$build/lists/partial"
+	if [ ! -d "$src" ]; then
+		log "fetching pgvector $PGVECTOR_VERSION source (Debian trixie)"
+		cat >"$build/sources.list" <<-EOF
+			deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main
+		EOF
+		local aptopts=(-o "Dir::Etc::SourceList=$build/sources.list" -o "Dir::Etc::SourceParts=/dev/null"
+			-o "Dir::State::Lists=$build/lists" -o "APT::Sandbox::User=root")
+		as_root apt-get "${aptopts[@]}" update -qq >/dev/null
+		(cd "$build" && as_root apt-get "${aptopts[@]}" source --download-only -qq "pgvector=$PGVECTOR_VERSION-*" >/dev/null 2>&1 ||
+			as_root apt-get "${aptopts[@]}" source --download-only -qq pgvector >/dev/null)
+		local orig
+		orig="$(ls "$build"/pgvector_*.orig.tar.* | sort -V | tail -n1)"
+		[ -n "$orig" ] || die "pgvector source not found"
+		tar -xf "$orig" -C "$build"
+		src="$(ls -d "$build"/pgvector-*/ | sort -V | tail -n1)"
+	fi
+	log "building pgvector in $src"
+	# OPTFLAGS="" keeps the build portable (no -march=native).
+	make -s -C "$src" PG_CONFIG="$pgconfig" OPTFLAGS="" >/dev/null
+	as_root make -s -C "$src" PG_CONFIG="$pgconfig" OPTFLAGS="" install >/dev/null
+	[ -f "$sharedir/extension/vector.control" ] || die "pgvector install failed"
+}
+
+# Postgres refuses to run as root: the cluster belongs to the postgres system
+# user. Its data folder must be reachable by that user; when the checkout lives
+# somewhere it cannot traverse, the cluster goes under /var/lib/broll-stack.
+pg_data_dir() {
+	local dir="$STACK_DIR/pg"
+	if [ "$(id -u)" -eq 0 ] && ! runuser -u "$PG_USER_OS" -- test -x "$STACK_DIR" 2>/dev/null; then
+		dir="/var/lib/broll-stack/$(printf '%s' "$STACK_DIR" | sha1sum | cut -c1-12)/pg"
+	fi
+	echo "$dir"
+}
+
+as_pg() {
+	if [ "$(id -u)" -eq 0 ]; then
+		runuser -u "$PG_USER_OS" -- "$@"
+	else
+		"$@"
+	fi
+}
+
+pg_running() {
+	local bindir data
+	bindir="$(pg_bindir)"
+	data="$(pg_data_dir)"
+	[ -f "$data/PG_VERSION" ] && as_pg "$bindir/pg_ctl" -D "$data" status >/dev/null 2>&1
+}
+
+start_postgres() {
+	local bindir data run
+	bindir="$(pg_bindir)"
+	data="$(pg_data_dir)"
+	run="$(dirname "$data")/run"
+	if [ "$(id -u)" -eq 0 ]; then
+		chmod 755 "$STACK_DIR"
+		id "$PG_USER_OS" >/dev/null 2>&1 || die "system user $PG_USER_OS missing (install postgresql)"
+	fi
+	mkdir -p "$data" "$run"
+	if [ "$(id -u)" -eq 0 ]; then chown "$PG_USER_OS" "$data" "$run"; fi
+	chmod 700 "$data"
+	if [ ! -f "$data/PG_VERSION" ]; then
+		log "initdb $data"
+		as_pg "$bindir/initdb" -D "$data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null
+		cat >>"$data/postgresql.conf" <<-EOF
+			# broll local stack
+			listen_addresses = '127.0.0.1'
+			port = $PG_PORT
+			unix_socket_directories = '$run'
+			max_connections = 300
+			shared_buffers = 512MB
+			work_mem = 16MB
+			maintenance_work_mem = 512MB
+			max_wal_size = 4GB
+			log_min_messages = warning
+		EOF
+	fi
+	if ! pg_running; then
+		log "starting postgres on 127.0.0.1:$PG_PORT"
+		as_pg "$bindir/pg_ctl" -D "$data" -l "$run/postgres.log" -w -t 60 start >/dev/null
+	fi
+	local psql=("$bindir/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -v ON_ERROR_STOP=1 -qtA)
+	if [ "$("${psql[@]}" -c "SELECT 1 FROM pg_roles WHERE rolname = '$DB_ROLE'")" != "1" ]; then
+		"${psql[@]}" -c "CREATE ROLE $DB_ROLE LOGIN SUPERUSER" >/dev/null
+	fi
+	if [ "$("${psql[@]}" -c "SELECT 1 FROM pg_database WHERE datname = '$DB_NAME'")" != "1" ]; then
+		"${psql[@]}" -c "CREATE DATABASE $DB_NAME OWNER $DB_ROLE" >/dev/null
+	fi
+}
+
+redis_running() {
+	redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping 2>/dev/null | grep -q PONG
+}
+
+start_redis() {
+	mkdir -p "$STACK_DIR/redis"
+	if redis_running; then return; fi
+	log "starting redis on 127.0.0.1:$REDIS_PORT"
+	# 64 databases so that test packages can each take one; no persistence:
+	# Redis never holds the only copy of anything (see ARCHITECTURE.md).
+	redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --dir "$STACK_DIR/redis" \
+		--daemonize yes --pidfile "$STACK_DIR/redis/redis.pid" --logfile "$STACK_DIR/redis/redis.log" \
+		--databases 64 --save "" --appendonly no >/dev/null
+	for _ in $(seq 1 50); do
+		redis_running && return
+		sleep 0.1
+	done
+	die "redis did not start; see $STACK_DIR/redis/redis.log"
+}
+
+write_env() {
+	cat >"$ENV_FILE.tmp" <<-EOF
+		DATABASE_URL=postgres://$DB_ROLE@127.0.0.1:$PG_PORT/$DB_NAME?sslmode=disable
+		REDIS_URL=redis://127.0.0.1:$REDIS_PORT/0
+	EOF
+	mv "$ENV_FILE.tmp" "$ENV_FILE"
+}
+
+cmd_up() {
+	mkdir -p "$STACK_DIR"
+	ensure_packages
+	start_postgres
+	start_redis
+	write_env
+	cat "$ENV_FILE"
+}
+
+cmd_down() {
+	local bindir data
+	bindir="$(pg_bindir)"
+	data="$(pg_data_dir)"
+	if [ -n "$bindir" ] && pg_running; then
+		log "stopping postgres"
+		as_pg "$bindir/pg_ctl" -D "$data" -m fast -w stop >/dev/null
+	fi
+	if command -v redis-cli >/dev/null 2>&1 && redis_running; then
+		log "stopping redis"
+		redis-cli -h 127.0.0.1 -p "$REDIS_PORT" shutdown nosave >/dev/null 2>&1 || true
+	fi
+}
+
+cmd_status() {
+	local rc=0
+	if [ -n "$(pg_bindir)" ] && pg_running; then echo "postgres: running on 127.0.0.1:$PG_PORT"; else echo "postgres: stopped"; rc=1; fi
+	if command -v redis-cli >/dev/null 2>&1 && redis_running; then echo "redis: running on 127.0.0.1:$REDIS_PORT"; else echo "redis: stopped"; rc=1; fi
+	return $rc
+}
+
+case "${1:-up}" in
+up) cmd_up ;;
+down) cmd_down ;;
+status) cmd_status ;;
+env) [ -f "$ENV_FILE" ] || die "no env file; run: $0 up"; cat "$ENV_FILE" ;;
+destroy)
+	cmd_down
+	data="$(pg_data_dir)"
+	rm -rf "$STACK_DIR" "$(dirname "$data")"
+	;;
+*) die "usage: $0 up|down|status|env|destroy" ;;
+esac

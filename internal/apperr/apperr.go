@@ -1,0 +1,89 @@
+// Package apperr is the one application error type. Domain packages return
+// *Error with a stable code; the HTTP layer maps codes to statuses in exactly
+// one place and the CLI prints the message.
+package apperr
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is a stable snake_case identifier that clients may branch on.
+type Code string
+
+// The codes in use. API.md documents each one.
+const (
+	Invalid             Code = "invalid_request"
+	ConflictingSearch   Code = "conflicting_search_params"
+	Unauthorized        Code = "unauthorized"
+	InsufficientCredits Code = "insufficient_credits"
+	InsufficientScope   Code = "insufficient_scope"
+	Forbidden           Code = "forbidden"
+	NotFound            Code = "not_found"
+	Conflict            Code = "conflict"
+	PriceChanged        Code = "price_changed"
+	Sunset              Code = "sunset"
+	PayloadTooLarge     Code = "payload_too_large"
+	RateLimited         Code = "rate_limited"
+	Internal            Code = "internal"
+	Unavailable         Code = "unavailable"
+)
+
+// Error is an error meant to be shown to a client: Message is safe to
+// display, Fields carry structured extras (required_scope, available, ...).
+type Error struct {
+	Code    Code
+	Message string
+	Field   string
+	Fields  map[string]any
+}
+
+func (e *Error) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("%s: %s (%s)", e.Code, e.Message, e.Field)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+// With returns a copy of e carrying an extra structured field.
+func (e *Error) With(key string, value any) *Error {
+	c := *e
+	c.Fields = make(map[string]any, len(e.Fields)+1)
+	for k, v := range e.Fields {
+		c.Fields[k] = v
+	}
+	c.Fields[key] = value
+	return &c
+}
+
+// New builds an error with a formatted message.
+func New(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// InvalidField reports a bad value of one named input field.
+func InvalidField(field, format string, args ...any) *Error {
+	return &Error{Code: Invalid, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// NotFoundf reports a missing resource without saying whose it is.
+func NotFoundf(format string, args ...any) *Error {
+	return New(NotFound, format, args...)
+}
+
+// As returns the *Error inside err, if any.
+func As(err error) (*Error, bool) {
+	var e *Error
+	if errors.As(err, &e) {
+		return e, true
+	}
+	return nil, false
+}
+
+// CodeOf returns the code of err, or Internal for errors of unknown origin.
+func CodeOf(err error) Code {
+	if e, ok := As(err); ok {
+		return e.Code
+	}
+	return Internal
+}

@@ -1,0 +1,221 @@
+// Package config reads the service's configuration from the environment into
+// one typed struct with defaults and validation. Nothing here is global: each
+// binary loads a Config and passes it down.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is the whole configuration of the API node, the worker and the CLI.
+type Config struct {
+	DatabaseURL        string
+	RedisURL           string
+	HTTPAddr           string
+	PublicURL          string
+	RateLimitPerMinute int
+	EmbedProvider      string
+	OllamaHost         string
+	EmbedModel         string
+	SigningKey         Secret
+	SigningKeyPrevious Secret
+	MediaDir           string
+	DownloadURLTTL     time.Duration
+	LegacySecret       Secret
+	LegacySunset       time.Time
+	LogLevel           string
+	ShutdownTimeout    time.Duration
+	MaxBodyBytes       int
+	UsageFlushInterval time.Duration
+	WorkerConcurrency  int
+}
+
+// Secret is a string that never prints its value.
+type Secret string
+
+// String masks the value so that a printed Config never leaks it.
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return "********"
+}
+
+// Reveal returns the secret value for the code that needs it.
+func (s Secret) Reveal() string { return string(s) }
+
+// Defaults returns the configuration used where the environment is silent.
+func Defaults() Config {
+	return Config{
+		HTTPAddr:           ":8080",
+		RateLimitPerMinute: 60,
+		EmbedProvider:      "auto",
+		OllamaHost:         "http://127.0.0.1:11434",
+		EmbedModel:         "nomic-embed-text",
+		MediaDir:           "./media",
+		DownloadURLTTL:     time.Hour,
+		LegacySunset:       time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC),
+		LogLevel:           "info",
+		ShutdownTimeout:    20 * time.Second,
+		MaxBodyBytes:       1 << 20,
+		UsageFlushInterval: 10 * time.Second,
+		WorkerConcurrency:  4,
+	}
+}
+
+// Load reads the configuration through getenv (os.Getenv in production, a
+// map in tests) and validates it. The error names the first bad variable in
+// one line.
+func Load(getenv func(string) string) (Config, error) {
+	c := Defaults()
+	var errs []error
+	str := func(name string, dst *string) {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			*dst = v
+		}
+	}
+	secret := func(name string, dst *Secret) {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			*dst = Secret(v)
+		}
+	}
+	integer := func(name string, dst *int) {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %q is not a whole number", name, v))
+				return
+			}
+			*dst = n
+		}
+	}
+	duration := func(name string, dst *time.Duration) {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %q is not a duration (examples: 30s, 1h)", name, v))
+				return
+			}
+			*dst = d
+		}
+	}
+
+	str("DATABASE_URL", &c.DatabaseURL)
+	str("REDIS_URL", &c.RedisURL)
+	str("BROLL_HTTP_ADDR", &c.HTTPAddr)
+	str("BROLL_PUBLIC_URL", &c.PublicURL)
+	integer("BROLL_RATE_LIMIT_PER_MINUTE", &c.RateLimitPerMinute)
+	str("BROLL_EMBED_PROVIDER", &c.EmbedProvider)
+	str("OLLAMA_HOST", &c.OllamaHost)
+	str("BROLL_EMBED_MODEL", &c.EmbedModel)
+	secret("BROLL_SIGNING_KEY", &c.SigningKey)
+	secret("BROLL_SIGNING_KEY_PREVIOUS", &c.SigningKeyPrevious)
+	str("BROLL_MEDIA_DIR", &c.MediaDir)
+	duration("BROLL_DOWNLOAD_URL_TTL", &c.DownloadURLTTL)
+	secret("BROLL_LEGACY_SECRET", &c.LegacySecret)
+	if v := strings.TrimSpace(getenv("BROLL_LEGACY_SUNSET")); v != "" {
+		t, err := time.Parse("2006-01-02", v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("BROLL_LEGACY_SUNSET: %q is not a date (YYYY-MM-DD)", v))
+		} else {
+			c.LegacySunset = t
+		}
+	}
+	str("BROLL_LOG_LEVEL", &c.LogLevel)
+	duration("BROLL_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout)
+	integer("BROLL_MAX_BODY_BYTES", &c.MaxBodyBytes)
+	duration("BROLL_USAGE_FLUSH_INTERVAL", &c.UsageFlushInterval)
+	integer("BROLL_WORKER_CONCURRENCY", &c.WorkerConcurrency)
+
+	if len(errs) > 0 {
+		return Config{}, errs[0]
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// Validate checks values that parsed but make no sense.
+func (c Config) Validate() error {
+	if c.DatabaseURL == "" {
+		return errors.New("DATABASE_URL is required (example: postgres://user@127.0.0.1:5432/broll)")
+	}
+	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return errors.New("DATABASE_URL must be a postgres:// URL")
+	}
+	if c.RedisURL == "" {
+		return errors.New("REDIS_URL is required (example: redis://127.0.0.1:6379/0)")
+	}
+	if u, err := url.Parse(c.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
+		return errors.New("REDIS_URL must be a redis:// or rediss:// URL")
+	}
+	if c.RateLimitPerMinute < 1 || c.RateLimitPerMinute > 1_000_000 {
+		return fmt.Errorf("BROLL_RATE_LIMIT_PER_MINUTE must be between 1 and 1000000, got %d", c.RateLimitPerMinute)
+	}
+	switch c.EmbedProvider {
+	case "auto", "ollama", "builtin":
+	default:
+		return fmt.Errorf("BROLL_EMBED_PROVIDER must be auto, ollama or builtin, got %q", c.EmbedProvider)
+	}
+	if u, err := url.Parse(c.OllamaHost); err != nil || u.Host == "" {
+		return fmt.Errorf("OLLAMA_HOST must be a URL such as http://127.0.0.1:11434, got %q", c.OllamaHost)
+	}
+	if c.PublicURL != "" {
+		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("BROLL_PUBLIC_URL must be an http(s) URL, got %q", c.PublicURL)
+		}
+	}
+	if c.SigningKey != "" && len(c.SigningKey) < 32 {
+		return errors.New("BROLL_SIGNING_KEY must be at least 32 characters")
+	}
+	if c.SigningKeyPrevious != "" && len(c.SigningKeyPrevious) < 32 {
+		return errors.New("BROLL_SIGNING_KEY_PREVIOUS must be at least 32 characters")
+	}
+	if c.DownloadURLTTL < time.Minute || c.DownloadURLTTL > 7*24*time.Hour {
+		return fmt.Errorf("BROLL_DOWNLOAD_URL_TTL must be between 1m and 168h, got %s", c.DownloadURLTTL)
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("BROLL_LOG_LEVEL must be debug, info, warn or error, got %q", c.LogLevel)
+	}
+	if c.ShutdownTimeout <= 0 {
+		return errors.New("BROLL_SHUTDOWN_TIMEOUT must be positive")
+	}
+	if c.MaxBodyBytes < 1024 {
+		return fmt.Errorf("BROLL_MAX_BODY_BYTES must be at least 1024, got %d", c.MaxBodyBytes)
+	}
+	if c.UsageFlushInterval < time.Second {
+		return errors.New("BROLL_USAGE_FLUSH_INTERVAL must be at least 1s")
+	}
+	if c.WorkerConcurrency < 1 || c.WorkerConcurrency > 256 {
+		return fmt.Errorf("BROLL_WORKER_CONCURRENCY must be between 1 and 256, got %d", c.WorkerConcurrency)
+	}
+	return nil
+}
+
+// RequireSigningKey is checked by the processes that sign download links.
+func (c Config) RequireSigningKey() error {
+	if c.SigningKey == "" {
+		return errors.New("BROLL_SIGNING_KEY is required (at least 32 random characters)")
+	}
+	return nil
+}
+
+// BaseURL is the public address links are built from.
+func (c Config) BaseURL() string {
+	if c.PublicURL != "" {
+		return strings.TrimRight(c.PublicURL, "/")
+	}
+	host := c.HTTPAddr
+	if strings.HasPrefix(host, ":") {
+		host = "localhost" + host
+	}
+	return "http://" + host
+}

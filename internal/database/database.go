@@ -1,0 +1,140 @@
+// Package database opens the Postgres pool, applies migrations and turns
+// driver errors into application errors at the storage boundary.
+package database
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	pgxvec "github.com/pgvector/pgvector-go/pgx"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+
+	"broll/internal/apperr"
+	"broll/migrations"
+)
+
+// Open connects a pool and registers the pgvector types on each connection.
+// The schema must be migrated first (brollctl migrate).
+func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, errors.New("DATABASE_URL cannot be parsed")
+	}
+	if cfg.MaxConns < 16 {
+		cfg.MaxConns = 16
+	}
+	cfg.MaxConnIdleTime = 5 * time.Minute
+	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+		if err := pgxvec.RegisterTypes(ctx, conn); err != nil {
+			return fmt.Errorf("register vector type (is the database migrated? run `brollctl migrate`): %w", err)
+		}
+		return nil
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pingCtx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	return pool, nil
+}
+
+// Migrate applies every pending migration. It is safe to run concurrently
+// (a Postgres advisory lock serialises runners) and to run again.
+func Migrate(ctx context.Context, url string, logger *slog.Logger) ([]string, error) {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, errors.New("DATABASE_URL cannot be parsed")
+	}
+	db := stdlib.OpenDB(*cfg)
+	defer db.Close()
+	return migrateDB(ctx, db, logger)
+}
+
+func migrateDB(ctx context.Context, db *sql.DB, logger *slog.Logger) ([]string, error) {
+	locker, err := lock.NewPostgresSessionLocker()
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	opts := []goose.ProviderOption{goose.WithSessionLocker(locker), goose.WithDisableGlobalRegistry(true)}
+	if logger != nil {
+		opts = append(opts, goose.WithSlog(logger))
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	results, err := p.Up(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	applied := make([]string, 0, len(results))
+	for _, r := range results {
+		applied = append(applied, r.Source.Path)
+	}
+	return applied, nil
+}
+
+// Version reports the schema version the database is at.
+func Version(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
+	var v int64
+	err := pool.QueryRow(ctx, `SELECT coalesce(max(version_id), 0) FROM goose_db_version WHERE is_applied`).Scan(&v)
+	return v, err
+}
+
+// Interpret maps driver errors to application errors: no rows becomes
+// not_found with the given message, unique violations become conflict. Other
+// errors are returned wrapped and unchanged.
+func Interpret(err error, notFound string) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return apperr.NotFoundf("%s", notFound)
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "23505":
+			return apperr.New(apperr.Conflict, "already exists")
+		case "57P01", "57P02", "57P03", "08000", "08003", "08006":
+			return apperr.New(apperr.Unavailable, "database unavailable")
+		}
+	}
+	return err
+}
+
+// IsUniqueViolation reports a 23505 error, optionally on a named constraint.
+func IsUniqueViolation(err error, constraint string) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "23505" {
+		return false
+	}
+	return constraint == "" || pgErr.ConstraintName == constraint
+}
+
+// InTx runs fn in a transaction, committing on nil and rolling back otherwise.
+func InTx(ctx context.Context, pool *pgxpool.Pool, fn func(pgx.Tx) error) error {
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}

@@ -1,0 +1,218 @@
+// Package testkit gives tests real Postgres and Redis from the local stack:
+// a fresh database cloned from a migrated template, and a Redis database of
+// their own, so test packages run in parallel without seeing each other.
+package testkit
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"broll/internal/database"
+	"broll/migrations"
+)
+
+// DatabaseURL returns the admin URL of the test cluster: TEST_DATABASE_URL,
+// else DATABASE_URL, else the local stack's env file. Tests fail (not skip)
+// when none is set: they need the real database.
+func DatabaseURL(t testing.TB) string {
+	t.Helper()
+	return envOrStack(t, "DATABASE_URL")
+}
+
+// RedisURL is DatabaseURL's counterpart for Redis.
+func RedisURL(t testing.TB) string {
+	t.Helper()
+	return envOrStack(t, "REDIS_URL")
+}
+
+func envOrStack(t testing.TB, name string) string {
+	if v := os.Getenv("TEST_" + name); v != "" {
+		return v
+	}
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	if v := stackEnv()[name]; v != "" {
+		return v
+	}
+	t.Fatalf("%s is not set and no local stack is running: run `make test` or `deploy/local/stack.sh up`", name)
+	return ""
+}
+
+func stackEnv() map[string]string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return nil
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, ".stack", "env"))
+		if err == nil {
+			env := map[string]string{}
+			for _, line := range strings.Split(string(b), "\n") {
+				if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok {
+					env[k] = v
+				}
+			}
+			return env
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return nil
+		}
+		dir = parent
+	}
+}
+
+var dbSeq atomic.Int64
+
+// NewDatabase creates an empty, migrated database for this test and drops it
+// when the test ends. It returns the database's URL.
+func NewDatabase(t testing.TB) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	admin := DatabaseURL(t)
+	tmpl := ensureTemplate(t, ctx, admin)
+
+	name := fmt.Sprintf("broll_test_%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9, dbSeq.Add(1))
+	conn := connect(t, ctx, admin)
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %s TEMPLATE %s`, name, tmpl)); err != nil {
+		t.Fatalf("create test database: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c, err := pgx.Connect(ctx, admin)
+		if err != nil {
+			return
+		}
+		defer c.Close(ctx)
+		_, _ = c.Exec(ctx, fmt.Sprintf(`DROP DATABASE IF EXISTS %s WITH (FORCE)`, name))
+	})
+	return withDatabase(t, admin, name)
+}
+
+// NewPool is NewDatabase plus an open pool, closed when the test ends.
+func NewPool(t testing.TB) (*pgxpool.Pool, string) {
+	t.Helper()
+	url := NewDatabase(t)
+	pool, err := database.Open(context.Background(), url)
+	if err != nil {
+		t.Fatalf("open test database: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	return pool, url
+}
+
+func connect(t testing.TB, ctx context.Context, url string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatalf("connect to test cluster (is the stack up? `deploy/local/stack.sh up`): %v", err)
+	}
+	return conn
+}
+
+func withDatabase(t testing.TB, url, name string) string {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatalf("parse database url: %v", err)
+	}
+	q := ""
+	if i := strings.Index(url, "?"); i >= 0 {
+		q = url[i:]
+	}
+	return fmt.Sprintf("postgres://%s@%s:%d/%s%s", cfg.User, cfg.Host, cfg.Port, name, q)
+}
+
+// ensureTemplate migrates a template database once per migration set; its
+// name carries a hash of the migration files, so a changed migration makes
+// a new template. An advisory lock serialises parallel test packages.
+func ensureTemplate(t testing.TB, ctx context.Context, admin string) string {
+	t.Helper()
+	h := sha256.New()
+	_ = fs.WalkDir(migrations.FS, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, _ := fs.ReadFile(migrations.FS, path)
+		h.Write([]byte(path))
+		h.Write(b)
+		return nil
+	})
+	name := "broll_tmpl_" + hex.EncodeToString(h.Sum(nil))[:12]
+
+	conn := connect(t, ctx, admin)
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(872341)`); err != nil {
+		t.Fatalf("lock: %v", err)
+	}
+	defer func() { _, _ = conn.Exec(context.Background(), `SELECT pg_advisory_unlock(872341)`) }()
+
+	var ready bool
+	err := conn.QueryRow(ctx, `SELECT datistemplate FROM pg_database WHERE datname = $1`, name).Scan(&ready)
+	if err == nil && ready {
+		return name
+	}
+	if err == nil {
+		// A previous run died half way; start over.
+		if _, err := conn.Exec(ctx, fmt.Sprintf(`DROP DATABASE %s WITH (FORCE)`, name)); err != nil {
+			t.Fatalf("drop stale template: %v", err)
+		}
+	}
+	if _, err := conn.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %s`, name)); err != nil {
+		t.Fatalf("create template: %v", err)
+	}
+	if _, err := database.Migrate(ctx, withDatabase(t, admin, name), slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatalf("migrate template: %v", err)
+	}
+	if _, err := conn.Exec(ctx, fmt.Sprintf(`ALTER DATABASE %s IS_TEMPLATE true`, name)); err != nil {
+		t.Fatalf("mark template: %v", err)
+	}
+	return name
+}
+
+// Redis returns a client on a Redis database of this test's own, flushed
+// first. Databases are handed out round-robin from a counter in database 0.
+func Redis(t testing.TB) (*redis.Client, string) {
+	t.Helper()
+	ctx := context.Background()
+	base := RedisURL(t)
+	opts, err := redis.ParseURL(base)
+	if err != nil {
+		t.Fatalf("parse REDIS_URL: %v", err)
+	}
+	ctl := redis.NewClient(opts)
+	defer ctl.Close()
+	n, err := ctl.Incr(ctx, "broll:testkit:dbseq").Result()
+	if err != nil {
+		t.Fatalf("redis (is the stack up? `deploy/local/stack.sh up`): %v", err)
+	}
+	db := int(n%63) + 1
+	opts.DB = db
+	client := redis.NewClient(opts)
+	if err := client.FlushDB(ctx).Err(); err != nil {
+		t.Fatalf("flush redis db %d: %v", db, err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	u := base
+	if i := strings.LastIndex(u, "/"); i > len("redis://") {
+		u = u[:i]
+	}
+	return client, fmt.Sprintf("%s/%d", u, db)
+}

@@ -1,0 +1,235 @@
+package tenancy
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"broll/internal/apperr"
+	"broll/internal/database"
+)
+
+// Querier is what both a pool and a transaction offer, so that other
+// packages can create accounts and keys inside their own transactions.
+type Querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Kind tells root, customer and ops keys apart.
+type Kind string
+
+// Key kinds.
+const (
+	KindRoot     Kind = "root"
+	KindCustomer Kind = "customer"
+	KindOps      Kind = "ops"
+)
+
+// Account is a tenant with one shared credit pool.
+type Account struct {
+	ID           uuid.UUID
+	Name         string
+	Source       string
+	BalanceCents int64
+	CreatedAt    time.Time
+}
+
+// Key is an API key as stored: never the secret itself.
+type Key struct {
+	ID                 uuid.UUID
+	AccountID          uuid.NullUUID
+	Kind               Kind
+	ParentID           uuid.NullUUID
+	Label              string
+	Scopes             []Scope
+	Prefix             string
+	RateLimitPerMinute *int
+	TotalRequests      int64
+	LastUsedAt         *time.Time
+	CreatedAt          time.Time
+	RevokedAt          *time.Time
+}
+
+// IssuedKey is a newly created key with its secret, shown exactly once.
+type IssuedKey struct {
+	Key
+	Secret string
+}
+
+// Service is the tenancy store.
+type Service struct {
+	pool *pgxpool.Pool
+}
+
+// New returns the tenancy service over pool.
+func New(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
+
+var sourceRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+
+// NormalizeLabel trims a label and checks its length (1-200 characters).
+func NormalizeLabel(field, label string, required bool) (string, error) {
+	label = strings.TrimSpace(label)
+	if label == "" {
+		if required {
+			return "", apperr.InvalidField(field, "%s is required (1-200 characters)", field)
+		}
+		return "", nil
+	}
+	if utf8.RuneCountInString(label) > 200 {
+		return "", apperr.InvalidField(field, "%s must be at most 200 characters", field)
+	}
+	if !utf8.ValidString(label) {
+		return "", apperr.InvalidField(field, "%s must be valid UTF-8", field)
+	}
+	return label, nil
+}
+
+// CreateAccount inserts an account with a zero balance. Credits are added by
+// billing, which owns the ledger, in the same transaction q may be.
+func CreateAccount(ctx context.Context, q Querier, name, source string) (Account, error) {
+	name, err := NormalizeLabel("name", name, true)
+	if err != nil {
+		return Account{}, err
+	}
+	source = strings.TrimSpace(source)
+	if !sourceRe.MatchString(source) {
+		return Account{}, apperr.InvalidField("source",
+			"source must be 1-63 characters of a-z, 0-9, '-' or '_', starting with a letter or digit")
+	}
+	var a Account
+	err = q.QueryRow(ctx, `
+		INSERT INTO accounts (name, source) VALUES ($1, $2)
+		RETURNING id, name, source, balance_cents, created_at`, name, source).
+		Scan(&a.ID, &a.Name, &a.Source, &a.BalanceCents, &a.CreatedAt)
+	if database.IsUniqueViolation(err, "") {
+		return Account{}, apperr.InvalidField("source", "source %q is already taken", source)
+	}
+	if err != nil {
+		return Account{}, err
+	}
+	return a, nil
+}
+
+// GetAccount returns one account.
+func (s *Service) GetAccount(ctx context.Context, id uuid.UUID) (Account, error) {
+	var a Account
+	err := s.pool.QueryRow(ctx, `
+		SELECT id, name, source, balance_cents, created_at FROM accounts WHERE id = $1`, id).
+		Scan(&a.ID, &a.Name, &a.Source, &a.BalanceCents, &a.CreatedAt)
+	return a, database.Interpret(err, "account not found")
+}
+
+// AccountBySource returns the account a legacy source names.
+func (s *Service) AccountBySource(ctx context.Context, source string) (Account, error) {
+	var a Account
+	err := s.pool.QueryRow(ctx, `
+		SELECT id, name, source, balance_cents, created_at FROM accounts WHERE source = $1`, source).
+		Scan(&a.ID, &a.Name, &a.Source, &a.BalanceCents, &a.CreatedAt)
+	return a, database.Interpret(err, "unknown source")
+}
+
+const keyColumns = `id, account_id, kind, parent_id, label, scopes, key_prefix,
+	rate_limit_per_minute, total_requests, last_used_at, created_at, revoked_at`
+
+func scanKey(row pgx.Row) (Key, error) {
+	var k Key
+	var scopes []string
+	err := row.Scan(&k.ID, &k.AccountID, &k.Kind, &k.ParentID, &k.Label, &scopes, &k.Prefix,
+		&k.RateLimitPerMinute, &k.TotalRequests, &k.LastUsedAt, &k.CreatedAt, &k.RevokedAt)
+	k.Scopes = toScopes(scopes)
+	return k, err
+}
+
+func insertKey(ctx context.Context, q Querier, k Key) (IssuedKey, error) {
+	secret := newKey()
+	row := q.QueryRow(ctx, `
+		INSERT INTO api_keys (account_id, kind, parent_id, label, scopes, key_hash, key_prefix)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		RETURNING `+keyColumns,
+		k.AccountID, k.Kind, k.ParentID, k.Label, scopeStrings(k.Scopes), hashKey(secret), secret[:displayPrefix])
+	created, err := scanKey(row)
+	if err != nil {
+		return IssuedKey{}, err
+	}
+	return IssuedKey{Key: created, Secret: secret}, nil
+}
+
+// CreateRootKey issues a root key for an account: all scopes, keys:manage included.
+func CreateRootKey(ctx context.Context, q Querier, accountID uuid.UUID, label string) (IssuedKey, error) {
+	label, err := NormalizeLabel("label", label, false)
+	if err != nil {
+		return IssuedKey{}, err
+	}
+	var exists bool
+	if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM accounts WHERE id = $1)`, accountID).Scan(&exists); err != nil {
+		return IssuedKey{}, err
+	}
+	if !exists {
+		return IssuedKey{}, apperr.NotFoundf("account not found")
+	}
+	return insertKey(ctx, q, Key{
+		AccountID: uuid.NullUUID{UUID: accountID, Valid: true},
+		Kind:      KindRoot, Label: label, Scopes: RootScopes(),
+	})
+}
+
+// CreateRootKey is the pool form of the package function.
+func (s *Service) CreateRootKey(ctx context.Context, accountID uuid.UUID, label string) (IssuedKey, error) {
+	return CreateRootKey(ctx, s.pool, accountID, label)
+}
+
+// CreateOpsKey issues a content-operations key (catalog:write only).
+func (s *Service) CreateOpsKey(ctx context.Context, label string) (IssuedKey, error) {
+	label, err := NormalizeLabel("label", label, false)
+	if err != nil {
+		return IssuedKey{}, err
+	}
+	return insertKey(ctx, s.pool, Key{Kind: KindOps, Label: label, Scopes: OpsScopes()})
+}
+
+// GetKey returns a key by id, revoked or not.
+func (s *Service) GetKey(ctx context.Context, id uuid.UUID) (Key, error) {
+	k, err := scanKey(s.pool.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = $1`, id))
+	return k, database.Interpret(err, "key not found")
+}
+
+// RevokeKey revokes a key by id, whatever its account (operator use). A root
+// key takes its customer keys with it. Revoking twice keeps the first time.
+func (s *Service) RevokeKey(ctx context.Context, id uuid.UUID) (Key, []uuid.UUID, error) {
+	var out Key
+	var affected []uuid.UUID
+	err := database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		k, err := scanKey(tx.QueryRow(ctx, `
+			UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1
+			RETURNING `+keyColumns, id))
+		if err != nil {
+			return database.Interpret(err, "key not found")
+		}
+		out = k
+		affected = append(affected, k.ID)
+		if k.Kind == KindRoot {
+			rows, err := tx.Query(ctx, `
+				UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE parent_id = $1
+				RETURNING id`, k.ID, k.RevokedAt)
+			if err != nil {
+				return err
+			}
+			ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+			if err != nil {
+				return err
+			}
+			affected = append(affected, ids...)
+		}
+		return nil
+	})
+	return out, affected, err
+}
