@@ -33,6 +33,13 @@ CREATE TABLE api_keys (
 CREATE INDEX api_keys_account_idx ON api_keys (account_id, created_at);
 CREATE INDEX api_keys_parent_idx ON api_keys (parent_id);
 
+-- Usage counters are counted in Redis and flushed here in batches; a batch id
+-- recorded in the same transaction makes a retried flush apply only once.
+CREATE TABLE usage_flushes (
+    batch_id   text PRIMARY KEY,
+    flushed_at timestamptz NOT NULL DEFAULT now()
+);
+
 -- Difficulty tiers set the price of a clip. Purchases copy the price they
 -- paid, so changing a tier never alters history.
 CREATE TABLE tiers (
@@ -173,5 +180,6 @@ DROP TABLE purchases;
 DROP TABLE videos;
 DROP FUNCTION broll_tags_text(text[]);
 DROP TABLE tiers;
+DROP TABLE usage_flushes;
 DROP TABLE api_keys;
 DROP TABLE accounts;

@@ -8,6 +8,7 @@
 #   deploy/local/stack.sh status  say what runs
 #   deploy/local/stack.sh env     print the env file (DATABASE_URL, REDIS_URL)
 #   deploy/local/stack.sh destroy stop both and delete the data folder
+#   deploy/local/stack.sh gc-test-dbs  drop databases left by killed test runs
 #
 # Every step is idempotent: a second `up` only checks and returns in about a second.
 set -euo pipefail
@@ -230,8 +231,20 @@ cmd_status() {
 	return $rc
 }
 
+# Drops databases left by test runs that were killed before their cleanup.
+cmd_gc_test_dbs() {
+	local bindir
+	bindir="$(pg_bindir)"
+	pg_running || return 0
+	local psql=("$bindir/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -qtA)
+	for db in $("${psql[@]}" -c "SELECT datname FROM pg_database WHERE datname LIKE 'broll\_test\_%'"); do
+		"${psql[@]}" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null || true
+	done
+}
+
 case "${1:-up}" in
 up) cmd_up ;;
+gc-test-dbs) cmd_gc_test_dbs ;;
 down) cmd_down ;;
 status) cmd_status ;;
 env) [ -f "$ENV_FILE" ] || die "no env file; run: $0 up"; cat "$ENV_FILE" ;;
@@ -240,5 +253,5 @@ destroy)
 	data="$(pg_data_dir)"
 	rm -rf "$STACK_DIR" "$(dirname "$data")"
 	;;
-*) die "usage: $0 up|down|status|env|destroy" ;;
+*) die "usage: $0 up|down|status|env|destroy|gc-test-dbs" ;;
 esac

@@ -33,6 +33,8 @@ type Config struct {
 	MaxBodyBytes       int
 	UsageFlushInterval time.Duration
 	WorkerConcurrency  int
+	RedisPrefix        string
+	AuthCacheTTL       time.Duration
 }
 
 // Secret is a string that never prints its value.
@@ -65,6 +67,8 @@ func Defaults() Config {
 		MaxBodyBytes:       1 << 20,
 		UsageFlushInterval: 10 * time.Second,
 		WorkerConcurrency:  4,
+		RedisPrefix:        "broll:",
+		AuthCacheTTL:       30 * time.Second,
 	}
 }
 
@@ -131,6 +135,8 @@ func Load(getenv func(string) string) (Config, error) {
 	integer("BROLL_MAX_BODY_BYTES", &c.MaxBodyBytes)
 	duration("BROLL_USAGE_FLUSH_INTERVAL", &c.UsageFlushInterval)
 	integer("BROLL_WORKER_CONCURRENCY", &c.WorkerConcurrency)
+	str("BROLL_REDIS_PREFIX", &c.RedisPrefix)
+	duration("BROLL_AUTH_CACHE_TTL", &c.AuthCacheTTL)
 
 	if len(errs) > 0 {
 		return Config{}, errs[0]
@@ -197,6 +203,9 @@ func (c Config) Validate() error {
 	if c.WorkerConcurrency < 1 || c.WorkerConcurrency > 256 {
 		return fmt.Errorf("BROLL_WORKER_CONCURRENCY must be between 1 and 256, got %d", c.WorkerConcurrency)
 	}
+	if c.AuthCacheTTL < 0 || c.AuthCacheTTL > 10*time.Minute {
+		return fmt.Errorf("BROLL_AUTH_CACHE_TTL must be between 0s and 10m, got %s", c.AuthCacheTTL)
+	}
 	return nil
 }
 
@@ -218,4 +227,36 @@ func (c Config) BaseURL() string {
 		host = "localhost" + host
 	}
 	return "http://" + host
+}
+
+// Summary is the configuration as it may be logged: secrets masked and
+// passwords removed from URLs.
+func (c Config) Summary() map[string]any {
+	return map[string]any{
+		"database_url":          redactURL(c.DatabaseURL),
+		"redis_url":             redactURL(c.RedisURL),
+		"http_addr":             c.HTTPAddr,
+		"public_url":            c.BaseURL(),
+		"rate_limit_per_minute": c.RateLimitPerMinute,
+		"embed_provider":        c.EmbedProvider,
+		"ollama_host":           redactURL(c.OllamaHost),
+		"embed_model":           c.EmbedModel,
+		"signing_key":           c.SigningKey.String(),
+		"media_dir":             c.MediaDir,
+		"download_url_ttl":      c.DownloadURLTTL.String(),
+		"legacy_secret":         c.LegacySecret.String(),
+		"legacy_sunset":         c.LegacySunset.Format("2006-01-02"),
+		"redis_prefix":          c.RedisPrefix,
+	}
+}
+
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparseable)"
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
 }

@@ -88,10 +88,24 @@ func NewDatabase(t testing.TB) string {
 	admin := DatabaseURL(t)
 	tmpl := ensureTemplate(t, ctx, admin)
 
+	return createDatabase(t, ctx, admin, "TEMPLATE "+tmpl)
+}
+
+// NewEmptyDatabase creates a database with no schema at all (for migration
+// tests) and drops it when the test ends.
+func NewEmptyDatabase(t testing.TB) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return createDatabase(t, ctx, DatabaseURL(t), "")
+}
+
+func createDatabase(t testing.TB, ctx context.Context, admin, options string) string {
+	t.Helper()
 	name := fmt.Sprintf("broll_test_%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9, dbSeq.Add(1))
 	conn := connect(t, ctx, admin)
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %s TEMPLATE %s`, name, tmpl)); err != nil {
+	if _, err := conn.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %s %s`, name, options)); err != nil {
 		t.Fatalf("create test database: %v", err)
 	}
 	t.Cleanup(func() {

@@ -1,0 +1,112 @@
+package api
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"broll/billing"
+	"broll/catalog"
+	"broll/internal/apperr"
+	"broll/internal/config"
+	"broll/tenancy"
+)
+
+// Deps is everything the HTTP layer needs, built once by cmd/broll-api.
+type Deps struct {
+	Config  config.Config
+	Logger  *slog.Logger
+	Pool    *pgxpool.Pool
+	Redis   *redis.Client
+	Tenancy *tenancy.Service
+	Catalog *catalog.Service
+	Billing *billing.Service
+	Auth    *tenancy.Authenticator
+	Gate    *tenancy.Gate
+	Usage   *tenancy.Usage
+	// Now is the clock; tests inject one. Defaults to time.Now.
+	Now func() time.Time
+}
+
+// New builds the fiber app with every route and middleware.
+func New(d Deps) *fiber.App {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	app := fiber.New(fiber.Config{
+		AppName:               "broll-api",
+		BodyLimit:             d.Config.MaxBodyBytes,
+		ErrorHandler:          errorHandler(d.Logger),
+		DisableStartupMessage: true,
+		ReadTimeout:           30 * time.Second,
+		WriteTimeout:          5 * time.Minute,
+		IdleTimeout:           2 * time.Minute,
+		ProxyHeader:           "",
+	})
+	app.Use(withRequestID)
+	app.Use(recover.New())
+
+	h := &health{pool: d.Pool, rdb: d.Redis}
+	app.Get("/healthz", h.live)
+	app.Get("/readyz", h.ready)
+
+	s := &server{
+		logger: d.Logger, now: d.Now,
+		tenancy: d.Tenancy, catalog: d.Catalog, billing: d.Billing,
+		auth: d.Auth, gate: d.Gate, usage: d.Usage,
+	}
+	v1 := app.Group("/api/v1", s.authenticate)
+	keys := v1.Group("/keys", requireScope(tenancy.ScopeKeysManage))
+	keys.Post("", s.createKey)
+	keys.Get("", s.listKeys)
+	keys.Delete("", s.revokeKey)
+	v1.Get("/pricing", requireScope(tenancy.ScopePricingRead), s.pricing)
+
+	// Everything else is an unknown route: 404 problem+json.
+	app.Use(func(c *fiber.Ctx) error { return apperr.NotFoundf("no such route: %s %s", c.Method(), c.Path()) })
+	return app
+}
+
+// server holds what the handlers call; handlers are its methods.
+type server struct {
+	logger  *slog.Logger
+	now     func() time.Time
+	tenancy *tenancy.Service
+	catalog *catalog.Service
+	billing *billing.Service
+	auth    *tenancy.Authenticator
+	gate    *tenancy.Gate
+	usage   *tenancy.Usage
+}
+
+type health struct {
+	pool *pgxpool.Pool
+	rdb  *redis.Client
+}
+
+func (h *health) live(c *fiber.Ctx) error {
+	return c.JSON(fiber.Map{"status": "ok"})
+}
+
+// ready answers 200 only when Postgres and Redis both answer.
+func (h *health) ready(c *fiber.Ctx) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
+	defer cancel()
+	checks := fiber.Map{"postgres": "ok", "redis": "ok"}
+	ok := true
+	if err := h.pool.Ping(ctx); err != nil {
+		checks["postgres"], ok = "unreachable", false
+	}
+	if err := h.rdb.Ping(ctx).Err(); err != nil {
+		checks["redis"], ok = "unreachable", false
+	}
+	if !ok {
+		return apperr.New(apperr.Unavailable, "not ready").With("checks", checks)
+	}
+	return c.JSON(fiber.Map{"status": "ready", "checks": checks})
+}

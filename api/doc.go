@@ -1,0 +1,5 @@
+// Package api is the HTTP adapter: the fiber app, its middleware (request id,
+// auth, scopes, rate limit, usage), the REST v1 and legacy handlers, the MCP
+// server, problem+json errors, the OpenAPI document and /docs. Handlers stay
+// thin: parse, call a domain package, render.
+package api

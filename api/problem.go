@@ -1,0 +1,130 @@
+package api
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/gofiber/fiber/v2"
+
+	"broll/internal/apperr"
+)
+
+// statusOf is the one place application error codes become HTTP statuses.
+func statusOf(code apperr.Code) int {
+	switch code {
+	case apperr.Invalid, apperr.ConflictingSearch:
+		return http.StatusBadRequest
+	case apperr.Unauthorized:
+		return http.StatusUnauthorized
+	case apperr.InsufficientCredits:
+		return http.StatusPaymentRequired
+	case apperr.InsufficientScope, apperr.Forbidden:
+		return http.StatusForbidden
+	case apperr.NotFound:
+		return http.StatusNotFound
+	case apperr.Conflict, apperr.PriceChanged:
+		return http.StatusConflict
+	case apperr.Sunset:
+		return http.StatusGone
+	case apperr.PayloadTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case apperr.RateLimited:
+		return http.StatusTooManyRequests
+	case apperr.Unavailable:
+		return http.StatusServiceUnavailable
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+var titles = map[apperr.Code]string{
+	apperr.Invalid:             "Invalid request",
+	apperr.ConflictingSearch:   "Conflicting search parameters",
+	apperr.Unauthorized:        "Unauthorized",
+	apperr.InsufficientCredits: "Insufficient credits",
+	apperr.InsufficientScope:   "Insufficient scope",
+	apperr.Forbidden:           "Forbidden",
+	apperr.NotFound:            "Not found",
+	apperr.Conflict:            "Conflict",
+	apperr.PriceChanged:        "Price changed",
+	apperr.Sunset:              "Sunset",
+	apperr.PayloadTooLarge:     "Payload too large",
+	apperr.RateLimited:         "Rate limited",
+	apperr.Internal:            "Internal error",
+	apperr.Unavailable:         "Service unavailable",
+}
+
+// fromFiber converts fiber's own errors (unknown route, body limit, ...) so
+// that every non-2xx response in the app has the same shape.
+func fromFiber(fe *fiber.Error) *apperr.Error {
+	switch fe.Code {
+	case http.StatusNotFound:
+		return apperr.NotFoundf("no such route")
+	case http.StatusMethodNotAllowed:
+		return apperr.New(apperr.NotFound, "method not allowed on this route")
+	case http.StatusRequestEntityTooLarge:
+		return apperr.New(apperr.PayloadTooLarge, "request body is too large")
+	case http.StatusBadRequest, http.StatusUnprocessableEntity:
+		return apperr.New(apperr.Invalid, "malformed request")
+	case http.StatusServiceUnavailable:
+		return apperr.New(apperr.Unavailable, "service unavailable")
+	default:
+		if fe.Code >= 400 && fe.Code < 500 {
+			return apperr.New(apperr.Invalid, "%s", http.StatusText(fe.Code))
+		}
+		return apperr.New(apperr.Internal, "internal error")
+	}
+}
+
+// errorHandler renders every error as application/problem+json (RFC 9457).
+// Errors of unknown origin are logged with the request id and shown only as
+// "internal error": no SQL, stack or secret reaches a client.
+func errorHandler(logger *slog.Logger) fiber.ErrorHandler {
+	return func(c *fiber.Ctx, err error) error {
+		var ae *apperr.Error
+		var fe *fiber.Error
+		switch {
+		case errors.As(err, &ae):
+		case errors.As(err, &fe):
+			ae = fromFiber(fe)
+		default:
+			logger.Error("request failed", "request_id", requestID(c), "method", c.Method(),
+				"path", c.Path(), "error", err.Error())
+			ae = apperr.New(apperr.Internal, "internal error; quote the request id when reporting it")
+		}
+		if ae.Code == apperr.Unavailable {
+			logger.Warn("unavailable", "request_id", requestID(c), "path", c.Path(), "error", err.Error())
+		}
+		return writeProblem(c, ae)
+	}
+}
+
+func writeProblem(c *fiber.Ctx, ae *apperr.Error) error {
+	status := statusOf(ae.Code)
+	body := fiber.Map{
+		"type":       "https://docs.broll.dev/errors/" + string(ae.Code),
+		"title":      titles[ae.Code],
+		"status":     status,
+		"detail":     ae.Message,
+		"code":       string(ae.Code),
+		"request_id": requestID(c),
+	}
+	if ae.Field != "" {
+		body["field"] = ae.Field
+	}
+	for k, v := range ae.Fields {
+		if _, taken := body[k]; !taken {
+			body[k] = v
+		}
+	}
+	if status == http.StatusUnauthorized {
+		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="broll"`)
+	}
+	c.Status(status)
+	if err := c.JSON(body); err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, "application/problem+json")
+	return nil
+}

@@ -1,0 +1,166 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"broll/billing"
+	"broll/catalog"
+	"broll/internal/config"
+	"broll/internal/logging"
+	"broll/internal/testkit"
+	"broll/tenancy"
+)
+
+// syncBuffer collects logs from concurrent handlers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type testEnv struct {
+	pool  *pgxpool.Pool
+	rdb   *redis.Client
+	cfg   config.Config
+	logs  *syncBuffer
+	nodes []*testNode
+}
+
+type testNode struct {
+	app  *fiber.App
+	gate *tenancy.Gate
+}
+
+type envOpts struct {
+	nodes     int
+	perMinute int
+	rdb       *redis.Client // overrides the test Redis (e.g. an unreachable one)
+}
+
+// setup builds API nodes over one fresh database and one Redis database,
+// each node with its own caches, as separate processes would have.
+func setup(t *testing.T, o envOpts) *testEnv {
+	t.Helper()
+	pool, dbURL := testkit.NewPool(t)
+	rdb, redisURL := testkit.Redis(t)
+	if o.nodes == 0 {
+		o.nodes = 1
+	}
+	cfg, err := config.Load(func(k string) string {
+		return map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_MEDIA_DIR": t.TempDir()}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.perMinute > 0 {
+		cfg.RateLimitPerMinute = o.perMinute
+	}
+	if o.rdb != nil {
+		rdb = o.rdb
+	}
+	env := &testEnv{pool: pool, rdb: rdb, cfg: cfg, logs: &syncBuffer{}}
+	media, err := catalog.NewLocalMedia(cfg.MediaDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < o.nodes; i++ {
+		logger := logging.New(env.logs, "debug")
+		usage := tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
+		gate := tenancy.NewGate(rdb, cfg.RedisPrefix, cfg.RateLimitPerMinute, usage, logger)
+		app := New(Deps{
+			Config: cfg, Logger: logger, Pool: pool, Redis: rdb,
+			Tenancy: tenancy.New(pool), Catalog: catalog.New(pool, media, nil), Billing: billing.New(pool),
+			Auth: tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL), Gate: gate, Usage: usage,
+		})
+		env.nodes = append(env.nodes, &testNode{app: app, gate: gate})
+	}
+	return env
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   map[string]any
+	raw    []byte
+}
+
+func (r response) str(key string) string {
+	s, _ := r.body[key].(string)
+	return s
+}
+
+// do sends one request to node n through the real fiber router.
+func (e *testEnv) do(t *testing.T, n int, method, path, key string, body any) response {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		raw, _ := json.Marshal(b)
+		rd = bytes.NewReader(raw)
+	}
+	req := httptest.NewRequest(method, path, rd)
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	res, err := e.nodes[n].app.Test(req, -1)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	out := response{status: res.StatusCode, header: res.Header, raw: raw}
+	if len(raw) > 0 && raw[0] == '{' {
+		if err := json.Unmarshal(raw, &out.body); err != nil {
+			t.Fatalf("%s %s: bad JSON %q", method, path, raw)
+		}
+	}
+	if res.StatusCode >= 400 {
+		checkProblem(t, method+" "+path, out)
+	}
+	return out
+}
+
+// checkProblem asserts the RFC 9457 shape every error must have.
+func checkProblem(t *testing.T, what string, r response) {
+	t.Helper()
+	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/problem+json") {
+		t.Errorf("%s: content type %q, want application/problem+json", what, ct)
+	}
+	if int(r.body["status"].(float64)) != r.status {
+		t.Errorf("%s: body status %v != %d", what, r.body["status"], r.status)
+	}
+	for _, k := range []string{"type", "title", "detail", "code", "request_id"} {
+		if r.str(k) == "" {
+			t.Errorf("%s: problem body lacks %q: %s", what, k, r.raw)
+		}
+	}
+}
+

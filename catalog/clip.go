@@ -1,0 +1,298 @@
+package catalog
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"broll/internal/money"
+)
+
+// ClipInput is one clip as content ops describe it: a line of a `brollctl
+// clips import` file or an element of the ops endpoint's JSON array. A line
+// replaces the whole clip, so an optional field left out of an update is
+// cleared. File paths are read at import and copied into media storage.
+type ClipInput struct {
+	ID              string     `json:"id,omitempty"`
+	Title           string     `json:"title"`
+	Description     string     `json:"description,omitempty"`
+	Tags            []string   `json:"tags,omitempty"`
+	Emotion         string     `json:"emotion"`
+	Gender          string     `json:"gender"`
+	AgeRange        string     `json:"age_range,omitempty"`
+	Location        string     `json:"location,omitempty"`
+	MediaType       string     `json:"media_type,omitempty"`
+	Orientation     string     `json:"orientation,omitempty"`
+	DurationSeconds *float64   `json:"duration_seconds,omitempty"`
+	Width           *int       `json:"width,omitempty"`
+	Height          *int       `json:"height,omitempty"`
+	FPS             *float64   `json:"fps,omitempty"`
+	Difficulty      string     `json:"difficulty"`
+	ViralityScore   *int       `json:"virality_score,omitempty"`
+	Model           *ClipModel `json:"model,omitempty"`
+	MediaFile       string     `json:"media_file"`
+	PreviewFile     string     `json:"preview_file,omitempty"`
+	ThumbnailFile   string     `json:"thumbnail_file,omitempty"`
+}
+
+// ClipModel is the creator filmed in a clip.
+type ClipModel struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// The allowed values of the clip enums, in the order API.md lists them.
+// Functions rather than variables so no caller can change them.
+
+// Emotions lists the emotion values.
+func Emotions() []string {
+	return []string{"neutral", "happy", "playful", "confident", "surprised", "confused",
+		"shocked", "laughing", "curious", "amazed", "excited", "sad", "angry"}
+}
+
+// Genders lists the gender values.
+func Genders() []string { return []string{"female", "male", "non_binary"} }
+
+// AgeRanges lists the age range values.
+func AgeRanges() []string { return []string{"18-24", "25-34", "35-44", "45-54", "55+"} }
+
+// MediaTypes lists the media type values; "video" is the default.
+func MediaTypes() []string { return []string{"video", "image"} }
+
+// Orientations lists the orientation values.
+func Orientations() []string { return []string{"vertical", "horizontal", "square"} }
+
+// Limits on free-text fields, generous for real metadata but small enough
+// that a runaway value (a whole transcript pasted into a tag) is caught.
+const (
+	maxTitleChars       = 300
+	maxDescriptionChars = 5000
+	maxTags             = 50
+	maxTagChars         = 100
+	maxLocationChars    = 100
+	maxModelIDChars     = 100
+	maxModelNameChars   = 200
+	maxPixels           = 16384
+	maxFPS              = 1000
+	maxDurationSeconds  = 24 * 3600
+)
+
+// LineError is one problem with one clip: its 1-based line in the import
+// file (or position in the posted array) and the field at fault.
+type LineError struct {
+	Line    int    `json:"line"`
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+}
+
+func (e LineError) String() string {
+	if e.Field == "" {
+		return fmt.Sprintf("line %d: %s", e.Line, e.Message)
+	}
+	return fmt.Sprintf("line %d: %s: %s", e.Line, e.Field, e.Message)
+}
+
+// clip is a validated ClipInput, normalised and with its files resolved.
+type clip struct {
+	line      int
+	id        uuid.UUID
+	hasID     bool
+	in        ClipInput
+	media     string // absolute or baseDir-relative paths of the source files
+	preview   string
+	thumbnail string
+}
+
+// validator checks clips against the tiers that exist and the files on
+// disk. It remembers which files it has seen, so a file shared by many
+// lines is looked at once, and which ids it has seen, because one import
+// cannot write the same clip twice.
+type validator struct {
+	tiers   map[string]money.Cents
+	baseDir string
+	files   map[string]string // path -> problem ("" when fine)
+	ids     map[uuid.UUID]int // id -> line
+}
+
+func newValidator(tiers map[string]money.Cents, baseDir string) *validator {
+	return &validator{tiers: tiers, baseDir: baseDir, files: map[string]string{}, ids: map[uuid.UUID]int{}}
+}
+
+// check validates one clip and returns it normalised, with every problem
+// found (not only the first) so that one run of the import lists them all.
+func (v *validator) check(line int, in ClipInput) (clip, []LineError) {
+	var errs []LineError
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, LineError{Line: line, Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	c := clip{line: line}
+
+	if in.ID != "" {
+		id, err := uuid.Parse(in.ID)
+		if err != nil || len(in.ID) != 36 {
+			bad("id", "must be a UUID such as 0b9f3a4e-8c51-4f8e-9d2a-6a3c1e7b5d10")
+		} else if prev, dup := v.ids[id]; dup {
+			bad("id", "repeats the id of line %d", prev)
+		} else {
+			v.ids[id] = line
+			c.id, c.hasID = id, true
+		}
+	}
+
+	in.Title = strings.TrimSpace(in.Title)
+	switch n := utf8.RuneCountInString(in.Title); {
+	case n == 0:
+		bad("title", "is required")
+	case n > maxTitleChars:
+		bad("title", "must be at most %d characters (has %d)", maxTitleChars, n)
+	}
+	in.Description = strings.TrimSpace(in.Description)
+	if n := utf8.RuneCountInString(in.Description); n > maxDescriptionChars {
+		bad("description", "must be at most %d characters (has %d)", maxDescriptionChars, n)
+	}
+	in.Tags = normaliseTags(in.Tags, func(format string, args ...any) { bad("tags", format, args...) })
+
+	checkEnum := func(field, value string, allowed []string, required bool) {
+		switch {
+		case value == "" && required:
+			bad(field, "is required (one of %s)", strings.Join(allowed, ", "))
+		case value != "" && !slices.Contains(allowed, value):
+			bad(field, "%q is not allowed (one of %s)", value, strings.Join(allowed, ", "))
+		}
+	}
+	checkEnum("emotion", in.Emotion, Emotions(), true)
+	checkEnum("gender", in.Gender, Genders(), true)
+	checkEnum("age_range", in.AgeRange, AgeRanges(), false)
+	if in.MediaType == "" {
+		in.MediaType = "video"
+	}
+	checkEnum("media_type", in.MediaType, MediaTypes(), false)
+	checkEnum("orientation", in.Orientation, Orientations(), false)
+
+	// Locations are a filter facet: one spelling per place.
+	in.Location = strings.ToLower(strings.TrimSpace(in.Location))
+	if n := utf8.RuneCountInString(in.Location); n > maxLocationChars {
+		bad("location", "must be at most %d characters", maxLocationChars)
+	}
+
+	if d := in.DurationSeconds; d != nil && (math.IsNaN(*d) || *d < 0 || *d > maxDurationSeconds) {
+		bad("duration_seconds", "must be between 0 and %d", maxDurationSeconds)
+	}
+	if w := in.Width; w != nil && (*w <= 0 || *w > maxPixels) {
+		bad("width", "must be between 1 and %d", maxPixels)
+	}
+	if h := in.Height; h != nil && (*h <= 0 || *h > maxPixels) {
+		bad("height", "must be between 1 and %d", maxPixels)
+	}
+	if f := in.FPS; f != nil && (math.IsNaN(*f) || *f <= 0 || *f > maxFPS) {
+		bad("fps", "must be greater than 0 and at most %d", maxFPS)
+	}
+	if s := in.ViralityScore; s != nil && (*s < 0 || *s > 100) {
+		bad("virality_score", "must be between 0 and 100")
+	}
+
+	switch _, ok := v.tiers[in.Difficulty]; {
+	case in.Difficulty == "":
+		bad("difficulty", "is required (one of %s)", strings.Join(v.tierNames(), ", "))
+	case !ok:
+		bad("difficulty", "%q is not a tier (one of %s)", in.Difficulty, strings.Join(v.tierNames(), ", "))
+	}
+
+	if m := in.Model; m != nil {
+		m.ID, m.Name = strings.TrimSpace(m.ID), strings.TrimSpace(m.Name)
+		if n := utf8.RuneCountInString(m.ID); n == 0 || n > maxModelIDChars {
+			bad("model.id", "is required and at most %d characters", maxModelIDChars)
+		}
+		if n := utf8.RuneCountInString(m.Name); n == 0 || n > maxModelNameChars {
+			bad("model.name", "is required and at most %d characters", maxModelNameChars)
+		}
+	}
+
+	if in.MediaFile == "" {
+		bad("media_file", "is required")
+	} else if p, msg := v.file(in.MediaFile); msg != "" {
+		bad("media_file", "%s", msg)
+	} else {
+		c.media = p
+	}
+	if in.PreviewFile != "" {
+		if p, msg := v.file(in.PreviewFile); msg != "" {
+			bad("preview_file", "%s", msg)
+		} else {
+			c.preview = p
+		}
+	}
+	if in.ThumbnailFile != "" {
+		if p, msg := v.file(in.ThumbnailFile); msg != "" {
+			bad("thumbnail_file", "%s", msg)
+		} else {
+			c.thumbnail = p
+		}
+	}
+
+	c.in = in
+	return c, errs
+}
+
+// file resolves a path against the base directory and checks that it names
+// a regular file; the answer is cached per path.
+func (v *validator) file(name string) (string, string) {
+	p := name
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(v.baseDir, p)
+	}
+	msg, seen := v.files[p]
+	if !seen {
+		st, err := os.Stat(p)
+		switch {
+		case os.IsNotExist(err):
+			msg = fmt.Sprintf("%s does not exist", name)
+		case err != nil:
+			msg = fmt.Sprintf("%s cannot be read", name)
+		case !st.Mode().IsRegular():
+			msg = fmt.Sprintf("%s is not a regular file", name)
+		}
+		v.files[p] = msg
+	}
+	return p, msg
+}
+
+func (v *validator) tierNames() []string {
+	names := make([]string, 0, len(v.tiers))
+	for n := range v.tiers {
+		names = append(names, n)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		return cmp.Or(cmp.Compare(v.tiers[a], v.tiers[b]), strings.Compare(a, b))
+	})
+	return names
+}
+
+// normaliseTags trims, lower-cases and de-duplicates tags: they are search
+// keywords, and "Coffee" and "coffee " should not count as two.
+func normaliseTags(tags []string, bad func(format string, args ...any)) []string {
+	if len(tags) > maxTags {
+		bad("at most %d tags (has %d)", maxTags, len(tags))
+		return nil
+	}
+	out := make([]string, 0, len(tags))
+	for _, t := range tags {
+		t = strings.ToLower(strings.TrimSpace(t))
+		if t == "" || slices.Contains(out, t) {
+			continue
+		}
+		if utf8.RuneCountInString(t) > maxTagChars {
+			bad("a tag must be at most %d characters", maxTagChars)
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}

@@ -1,0 +1,340 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"image"
+	"image/color"
+	"image/color/palette"
+	"image/draw"
+	"image/gif"
+	"image/jpeg"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// Demo media is small but real: a JPEG thumbnail, an animated GIF preview
+// and a Motion-JPEG AVI that ordinary players open, all drawn in Go so the
+// demo needs no ffmpeg. Each variant is a colour gradient with a moving
+// shape, so clips are told apart at a glance.
+
+// demoVariantsPerOrientation is how many distinct media sets are drawn per
+// orientation; clips share them, which keeps seeding large counts fast.
+const demoVariantsPerOrientation = 8
+
+const (
+	demoAVIFrames = 15 // 1.5 s at demoAVIFPS
+	demoAVIFPS    = 10
+	demoGIFFrames = 8
+	demoGIFDelay  = 12 // hundredths of a second per frame
+)
+
+// demoSize gives the pixel size of a kind of demo file ("thumbnail",
+// "preview" or "full") in an orientation. The full file is smaller than the
+// thumbnail on purpose: it has fifteen frames to carry.
+func demoSize(orientation, kind string) (int, int) {
+	long, short := 256, 144
+	switch kind {
+	case "thumbnail":
+		long, short = 320, 180
+	case "preview":
+		long, short = 160, 90
+	}
+	switch orientation {
+	case "vertical":
+		return short, long
+	case "square":
+		return short * 4 / 3, short * 4 / 3
+	}
+	return long, short
+}
+
+// demoVariant describes one look: the gradient's hues and the shape.
+type demoVariant struct {
+	orientation string
+	hue         float64 // 0-360
+	shape       int     // 0 circle, 1 square, 2 diamond, 3 ring
+}
+
+// demoFiles are the paths of one variant's files.
+type demoFiles struct {
+	Thumbnail, Preview, Full string
+}
+
+// writeDemoMedia draws every variant into dir and returns the file sets by
+// orientation.
+func writeDemoMedia(dir string) (map[string][]demoFiles, error) {
+	out := map[string][]demoFiles{}
+	var wg sync.WaitGroup
+	var errs []error
+	var mu sync.Mutex
+	for oi, o := range Orientations() {
+		out[o] = make([]demoFiles, demoVariantsPerOrientation)
+		for i := range demoVariantsPerOrientation {
+			n := oi*demoVariantsPerOrientation + i
+			v := demoVariant{
+				orientation: o,
+				hue:         math.Mod(float64(n)*137.5, 360), // golden angle: hues far apart
+				shape:       n % 4,
+			}
+			base := filepath.Join(dir, fmt.Sprintf("%s-%d", o, i))
+			files := demoFiles{Thumbnail: base + ".jpg", Preview: base + ".gif", Full: base + ".avi"}
+			out[o][i] = files
+			wg.Go(func() {
+				if err := writeDemoVariant(v, files); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("demo media: %w", err)
+		}
+	}
+	return out, nil
+}
+
+func writeDemoVariant(v demoVariant, files demoFiles) error {
+	var thumb, preview, full bytes.Buffer
+	w, h := demoSize(v.orientation, "thumbnail")
+	if err := jpeg.Encode(&thumb, drawDemoFrame(v, w, h, 0.35), &jpeg.Options{Quality: 80}); err != nil {
+		return err
+	}
+	if err := encodeDemoGIF(&preview, v); err != nil {
+		return err
+	}
+	if err := encodeDemoAVI(&full, v); err != nil {
+		return err
+	}
+	for path, b := range map[string][]byte{files.Thumbnail: thumb.Bytes(), files.Preview: preview.Bytes(), files.Full: full.Bytes()} {
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func encodeDemoGIF(w io.Writer, v demoVariant) error {
+	width, height := demoSize(v.orientation, "preview")
+	anim := &gif.GIF{LoopCount: 0}
+	for i := range demoGIFFrames {
+		frame := drawDemoFrame(v, width, height, float64(i)/demoGIFFrames)
+		p := image.NewPaletted(frame.Bounds(), palette.Plan9)
+		// Nearest colour without dithering: banding is fine for a
+		// preview and keeps the LZW stream, and the file, small.
+		draw.Draw(p, p.Bounds(), frame, image.Point{}, draw.Src)
+		anim.Image = append(anim.Image, p)
+		anim.Delay = append(anim.Delay, demoGIFDelay)
+	}
+	return gif.EncodeAll(w, anim)
+}
+
+func encodeDemoAVI(w io.Writer, v demoVariant) error {
+	width, height := demoSize(v.orientation, "full")
+	frames := make([][]byte, demoAVIFrames)
+	for i := range frames {
+		var b bytes.Buffer
+		img := drawDemoFrame(v, width, height, float64(i)/demoAVIFrames)
+		if err := jpeg.Encode(&b, img, &jpeg.Options{Quality: 70}); err != nil {
+			return err
+		}
+		frames[i] = b.Bytes()
+	}
+	return writeMJPEGAVI(w, width, height, demoAVIFPS, frames)
+}
+
+// drawDemoFrame draws the variant at time t in [0, 1): a diagonal gradient
+// whose hue drifts with t, a shape crossing the frame and a progress bar.
+func drawDemoFrame(v demoVariant, w, h int, t float64) *image.RGBA {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	from := hsv(v.hue+20*t, 0.65, 0.95)
+	to := hsv(v.hue+70+20*t, 0.8, 0.45)
+	for y := range h {
+		for x := range w {
+			f := (float64(x)/float64(w) + float64(y)/float64(h)) / 2
+			img.SetRGBA(x, y, color.RGBA{
+				R: lerp8(from.R, to.R, f), G: lerp8(from.G, to.G, f), B: lerp8(from.B, to.B, f), A: 255,
+			})
+		}
+	}
+	size := float64(min(w, h)) / 5
+	cx := float64(w) * (0.2 + 0.6*t)
+	cy := float64(h)/2 + math.Sin(t*2*math.Pi)*float64(h)/6
+	ink := hsv(v.hue+180, 0.35, 1)
+	for y := max(0, int(cy-size)); y < min(h, int(cy+size)+1); y++ {
+		for x := max(0, int(cx-size)); x < min(w, int(cx+size)+1); x++ {
+			if insideShape(v.shape, float64(x)-cx, float64(y)-cy, size) {
+				img.SetRGBA(x, y, ink)
+			}
+		}
+	}
+	bar := max(2, h/40)
+	draw.Draw(img, image.Rect(0, h-bar, int(float64(w)*(t+1.0/demoAVIFrames)), h),
+		image.NewUniform(color.RGBA{255, 255, 255, 220}), image.Point{}, draw.Over)
+	return img
+}
+
+func insideShape(shape int, dx, dy, r float64) bool {
+	switch shape {
+	case 1:
+		return math.Abs(dx) <= r*0.8 && math.Abs(dy) <= r*0.8
+	case 2:
+		return math.Abs(dx)+math.Abs(dy) <= r
+	case 3:
+		d := math.Hypot(dx, dy)
+		return d <= r && d >= r*0.6
+	}
+	return math.Hypot(dx, dy) <= r
+}
+
+func lerp8(a, b uint8, f float64) uint8 {
+	return uint8(float64(a) + (float64(b)-float64(a))*f + 0.5)
+}
+
+// hsv converts a hue in degrees and saturation/value in [0, 1] to RGB.
+func hsv(h, s, v float64) color.RGBA {
+	h = math.Mod(math.Mod(h, 360)+360, 360) / 60
+	c := v * s
+	x := c * (1 - math.Abs(math.Mod(h, 2)-1))
+	var r, g, b float64
+	switch int(h) {
+	case 0:
+		r, g = c, x
+	case 1:
+		r, g = x, c
+	case 2:
+		g, b = c, x
+	case 3:
+		g, b = x, c
+	case 4:
+		r, b = x, c
+	default:
+		r, b = c, x
+	}
+	m := v - c
+	return color.RGBA{uint8((r + m) * 255), uint8((g + m) * 255), uint8((b + m) * 255), 255}
+}
+
+// writeMJPEGAVI writes JPEG frames as an AVI 1.0 file: RIFF 'AVI ' holding
+// the header list (main header, one video stream 'vids'/'MJPG' with its
+// BITMAPINFOHEADER), the 'movi' list of '00dc' frame chunks and the 'idx1'
+// index that players use to seek.
+func writeMJPEGAVI(w io.Writer, width, height, fps int, frames [][]byte) error {
+	if len(frames) == 0 || fps <= 0 {
+		return fmt.Errorf("avi: need frames and a frame rate")
+	}
+	maxFrame := 0
+	moviSize := 4 // 'movi'
+	for _, f := range frames {
+		maxFrame = max(maxFrame, len(f))
+		moviSize += 8 + len(f) + len(f)%2
+	}
+	const avihSize, strhSize, strfSize = 56, 56, 40
+	strlSize := 4 + 8 + strhSize + 8 + strfSize
+	hdrlSize := 4 + 8 + avihSize + 8 + strlSize
+	idxSize := 16 * len(frames)
+	riffSize := 4 + 8 + hdrlSize + 8 + moviSize + 8 + idxSize
+
+	b := make([]byte, 0, 8+riffSize)
+	le := binary.LittleEndian
+	u32 := func(v int) { b = le.AppendUint32(b, uint32(v)) }
+	u16 := func(v int) { b = le.AppendUint16(b, uint16(v)) }
+	cc := func(s string) { b = append(b, s...) }
+
+	cc("RIFF")
+	u32(riffSize)
+	cc("AVI ")
+
+	cc("LIST")
+	u32(hdrlSize)
+	cc("hdrl")
+	cc("avih")
+	u32(avihSize)
+	u32(1_000_000 / fps) // microseconds per frame
+	u32(maxFrame * fps)  // max bytes per second
+	u32(0)               // padding granularity
+	u32(0x10)            // AVIF_HASINDEX
+	u32(len(frames))     // total frames
+	u32(0)               // initial frames
+	u32(1)               // streams
+	u32(maxFrame)        // suggested buffer size
+	u32(width)
+	u32(height)
+	u32(0)
+	u32(0)
+	u32(0)
+	u32(0)
+
+	cc("LIST")
+	u32(strlSize)
+	cc("strl")
+	cc("strh")
+	u32(strhSize)
+	cc("vids")
+	cc("MJPG")
+	u32(0)           // flags
+	u16(0)           // priority
+	u16(0)           // language
+	u32(0)           // initial frames
+	u32(1)           // scale
+	u32(fps)         // rate: rate/scale frames per second
+	u32(0)           // start
+	u32(len(frames)) // length in frames
+	u32(maxFrame)    // suggested buffer size
+	u32(-1)          // quality: default
+	u32(0)           // sample size: varies per frame
+	u16(0)           // rcFrame left, top, right, bottom
+	u16(0)
+	u16(width)
+	u16(height)
+	cc("strf")
+	u32(strfSize)
+	u32(strfSize) // biSize
+	u32(width)
+	u32(height)
+	u16(1)  // planes
+	u16(24) // bit count
+	cc("MJPG")
+	u32(width * height * 3) // image size
+	u32(0)                  // x pixels per metre
+	u32(0)                  // y pixels per metre
+	u32(0)                  // colours used
+	u32(0)                  // important colours
+
+	cc("LIST")
+	u32(moviSize)
+	moviStart := len(b)
+	cc("movi")
+	offsets := make([]int, len(frames))
+	for i, f := range frames {
+		offsets[i] = len(b) - moviStart // idx1 offsets count from the 'movi' tag
+		cc("00dc")
+		u32(len(f))
+		b = append(b, f...)
+		if len(f)%2 == 1 {
+			b = append(b, 0) // chunks are word-aligned
+		}
+	}
+
+	cc("idx1")
+	u32(idxSize)
+	for i, f := range frames {
+		cc("00dc")
+		u32(0x10) // AVIIF_KEYFRAME: every MJPEG frame stands alone
+		u32(offsets[i])
+		u32(len(f))
+	}
+	if len(b) != 8+riffSize {
+		return fmt.Errorf("avi: wrote %d bytes, expected %d", len(b), 8+riffSize)
+	}
+	_, err := w.Write(b)
+	return err
+}

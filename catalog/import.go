@@ -1,0 +1,271 @@
+package catalog
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"broll/internal/apperr"
+)
+
+// ImportResult counts what an import did.
+type ImportResult struct {
+	Created int `json:"created"`
+	Updated int `json:"updated"`
+	// Queued is how many clips were handed to the embedding worker: the new
+	// ones and those whose embedded text changed.
+	Queued int `json:"queued"`
+}
+
+// ImportError lists every bad clip of a rejected import. Nothing of such an
+// import is written. It unwraps to an invalid_request *apperr.Error whose
+// "errors" field carries the lines, so the HTTP layer renders it as a 400.
+type ImportError struct {
+	Lines []LineError
+}
+
+// errorsShown bounds the summary; the full list is in Lines.
+const errorsShown = 5
+
+func (e *ImportError) Error() string {
+	bad := map[int]bool{}
+	for _, l := range e.Lines {
+		bad[l.Line] = true
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "import rejected, nothing was imported: %d invalid line(s)", len(bad))
+	for i, l := range e.Lines {
+		if i == errorsShown {
+			fmt.Fprintf(&b, "; and %d more problem(s)", len(e.Lines)-errorsShown)
+			break
+		}
+		b.WriteString("; ")
+		b.WriteString(l.String())
+	}
+	return b.String()
+}
+
+// Unwrap makes the rejection an invalid_request for apperr.As and CodeOf.
+func (e *ImportError) Unwrap() error {
+	return apperr.New(apperr.Invalid, "%s", e.Error()).With("errors", e.Lines)
+}
+
+// maxLineBytes bounds one clip line; real lines are a few hundred bytes.
+const maxLineBytes = 1 << 20
+
+// Import reads clips as JSON Lines (blank lines skipped) and imports them:
+// see ImportClips. Relative file paths resolve against baseDir (the
+// directory of the file, or "" for the working directory). progress, if
+// not nil, is called every few thousand clips and once at the end.
+func (s *Service) Import(ctx context.Context, r io.Reader, baseDir string, progress func(done, total int)) (ImportResult, error) {
+	v, err := s.newValidator(ctx, baseDir)
+	if err != nil {
+		return ImportResult{}, err
+	}
+	var clips []clip
+	var bad []LineError
+	err = eachLine(r, func(line int, b []byte, tooLong bool) {
+		if tooLong {
+			bad = append(bad, LineError{Line: line, Message: fmt.Sprintf("is longer than %d bytes", maxLineBytes)})
+			return
+		}
+		in, lerr := decodeClipLine(b)
+		if lerr != nil {
+			lerr.Line = line
+			bad = append(bad, *lerr)
+			return
+		}
+		c, errs := v.check(line, in)
+		bad = append(bad, errs...)
+		if len(bad) == 0 {
+			clips = append(clips, c)
+		}
+	})
+	if err != nil {
+		return ImportResult{}, fmt.Errorf("import: read: %w", err)
+	}
+	if len(bad) > 0 {
+		return ImportResult{}, &ImportError{Lines: bad}
+	}
+	return s.importValid(ctx, clips, progress)
+}
+
+// ImportClips validates every clip, and only if all are valid copies their
+// files into media storage and writes them in one transaction: a clip whose
+// id exists is replaced, any other is created (with a new id when it has
+// none). New clips and clips whose embedded text changed get their
+// embedding reset and are queued for the worker. A LineError's Line is the
+// clip's 1-based position in clips.
+func (s *Service) ImportClips(ctx context.Context, clips []ClipInput, baseDir string, progress func(done, total int)) (ImportResult, error) {
+	v, err := s.newValidator(ctx, baseDir)
+	if err != nil {
+		return ImportResult{}, err
+	}
+	valid := make([]clip, 0, len(clips))
+	var bad []LineError
+	for i, in := range clips {
+		c, errs := v.check(i+1, in)
+		bad = append(bad, errs...)
+		valid = append(valid, c)
+	}
+	if len(bad) > 0 {
+		return ImportResult{}, &ImportError{Lines: bad}
+	}
+	return s.importValid(ctx, valid, progress)
+}
+
+func (s *Service) newValidator(ctx context.Context, baseDir string) (*validator, error) {
+	tiers, err := s.tierPrices(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("import: %w", err)
+	}
+	if baseDir != "" {
+		if baseDir, err = filepath.Abs(baseDir); err != nil {
+			return nil, fmt.Errorf("import: %w", err)
+		}
+	}
+	return newValidator(tiers, baseDir), nil
+}
+
+// importValid writes clips that passed validation, then queues embeddings.
+// Queueing happens after the commit so the worker never looks for a row
+// that is not there yet; should it fail, the clips stay pending and
+// `brollctl clips reembed` queues them.
+func (s *Service) importValid(ctx context.Context, clips []clip, progress func(done, total int)) (ImportResult, error) {
+	if len(clips) == 0 {
+		return ImportResult{}, nil
+	}
+	if s.media == nil {
+		return ImportResult{}, errors.New("import: no media store configured")
+	}
+	for i := range clips {
+		if !clips[i].hasID {
+			clips[i].id = uuid.New()
+		}
+	}
+	res, reembed, err := s.writeClips(ctx, clips, progress)
+	if err != nil {
+		return ImportResult{}, err
+	}
+	res.Queued, err = s.enqueue(ctx, reembed)
+	if progress != nil {
+		progress(len(clips), len(clips))
+	}
+	if err != nil {
+		return res, fmt.Errorf("import: clips saved but not all queued for embedding (run `brollctl clips reembed`): %w", err)
+	}
+	return res, nil
+}
+
+// eachLine calls fn for every non-blank line with its 1-based number. A
+// line over maxLineBytes is reported as too long and skipped, so one bad
+// line does not hide the problems of the lines after it.
+func eachLine(r io.Reader, fn func(line int, b []byte, tooLong bool)) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var buf []byte
+	line := 0
+	for {
+		chunk, err := br.ReadSlice('\n')
+		buf = append(buf, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if len(buf) > maxLineBytes {
+				line++
+				fn(line, nil, true)
+				if err := skipLine(br); err != nil && !errors.Is(err, io.EOF) {
+					return err
+				}
+				buf = buf[:0]
+			}
+			continue
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		if len(buf) > 0 || err == nil {
+			line++
+			if b := bytes.TrimSpace(buf); len(b) > maxLineBytes {
+				fn(line, nil, true)
+			} else if len(b) > 0 {
+				fn(line, b, false)
+			}
+		}
+		if err != nil {
+			return nil
+		}
+		buf = buf[:0]
+	}
+}
+
+func skipLine(br *bufio.Reader) error {
+	for {
+		_, err := br.ReadSlice('\n')
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return err
+		}
+	}
+}
+
+// decodeClipLine parses one line strictly: unknown fields are refused so a
+// misspelt optional field ("orientaton") is not silently dropped.
+func decodeClipLine(b []byte) (ClipInput, *LineError) {
+	var in ClipInput
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return in, describeJSONError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return in, &LineError{Message: "has more after the JSON object (one clip per line)"}
+	}
+	return in, nil
+}
+
+func describeJSONError(err error) *LineError {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		return &LineError{Message: "is not valid JSON: " + syntax.Error()}
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return &LineError{Message: "is not valid JSON: it ends too early"}
+	case errors.As(err, &typ):
+		if typ.Field == "" {
+			return &LineError{Message: "must be a JSON object"}
+		}
+		return &LineError{Field: typ.Field, Message: "must be " + describeType(typ.Type)}
+	}
+	// encoding/json has no error type for unknown fields; its message is
+	// the only place the field's name is found.
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return &LineError{Field: strings.Trim(name, `"`), Message: "is not a known field"}
+	}
+	return &LineError{Message: "is not a valid clip: " + strings.TrimPrefix(err.Error(), "json: ")}
+}
+
+func describeType(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		return "a whole number"
+	case reflect.Float64, reflect.Float32:
+		return "a number"
+	case reflect.Slice:
+		return "a list of strings"
+	case reflect.Struct:
+		return `an object like {"id": "...", "name": "..."}`
+	}
+	return "of another type"
+}

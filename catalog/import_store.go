@@ -1,0 +1,352 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// progressEvery is how many clips pass between two progress reports.
+const progressEvery = 2000
+
+// Copying media is file-system bound; a few writers in flight keep the
+// disk busy without opening thousands of files at once.
+const mediaWorkers = 8
+
+// Embedding tasks are enqueued in chunks from a few goroutines, because one
+// Redis round trip per clip would dominate a large import.
+const (
+	enqueueChunk   = 500
+	enqueueWorkers = 8
+)
+
+// importColumns are the columns of the staging table, in the order of the
+// rows storeClipMedia builds.
+func importColumns() []string {
+	return []string{
+		"id", "title", "description", "tags", "emotion", "gender", "age_range", "location",
+		"media_type", "orientation", "duration_seconds", "width", "height", "fps", "difficulty",
+		"virality_score", "model_id", "model_name", "media_key", "media_content_type", "media_size",
+		"preview_key", "thumbnail_key",
+	}
+}
+
+// The import stages rows with COPY into a temporary table and then writes
+// them with one INSERT ... ON CONFLICT: 100k clips are two round trips.
+const sqlCreateImportTable = `
+	CREATE TEMP TABLE import_clips (
+		id uuid NOT NULL, title text NOT NULL, description text NOT NULL, tags text[] NOT NULL,
+		emotion text NOT NULL, gender text NOT NULL, age_range text, location text,
+		media_type text NOT NULL, orientation text, duration_seconds double precision,
+		width integer, height integer, fps double precision, difficulty text NOT NULL,
+		virality_score integer, model_id text, model_name text, media_key text NOT NULL,
+		media_content_type text NOT NULL, media_size bigint NOT NULL, preview_key text,
+		thumbnail_key text
+	) ON COMMIT DROP`
+
+// embeddedTextChanged compares the fields DocumentText is made of; only a
+// change to them makes the stored vector wrong.
+const embeddedTextChanged = `
+	(v.title, v.description, v.tags, v.emotion, v.gender, v.age_range, v.location,
+	 v.media_type, v.orientation)
+	IS DISTINCT FROM
+	(EXCLUDED.title, EXCLUDED.description, EXCLUDED.tags, EXCLUDED.emotion, EXCLUDED.gender,
+	 EXCLUDED.age_range, EXCLUDED.location, EXCLUDED.media_type, EXCLUDED.orientation)`
+
+// sqlUpsertClips writes the staged clips. The old CTE reads the rows as
+// they were before this statement (all parts of one statement share a
+// snapshot), which tells created from updated and which texts changed.
+// retired_at is left alone: re-importing a retired clip does not revive it.
+const sqlUpsertClips = `
+	WITH old AS (
+		SELECT v.id,
+		       (v.title, v.description, v.tags, v.emotion, v.gender, v.age_range, v.location,
+		        v.media_type, v.orientation)
+		       IS DISTINCT FROM
+		       (i.title, i.description, i.tags, i.emotion, i.gender, i.age_range, i.location,
+		        i.media_type, i.orientation) AS changed
+		FROM videos v JOIN import_clips i ON i.id = v.id
+	), up AS (
+		INSERT INTO videos AS v (id, title, description, tags, emotion, gender, age_range, location,
+		       media_type, orientation, duration_seconds, width, height, fps, difficulty,
+		       virality_score, model_id, model_name, media_key, media_content_type, media_size,
+		       preview_key, thumbnail_key)
+		SELECT id, title, description, tags, emotion, gender, age_range, location,
+		       media_type, orientation, duration_seconds, width, height, fps, difficulty,
+		       virality_score, model_id, model_name, media_key, media_content_type, media_size,
+		       preview_key, thumbnail_key
+		FROM import_clips
+		ON CONFLICT (id) DO UPDATE SET
+		       title = EXCLUDED.title, description = EXCLUDED.description, tags = EXCLUDED.tags,
+		       emotion = EXCLUDED.emotion, gender = EXCLUDED.gender,
+		       age_range = EXCLUDED.age_range, location = EXCLUDED.location,
+		       media_type = EXCLUDED.media_type, orientation = EXCLUDED.orientation,
+		       duration_seconds = EXCLUDED.duration_seconds, width = EXCLUDED.width,
+		       height = EXCLUDED.height, fps = EXCLUDED.fps, difficulty = EXCLUDED.difficulty,
+		       virality_score = EXCLUDED.virality_score, model_id = EXCLUDED.model_id,
+		       model_name = EXCLUDED.model_name, media_key = EXCLUDED.media_key,
+		       media_content_type = EXCLUDED.media_content_type,
+		       media_size = EXCLUDED.media_size, preview_key = EXCLUDED.preview_key,
+		       thumbnail_key = EXCLUDED.thumbnail_key, updated_at = now(),
+		       embedding = CASE WHEN ` + embeddedTextChanged + ` THEN NULL ELSE v.embedding END,
+		       embedding_model = CASE WHEN ` + embeddedTextChanged + ` THEN NULL ELSE v.embedding_model END,
+		       embedding_status = CASE WHEN ` + embeddedTextChanged + ` THEN 'pending' ELSE v.embedding_status END,
+		       embedding_error = CASE WHEN ` + embeddedTextChanged + ` THEN NULL ELSE v.embedding_error END,
+		       embedded_at = CASE WHEN ` + embeddedTextChanged + ` THEN NULL ELSE v.embedded_at END
+		RETURNING v.id
+	)
+	SELECT up.id, old.id IS NULL AS created, coalesce(old.changed, true) AS reembed
+	FROM up LEFT JOIN old ON old.id = up.id`
+
+// writeClips copies the clips' files into media storage while streaming
+// their rows into the staging table, then upserts them and commits. It
+// returns the ids whose embedding must be (re)made. Files copied for a
+// transaction that then fails stay behind under their clip's prefix; a
+// rerun of the import overwrites them.
+func (s *Service) writeClips(ctx context.Context, clips []clip, progress func(done, total int)) (ImportResult, []uuid.UUID, error) {
+	var res ImportResult
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return res, nil, fmt.Errorf("import: %w", err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, sqlCreateImportTable); err != nil {
+		return res, nil, fmt.Errorf("import: staging table: %w", err)
+	}
+
+	src := s.startMediaCopy(ctx, clips, progress)
+	_, err = tx.CopyFrom(ctx, pgx.Identifier{"import_clips"}, importColumns(), src)
+	src.stop()
+	if err != nil {
+		if serr := src.Err(); serr != nil {
+			return res, nil, fmt.Errorf("import: %w", serr)
+		}
+		return res, nil, fmt.Errorf("import: stage rows: %w", err)
+	}
+
+	rows, err := tx.Query(ctx, sqlUpsertClips)
+	if err != nil {
+		return res, nil, fmt.Errorf("import: write clips: %w", err)
+	}
+	var reembed []uuid.UUID
+	var id uuid.UUID
+	var created, changed bool
+	_, err = pgx.ForEachRow(rows, []any{&id, &created, &changed}, func() error {
+		if created {
+			res.Created++
+		} else {
+			res.Updated++
+		}
+		if changed {
+			reembed = append(reembed, id)
+		}
+		return nil
+	})
+	if err != nil {
+		return res, nil, fmt.Errorf("import: write clips: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return res, nil, fmt.Errorf("import: commit: %w", err)
+	}
+	return res, reembed, nil
+}
+
+// mediaCopy is a pgx.CopyFromSource fed by workers that store each clip's
+// files and hand over its finished row, so disk and database work overlap.
+// Row order does not matter to the staging table.
+type mediaCopy struct {
+	rows     chan []any
+	cancel   context.CancelFunc
+	progress func(done, total int)
+	total    int
+	done     int
+	cur      []any
+
+	mu  sync.Mutex
+	err error
+}
+
+func (s *Service) startMediaCopy(ctx context.Context, clips []clip, progress func(done, total int)) *mediaCopy {
+	ctx, cancel := context.WithCancel(ctx)
+	m := &mediaCopy{rows: make(chan []any, 256), cancel: cancel, progress: progress, total: len(clips)}
+	jobs := make(chan int)
+	go func() {
+		defer close(jobs)
+		for i := range clips {
+			select {
+			case jobs <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for range min(mediaWorkers, len(clips)) {
+		wg.Go(func() {
+			for i := range jobs {
+				row, err := s.storeClipMedia(ctx, &clips[i])
+				if err != nil {
+					m.fail(err)
+					return
+				}
+				select {
+				case m.rows <- row:
+				case <-ctx.Done():
+					return
+				}
+			}
+		})
+	}
+	go func() {
+		wg.Wait()
+		close(m.rows)
+	}()
+	return m
+}
+
+func (m *mediaCopy) fail(err error) {
+	m.mu.Lock()
+	if m.err == nil {
+		m.err = err
+	}
+	m.mu.Unlock()
+	m.cancel()
+}
+
+// Next is called by CopyFrom from one goroutine, so progress calls are
+// sequential (though not on the importer's goroutine).
+func (m *mediaCopy) Next() bool {
+	row, ok := <-m.rows
+	if !ok {
+		return false
+	}
+	m.cur = row
+	m.done++
+	if m.progress != nil && m.done%progressEvery == 0 && m.done < m.total {
+		m.progress(m.done, m.total)
+	}
+	return true
+}
+
+func (m *mediaCopy) Values() ([]any, error) { return m.cur, nil }
+
+func (m *mediaCopy) Err() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.err
+}
+
+// stop ends the workers (CopyFrom may have given up early) and waits for
+// them, so nothing writes media after the import has returned.
+func (m *mediaCopy) stop() {
+	m.cancel()
+	for range m.rows {
+	}
+}
+
+// storeClipMedia copies a clip's files under clips/<id>/ and returns the
+// clip's staging row.
+func (s *Service) storeClipMedia(ctx context.Context, c *clip) ([]any, error) {
+	prefix := "clips/" + c.id.String() + "/"
+	mediaKey := prefix + "full" + fileExt(c.media)
+	size, err := s.putFile(ctx, mediaKey, c.media)
+	if err != nil {
+		return nil, err
+	}
+	var previewKey, thumbKey *string
+	if c.preview != "" {
+		k := prefix + "preview" + fileExt(c.preview)
+		if _, err := s.putFile(ctx, k, c.preview); err != nil {
+			return nil, err
+		}
+		previewKey = &k
+	}
+	if c.thumbnail != "" {
+		k := prefix + "thumbnail" + fileExt(c.thumbnail)
+		if _, err := s.putFile(ctx, k, c.thumbnail); err != nil {
+			return nil, err
+		}
+		thumbKey = &k
+	}
+	in := &c.in
+	var modelID, modelName *string
+	if in.Model != nil {
+		modelID, modelName = &in.Model.ID, &in.Model.Name
+	}
+	return []any{
+		c.id, in.Title, in.Description, in.Tags, in.Emotion, in.Gender, nullable(in.AgeRange),
+		nullable(in.Location), in.MediaType, nullable(in.Orientation), in.DurationSeconds,
+		in.Width, in.Height, in.FPS, in.Difficulty, in.ViralityScore, modelID, modelName,
+		mediaKey, ContentType(mediaKey), size, previewKey, thumbKey,
+	}, nil
+}
+
+func (s *Service) putFile(ctx context.Context, key, path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	n, err := s.media.Put(ctx, key, f)
+	if err != nil {
+		return 0, fmt.Errorf("store %s: %w", path, err)
+	}
+	return n, nil
+}
+
+// fileExt keeps the source's extension (lower-cased) so the stored file's
+// content type follows from its key.
+func fileExt(path string) string {
+	return strings.ToLower(filepath.Ext(path))
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// enqueue hands ids to the embedding queue and returns how many it took.
+// Without a queue the clips stay pending until `brollctl clips reembed`.
+func (s *Service) enqueue(ctx context.Context, ids []uuid.UUID) (int, error) {
+	if s.queue == nil || len(ids) == 0 {
+		return 0, nil
+	}
+	if len(ids) <= enqueueChunk {
+		return s.queue.EnqueueEmbed(ctx, ids)
+	}
+	chunks := make(chan []uuid.UUID)
+	var mu sync.Mutex
+	var total int
+	var firstErr error
+	var wg sync.WaitGroup
+	for range min(enqueueWorkers, runtime.GOMAXPROCS(0)*2) {
+		wg.Go(func() {
+			for c := range chunks {
+				n, err := s.queue.EnqueueEmbed(ctx, c)
+				mu.Lock()
+				total += n
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for len(ids) > 0 {
+		n := min(enqueueChunk, len(ids))
+		chunks <- ids[:n]
+		ids = ids[n:]
+	}
+	close(chunks)
+	wg.Wait()
+	return total, firstErr
+}

@@ -1,0 +1,82 @@
+package catalog
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"broll/internal/testkit"
+)
+
+// recordingQueue is an EmbedQueue that remembers what it was given.
+type recordingQueue struct {
+	mu  sync.Mutex
+	ids []uuid.UUID
+}
+
+func (q *recordingQueue) EnqueueEmbed(_ context.Context, ids []uuid.UUID) (int, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.ids = append(q.ids, ids...)
+	return len(ids), nil
+}
+
+func (q *recordingQueue) taken() []uuid.UUID {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return append([]uuid.UUID(nil), q.ids...)
+}
+
+func (q *recordingQueue) reset() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.ids = nil
+}
+
+type bundle struct {
+	ctx   context.Context
+	svc   *Service
+	pool  *pgxpool.Pool
+	media *LocalMedia
+	queue *recordingQueue
+	// src is a directory for import sources: clips.jsonl and its files.
+	src string
+}
+
+func setup(t *testing.T) bundle {
+	t.Helper()
+	pool, _ := testkit.NewPool(t)
+	media, err := NewLocalMedia(filepath.Join(t.TempDir(), "media"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &recordingQueue{}
+	return bundle{ctx: context.Background(), svc: New(pool, media, q), pool: pool, media: media, queue: q, src: t.TempDir()}
+}
+
+// writeFile writes a source file under b.src and returns its relative path.
+func (b bundle) writeFile(t *testing.T, rel string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(b.src, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return rel
+}
+
+func (b bundle) count(t *testing.T, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := b.pool.QueryRow(b.ctx, query, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}

@@ -1,0 +1,108 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"broll/internal/apperr"
+)
+
+// Status is the embedding progress of the catalog for `brollctl clips
+// status`. Every clip counts, retired ones too: purchase history is still
+// searched by meaning, so their vectors must stay current.
+type Status struct {
+	Total int `json:"total"`
+	// Embedded clips have a vector made by the current model.
+	Embedded int `json:"embedded"`
+	// Pending clips wait for a vector, or have one of another model that
+	// semantic search no longer compares.
+	Pending int `json:"pending"`
+	// Failed clips ran out of retries; `clips reembed --failed` retries them.
+	Failed int    `json:"failed"`
+	Model  string `json:"model"`
+}
+
+// Reembed modes.
+const (
+	ReembedStale  = "stale"
+	ReembedFailed = "failed"
+	ReembedAll    = "all"
+)
+
+const (
+	sqlEmbeddingStatus = `
+		SELECT count(*),
+		       count(*) FILTER (WHERE embedding_status = 'ready' AND embedding_model = $1),
+		       count(*) FILTER (WHERE embedding_status = 'failed')
+		FROM videos`
+
+	// A stale clip keeps its old vector until the new one is stored; it is
+	// only queued, so nothing disappears from search in the meantime.
+	sqlStaleClips = `
+		SELECT id FROM videos
+		WHERE embedding_status = 'pending'
+		   OR (embedding_status = 'ready' AND embedding_model IS DISTINCT FROM $1)
+		ORDER BY created_at, id`
+
+	sqlRequeueFailed = `
+		UPDATE videos SET embedding_status = 'pending', embedding_error = NULL
+		WHERE embedding_status = 'failed'
+		RETURNING id`
+
+	sqlResetAll = `
+		UPDATE videos SET embedding = NULL, embedding_model = NULL, embedding_status = 'pending',
+		       embedding_error = NULL, embedded_at = NULL
+		RETURNING id`
+)
+
+// Status counts clips by embedding state, judged against currentModel.
+func (s *Service) Status(ctx context.Context, currentModel string) (Status, error) {
+	st := Status{Model: currentModel}
+	err := s.pool.QueryRow(ctx, sqlEmbeddingStatus, currentModel).Scan(&st.Total, &st.Embedded, &st.Failed)
+	if err != nil {
+		return Status{}, fmt.Errorf("embedding status: %w", err)
+	}
+	st.Pending = st.Total - st.Embedded - st.Failed
+	return st, nil
+}
+
+// Reembed queues clips for the embedding worker and returns how many were
+// queued. mode "stale" (or "") queues clips that are pending or have a
+// vector of a model other than currentModel; "failed" gives failed clips
+// another round of retries; "all" drops every vector and queues every clip,
+// which takes them out of semantic search until the worker catches up.
+func (s *Service) Reembed(ctx context.Context, mode string, currentModel string) (int, error) {
+	if s.queue == nil {
+		return 0, errors.New("reembed: no embedding queue configured")
+	}
+	var query string
+	var args []any
+	switch mode {
+	case "", ReembedStale:
+		query, args = sqlStaleClips, []any{currentModel}
+	case ReembedFailed:
+		query = sqlRequeueFailed
+	case ReembedAll:
+		query = sqlResetAll
+	default:
+		return 0, apperr.InvalidField("mode", "unknown reembed mode %q (one of %s, %s, %s)",
+			mode, ReembedStale, ReembedFailed, ReembedAll)
+	}
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return 0, fmt.Errorf("reembed: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return 0, fmt.Errorf("reembed: %w", err)
+	}
+	n, err := s.enqueue(ctx, ids)
+	if err != nil {
+		return n, fmt.Errorf("reembed: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,86 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+
+	"github.com/jackc/pgx/v5"
+
+	"broll/internal/apperr"
+	"broll/internal/money"
+)
+
+// Tier is a difficulty tier: the price of every clip filed under it.
+type Tier struct {
+	Name       string      `json:"name"`
+	PriceCents money.Cents `json:"price"`
+}
+
+// tierName mirrors the CHECK on tiers.name so that a bad name is reported
+// as the operator's mistake instead of a constraint violation.
+var tierName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
+
+const (
+	sqlListTiers = `SELECT name, price_cents FROM tiers ORDER BY price_cents, name`
+
+	sqlUpsertTier = `
+		INSERT INTO tiers (name, price_cents) VALUES ($1, $2)
+		ON CONFLICT (name) DO UPDATE SET price_cents = EXCLUDED.price_cents, updated_at = now()
+		RETURNING name, price_cents`
+)
+
+// ListTiers returns every tier, cheapest first.
+func (s *Service) ListTiers(ctx context.Context) ([]Tier, error) {
+	rows, err := s.pool.Query(ctx, sqlListTiers)
+	if err != nil {
+		return nil, fmt.Errorf("list tiers: %w", err)
+	}
+	tiers, err := pgx.CollectRows(rows, scanTier)
+	if err != nil {
+		return nil, fmt.Errorf("list tiers: %w", err)
+	}
+	return tiers, nil
+}
+
+// SetTier creates a tier or changes its price. Past purchases keep the
+// price they paid; only later purchases see the new one.
+func (s *Service) SetTier(ctx context.Context, name string, price money.Cents) (Tier, error) {
+	if !tierName.MatchString(name) {
+		return Tier{}, apperr.InvalidField("name",
+			"tier name must be 1-32 characters of a-z, 0-9 and _, starting with a letter")
+	}
+	if price < 0 || price > money.MaxCents {
+		return Tier{}, apperr.InvalidField("price", "price must be between 0 and %s", money.MaxCents)
+	}
+	rows, err := s.pool.Query(ctx, sqlUpsertTier, name, int64(price))
+	if err != nil {
+		return Tier{}, fmt.Errorf("set tier: %w", err)
+	}
+	t, err := pgx.CollectExactlyOneRow(rows, scanTier)
+	if err != nil {
+		return Tier{}, fmt.Errorf("set tier: %w", err)
+	}
+	return t, nil
+}
+
+// tierPrices maps tier names to prices, for validating imported clips.
+func (s *Service) tierPrices(ctx context.Context) (map[string]money.Cents, error) {
+	tiers, err := s.ListTiers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]money.Cents, len(tiers))
+	for _, t := range tiers {
+		m[t.Name] = t.PriceCents
+	}
+	return m, nil
+}
+
+func scanTier(r pgx.CollectableRow) (Tier, error) {
+	var t Tier
+	var cents int64
+	err := r.Scan(&t.Name, &cents)
+	t.PriceCents = money.Cents(cents)
+	return t, err
+}

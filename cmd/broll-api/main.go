@@ -1,0 +1,114 @@
+// Command broll-api is the stateless HTTP node: REST v1, legacy v0, MCP,
+// downloads, OpenAPI, /docs, health and metrics. Run any number of them
+// behind a load balancer.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"broll/api"
+	"broll/billing"
+	"broll/catalog"
+	"broll/internal/config"
+	"broll/internal/database"
+	"broll/internal/logging"
+	"broll/tenancy"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Getenv, os.Stderr, nil); err != nil {
+		fmt.Fprintf(os.Stderr, "broll-api: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// run builds every dependency from the environment and serves until ctx is
+// cancelled, then drains in-flight requests. When ready is not nil the bound
+// address is sent on it once the listener is open (tests use port 0).
+func run(ctx context.Context, getenv func(string) string, logOut io.Writer, ready chan<- string) error {
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return err
+	}
+	logger := logging.New(logOut, cfg.LogLevel)
+
+	pool, err := database.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+
+	ropts, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return fmt.Errorf("REDIS_URL: %w", err)
+	}
+	rdb := redis.NewClient(ropts)
+	defer rdb.Close()
+	queueClient := asynq.NewClientFromRedisClient(rdb)
+
+	media, err := catalog.NewLocalMedia(cfg.MediaDir)
+	if err != nil {
+		return fmt.Errorf("BROLL_MEDIA_DIR: %w", err)
+	}
+
+	usage := tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
+	app := api.New(api.Deps{
+		Config:  cfg,
+		Logger:  logger,
+		Pool:    pool,
+		Redis:   rdb,
+		Tenancy: tenancy.New(pool),
+		Catalog: catalog.New(pool, media, catalog.NewAsynqQueue(queueClient)),
+		Billing: billing.New(pool),
+		Auth:    tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL),
+		Gate:    tenancy.NewGate(rdb, cfg.RedisPrefix, cfg.RateLimitPerMinute, usage, logger),
+		Usage:   usage,
+	})
+
+	// Usage counted while Redis was unreachable lives in this process; flush
+	// it (and the shared Redis counters) periodically and once at shutdown.
+	usageCtx, stopUsage := context.WithCancel(context.WithoutCancel(ctx))
+	usageDone := make(chan struct{})
+	go func() {
+		defer close(usageDone)
+		usage.Run(usageCtx, cfg.UsageFlushInterval, func(err error) {
+			logger.Warn("usage flush failed", "error", err.Error())
+		})
+	}()
+	defer func() { stopUsage(); <-usageDone }()
+
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
+	}
+	logger.Info("api listening", "addr", ln.Addr().String(), "config", cfg.Summary())
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+
+	errc := make(chan error, 1)
+	go func() { errc <- app.Listener(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("api shutting down", "timeout", cfg.ShutdownTimeout.String())
+	if err := app.ShutdownWithTimeout(cfg.ShutdownTimeout); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	logger.Info("api stopped")
+	return nil
+}
+

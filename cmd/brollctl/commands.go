@@ -1,0 +1,403 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"broll/billing"
+	"broll/catalog"
+	"broll/embed"
+	"broll/internal/apperr"
+	"broll/internal/config"
+	"broll/internal/database"
+	"broll/internal/money"
+	"broll/tenancy"
+)
+
+// env is what the database-backed commands share, opened lazily so that a
+// usage error never needs a database.
+type env struct {
+	cfg     config.Config
+	pool    *pgxpool.Pool
+	rdb     *redis.Client
+	tenancy *tenancy.Service
+	billing *billing.Service
+	catalog *catalog.Service
+}
+
+func (c *cli) open(ctx context.Context) (*env, func(), error) {
+	cfg, err := config.Load(c.getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	pool, err := database.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	ropts, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		pool.Close()
+		return nil, nil, fmt.Errorf("REDIS_URL: %w", err)
+	}
+	rdb := redis.NewClient(ropts)
+	media, err := catalog.NewLocalMedia(cfg.MediaDir)
+	if err != nil {
+		pool.Close()
+		_ = rdb.Close()
+		return nil, nil, fmt.Errorf("BROLL_MEDIA_DIR: %w", err)
+	}
+	queue := catalog.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb))
+	e := &env{
+		cfg: cfg, pool: pool, rdb: rdb,
+		tenancy: tenancy.New(pool),
+		billing: billing.New(pool),
+		catalog: catalog.New(pool, media, queue),
+	}
+	return e, func() { pool.Close(); _ = rdb.Close() }, nil
+}
+
+func parseID(flagName, v string) (uuid.UUID, error) {
+	if v == "" {
+		return uuid.Nil, usageErr("--%s is required", flagName)
+	}
+	id, err := uuid.Parse(v)
+	if err != nil {
+		return uuid.Nil, apperr.InvalidField(flagName, "--%s %q is not a UUID", flagName, v)
+	}
+	return id, nil
+}
+
+func (c *cli) migrate(ctx context.Context, args []string) (any, error) {
+	if _, err := c.flags("migrate", args, 0, func(*flag.FlagSet) {}); err != nil {
+		return nil, err
+	}
+	cfg, err := config.Load(c.getenv)
+	if err != nil {
+		return nil, err
+	}
+	applied, err := database.Migrate(ctx, cfg.DatabaseURL, slog.New(slog.NewTextHandler(c.stderr, nil)))
+	if err != nil {
+		return nil, err
+	}
+	pool, err := database.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	defer pool.Close()
+	v, err := database.Version(ctx, pool)
+	if err != nil {
+		return nil, err
+	}
+	if applied == nil {
+		applied = []string{}
+	}
+	return map[string]any{"applied": applied, "version": v}, nil
+}
+
+func (c *cli) accountCreate(ctx context.Context, args []string) (any, error) {
+	var name, source, credits string
+	if _, err := c.flags("account create", args, 0, func(fs *flag.FlagSet) {
+		fs.StringVar(&name, "name", "", "account name")
+		fs.StringVar(&source, "source", "", "unique source slug")
+		fs.StringVar(&credits, "credits", "0", "opening credit in USD")
+	}); err != nil {
+		return nil, err
+	}
+	if name == "" || source == "" {
+		return nil, usageErr("account create needs --name and --source")
+	}
+	amount, err := money.ParseDollars(credits)
+	if err != nil {
+		return nil, apperr.InvalidField("credits", "--credits: %v", err)
+	}
+	e, done, err := c.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	opened, err := e.billing.OpenAccount(ctx, name, source, amount)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{
+		"account_id":  opened.Account.ID,
+		"name":        opened.Account.Name,
+		"source":      opened.Account.Source,
+		"root_key":    opened.RootKey.Secret,
+		"root_key_id": opened.RootKey.ID,
+		"balance":     money.Cents(opened.Account.BalanceCents),
+		"currency":    "USD",
+	}, nil
+}
+
+func (c *cli) keyCreateRoot(ctx context.Context, args []string) (any, error) {
+	var account, label string
+	if _, err := c.flags("key create-root", args, 0, func(fs *flag.FlagSet) {
+		fs.StringVar(&account, "account", "", "account id")
+		fs.StringVar(&label, "label", "", "label")
+	}); err != nil {
+		return nil, err
+	}
+	id, err := parseID("account", account)
+	if err != nil {
+		return nil, err
+	}
+	e, done, err := c.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	k, err := e.tenancy.CreateRootKey(ctx, id, label)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"id": k.ID, "api_key": k.Secret, "account_id": id, "kind": k.Kind}, nil
+}
+
+func (c *cli) keyCreateOps(ctx context.Context, args []string) (any, error) {
+	var label string
+	if _, err := c.flags("key create-ops", args, 0, func(fs *flag.FlagSet) {
+		fs.StringVar(&label, "label", "", "label")
+	}); err != nil {
+		return nil, err
+	}
+	e, done, err := c.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	k, err := e.tenancy.CreateOpsKey(ctx, label)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"id": k.ID, "api_key": k.Secret, "kind": k.Kind, "scopes": k.Scopes}, nil
+}
+
+func (c *cli) keyRevoke(ctx context.Context, args []string) (any, error) {
+	var idStr string
+	if _, err := c.flags("key revoke", args, 0, func(fs *flag.FlagSet) {
+		fs.StringVar(&idStr, "id", "", "key id")
+	}); err != nil {
+		return nil, err
+	}
+	id, err := parseID("id", idStr)
+	if err != nil {
+		return nil, err
+	}
+	e, done, err := c.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	k, affected, err := e.tenancy.RevokeKey(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"id": k.ID, "revoked_at": k.RevokedAt, "revoked_keys": affected}, nil
+}
+
+func (c *cli) creditsAdd(ctx context.Context, args []string) (any, error) {
+	var account, amount string
+	if _, err := c.flags("credits add", args, 0, func(fs *flag.FlagSet) {
+		fs.StringVar(&account, "account", "", "account id")
+		fs.StringVar(&amount, "amount", "", "amount in USD")
+	}); err != nil {
+		return nil, err
+	}
+	id, err := parseID("account", account)
+	if err != nil {
+		return nil, err
+	}
+	if amount == "" {
+		return nil, usageErr("--amount is required")
+	}
+	cents, err := money.ParseDollars(amount)
+	if err != nil {
+		return nil, apperr.InvalidField("amount", "--amount: %v", err)
+	}
+	e, done, err := c.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	balance, err := e.billing.AddCredits(ctx, id, cents, "brollctl credits add")
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"account_id": id, "added": cents, "balance": balance, "currency": "USD"}, nil
+}
+
+func tierJSON(t catalog.Tier) map[string]any {
+	return map[string]any{"name": t.Name, "price": t.PriceCents, "currency": "USD"}
+}
+
+func (c *cli) tiersList(ctx context.Context, args []string) (any, error) {
+	if _, err := c.flags("tiers list", args, 0, func(*flag.FlagSet) {}); err != nil {
+		return nil, err
+	}
+	e, done, err := c.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	tiers, err := e.catalog.ListTiers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]map[string]any, len(tiers))
+	for i, t := range tiers {
+		out[i] = tierJSON(t)
+	}
+	return map[string]any{"currency": "USD", "tiers": out}, nil
+}
+
+func (c *cli) tiersSet(ctx context.Context, args []string) (any, error) {
+	pos, err := c.flags("tiers set", args, 2, func(*flag.FlagSet) {})
+	if err != nil {
+		return nil, err
+	}
+	price, err := money.ParseDollars(pos[1])
+	if err != nil {
+		return nil, apperr.InvalidField("price", "price: %v", err)
+	}
+	e, done, err := c.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	t, err := e.catalog.SetTier(ctx, pos[0], price)
+	if err != nil {
+		return nil, err
+	}
+	return tierJSON(t), nil
+}
+
+func (c *cli) clipsImport(ctx context.Context, args []string) (any, error) {
+	pos, err := c.flags("clips import", args, 1, func(*flag.FlagSet) {})
+	if err != nil {
+		return nil, err
+	}
+	in, baseDir := c.stdin, "."
+	if pos[0] != "-" {
+		f, err := os.Open(pos[0])
+		if err != nil {
+			return nil, apperr.New(apperr.Invalid, "cannot open %s: %v", pos[0], errorsUnwrapAll(err))
+		}
+		defer f.Close()
+		in, baseDir = f, filepath.Dir(pos[0])
+	}
+	e, done, err := c.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return e.catalog.Import(ctx, in, baseDir, c.progress("import"))
+}
+
+// progress reports on a terminal only: scripts reading stdout get JSON alone.
+func (c *cli) progress(what string) func(done, total int) {
+	f, ok := c.stderr.(*os.File)
+	if !ok {
+		return nil
+	}
+	st, err := f.Stat()
+	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	start := time.Now()
+	return func(done, total int) {
+		rate := float64(done) / max(time.Since(start).Seconds(), 0.001)
+		fmt.Fprintf(f, "\r%s: %d/%d lines (%.0f/s)", what, done, total, rate)
+		if done >= total {
+			fmt.Fprintln(f)
+		}
+	}
+}
+
+func (c *cli) clipsStatus(ctx context.Context, args []string) (any, error) {
+	if _, err := c.flags("clips status", args, 0, func(*flag.FlagSet) {}); err != nil {
+		return nil, err
+	}
+	e, done, err := c.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return e.catalog.Status(ctx, c.currentModel(ctx, e.cfg))
+}
+
+func (c *cli) clipsReembed(ctx context.Context, args []string) (any, error) {
+	var all, failed bool
+	if _, err := c.flags("clips reembed", args, 0, func(fs *flag.FlagSet) {
+		fs.BoolVar(&all, "all", false, "re-embed every clip")
+		fs.BoolVar(&failed, "failed", false, "re-queue failed clips")
+	}); err != nil {
+		return nil, err
+	}
+	if all && failed {
+		return nil, usageErr("clips reembed takes --all or --failed, not both")
+	}
+	mode := ""
+	if all {
+		mode = "all"
+	} else if failed {
+		mode = "failed"
+	}
+	e, done, err := c.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	n, err := e.catalog.Reembed(ctx, mode, c.currentModel(ctx, e.cfg))
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"queued": n, "mode": strings.TrimSpace(mode + " ")}, nil
+}
+
+func (c *cli) seedDemo(ctx context.Context, args []string) (any, error) {
+	var count int
+	if _, err := c.flags("seed-demo", args, 0, func(fs *flag.FlagSet) {
+		fs.IntVar(&count, "count", 200, "number of clips")
+	}); err != nil {
+		return nil, err
+	}
+	if count < 1 || count > 1_000_000 {
+		return nil, apperr.InvalidField("count", "--count must be between 1 and 1000000, got %s", strconv.Itoa(count))
+	}
+	e, done, err := c.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return e.catalog.SeedDemo(ctx, count, time.Now().UnixNano())
+}
+
+// currentModel is the model the worker would embed with under this
+// configuration (in auto mode: Ollama if it answers with the model).
+func (c *cli) currentModel(ctx context.Context, cfg config.Config) string {
+	e, err := embed.Select(ctx, cfg.EmbedProvider, cfg.OllamaHost, cfg.EmbedModel, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return cfg.EmbedModel
+	}
+	return e.Model()
+}
+
+func errorsUnwrapAll(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}

@@ -1,0 +1,277 @@
+package embed
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// builtinModel names the built-in embedder's vectors. Bump the version with
+// any change to the vocabulary, the features or their weights: vectors of
+// different versions must not be compared, and a new name makes the catalog
+// re-embed.
+const builtinModel = "builtin-lexical-v1"
+
+const (
+	// conceptDims are reserved for vocabulary concepts, one dimension each,
+	// so concepts never collide with each other or with hashed words.
+	conceptDims = 128
+	// Concepts weigh most: a paraphrase in other words that means the same
+	// must beat a text sharing a few incidental words.
+	conceptWeight = 2.0
+	wordWeight    = 1.0
+	// trigramWeight is the total weight of one word's character trigrams,
+	// spread over them, so spelling variants and inflections still overlap
+	// without long words dominating.
+	trigramWeight = 0.6
+)
+
+// stopWords carry no meaning for finding a clip. The catalog's field labels
+// ("Emotion:", "Tags:") are in here too: every document has them.
+const stopWords = `a an the and or but nor of at on in into onto to from with without for by as
+is are was were be been being am it its this that these those her hers his their theirs them they
+him i me my we our us you your yours while who whom whose which what when where why how there here
+some any very just so then than too up down out over under about after before during has have had
+do does did doing not no can will would should could also own same such only both each all more
+most other again further once get gets got shot clip clips video videos footage broll b roll stock
+tags emotion location age`
+
+// Builtin is an embedder that needs no model or network. It maps text to a
+// vector of vocabulary concepts (synonyms share a dimension), word stems and
+// character trigrams, hashed with signs into the remaining dimensions. It
+// finds paraphrases built from vocabulary words, not general meaning: Ollama
+// gives real semantic search. It is deterministic, so tests can rely on it.
+type Builtin struct {
+	exact     map[string][]int // phrase tokens joined by spaces -> concept indexes
+	stemmed   map[string][]int // the same phrases by word stems; ambiguous stems left out
+	maxPhrase int
+	stop      map[string]bool
+	conflicts []string // stem keys left out because two phrases disagree on them
+}
+
+// NewBuiltin compiles the vocabulary into lookup tables.
+func NewBuiltin() *Builtin {
+	if len(vocabulary) > conceptDims {
+		panic(fmt.Sprintf("embed: %d vocabulary concepts do not fit in %d reserved dimensions", len(vocabulary), conceptDims))
+	}
+	b := &Builtin{exact: map[string][]int{}, stemmed: map[string][]int{}, stop: map[string]bool{}}
+	for _, w := range strings.Fields(stopWords) {
+		b.stop[w] = true
+	}
+	exactByStem := map[string]string{}
+	for ci, c := range vocabulary {
+		for _, p := range c.phrases {
+			toks := tokenize(p)
+			if len(toks) == 0 {
+				continue
+			}
+			key := strings.Join(toks, " ")
+			if !slices.Contains(b.exact[key], ci) {
+				b.exact[key] = append(b.exact[key], ci)
+			}
+			b.maxPhrase = max(b.maxPhrase, len(toks))
+			exactByStem[strings.Join(stems(toks), " ")] = key
+		}
+	}
+	// A stem key stands for an exact phrase only if every phrase with that
+	// stem means the same; otherwise ("waves" the sea, "wave" hello) only
+	// the exact forms match.
+	for ci, c := range vocabulary {
+		for _, p := range c.phrases {
+			toks := tokenize(p)
+			if len(toks) == 0 {
+				continue
+			}
+			sk := strings.Join(stems(toks), " ")
+			if !slices.Equal(b.exact[strings.Join(toks, " ")], b.exact[exactByStem[sk]]) {
+				if !slices.Contains(b.conflicts, sk) {
+					b.conflicts = append(b.conflicts, sk)
+				}
+				continue
+			}
+			if !slices.Contains(b.stemmed[sk], ci) {
+				b.stemmed[sk] = append(b.stemmed[sk], ci)
+			}
+		}
+	}
+	for _, sk := range b.conflicts {
+		delete(b.stemmed, sk)
+	}
+	return b
+}
+
+// Model names the vectors this embedder makes.
+func (b *Builtin) Model() string { return builtinModel }
+
+// Embed ignores kind: the features of a query and of a document are the same
+// kind of thing, unlike a model trained with task prefixes.
+func (b *Builtin) Embed(ctx context.Context, _ Kind, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("builtin embed: %w", err)
+		}
+		out[i] = b.vector(t)
+	}
+	return out, nil
+}
+
+func (b *Builtin) vector(text string) []float32 {
+	acc := make([]float64, Dimensions)
+	toks := tokenize(text)
+	sts := stems(toks)
+	for i := 0; i < len(toks); {
+		n, concepts := b.match(toks, sts, i)
+		for _, ci := range concepts {
+			acc[ci] += conceptWeight
+		}
+		for j := i; j < i+n; j++ {
+			if len(toks[j]) < 2 || b.stop[toks[j]] {
+				continue
+			}
+			addHashed(acc, 'w', sts[j], wordWeight)
+			grams := trigrams(toks[j])
+			w := trigramWeight / math.Sqrt(float64(len(grams)))
+			for _, g := range grams {
+				addHashed(acc, 'g', g, w)
+			}
+		}
+		i += n
+	}
+	out := make([]float32, Dimensions)
+	var sum float64
+	for _, x := range acc {
+		sum += x * x
+	}
+	if sum == 0 {
+		// Text of stop words only: give it a fixed direction rather than a
+		// zero vector, which cosine distance cannot handle.
+		addHashed(acc, 'e', "", 1)
+	}
+	for i, x := range acc {
+		out[i] = float32(x)
+	}
+	normalize(out)
+	return out
+}
+
+// match finds the longest vocabulary phrase starting at token i, exact
+// spelling first, then by stems. It returns how many tokens it covers
+// (at least 1) and the concepts found (none if nothing matched).
+func (b *Builtin) match(toks, sts []string, i int) (int, []int) {
+	for n := min(b.maxPhrase, len(toks)-i); n >= 1; n-- {
+		if cs, ok := b.exact[strings.Join(toks[i:i+n], " ")]; ok {
+			return n, cs
+		}
+		if cs, ok := b.stemmed[strings.Join(sts[i:i+n], " ")]; ok {
+			return n, cs
+		}
+	}
+	return 1, nil
+}
+
+// addHashed adds weight w for feature s to one of the non-concept
+// dimensions, with a sign from the hash so collisions cancel out on average.
+func addHashed(acc []float64, kind byte, s string, w float64) {
+	h := fnv1a(kind, s)
+	idx := conceptDims + int(h%uint64(Dimensions-conceptDims))
+	if h>>63 == 1 {
+		w = -w
+	}
+	acc[idx] += w
+}
+
+// fnv1a is 64-bit FNV-1a over a kind byte and s, without allocating.
+func fnv1a(kind byte, s string) uint64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	h ^= uint64(kind)
+	h *= prime
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= prime
+	}
+	return h
+}
+
+// tokenize lowercases text and splits it into words of letters and digits.
+// Apostrophes are dropped rather than split on, so "can't" is "cant".
+func tokenize(text string) []string {
+	var toks []string
+	var cur strings.Builder
+	flush := func() {
+		if cur.Len() > 0 {
+			toks = append(toks, cur.String())
+			cur.Reset()
+		}
+	}
+	for _, r := range text {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			cur.WriteRune(unicode.ToLower(r))
+		case r == '\'' || r == '\u2019':
+		default:
+			flush()
+		}
+	}
+	flush()
+	return toks
+}
+
+func stems(toks []string) []string {
+	out := make([]string, len(toks))
+	for i, t := range toks {
+		out[i] = stem(t)
+	}
+	return out
+}
+
+// stem strips common English inflections so that laughs, laughed and
+// laughing meet. It is deliberately crude: it only has to map forms of one
+// word together, not produce real words.
+func stem(w string) string {
+	n := len(w)
+	switch {
+	case n > 4 && strings.HasSuffix(w, "ies"):
+		w = w[:n-3] + "y"
+	case n > 4 && strings.HasSuffix(w, "sses"):
+		w = w[:n-2]
+	case n > 5 && strings.HasSuffix(w, "ing"):
+		w = undouble(w[:n-3])
+	case n > 4 && strings.HasSuffix(w, "ed"):
+		w = undouble(w[:n-2])
+	case n > 3 && strings.HasSuffix(w, "s") &&
+		!strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
+		w = w[:n-1]
+	}
+	if len(w) > 3 && strings.HasSuffix(w, "e") {
+		w = w[:len(w)-1]
+	}
+	return w
+}
+
+// undouble turns "runn" (from running) into "run"; l, s and z stay doubled
+// because the base word has them (scroll, pass, buzz).
+func undouble(w string) string {
+	n := len(w)
+	if n >= 2 && w[n-1] == w[n-2] && !strings.ContainsRune("aeiouylsz", rune(w[n-1])) {
+		return w[:n-1]
+	}
+	return w
+}
+
+// trigrams returns the character trigrams of a word with boundary marks.
+func trigrams(w string) []string {
+	r := []rune("<" + w + ">")
+	if len(r) < 3 {
+		return []string{string(r)}
+	}
+	out := make([]string, 0, len(r)-2)
+	for i := 0; i+3 <= len(r); i++ {
+		out = append(out, string(r[i:i+3]))
+	}
+	return out
+}

@@ -1,0 +1,86 @@
+package embed_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"broll/embed"
+	"broll/embed/embedtest"
+)
+
+func TestSelect(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	up := embedtest.NewOllama(t, embedtest.Options{})
+	noModel := embedtest.NewOllama(t, embedtest.Options{Models: []string{"llama3"}})
+	wide := embedtest.NewOllama(t, embedtest.Options{Dims: 1024})
+	broken := embedtest.NewOllama(t, embedtest.Options{})
+	broken.Fail(http.StatusInternalServerError)
+	down := closedURL(t)
+
+	cases := []struct {
+		name, provider, host string
+		wantModel            string // "" means an error is wanted
+		wantErr              error
+		wantLog              string
+	}{
+		{"builtin", "builtin", down, "builtin-lexical-v1", nil, "BROLL_EMBED_PROVIDER=builtin"},
+		{"ollama up", "ollama", up.URL, "nomic-embed-text", nil, `"provider":"ollama"`},
+		{"ollama without the model", "ollama", noModel.URL, "", embed.ErrModelNotFound, ""},
+		{"ollama with a 1024-dim model", "ollama", wide.URL, "", embed.ErrDimensions, ""},
+		{"ollama down", "ollama", down, "", nil, ""},
+		{"auto with ollama up", "auto", up.URL, "nomic-embed-text", nil, "Ollama answered"},
+		{"auto with ollama down", "auto", down, "builtin-lexical-v1", nil, "connection refused"},
+		{"auto without the model", "auto", noModel.URL, "builtin-lexical-v1", nil, "ollama pull nomic-embed-text"},
+		{"auto with a broken server", "auto", broken.URL, "builtin-lexical-v1", nil, "500"},
+		{"auto with a 1024-dim model", "auto", wide.URL, "builtin-lexical-v1", nil, "1024"},
+		{"unknown provider", "openai", up.URL, "", nil, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var logs bytes.Buffer
+			logger := slog.New(slog.NewJSONHandler(&logs, nil))
+			start := time.Now()
+			e, err := embed.Select(ctx, c.provider, c.host, "nomic-embed-text", logger)
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("took %s", d)
+			}
+			if c.wantModel == "" {
+				if err == nil {
+					t.Fatalf("got %s, want an error", e.Model())
+				}
+				if c.wantErr != nil && !errors.Is(err, c.wantErr) {
+					t.Fatalf("err = %v, want %v", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.Model() != c.wantModel {
+				t.Errorf("model = %q, want %q", e.Model(), c.wantModel)
+			}
+			if !strings.Contains(logs.String(), "embedder selected") || !strings.Contains(logs.String(), c.wantLog) {
+				t.Errorf("log %s does not say which embedder and why (%q)", logs.String(), c.wantLog)
+			}
+			vs, err := e.Embed(ctx, embed.Query, []string{"woman smiling"})
+			if err != nil || len(vs[0]) != embed.Dimensions {
+				t.Errorf("selected embedder does not work: %v", err)
+			}
+		})
+	}
+}
+
+func TestSelectNilLogger(t *testing.T) {
+	t.Parallel()
+	if _, err := embed.Select(context.Background(), "builtin", "", "", nil); err != nil {
+		t.Fatal(err)
+	}
+}

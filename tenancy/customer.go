@@ -1,0 +1,68 @@
+package tenancy
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"broll/internal/apperr"
+	"broll/internal/database"
+)
+
+// CreateCustomerKey issues a key for one end customer under the calling
+// root key. Its scopes are the requested subset of the customer scopes (all
+// of them by default) and never more than the root holds.
+func (s *Service) CreateCustomerKey(ctx context.Context, root Principal, label string, scopes []string) (IssuedKey, error) {
+	if root.Kind != KindRoot {
+		return IssuedKey{}, apperr.New(apperr.Forbidden, "only a root key can create customer keys")
+	}
+	label, err := NormalizeLabel("customer_label", label, true)
+	if err != nil {
+		return IssuedKey{}, err
+	}
+	granted, err := ParseCustomerScopes(scopes)
+	if err != nil {
+		return IssuedKey{}, err
+	}
+	for _, sc := range granted {
+		if !root.Has(sc) {
+			return IssuedKey{}, apperr.InvalidField("scopes", "the root key does not hold scope %q", sc)
+		}
+	}
+	return insertKey(ctx, s.pool, Key{
+		AccountID: uuid.NullUUID{UUID: root.AccountID, Valid: true},
+		Kind:      KindCustomer,
+		ParentID:  uuid.NullUUID{UUID: root.KeyID, Valid: true},
+		Label:     label,
+		Scopes:    granted,
+	})
+}
+
+// ListCustomerKeys lists the customer keys of a root key, revoked ones too.
+func (s *Service) ListCustomerKeys(ctx context.Context, root Principal) ([]Key, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+keyColumns+` FROM api_keys
+		WHERE account_id = $1 AND parent_id = $2 ORDER BY created_at, id`, root.AccountID, root.KeyID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Key, error) { return scanKey(r) })
+}
+
+// AccountKey returns a key of the account (root or customer), or not_found:
+// another account's key is indistinguishable from an unknown one.
+func (s *Service) AccountKey(ctx context.Context, accountID, id uuid.UUID) (Key, error) {
+	k, err := scanKey(s.pool.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys
+		WHERE id = $1 AND account_id = $2`, id, accountID))
+	return k, database.Interpret(err, "key not found")
+}
+
+// RevokeCustomerKey revokes one customer key of the calling root key.
+// Revoking again is harmless and keeps the first revocation time.
+func (s *Service) RevokeCustomerKey(ctx context.Context, root Principal, id uuid.UUID) (Key, error) {
+	k, err := scanKey(s.pool.QueryRow(ctx, `
+		UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
+		WHERE id = $1 AND account_id = $2 AND parent_id = $3
+		RETURNING `+keyColumns, id, root.AccountID, root.KeyID))
+	return k, database.Interpret(err, "key not found")
+}

@@ -1,0 +1,213 @@
+package tenancy
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/time/rate"
+)
+
+// Decision is the outcome of admitting one request.
+type Decision struct {
+	Revoked    bool
+	Allowed    bool
+	Limit      int
+	Remaining  int
+	RetryAfter time.Duration // until the next request is allowed; 0 when allowed
+	ResetAfter time.Duration // until the allowance is full again
+	// Fallback is true when Redis could not be reached and the decision was
+	// made by the in-process limiter of this node.
+	Fallback bool
+}
+
+// Gate admits requests: in one Redis round trip it checks the revocation
+// markers of the key and its root, runs the GCRA rate limiter (redis_rate)
+// and counts usage. When Redis is unreachable it falls back to an
+// in-process limiter and in-process usage counting, and says so.
+type Gate struct {
+	rdb          *redis.Client
+	prefix       string
+	defaultLimit int
+	logger       *slog.Logger
+	now          func() time.Time
+
+	fallbacks atomic.Int64
+	local     localLimiters
+	usage     *Usage
+}
+
+// NewGate returns a gate with the global per-minute limit.
+func NewGate(rdb *redis.Client, prefix string, perMinute int, usage *Usage, logger *slog.Logger) *Gate {
+	return &Gate{
+		rdb: rdb, prefix: prefix, defaultLimit: perMinute, logger: logger, now: time.Now,
+		local: localLimiters{m: map[uuid.UUID]*rate.Limiter{}}, usage: usage,
+	}
+}
+
+// Fallbacks counts decisions made without Redis since start.
+func (g *Gate) Fallbacks() int64 { return g.fallbacks.Load() }
+
+// LimitFor is the per-minute limit of a principal. Burst equals the limit: a
+// client may spend its whole minute at once, then refills at limit/60 per
+// second (GCRA), as API.md promises.
+func (g *Gate) LimitFor(p Principal) redis_rate.Limit {
+	n := g.defaultLimit
+	if p.RateLimitPerMinute > 0 {
+		n = p.RateLimitPerMinute
+	}
+	return redis_rate.PerMinute(n)
+}
+
+func revokedKey(prefix string, id uuid.UUID) string { return prefix + "revoked:" + id.String() }
+
+// Admit decides one request of p.
+func (g *Gate) Admit(ctx context.Context, p Principal) (Decision, error) {
+	limit := g.LimitFor(p)
+	now := g.now()
+	rr := &roundTrip{client: g.rdb}
+	var revoked *redis.IntCmd
+	rr.extras = func(pipe redis.Pipeliner) {
+		keys := []string{revokedKey(g.prefix, p.KeyID)}
+		if p.RootKeyID != p.KeyID {
+			keys = append(keys, revokedKey(g.prefix, p.RootKeyID))
+		}
+		revoked = pipe.Exists(ctx, keys...)
+		g.usage.count(ctx, pipe, p.KeyID, now)
+	}
+	res, err := redis_rate.NewLimiter(rr).Allow(ctx, "key:"+p.KeyID.String(), limit)
+	if err != nil {
+		return g.admitLocally(p, limit, now, err), nil
+	}
+	d := Decision{
+		Allowed:    res.Allowed > 0,
+		Limit:      limit.Rate,
+		Remaining:  res.Remaining,
+		ResetAfter: res.ResetAfter,
+	}
+	if res.RetryAfter > 0 {
+		d.RetryAfter = res.RetryAfter
+	}
+	if revoked != nil && revoked.Val() > 0 {
+		d.Revoked, d.Allowed = true, false
+	}
+	return d, nil
+}
+
+func (g *Gate) admitLocally(p Principal, limit redis_rate.Limit, now time.Time, cause error) Decision {
+	if g.fallbacks.Add(1)%100 == 1 {
+		g.logger.Warn("redis unreachable: rate limiting with the in-process limiter", "error", cause.Error())
+	}
+	g.usage.countLocally(p.KeyID, now)
+	lim := g.local.get(p.KeyID, limit)
+	r := lim.ReserveN(now, 1)
+	d := Decision{Limit: limit.Rate, Fallback: true}
+	delay := r.DelayFrom(now)
+	if delay > 0 {
+		r.CancelAt(now)
+		d.RetryAfter = delay
+	} else {
+		d.Allowed = true
+	}
+	tokens := lim.TokensAt(now)
+	d.Remaining = int(math.Max(0, math.Floor(tokens)))
+	missing := float64(limit.Burst) - tokens
+	d.ResetAfter = time.Duration(missing / float64(limit.Rate) * float64(limit.Period))
+	return d
+}
+
+// MarkRevoked writes revocation markers so that every node refuses the keys
+// on their next request, whatever their caches hold. Markers outlive every
+// cache entry by far; after they expire the database says the same.
+func (g *Gate) MarkRevoked(ctx context.Context, ids ...uuid.UUID) error {
+	return MarkRevoked(ctx, g.rdb, g.prefix, ids...)
+}
+
+// MarkRevoked is the Gate-free form used by the CLI.
+func MarkRevoked(ctx context.Context, rdb *redis.Client, prefix string, ids ...uuid.UUID) error {
+	pipe := rdb.Pipeline()
+	for _, id := range ids {
+		pipe.Set(ctx, revokedKey(prefix, id), strconv.FormatInt(time.Now().Unix(), 10), 7*24*time.Hour)
+	}
+	_, err := pipe.Exec(ctx)
+	return err
+}
+
+// roundTrip lets redis_rate's limiter script travel in one pipeline with the
+// revocation check and the usage counters: redis_rate calls EvalSha (and
+// Eval only when the script is not loaded yet); the extras ride along the
+// first call only, so nothing is counted twice.
+type roundTrip struct {
+	client *redis.Client
+	extras func(redis.Pipeliner)
+	sent   bool
+}
+
+func (r *roundTrip) withExtras(ctx context.Context, call func(redis.Cmdable) *redis.Cmd) *redis.Cmd {
+	if r.sent || r.extras == nil {
+		return call(r.client)
+	}
+	r.sent = true
+	pipe := r.client.Pipeline()
+	cmd := call(pipe)
+	r.extras(pipe)
+	_, _ = pipe.Exec(ctx) // each command keeps its own error; cmd's is what redis_rate reads
+	return cmd
+}
+
+func (r *roundTrip) Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
+	return r.withExtras(ctx, func(c redis.Cmdable) *redis.Cmd { return c.Eval(ctx, script, keys, args...) })
+}
+
+func (r *roundTrip) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
+	return r.withExtras(ctx, func(c redis.Cmdable) *redis.Cmd { return c.EvalSha(ctx, sha1, keys, args...) })
+}
+
+func (r *roundTrip) EvalRO(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
+	return r.withExtras(ctx, func(c redis.Cmdable) *redis.Cmd { return c.EvalRO(ctx, script, keys, args...) })
+}
+
+func (r *roundTrip) EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
+	return r.withExtras(ctx, func(c redis.Cmdable) *redis.Cmd { return c.EvalShaRO(ctx, sha1, keys, args...) })
+}
+
+func (r *roundTrip) ScriptExists(ctx context.Context, hashes ...string) *redis.BoolSliceCmd {
+	return r.client.ScriptExists(ctx, hashes...)
+}
+
+func (r *roundTrip) ScriptLoad(ctx context.Context, script string) *redis.StringCmd {
+	return r.client.ScriptLoad(ctx, script)
+}
+
+func (r *roundTrip) Del(ctx context.Context, keys ...string) *redis.IntCmd {
+	return r.client.Del(ctx, keys...)
+}
+
+// localLimiters are this node's stand-in while Redis is unreachable: the
+// same limit and burst, per key, but per node.
+type localLimiters struct {
+	mu sync.Mutex
+	m  map[uuid.UUID]*rate.Limiter
+}
+
+func (l *localLimiters) get(id uuid.UUID, limit redis_rate.Limit) *rate.Limiter {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	every := rate.Limit(float64(limit.Rate) / limit.Period.Seconds())
+	lim, ok := l.m[id]
+	if !ok || lim.Burst() != limit.Burst || lim.Limit() != every {
+		if len(l.m) > 100_000 {
+			clear(l.m)
+		}
+		lim = rate.NewLimiter(every, limit.Burst)
+		l.m[id] = lim
+	}
+	return lim
+}
