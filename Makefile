@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
 
-.PHONY: run test build stack-up stack-down stack-status vet fmt-check bench clean
+.PHONY: run test build stack-up stack-down stack-status vet fmt-check bench-edge clean
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -34,3 +34,6 @@ test: stack-up fmt-check vet
 
 clean:
 	rm -rf bin
+
+bench-edge: stack-up
+	set -a && . .stack/env && set +a && $(GO) run ./deploy/bench/edge -duration 5s -conns 64

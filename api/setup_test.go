@@ -69,7 +69,8 @@ func setup(t *testing.T, o envOpts) *testEnv {
 		o.nodes = 1
 	}
 	cfg, err := config.Load(func(k string) string {
-		return map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_MEDIA_DIR": t.TempDir()}[k]
+		return map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_MEDIA_DIR": t.TempDir(),
+			"BROLL_SIGNING_KEY": "test-signing-key-0123456789abcdef0123", "BROLL_PUBLIC_URL": "http://api.test"}[k]
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +92,7 @@ func setup(t *testing.T, o envOpts) *testEnv {
 		gate := tenancy.NewGate(rdb, cfg.RedisPrefix, cfg.RateLimitPerMinute, usage, logger)
 		app := New(Deps{
 			Config: cfg, Logger: logger, Pool: pool, Redis: rdb,
-			Tenancy: tenancy.New(pool), Catalog: catalog.New(pool, media, nil), Billing: billing.New(pool),
+			Tenancy: tenancy.New(pool), Catalog: catalog.New(pool, media, nil), Billing: billing.New(pool, billing.NewSigner(cfg.BaseURL(), cfg.SigningKey.Reveal(), "", cfg.DownloadURLTTL, nil)),
 			Auth: tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL), Gate: gate, Usage: usage,
 		})
 		env.nodes = append(env.nodes, &testNode{app: app, gate: gate})

@@ -15,11 +15,13 @@ import (
 
 // Service is the billing store.
 type Service struct {
-	pool *pgxpool.Pool
+	pool  *pgxpool.Pool
+	links *Signer
 }
 
-// New returns the billing service over pool.
-func New(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
+// New returns the billing service over pool; links signs download links
+// (nil where no links are handed out, as in the operator CLI).
+func New(pool *pgxpool.Pool, links *Signer) *Service { return &Service{pool: pool, links: links} }
 
 // OpenedAccount is a new account with its first root key.
 type OpenedAccount struct {

@@ -40,7 +40,7 @@ func NewAccount(t testing.TB, pool *pgxpool.Pool, opts AccountOpts) Account {
 		opts.Name = "Test Platform"
 	}
 	source := fmt.Sprintf("t%d-%d", time.Now().UnixNano()%1e12, seq.Add(1))
-	opened, err := billing.New(pool).OpenAccount(context.Background(), opts.Name, source, opts.Credits)
+	opened, err := billing.New(pool, nil).OpenAccount(context.Background(), opts.Name, source, opts.Credits)
 	if err != nil {
 		t.Fatalf("open account: %v", err)
 	}
@@ -61,4 +61,31 @@ func (a Account) CustomerKey(t testing.TB, pool *pgxpool.Pool, label string, sco
 		t.Fatalf("create customer key: %v", err)
 	}
 	return k
+}
+
+// Videos inserts n live clips of a tier straight into the catalog table and
+// returns their ids.
+func Videos(t testing.TB, pool *pgxpool.Pool, n int, tier string) []uuid.UUID {
+	t.Helper()
+	ids := make([]uuid.UUID, n)
+	for i := range ids {
+		ids[i] = uuid.New()
+	}
+	_, err := pool.Exec(context.Background(), `
+		INSERT INTO videos (id, title, emotion, gender, difficulty, media_key)
+		SELECT id, 'Test clip ' || id, 'happy', 'female', $2, 'clips/' || id || '/full.avi'
+		FROM unnest($1::uuid[]) AS id`, ids, tier)
+	if err != nil {
+		t.Fatalf("insert videos: %v", err)
+	}
+	return ids
+}
+
+// Principal is the principal of an issued key, as the authenticator builds it.
+func Principal(a Account, k tenancy.IssuedKey) tenancy.Principal {
+	root := k.ID
+	if k.ParentID.Valid {
+		root = k.ParentID.UUID
+	}
+	return tenancy.Principal{KeyID: k.ID, AccountID: a.ID, RootKeyID: root, Kind: k.Kind, Label: k.Label, Scopes: k.Scopes}
 }

@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
@@ -25,6 +28,10 @@ import (
 )
 
 func main() {
+	// -healthcheck lets a container probe the node without curl in the image.
+	if len(os.Args) == 2 && os.Args[1] == "-healthcheck" {
+		os.Exit(healthcheck(os.Getenv))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Getenv, os.Stderr, nil); err != nil {
@@ -39,6 +46,9 @@ func main() {
 func run(ctx context.Context, getenv func(string) string, logOut io.Writer, ready chan<- string) error {
 	cfg, err := config.Load(getenv)
 	if err != nil {
+		return err
+	}
+	if err := cfg.RequireSigningKey(); err != nil {
 		return err
 	}
 	logger := logging.New(logOut, cfg.LogLevel)
@@ -70,7 +80,8 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 		Redis:   rdb,
 		Tenancy: tenancy.New(pool),
 		Catalog: catalog.New(pool, media, catalog.NewAsynqQueue(queueClient)),
-		Billing: billing.New(pool),
+		Billing: billing.New(pool, billing.NewSigner(cfg.BaseURL(), cfg.SigningKey.Reveal(),
+			cfg.SigningKeyPrevious.Reveal(), cfg.DownloadURLTTL, nil)),
 		Auth:    tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL),
 		Gate:    tenancy.NewGate(rdb, cfg.RedisPrefix, cfg.RateLimitPerMinute, usage, logger),
 		Usage:   usage,
@@ -112,3 +123,23 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	return nil
 }
 
+
+func healthcheck(getenv func(string) string) int {
+	addr := getenv("BROLL_HTTP_ADDR")
+	if addr == "" {
+		addr = ":8080"
+	}
+	if strings.HasPrefix(addr, ":") {
+		addr = "127.0.0.1" + addr
+	}
+	client := &http.Client{Timeout: 2 * time.Second}
+	res, err := client.Get("http://" + addr + "/healthz")
+	if err != nil {
+		return 1
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return 1
+	}
+	return 0
+}

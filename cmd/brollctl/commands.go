@@ -62,7 +62,7 @@ func (c *cli) open(ctx context.Context) (*env, func(), error) {
 	e := &env{
 		cfg: cfg, pool: pool, rdb: rdb,
 		tenancy: tenancy.New(pool),
-		billing: billing.New(pool),
+		billing: billing.New(pool, nil),
 		catalog: catalog.New(pool, media, queue),
 	}
 	return e, func() { pool.Close(); _ = rdb.Close() }, nil

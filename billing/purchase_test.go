@@ -1,0 +1,217 @@
+package billing_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"broll/billing"
+	"broll/billing/billingtest"
+	"broll/internal/apperr"
+	"broll/internal/money"
+	"broll/internal/testkit"
+	"broll/tenancy"
+)
+
+func newService(pool *pgxpool.Pool) *billing.Service {
+	return billing.New(pool, billing.NewSigner("http://api.test", "0123456789abcdef0123456789abcdef", "", time.Hour, nil))
+}
+
+// checkInvariants: the balance is never negative and equals the ledger.
+func checkInvariants(t *testing.T, pool *pgxpool.Pool, account uuid.UUID) money.Cents {
+	t.Helper()
+	var balance, ledger int64
+	err := pool.QueryRow(context.Background(), `
+		SELECT a.balance_cents, (SELECT coalesce(sum(amount_cents), 0) FROM ledger l WHERE l.account_id = a.id)
+		FROM accounts a WHERE a.id = $1`, account).Scan(&balance, &ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if balance < 0 || balance != ledger {
+		t.Fatalf("invariant broken: balance %d, ledger sum %d", balance, ledger)
+	}
+	return money.Cents(balance)
+}
+
+func code(err error) apperr.Code {
+	if err == nil {
+		return ""
+	}
+	return apperr.CodeOf(err)
+}
+
+func TestPurchaseRules(t *testing.T) {
+	t.Parallel()
+	pool, _ := testkit.NewPool(t)
+	ctx := context.Background()
+	svc := newService(pool)
+	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 10000})
+	alice := billingtest.Principal(acct, acct.CustomerKey(t, pool, "alice"))
+	bob := billingtest.Principal(acct, acct.CustomerKey(t, pool, "bob"))
+	easy := billingtest.Videos(t, pool, 3, "easy")
+	hard := billingtest.Videos(t, pool, 1, "hard")
+
+	// Dry run quotes without charging.
+	q, err := svc.Purchase(ctx, alice, billing.PurchaseRequest{VideoIDs: []uuid.UUID{easy[0], hard[0]}, DryRun: true})
+	if err != nil || q.TotalCharged != 3000 || !q.DryRun || q.Balance != 10000 {
+		t.Fatalf("dry run: %+v %v", q, err)
+	}
+	// Wrong expected total: 409, nothing charged.
+	wrong := money.Cents(2999)
+	_, err = svc.Purchase(ctx, alice, billing.PurchaseRequest{VideoIDs: []uuid.UUID{easy[0], hard[0]}, ExpectedTotal: &wrong})
+	if code(err) != apperr.PriceChanged {
+		t.Fatalf("expected_total mismatch: %v", err)
+	}
+	right := money.Cents(3000)
+	r, err := svc.Purchase(ctx, alice, billing.PurchaseRequest{VideoIDs: []uuid.UUID{easy[0], hard[0], easy[0]}, ExpectedTotal: &right})
+	if err != nil || r.TotalCharged != 3000 || r.Balance != 7000 || len(r.Purchases) != 2 {
+		t.Fatalf("purchase: %+v %v", r, err)
+	}
+	if r.Purchases[0].VideoID != easy[0] || r.Purchases[0].PricePaid != 500 || r.Purchases[0].Download.URL == "" || r.Purchases[0].AlreadyOwned {
+		t.Fatalf("purchase line: %+v", r.Purchases[0])
+	}
+
+	// Repeat: same purchase, fresh link, no charge.
+	again, err := svc.Purchase(ctx, alice, billing.PurchaseRequest{VideoIDs: []uuid.UUID{easy[0]}})
+	if err != nil || again.TotalCharged != 0 || again.Balance != 7000 || !again.Purchases[0].AlreadyOwned ||
+		again.Purchases[0].PurchaseID != r.Purchases[0].PurchaseID {
+		t.Fatalf("repeat: %+v %v", again, err)
+	}
+	// Another key of the same account pays again.
+	other, err := svc.Purchase(ctx, bob, billing.PurchaseRequest{VideoIDs: []uuid.UUID{easy[0]}})
+	if err != nil || other.TotalCharged != 500 || other.Balance != 6500 || other.Purchases[0].PurchaseID == r.Purchases[0].PurchaseID {
+		t.Fatalf("other key: %+v %v", other, err)
+	}
+	// Price changes never alter past purchases.
+	if _, err := pool.Exec(ctx, `UPDATE tiers SET price_cents = 900 WHERE name = 'easy'`); err != nil {
+		t.Fatal(err)
+	}
+	again, _ = svc.Purchase(ctx, alice, billing.PurchaseRequest{VideoIDs: []uuid.UUID{easy[0]}})
+	if again.Purchases[0].PricePaid != 500 {
+		t.Fatalf("past price changed: %+v", again.Purchases[0])
+	}
+
+	// Unknown ids: 404 naming them, nothing charged even for the known ones.
+	unknown := uuid.New()
+	_, err = svc.Purchase(ctx, alice, billing.PurchaseRequest{VideoIDs: []uuid.UUID{easy[1], unknown}})
+	ae, _ := apperr.As(err)
+	if code(err) != apperr.NotFound || ae.Fields["unknown_video_ids"].([]string)[0] != unknown.String() {
+		t.Fatalf("unknown id: %v", err)
+	}
+	// Bad sizes.
+	if _, err := svc.Purchase(ctx, alice, billing.PurchaseRequest{}); code(err) != apperr.Invalid {
+		t.Fatalf("empty: %v", err)
+	}
+	many := make([]uuid.UUID, 51)
+	for i := range many {
+		many[i] = uuid.New()
+	}
+	if _, err := svc.Purchase(ctx, alice, billing.PurchaseRequest{VideoIDs: many}); code(err) != apperr.Invalid {
+		t.Fatalf("51 ids: %v", err)
+	}
+	// Insufficient credits: 402 with required/available, all or nothing.
+	if _, err := pool.Exec(ctx, `UPDATE tiers SET price_cents = 600000 WHERE name = 'hard'`); err != nil {
+		t.Fatal(err)
+	}
+	more := billingtest.Videos(t, pool, 1, "hard")
+	_, err = svc.Purchase(ctx, alice, billing.PurchaseRequest{VideoIDs: []uuid.UUID{easy[2], more[0]}})
+	ae, _ = apperr.As(err)
+	if code(err) != apperr.InsufficientCredits || ae.Fields["required"] != money.Cents(600900) || ae.Fields["available"] != money.Cents(6500) {
+		t.Fatalf("402: %v %+v", err, ae)
+	}
+	var n int
+	_ = pool.QueryRow(ctx, `SELECT count(*) FROM purchases WHERE video_id = $1`, easy[2]).Scan(&n)
+	if n != 0 {
+		t.Fatal("a refused purchase left a row")
+	}
+	if checkInvariants(t, pool, acct.ID) != 6500 {
+		t.Fatal("balance changed by refused purchases")
+	}
+}
+
+// TestSharedPoolUnderConcurrency: 200 concurrent purchases from 20 customer
+// keys of one account whose pool pays for exactly 37 of them.
+func TestSharedPoolUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	pool, _ := testkit.NewPool(t)
+	ctx := context.Background()
+	svc := newService(pool)
+	const affordable = 37
+	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: affordable * 500})
+	var keys []tenancy.Principal
+	for i := 0; i < 20; i++ {
+		keys = append(keys, billingtest.Principal(acct, acct.CustomerKey(t, pool, "k")))
+	}
+	videos := billingtest.Videos(t, pool, 10, "easy")
+
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok, refused := 0, 0
+	for i := 0; i < 200; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := svc.Purchase(ctx, keys[i%20], billing.PurchaseRequest{VideoIDs: []uuid.UUID{videos[i/20]}})
+			mu.Lock()
+			defer mu.Unlock()
+			switch code(err) {
+			case "":
+				ok++
+			case apperr.InsufficientCredits:
+				refused++
+			default:
+				t.Errorf("purchase %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if ok != affordable || refused != 200-affordable {
+		t.Fatalf("%d succeeded, %d refused; want %d and %d", ok, refused, affordable, 200-affordable)
+	}
+	if b := checkInvariants(t, pool, acct.ID); b != 0 {
+		t.Fatalf("balance %s, want 0", b)
+	}
+}
+
+
+// TestSameKeySameVideoConcurrently: 50 parallel purchases of one video by
+// one key are charged once and all return the same purchase.
+func TestSameKeySameVideoConcurrently(t *testing.T) {
+	t.Parallel()
+	pool, _ := testkit.NewPool(t)
+	ctx := context.Background()
+	svc := newService(pool)
+	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100000})
+	key := billingtest.Principal(acct, acct.CustomerKey(t, pool, "k"))
+	video := billingtest.Videos(t, pool, 1, "hard")[0]
+	var wg sync.WaitGroup
+	ids := make(chan uuid.UUID, 50)
+	for i := 0; i < 50; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := svc.Purchase(ctx, key, billing.PurchaseRequest{VideoIDs: []uuid.UUID{video}})
+			if err != nil {
+				t.Errorf("purchase: %v", err)
+				return
+			}
+			ids <- r.Purchases[0].PurchaseID
+		}()
+	}
+	wg.Wait()
+	close(ids)
+	seen := map[uuid.UUID]bool{}
+	for id := range ids {
+		seen[id] = true
+	}
+	if len(seen) != 1 {
+		t.Fatalf("%d distinct purchases", len(seen))
+	}
+	if b := checkInvariants(t, pool, acct.ID); b != 100000-2500 {
+		t.Fatalf("balance %s, want charged once", b)
+	}
+}

@@ -1,0 +1,233 @@
+// Command edge measures the cost of the API edge: requests per second of an
+// authenticated, rate-limited v1 endpoint (key lookup, revocation markers,
+// GCRA limiter and usage counters in Redis, the handler's Postgres query)
+// next to a bare fiber handler returning the same body, in one run, on the
+// same machine, with the same load generator.
+//
+//	make bench-edge   (or: go run ./deploy/bench/edge -duration 5s -conns 64)
+//
+// It needs the local stack (DATABASE_URL, REDIS_URL) and works in a database
+// of its own, created and dropped here.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
+
+	"broll/api"
+	"broll/billing"
+	"broll/catalog"
+	"broll/internal/config"
+	"broll/internal/database"
+	"broll/internal/money"
+	"broll/tenancy"
+)
+
+func main() {
+	duration := flag.Duration("duration", 5*time.Second, "how long each target is loaded")
+	conns := flag.Int("conns", 64, "concurrent client connections")
+	flag.Parse()
+	if err := run(*duration, *conns); err != nil {
+		fmt.Fprintln(os.Stderr, "edge:", err)
+		os.Exit(1)
+	}
+}
+
+func run(duration time.Duration, conns int) error {
+	ctx := context.Background()
+	admin, redisURL := os.Getenv("DATABASE_URL"), os.Getenv("REDIS_URL")
+	if admin == "" || redisURL == "" {
+		return fmt.Errorf("DATABASE_URL and REDIS_URL must be set (source .stack/env)")
+	}
+	dbURL, drop, err := scratchDatabase(ctx, admin)
+	if err != nil {
+		return err
+	}
+	defer drop()
+	if _, err := database.Migrate(ctx, dbURL, slog.New(slog.DiscardHandler)); err != nil {
+		return err
+	}
+	pool, err := database.Open(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	ropts, err := redis.ParseURL(redisURL)
+	if err != nil {
+		return err
+	}
+	ropts.PoolSize = conns * 2
+	rdb := redis.NewClient(ropts)
+	defer rdb.Close()
+
+	cfg, err := config.Load(func(k string) string {
+		return map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": redisURL}[k]
+	})
+	if err != nil {
+		return err
+	}
+	cfg.RedisPrefix = fmt.Sprintf("bench%d:", time.Now().UnixNano())
+	// A limit no client reaches: every request runs the limiter, none is refused.
+	cfg.RateLimitPerMinute = 1_000_000
+
+	opened, err := billing.New(pool, nil).OpenAccount(ctx, "Bench", "bench", money.Cents(100))
+	if err != nil {
+		return err
+	}
+	if _, err := pool.Exec(ctx, `UPDATE api_keys SET rate_limit_per_minute = 100000000`); err != nil {
+		return err
+	}
+	logger := slog.New(slog.DiscardHandler)
+	media, err := catalog.NewLocalMedia(os.TempDir())
+	if err != nil {
+		return err
+	}
+	usage := tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
+	app := api.New(api.Deps{
+		Config: cfg, Logger: logger, Pool: pool, Redis: rdb,
+		Tenancy: tenancy.New(pool), Catalog: catalog.New(pool, media, nil), Billing: billing.New(pool, nil),
+		Auth: tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL),
+		Gate: tenancy.NewGate(rdb, cfg.RedisPrefix, cfg.RateLimitPerMinute, usage, logger), Usage: usage,
+	})
+	body := []byte(`{"currency":"USD","tiers":[{"name":"easy","price":5.00,"currency":"USD"},{"name":"medium","price":10.00,"currency":"USD"},{"name":"hard","price":25.00,"currency":"USD"}]}`)
+	bare := fiber.New(fiber.Config{DisableStartupMessage: true})
+	bare.Get("/api/v1/pricing", func(c *fiber.Ctx) error {
+		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+		return c.Send(body)
+	})
+
+	bareAddr, stopBare, err := serve(bare)
+	if err != nil {
+		return err
+	}
+	defer stopBare()
+	authAddr, stopAuth, err := serve(app)
+	if err != nil {
+		return err
+	}
+	defer stopAuth()
+
+	fmt.Printf("edge benchmark: %d connections, %s per target, GOMAXPROCS=%d\n", conns, duration, runtimeProcs())
+	bareRes := load("http://"+bareAddr+"/api/v1/pricing", "", conns, duration)
+	authRes := load("http://"+authAddr+"/api/v1/pricing", opened.RootKey.Secret, conns, duration)
+	report("bare fiber handler", bareRes)
+	report("authenticated + rate-limited GET /api/v1/pricing", authRes)
+	fmt.Printf("ratio authenticated/bare: %.1f%%\n", 100*authRes.rps()/bareRes.rps())
+	if err := usage.Flush(ctx); err != nil {
+		return err
+	}
+	var counted int64
+	if err := pool.QueryRow(ctx, `SELECT total_requests FROM api_keys WHERE id = $1`, opened.RootKey.ID).Scan(&counted); err != nil {
+		return err
+	}
+	fmt.Printf("usage counter after the run: %d (requests sent: %d)\n", counted, authRes.ok+authRes.failed)
+	return nil
+}
+
+func runtimeProcs() int { return numProcs() }
+
+type result struct {
+	ok, failed int64
+	elapsed    time.Duration
+	latencies  []time.Duration
+}
+
+func (r result) rps() float64 { return float64(r.ok) / r.elapsed.Seconds() }
+
+func (r result) pct(p float64) time.Duration {
+	if len(r.latencies) == 0 {
+		return 0
+	}
+	return r.latencies[int(float64(len(r.latencies)-1)*p)]
+}
+
+func report(name string, r result) {
+	fmt.Printf("%-50s %9.0f req/s  p50 %6.2f ms  p99 %6.2f ms  (%d ok, %d failed)\n", name, r.rps(),
+		float64(r.pct(0.50).Microseconds())/1000, float64(r.pct(0.99).Microseconds())/1000, r.ok, r.failed)
+}
+
+func load(url, key string, conns int, d time.Duration) result {
+	tr := &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns}
+	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	defer tr.CloseIdleConnections()
+	var ok, failed atomic.Int64
+	var mu sync.Mutex
+	var lat []time.Duration
+	deadline := time.Now().Add(d)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := 0; i < conns; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			local := make([]time.Duration, 0, 4096)
+			for time.Now().Before(deadline) {
+				req, _ := http.NewRequest("GET", url, nil)
+				if key != "" {
+					req.Header.Set("Authorization", "Bearer "+key)
+				}
+				t0 := time.Now()
+				res, err := client.Do(req)
+				if err != nil {
+					failed.Add(1)
+					continue
+				}
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if res.StatusCode == 200 {
+					ok.Add(1)
+					local = append(local, time.Since(t0))
+				} else {
+					failed.Add(1)
+				}
+			}
+			mu.Lock()
+			lat = append(lat, local...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	return result{ok: ok.Load(), failed: failed.Load(), elapsed: time.Since(start), latencies: lat}
+}
+
+func serve(app *fiber.App) (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	go func() { _ = app.Listener(ln) }()
+	return ln.Addr().String(), func() { _ = app.Shutdown() }, nil
+}
+
+func scratchDatabase(ctx context.Context, admin string) (string, func(), error) {
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		return "", nil, err
+	}
+	name := fmt.Sprintf("broll_bench_%d", time.Now().UnixNano()%1e9)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		conn.Close(ctx)
+		return "", nil, err
+	}
+	cfg := conn.Config()
+	url := fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name)
+	return url, func() {
+		_, _ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+		conn.Close(context.Background())
+	}, nil
+}
