@@ -29,6 +29,7 @@ type Deps struct {
 	Auth    *tenancy.Authenticator
 	Gate    *tenancy.Gate
 	Usage   *tenancy.Usage
+	Media   catalog.MediaStore
 	// Now is the clock; tests inject one. Defaults to time.Now.
 	Now func() time.Time
 }
@@ -58,14 +59,20 @@ func New(d Deps) *fiber.App {
 	s := &server{
 		logger: d.Logger, now: d.Now,
 		tenancy: d.Tenancy, catalog: d.Catalog, billing: d.Billing,
-		auth: d.Auth, gate: d.Gate, usage: d.Usage,
+		auth: d.Auth, gate: d.Gate, usage: d.Usage, media: d.Media,
 	}
+	// Signed links need no bearer key: registered before the v1 group's
+	// authentication so that they never reach it.
+	app.Get(billing.DownloadPath+":purchase_id", s.download)
+
 	v1 := app.Group("/api/v1", s.authenticate)
 	keys := v1.Group("/keys", requireScope(tenancy.ScopeKeysManage))
 	keys.Post("", s.createKey)
 	keys.Get("", s.listKeys)
 	keys.Delete("", s.revokeKey)
 	v1.Get("/pricing", requireScope(tenancy.ScopePricingRead), s.pricing)
+	v1.Get("/balance", requireScope(tenancy.ScopeBrollBilling), s.balance)
+	v1.Post("/broll/purchase", requireScope(tenancy.ScopeBrollPurchase), s.purchase)
 
 	// Everything else is an unknown route: 404 problem+json.
 	app.Use(func(c *fiber.Ctx) error { return apperr.NotFoundf("no such route: %s %s", c.Method(), c.Path()) })
@@ -82,6 +89,7 @@ type server struct {
 	auth    *tenancy.Authenticator
 	gate    *tenancy.Gate
 	usage   *tenancy.Usage
+	media   catalog.MediaStore
 }
 
 type health struct {

@@ -31,6 +31,8 @@ func statusOf(code apperr.Code) int {
 		return http.StatusRequestEntityTooLarge
 	case apperr.RateLimited:
 		return http.StatusTooManyRequests
+	case apperr.RangeUnsatisfiable:
+		return http.StatusRequestedRangeNotSatisfiable
 	case apperr.Unavailable:
 		return http.StatusServiceUnavailable
 	default:
@@ -51,6 +53,7 @@ var titles = map[apperr.Code]string{
 	apperr.Sunset:              "Sunset",
 	apperr.PayloadTooLarge:     "Payload too large",
 	apperr.RateLimited:         "Rate limited",
+	apperr.RangeUnsatisfiable:  "Range not satisfiable",
 	apperr.Internal:            "Internal error",
 	apperr.Unavailable:         "Service unavailable",
 }

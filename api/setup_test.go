@@ -45,6 +45,7 @@ type testEnv struct {
 	rdb   *redis.Client
 	cfg   config.Config
 	logs  *syncBuffer
+	media *catalog.LocalMedia
 	nodes []*testNode
 }
 
@@ -81,11 +82,11 @@ func setup(t *testing.T, o envOpts) *testEnv {
 	if o.rdb != nil {
 		rdb = o.rdb
 	}
-	env := &testEnv{pool: pool, rdb: rdb, cfg: cfg, logs: &syncBuffer{}}
 	media, err := catalog.NewLocalMedia(cfg.MediaDir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	env := &testEnv{pool: pool, rdb: rdb, cfg: cfg, logs: &syncBuffer{}, media: media}
 	for i := 0; i < o.nodes; i++ {
 		logger := logging.New(env.logs, "debug")
 		usage := tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
@@ -93,7 +94,7 @@ func setup(t *testing.T, o envOpts) *testEnv {
 		app := New(Deps{
 			Config: cfg, Logger: logger, Pool: pool, Redis: rdb,
 			Tenancy: tenancy.New(pool), Catalog: catalog.New(pool, media, nil), Billing: billing.New(pool, billing.NewSigner(cfg.BaseURL(), cfg.SigningKey.Reveal(), "", cfg.DownloadURLTTL, nil)),
-			Auth: tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL), Gate: gate, Usage: usage,
+			Auth: tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL), Gate: gate, Usage: usage, Media: media,
 		})
 		env.nodes = append(env.nodes, &testNode{app: app, gate: gate})
 	}
@@ -164,4 +165,3 @@ func checkProblem(t *testing.T, what string, r response) {
 		}
 	}
 }
-

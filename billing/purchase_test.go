@@ -177,7 +177,6 @@ func TestSharedPoolUnderConcurrency(t *testing.T) {
 	}
 }
 
-
 // TestSameKeySameVideoConcurrently: 50 parallel purchases of one video by
 // one key are charged once and all return the same purchase.
 func TestSameKeySameVideoConcurrently(t *testing.T) {

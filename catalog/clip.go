@@ -205,7 +205,9 @@ func (v *validator) check(line int, in ClipInput) (clip, []LineError) {
 		bad("difficulty", "%q is not a tier (one of %s)", in.Difficulty, strings.Join(v.tierNames(), ", "))
 	}
 
-	if m := in.Model; m != nil {
+	if in.Model != nil {
+		m := *in.Model // the caller's value stays as given
+		in.Model = &m
 		m.ID, m.Name = strings.TrimSpace(m.ID), strings.TrimSpace(m.Name)
 		if n := utf8.RuneCountInString(m.ID); n == 0 || n > maxModelIDChars {
 			bad("model.id", "is required and at most %d characters", maxModelIDChars)

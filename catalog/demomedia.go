@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	"image/color/palette"
 	"image/draw"
 	"image/gif"
 	"image/jpeg"
@@ -14,6 +13,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 )
 
@@ -105,7 +105,8 @@ func writeDemoMedia(dir string) (map[string][]demoFiles, error) {
 func writeDemoVariant(v demoVariant, files demoFiles) error {
 	var thumb, preview, full bytes.Buffer
 	w, h := demoSize(v.orientation, "thumbnail")
-	if err := jpeg.Encode(&thumb, drawDemoFrame(v, w, h, 0.35), &jpeg.Options{Quality: 80}); err != nil {
+	thumbImg := drawDemoFrame(v, demoBackground(v, w, h), 0.35)
+	if err := jpeg.Encode(&thumb, thumbImg, &jpeg.Options{Quality: 80}); err != nil {
 		return err
 	}
 	if err := encodeDemoGIF(&preview, v); err != nil {
@@ -124,25 +125,50 @@ func writeDemoVariant(v demoVariant, files demoFiles) error {
 
 func encodeDemoGIF(w io.Writer, v demoVariant) error {
 	width, height := demoSize(v.orientation, "preview")
+	pal := colorCube()
+	bg := demoBackground(v, width, height)
 	anim := &gif.GIF{LoopCount: 0}
 	for i := range demoGIFFrames {
-		frame := drawDemoFrame(v, width, height, float64(i)/demoGIFFrames)
-		p := image.NewPaletted(frame.Bounds(), palette.Plan9)
-		// Nearest colour without dithering: banding is fine for a
-		// preview and keeps the LZW stream, and the file, small.
-		draw.Draw(p, p.Bounds(), frame, image.Point{}, draw.Src)
-		anim.Image = append(anim.Image, p)
+		frame := drawDemoFrame(v, bg, float64(i)/demoGIFFrames)
+		anim.Image = append(anim.Image, toColorCube(frame, pal))
 		anim.Delay = append(anim.Delay, demoGIFDelay)
 	}
 	return gif.EncodeAll(w, anim)
 }
 
+// colorCube is a 6x6x6 palette, index r*36 + g*6 + b. Mapping a pixel onto
+// it is arithmetic, where a search of a general palette per pixel would
+// make the preview the slowest part of seeding.
+func colorCube() color.Palette {
+	p := make(color.Palette, 0, 216)
+	for r := range 6 {
+		for g := range 6 {
+			for b := range 6 {
+				p = append(p, color.RGBA{uint8(r * 51), uint8(g * 51), uint8(b * 51), 255})
+			}
+		}
+	}
+	return p
+}
+
+// toColorCube maps to the nearest cube colour without dithering: banding
+// is fine for a preview and keeps the LZW stream, and the file, small.
+func toColorCube(img *image.RGBA, pal color.Palette) *image.Paletted {
+	p := image.NewPaletted(img.Bounds(), pal)
+	q := func(v uint8) int { return (int(v) + 25) / 51 }
+	for i := 0; i < len(img.Pix); i += 4 {
+		p.Pix[i/4] = uint8(q(img.Pix[i])*36 + q(img.Pix[i+1])*6 + q(img.Pix[i+2]))
+	}
+	return p
+}
+
 func encodeDemoAVI(w io.Writer, v demoVariant) error {
 	width, height := demoSize(v.orientation, "full")
+	bg := demoBackground(v, width, height)
 	frames := make([][]byte, demoAVIFrames)
 	for i := range frames {
 		var b bytes.Buffer
-		img := drawDemoFrame(v, width, height, float64(i)/demoAVIFrames)
+		img := drawDemoFrame(v, bg, float64(i)/demoAVIFrames)
 		if err := jpeg.Encode(&b, img, &jpeg.Options{Quality: 70}); err != nil {
 			return err
 		}
@@ -151,20 +177,28 @@ func encodeDemoAVI(w io.Writer, v demoVariant) error {
 	return writeMJPEGAVI(w, width, height, demoAVIFPS, frames)
 }
 
-// drawDemoFrame draws the variant at time t in [0, 1): a diagonal gradient
-// whose hue drifts with t, a shape crossing the frame and a progress bar.
-func drawDemoFrame(v demoVariant, w, h int, t float64) *image.RGBA {
+// demoBackground draws the variant's diagonal gradient once per size;
+// every frame starts from a copy of it.
+func demoBackground(v demoVariant, w, h int) *image.RGBA {
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	from := hsv(v.hue+20*t, 0.65, 0.95)
-	to := hsv(v.hue+70+20*t, 0.8, 0.45)
+	from := hsv(v.hue, 0.65, 0.95)
+	to := hsv(v.hue+70, 0.8, 0.45)
 	for y := range h {
+		row := img.Pix[y*img.Stride:]
 		for x := range w {
 			f := (float64(x)/float64(w) + float64(y)/float64(h)) / 2
-			img.SetRGBA(x, y, color.RGBA{
-				R: lerp8(from.R, to.R, f), G: lerp8(from.G, to.G, f), B: lerp8(from.B, to.B, f), A: 255,
-			})
+			px := row[4*x : 4*x+4]
+			px[0], px[1], px[2], px[3] = lerp8(from.R, to.R, f), lerp8(from.G, to.G, f), lerp8(from.B, to.B, f), 255
 		}
 	}
+	return img
+}
+
+// drawDemoFrame draws the variant at time t in [0, 1) over its background:
+// a shape crossing the frame on a wave, and a progress bar along the bottom.
+func drawDemoFrame(v demoVariant, bg *image.RGBA, t float64) *image.RGBA {
+	img := &image.RGBA{Pix: slices.Clone(bg.Pix), Stride: bg.Stride, Rect: bg.Rect}
+	w, h := bg.Rect.Dx(), bg.Rect.Dy()
 	size := float64(min(w, h)) / 5
 	cx := float64(w) * (0.2 + 0.6*t)
 	cy := float64(h)/2 + math.Sin(t*2*math.Pi)*float64(h)/6

@@ -36,13 +36,19 @@ type ImportError struct {
 // errorsShown bounds the summary; the full list is in Lines.
 const errorsShown = 5
 
-func (e *ImportError) Error() string {
+// BadLines counts the lines at fault; Lines has one entry per problem, so
+// a line with several problems appears in it several times.
+func (e *ImportError) BadLines() int {
 	bad := map[int]bool{}
 	for _, l := range e.Lines {
 		bad[l.Line] = true
 	}
+	return len(bad)
+}
+
+func (e *ImportError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "import rejected, nothing was imported: %d invalid line(s)", len(bad))
+	fmt.Fprintf(&b, "import rejected, nothing was imported: %d invalid line(s)", e.BadLines())
 	for i, l := range e.Lines {
 		if i == errorsShown {
 			fmt.Fprintf(&b, "; and %d more problem(s)", len(e.Lines)-errorsShown)

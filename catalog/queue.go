@@ -34,29 +34,71 @@ type EmbedQueue interface {
 // AsynqQueue enqueues one task per clip, unique per clip id so that a clip
 // changed twice before the worker gets to it is embedded once.
 type AsynqQueue struct {
-	client *asynq.Client
+	client    *asynq.Client
+	inspector *asynq.Inspector
 }
 
-// NewAsynqQueue returns a queue over an asynq client.
-func NewAsynqQueue(client *asynq.Client) *AsynqQueue { return &AsynqQueue{client: client} }
+// NewAsynqQueue returns a queue over an asynq client. The inspector clears a
+// clip's finished or archived task so that the clip can be queued again
+// (asynq refuses a task id while the old task is still kept).
+func NewAsynqQueue(client *asynq.Client, inspector *asynq.Inspector) *AsynqQueue {
+	return &AsynqQueue{client: client, inspector: inspector}
+}
 
 // NewEmbedTask builds the task for one clip.
 func NewEmbedTask(id uuid.UUID) *asynq.Task {
 	b, _ := json.Marshal(EmbedPayload{VideoID: id})
 	return asynq.NewTask(TaskEmbedClip, b,
 		asynq.Queue(QueueEmbed), asynq.TaskID("embed:"+id.String()),
-		asynq.MaxRetry(EmbedMaxRetry), asynq.Timeout(2*time.Minute), asynq.Retention(time.Hour))
+		asynq.MaxRetry(EmbedMaxRetry), asynq.Timeout(2*time.Minute))
 }
 
-// EnqueueEmbed queues the clips; ids already queued count as queued.
+// EnqueueEmbed queues the clips. A clip whose task is still waiting counts
+// as queued (the worker reads the clip when it runs); one whose old task is
+// archived or completed gets that task removed and a new one.
 func (q *AsynqQueue) EnqueueEmbed(ctx context.Context, ids []uuid.UUID) (int, error) {
 	n := 0
 	for _, id := range ids {
-		_, err := q.client.EnqueueContext(ctx, NewEmbedTask(id))
-		if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) && !errors.Is(err, asynq.ErrDuplicateTask) {
-			return n, fmt.Errorf("enqueue embed %s: %w", id, err)
+		if err := q.enqueue(ctx, id); err != nil {
+			return n, err
 		}
 		n++
 	}
 	return n, nil
+}
+
+func (q *AsynqQueue) enqueue(ctx context.Context, id uuid.UUID) error {
+	task := NewEmbedTask(id)
+	_, err := q.client.EnqueueContext(ctx, task)
+	if err == nil || errors.Is(err, asynq.ErrDuplicateTask) {
+		return nil
+	}
+	if !errors.Is(err, asynq.ErrTaskIDConflict) {
+		return fmt.Errorf("enqueue embed %s: %w", id, err)
+	}
+	if q.inspector == nil {
+		return nil
+	}
+	taskID := "embed:" + id.String()
+	info, err := q.inspector.GetTaskInfo(QueueEmbed, taskID)
+	if errors.Is(err, asynq.ErrTaskNotFound) {
+		_, err = q.client.EnqueueContext(ctx, task)
+		if err == nil || errors.Is(err, asynq.ErrTaskIDConflict) {
+			return nil
+		}
+		return fmt.Errorf("enqueue embed %s: %w", id, err)
+	}
+	if err != nil {
+		return fmt.Errorf("enqueue embed %s: %w", id, err)
+	}
+	if info.State != asynq.TaskStateArchived && info.State != asynq.TaskStateCompleted {
+		return nil
+	}
+	if err := q.inspector.DeleteTask(QueueEmbed, taskID); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
+		return fmt.Errorf("enqueue embed %s: clear old task: %w", id, err)
+	}
+	if _, err := q.client.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+		return fmt.Errorf("enqueue embed %s: %w", id, err)
+	}
+	return nil
 }

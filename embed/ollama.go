@@ -114,11 +114,14 @@ func (o *Ollama) Embed(ctx context.Context, kind Kind, texts []string) ([][]floa
 	return out, nil
 }
 
-func (o *Ollama) embedBatch(ctx context.Context, input []string) ([][]float32, error) {
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+func (o *Ollama) embedBatch(parent context.Context, input []string) ([][]float32, error) {
+	ctx, cancel := context.WithTimeout(parent, o.timeout)
 	defer cancel()
 	resp, err := o.client.Embed(ctx, &api.EmbedRequest{Model: o.model, Input: input})
 	if err != nil {
+		if parent.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("ollama embed: no answer from %s within %s: %w", o.host, o.timeout, err)
+		}
 		return nil, o.explain(err)
 	}
 	if len(resp.Embeddings) != len(input) {
@@ -148,9 +151,6 @@ func (o *Ollama) explain(err error) error {
 		default:
 			return fmt.Errorf("ollama embed: status %d: %w", se.StatusCode, err)
 		}
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("ollama embed: no answer from %s within %s: %w", o.host, o.timeout, err)
 	}
 	// Transport errors already name the URL (without its password).
 	return fmt.Errorf("ollama embed: %w", err)

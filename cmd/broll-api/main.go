@@ -79,12 +79,13 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 		Pool:    pool,
 		Redis:   rdb,
 		Tenancy: tenancy.New(pool),
-		Catalog: catalog.New(pool, media, catalog.NewAsynqQueue(queueClient)),
+		Catalog: catalog.New(pool, media, catalog.NewAsynqQueue(queueClient, asynq.NewInspectorFromRedisClient(rdb))),
 		Billing: billing.New(pool, billing.NewSigner(cfg.BaseURL(), cfg.SigningKey.Reveal(),
 			cfg.SigningKeyPrevious.Reveal(), cfg.DownloadURLTTL, nil)),
-		Auth:    tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL),
-		Gate:    tenancy.NewGate(rdb, cfg.RedisPrefix, cfg.RateLimitPerMinute, usage, logger),
-		Usage:   usage,
+		Auth:  tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL),
+		Gate:  tenancy.NewGate(rdb, cfg.RedisPrefix, cfg.RateLimitPerMinute, usage, logger),
+		Usage: usage,
+		Media: media,
 	})
 
 	// Usage counted while Redis was unreachable lives in this process; flush
@@ -122,7 +123,6 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	logger.Info("api stopped")
 	return nil
 }
-
 
 func healthcheck(getenv func(string) string) int {
 	addr := getenv("BROLL_HTTP_ADDR")

@@ -58,7 +58,7 @@ func (c *cli) open(ctx context.Context) (*env, func(), error) {
 		_ = rdb.Close()
 		return nil, nil, fmt.Errorf("BROLL_MEDIA_DIR: %w", err)
 	}
-	queue := catalog.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb))
+	queue := catalog.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
 	e := &env{
 		cfg: cfg, pool: pool, rdb: rdb,
 		tenancy: tenancy.New(pool),

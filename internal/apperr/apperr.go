@@ -24,6 +24,7 @@ const (
 	PriceChanged        Code = "price_changed"
 	Sunset              Code = "sunset"
 	PayloadTooLarge     Code = "payload_too_large"
+	RangeUnsatisfiable  Code = "range_not_satisfiable"
 	RateLimited         Code = "rate_limited"
 	Internal            Code = "internal"
 	Unavailable         Code = "unavailable"

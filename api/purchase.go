@@ -1,0 +1,140 @@
+package api
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"broll/billing"
+	"broll/internal/apperr"
+	"broll/internal/money"
+)
+
+type purchaseLineJSON struct {
+	PurchaseID           *uuid.UUID  `json:"purchase_id"`
+	VideoID              uuid.UUID   `json:"video_id"`
+	DownloadURL          *string     `json:"download_url"`
+	DownloadURLExpiresAt *time.Time  `json:"download_url_expires_at"`
+	PricePaid            money.Cents `json:"price_paid"`
+	Currency             string      `json:"currency"`
+	PurchasedAt          *time.Time  `json:"purchased_at"`
+	AlreadyOwned         bool        `json:"already_owned"`
+}
+
+type purchaseResultJSON struct {
+	Purchases    []purchaseLineJSON `json:"purchases"`
+	TotalCharged money.Cents        `json:"total_charged"`
+	Currency     string             `json:"currency"`
+	Balance      money.Cents        `json:"balance"`
+	DryRun       bool               `json:"dry_run"`
+}
+
+// purchaseInput is the body of POST /api/v1/broll/purchase and the input of
+// the MCP purchase_videos tool.
+type purchaseInput struct {
+	VideoIDs      []string     `json:"video_ids"`
+	ExpectedTotal *json.Number `json:"expected_total,omitempty"`
+	DryRun        bool         `json:"dry_run,omitempty"`
+}
+
+func (in purchaseInput) request() (billing.PurchaseRequest, error) {
+	var req billing.PurchaseRequest
+	if in.VideoIDs == nil {
+		return req, apperr.InvalidField("video_ids", "video_ids is required: an array of 1 to %d video ids", billing.MaxVideosPerPurchase)
+	}
+	if len(in.VideoIDs) > 10*billing.MaxVideosPerPurchase {
+		return req, apperr.InvalidField("video_ids", "at most %d distinct video ids per purchase", billing.MaxVideosPerPurchase)
+	}
+	for i, raw := range in.VideoIDs {
+		id, err := uuid.Parse(raw)
+		if err != nil {
+			return req, apperr.InvalidField("video_ids", "video_ids[%d] = %q is not a UUID", i, raw)
+		}
+		req.VideoIDs = append(req.VideoIDs, id)
+	}
+	if in.ExpectedTotal != nil {
+		c, err := money.ParseDollars(in.ExpectedTotal.String())
+		if err != nil {
+			return req, apperr.InvalidField("expected_total", "expected_total: %v", err)
+		}
+		req.ExpectedTotal = &c
+	}
+	req.DryRun = in.DryRun
+	return req, nil
+}
+
+func renderPurchase(r billing.PurchaseResult) purchaseResultJSON {
+	out := purchaseResultJSON{TotalCharged: r.TotalCharged, Currency: "USD", Balance: r.Balance, DryRun: r.DryRun,
+		Purchases: make([]purchaseLineJSON, 0, len(r.Purchases))}
+	for _, p := range r.Purchases {
+		line := purchaseLineJSON{VideoID: p.VideoID, PricePaid: p.PricePaid, Currency: "USD", AlreadyOwned: p.AlreadyOwned}
+		if p.PurchaseID != uuid.Nil {
+			id, at := p.PurchaseID, p.PurchasedAt
+			line.PurchaseID, line.PurchasedAt = &id, &at
+		}
+		if p.Download.URL != "" {
+			u, exp := p.Download.URL, p.Download.ExpiresAt
+			line.DownloadURL, line.DownloadURLExpiresAt = &u, &exp
+		}
+		out.Purchases = append(out.Purchases, line)
+	}
+	return out
+}
+
+func (s *server) purchase(c *fiber.Ctx) error {
+	var in purchaseInput
+	if err := decodeJSON(c, &in); err != nil {
+		return err
+	}
+	req, err := in.request()
+	if err != nil {
+		return err
+	}
+	res, err := s.billing.Purchase(c.UserContext(), principal(c), req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(renderPurchase(res))
+}
+
+type balanceJSON struct {
+	AccountID uuid.UUID   `json:"account_id"`
+	Balance   money.Cents `json:"balance"`
+	Currency  string      `json:"currency"`
+	Key       struct {
+		ID            uuid.UUID `json:"id"`
+		Kind          string    `json:"kind"`
+		CustomerLabel string    `json:"customer_label"`
+	} `json:"key"`
+	MonthToDate struct {
+		Purchases int         `json:"purchases"`
+		Amount    money.Cents `json:"amount"`
+		Currency  string      `json:"currency"`
+		Since     string      `json:"since"`
+	} `json:"month_to_date"`
+}
+
+func (s *server) balanceView(c *fiber.Ctx) (balanceJSON, error) {
+	p := principal(c)
+	now := s.now()
+	sum, err := s.billing.Summary(c.UserContext(), p, now)
+	if err != nil {
+		return balanceJSON{}, err
+	}
+	var out balanceJSON
+	out.AccountID, out.Balance, out.Currency = sum.AccountID, sum.Balance, "USD"
+	out.Key.ID, out.Key.Kind, out.Key.CustomerLabel = p.KeyID, string(p.Kind), p.Label
+	out.MonthToDate.Purchases, out.MonthToDate.Amount, out.MonthToDate.Currency = sum.MonthPurchases, sum.MonthAmount, "USD"
+	out.MonthToDate.Since = time.Date(now.UTC().Year(), now.UTC().Month(), 1, 0, 0, 0, 0, time.UTC).Format("2006-01-02")
+	return out, nil
+}
+
+func (s *server) balance(c *fiber.Ctx) error {
+	out, err := s.balanceView(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(out)
+}

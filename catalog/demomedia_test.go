@@ -1,0 +1,149 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/binary"
+	"image/gif"
+	"image/jpeg"
+	"os"
+	"testing"
+)
+
+func TestDemoMediaDecodes(t *testing.T) {
+	t.Parallel()
+	media, err := writeDemoMedia(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range Orientations() {
+		if len(media[o]) != demoVariantsPerOrientation {
+			t.Fatalf("%s variants = %d", o, len(media[o]))
+		}
+	}
+	for _, o := range Orientations() {
+		files := media[o][0]
+		thumbW, thumbH := demoSize(o, "thumbnail")
+
+		b := readFile(t, files.Thumbnail)
+		img, err := jpeg.Decode(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("%s thumbnail: %v", o, err)
+		}
+		if s := img.Bounds().Size(); s.X != thumbW || s.Y != thumbH {
+			t.Fatalf("%s thumbnail is %v", o, s)
+		}
+		if ContentType(files.Thumbnail) != "image/jpeg" {
+			t.Fatalf("thumbnail content type %s", ContentType(files.Thumbnail))
+		}
+
+		b = readFile(t, files.Preview)
+		g, err := gif.DecodeAll(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("%s preview: %v", o, err)
+		}
+		if len(g.Image) < 2 {
+			t.Fatalf("%s preview has %d frames", o, len(g.Image))
+		}
+		if ContentType(files.Preview) != "image/gif" {
+			t.Fatalf("preview content type %s", ContentType(files.Preview))
+		}
+
+		b = readFile(t, files.Full)
+		w, h := demoSize(o, "full")
+		checkAVI(t, b, w, h, demoAVIFrames)
+		t.Logf("%s: thumbnail %d B, preview %d B (%d frames), full %d B", o,
+			len(readFile(t, files.Thumbnail)), len(readFile(t, files.Preview)), len(g.Image), len(b))
+		for name, p := range map[string]string{"thumbnail": files.Thumbnail, "preview": files.Preview, "full": files.Full} {
+			if n := len(readFile(t, p)); n > 150_000 {
+				t.Errorf("%s %s is %d bytes; demo files should stay small", o, name, n)
+			}
+		}
+	}
+	if bytes.Equal(readFile(t, media["vertical"][0].Thumbnail), readFile(t, media["vertical"][1].Thumbnail)) {
+		t.Fatalf("variants look the same")
+	}
+}
+
+// checkAVI walks the RIFF structure the way a player does: headers, the
+// movi list and every idx1 entry, decoding each frame it points at.
+func checkAVI(t *testing.T, b []byte, w, h, frames int) {
+	t.Helper()
+	le := binary.LittleEndian
+	if len(b) < 12 || string(b[0:4]) != "RIFF" || string(b[8:12]) != "AVI " {
+		t.Fatalf("not a RIFF AVI")
+	}
+	if int(le.Uint32(b[4:8])) != len(b)-8 {
+		t.Fatalf("RIFF size %d, file %d", le.Uint32(b[4:8]), len(b))
+	}
+	chunks := map[string][]byte{}
+	var moviAt int
+	for p := 12; p+8 <= len(b); {
+		id, size := string(b[p:p+4]), int(le.Uint32(b[p+4:p+8]))
+		if p+8+size > len(b) {
+			t.Fatalf("chunk %s overruns the file", id)
+		}
+		body := b[p+8 : p+8+size]
+		if id == "LIST" {
+			id = string(body[:4])
+			if id == "movi" {
+				moviAt = p + 8
+			}
+		}
+		chunks[id] = body
+		p += 8 + size + size%2
+	}
+	hdrl, movi, idx := chunks["hdrl"], chunks["movi"], chunks["idx1"]
+	if hdrl == nil || movi == nil || idx == nil {
+		t.Fatalf("missing hdrl/movi/idx1: %v", len(chunks))
+	}
+	avih := hdrl[12:]
+	if string(hdrl[4:8]) != "avih" || int(le.Uint32(avih[16:20])) != frames ||
+		int(le.Uint32(avih[32:36])) != w || int(le.Uint32(avih[36:40])) != h {
+		t.Fatalf("bad avih")
+	}
+	strl := hdrl[4+8+56+8:] // past "hdrl", the avih chunk and the LIST header
+	if string(strl[:4]) != "strl" || string(strl[4:8]) != "strh" ||
+		string(strl[12:16]) != "vids" || string(strl[16:20]) != "MJPG" {
+		t.Fatalf("bad strh: %q", strl[:20])
+	}
+	strf := strl[4+8+56:]
+	if string(strf[:4]) != "strf" || string(strf[8+16:8+20]) != "MJPG" {
+		t.Fatalf("bad strf")
+	}
+	if len(idx) != 16*frames {
+		t.Fatalf("idx1 has %d bytes for %d frames", len(idx), frames)
+	}
+	for i := range frames {
+		e := idx[16*i:]
+		off, size := int(le.Uint32(e[8:12])), int(le.Uint32(e[12:16]))
+		chunk := b[moviAt+off:]
+		if string(e[:4]) != "00dc" || string(chunk[:4]) != "00dc" || int(le.Uint32(chunk[4:8])) != size {
+			t.Fatalf("frame %d: index does not point at its chunk", i)
+		}
+		img, err := jpeg.Decode(bytes.NewReader(chunk[8 : 8+size]))
+		if err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		if s := img.Bounds().Size(); s.X != w || s.Y != h {
+			t.Fatalf("frame %d is %v", i, s)
+		}
+	}
+}
+
+func readFile(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func BenchmarkWriteDemoMedia(b *testing.B) {
+	dir := b.TempDir()
+	for b.Loop() {
+		if _, err := writeDemoMedia(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

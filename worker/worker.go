@@ -1,0 +1,213 @@
+// Package worker is the asynq adapter: it runs the task server and turns
+// queued tasks into calls on the domain packages (embedding new and changed
+// clips through catalog and embed). It holds no business rules of its own.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
+
+	"broll/catalog"
+	"broll/embed"
+)
+
+// Defaults for the zero values of Options.
+const (
+	DefaultConcurrency     = 4
+	DefaultBatchSize       = 32
+	DefaultBatchWait       = 20 * time.Millisecond
+	DefaultBatchTimeout    = 90 * time.Second // under the embed task's 2-minute timeout
+	DefaultPollInterval    = 200 * time.Millisecond
+	DefaultRetryBaseDelay  = time.Second
+	DefaultRetryMaxDelay   = 5 * time.Minute
+	DefaultShutdownTimeout = 20 * time.Second
+)
+
+// Options configure a Worker. Redis, Catalog and Embedder are required.
+type Options struct {
+	Redis    asynq.RedisConnOpt
+	Catalog  *catalog.Service
+	Embedder embed.Embedder
+	Logger   *slog.Logger
+
+	// Concurrency is how many embedder calls run at once; each carries up
+	// to BatchSize clips, so the server holds Concurrency*BatchSize tasks.
+	Concurrency int
+	// BatchSize caps the clips per embedder call; BatchWait is how long a
+	// batch waits for more clips once it has one.
+	BatchSize int
+	BatchWait time.Duration
+	// BatchTimeout bounds one batch: load texts, embed, store.
+	BatchTimeout time.Duration
+
+	// PollInterval is how often empty queues are checked: it is most of the
+	// delay between a clip's import and its being searchable.
+	PollInterval time.Duration
+	// A failed embedding is retried after RetryBaseDelay, then twice that,
+	// and so on up to RetryMaxDelay.
+	RetryBaseDelay time.Duration
+	RetryMaxDelay  time.Duration
+	// ShutdownTimeout is how long in-flight tasks may finish after Run's
+	// context ends; tasks still running then go back to their queue.
+	ShutdownTimeout time.Duration
+}
+
+func (o *Options) withDefaults() {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	setDefault(&o.Concurrency, DefaultConcurrency)
+	setDefault(&o.BatchSize, DefaultBatchSize)
+	setDefault(&o.BatchWait, DefaultBatchWait)
+	setDefault(&o.BatchTimeout, DefaultBatchTimeout)
+	setDefault(&o.PollInterval, DefaultPollInterval)
+	setDefault(&o.RetryBaseDelay, DefaultRetryBaseDelay)
+	setDefault(&o.RetryMaxDelay, DefaultRetryMaxDelay)
+	setDefault(&o.ShutdownTimeout, DefaultShutdownTimeout)
+}
+
+func setDefault[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
+}
+
+// clipStore is what the embed handler needs of the catalog.
+type clipStore interface {
+	EmbeddingInputs(ctx context.Context, ids []uuid.UUID) ([]catalog.EmbedInput, error)
+	StoreEmbeddings(ctx context.Context, model string, embs []catalog.Embedding) error
+	MarkEmbeddingFailed(ctx context.Context, id uuid.UUID, reason string) error
+}
+
+// Worker processes the asynq queues of the service.
+type Worker struct {
+	opts     Options
+	store    clipStore
+	logger   *slog.Logger
+	handlers map[string]asynq.Handler
+	batcher  *batcher
+}
+
+// New checks opts and returns a worker; Run starts it.
+func New(opts Options) (*Worker, error) {
+	switch {
+	case opts.Redis == nil:
+		return nil, errors.New("worker: Redis connection is required")
+	case opts.Catalog == nil:
+		return nil, errors.New("worker: Catalog is required")
+	case opts.Embedder == nil:
+		return nil, errors.New("worker: Embedder is required")
+	}
+	opts.withDefaults()
+	w := &Worker{opts: opts, store: opts.Catalog, logger: opts.Logger, handlers: map[string]asynq.Handler{}}
+	w.handlers[catalog.TaskEmbedClip] = asynq.HandlerFunc(w.handleEmbedClip)
+	return w, nil
+}
+
+// Handle registers a handler for another task type (periodic jobs of other
+// packages). It must be called before Run.
+func (w *Worker) Handle(taskType string, h asynq.Handler) { w.handlers[taskType] = h }
+
+// Run processes tasks until ctx ends, then shuts down gracefully: no new
+// tasks are taken, in-flight ones get ShutdownTimeout to finish, and those
+// still running are pushed back to their queue for the next worker. A
+// worker that dies without shutting down loses nothing either: asynq gives
+// its tasks to another worker once their lease expires. Run once per Worker.
+func (w *Worker) Run(ctx context.Context) error {
+	o := w.opts
+	srv := asynq.NewServer(o.Redis, asynq.Config{
+		// Handlers get a context that outlives ctx, so that cancelling Run
+		// lets in-flight tasks finish; asynq cancels it itself after
+		// ShutdownTimeout.
+		BaseContext: func() context.Context { return context.WithoutCancel(ctx) },
+		// One slot per clip of every batch in flight; see batcher.
+		Concurrency: o.Concurrency * o.BatchSize,
+		Queues:      map[string]int{catalog.QueueEmbed: 2, "default": 1},
+		// asynq polls rather than blocks on Redis: the interval is the
+		// latency of an idle worker.
+		TaskCheckInterval: o.PollInterval,
+		// Retries wait in a sorted set until the forwarder moves them back;
+		// check it about as often as the shortest retry delay.
+		DelayedTaskCheckInterval: max(o.PollInterval, min(time.Second, o.RetryBaseDelay)),
+		RetryDelayFunc:           backoff(o.RetryBaseDelay, o.RetryMaxDelay),
+		ShutdownTimeout:          o.ShutdownTimeout,
+		ErrorHandler:             asynq.ErrorHandlerFunc(w.logTaskError),
+		Logger:                   asynqLogger{w.logger.With("component", "asynq")},
+		LogLevel:                 asynq.InfoLevel,
+	})
+	if err := srv.Ping(); err != nil {
+		return fmt.Errorf("worker: redis: %w", err)
+	}
+
+	// Batches run on their own context so that they survive the start of a
+	// graceful shutdown and end only when asynq has given up on its tasks.
+	batchCtx, stopBatches := context.WithCancel(context.WithoutCancel(ctx))
+	w.batcher = newBatcher(o.BatchSize, o.BatchWait, o.BatchTimeout, o.Concurrency, w.embedClips)
+	batchesDone := make(chan struct{})
+	go func() {
+		defer close(batchesDone)
+		w.batcher.run(batchCtx)
+	}()
+	defer func() {
+		stopBatches()
+		<-batchesDone
+	}()
+
+	mux := asynq.NewServeMux()
+	for typ, h := range w.handlers {
+		mux.Handle(typ, h)
+	}
+	if err := srv.Start(mux); err != nil {
+		return fmt.Errorf("worker: start: %w", err)
+	}
+	w.logger.Info("worker started", "model", o.Embedder.Model(), "concurrency", o.Concurrency,
+		"batch_size", o.BatchSize, "poll_interval", o.PollInterval)
+	<-ctx.Done()
+	w.logger.Info("worker stopping", "shutdown_timeout", o.ShutdownTimeout)
+	srv.Shutdown()
+	w.logger.Info("worker stopped")
+	return nil
+}
+
+// backoff doubles the delay from base with each retry, up to limit. Clips
+// that failed together come back together and are embedded in one batch.
+func backoff(base, limit time.Duration) asynq.RetryDelayFunc {
+	return func(n int, _ error, _ *asynq.Task) time.Duration {
+		if n < 0 {
+			n = 0
+		}
+		if n >= 32 {
+			return limit
+		}
+		d := base << n
+		if d <= 0 || d > limit {
+			return limit
+		}
+		return d
+	}
+}
+
+func (w *Worker) logTaskError(ctx context.Context, t *asynq.Task, err error) {
+	id, _ := asynq.GetTaskID(ctx)
+	retried, _ := asynq.GetRetryCount(ctx)
+	maxRetry, _ := asynq.GetMaxRetry(ctx)
+	w.logger.Warn("task failed", "type", t.Type(), "task_id", id, "retried", retried, "max_retry", maxRetry, "err", err)
+}
+
+// asynqLogger routes asynq's own logs through the service's slog logger.
+type asynqLogger struct{ l *slog.Logger }
+
+func (a asynqLogger) Debug(args ...any) { a.l.Debug(fmt.Sprint(args...)) }
+func (a asynqLogger) Info(args ...any)  { a.l.Info(fmt.Sprint(args...)) }
+func (a asynqLogger) Warn(args ...any)  { a.l.Warn(fmt.Sprint(args...)) }
+func (a asynqLogger) Error(args ...any) { a.l.Error(fmt.Sprint(args...)) }
+
+// Fatal only logs: asynq's processing never calls it, and exiting from
+// inside a library would skip the binary's graceful shutdown.
+func (a asynqLogger) Fatal(args ...any) { a.l.Error(fmt.Sprint(args...), "fatal", true) }

@@ -1,0 +1,266 @@
+package worker_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pgvector/pgvector-go"
+
+	"broll/catalog"
+	"broll/embed"
+	"broll/internal/testkit"
+	"broll/worker"
+)
+
+// env is what a worker test needs: its own database and Redis database,
+// an asynq client and inspector on that Redis, and the catalog.
+type env struct {
+	pool   *pgxpool.Pool
+	cat    *catalog.Service
+	redis  asynq.RedisClientOpt
+	client *asynq.Client
+	insp   *asynq.Inspector
+	queue  *catalog.AsynqQueue
+}
+
+func setup(t *testing.T) *env {
+	t.Helper()
+	pool, _ := testkit.NewPool(t)
+	rdb, _ := testkit.Redis(t)
+	o := rdb.Options()
+	ropt := asynq.RedisClientOpt{Addr: o.Addr, Username: o.Username, Password: o.Password, DB: o.DB}
+	client := asynq.NewClient(ropt)
+	t.Cleanup(func() { _ = client.Close() })
+	insp := asynq.NewInspector(ropt)
+	t.Cleanup(func() { _ = insp.Close() })
+	return &env{
+		pool: pool, cat: catalog.New(pool, nil, nil), redis: ropt,
+		client: client, insp: insp, queue: catalog.NewAsynqQueue(client, insp),
+	}
+}
+
+func (e *env) insertClip(t *testing.T, title string) uuid.UUID {
+	t.Helper()
+	var id uuid.UUID
+	err := e.pool.QueryRow(context.Background(), `
+		INSERT INTO videos (title, tags, emotion, gender, difficulty, media_key)
+		VALUES ($1, '{ugc,test}', 'happy', 'female', 'easy', 'clips/test.mp4') RETURNING id`, title).Scan(&id)
+	if err != nil {
+		t.Fatalf("insert clip: %v", err)
+	}
+	return id
+}
+
+func (e *env) enqueue(t *testing.T, ids ...uuid.UUID) {
+	t.Helper()
+	if _, err := e.queue.EnqueueEmbed(context.Background(), ids); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// enqueueWithRetries queues a task like catalog.NewEmbedTask but with its
+// own retry budget, so a failing embedder is archived quickly.
+func (e *env) enqueueWithRetries(t *testing.T, id uuid.UUID, maxRetry int) {
+	t.Helper()
+	b, _ := json.Marshal(catalog.EmbedPayload{VideoID: id})
+	task := asynq.NewTask(catalog.TaskEmbedClip, b, asynq.Queue(catalog.QueueEmbed),
+		asynq.TaskID(taskID(id)), asynq.MaxRetry(maxRetry), asynq.Timeout(time.Minute))
+	if _, err := e.client.Enqueue(task); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func taskID(id uuid.UUID) string { return "embed:" + id.String() }
+
+// start runs a worker with test-friendly timings until stop is called or
+// the test ends. stop returns Run's error.
+func (e *env) start(t *testing.T, opts worker.Options) (stop func() error) {
+	t.Helper()
+	opts.Redis = e.redis
+	opts.Catalog = e.cat
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	setIfZero(&opts.PollInterval, 20*time.Millisecond)
+	setIfZero(&opts.BatchWait, 5*time.Millisecond)
+	setIfZero(&opts.RetryBaseDelay, 10*time.Millisecond)
+	setIfZero(&opts.RetryMaxDelay, 40*time.Millisecond)
+	setIfZero(&opts.ShutdownTimeout, 2*time.Second)
+	w, err := worker.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	var once sync.Once
+	var runErr error
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case runErr = <-done:
+			case <-time.After(20 * time.Second):
+				runErr = fmt.Errorf("worker did not stop within 20s")
+			}
+		})
+		return runErr
+	}
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return stop
+}
+
+func setIfZero[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}
+
+type clipState struct {
+	Status, Model, Error string
+	Dims                 int
+}
+
+func (e *env) state(t *testing.T, id uuid.UUID) clipState {
+	t.Helper()
+	var s clipState
+	err := e.pool.QueryRow(context.Background(), `
+		SELECT embedding_status, coalesce(embedding_model, ''), coalesce(embedding_error, ''),
+		       coalesce(vector_dims(embedding), 0)
+		FROM videos WHERE id = $1`, id).Scan(&s.Status, &s.Model, &s.Error, &s.Dims)
+	if err != nil {
+		t.Fatalf("read clip: %v", err)
+	}
+	return s
+}
+
+// waitStatus polls the clip until its embedding_status is want.
+func (e *env) waitStatus(t *testing.T, id uuid.UUID, want string, within time.Duration) clipState {
+	t.Helper()
+	var s clipState
+	waitFor(t, within, func() bool {
+		s = e.state(t, id)
+		return s.Status == want
+	}, func() string { return fmt.Sprintf("clip %s status %q (%+v), want %q", id, s.Status, s, want) })
+	return s
+}
+
+// waitTask polls asynq until the clip's task is in state want.
+func (e *env) waitTask(t *testing.T, id uuid.UUID, want asynq.TaskState, within time.Duration) *asynq.TaskInfo {
+	t.Helper()
+	var info *asynq.TaskInfo
+	var err error
+	waitFor(t, within, func() bool {
+		info, err = e.insp.GetTaskInfo(catalog.QueueEmbed, taskID(id))
+		return err == nil && info.State == want
+	}, func() string { return fmt.Sprintf("task of %s: %+v, %v; want state %s", id, info, err, want) })
+	return info
+}
+
+func waitFor(t *testing.T, within time.Duration, ok func() bool, why func() string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %s", within, why())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestNewRequiresDependencies(t *testing.T) {
+	t.Parallel()
+	full := worker.Options{Redis: asynq.RedisClientOpt{Addr: "x"}, Catalog: &catalog.Service{}, Embedder: embed.NewBuiltin()}
+	if _, err := worker.New(full); err != nil {
+		t.Fatal(err)
+	}
+	for name, o := range map[string]worker.Options{
+		"redis":    {Catalog: full.Catalog, Embedder: full.Embedder},
+		"catalog":  {Redis: full.Redis, Embedder: full.Embedder},
+		"embedder": {Redis: full.Redis, Catalog: full.Catalog},
+	} {
+		if _, err := worker.New(o); err == nil {
+			t.Errorf("no %s accepted", name)
+		}
+	}
+}
+
+func TestRunFailsWithoutRedis(t *testing.T) {
+	t.Parallel()
+	w, err := worker.New(worker.Options{
+		Redis: asynq.RedisClientOpt{Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond}, Catalog: &catalog.Service{},
+		Embedder: embed.NewBuiltin(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := w.Run(ctx); err == nil {
+		t.Fatal("Run with no Redis returned nil")
+	}
+}
+
+func TestEmbedsNewClipWithinSeconds(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	builtin := embed.NewBuiltin()
+	// The production poll interval: this is the latency a user sees.
+	e.start(t, worker.Options{Embedder: builtin, PollInterval: worker.DefaultPollInterval, BatchWait: worker.DefaultBatchWait})
+
+	id := e.insertClip(t, "Young woman laughing at her phone on the couch")
+	start := time.Now()
+	e.enqueue(t, id)
+	s := e.waitStatus(t, id, "ready", 10*time.Second)
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("clip searchable after %s, want under 2s", took)
+	}
+	if s.Dims != embed.Dimensions || s.Model != "builtin-lexical-v1" || s.Error != "" {
+		t.Fatalf("state = %+v", s)
+	}
+
+	// The stored vector is the builtin one of the catalog's document text.
+	inputs, err := e.cat.EmbeddingInputs(context.Background(), []uuid.UUID{id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := builtin.Embed(context.Background(), embed.Document, []string{inputs[0].Text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got pgvector.Vector
+	if err := e.pool.QueryRow(context.Background(), `SELECT embedding FROM videos WHERE id = $1`, id).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Slice(), want[0]) {
+		t.Error("stored vector is not the document embedding of the clip's text")
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	t.Parallel()
+	got := worker.Backoff(time.Second, 10*time.Second)
+	want := []time.Duration{1, 2, 4, 8, 10, 10}
+	for n, w := range want {
+		if d := got(n, nil, nil); d != w*time.Second {
+			t.Errorf("retry %d: %s, want %s", n, d, w*time.Second)
+		}
+	}
+	if d := got(500, nil, nil); d != 10*time.Second {
+		t.Errorf("retry 500: %s", d)
+	}
+}
