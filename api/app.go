@@ -73,6 +73,8 @@ func New(d Deps) *fiber.App {
 	v1.Get("/pricing", requireScope(tenancy.ScopePricingRead), s.pricing)
 	v1.Get("/balance", requireScope(tenancy.ScopeBrollBilling), s.balance)
 	v1.Post("/broll/purchase", requireScope(tenancy.ScopeBrollPurchase), s.purchase)
+	s.catalogRoutes(v1)
+	s.opsRoutes(app)
 
 	// Everything else is an unknown route: 404 problem+json.
 	app.Use(func(c *fiber.Ctx) error { return apperr.NotFoundf("no such route: %s %s", c.Method(), c.Path()) })
