@@ -12,6 +12,7 @@ import (
 
 	"broll/billing"
 	"broll/catalog"
+	"broll/embed"
 	"broll/internal/apperr"
 	"broll/internal/config"
 	"broll/tenancy"
@@ -30,6 +31,9 @@ type Deps struct {
 	Gate    *tenancy.Gate
 	Usage   *tenancy.Usage
 	Media   catalog.MediaStore
+	// QueryEmbedder embeds semantic_search texts (cached); nil disables
+	// semantic search on this node.
+	QueryEmbedder *embed.QueryCache
 	// Now is the clock; tests inject one. Defaults to time.Now.
 	Now func() time.Time
 }
@@ -61,6 +65,9 @@ func New(d Deps) *fiber.App {
 		tenancy: d.Tenancy, catalog: d.Catalog, billing: d.Billing,
 		auth: d.Auth, gate: d.Gate, usage: d.Usage, media: d.Media,
 	}
+	if d.QueryEmbedder != nil {
+		s.queryEmbedder = d.QueryEmbedder
+	}
 	// Signed links need no bearer key: registered before the v1 group's
 	// authentication so that they never reach it.
 	app.Get(billing.DownloadPath+":purchase_id", s.download)
@@ -73,6 +80,7 @@ func New(d Deps) *fiber.App {
 	v1.Get("/pricing", requireScope(tenancy.ScopePricingRead), s.pricing)
 	v1.Get("/balance", requireScope(tenancy.ScopeBrollBilling), s.balance)
 	v1.Post("/broll/purchase", requireScope(tenancy.ScopeBrollPurchase), s.purchase)
+	v1.Get("/broll/purchases", requireScope(tenancy.ScopeBrollBilling), s.listPurchases)
 	s.catalogRoutes(v1)
 	s.opsRoutes(app)
 
@@ -92,6 +100,9 @@ type server struct {
 	gate    *tenancy.Gate
 	usage   *tenancy.Usage
 	media   catalog.MediaStore
+	// queryEmbedder is an interface so that a nil *embed.QueryCache in Deps
+	// becomes a true nil here.
+	queryEmbedder billing.QueryEmbedder
 }
 
 type health struct {

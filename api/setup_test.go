@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -16,6 +17,7 @@ import (
 
 	"broll/billing"
 	"broll/catalog"
+	"broll/embed"
 	"broll/internal/config"
 	"broll/internal/logging"
 	"broll/internal/testkit"
@@ -95,6 +97,7 @@ func setup(t *testing.T, o envOpts) *testEnv {
 			Config: cfg, Logger: logger, Pool: pool, Redis: rdb,
 			Tenancy: tenancy.New(pool), Catalog: catalog.New(pool, media, nil), Billing: billing.New(pool, billing.NewSigner(cfg.BaseURL(), cfg.SigningKey.Reveal(), "", cfg.DownloadURLTTL, nil)),
 			Auth: tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL), Gate: gate, Usage: usage, Media: media,
+			QueryEmbedder: embed.NewCachedQueryEmbedder(embed.NewBuiltin(), rdb, cfg.RedisPrefix+"qemb:", time.Hour),
 		})
 		env.nodes = append(env.nodes, &testNode{app: app, gate: gate})
 	}

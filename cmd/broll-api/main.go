@@ -21,6 +21,7 @@ import (
 	"broll/api"
 	"broll/billing"
 	"broll/catalog"
+	"broll/embed"
 	"broll/internal/config"
 	"broll/internal/database"
 	"broll/internal/logging"
@@ -72,6 +73,12 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 		return fmt.Errorf("BROLL_MEDIA_DIR: %w", err)
 	}
 
+	embedder, err := embed.Select(ctx, cfg.EmbedProvider, cfg.OllamaHost, cfg.EmbedModel, logger)
+	if err != nil {
+		return err
+	}
+	queryEmbedder := embed.NewCachedQueryEmbedder(embedder, rdb, cfg.RedisPrefix+"qemb:", embed.DefaultQueryCacheTTL)
+
 	usage := tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
 	app := api.New(api.Deps{
 		Config:  cfg,
@@ -86,6 +93,8 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 		Gate:  tenancy.NewGate(rdb, cfg.RedisPrefix, cfg.RateLimitPerMinute, usage, logger),
 		Usage: usage,
 		Media: media,
+
+		QueryEmbedder: queryEmbedder,
 	})
 
 	// Usage counted while Redis was unreachable lives in this process; flush

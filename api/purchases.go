@@ -1,0 +1,109 @@
+package api
+
+import (
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"broll/billing"
+	"broll/internal/money"
+)
+
+type purchaseVideoJSON struct {
+	ID              uuid.UUID `json:"id"`
+	Title           string    `json:"title"`
+	Emotion         string    `json:"emotion"`
+	Gender          string    `json:"gender"`
+	Difficulty      string    `json:"difficulty"`
+	MediaType       string    `json:"media_type"`
+	DurationSeconds *float64  `json:"duration_seconds"`
+	Retired         bool      `json:"retired"`
+}
+
+type purchaseRecordJSON struct {
+	PurchaseID           uuid.UUID         `json:"purchase_id"`
+	VideoID              uuid.UUID         `json:"video_id"`
+	APIKeyID             *uuid.UUID        `json:"api_key_id"`
+	CustomerLabel        string            `json:"customer_label"`
+	PricePaid            money.Cents       `json:"price_paid"`
+	Currency             string            `json:"currency"`
+	PurchasedAt          time.Time         `json:"purchased_at"`
+	DownloadURL          string            `json:"download_url"`
+	DownloadURLExpiresAt time.Time         `json:"download_url_expires_at"`
+	Video                purchaseVideoJSON `json:"video"`
+	Legacy               bool              `json:"legacy"`
+	CustomerEmail        *string           `json:"customer_email"`
+	Similarity           *float64          `json:"similarity,omitempty"`
+}
+
+type paginationJSON struct {
+	Limit   int  `json:"limit"`
+	Offset  int  `json:"offset"`
+	Page    int  `json:"page"`
+	Total   int  `json:"total"`
+	HasMore bool `json:"has_more"`
+}
+
+func pagination(limit, offset, total int) paginationJSON {
+	return paginationJSON{Limit: limit, Offset: offset, Page: offset/limit + 1, Total: total, HasMore: offset+limit < total}
+}
+
+type purchaseListJSON struct {
+	Purchases []purchaseRecordJSON `json:"purchases"`
+	Summary   struct {
+		TotalAmount money.Cents `json:"total_amount"`
+		Currency    string      `json:"currency"`
+		Count       int         `json:"count"`
+		StartDate   *string     `json:"start_date"`
+		EndDate     *string     `json:"end_date"`
+	} `json:"summary"`
+	Pagination paginationJSON `json:"pagination"`
+}
+
+func day(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := t.Format("2006-01-02")
+	return &s
+}
+
+func renderListing(l billing.Listing) purchaseListJSON {
+	var out purchaseListJSON
+	out.Purchases = make([]purchaseRecordJSON, 0, len(l.Purchases))
+	for _, r := range l.Purchases {
+		out.Purchases = append(out.Purchases, purchaseRecordJSON{
+			PurchaseID: r.PurchaseID, VideoID: r.VideoID, APIKeyID: r.APIKeyID, CustomerLabel: r.CustomerLabel,
+			PricePaid: r.PricePaid, Currency: "USD", PurchasedAt: r.PurchasedAt,
+			DownloadURL: r.Download.URL, DownloadURLExpiresAt: r.Download.ExpiresAt,
+			Video: purchaseVideoJSON{ID: r.Video.ID, Title: r.Video.Title, Emotion: r.Video.Emotion, Gender: r.Video.Gender,
+				Difficulty: r.Video.Difficulty, MediaType: r.Video.MediaType, DurationSeconds: r.Video.DurationSeconds,
+				Retired: r.Video.Retired},
+			Legacy: r.Legacy, CustomerEmail: r.CustomerEmail, Similarity: r.Similarity,
+		})
+	}
+	out.Summary.TotalAmount, out.Summary.Currency, out.Summary.Count = l.Amount, "USD", l.Total
+	out.Summary.StartDate, out.Summary.EndDate = day(l.Query.Start), day(l.Query.End)
+	out.Pagination = pagination(l.Query.Limit, l.Query.Offset, l.Total)
+	return out
+}
+
+func (s *server) listPurchases(c *fiber.Ctx) error {
+	params := billing.ListParams{
+		StartDate: c.Query("start_date"), EndDate: c.Query("end_date"),
+		Search: c.Query("search"), SemanticSearch: c.Query("semantic_search"),
+		Emotion: c.Query("emotion"), APIKeyID: c.Query("api_key_id"),
+		Limit: c.Query("limit"), Page: c.Query("page"), Offset: c.Query("offset"),
+	}
+	p := principal(c)
+	q, err := params.Parse(p)
+	if err != nil {
+		return err
+	}
+	l, err := s.billing.ListPurchases(c.UserContext(), p, q, s.queryEmbedder)
+	if err != nil {
+		return err
+	}
+	return c.JSON(renderListing(l))
+}

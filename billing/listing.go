@@ -1,0 +1,291 @@
+package billing
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/google/uuid"
+	"github.com/pgvector/pgvector-go"
+
+	"broll/internal/apperr"
+	"broll/internal/money"
+	"broll/tenancy"
+)
+
+// QueryEmbedder turns a search text into a vector of the current model
+// (embed.QueryCache in production).
+type QueryEmbedder interface {
+	EmbedQuery(ctx context.Context, text string) ([]float32, error)
+	Model() string
+}
+
+// ListParams are the raw inputs of a purchase listing, as they come from a
+// URL query or an MCP tool call.
+type ListParams struct {
+	StartDate, EndDate     string
+	Search, SemanticSearch string
+	Emotion                string
+	APIKeyID               string
+	Limit, Page, Offset    string
+}
+
+// ListQuery is a validated purchase listing.
+type ListQuery struct {
+	Start, End     *time.Time // inclusive UTC days
+	Search         string
+	SemanticSearch string
+	Emotion        string
+	KeyID          *uuid.UUID
+	Limit, Offset  int
+}
+
+const (
+	defaultListLimit = 50
+	maxListLimit     = 500
+	maxSearchLength  = 1000
+)
+
+var emotions = []string{"neutral", "happy", "playful", "confident", "surprised", "confused", "shocked",
+	"laughing", "curious", "amazed", "excited", "sad", "angry"}
+
+// Parse validates the parameters for a principal: bad values are 400, and
+// api_key_id is a root key's filter only (403 for a customer key).
+func (lp ListParams) Parse(p tenancy.Principal) (ListQuery, error) {
+	var q ListQuery
+	var err error
+	if q.Start, err = parseDay("start_date", lp.StartDate); err != nil {
+		return q, err
+	}
+	if q.End, err = parseDay("end_date", lp.EndDate); err != nil {
+		return q, err
+	}
+	if q.Start != nil && q.End != nil && q.Start.After(*q.End) {
+		return q, apperr.InvalidField("start_date", "start_date %s is after end_date %s", lp.StartDate, lp.EndDate)
+	}
+	q.Search, q.SemanticSearch = strings.TrimSpace(lp.Search), strings.TrimSpace(lp.SemanticSearch)
+	if q.Search != "" && q.SemanticSearch != "" {
+		return q, apperr.New(apperr.ConflictingSearch, "use either search or semantic_search, not both")
+	}
+	if len(q.Search) > maxSearchLength || len(q.SemanticSearch) > maxSearchLength {
+		return q, apperr.InvalidField("search", "search texts are limited to %d characters", maxSearchLength)
+	}
+	if lp.Emotion != "" {
+		if !contains(emotions, lp.Emotion) {
+			return q, apperr.InvalidField("emotion", "unknown emotion %q; allowed: %s", lp.Emotion, strings.Join(emotions, ", ")).
+				With("allowed_values", emotions)
+		}
+		q.Emotion = lp.Emotion
+	}
+	if lp.APIKeyID != "" {
+		if p.Kind != tenancy.KindRoot {
+			return q, apperr.New(apperr.Forbidden, "api_key_id is a root key's filter; a customer key sees only its own purchases")
+		}
+		id, err := uuid.Parse(lp.APIKeyID)
+		if err != nil {
+			return q, apperr.InvalidField("api_key_id", "api_key_id %q is not a UUID", lp.APIKeyID)
+		}
+		q.KeyID = &id
+	}
+	q.Limit, q.Offset, err = parsePaging(lp.Limit, lp.Page, lp.Offset, defaultListLimit, maxListLimit)
+	return q, err
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func parseDay(field, v string) (*time.Time, error) {
+	if v == "" {
+		return nil, nil
+	}
+	t, err := time.Parse("2006-01-02", v)
+	if err != nil {
+		return nil, apperr.InvalidField(field, "%s %q is not a date (YYYY-MM-DD)", field, v)
+	}
+	return &t, nil
+}
+
+// parsePaging reads limit (clamped to max; < 1 or not a number is 400) and
+// either a 1-based page or an offset.
+func parsePaging(limit, page, offset string, def, max int) (int, int, error) {
+	l := def
+	if limit != "" {
+		n, err := strconv.Atoi(limit)
+		if err != nil || n < 1 {
+			return 0, 0, apperr.InvalidField("limit", "limit must be a whole number of at least 1, got %q", limit)
+		}
+		l = min(n, max)
+	}
+	if page != "" && offset != "" {
+		return 0, 0, apperr.InvalidField("page", "use either page or offset, not both")
+	}
+	off := 0
+	if page != "" {
+		n, err := strconv.Atoi(page)
+		if err != nil || n < 1 || n > 1_000_000 {
+			return 0, 0, apperr.InvalidField("page", "page must be a whole number from 1, got %q", page)
+		}
+		off = (n - 1) * l
+	}
+	if offset != "" {
+		n, err := strconv.Atoi(offset)
+		if err != nil || n < 0 || n > 100_000_000 {
+			return 0, 0, apperr.InvalidField("offset", "offset must be a whole number from 0, got %q", offset)
+		}
+		off = n
+	}
+	return l, off, nil
+}
+
+// PurchaseRecord is one purchase as listed for billing.
+type PurchaseRecord struct {
+	PurchaseID    uuid.UUID
+	VideoID       uuid.UUID
+	APIKeyID      *uuid.UUID
+	CustomerLabel string
+	PricePaid     money.Cents
+	PurchasedAt   time.Time
+	Legacy        bool
+	CustomerEmail *string
+	Similarity    *float64
+	Video         VideoSummary
+	Download      Link
+}
+
+// VideoSummary is the part of a video shown in purchase history (retired
+// videos included).
+type VideoSummary struct {
+	ID              uuid.UUID
+	Title           string
+	Emotion         string
+	Gender          string
+	Difficulty      string
+	MediaType       string
+	DurationSeconds *float64
+	Retired         bool
+}
+
+// Listing is a page of purchases with a summary over every match.
+type Listing struct {
+	Purchases []PurchaseRecord
+	Total     int
+	Amount    money.Cents
+	Query     ListQuery
+}
+
+// ListPurchases lists what the key may see: a customer key its own
+// purchases; a root key those of all its account's keys and the account's
+// legacy purchases. The summary covers every match, not only the page.
+func (s *Service) ListPurchases(ctx context.Context, p tenancy.Principal, q ListQuery, embedder QueryEmbedder) (Listing, error) {
+	where := []string{"p.account_id = $1", "($2::boolean OR p.api_key_id = $3)"}
+	args := []any{p.AccountID, p.Kind == tenancy.KindRoot, p.KeyID}
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if q.Start != nil {
+		where = append(where, "p.purchased_at >= "+arg(*q.Start))
+	}
+	if q.End != nil {
+		where = append(where, "p.purchased_at < "+arg(q.End.AddDate(0, 0, 1)))
+	}
+	if q.Emotion != "" {
+		where = append(where, "v.emotion = "+arg(q.Emotion))
+	}
+	if q.KeyID != nil {
+		where = append(where, "p.api_key_id = "+arg(*q.KeyID))
+	}
+	if q.Search != "" {
+		w := "v.search_tsv @@ websearch_to_tsquery('english', " + arg(q.Search) + ")"
+		if pq := prefixQuery(q.Search); pq != "" {
+			w = "(" + w + " OR v.search_tsv @@ to_tsquery('english', " + arg(pq) + "))"
+		}
+		where = append(where, w)
+	}
+	similarity := "NULL::float8"
+	order := "p.purchased_at DESC, p.id"
+	var queryVec []float32
+	if q.SemanticSearch != "" {
+		if embedder == nil {
+			return Listing{}, apperr.New(apperr.Unavailable, "semantic search is not available on this node")
+		}
+		vec, err := embedder.EmbedQuery(ctx, q.SemanticSearch)
+		if err != nil {
+			return Listing{}, apperr.New(apperr.Unavailable, "semantic search is unavailable right now; retry shortly")
+		}
+		where = append(where, "v.embedding_model = "+arg(embedder.Model()), "v.embedding IS NOT NULL")
+		queryVec = vec
+		order = "similarity DESC, p.purchased_at DESC, p.id"
+	}
+	whereArgs := len(args)
+	cond := strings.Join(where, " AND ")
+	from := ` FROM purchases p JOIN videos v ON v.id = p.video_id LEFT JOIN api_keys k ON k.id = p.api_key_id WHERE ` + cond
+
+	out := Listing{Query: q}
+	var amount int64
+	if err := s.pool.QueryRow(ctx, `SELECT count(*), coalesce(sum(p.price_cents), 0)`+from, args[:whereArgs]...).Scan(&out.Total, &amount); err != nil {
+		return Listing{}, fmt.Errorf("list purchases: %w", err)
+	}
+	out.Amount = money.Cents(amount)
+	if queryVec != nil {
+		similarity = "1 - (v.embedding <=> " + arg(pgvector.NewVector(queryVec)) + ")"
+	}
+
+	sql := `SELECT p.id, p.video_id, p.api_key_id, coalesce(k.label, ''), p.price_cents, p.purchased_at, p.legacy,
+		p.customer_email, ` + similarity + ` AS similarity, v.title, v.emotion, v.gender, v.difficulty, v.media_type,
+		v.duration_seconds, v.retired_at IS NOT NULL` + from + ` ORDER BY ` + order +
+		` LIMIT ` + arg(q.Limit) + ` OFFSET ` + arg(q.Offset)
+	rows, err := s.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return Listing{}, fmt.Errorf("list purchases: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r PurchaseRecord
+		if err := rows.Scan(&r.PurchaseID, &r.VideoID, &r.APIKeyID, &r.CustomerLabel, &r.PricePaid, &r.PurchasedAt,
+			&r.Legacy, &r.CustomerEmail, &r.Similarity, &r.Video.Title, &r.Video.Emotion, &r.Video.Gender,
+			&r.Video.Difficulty, &r.Video.MediaType, &r.Video.DurationSeconds, &r.Video.Retired); err != nil {
+			return Listing{}, fmt.Errorf("list purchases: %w", err)
+		}
+		r.Video.ID = r.VideoID
+		r.Download = s.links.Sign(r.PurchaseID)
+		out.Purchases = append(out.Purchases, r)
+	}
+	if err := rows.Err(); err != nil {
+		return Listing{}, fmt.Errorf("list purchases: %w", err)
+	}
+	if q.KeyID != nil && out.Total == 0 {
+		// Say "unknown key" rather than "no purchases" for another account's key.
+		var exists bool
+		if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM api_keys WHERE id = $1 AND account_id = $2)`,
+			*q.KeyID, p.AccountID).Scan(&exists); err != nil {
+			return Listing{}, err
+		}
+		if !exists {
+			return Listing{}, apperr.NotFoundf("key not found")
+		}
+	}
+	return out, nil
+}
+
+// prefixQuery turns "laugh car" into "laugh:* & car:*" so that a word
+// typed in part still matches; only letters and digits pass.
+func prefixQuery(s string) string {
+	words := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	if len(words) == 0 || len(words) > 16 {
+		return ""
+	}
+	for i, w := range words {
+		words[i] = w + ":*"
+	}
+	return strings.Join(words, " & ")
+}
