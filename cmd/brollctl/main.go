@@ -52,6 +52,8 @@ const usage = `usage: brollctl COMMAND [ARGS]
   clips status
   clips reembed [--all|--failed]
   seed-demo [--count N]
+  audit downloads [--since 30d] [--threshold N]
+  billing statement --account ID --month YYYY-MM
 
 Environment: DATABASE_URL, REDIS_URL (see README.md).`
 
@@ -145,6 +147,14 @@ func (c *cli) dispatch(ctx context.Context, args []string) (any, error) {
 		}
 	case "seed-demo":
 		return c.seedDemo(ctx, rest)
+	case "audit":
+		if sub == "downloads" {
+			return c.auditDownloads(ctx, rest[1:])
+		}
+	case "billing":
+		if sub == "statement" {
+			return c.billingStatement(ctx, rest[1:])
+		}
 	default:
 		return nil, usageErr("unknown command %q", cmd)
 	}

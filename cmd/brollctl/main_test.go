@@ -222,3 +222,30 @@ func TestMigrateIsIdempotent(t *testing.T) {
 		t.Fatalf("second migrate: %v", second)
 	}
 }
+
+func TestAuditAndStatement(t *testing.T) {
+	t.Parallel()
+	c := newCtl(t)
+	code, acct, _ := c.run(t, "", "account", "create", "--name", "Stmt", "--source", "stmt", "--credits", "10")
+	if code != 0 {
+		t.Fatal("account create")
+	}
+	code, st, stderr := c.run(t, "", "billing", "statement", "--account", acct["account_id"].(string), "--month", "2026-11")
+	if code != 0 || st["month"] != "2026-11" || st["start_date"] != "2026-11-01" || st["end_date"] != "2026-11-30" || st["amount"].(float64) != 0 {
+		t.Fatalf("statement: %d %v %s", code, st, stderr)
+	}
+	code, rep, _ := c.run(t, "", "audit", "downloads", "--since", "7d", "--threshold", "2")
+	if code != 0 || rep["threshold"].(float64) != 2 || rep["purchases"] == nil {
+		t.Fatalf("audit: %v", rep)
+	}
+	for _, args := range [][]string{
+		{"billing", "statement", "--account", acct["account_id"].(string), "--month", "Nov"},
+		{"billing", "statement", "--month", "2026-11"},
+		{"audit", "downloads", "--since", "forever"},
+		{"audit", "downloads", "--threshold", "0"},
+	} {
+		if code, _, stderr := c.run(t, "", args...); code == 0 || stderr == "" {
+			t.Errorf("%v accepted", args)
+		}
+	}
+}
