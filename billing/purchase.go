@@ -2,11 +2,14 @@ package billing
 
 import (
 	"context"
+	"errors"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"broll/internal/apperr"
 	"broll/internal/database"
@@ -51,30 +54,6 @@ const ownedSQL = `
 	SELECT id, video_id, price_cents, purchased_at FROM purchases
 	WHERE api_key_id = $1 AND video_id = ANY($2)`
 
-// insertPurchasesSQL inserts the new purchases; a concurrent purchase of the
-// same video by the same key makes the row conflict and vanish from the
-// result, so it is never charged twice.
-const insertPurchasesSQL = `
-	INSERT INTO purchases (account_id, api_key_id, video_id, price_cents, tier)
-	SELECT $1, $2, u.video_id, u.price, u.tier
-	FROM unnest($3::uuid[], $4::bigint[], $5::text[]) AS u(video_id, price, tier)
-	ON CONFLICT (api_key_id, video_id) DO NOTHING
-	RETURNING id, video_id, price_cents, purchased_at`
-
-const insertChargesSQL = `
-	INSERT INTO ledger (account_id, amount_cents, kind, purchase_id, api_key_id)
-	SELECT $1, -u.price, 'purchase', u.purchase_id, $2
-	FROM unnest($3::uuid[], $4::bigint[]) AS u(purchase_id, price)
-	WHERE u.price > 0`
-
-// chargeSQL is the only statement that takes the account row lock, and it
-// runs last so the lock is held for the shortest time. The balance check and
-// the CHECK constraint make a negative balance impossible.
-const chargeSQL = `
-	UPDATE accounts SET balance_cents = balance_cents - $2
-	WHERE id = $1 AND balance_cents >= $2
-	RETURNING balance_cents`
-
 type pricedVideo struct {
 	id      uuid.UUID
 	price   money.Cents
@@ -94,8 +73,122 @@ func (s *Service) Purchase(ctx context.Context, p tenancy.Principal, req Purchas
 	if p.AccountID == uuid.Nil {
 		return PurchaseResult{}, apperr.New(apperr.Forbidden, "this key belongs to no account")
 	}
+	if req.DryRun {
+		return s.quote(ctx, p, ids, req.ExpectedTotal)
+	}
+	var expected *int64
+	if req.ExpectedTotal != nil {
+		e := int64(*req.ExpectedTotal)
+		expected = &e
+	}
 	var out PurchaseResult
-	err = database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+	for attempt := 0; ; attempt++ {
+		out, err = s.purchaseOnce(ctx, p, ids, expected)
+		if err == nil || attempt == 2 || !database.IsRetryable(err) {
+			break
+		}
+	}
+	if err != nil {
+		return PurchaseResult{}, s.explainRefusal(ctx, p, ids, err)
+	}
+	for i := range out.Purchases {
+		out.Purchases[i].Download = s.links.Sign(out.Purchases[i].PurchaseID)
+	}
+	return out, nil
+}
+
+func (s *Service) purchaseOnce(ctx context.Context, p tenancy.Principal, ids []uuid.UUID, expected *int64) (PurchaseResult, error) {
+	rows, err := s.pool.Query(ctx, purchaseSQL, p.AccountID, p.KeyID, ids, expected)
+	if err != nil {
+		return PurchaseResult{}, err
+	}
+	defer rows.Close()
+	got := map[uuid.UUID]PurchasedVideo{}
+	var out PurchaseResult
+	var balance *int64
+	for rows.Next() {
+		var quote int64
+		var id, videoID *uuid.UUID
+		var price *int64
+		var at *time.Time
+		var owned *bool
+		if err := rows.Scan(&quote, &balance, &id, &videoID, &price, &at, &owned); err != nil {
+			return PurchaseResult{}, err
+		}
+		if id == nil {
+			continue
+		}
+		pv := PurchasedVideo{PurchaseID: *id, VideoID: *videoID, PricePaid: money.Cents(*price), PurchasedAt: *at, AlreadyOwned: *owned}
+		got[pv.VideoID] = pv
+		if !pv.AlreadyOwned {
+			out.TotalCharged += pv.PricePaid
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return PurchaseResult{}, err
+	}
+	rows.Close()
+	if len(got) < len(ids) {
+		// Bought by this key in a concurrent request a moment ago: owned.
+		owned, err := ownedPurchases(ctx, s.pool, p.KeyID, ids)
+		if err != nil {
+			return PurchaseResult{}, err
+		}
+		for id, pv := range owned {
+			if _, ok := got[id]; !ok {
+				pv.AlreadyOwned = true
+				got[id] = pv
+			}
+		}
+	}
+	if balance != nil {
+		out.Balance = money.Cents(*balance)
+	} else if out.Balance, err = currentBalance(ctx, s.pool, p.AccountID); err != nil {
+		return PurchaseResult{}, err
+	}
+	for _, id := range ids {
+		if pv, ok := got[id]; ok {
+			out.Purchases = append(out.Purchases, pv)
+		}
+	}
+	return out, nil
+}
+
+// explainRefusal turns the guards' errors into the client's 404/409/402,
+// with the details a client needs (unknown ids, the total, the shortfall).
+func (s *Service) explainRefusal(ctx context.Context, p tenancy.Principal, ids []uuid.UUID, err error) error {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return err
+	}
+	switch {
+	case pgErr.Code == "BR404":
+		// The quote names the unknown ids (or the retired ones).
+		if _, qerr := s.quote(ctx, p, ids, nil); qerr != nil {
+			return qerr
+		}
+		return apperr.NotFoundf("videos not found")
+	case pgErr.Code == "BR409":
+		total, _ := strconv.ParseInt(pgErr.Detail, 10, 64)
+		return apperr.New(apperr.PriceChanged, "the purchase costs %s USD, not the expected total", money.Cents(total)).
+			With("total", money.Cents(total)).With("currency", "USD")
+	case pgErr.Code == "23514" && pgErr.ConstraintName == "accounts_balance_not_negative":
+		q, qerr := s.quote(ctx, p, ids, nil)
+		if qerr != nil {
+			return qerr
+		}
+		return apperr.New(apperr.InsufficientCredits,
+			"the account's credit pool holds %s USD; this purchase needs %s USD", q.Balance, q.TotalCharged).
+			With("required", q.TotalCharged).With("available", q.Balance).With("currency", "USD")
+	}
+	return err
+}
+
+// quote prices a purchase without writing: what dry_run returns, and how
+// refusals are explained. Unknown (or retired, not owned) ids are 404.
+func (s *Service) quote(ctx context.Context, p tenancy.Principal, ids []uuid.UUID, expected *money.Cents) (PurchaseResult, error) {
+	var out PurchaseResult
+	err := database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		priced, err := priceVideos(ctx, tx, ids)
 		if err != nil {
 			return err
@@ -104,116 +197,33 @@ func (s *Service) Purchase(ctx context.Context, p tenancy.Principal, req Purchas
 		if err != nil {
 			return err
 		}
-		var newIDs []uuid.UUID
-		var prices []int64
-		var tiers []string
 		var quote money.Cents
 		var retired []string
-		// Insert in id order so that two requests of one key never wait on
-		// each other's rows in opposite orders (no deadlock).
-		for _, id := range sortedIDs(ids) {
+		for _, id := range ids {
 			if _, ok := owned[id]; ok {
 				continue
 			}
-			v := priced[id]
-			if v.retired {
+			if v := priced[id]; v.retired {
 				retired = append(retired, id.String())
 				continue
 			}
-			newIDs, prices, tiers = append(newIDs, id), append(prices, int64(v.price)), append(tiers, v.tier)
-			quote += v.price
+			quote += priced[id].price
 		}
 		if len(retired) > 0 {
 			return apperr.NotFoundf("videos not found: %v", retired).With("unknown_video_ids", retired)
 		}
-		if req.ExpectedTotal != nil && *req.ExpectedTotal != quote {
-			return apperr.New(apperr.PriceChanged, "the purchase costs %s USD, not the expected %s USD", quote, *req.ExpectedTotal).
-				With("total", quote).With("expected_total", *req.ExpectedTotal).With("currency", "USD")
+		if expected != nil && *expected != quote {
+			return apperr.New(apperr.PriceChanged, "the purchase costs %s USD, not the expected %s USD", quote, *expected).
+				With("total", quote).With("expected_total", *expected).With("currency", "USD")
 		}
-		if req.DryRun {
-			balance, err := currentBalance(ctx, tx, p.AccountID)
-			if err != nil {
-				return err
-			}
-			out = quoteResult(ids, owned, priced, quote, balance)
-			return nil
-		}
-
-		inserted := map[uuid.UUID]PurchasedVideo{}
-		var purchaseIDs []uuid.UUID
-		var charged []int64
-		var total money.Cents
-		if len(newIDs) > 0 {
-			rows, err := tx.Query(ctx, insertPurchasesSQL, p.AccountID, p.KeyID, newIDs, prices, tiers)
-			if err != nil {
-				return err
-			}
-			for rows.Next() {
-				var pv PurchasedVideo
-				if err := rows.Scan(&pv.PurchaseID, &pv.VideoID, &pv.PricePaid, &pv.PurchasedAt); err != nil {
-					rows.Close()
-					return err
-				}
-				inserted[pv.VideoID] = pv
-				purchaseIDs, charged = append(purchaseIDs, pv.PurchaseID), append(charged, int64(pv.PricePaid))
-				total += pv.PricePaid
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
-			// Rows that conflicted were bought by this key a moment ago in
-			// another request: report them as owned.
-			if len(inserted) < len(newIDs) {
-				if owned, err = ownedPurchases(ctx, tx, p.KeyID, ids); err != nil {
-					return err
-				}
-			}
-		}
-
-		var balance money.Cents
-		if total > 0 {
-			if _, err := tx.Exec(ctx, insertChargesSQL, p.AccountID, p.KeyID, purchaseIDs, charged); err != nil {
-				return err
-			}
-			err := tx.QueryRow(ctx, chargeSQL, p.AccountID, int64(total)).Scan(&balance)
-			if err == pgx.ErrNoRows {
-				available, berr := currentBalance(ctx, tx, p.AccountID)
-				if berr != nil {
-					return berr
-				}
-				return apperr.New(apperr.InsufficientCredits,
-					"the account's credit pool holds %s USD; this purchase needs %s USD", available, total).
-					With("required", total).With("available", available).With("currency", "USD")
-			}
-			if err != nil {
-				return err
-			}
-		} else if balance, err = currentBalance(ctx, tx, p.AccountID); err != nil {
+		balance, err := currentBalance(ctx, tx, p.AccountID)
+		if err != nil {
 			return err
 		}
-
-		out = PurchaseResult{TotalCharged: total, Balance: balance}
-		for _, id := range ids {
-			if pv, ok := inserted[id]; ok {
-				out.Purchases = append(out.Purchases, pv)
-				continue
-			}
-			pv := owned[id]
-			pv.AlreadyOwned = true
-			out.Purchases = append(out.Purchases, pv)
-		}
+		out = quoteResult(ids, owned, priced, quote, balance)
 		return nil
 	})
-	if err != nil {
-		return PurchaseResult{}, err
-	}
-	if !out.DryRun {
-		for i := range out.Purchases {
-			out.Purchases[i].Download = s.links.Sign(out.Purchases[i].PurchaseID)
-		}
-	}
-	return out, nil
+	return out, err
 }
 
 func quoteResult(ids []uuid.UUID, owned map[uuid.UUID]PurchasedVideo, priced map[uuid.UUID]pricedVideo, quote, balance money.Cents) PurchaseResult {
@@ -283,7 +293,7 @@ func priceVideos(ctx context.Context, tx pgx.Tx, ids []uuid.UUID) (map[uuid.UUID
 	return out, nil
 }
 
-func ownedPurchases(ctx context.Context, tx pgx.Tx, keyID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]PurchasedVideo, error) {
+func ownedPurchases(ctx context.Context, tx tenancy.Querier, keyID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]PurchasedVideo, error) {
 	rows, err := tx.Query(ctx, ownedSQL, keyID, ids)
 	if err != nil {
 		return nil, err

@@ -138,3 +138,10 @@ func InTx(ctx context.Context, pool *pgxpool.Pool, fn func(pgx.Tx) error) error 
 	}
 	return tx.Commit(ctx)
 }
+
+// IsRetryable reports errors after which the same transaction may simply be
+// run again: deadlocks and serialization failures.
+func IsRetryable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
+}

@@ -1,0 +1,63 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"broll/internal/apperr"
+)
+
+// Retired is the outcome of retiring a clip.
+type Retired struct {
+	ID        uuid.UUID
+	RetiredAt time.Time
+	// Already is true when the clip had been retired before; RetiredAt is
+	// then the time of that first retirement.
+	Already bool
+}
+
+// sqlRetire retires a live clip. The second subquery reads the row as it
+// was before this statement (one snapshot for the whole statement), so it
+// tells an already retired clip (its old retired_at) from an unknown one
+// (no row at all).
+const sqlRetire = `
+	WITH retired AS (
+		UPDATE videos SET retired_at = now(), updated_at = now()
+		WHERE id = $1 AND retired_at IS NULL
+		RETURNING retired_at
+	)
+	SELECT (SELECT retired_at FROM retired),
+	       (SELECT retired_at FROM videos WHERE id = $1),
+	       EXISTS (SELECT 1 FROM videos WHERE id = $1)`
+
+// Retire takes a clip out of the catalog: it no longer appears in search,
+// filters or details and can no longer be bought. Its buyers keep it: their
+// purchase history, GetVideoFor and download links still work. Retiring is
+// idempotent, and final: importing the clip again updates it but leaves it
+// retired.
+func (s *Service) Retire(ctx context.Context, id uuid.UUID) (Retired, error) {
+	var now, before *time.Time
+	var exists bool
+	if err := s.pool.QueryRow(ctx, sqlRetire, id).Scan(&now, &before, &exists); err != nil {
+		return Retired{}, fmt.Errorf("retire: %w", err)
+	}
+	switch {
+	case !exists:
+		return Retired{}, apperr.NotFoundf("video %s not found", id)
+	case now != nil:
+		return Retired{ID: id, RetiredAt: *now}, nil
+	case before == nil:
+		// A concurrent Retire won the row after this statement's snapshot
+		// was taken: read what it wrote.
+		var at time.Time
+		if err := s.pool.QueryRow(ctx, `SELECT retired_at FROM videos WHERE id = $1`, id).Scan(&at); err != nil {
+			return Retired{}, fmt.Errorf("retire: %w", err)
+		}
+		return Retired{ID: id, RetiredAt: at, Already: true}, nil
+	default:
+		return Retired{ID: id, RetiredAt: *before, Already: true}, nil
+	}
+}

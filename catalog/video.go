@@ -1,0 +1,110 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"broll/internal/apperr"
+	"broll/internal/money"
+)
+
+// Video is a clip as clients see it. The API layer adds what depends on the
+// caller or the deployment: preview and thumbnail URLs, ownership and the
+// download link.
+type Video struct {
+	ID              uuid.UUID
+	Title           string
+	Description     string
+	Tags            []string
+	Emotion         string
+	Gender          string
+	AgeRange        *string
+	Location        *string
+	MediaType       string
+	Orientation     *string
+	DurationSeconds *float64
+	Width           *int
+	Height          *int
+	FPS             *float64
+	Difficulty      string
+	// Price is the clip's current tier price; a purchase records what it paid.
+	Price         money.Cents
+	ViralityScore *int
+	Model         *ClipModel
+	// HasPreview and HasThumbnail say whether the clip was imported with
+	// those files; previews fall back to the thumbnail.
+	HasPreview   bool
+	HasThumbnail bool
+	// Similarity is the cosine similarity to the semantic_search query; nil
+	// on every other result.
+	Similarity *float64
+	CreatedAt  time.Time
+	// RetiredAt is set on a retired clip, which only its buyers still see.
+	RetiredAt *time.Time
+}
+
+// videoColumns are the columns scanVideo reads, in order, from videos v
+// joined with tiers t.
+const videoColumns = `
+	v.id, v.title, v.description, v.tags, v.emotion, v.gender, v.age_range, v.location,
+	v.media_type, v.orientation, v.duration_seconds, v.width, v.height, v.fps, v.difficulty,
+	t.price_cents, v.virality_score, v.model_id, v.model_name,
+	v.preview_key IS NOT NULL, v.thumbnail_key IS NOT NULL, v.created_at, v.retired_at`
+
+// sqlGetVideo finds a live clip, or a retired one that keyID bought: a
+// retired clip leaves the catalog but not its buyers' libraries.
+const sqlGetVideo = `
+	SELECT ` + videoColumns + `, NULL::float8
+	FROM videos v JOIN tiers t ON t.name = v.difficulty
+	WHERE v.id = $1
+	  AND (v.retired_at IS NULL
+	       OR EXISTS (SELECT 1 FROM purchases p WHERE p.video_id = v.id AND p.api_key_id = $2))`
+
+// scanVideo reads videoColumns followed by a nullable similarity.
+func scanVideo(row pgx.Row) (Video, error) {
+	var v Video
+	var cents int64
+	var modelID, modelName *string
+	err := row.Scan(&v.ID, &v.Title, &v.Description, &v.Tags, &v.Emotion, &v.Gender, &v.AgeRange,
+		&v.Location, &v.MediaType, &v.Orientation, &v.DurationSeconds, &v.Width, &v.Height, &v.FPS,
+		&v.Difficulty, &cents, &v.ViralityScore, &modelID, &modelName, &v.HasPreview, &v.HasThumbnail,
+		&v.CreatedAt, &v.RetiredAt, &v.Similarity)
+	if err != nil {
+		return v, err
+	}
+	v.Price = money.Cents(cents)
+	if v.Tags == nil {
+		v.Tags = []string{}
+	}
+	if modelID != nil {
+		v.Model = &ClipModel{ID: *modelID}
+		if modelName != nil {
+			v.Model.Name = *modelName
+		}
+	}
+	return v, nil
+}
+
+// GetVideo returns a live clip. Unknown and retired clips are not_found:
+// retiring takes a clip out of the catalog.
+func (s *Service) GetVideo(ctx context.Context, id uuid.UUID) (Video, error) {
+	return s.GetVideoFor(ctx, id, uuid.Nil)
+}
+
+// GetVideoFor is GetVideo for the key keyID, which also sees the retired
+// clips it bought (their download links keep working; see billing).
+func (s *Service) GetVideoFor(ctx context.Context, id, keyID uuid.UUID) (Video, error) {
+	v, err := scanVideo(s.pool.QueryRow(ctx, sqlGetVideo, id, keyID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Video{}, apperr.NotFoundf("video %s not found", id)
+	}
+	if err != nil {
+		return Video{}, fmt.Errorf("get video: %w", err)
+	}
+	return v, nil
+}

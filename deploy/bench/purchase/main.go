@@ -1,0 +1,294 @@
+// Command purchase drives purchases over HTTP from many customer keys of ONE
+// account (so every purchase contends for the same credit-pool row) and
+// reports purchases/s with p50/p99 latency. In the same run it measures the
+// plain Postgres ceiling for updating one row from as many clients (pgbench
+// with a one-line UPDATE), then checks the money invariants.
+//
+//	make bench-purchase   (or: go run ./deploy/bench/purchase -duration 10s -clients 64)
+//
+// It needs the local stack (DATABASE_URL, REDIS_URL) and works in a database
+// of its own, created and dropped here.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"broll/api"
+	"broll/billing"
+	"broll/catalog"
+	"broll/internal/config"
+	"broll/internal/database"
+	"broll/internal/money"
+	"broll/tenancy"
+)
+
+func main() {
+	duration := flag.Duration("duration", 10*time.Second, "how long each measurement runs")
+	clients := flag.Int("clients", 64, "concurrent clients, one customer key each")
+	flag.Parse()
+	if err := run(*duration, *clients); err != nil {
+		fmt.Fprintln(os.Stderr, "purchase:", err)
+		os.Exit(1)
+	}
+}
+
+func run(duration time.Duration, clients int) error {
+	ctx := context.Background()
+	admin, redisURL := os.Getenv("DATABASE_URL"), os.Getenv("REDIS_URL")
+	if admin == "" || redisURL == "" {
+		return fmt.Errorf("DATABASE_URL and REDIS_URL must be set (source .stack/env)")
+	}
+	dbURL, drop, err := scratchDatabase(ctx, admin)
+	if err != nil {
+		return err
+	}
+	defer drop()
+	if _, err := database.Migrate(ctx, dbURL, slog.New(slog.DiscardHandler)); err != nil {
+		return err
+	}
+	pool, err := database.Open(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	ropts, err := redis.ParseURL(redisURL)
+	if err != nil {
+		return err
+	}
+	rdb := redis.NewClient(ropts)
+	defer rdb.Close()
+	cfg, err := config.Load(func(k string) string {
+		return map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": redisURL,
+			"BROLL_SIGNING_KEY": "bench-signing-key-0123456789abcdef0123"}[k]
+	})
+	if err != nil {
+		return err
+	}
+	cfg.RedisPrefix = fmt.Sprintf("benchp%d:", time.Now().UnixNano())
+	cfg.RateLimitPerMinute = 1_000_000
+
+	// One account, one shared pool, many customer keys, plenty of clips so
+	// that every purchase is a new, charged one.
+	bill := billing.New(pool, billing.NewSigner("http://bench", cfg.SigningKey.Reveal(), "", time.Hour, nil))
+	opened, err := bill.OpenAccount(ctx, "Bench", "bench", money.MaxCents)
+	if err != nil {
+		return err
+	}
+	root := tenancy.Principal{KeyID: opened.RootKey.ID, AccountID: opened.Account.ID, RootKeyID: opened.RootKey.ID,
+		Kind: tenancy.KindRoot, Scopes: tenancy.RootScopes()}
+	ten := tenancy.New(pool)
+	keys := make([]string, clients)
+	for i := range keys {
+		k, err := ten.CreateCustomerKey(ctx, root, fmt.Sprintf("customer %d", i), nil)
+		if err != nil {
+			return err
+		}
+		keys[i] = k.Secret
+	}
+	const clips = 20000
+	if _, err := pool.Exec(ctx, `
+		INSERT INTO videos (title, emotion, gender, difficulty, media_key)
+		SELECT 'Bench clip ' || g, 'happy', 'female', 'easy', 'clips/bench/' || g FROM generate_series(1, $1) g`, clips); err != nil {
+		return err
+	}
+	var videoIDs []uuid.UUID
+	rows, _ := pool.Query(ctx, `SELECT id FROM videos`)
+	videoIDs, err = pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return err
+	}
+
+	logger := slog.New(slog.DiscardHandler)
+	usage := tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
+	app := api.New(api.Deps{
+		Config: cfg, Logger: logger, Pool: pool, Redis: rdb, Tenancy: ten,
+		Catalog: catalog.New(pool, nil, nil), Billing: bill,
+		Auth: tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL),
+		Gate: tenancy.NewGate(rdb, cfg.RedisPrefix, cfg.RateLimitPerMinute, usage, logger), Usage: usage,
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	go func() { _ = app.Listener(ln) }()
+	defer func() { _ = app.Shutdown() }()
+
+	fmt.Printf("purchase benchmark: %d clients (one customer key each, one shared pool), %s per measurement\n", clients, duration)
+	res := drive("http://"+ln.Addr().String()+"/api/v1/broll/purchase", keys, videoIDs, duration)
+	fmt.Printf("%-46s %8.0f purchases/s  p50 %6.2f ms  p99 %6.2f ms  (%d ok, %d failed)\n",
+		"POST /api/v1/broll/purchase (HTTP, full path)", res.rps(), ms(res.pct(0.5)), ms(res.pct(0.99)), res.ok, res.failed)
+
+	// The invariants are checked before pgbench, which debits the row
+	// without ledger rows.
+	if err := checkInvariants(ctx, pool, opened.Account.ID); err != nil {
+		return err
+	}
+	ceiling, err := pgbenchCeiling(dbURL, opened.Account.ID, clients, duration)
+	if err != nil {
+		return fmt.Errorf("pgbench: %w", err)
+	}
+	fmt.Printf("%-46s %8.0f updates/s\n", "pgbench: UPDATE of the one account row", ceiling)
+	fmt.Printf("ratio purchases/ceiling: %.2f\n", res.rps()/ceiling)
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+type result struct {
+	ok, failed int64
+	elapsed    time.Duration
+	latencies  []time.Duration
+}
+
+func (r result) rps() float64 { return float64(r.ok) / r.elapsed.Seconds() }
+
+func (r result) pct(p float64) time.Duration {
+	if len(r.latencies) == 0 {
+		return 0
+	}
+	return r.latencies[int(float64(len(r.latencies)-1)*p)]
+}
+
+// drive runs one client per key; each buys clips in its own order so that
+// nearly every request is a new charge on the shared pool.
+func drive(url string, keys []string, videos []uuid.UUID, d time.Duration) result {
+	tr := &http.Transport{MaxIdleConnsPerHost: len(keys), MaxConnsPerHost: len(keys)}
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	defer tr.CloseIdleConnections()
+	var ok, failed atomic.Int64
+	var mu sync.Mutex
+	var lat []time.Duration
+	deadline := time.Now().Add(d)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i, key := range keys {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var local []time.Duration
+			for n := 0; time.Now().Before(deadline); n++ {
+				v := videos[(i*7919+n)%len(videos)]
+				body, _ := json.Marshal(map[string]any{"video_ids": []string{v.String()}})
+				req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+key)
+				req.Header.Set("Content-Type", "application/json")
+				t0 := time.Now()
+				res, err := client.Do(req)
+				if err != nil {
+					failed.Add(1)
+					continue
+				}
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if res.StatusCode == 200 {
+					ok.Add(1)
+					local = append(local, time.Since(t0))
+				} else {
+					failed.Add(1)
+				}
+			}
+			mu.Lock()
+			lat = append(lat, local...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	return result{ok: ok.Load(), failed: failed.Load(), elapsed: time.Since(start), latencies: lat}
+}
+
+var tpsRe = regexp.MustCompile(`tps = ([0-9.]+)`)
+
+// pgbenchCeiling: how many single-row UPDATEs of the account row per second
+// Postgres commits from the same number of clients. A purchase must take
+// that row's lock once, so this is the ceiling of an unstriped pool.
+func pgbenchCeiling(dbURL string, account uuid.UUID, clients int, d time.Duration) (float64, error) {
+	bin := "pgbench"
+	if matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pgbench"); len(matches) > 0 {
+		sort.Strings(matches)
+		bin = matches[len(matches)-1]
+	}
+	script, err := os.CreateTemp("", "broll-pgbench-*.sql")
+	if err != nil {
+		return 0, err
+	}
+	defer os.Remove(script.Name())
+	fmt.Fprintf(script, "UPDATE accounts SET balance_cents = balance_cents - 1 WHERE id = '%s';\n", account)
+	script.Close()
+	out, err := exec.Command(bin, "-n", "-c", fmt.Sprint(clients), "-j", "2", "-T", fmt.Sprint(int(d.Seconds())),
+		"-f", script.Name(), dbURL).CombinedOutput()
+	if err != nil {
+		return 0, fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
+	}
+	m := tpsRe.FindSubmatch(out)
+	if m == nil {
+		return 0, fmt.Errorf("no tps in pgbench output")
+	}
+	var tps float64
+	_, err = fmt.Sscanf(string(m[1]), "%f", &tps)
+	return tps, err
+}
+
+// checkInvariants: the pool never went negative, equals its ledger, and
+// every purchase was charged exactly once.
+func checkInvariants(ctx context.Context, pool *pgxpool.Pool, account uuid.UUID) error {
+	var balance, ledger, purchases, purchaseCents, charges int64
+	err := pool.QueryRow(ctx, `
+		SELECT a.balance_cents,
+		       (SELECT sum(amount_cents) FROM ledger WHERE account_id = a.id),
+		       (SELECT count(*) FROM purchases WHERE account_id = a.id),
+		       (SELECT coalesce(sum(price_cents), 0) FROM purchases WHERE account_id = a.id),
+		       (SELECT coalesce(-sum(amount_cents), 0) FROM ledger WHERE account_id = a.id AND kind = 'purchase')
+		FROM accounts a WHERE a.id = $1`, account).Scan(&balance, &ledger, &purchases, &purchaseCents, &charges)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("invariants: %d purchases, balance %s = ledger %s, charges %s = purchase prices %s: ",
+		purchases, money.Cents(balance), money.Cents(ledger), money.Cents(charges), money.Cents(purchaseCents))
+	if balance < 0 || balance != ledger || charges != purchaseCents {
+		fmt.Println("BROKEN")
+		return fmt.Errorf("money invariants broken")
+	}
+	fmt.Println("hold")
+	return nil
+}
+
+func scratchDatabase(ctx context.Context, admin string) (string, func(), error) {
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		return "", nil, err
+	}
+	name := fmt.Sprintf("broll_bench_%d", time.Now().UnixNano()%1e9)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		conn.Close(ctx)
+		return "", nil, err
+	}
+	cfg := conn.Config()
+	url := fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name)
+	return url, func() {
+		_, _ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+		conn.Close(context.Background())
+	}, nil
+}
