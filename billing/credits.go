@@ -17,11 +17,14 @@ import (
 type Service struct {
 	pool  *pgxpool.Pool
 	links *Signer
+	batch *batcher
 }
 
 // New returns the billing service over pool; links signs download links
 // (nil where no links are handed out, as in the operator CLI).
-func New(pool *pgxpool.Pool, links *Signer) *Service { return &Service{pool: pool, links: links} }
+func New(pool *pgxpool.Pool, links *Signer) *Service {
+	return &Service{pool: pool, links: links, batch: newBatcher(pool)}
+}
 
 // OpenedAccount is a new account with its first root key.
 type OpenedAccount struct {

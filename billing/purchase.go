@@ -98,36 +98,26 @@ func (s *Service) Purchase(ctx context.Context, p tenancy.Principal, req Purchas
 }
 
 func (s *Service) purchaseOnce(ctx context.Context, p tenancy.Principal, ids []uuid.UUID, expected *int64) (PurchaseResult, error) {
-	rows, err := s.pool.Query(ctx, purchaseSQL, p.AccountID, p.KeyID, ids, expected)
-	if err != nil {
-		return PurchaseResult{}, err
+	job := &purchaseJob{Key: p.KeyID, IDs: ids, Expected: expected}
+	s.batch.do(p.AccountID, job)
+	if job.err != nil {
+		return PurchaseResult{}, job.err
 	}
-	defer rows.Close()
 	got := map[uuid.UUID]PurchasedVideo{}
 	var out PurchaseResult
 	var balance *int64
-	for rows.Next() {
-		var quote int64
-		var id, videoID *uuid.UUID
-		var price *int64
-		var at *time.Time
-		var owned *bool
-		if err := rows.Scan(&quote, &balance, &id, &videoID, &price, &at, &owned); err != nil {
-			return PurchaseResult{}, err
+	for _, r := range job.rows {
+		if r.balance != nil {
+			balance = r.balance
 		}
-		if id == nil {
+		if r.pv == nil {
 			continue
 		}
-		pv := PurchasedVideo{PurchaseID: *id, VideoID: *videoID, PricePaid: money.Cents(*price), PurchasedAt: *at, AlreadyOwned: *owned}
-		got[pv.VideoID] = pv
-		if !pv.AlreadyOwned {
-			out.TotalCharged += pv.PricePaid
+		got[r.pv.VideoID] = *r.pv
+		if !r.pv.AlreadyOwned {
+			out.TotalCharged += r.pv.PricePaid
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return PurchaseResult{}, err
-	}
-	rows.Close()
 	if len(got) < len(ids) {
 		// Bought by this key in a concurrent request a moment ago: owned.
 		owned, err := ownedPurchases(ctx, s.pool, p.KeyID, ids)
@@ -141,6 +131,7 @@ func (s *Service) purchaseOnce(ctx context.Context, p tenancy.Principal, ids []u
 			}
 		}
 	}
+	var err error
 	if balance != nil {
 		out.Balance = money.Cents(*balance)
 	} else if out.Balance, err = currentBalance(ctx, s.pool, p.AccountID); err != nil {
