@@ -214,3 +214,46 @@ func TestSameKeySameVideoConcurrently(t *testing.T) {
 		t.Fatalf("balance %s, want charged once", b)
 	}
 }
+
+// TestTwoNodesShareOnePool: two services (two API nodes, each batching on
+// its own) spend one pool at once; the pool pays for exactly what it holds.
+func TestTwoNodesShareOnePool(t *testing.T) {
+	t.Parallel()
+	pool, _ := testkit.NewPool(t)
+	ctx := context.Background()
+	nodes := []*billing.Service{newService(pool), newService(pool)}
+	const affordable = 53
+	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: affordable * 500})
+	var keys []tenancy.Principal
+	for i := 0; i < 16; i++ {
+		keys = append(keys, billingtest.Principal(acct, acct.CustomerKey(t, pool, "k")))
+	}
+	videos := billingtest.Videos(t, pool, 20, "easy")
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok, refused := 0, 0
+	for i := 0; i < 240; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := nodes[i%2].Purchase(ctx, keys[i%16], billing.PurchaseRequest{VideoIDs: []uuid.UUID{videos[i/16]}})
+			mu.Lock()
+			defer mu.Unlock()
+			switch code(err) {
+			case "":
+				ok++
+			case apperr.InsufficientCredits:
+				refused++
+			default:
+				t.Errorf("purchase %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if ok != affordable || refused != 240-affordable {
+		t.Fatalf("%d succeeded, %d refused; want %d and %d", ok, refused, affordable, 240-affordable)
+	}
+	if b := checkInvariants(t, pool, acct.ID); b != 0 {
+		t.Fatalf("balance %s, want 0", b)
+	}
+}
