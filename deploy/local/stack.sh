@@ -15,8 +15,15 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 STACK_DIR="${BROLL_STACK_DIR:-$ROOT/.stack}"
+PORTS_FILE="$STACK_DIR/ports"
 PG_PORT="${BROLL_PG_PORT:-55432}"
 REDIS_PORT="${BROLL_REDIS_PORT:-56379}"
+# Ports chosen on the first `up` are kept, so that later calls find the same
+# instances (and a stack of another checkout on the default ports is not ours).
+if [ -f "$PORTS_FILE" ]; then
+	# shellcheck disable=SC1090
+	. "$PORTS_FILE"
+fi
 PGVECTOR_VERSION="${BROLL_PGVECTOR_VERSION:-0.8.0}"
 PG_USER_OS="postgres"
 DB_NAME="broll"
@@ -177,6 +184,21 @@ redis_running() {
 	redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping 2>/dev/null | grep -q PONG
 }
 
+port_busy() {
+	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# choose_ports moves off ports that something else (another checkout's
+# stack, say) already uses, the first time this stack starts.
+choose_ports() {
+	[ -f "$PORTS_FILE" ] && return
+	if [ ! -f "$(pg_data_dir)/PG_VERSION" ]; then
+		while port_busy "$PG_PORT"; do PG_PORT=$((PG_PORT + 1)); done
+	fi
+	while port_busy "$REDIS_PORT"; do REDIS_PORT=$((REDIS_PORT + 1)); done
+	printf 'PG_PORT=%s\nREDIS_PORT=%s\n' "$PG_PORT" "$REDIS_PORT" >"$PORTS_FILE"
+}
+
 start_redis() {
 	mkdir -p "$STACK_DIR/redis"
 	if redis_running; then return; fi
@@ -204,6 +226,7 @@ write_env() {
 cmd_up() {
 	mkdir -p "$STACK_DIR"
 	ensure_packages
+	choose_ports
 	start_postgres
 	start_redis
 	write_env
