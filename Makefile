@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
 
-.PHONY: run test build stack-up stack-down stack-status vet fmt-check bench-edge clean
+.PHONY: run test build stack-up stack-down stack-status vet fmt-check bench-edge bench-purchase clean
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -37,3 +37,6 @@ clean:
 
 bench-edge: stack-up
 	set -a && . .stack/env && set +a && $(GO) run ./deploy/bench/edge -duration 5s -conns 64
+
+bench-purchase: stack-up
+	set -a && . .stack/env && set +a && $(GO) run ./deploy/bench/purchase -duration 10s -clients 64
