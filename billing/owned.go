@@ -13,20 +13,14 @@ func (s *Service) Owned(ctx context.Context, keyID uuid.UUID, videoIDs []uuid.UU
 	if len(videoIDs) == 0 || keyID == uuid.Nil {
 		return map[uuid.UUID]PurchasedVideo{}, nil
 	}
-	rows, err := s.pool.Query(ctx, ownedSQL, keyID, videoIDs)
+	owned, err := ownedPurchases(ctx, s.pool, keyID, videoIDs)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := map[uuid.UUID]PurchasedVideo{}
-	for rows.Next() {
-		var pv PurchasedVideo
-		if err := rows.Scan(&pv.PurchaseID, &pv.VideoID, &pv.PricePaid, &pv.PurchasedAt); err != nil {
-			return nil, err
-		}
+	for id, pv := range owned {
 		pv.AlreadyOwned = true
 		pv.Download = s.links.Sign(pv.PurchaseID)
-		out[pv.VideoID] = pv
+		owned[id] = pv
 	}
-	return out, rows.Err()
+	return owned, nil
 }

@@ -14,23 +14,19 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
-	"sort"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
 	"broll/api"
 	"broll/billing"
 	"broll/catalog"
+	"broll/deploy/bench/benchkit"
 	"broll/internal/config"
 	"broll/internal/database"
 	"broll/internal/money"
@@ -49,11 +45,11 @@ func main() {
 
 func run(duration time.Duration, conns int) error {
 	ctx := context.Background()
-	admin, redisURL := os.Getenv("DATABASE_URL"), os.Getenv("REDIS_URL")
-	if admin == "" || redisURL == "" {
-		return fmt.Errorf("DATABASE_URL and REDIS_URL must be set (source .stack/env)")
+	admin, redisURL, err := benchkit.StackURLs()
+	if err != nil {
+		return err
 	}
-	dbURL, drop, err := scratchDatabase(ctx, admin)
+	dbURL, drop, err := benchkit.ScratchDatabase(ctx, admin)
 	if err != nil {
 		return err
 	}
@@ -126,7 +122,7 @@ func run(duration time.Duration, conns int) error {
 	authRes := load("http://"+authAddr+"/api/v1/pricing", opened.RootKey.Secret, conns, duration)
 	report("bare fiber handler", bareRes)
 	report("authenticated + rate-limited GET /api/v1/pricing", authRes)
-	fmt.Printf("ratio authenticated/bare: %.1f%%\n", 100*authRes.rps()/bareRes.rps())
+	fmt.Printf("ratio authenticated/bare: %.1f%%\n", 100*authRes.PerSecond()/bareRes.PerSecond())
 	if err := usage.Flush(ctx); err != nil {
 		return err
 	}
@@ -134,75 +130,25 @@ func run(duration time.Duration, conns int) error {
 	if err := pool.QueryRow(ctx, `SELECT total_requests FROM api_keys WHERE id = $1`, opened.RootKey.ID).Scan(&counted); err != nil {
 		return err
 	}
-	fmt.Printf("usage counter after the run: %d (requests sent: %d)\n", counted, authRes.ok+authRes.failed)
+	fmt.Printf("usage counter after the run: %d (requests sent: %d)\n", counted, authRes.OK+authRes.Failed)
 	return nil
 }
 
 func runtimeProcs() int { return numProcs() }
 
-type result struct {
-	ok, failed int64
-	elapsed    time.Duration
-	latencies  []time.Duration
+func report(name string, r benchkit.Result) {
+	fmt.Printf("%-50s %9.0f req/s  p50 %6.2f ms  p99 %6.2f ms  (%d ok, %d failed)\n", name, r.PerSecond(),
+		benchkit.Millis(r.Percentile(0.50)), benchkit.Millis(r.Percentile(0.99)), r.OK, r.Failed)
 }
 
-func (r result) rps() float64 { return float64(r.ok) / r.elapsed.Seconds() }
-
-func (r result) pct(p float64) time.Duration {
-	if len(r.latencies) == 0 {
-		return 0
-	}
-	return r.latencies[int(float64(len(r.latencies)-1)*p)]
-}
-
-func report(name string, r result) {
-	fmt.Printf("%-50s %9.0f req/s  p50 %6.2f ms  p99 %6.2f ms  (%d ok, %d failed)\n", name, r.rps(),
-		float64(r.pct(0.50).Microseconds())/1000, float64(r.pct(0.99).Microseconds())/1000, r.ok, r.failed)
-}
-
-func load(url, key string, conns int, d time.Duration) result {
-	tr := &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns}
-	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
-	defer tr.CloseIdleConnections()
-	var ok, failed atomic.Int64
-	var mu sync.Mutex
-	var lat []time.Duration
-	deadline := time.Now().Add(d)
-	start := time.Now()
-	var wg sync.WaitGroup
-	for i := 0; i < conns; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			local := make([]time.Duration, 0, 4096)
-			for time.Now().Before(deadline) {
-				req, _ := http.NewRequest("GET", url, nil)
-				if key != "" {
-					req.Header.Set("Authorization", "Bearer "+key)
-				}
-				t0 := time.Now()
-				res, err := client.Do(req)
-				if err != nil {
-					failed.Add(1)
-					continue
-				}
-				_, _ = io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				if res.StatusCode == 200 {
-					ok.Add(1)
-					local = append(local, time.Since(t0))
-				} else {
-					failed.Add(1)
-				}
-			}
-			mu.Lock()
-			lat = append(lat, local...)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	return result{ok: ok.Load(), failed: failed.Load(), elapsed: time.Since(start), latencies: lat}
+func load(url, key string, conns int, d time.Duration) benchkit.Result {
+	return benchkit.Drive(conns, d, func(_, _ int) *http.Request {
+		req, _ := http.NewRequest("GET", url, nil)
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		return req
+	})
 }
 
 func serve(app *fiber.App) (string, func(), error) {
@@ -212,22 +158,4 @@ func serve(app *fiber.App) (string, func(), error) {
 	}
 	go func() { _ = app.Listener(ln) }()
 	return ln.Addr().String(), func() { _ = app.Shutdown() }, nil
-}
-
-func scratchDatabase(ctx context.Context, admin string) (string, func(), error) {
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		return "", nil, err
-	}
-	name := fmt.Sprintf("broll_bench_%d", time.Now().UnixNano()%1e9)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		conn.Close(ctx)
-		return "", nil, err
-	}
-	cfg := conn.Config()
-	url := fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name)
-	return url, func() {
-		_, _ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-		conn.Close(context.Background())
-	}, nil
 }

@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -26,8 +25,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -38,6 +35,7 @@ import (
 	"broll/api"
 	"broll/billing"
 	"broll/catalog"
+	"broll/deploy/bench/benchkit"
 	"broll/internal/config"
 	"broll/internal/database"
 	"broll/internal/money"
@@ -56,11 +54,11 @@ func main() {
 
 func run(duration time.Duration, clients int) error {
 	ctx := context.Background()
-	admin, redisURL := os.Getenv("DATABASE_URL"), os.Getenv("REDIS_URL")
-	if admin == "" || redisURL == "" {
-		return fmt.Errorf("DATABASE_URL and REDIS_URL must be set (source .stack/env)")
+	admin, redisURL, err := benchkit.StackURLs()
+	if err != nil {
+		return err
 	}
-	dbURL, drop, err := scratchDatabase(ctx, admin)
+	dbURL, drop, err := benchkit.ScratchDatabase(ctx, admin)
 	if err != nil {
 		return err
 	}
@@ -138,7 +136,8 @@ func run(duration time.Duration, clients int) error {
 	fmt.Printf("purchase benchmark: %d clients (one customer key each, one shared pool), %s per measurement\n", clients, duration)
 	res := drive("http://"+ln.Addr().String()+"/api/v1/broll/purchase", keys, videoIDs, duration)
 	fmt.Printf("%-46s %8.0f purchases/s  p50 %6.2f ms  p99 %6.2f ms  (%d ok, %d failed)\n",
-		"POST /api/v1/broll/purchase (HTTP, full path)", res.rps(), ms(res.pct(0.5)), ms(res.pct(0.99)), res.ok, res.failed)
+		"POST /api/v1/broll/purchase (HTTP, full path)", res.PerSecond(), benchkit.Millis(res.Percentile(0.5)),
+		benchkit.Millis(res.Percentile(0.99)), res.OK, res.Failed)
 
 	// The invariants are checked before pgbench, which debits the row
 	// without ledger rows.
@@ -150,73 +149,21 @@ func run(duration time.Duration, clients int) error {
 		return fmt.Errorf("pgbench: %w", err)
 	}
 	fmt.Printf("%-46s %8.0f updates/s\n", "pgbench: UPDATE of the one account row", ceiling)
-	fmt.Printf("ratio purchases/ceiling: %.2f\n", res.rps()/ceiling)
+	fmt.Printf("ratio purchases/ceiling: %.2f\n", res.PerSecond()/ceiling)
 	return nil
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-type result struct {
-	ok, failed int64
-	elapsed    time.Duration
-	latencies  []time.Duration
-}
-
-func (r result) rps() float64 { return float64(r.ok) / r.elapsed.Seconds() }
-
-func (r result) pct(p float64) time.Duration {
-	if len(r.latencies) == 0 {
-		return 0
-	}
-	return r.latencies[int(float64(len(r.latencies)-1)*p)]
 }
 
 // drive runs one client per key; each buys clips in its own order so that
 // nearly every request is a new charge on the shared pool.
-func drive(url string, keys []string, videos []uuid.UUID, d time.Duration) result {
-	tr := &http.Transport{MaxIdleConnsPerHost: len(keys), MaxConnsPerHost: len(keys)}
-	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
-	defer tr.CloseIdleConnections()
-	var ok, failed atomic.Int64
-	var mu sync.Mutex
-	var lat []time.Duration
-	deadline := time.Now().Add(d)
-	start := time.Now()
-	var wg sync.WaitGroup
-	for i, key := range keys {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var local []time.Duration
-			for n := 0; time.Now().Before(deadline); n++ {
-				v := videos[(i*7919+n)%len(videos)]
-				body, _ := json.Marshal(map[string]any{"video_ids": []string{v.String()}})
-				req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
-				req.Header.Set("Authorization", "Bearer "+key)
-				req.Header.Set("Content-Type", "application/json")
-				t0 := time.Now()
-				res, err := client.Do(req)
-				if err != nil {
-					failed.Add(1)
-					continue
-				}
-				_, _ = io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				if res.StatusCode == 200 {
-					ok.Add(1)
-					local = append(local, time.Since(t0))
-				} else {
-					failed.Add(1)
-				}
-			}
-			mu.Lock()
-			lat = append(lat, local...)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	return result{ok: ok.Load(), failed: failed.Load(), elapsed: time.Since(start), latencies: lat}
+func drive(url string, keys []string, videos []uuid.UUID, d time.Duration) benchkit.Result {
+	return benchkit.Drive(len(keys), d, func(w, n int) *http.Request {
+		v := videos[(w*7919+n)%len(videos)]
+		body, _ := json.Marshal(map[string]any{"video_ids": []string{v.String()}})
+		req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+keys[w])
+		req.Header.Set("Content-Type", "application/json")
+		return req
+	})
 }
 
 var tpsRe = regexp.MustCompile(`tps = ([0-9.]+)`)
@@ -273,22 +220,4 @@ func checkInvariants(ctx context.Context, pool *pgxpool.Pool, account uuid.UUID)
 	}
 	fmt.Println("hold")
 	return nil
-}
-
-func scratchDatabase(ctx context.Context, admin string) (string, func(), error) {
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		return "", nil, err
-	}
-	name := fmt.Sprintf("broll_bench_%d", time.Now().UnixNano()%1e9)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		conn.Close(ctx)
-		return "", nil, err
-	}
-	cfg := conn.Config()
-	url := fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name)
-	return url, func() {
-		_, _ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-		conn.Close(context.Background())
-	}, nil
 }
