@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
-	"github.com/redis/go-redis/v9"
 
 	"broll/api"
 	"broll/billing"
@@ -25,6 +24,7 @@ import (
 	"broll/internal/config"
 	"broll/internal/database"
 	"broll/internal/logging"
+	"broll/internal/redisx"
 	"broll/tenancy"
 )
 
@@ -60,11 +60,10 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	}
 	defer pool.Close()
 
-	ropts, err := redis.ParseURL(cfg.RedisURL)
+	rdb, err := redisx.Open(cfg.RedisURL)
 	if err != nil {
-		return fmt.Errorf("REDIS_URL: %w", err)
+		return err
 	}
-	rdb := redis.NewClient(ropts)
 	defer rdb.Close()
 	queueClient := asynq.NewClientFromRedisClient(rdb)
 

@@ -12,13 +12,13 @@ import (
 	"syscall"
 
 	"github.com/hibiken/asynq"
-	"github.com/redis/go-redis/v9"
 
 	"broll/catalog"
 	"broll/embed"
 	"broll/internal/config"
 	"broll/internal/database"
 	"broll/internal/logging"
+	"broll/internal/redisx"
 	"broll/tenancy"
 	"broll/worker"
 )
@@ -45,11 +45,10 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer) erro
 		return err
 	}
 	defer pool.Close()
-	ropts, err := redis.ParseURL(cfg.RedisURL)
+	rdb, err := redisx.Open(cfg.RedisURL)
 	if err != nil {
-		return fmt.Errorf("REDIS_URL: %w", err)
+		return err
 	}
-	rdb := redis.NewClient(ropts)
 	defer rdb.Close()
 	queueOpt, err := asynq.ParseRedisURI(cfg.RedisURL)
 	if err != nil {

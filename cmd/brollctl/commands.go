@@ -23,6 +23,7 @@ import (
 	"broll/internal/config"
 	"broll/internal/database"
 	"broll/internal/money"
+	"broll/internal/redisx"
 	"broll/tenancy"
 )
 
@@ -46,12 +47,11 @@ func (c *cli) open(ctx context.Context) (*env, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	ropts, err := redis.ParseURL(cfg.RedisURL)
+	rdb, err := redisx.Open(cfg.RedisURL)
 	if err != nil {
 		pool.Close()
-		return nil, nil, fmt.Errorf("REDIS_URL: %w", err)
+		return nil, nil, err
 	}
-	rdb := redis.NewClient(ropts)
 	media, err := catalog.NewLocalMedia(cfg.MediaDir)
 	if err != nil {
 		pool.Close()
