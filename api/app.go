@@ -68,6 +68,7 @@ func New(d Deps) *fiber.App {
 	if d.QueryEmbedder != nil {
 		s.queryEmbedder = d.QueryEmbedder
 	}
+	s.baseURL = d.Config.BaseURL()
 	// Signed links need no bearer key: registered before the v1 group's
 	// authentication so that they never reach it.
 	app.Get(billing.DownloadPath+":purchase_id", s.download)
@@ -83,6 +84,11 @@ func New(d Deps) *fiber.App {
 	v1.Get("/broll/purchases", requireScope(tenancy.ScopeBrollBilling), s.listPurchases)
 	s.catalogRoutes(v1)
 	s.opsRoutes(app)
+	s.mediaRoutes(app)
+	// Legacy v0 lives outside /api/v1: no key authentication, no rate limit.
+	s.legacyRoutes(app, d.Config)
+	s.docsRoutes(app)
+	s.mcpRoutes(app, d.Config.MCPAllowedOrigins)
 
 	// Everything else is an unknown route: 404 problem+json.
 	app.Use(func(c *fiber.Ctx) error { return apperr.NotFoundf("no such route: %s %s", c.Method(), c.Path()) })
@@ -103,6 +109,9 @@ type server struct {
 	// queryEmbedder is an interface so that a nil *embed.QueryCache in Deps
 	// becomes a true nil here.
 	queryEmbedder billing.QueryEmbedder
+	// baseURL is the public address preview and thumbnail URLs start with.
+	baseURL string
+	tiers   tierCache
 }
 
 type health struct {

@@ -1,10 +1,165 @@
 package api
 
-import "github.com/gofiber/fiber/v2"
+import (
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"broll/catalog"
+	"broll/internal/apperr"
+	"broll/internal/money"
+	"broll/tenancy"
+)
 
 // catalogRoutes registers the catalog routes of v1 (list/search, filters,
-// details). Static paths are registered before /broll/:id.
-func (s *server) catalogRoutes(v1 fiber.Router) {}
+// details). Static paths are registered before /broll/:id; routes such as
+// /broll/purchases registered before this call keep precedence.
+func (s *server) catalogRoutes(v1 fiber.Router) {
+	read := requireScope(tenancy.ScopeBrollRead)
+	v1.Get("/broll", read, s.listBroll)
+	v1.Get("/broll/filters", read, s.brollFilters(&filterCache{}))
+	v1.Get("/broll/:id", read, s.getBroll)
+}
 
-// opsRoutes registers the content-operations routes (ops keys).
-func (s *server) opsRoutes(app *fiber.App) {}
+type brollListJSON struct {
+	Videos     []videoJSON `json:"videos"`
+	Pagination struct {
+		paginationJSON
+		// TotalExact is false when total stopped counting at the result
+		// window (catalog.MaxResultWindow).
+		TotalExact bool `json:"total_exact"`
+	} `json:"pagination"`
+}
+
+func (s *server) listBroll(c *fiber.Ctx) error {
+	values, err := url.ParseQuery(string(c.Request().URI().QueryString()))
+	if err != nil {
+		return apperr.New(apperr.Invalid, "malformed query string")
+	}
+	q, err := catalog.ParseQuery(values)
+	if err != nil {
+		return err
+	}
+	keyID := principal(c).KeyID
+	q.KeyID = keyID
+	var qe catalog.QueryEmbedder
+	if s.queryEmbedder != nil {
+		qe = s.queryEmbedder
+	}
+	page, err := s.catalog.Search(c.UserContext(), q, qe)
+	if err != nil {
+		return err
+	}
+	videos, err := s.renderVideos(c, keyID, page.Videos)
+	if err != nil {
+		return err
+	}
+	var out brollListJSON
+	out.Videos = videos
+	out.Pagination.paginationJSON = paginationJSON{Limit: page.Limit, Offset: page.Offset, Page: page.Page,
+		Total: page.Total, HasMore: page.HasMore}
+	out.Pagination.TotalExact = page.TotalExact
+	return c.JSON(out)
+}
+
+func (s *server) getBroll(c *fiber.Ctx) error {
+	id, err := uuid.Parse(c.Params("id"))
+	if err != nil {
+		return apperr.InvalidField("id", "video id %q is not a UUID", c.Params("id"))
+	}
+	keyID := principal(c).KeyID
+	v, err := s.catalog.GetVideoFor(c.UserContext(), id, keyID)
+	if err != nil {
+		return err
+	}
+	out, err := s.renderVideos(c, keyID, []catalog.Video{v})
+	if err != nil {
+		return err
+	}
+	return c.JSON(out[0])
+}
+
+type valueCountJSON struct {
+	Value string `json:"value"`
+	Count int    `json:"count"`
+}
+
+type tierCountJSON struct {
+	Name     string      `json:"name"`
+	Price    money.Cents `json:"price"`
+	Currency string      `json:"currency"`
+	Count    int         `json:"count"`
+}
+
+type modelCountJSON struct {
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	Count int    `json:"count"`
+}
+
+type filtersJSON struct {
+	Emotion     []valueCountJSON `json:"emotion"`
+	Gender      []valueCountJSON `json:"gender"`
+	AgeRange    []valueCountJSON `json:"age_range"`
+	Location    []valueCountJSON `json:"location"`
+	MediaType   []valueCountJSON `json:"media_type"`
+	Orientation []valueCountJSON `json:"orientation"`
+	Difficulty  []tierCountJSON  `json:"difficulty"`
+	Models      []modelCountJSON `json:"models"`
+}
+
+// filterCache keeps this node's filter values for filterCacheTTL: they
+// take a pass over the whole catalog, are asked for often and change
+// slowly; a count a few seconds old misleads nobody.
+type filterCache struct {
+	mu      sync.Mutex
+	out     filtersJSON
+	fetched time.Time
+}
+
+const filterCacheTTL = 10 * time.Second
+
+func (s *server) brollFilters(cache *filterCache) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		now := s.now()
+		cache.mu.Lock()
+		out, fresh := cache.out, !cache.fetched.IsZero() && now.Sub(cache.fetched) < filterCacheTTL
+		cache.mu.Unlock()
+		if !fresh {
+			f, err := s.catalog.Filters(c.UserContext())
+			if err != nil {
+				return err
+			}
+			out = renderFilters(f)
+			cache.mu.Lock()
+			cache.out, cache.fetched = out, now
+			cache.mu.Unlock()
+		}
+		return c.JSON(out)
+	}
+}
+
+func renderFilters(f catalog.FilterValues) filtersJSON {
+	vals := func(in []catalog.ValueCount) []valueCountJSON {
+		out := make([]valueCountJSON, len(in))
+		for i, v := range in {
+			out[i] = valueCountJSON{Value: v.Value, Count: v.Count}
+		}
+		return out
+	}
+	out := filtersJSON{
+		Emotion: vals(f.Emotion), Gender: vals(f.Gender), AgeRange: vals(f.AgeRange),
+		Location: vals(f.Location), MediaType: vals(f.MediaType), Orientation: vals(f.Orientation),
+		Difficulty: make([]tierCountJSON, len(f.Difficulty)), Models: make([]modelCountJSON, len(f.Models)),
+	}
+	for i, t := range f.Difficulty {
+		out.Difficulty[i] = tierCountJSON{Name: t.Name, Price: t.Price, Currency: "USD", Count: t.Count}
+	}
+	for i, m := range f.Models {
+		out.Models[i] = modelCountJSON{ID: m.ID, Name: m.Name, Count: m.Count}
+	}
+	return out
+}

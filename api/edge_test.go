@@ -27,6 +27,7 @@ func TestV1RoutesAuthMatrix(t *testing.T) {
 	other := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{})
 	cust := acct.CustomerKey(t, e.pool, "alice")
 	readOnly := acct.CustomerKey(t, e.pool, "read-only", "broll:read")
+	billingOnly := acct.CustomerKey(t, e.pool, "billing-only", "broll:billing")
 	otherCust := other.CustomerKey(t, e.pool, "mallory")
 	revoked := acct.CustomerKey(t, e.pool, "gone")
 	if r := e.do(t, 0, "DELETE", "/api/v1/keys?id="+revoked.ID.String(), acct.RootKey.Secret, nil); r.status != 200 {
@@ -40,7 +41,14 @@ func TestV1RoutesAuthMatrix(t *testing.T) {
 		okStatus     int
 	}
 	victim := acct.CustomerKey(t, e.pool, "victim")
+	video := billingtest.Videos(t, e.pool, 1, "easy")[0]
 	routes := []route{
+		{"GET", "/api/v1/broll?limit=2", nil, tenancy.ScopeBrollRead, 200},
+		{"GET", "/api/v1/broll/filters", nil, tenancy.ScopeBrollRead, 200},
+		{"GET", "/api/v1/broll/" + video.String(), nil, tenancy.ScopeBrollRead, 200},
+		{"POST", "/api/v1/broll/purchase", map[string]any{"video_ids": []string{video.String()}}, tenancy.ScopeBrollPurchase, 200},
+		{"GET", "/api/v1/broll/purchases", nil, tenancy.ScopeBrollBilling, 200},
+		{"GET", "/api/v1/balance", nil, tenancy.ScopeBrollBilling, 200},
 		{"POST", "/api/v1/keys", map[string]any{"customer_label": "bob"}, tenancy.ScopeKeysManage, 201},
 		{"GET", "/api/v1/keys", nil, tenancy.ScopeKeysManage, 200},
 		{"DELETE", "/api/v1/keys?id=" + victim.ID.String(), nil, tenancy.ScopeKeysManage, 200},
@@ -73,11 +81,15 @@ func TestV1RoutesAuthMatrix(t *testing.T) {
 				}{"customer key lacking keys:manage", cust.Secret, 403, "insufficient_scope"},
 			)
 		} else {
+			lacking := readOnly.Secret
+			if rt.scope == tenancy.ScopeBrollRead {
+				lacking = billingOnly.Secret
+			}
 			cases = append(cases, struct {
 				who, key   string
 				wantStatus int
 				wantCode   string
-			}{"key lacking the scope", readOnly.Secret, 403, "insufficient_scope"})
+			}{"key lacking the scope", lacking, 403, "insufficient_scope"})
 		}
 		cases = append(cases, struct {
 			who, key   string

@@ -23,6 +23,8 @@ func statusOf(code apperr.Code) int {
 		return http.StatusForbidden
 	case apperr.NotFound:
 		return http.StatusNotFound
+	case apperr.MethodNotAllowed:
+		return http.StatusMethodNotAllowed
 	case apperr.Conflict, apperr.PriceChanged:
 		return http.StatusConflict
 	case apperr.Sunset:
@@ -48,6 +50,7 @@ var titles = map[apperr.Code]string{
 	apperr.InsufficientScope:   "Insufficient scope",
 	apperr.Forbidden:           "Forbidden",
 	apperr.NotFound:            "Not found",
+	apperr.MethodNotAllowed:    "Method not allowed",
 	apperr.Conflict:            "Conflict",
 	apperr.PriceChanged:        "Price changed",
 	apperr.Sunset:              "Sunset",

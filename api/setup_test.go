@@ -64,7 +64,7 @@ type envOpts struct {
 
 // setup builds API nodes over one fresh database and one Redis database,
 // each node with its own caches, as separate processes would have.
-func setup(t *testing.T, o envOpts) *testEnv {
+func setup(t testing.TB, o envOpts) *testEnv {
 	t.Helper()
 	pool, dbURL := testkit.NewPool(t)
 	rdb, redisURL := testkit.Redis(t)

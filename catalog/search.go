@@ -22,8 +22,9 @@ type Page struct {
 	Videos []Video
 	// Total counts every clip the query matches (for a semantic search:
 	// every matching clip with a ready vector of the current model), exact
-	// up to MaxResultWindow; beyond it Total is MaxResultWindow and
-	// TotalExact false.
+	// up to the window a client can page through (MaxResultWindow, or
+	// MaxSemanticWindow for a semantic search ranked by similarity); beyond
+	// it Total is the window and TotalExact false.
 	Total      int
 	TotalExact bool
 	Limit      int
@@ -40,10 +41,15 @@ type Page struct {
 // that almost nothing passes; when it ends short of a page although the
 // count says more clips match, the page is made again by exact scan.
 // The values are measured by deploy/bench/search (README, Performance).
-const (
-	hnswEfSearch      = 100
-	hnswMaxScanTuples = 20_000
-)
+type hnswSettings struct {
+	efSearch      int
+	maxScanTuples int
+}
+
+// maxEfSearch is the largest hnsw.ef_search pgvector accepts.
+const maxEfSearch = 1000
+
+func defaultHNSW() hnswSettings { return hnswSettings{efSearch: 100, maxScanTuples: 20_000} }
 
 const sqlHNSWSettings = `
 	SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
@@ -52,9 +58,11 @@ const sqlHNSWSettings = `
 	       set_config('plan_cache_mode', 'force_custom_plan', true)`
 
 // sqlExactScan makes the rest of the transaction sort by computed distance
-// instead of walking the index. Custom plans (set above) make the planner
-// see it; a cached generic plan would not.
-const sqlExactScan = `SELECT set_config('enable_indexscan', 'off', true)`
+// instead of walking the index. A custom plan makes the planner see it; a
+// cached generic plan would not.
+const sqlExactScan = `
+	SELECT set_config('enable_indexscan', 'off', true),
+	       set_config('plan_cache_mode', 'force_custom_plan', true)`
 
 // Search runs a catalog search. Retired clips never appear. With
 // q.SemanticSearch the text is embedded by qe; a nil qe (or one that fails)
@@ -87,7 +95,7 @@ func (s *Service) Search(ctx context.Context, q Query, qe QueryEmbedder) (Page, 
 	var total int
 	var err error
 	if q.semanticRanked() {
-		videos, total, err = s.runNearest(ctx, q, sq)
+		videos, total, err = s.runNearest(ctx, q, sq, defaultHNSW())
 	} else {
 		videos, total, err = s.runList(ctx, sq)
 	}
@@ -105,74 +113,92 @@ func (s *Service) Search(ctx context.Context, q Query, qe QueryEmbedder) (Page, 
 		p.HasMore, videos = true, videos[:q.Limit]
 	}
 	p.Videos = videos
-	if p.Total > MaxResultWindow {
-		p.Total, p.TotalExact = MaxResultWindow, false
+	if p.Total > sq.window {
+		p.Total, p.TotalExact = sq.window, false
 	}
 	return p, nil
 }
 
-// runList runs a filter or keyword search: page and count in one round trip.
+// countMatches runs the capped count on a connection of its own while the
+// caller fetches the page: the two are independent, and a search then
+// costs the slower of them rather than their sum. wait must be called.
+func (s *Service) countMatches(ctx context.Context, st statement) (wait func() (int, error)) {
+	type result struct {
+		n   int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		r.err = s.pool.QueryRow(ctx, st.sql, st.args...).Scan(&r.n)
+		done <- r
+	}()
+	return func() (int, error) {
+		r := <-done
+		return r.n, r.err
+	}
+}
+
+// runList runs a filter or keyword search.
 func (s *Service) runList(ctx context.Context, sq searchSQL) ([]Video, int, error) {
-	batch := &pgx.Batch{}
-	batch.Queue(sq.page.sql, sq.page.args...)
-	batch.Queue(sq.count.sql, sq.count.args...)
-	br := s.pool.SendBatch(ctx, batch)
-	defer br.Close()
-	videos, err := collectVideos(br)
+	wait := s.countMatches(ctx, sq.count)
+	rows, err := s.pool.Query(ctx, sq.page.sql, sq.page.args...)
+	var videos []Video
+	if err == nil {
+		videos, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Video, error) { return scanVideo(r) })
+	}
+	total, cerr := wait()
 	if err != nil {
 		return nil, 0, err
 	}
-	var total int
-	if err := br.QueryRow().Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	return videos, total, br.Close()
+	return videos, total, cerr
 }
 
-// runNearest runs a semantic search ranked by similarity in one read-only
-// transaction holding the index settings.
-func (s *Service) runNearest(ctx context.Context, q Query, sq searchSQL) ([]Video, int, error) {
+// runNearest runs a semantic search ranked by similarity: the page in a
+// read-only transaction holding the index settings, the count beside it.
+// No connection is held while waiting for the other query, so searches
+// cannot starve each other of connections.
+func (s *Service) runNearest(ctx context.Context, q Query, sq searchSQL, hs hnswSettings) ([]Video, int, error) {
+	wait := s.countMatches(ctx, sq.count)
+	efSearch := strconv.Itoa(min(max(hs.efSearch, q.Offset+q.Limit+1), maxEfSearch))
+	videos, err := s.nearestPage(ctx, sq.page, sqlHNSWSettings, efSearch, strconv.Itoa(hs.maxScanTuples))
+	total, cerr := wait()
+	if err != nil {
+		return nil, 0, err
+	}
+	if cerr != nil {
+		return nil, 0, cerr
+	}
+	// The index gave up (max_scan_tuples) before filling the page although
+	// enough clips match: sort the matching clips exactly. It happens only
+	// for filters few clips pass, so few are sorted.
+	if len(videos) <= q.Limit && total > q.Offset+len(videos) {
+		if videos, err = s.nearestPage(ctx, sq.page, sqlExactScan); err != nil {
+			return nil, 0, err
+		}
+	}
+	return videos, total, nil
+}
+
+// nearestPage runs the page query after a settings statement, both in one
+// round trip of one read-only transaction (SET LOCAL lasts until its end).
+func (s *Service) nearestPage(ctx context.Context, page statement, settings string, args ...any) ([]Video, error) {
 	var videos []Video
-	var total int
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		batch := &pgx.Batch{}
-		batch.Queue(sqlHNSWSettings, strconv.Itoa(max(hnswEfSearch, q.Offset+q.Limit+1)), strconv.Itoa(hnswMaxScanTuples))
-		batch.Queue(sq.page.sql, sq.page.args...)
-		batch.Queue(sq.count.sql, sq.count.args...)
+		batch.Queue(settings, args...)
+		batch.Queue(page.sql, page.args...)
 		br := tx.SendBatch(ctx, batch)
-		if _, err := br.Exec(); err != nil {
-			br.Close()
-			return err
+		_, err := br.Exec()
+		if err == nil {
+			videos, err = collectVideos(br)
 		}
-		var err error
-		if videos, err = collectVideos(br); err != nil {
-			br.Close()
-			return err
+		if cerr := br.Close(); err == nil {
+			err = cerr
 		}
-		if err := br.QueryRow().Scan(&total); err != nil {
-			br.Close()
-			return err
-		}
-		if err := br.Close(); err != nil {
-			return err
-		}
-		// The index gave up (max_scan_tuples) before filling the page
-		// although enough clips match: sort the matching clips exactly.
-		// It happens only for filters few clips pass, so few are sorted.
-		if len(videos) <= q.Limit && total > q.Offset+len(videos) {
-			if _, err := tx.Exec(ctx, sqlExactScan); err != nil {
-				return err
-			}
-			rows, err := tx.Query(ctx, sq.page.sql, sq.page.args...)
-			if err != nil {
-				return err
-			}
-			videos, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Video, error) { return scanVideo(r) })
-			return err
-		}
-		return nil
+		return err
 	})
-	return videos, total, err
+	return videos, err
 }
 
 func collectVideos(br pgx.BatchResults) ([]Video, error) {

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"errors"
 	"math"
 	"net/url"
 	"slices"
@@ -118,6 +119,9 @@ func ParseQuery(v url.Values) (Query, error) {
 
 	if s := get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
+		if errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(s, "-") {
+			n, err = MaxLimit, nil // a huge limit is still a limit above the maximum
+		}
 		if err != nil || n < 1 {
 			return q, apperr.InvalidField("limit", "limit must be a whole number of at least 1, got %q", s)
 		}

@@ -42,6 +42,9 @@ type statement struct {
 type searchSQL struct {
 	page  statement
 	count statement
+	// window is how far the count goes: a total above it is reported as
+	// the window, not exact.
+	window int
 }
 
 // maxPrefixTerms bounds the words turned into prefix matches.
@@ -98,17 +101,23 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 		b.where("v.embedding_model = " + b.arg(model))
 	}
 
-	// The count stops at one past the window: past it only "more than
-	// MaxResultWindow" matters, and counting every row of a large catalog
-	// would cost more than the page itself.
+	// The count stops one past the window a client can page through:
+	// beyond it only "more than that" matters, and counting every row of a
+	// large catalog would cost more than the page itself. A ranked
+	// semantic search pages through the nearest MaxSemanticWindow clips,
+	// so that is as far as its count goes.
+	window := MaxResultWindow
+	if q.semanticRanked() {
+		window = MaxSemanticWindow
+	}
 	c := b.clone()
 	count := statement{
-		sql:  "SELECT count(*) FROM (SELECT 1 FROM videos v WHERE " + c.whereSQL() + " LIMIT " + c.arg(MaxResultWindow+1) + ") matches",
+		sql:  "SELECT count(*) FROM (SELECT 1 FROM videos v WHERE " + c.whereSQL() + " LIMIT " + c.arg(window+1) + ") matches",
 		args: c.args,
 	}
 
 	if q.semanticRanked() {
-		return searchSQL{page: nearestSQL(b, q, vec), count: count}
+		return searchSQL{page: nearestSQL(b, q, vec), count: count, window: window}
 	}
 	similarity := "NULL::float8"
 	if q.SemanticSearch != "" {
@@ -119,7 +128,7 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 	WHERE ` + b.whereSQL() + `
 	ORDER BY ` + orderSQL(q, rank)
 	sql += "\n\tLIMIT " + b.arg(q.Limit+1) + " OFFSET " + b.arg(q.Offset)
-	return searchSQL{page: statement{sql: sql, args: b.args}, count: count}
+	return searchSQL{page: statement{sql: sql, args: b.args}, count: count, window: window}
 }
 
 // nearestSQL finds the clips nearest to the query vector. The inner query

@@ -54,6 +54,7 @@ const usage = `usage: brollctl COMMAND [ARGS]
   seed-demo [--count N]
   audit downloads [--since 30d] [--threshold N]
   billing statement --account ID --month YYYY-MM
+  legacy migrate-customers --account ID
 
 Environment: DATABASE_URL, REDIS_URL (see README.md).`
 
@@ -154,6 +155,10 @@ func (c *cli) dispatch(ctx context.Context, args []string) (any, error) {
 	case "billing":
 		if sub == "statement" {
 			return c.billingStatement(ctx, rest[1:])
+		}
+	case "legacy":
+		if sub == "migrate-customers" {
+			return c.legacyMigrateCustomers(ctx, rest[1:])
 		}
 	default:
 		return nil, usageErr("unknown command %q", cmd)

@@ -20,6 +20,7 @@ const (
 	InsufficientScope   Code = "insufficient_scope"
 	Forbidden           Code = "forbidden"
 	NotFound            Code = "not_found"
+	MethodNotAllowed    Code = "method_not_allowed"
 	Conflict            Code = "conflict"
 	PriceChanged        Code = "price_changed"
 	Sunset              Code = "sunset"

@@ -35,6 +35,10 @@ type Config struct {
 	WorkerConcurrency  int
 	RedisPrefix        string
 	AuthCacheTTL       time.Duration
+	// MCPAllowedOrigins are the browser origins (scheme://host[:port], or
+	// "*") allowed to call /api/mcp besides the service's own; requests
+	// without an Origin header (CLIs, desktop apps, servers) are unaffected.
+	MCPAllowedOrigins []string
 }
 
 // Secret is a string that never prints its value.
@@ -137,6 +141,9 @@ func Load(getenv func(string) string) (Config, error) {
 	integer("BROLL_WORKER_CONCURRENCY", &c.WorkerConcurrency)
 	str("BROLL_REDIS_PREFIX", &c.RedisPrefix)
 	duration("BROLL_AUTH_CACHE_TTL", &c.AuthCacheTTL)
+	if v := strings.TrimSpace(getenv("BROLL_MCP_ALLOWED_ORIGINS")); v != "" {
+		c.MCPAllowedOrigins = splitOrigins(v)
+	}
 
 	if len(errs) > 0 {
 		return Config{}, errs[0]
@@ -206,7 +213,32 @@ func (c Config) Validate() error {
 	if c.AuthCacheTTL < 0 || c.AuthCacheTTL > 10*time.Minute {
 		return fmt.Errorf("BROLL_AUTH_CACHE_TTL must be between 0s and 10m, got %s", c.AuthCacheTTL)
 	}
+	for _, o := range c.MCPAllowedOrigins {
+		if o != "*" && !isOrigin(o) {
+			return fmt.Errorf("BROLL_MCP_ALLOWED_ORIGINS: %q is not an origin such as https://app.example.com or http://localhost:3000 (or *)", o)
+		}
+	}
 	return nil
+}
+
+// splitOrigins reads a comma-separated list in the form browsers send in the
+// Origin header: lower-case scheme and host, no trailing slash.
+func splitOrigins(v string) []string {
+	var out []string
+	for _, o := range strings.Split(v, ",") {
+		if o = strings.ToLower(strings.TrimRight(strings.TrimSpace(o), "/")); o != "" {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// isOrigin accepts scheme://host[:port] and nothing more: a path, query or
+// credentials would never match what a browser sends.
+func isOrigin(o string) bool {
+	u, err := url.Parse(o)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" &&
+		u.Path == "" && u.RawQuery == "" && u.Fragment == "" && u.User == nil && !strings.HasSuffix(o, "?")
 }
 
 // RequireSigningKey is checked by the processes that sign download links.
@@ -247,6 +279,7 @@ func (c Config) Summary() map[string]any {
 		"legacy_secret":         c.LegacySecret.String(),
 		"legacy_sunset":         c.LegacySunset.Format("2006-01-02"),
 		"redis_prefix":          c.RedisPrefix,
+		"mcp_allowed_origins":   c.MCPAllowedOrigins,
 	}
 }
 

@@ -1,0 +1,320 @@
+package api
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"broll/billing/billingtest"
+	"broll/catalog"
+	"broll/embed"
+	"broll/tenancy"
+)
+
+// clipFiles writes a full file, a preview and a thumbnail into a temporary
+// directory and returns their absolute paths.
+func clipFiles(t *testing.T) (full, preview, thumb string) {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	return write("full.avi", "RIFF-full"), write("preview.gif", "GIF89a-preview"), write("thumb.jpg", "\xff\xd8\xff-thumb")
+}
+
+// seedCatalog imports a few clips through the catalog and embeds them with
+// the built-in embedder (the one the test nodes search with). It returns
+// the clip ids by title.
+func seedCatalog(t *testing.T, e *testEnv) map[string]uuid.UUID {
+	t.Helper()
+	ctx := context.Background()
+	full, preview, thumb := clipFiles(t)
+	clip := func(title, emotion, gender, difficulty string, tags ...string) catalog.ClipInput {
+		return catalog.ClipInput{ID: uuid.NewString(), Title: title, Emotion: emotion, Gender: gender,
+			Difficulty: difficulty, Tags: tags, MediaFile: full, PreviewFile: preview, ThumbnailFile: thumb,
+			Location: "home", Orientation: "vertical", DurationSeconds: ptrTo(12.0), Width: ptrTo(1080),
+			Height: ptrTo(1920), FPS: ptrTo(30.0), ViralityScore: ptrTo(70),
+			Model: &catalog.ClipModel{ID: "m-1", Name: "Ava"}}
+	}
+	clips := []catalog.ClipInput{
+		clip("Woman laughing in a car", "laughing", "female", "easy", "car"),
+		clip("Man drinking coffee in the kitchen", "neutral", "male", "medium", "coffee"),
+		clip("Young woman laughing at her phone", "laughing", "female", "hard", "phone"),
+		clip("Angry man shouting on the street", "angry", "male", "easy"),
+	}
+	clips[3].ThumbnailFile, clips[3].PreviewFile, clips[3].Model = "", "", nil
+	svc := catalog.New(e.pool, e.media, nil)
+	if _, err := svc.ImportClips(ctx, clips, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]uuid.UUID{}
+	var all []uuid.UUID
+	for _, c := range clips {
+		id := uuid.MustParse(c.ID)
+		ids[c.Title] = id
+		all = append(all, id)
+	}
+	inputs, err := svc.EmbeddingInputs(ctx, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := embed.NewBuiltin()
+	embs := make([]catalog.Embedding, len(inputs))
+	for i, in := range inputs {
+		v, err := b.Embed(ctx, embed.Document, []string{in.Text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		embs[i] = catalog.Embedding{ID: in.ID, Vector: v[0]}
+	}
+	if err := svc.StoreEmbeddings(ctx, b.Model(), embs); err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+func videosOf(t *testing.T, r response) []map[string]any {
+	t.Helper()
+	raw, ok := r.body["videos"].([]any)
+	if !ok {
+		t.Fatalf("no videos array: %s", r.raw)
+	}
+	out := make([]map[string]any, len(raw))
+	for i, v := range raw {
+		out[i] = v.(map[string]any)
+	}
+	return out
+}
+
+func videoTitles(vs []map[string]any) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = v["title"].(string)
+	}
+	return out
+}
+
+func TestListBrollOverHTTP(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{})
+	ids := seedCatalog(t, e)
+	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 10000})
+	cust := acct.CustomerKey(t, e.pool, "alice")
+
+	r := e.do(t, 0, "GET", "/api/v1/broll", cust.Secret, nil)
+	if r.status != 200 {
+		t.Fatalf("list: %d %s", r.status, r.raw)
+	}
+	pg := r.body["pagination"].(map[string]any)
+	if pg["limit"].(float64) != 20 || pg["offset"].(float64) != 0 || pg["page"].(float64) != 1 ||
+		pg["total"].(float64) != 4 || pg["has_more"] != false || pg["total_exact"] != true {
+		t.Fatalf("pagination: %v", pg)
+	}
+	videos := videosOf(t, r)
+	if len(videos) != 4 {
+		t.Fatalf("%d videos", len(videos))
+	}
+	v := videos[slices.Index(videoTitles(videos), "Woman laughing in a car")]
+	id := ids["Woman laughing in a car"].String()
+	for _, k := range []string{"id", "title", "description", "tags", "emotion", "gender", "age_range", "location",
+		"media_type", "orientation", "duration_seconds", "width", "height", "fps", "difficulty", "price",
+		"currency", "virality_score", "model", "preview_url", "thumbnail_url", "owned", "download_url", "created_at"} {
+		if _, ok := v[k]; !ok {
+			t.Errorf("video lacks %q", k)
+		}
+	}
+	if _, ok := v["similarity"]; ok {
+		t.Error("similarity outside semantic search")
+	}
+	if v["id"] != id || v["price"].(float64) != 5 || v["currency"] != "USD" || v["owned"] != false ||
+		v["download_url"] != nil || v["age_range"] != nil || v["width"].(float64) != 1080 ||
+		v["preview_url"] != "http://api.test/media/previews/"+id || v["thumbnail_url"] != "http://api.test/media/thumbnails/"+id ||
+		v["model"].(map[string]any)["name"] != "Ava" {
+		t.Fatalf("video: %v", v)
+	}
+	angry := videos[slices.Index(videoTitles(videos), "Angry man shouting on the street")]
+	if angry["thumbnail_url"] != nil || angry["model"] != nil || angry["preview_url"] == nil {
+		t.Fatalf("clip without thumbnail: %v", angry)
+	}
+
+	list := func(query string) []string {
+		t.Helper()
+		r := e.do(t, 0, "GET", "/api/v1/broll?"+query, cust.Secret, nil)
+		if r.status != 200 {
+			t.Fatalf("%s: %d %s", query, r.status, r.raw)
+		}
+		return videoTitles(videosOf(t, r))
+	}
+	if got := list("emotion=laughing&sort_by=price&sort_order=desc"); !slices.Equal(got, []string{"Young woman laughing at her phone", "Woman laughing in a car"}) {
+		t.Errorf("laughing by price: %v", got)
+	}
+	if got := list("search=coff"); !slices.Equal(got, []string{"Man drinking coffee in the kitchen"}) {
+		t.Errorf("search: %v", got)
+	}
+	if got := list("search=" + url.QueryEscape("lady giggling")); len(got) != 0 {
+		t.Errorf("keyword search is not semantic: %v", got)
+	}
+	if got := list("limit=1&page=2"); len(got) != 1 {
+		t.Errorf("page 2: %v", got)
+	}
+
+	// Semantic search: similarity on every result, best first.
+	r = e.do(t, 0, "GET", "/api/v1/broll?semantic_search="+url.QueryEscape("lady giggling behind the wheel")+"&limit=3", cust.Secret, nil)
+	videos = videosOf(t, r)
+	if r.status != 200 || len(videos) != 3 || videos[0]["title"] != "Woman laughing in a car" {
+		t.Fatalf("semantic: %d %v", r.status, videoTitles(videos))
+	}
+	for i, v := range videos {
+		sim, ok := v["similarity"].(float64)
+		if !ok || (i > 0 && videos[i-1]["similarity"].(float64) < sim) {
+			t.Fatalf("similarity order: %v", videos)
+		}
+	}
+	if pg := r.body["pagination"].(map[string]any); pg["total"].(float64) != 4 || pg["has_more"] != true {
+		t.Fatalf("semantic pagination: %v", pg)
+	}
+
+	// Ownership is the calling key's.
+	buy := e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{id}})
+	if buy.status != 200 {
+		t.Fatalf("purchase: %s", buy.raw)
+	}
+	owned := videosOf(t, e.do(t, 0, "GET", "/api/v1/broll?owned=true", cust.Secret, nil))
+	if len(owned) != 1 || owned[0]["id"] != id || owned[0]["owned"] != true ||
+		!strings.HasPrefix(owned[0]["download_url"].(string), "http://api.test/api/v1/downloads/") ||
+		owned[0]["download_url_expires_at"] == nil {
+		t.Fatalf("owned=true: %v", owned)
+	}
+	if got := list("owned=false"); len(got) != 3 || slices.Contains(got, "Woman laughing in a car") {
+		t.Fatalf("owned=false: %v", got)
+	}
+	if got := videosOf(t, e.do(t, 0, "GET", "/api/v1/broll?owned=true", acct.RootKey.Secret, nil)); len(got) != 0 {
+		t.Fatalf("the root key did not buy it: %v", got)
+	}
+}
+
+func TestListBrollRejectsBadInput(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{})
+	seedCatalog(t, e)
+	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{})
+	long := url.QueryEscape(strings.Repeat("a", 1001))
+	cases := []struct {
+		query, code, field string
+		allowed            bool
+	}{
+		{"emotion=joyful", "invalid_request", "emotion", true},
+		{"gender=x", "invalid_request", "gender", true},
+		{"difficulty=legendary", "invalid_request", "difficulty", true},
+		{"sort_by=title", "invalid_request", "sort_by", true},
+		{"owned=maybe", "invalid_request", "owned", true},
+		{"limit=abc", "invalid_request", "limit", false},
+		{"limit=0", "invalid_request", "limit", false},
+		{"page=0", "invalid_request", "page", false},
+		{"offset=-3", "invalid_request", "offset", false},
+		{"min_duration=ten", "invalid_request", "min_duration", false},
+		{"max_duration=-1", "invalid_request", "max_duration", false},
+		{"min_virality=1.5", "invalid_request", "min_virality", false},
+		{"semantic_search=" + long, "invalid_request", "semantic_search", false},
+		{"search=car&semantic_search=car", "conflicting_search_params", "", false},
+		{"search=%zz", "invalid_request", "", false},
+	}
+	for _, tc := range cases {
+		r := e.do(t, 0, "GET", "/api/v1/broll?"+tc.query, acct.RootKey.Secret, nil)
+		if r.status != 400 || r.str("code") != tc.code || r.str("field") != tc.field {
+			t.Errorf("%.40s: %d %s", tc.query, r.status, r.raw)
+			continue
+		}
+		if vals, ok := r.body["allowed_values"].([]any); tc.allowed && (!ok || len(vals) == 0) {
+			t.Errorf("%s: no allowed_values: %s", tc.query, r.raw)
+		}
+		if strings.Contains(strings.ToLower(string(r.raw)), "select") {
+			t.Errorf("%s: SQL in the response: %s", tc.query, r.raw)
+		}
+	}
+	// A limit above the maximum is clamped, not refused.
+	r := e.do(t, 0, "GET", "/api/v1/broll?limit=1000&search=", acct.RootKey.Secret, nil)
+	if r.status != 200 || r.body["pagination"].(map[string]any)["limit"].(float64) != 100 {
+		t.Fatalf("limit=1000: %d %s", r.status, r.raw)
+	}
+}
+
+func TestGetBrollAndFiltersOverHTTP(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{})
+	ids := seedCatalog(t, e)
+	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 10000})
+	cust := acct.CustomerKey(t, e.pool, "alice")
+	id := ids["Man drinking coffee in the kitchen"].String()
+
+	r := e.do(t, 0, "GET", "/api/v1/broll/"+id, cust.Secret, nil)
+	if r.status != 200 || r.body["id"] != id || r.body["price"].(float64) != 10 || r.body["owned"] != false {
+		t.Fatalf("get: %d %s", r.status, r.raw)
+	}
+	if r := e.do(t, 0, "GET", "/api/v1/broll/not-a-uuid", cust.Secret, nil); r.status != 400 || r.str("field") != "id" {
+		t.Fatalf("bad id: %d %s", r.status, r.raw)
+	}
+	if r := e.do(t, 0, "GET", "/api/v1/broll/"+uuid.NewString(), cust.Secret, nil); r.status != 404 || r.str("code") != "not_found" {
+		t.Fatalf("unknown id: %d %s", r.status, r.raw)
+	}
+	e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{id}})
+	r = e.do(t, 0, "GET", "/api/v1/broll/"+id, cust.Secret, nil)
+	if r.body["owned"] != true || r.str("download_url") == "" {
+		t.Fatalf("owned get: %s", r.raw)
+	}
+	// The purchases list is its own route, not a video id.
+	if r := e.do(t, 0, "GET", "/api/v1/broll/purchases", cust.Secret, nil); r.status != 200 || r.body["purchases"] == nil {
+		t.Fatalf("purchases route shadowed: %d %s", r.status, r.raw)
+	}
+
+	r = e.do(t, 0, "GET", "/api/v1/broll/filters", cust.Secret, nil)
+	if r.status != 200 {
+		t.Fatalf("filters: %d %s", r.status, r.raw)
+	}
+	emotions := r.body["emotion"].([]any)
+	if len(emotions) != 3 || emotions[0].(map[string]any)["value"] != "neutral" {
+		t.Fatalf("emotions: %v", emotions)
+	}
+	tiers := r.body["difficulty"].([]any)
+	if first := tiers[0].(map[string]any); first["name"] != "easy" || first["price"].(float64) != 5 ||
+		first["count"].(float64) != 2 || first["currency"] != "USD" {
+		t.Fatalf("difficulty: %v", tiers)
+	}
+	models := r.body["models"].([]any)
+	if len(models) != 1 || models[0].(map[string]any)["id"] != "m-1" || models[0].(map[string]any)["count"].(float64) != 3 {
+		t.Fatalf("models: %v", models)
+	}
+	for _, k := range []string{"gender", "age_range", "location", "media_type", "orientation"} {
+		if _, ok := r.body[k].([]any); !ok {
+			t.Errorf("filters lack %s: %s", k, r.raw)
+		}
+	}
+}
+
+func TestBrollNeedsReadScope(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{})
+	ids := seedCatalog(t, e)
+	ops, err := tenancy.New(e.pool).CreateOpsKey(context.Background(), "content team")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/api/v1/broll", "/api/v1/broll/filters", "/api/v1/broll/" + ids["Woman laughing in a car"].String()} {
+		r := e.do(t, 0, "GET", path, ops.Secret, nil)
+		if r.status != 403 || r.str("code") != "insufficient_scope" || r.str("required_scope") != "broll:read" {
+			t.Errorf("ops key on %s: %d %s", path, r.status, r.raw)
+		}
+	}
+}

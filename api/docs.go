@@ -1,0 +1,100 @@
+package api
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"html"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/compress"
+
+	"broll/docs"
+	"broll/internal/apperr"
+)
+
+// The /docs explorer is Swagger UI over /api/openapi.json, with every asset
+// embedded in the binary (docsui/README.md says where they come from), so it
+// works on a machine with no internet access.
+//
+//go:embed docsui/explorer.html docsui/explorer.js docsui/explorer.css docsui/swagger-ui
+var docsUI embed.FS
+
+// docsCSP lets the explorer load only from this origin: a page that tried
+// to reach a CDN would fail here as it would offline. Swagger UI sets
+// inline styles and shows data: images, hence those two allowances.
+const docsCSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; " +
+	"script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+
+// docsRoutes registers the explorer, its assets, the OpenAPI document and
+// the migration guide. None needs a key.
+func (s *server) docsRoutes(app *fiber.App) {
+	// The files served under /docs/assets/<hash>/ and their place in
+	// docsUI; nothing else of the folder is served.
+	files := [][2]string{
+		{"explorer.css", "docsui/explorer.css"},
+		{"explorer.js", "docsui/explorer.js"},
+		{"favicon-32x32.png", "docsui/swagger-ui/favicon-32x32.png"},
+		{"swagger-ui-bundle.js", "docsui/swagger-ui/swagger-ui-bundle.js"},
+		{"swagger-ui.css", "docsui/swagger-ui/swagger-ui.css"},
+	}
+	assets := make(map[string][]byte, len(files))
+	h := sha256.New()
+	for _, f := range files {
+		b, err := fs.ReadFile(docsUI, f[1])
+		if err != nil {
+			panic("api: embedded explorer asset missing: " + err.Error())
+		}
+		assets[f[0]] = b
+		h.Write([]byte(f[0]))
+		h.Write(b)
+	}
+	// The asset URLs carry a hash of the assets, so browsers may keep them
+	// forever and still never run an old explorer.js with a new bundle.
+	base := "/docs/assets/" + hex.EncodeToString(h.Sum(nil))[:12]
+	page, err := fs.ReadFile(docsUI, "docsui/explorer.html")
+	if err != nil {
+		panic("api: embedded explorer page missing: " + err.Error())
+	}
+	page = bytes.ReplaceAll(page, []byte("{{assets}}"), []byte(base))
+
+	app.Get("/api/openapi.json", serveOpenAPI)
+	app.Get("/docs", func(c *fiber.Ctx) error {
+		c.Set(fiber.HeaderContentSecurityPolicy, docsCSP)
+		c.Set(fiber.HeaderCacheControl, "no-cache")
+		c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+		return c.Send(page)
+	})
+	app.Get(migrationGuidePath, serveMigrationGuide)
+	app.Get("/docs/assets/:hash/:file", compress.New(), func(c *fiber.Ctx) error {
+		b, ok := assets[c.Params("file")]
+		if !ok || base != "/docs/assets/"+c.Params("hash") {
+			return apperr.NotFoundf("no such asset")
+		}
+		c.Set(fiber.HeaderCacheControl, "public, max-age=31536000, immutable")
+		c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+		c.Type(strings.TrimPrefix(path.Ext(c.Params("file")), "."))
+		return c.Send(b)
+	})
+}
+
+// serveMigrationGuide returns docs/migration.md: as Markdown to tools, and
+// wrapped in a minimal page to browsers, which would otherwise download it.
+func serveMigrationGuide(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderCacheControl, "public, max-age=3600")
+	c.Vary(fiber.HeaderAccept)
+	if c.Accepts("text/markdown", "text/plain", "text/html") != "text/html" {
+		c.Set(fiber.HeaderContentType, "text/markdown; charset=utf-8")
+		return c.Send(docs.Migration)
+	}
+	c.Set(fiber.HeaderContentSecurityPolicy, "default-src 'none'; style-src 'unsafe-inline'")
+	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+	return c.SendString(`<!doctype html><html lang="en"><head><meta charset="utf-8">` +
+		`<title>Migrating from the legacy v0 API to v1</title>` +
+		`<style>body{max-width:52em;margin:2em auto;padding:0 1em}pre{white-space:pre-wrap;font:15px/1.5 monospace}</style>` +
+		`</head><body><pre>` + html.EscapeString(string(docs.Migration)) + `</pre></body></html>`)
+}

@@ -1,0 +1,222 @@
+package api
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"broll/billing"
+	"broll/internal/apperr"
+	"broll/internal/config"
+	"broll/tenancy"
+)
+
+// The deprecated v0 API under /api/external/broll: one shared secret for
+// the whole service, the tenant named by a `source` field, end customers by
+// `customer_email`. It is a thin adapter: listing and details are the v1
+// handlers themselves (called with no key), purchases go through
+// billing.LegacyPurchase on the same shared pool. It sits outside /api/v1,
+// so neither key authentication nor the rate limiter ever see it (v0 never
+// had a rate limit).
+const legacyPrefix = "/api/external/broll"
+
+// legacyDeprecatedAt is the announced deprecation of v0 (2026-01-01 UTC),
+// sent in the Deprecation header. It is a fixed fact of the API's history,
+// unlike the sunset, which operators may move (BROLL_LEGACY_SUNSET).
+const legacyDeprecatedAt = 1767225600
+
+// migrationGuidePath is the stable address of docs/migration.md, which the
+// Sunset link of every legacy response points at.
+const migrationGuidePath = "/docs/migration"
+
+// legacyAPI holds what the v0 routes need beyond the server: the shared
+// secret (only its hash, compared in constant time) and the headers that
+// announce the sunset, computed once.
+type legacyAPI struct {
+	s          *server
+	enabled    bool
+	secretHash [sha256.Size]byte
+	sunset     time.Time
+	headers    [][2]string
+	guideURL   string
+}
+
+// legacyRoutes registers the v0 routes. Without BROLL_LEGACY_SECRET they
+// exist only to say 404 (and, after the sunset, 410), so that a
+// deployment that never had v0 clients exposes nothing.
+func (s *server) legacyRoutes(app *fiber.App, cfg config.Config) {
+	l := &legacyAPI{s: s, sunset: cfg.LegacySunset.UTC(), guideURL: s.baseURL + migrationGuidePath}
+	if secret := cfg.LegacySecret.Reveal(); secret != "" {
+		l.enabled, l.secretHash = true, sha256.Sum256([]byte(secret))
+	}
+	// RFC 9745 wants the deprecation no later than the sunset; an operator
+	// who moves the sunset earlier moves the deprecation with it.
+	deprecated := min(int64(legacyDeprecatedAt), l.sunset.Unix())
+	l.headers = [][2]string{
+		{"Deprecation", "@" + strconv.FormatInt(deprecated, 10)},
+		{"Sunset", l.sunset.Format(http.TimeFormat)},
+		{"Link", "<" + l.guideURL + `>; rel="sunset"`},
+	}
+
+	g := app.Group(legacyPrefix, l.guard)
+	g.Get("", l.list)
+	g.Get("/purchases", l.purchases)
+	g.Post("/purchase", l.purchase)
+	g.Get("/:id", l.details)
+}
+
+// guard runs first on every legacy path, known or not, so that every
+// response (errors included) carries the deprecation headers. The sunset
+// is checked before the secret: a retired API owes nobody a 401.
+func (l *legacyAPI) guard(c *fiber.Ctx) error {
+	for _, h := range l.headers {
+		c.Set(h[0], h[1])
+	}
+	if !l.s.now().Before(l.sunset) {
+		day := l.sunset.Format("2006-01-02")
+		return apperr.New(apperr.Sunset, "the legacy v0 API was retired on %s; use /api/v1 with a dsk_ key (migration guide: %s)",
+			day, l.guideURL).With("sunset", day).With("migration_guide", l.guideURL)
+	}
+	if !l.enabled {
+		return apperr.NotFoundf("the legacy v0 API is not enabled on this service; use /api/v1")
+	}
+	if !l.authorized(c) {
+		return apperr.New(apperr.Unauthorized, "send the legacy shared secret as `Authorization: Bearer <secret>` or `X-API-Key: <secret>`")
+	}
+	return c.Next()
+}
+
+// authorized accepts the secret from either header. Comparing hashes keeps
+// the comparison constant-time whatever the length of what was sent.
+func (l *legacyAPI) authorized(c *fiber.Ctx) bool {
+	ok := false
+	if v := strings.TrimSpace(c.Get("X-API-Key")); v != "" {
+		ok = l.matches(v) || ok
+	}
+	if v, has := bearer(c.Get(fiber.HeaderAuthorization)); has {
+		ok = l.matches(v) || ok
+	}
+	return ok
+}
+
+func (l *legacyAPI) matches(secret string) bool {
+	h := sha256.Sum256([]byte(secret))
+	return subtle.ConstantTimeCompare(h[:], l.secretHash[:]) == 1
+}
+
+// account resolves the required source to its account: missing is 400,
+// unknown is 404.
+func (l *legacyAPI) account(c *fiber.Ctx, source string) (tenancy.Account, error) {
+	source, err := requireSource(source)
+	if err != nil {
+		return tenancy.Account{}, err
+	}
+	return l.s.tenancy.AccountBySource(c.UserContext(), source)
+}
+
+func requireSource(source string) (string, error) {
+	source = strings.TrimSpace(source)
+	if source == "" {
+		return "", apperr.InvalidField("source", "source is required: the source name of your account")
+	}
+	return source, nil
+}
+
+// list is GET /api/v1/broll for a caller with no key: every filter, sort
+// and page parameter of v1, but no semantic search (v0 never had it).
+func (l *legacyAPI) list(c *fiber.Ctx) error {
+	if c.Context().QueryArgs().Has("semantic_search") {
+		return apperr.InvalidField("semantic_search", "semantic_search is not available in the legacy v0 API; use GET /api/v1/broll")
+	}
+	if _, err := l.account(c, c.Query("source")); err != nil {
+		return err
+	}
+	return l.s.listBroll(c)
+}
+
+func (l *legacyAPI) details(c *fiber.Ctx) error {
+	if _, err := l.account(c, c.Query("source")); err != nil {
+		return err
+	}
+	return l.s.getBroll(c)
+}
+
+// legacyPurchaseInput is the v0 purchase body.
+type legacyPurchaseInput struct {
+	Source        string   `json:"source"`
+	VideoIDs      []string `json:"video_ids"`
+	CustomerEmail *string  `json:"customer_email"`
+}
+
+// legacyPurchaseJSON is the v1 purchase result plus who it was for.
+type legacyPurchaseJSON struct {
+	purchaseResultJSON
+	Source        string  `json:"source"`
+	CustomerEmail *string `json:"customer_email"`
+}
+
+func (l *legacyAPI) purchase(c *fiber.Ctx) error {
+	var in legacyPurchaseInput
+	if err := decodeJSON(c, &in); err != nil {
+		return err
+	}
+	source, err := requireSource(in.Source)
+	if err != nil {
+		return err
+	}
+	req, err := purchaseInput{VideoIDs: in.VideoIDs}.request()
+	if err != nil {
+		return err
+	}
+	buyer := billing.LegacyBuyer{Source: source}
+	if in.CustomerEmail != nil {
+		if buyer.CustomerEmail, err = billing.NormalizeCustomerEmail(*in.CustomerEmail); err != nil {
+			return err
+		}
+	}
+	acct, err := l.account(c, buyer.Source)
+	if err != nil {
+		return err
+	}
+	buyer.AccountID = acct.ID
+	res, err := l.s.billing.LegacyPurchase(c.UserContext(), buyer, req.VideoIDs)
+	if err != nil {
+		return err
+	}
+	out := legacyPurchaseJSON{purchaseResultJSON: renderPurchase(res), Source: acct.Source}
+	if buyer.CustomerEmail != "" {
+		out.CustomerEmail = &buyer.CustomerEmail
+	}
+	return c.JSON(out)
+}
+
+// purchases lists the account's v0 purchases in the shape of the v1
+// listing; customer_email narrows it to one end customer.
+func (l *legacyAPI) purchases(c *fiber.Ctx) error {
+	source, err := requireSource(c.Query("source"))
+	if err != nil {
+		return err
+	}
+	q, err := billing.LegacyListParams{
+		CustomerEmail: c.Query("customer_email"),
+		StartDate:     c.Query("start_date"), EndDate: c.Query("end_date"),
+		Limit: c.Query("limit"), Page: c.Query("page"), Offset: c.Query("offset"),
+	}.Parse()
+	if err != nil {
+		return err
+	}
+	acct, err := l.account(c, source)
+	if err != nil {
+		return err
+	}
+	listing, err := l.s.billing.LegacyPurchases(c.UserContext(), acct.ID, q)
+	if err != nil {
+		return err
+	}
+	return c.JSON(renderListing(listing))
+}

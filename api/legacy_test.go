@@ -1,0 +1,278 @@
+package api
+
+import (
+	"encoding/json"
+	"io"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"broll/billing"
+	"broll/billing/billingtest"
+	"broll/catalog"
+	"broll/embed"
+	"broll/internal/logging"
+	"broll/tenancy"
+)
+
+// testClock is the sunset clock of a test node; tests move it.
+type testClock struct{ unix atomic.Int64 }
+
+func newTestClock(t time.Time) *testClock {
+	c := &testClock{}
+	c.set(t)
+	return c
+}
+
+func (c *testClock) set(t time.Time) { c.unix.Store(t.UnixNano()) }
+func (c *testClock) now() time.Time  { return time.Unix(0, c.unix.Load()).UTC() }
+
+// addNode adds a node over the env's database and Redis with changed
+// dependencies (a legacy secret, a clock) and returns its index.
+func (e *testEnv) addNode(t *testing.T, change func(*Deps)) int {
+	t.Helper()
+	logger := logging.New(e.logs, "debug")
+	usage := tenancy.NewUsage(e.pool, e.rdb, e.cfg.RedisPrefix)
+	gate := tenancy.NewGate(e.rdb, e.cfg.RedisPrefix, e.cfg.RateLimitPerMinute, usage, logger)
+	d := Deps{
+		Config: e.cfg, Logger: logger, Pool: e.pool, Redis: e.rdb,
+		Tenancy: tenancy.New(e.pool), Catalog: catalog.New(e.pool, e.media, nil),
+		Billing: billing.New(e.pool, billing.NewSigner(e.cfg.BaseURL(), e.cfg.SigningKey.Reveal(), "", e.cfg.DownloadURLTTL, nil)),
+		Auth:    tenancy.NewAuthenticator(e.pool, e.cfg.AuthCacheTTL), Gate: gate, Usage: usage, Media: e.media,
+		QueryEmbedder: embed.NewCachedQueryEmbedder(embed.NewBuiltin(), e.rdb, e.cfg.RedisPrefix+"qemb:", time.Hour),
+	}
+	change(&d)
+	e.nodes = append(e.nodes, &testNode{app: New(d), gate: gate})
+	return len(e.nodes) - 1
+}
+
+const testLegacySecret = "legacy-shared-secret-for-tests"
+
+// legacyNode is a node with v0 enabled and its sunset clock in the test's hands.
+func (e *testEnv) legacyNode(t *testing.T, clock *testClock) int {
+	return e.addNode(t, func(d *Deps) {
+		d.Config.LegacySecret = testLegacySecret
+		d.Now = clock.now
+	})
+}
+
+// send is do with arbitrary headers (X-API-Key, Accept, ...).
+func (e *testEnv) send(t *testing.T, n int, method, path string, header map[string]string, body any) response {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		raw, _ := json.Marshal(body)
+		rd = strings.NewReader(string(raw))
+	}
+	req := httptest.NewRequest(method, path, rd)
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	res, err := e.nodes[n].app.Test(req, -1)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	out := response{status: res.StatusCode, header: res.Header, raw: raw}
+	if len(raw) > 0 && raw[0] == '{' {
+		if err := json.Unmarshal(raw, &out.body); err != nil {
+			t.Fatalf("%s %s: bad JSON %q", method, path, raw)
+		}
+	}
+	if res.StatusCode >= 400 {
+		checkProblem(t, method+" "+path, out)
+	}
+	return out
+}
+
+// checkSunsetHeaders asserts the three headers every legacy response carries.
+func checkSunsetHeaders(t *testing.T, what string, r response) {
+	t.Helper()
+	want := map[string]string{
+		"Deprecation": "@1767225600",
+		"Sunset":      "Tue, 01 Sep 2026 00:00:00 GMT",
+		"Link":        `<http://api.test/docs/migration>; rel="sunset"`,
+	}
+	for k, v := range want {
+		if got := r.header.Get(k); got != v {
+			t.Errorf("%s: %s = %q, want %q", what, k, got, v)
+		}
+	}
+	if r.header.Get("X-RateLimit-Limit") != "" {
+		t.Errorf("%s: a legacy response carries rate-limit headers", what)
+	}
+}
+
+func TestLegacyV0BeforeAndAfterSunset(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{})
+	clock := newTestClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	n := e.legacyNode(t, clock)
+	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 5000})
+	vids := billingtest.Videos(t, e.pool, 2, "medium")
+	auth := map[string]string{"Authorization": "Bearer " + testLegacySecret}
+	src := "?source=" + acct.Source
+	buy := func(email string, ids ...string) response {
+		body := map[string]any{"source": acct.Source, "video_ids": ids}
+		if email != "" {
+			body["customer_email"] = email
+		}
+		r := e.send(t, n, "POST", "/api/external/broll/purchase", auth, body)
+		checkSunsetHeaders(t, "purchase", r)
+		return r
+	}
+
+	// Before the sunset: a purchase for a customer, then the same again
+	// (the same purchase, not charged), then another customer (charged).
+	r := buy("Ann@Example.com", vids[0].String())
+	if r.status != 200 || r.body["total_charged"].(float64) != 10 || r.body["balance"].(float64) != 40 ||
+		r.body["customer_email"] != "ann@example.com" || r.body["source"] != acct.Source {
+		t.Fatalf("first purchase: %d %s", r.status, r.raw)
+	}
+	line := r.body["purchases"].([]any)[0].(map[string]any)
+	first := line["purchase_id"]
+	if !strings.HasPrefix(line["download_url"].(string), "http://api.test/api/v1/downloads/") {
+		t.Fatalf("download link: %v", line)
+	}
+	r = buy("ann@example.com", vids[0].String())
+	line = r.body["purchases"].([]any)[0].(map[string]any)
+	if r.status != 200 || r.body["total_charged"].(float64) != 0 || r.body["balance"].(float64) != 40 ||
+		line["purchase_id"] != first || line["already_owned"] != true {
+		t.Fatalf("repeat purchase: %d %s", r.status, r.raw)
+	}
+	r = buy("bob@example.com", vids[0].String())
+	if r.status != 200 || r.body["total_charged"].(float64) != 10 || r.body["balance"].(float64) != 30 {
+		t.Fatalf("second customer: %d %s", r.status, r.raw)
+	}
+
+	// The same key-less catalog as v1, with the secret in either header.
+	list := e.send(t, n, "GET", "/api/external/broll"+src+"&limit=1", map[string]string{"X-API-Key": testLegacySecret}, nil)
+	if list.status != 200 || len(list.body["videos"].([]any)) != 1 || list.body["pagination"].(map[string]any)["total"].(float64) != 2 {
+		t.Fatalf("list: %d %s", list.status, list.raw)
+	}
+	checkSunsetHeaders(t, "list", list)
+	one := e.send(t, n, "GET", "/api/external/broll/"+vids[1].String()+src, auth, nil)
+	if one.status != 200 || one.str("id") != vids[1].String() || one.body["price"].(float64) != 10 {
+		t.Fatalf("details: %d %s", one.status, one.raw)
+	}
+	hist := e.send(t, n, "GET", "/api/external/broll/purchases"+src+"&customer_email=ann@example.com", auth, nil)
+	if hist.status != 200 || hist.body["summary"].(map[string]any)["count"].(float64) != 1 {
+		t.Fatalf("legacy purchases: %d %s", hist.status, hist.raw)
+	}
+
+	// Refusals, each a problem with the headers.
+	for _, c := range []struct {
+		method, path string
+		header       map[string]string
+		body         any
+		status       int
+		code         string
+	}{
+		{"GET", "/api/external/broll" + src, nil, nil, 401, "unauthorized"},
+		{"GET", "/api/external/broll" + src, map[string]string{"X-API-Key": "wrong"}, nil, 401, "unauthorized"},
+		{"GET", "/api/external/broll" + src, map[string]string{"Authorization": "Bearer " + testLegacySecret + "x"}, nil, 401, "unauthorized"},
+		{"GET", "/api/external/broll", auth, nil, 400, "invalid_request"},
+		{"GET", "/api/external/broll?source=nobody", auth, nil, 404, "not_found"},
+		{"GET", "/api/external/broll" + src + "&semantic_search=cats", auth, nil, 400, "invalid_request"},
+		{"GET", "/api/external/broll/not-a-uuid" + src, auth, nil, 400, "invalid_request"},
+		{"GET", "/api/external/broll/purchases", auth, nil, 400, "invalid_request"},
+		{"POST", "/api/external/broll/purchase", auth, map[string]any{"video_ids": []string{vids[1].String()}}, 400, "invalid_request"},
+		{"POST", "/api/external/broll/purchase", auth, map[string]any{"source": "nobody", "video_ids": []string{vids[1].String()}}, 404, "not_found"},
+		{"POST", "/api/external/broll/purchase", auth, map[string]any{"source": acct.Source, "video_ids": []string{vids[1].String()}, "customer_email": "nope"}, 400, "invalid_request"},
+		{"GET", "/api/external/broll/a/b", auth, nil, 404, "not_found"},
+	} {
+		r := e.send(t, n, c.method, c.path, c.header, c.body)
+		if r.status != c.status || r.str("code") != c.code {
+			t.Errorf("%s %s: %d %s, want %d %s", c.method, c.path, r.status, r.raw, c.status, c.code)
+		}
+		checkSunsetHeaders(t, c.method+" "+c.path, r)
+	}
+
+	// The account's root key sees the legacy purchases in v1.
+	v1 := e.do(t, n, "GET", "/api/v1/broll/purchases", acct.RootKey.Secret, nil)
+	if v1.status != 200 || v1.body["summary"].(map[string]any)["count"].(float64) != 2 {
+		t.Fatalf("v1 purchases: %d %s", v1.status, v1.raw)
+	}
+	emails := map[any]bool{}
+	for _, p := range v1.body["purchases"].([]any) {
+		p := p.(map[string]any)
+		if p["legacy"] != true || p["api_key_id"] != nil {
+			t.Fatalf("v1 record of a legacy purchase: %v", p)
+		}
+		emails[p["customer_email"]] = true
+	}
+	if !emails["ann@example.com"] || !emails["bob@example.com"] {
+		t.Fatalf("customer emails in v1: %v", emails)
+	}
+	if v1.header.Get("Deprecation") != "" {
+		t.Fatal("a v1 response carries the legacy headers")
+	}
+
+	// From the sunset on: 410 everywhere, with the same headers, secret or not.
+	clock.set(time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC))
+	for _, c := range []struct {
+		method, path string
+		header       map[string]string
+		body         any
+	}{
+		{"GET", "/api/external/broll" + src, auth, nil},
+		{"GET", "/api/external/broll/" + vids[0].String() + src, auth, nil},
+		{"POST", "/api/external/broll/purchase", auth, map[string]any{"source": acct.Source, "video_ids": []string{vids[1].String()}}},
+		{"GET", "/api/external/broll/purchases" + src, auth, nil},
+		{"GET", "/api/external/broll/purchases" + src, nil, nil},
+	} {
+		r := e.send(t, n, c.method, c.path, c.header, c.body)
+		if r.status != 410 || r.str("code") != "sunset" || r.str("migration_guide") != "http://api.test/docs/migration" {
+			t.Errorf("after sunset, %s %s: %d %s", c.method, c.path, r.status, r.raw)
+		}
+		checkSunsetHeaders(t, "after sunset", r)
+	}
+	if b := checkBalance(t, e, acct.ID); b != 3000 {
+		t.Fatalf("balance %d cents after sunset, want 3000", b)
+	}
+}
+
+func checkBalance(t *testing.T, e *testEnv, account any) int64 {
+	t.Helper()
+	var b int64
+	if err := e.pool.QueryRow(t.Context(), `SELECT balance_cents FROM accounts WHERE id = $1`, account).Scan(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestLegacyDisabledWithoutSecret(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{})
+	clock := newTestClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
+	n := e.addNode(t, func(d *Deps) { d.Now = clock.now })
+	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{})
+	for _, key := range []string{"", "anything"} {
+		r := e.send(t, n, "GET", "/api/external/broll?source="+acct.Source, map[string]string{"X-API-Key": key}, nil)
+		if r.status != 404 || r.str("code") != "not_found" {
+			t.Fatalf("disabled legacy: %d %s", r.status, r.raw)
+		}
+		checkSunsetHeaders(t, "disabled", r)
+	}
+}
+
+func TestMigrationGuide(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{})
+	md := e.send(t, 0, "GET", "/docs/migration", nil, nil)
+	if md.status != 200 || !strings.HasPrefix(md.header.Get("Content-Type"), "text/markdown") ||
+		!strings.Contains(string(md.raw), "brollctl legacy migrate-customers") {
+		t.Fatalf("markdown guide: %d %q", md.status, md.header.Get("Content-Type"))
+	}
+	page := e.send(t, 0, "GET", "/docs/migration", map[string]string{"Accept": "text/html,*/*;q=0.8"}, nil)
+	if page.status != 200 || !strings.HasPrefix(page.header.Get("Content-Type"), "text/html") ||
+		!strings.Contains(string(page.raw), "/api/v1/broll") || strings.Contains(string(page.raw), "<script") {
+		t.Fatalf("html guide: %d %q", page.status, page.header.Get("Content-Type"))
+	}
+}

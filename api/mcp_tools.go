@@ -1,0 +1,328 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/google/uuid"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"broll/billing"
+	"broll/catalog"
+	"broll/internal/apperr"
+	"broll/tenancy"
+)
+
+// The five tools of API.md. Each parses its arguments into the same domain
+// request REST builds, calls the same catalog/billing code and returns the
+// same body; only the summary line is MCP's own.
+func (s *server) addMCPTools(srv *mcp.Server) {
+	// The catalog and the account are the whole world of these tools, and a
+	// purchase only adds: licenses, and a ledger entry against the balance.
+	openWorld, destructive := false, false
+	read := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &openWorld}
+
+	addTool(s, srv, &mcp.Tool{Name: "search_videos", Title: "Search B-roll clips", Annotations: read,
+		Description: "Search and browse the B-roll catalog. Describe the shot you need in semantic_search (ranked by meaning, " +
+			"results carry similarity) or give keywords in search, and narrow with any filters. Each video has its id, " +
+			"title, price in USD, a free preview_url and thumbnail_url to show the user, owned, and a download_url when " +
+			"this key already bought it. Searching and previews are free; to buy, quote with purchase_videos (dry_run=true)."},
+		tenancy.ScopeBrollRead, refineSearchSchema, s.searchVideosTool)
+
+	addTool(s, srv, &mcp.Tool{Name: "get_video", Title: "Get a B-roll clip", Annotations: read,
+		Description: "Get one clip by its id: every detail, its price in USD, the free preview, and a fresh download_url " +
+			"if this key already owns it (owned=true)."},
+		tenancy.ScopeBrollRead, nil, s.getVideoTool)
+
+	addTool(s, srv, &mcp.Tool{Name: "purchase_videos", Title: "Buy B-roll clips (spends credits)",
+		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: &destructive, OpenWorldHint: &openWorld},
+		Description: "Buy full-quality downloads of 1 to " + strconv.Itoa(billing.MaxVideosPerPurchase) + " clips with the " +
+			"account's credits; each clip costs its difficulty tier's price. Always quote first: call with dry_run=true, " +
+			"tell the user total_charged and the balance, and only once they agree call again with the same video_ids and " +
+			"expected_total set to the quoted total_charged. If a price changed in between, that call fails with " +
+			"price_changed and charges nothing: quote again. All or nothing: an unknown id (not_found) or a short balance " +
+			"(insufficient_credits) charges nothing. Clips this key already owns come back with already_owned=true and a " +
+			"fresh link and are never charged twice, so repeating a call is safe. Each purchase licenses one end user: " +
+			"the files must not be shared, resold or redistributed."},
+		tenancy.ScopeBrollPurchase, refinePurchaseSchema, s.purchaseVideosTool)
+
+	addTool(s, srv, &mcp.Tool{Name: "list_purchases", Title: "List purchases", Annotations: read,
+		Description: "Purchase history for billing and for finding files bought earlier: each purchase with the clip, " +
+			"price paid, time, the key (customer) that bought it and a fresh download link. summary.total_amount and " +
+			"summary.count cover every purchase matching the filters, not just this page, so they can go on an invoice. " +
+			"A customer key sees its own purchases; a root key sees those of all its customer keys and may narrow to one " +
+			"with api_key_id."},
+		tenancy.ScopeBrollBilling, refineListPurchasesSchema, s.listPurchasesTool)
+
+	addTool(s, srv, &mcp.Tool{Name: "get_balance", Title: "Account balance", Annotations: read,
+		Description: "Account summary: the credit balance in USD shared by all keys of the account, which key is calling " +
+			"(root or customer, with its label), and this month's purchases visible to the key (count and amount). " +
+			"Check it before quoting a large purchase."},
+		tenancy.ScopeBrollBilling, nil, s.getBalanceTool)
+}
+
+// searchVideosArgs are the query parameters of GET /api/v1/broll as typed
+// arguments.
+type searchVideosArgs struct {
+	SemanticSearch string   `json:"semantic_search,omitempty" jsonschema:"describe the wanted shot in plain words, e.g. 'woman laughing at her phone in a cafe'; matched by meaning, best first; not with search"`
+	Search         string   `json:"search,omitempty" jsonschema:"keywords over title, description and tags; quotes for a phrase, -word to exclude, 'or' for either; not with semantic_search"`
+	Emotion        string   `json:"emotion,omitempty" jsonschema:"emotion shown in the clip"`
+	Gender         string   `json:"gender,omitempty" jsonschema:"gender of the person filmed"`
+	AgeRange       string   `json:"age_range,omitempty" jsonschema:"age range of the person filmed"`
+	Location       string   `json:"location,omitempty" jsonschema:"where the clip was filmed (exact name, case-insensitive)"`
+	MediaType      string   `json:"media_type,omitempty" jsonschema:"video or still image"`
+	Orientation    string   `json:"orientation,omitempty" jsonschema:"frame orientation; vertical suits stories and reels"`
+	Difficulty     string   `json:"difficulty,omitempty" jsonschema:"price tier name, e.g. easy, medium or hard; the tier sets the price"`
+	ModelID        string   `json:"model_id,omitempty" jsonschema:"only clips featuring this creator (the id of a video's model)"`
+	MinDuration    *float64 `json:"min_duration,omitempty" jsonschema:"shortest duration in seconds"`
+	MaxDuration    *float64 `json:"max_duration,omitempty" jsonschema:"longest duration in seconds"`
+	MinVirality    *int     `json:"min_virality,omitempty" jsonschema:"lowest virality score, 0 to 100"`
+	Owned          *bool    `json:"owned,omitempty" jsonschema:"true: only clips this key already bought; false: only clips it has not"`
+	SortBy         string   `json:"sort_by,omitempty" jsonschema:"sort key; relevance (the default with search or semantic_search) needs a search, otherwise the default is created_at"`
+	SortOrder      string   `json:"sort_order,omitempty" jsonschema:"asc or desc (default); relevance always lists the best match first"`
+	Limit          *int     `json:"limit,omitempty" jsonschema:"results per page, default 20, at most 100"`
+	Page           *int     `json:"page,omitempty" jsonschema:"1-based page number; use page or offset, not both"`
+	Offset         *int     `json:"offset,omitempty" jsonschema:"results to skip; use page or offset, not both"`
+}
+
+// values renders the arguments as the query string REST parses, so that
+// catalog.ParseQuery decides both: same defaults, bounds and messages.
+func (a searchVideosArgs) values() url.Values {
+	v := url.Values{}
+	set := func(k, s string) {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	set("semantic_search", a.SemanticSearch)
+	set("search", a.Search)
+	set("emotion", a.Emotion)
+	set("gender", a.Gender)
+	set("age_range", a.AgeRange)
+	set("location", a.Location)
+	set("media_type", a.MediaType)
+	set("orientation", a.Orientation)
+	set("difficulty", a.Difficulty)
+	set("model_id", a.ModelID)
+	set("sort_by", a.SortBy)
+	set("sort_order", a.SortOrder)
+	for k, f := range map[string]*float64{"min_duration": a.MinDuration, "max_duration": a.MaxDuration} {
+		if f != nil {
+			v.Set(k, strconv.FormatFloat(*f, 'g', -1, 64))
+		}
+	}
+	for k, n := range map[string]*int{"min_virality": a.MinVirality, "limit": a.Limit, "page": a.Page, "offset": a.Offset} {
+		if n != nil {
+			v.Set(k, strconv.Itoa(*n))
+		}
+	}
+	if a.Owned != nil {
+		v.Set("owned", strconv.FormatBool(*a.Owned))
+	}
+	return v
+}
+
+func refineSearchSchema(s *jsonschema.Schema) {
+	p := s.Properties
+	p["emotion"].Enum = schemaEnum(catalog.Emotions()...)
+	p["gender"].Enum = schemaEnum(catalog.Genders()...)
+	p["age_range"].Enum = schemaEnum(catalog.AgeRanges()...)
+	p["media_type"].Enum = schemaEnum(catalog.MediaTypes()...)
+	p["orientation"].Enum = schemaEnum(catalog.Orientations()...)
+	p["sort_by"].Enum = schemaEnum(catalog.SortKeys()...)
+	p["sort_order"].Enum = schemaEnum(catalog.SortAsc, catalog.SortDesc)
+	for _, k := range []string{"search", "semantic_search"} {
+		p[k].MaxLength = jsonschema.Ptr(catalog.MaxSearchChars)
+	}
+	p["min_duration"].Minimum = jsonschema.Ptr(0.0)
+	p["max_duration"].Minimum = jsonschema.Ptr(0.0)
+	p["min_virality"].Minimum, p["min_virality"].Maximum = jsonschema.Ptr(0.0), jsonschema.Ptr(100.0)
+	p["limit"].Minimum, p["limit"].Maximum = jsonschema.Ptr(1.0), jsonschema.Ptr(float64(catalog.MaxLimit))
+	p["limit"].Default = json.RawMessage(strconv.Itoa(catalog.DefaultLimit))
+	p["page"].Minimum = jsonschema.Ptr(1.0)
+	p["offset"].Minimum = jsonschema.Ptr(0.0)
+}
+
+func (s *server) searchVideosTool(ctx context.Context, c *fiber.Ctx, a searchVideosArgs) (brollListJSON, string, error) {
+	var out brollListJSON
+	q, err := catalog.ParseQuery(a.values())
+	if err != nil {
+		return out, "", err
+	}
+	keyID := principal(c).KeyID
+	q.KeyID = keyID
+	var qe catalog.QueryEmbedder
+	if s.queryEmbedder != nil {
+		qe = s.queryEmbedder
+	}
+	page, err := s.catalog.Search(ctx, q, qe)
+	if err != nil {
+		return out, "", err
+	}
+	if out.Videos, err = s.renderVideos(c, keyID, page.Videos); err != nil {
+		return out, "", err
+	}
+	out.Pagination.paginationJSON = paginationJSON{Limit: page.Limit, Offset: page.Offset, Page: page.Page,
+		Total: page.Total, HasMore: page.HasMore}
+	out.Pagination.TotalExact = page.TotalExact
+
+	matching := plural(page.Total, "clip")
+	if !page.TotalExact {
+		matching = "at least " + matching
+	}
+	summary := fmt.Sprintf("Matching: %s; %d on page %d.", matching, len(page.Videos), page.Page)
+	if page.HasMore {
+		summary += fmt.Sprintf(" More with page=%d.", page.Page+1)
+	}
+	return out, summary, nil
+}
+
+type getVideoArgs struct {
+	VideoID string `json:"video_id" jsonschema:"the clip's id, as returned by search_videos"`
+}
+
+func (s *server) getVideoTool(ctx context.Context, c *fiber.Ctx, a getVideoArgs) (videoJSON, string, error) {
+	id, err := uuid.Parse(strings.TrimSpace(a.VideoID))
+	if err != nil {
+		return videoJSON{}, "", apperr.InvalidField("video_id", "video_id %q is not a UUID", a.VideoID)
+	}
+	keyID := principal(c).KeyID
+	v, err := s.catalog.GetVideoFor(ctx, id, keyID)
+	if err != nil {
+		return videoJSON{}, "", err
+	}
+	out, err := s.renderVideos(c, keyID, []catalog.Video{v})
+	if err != nil {
+		return videoJSON{}, "", err
+	}
+	vj := out[0]
+	summary := fmt.Sprintf("%q: %s, %s tier, %s USD.", vj.Title, vj.Emotion, vj.Difficulty, vj.Price)
+	if vj.Owned {
+		summary += " Owned by this key; download_url is fresh."
+	} else {
+		summary += " Not owned yet: quote it with purchase_videos (dry_run=true)."
+	}
+	return vj, summary, nil
+}
+
+// purchaseVideosArgs is purchaseInput with descriptions for the schema; the
+// conversion in purchaseVideosTool keeps the two in step at compile time.
+type purchaseVideosArgs struct {
+	VideoIDs      []string     `json:"video_ids" jsonschema:"ids of the clips to buy; duplicates count once"`
+	ExpectedTotal *json.Number `json:"expected_total,omitempty" jsonschema:"the total_charged of the dry-run quote the user accepted, in USD; the purchase fails with price_changed and charges nothing if the total differs"`
+	DryRun        bool         `json:"dry_run,omitempty" jsonschema:"true: only quote (total_charged, balance), charge nothing"`
+}
+
+func refinePurchaseSchema(s *jsonschema.Schema) {
+	ids := s.Properties["video_ids"]
+	ids.MinItems, ids.MaxItems = jsonschema.Ptr(1), jsonschema.Ptr(billing.MaxVideosPerPurchase)
+	ids.Items.Format = "uuid"
+	s.Properties["expected_total"].Minimum = jsonschema.Ptr(0.0)
+	s.Properties["dry_run"].Default = json.RawMessage("false")
+}
+
+func (s *server) purchaseVideosTool(ctx context.Context, c *fiber.Ctx, a purchaseVideosArgs) (purchaseResultJSON, string, error) {
+	req, err := purchaseInput(a).request()
+	if err != nil {
+		return purchaseResultJSON{}, "", err
+	}
+	res, err := s.billing.Purchase(ctx, principal(c), req)
+	if err != nil {
+		return purchaseResultJSON{}, "", err
+	}
+	owned := 0
+	for _, p := range res.Purchases {
+		if p.AlreadyOwned {
+			owned++
+		}
+	}
+	var summary string
+	if res.DryRun {
+		summary = fmt.Sprintf("Quote: %s USD for %s (%d already owned, free); balance %s USD. Nothing was charged. "+
+			"To buy, call again with expected_total=%s once the user agrees.", res.TotalCharged, plural(len(res.Purchases), "clip"),
+			owned, res.Balance, res.TotalCharged)
+	} else {
+		summary = fmt.Sprintf("Bought %s for %s USD (%d already owned, not charged again); balance %s USD. "+
+			"Download links expire; ask again for fresh ones.", plural(len(res.Purchases), "clip"), res.TotalCharged, owned, res.Balance)
+	}
+	return renderPurchase(res), summary, nil
+}
+
+// listPurchasesArgs are the query parameters of GET /api/v1/broll/purchases.
+type listPurchasesArgs struct {
+	StartDate      string `json:"start_date,omitempty" jsonschema:"first day, YYYY-MM-DD, inclusive, UTC"`
+	EndDate        string `json:"end_date,omitempty" jsonschema:"last day, YYYY-MM-DD, inclusive, UTC"`
+	Search         string `json:"search,omitempty" jsonschema:"keywords over the purchased clips; not with semantic_search"`
+	SemanticSearch string `json:"semantic_search,omitempty" jsonschema:"describe the purchased clip in plain words; not with search"`
+	Emotion        string `json:"emotion,omitempty" jsonschema:"emotion shown in the purchased clip"`
+	APIKeyID       string `json:"api_key_id,omitempty" jsonschema:"root key only: purchases of this customer key"`
+	Limit          *int   `json:"limit,omitempty" jsonschema:"purchases per page, default 50; larger values are clamped to 500"`
+	Page           *int   `json:"page,omitempty" jsonschema:"1-based page number; use page or offset, not both"`
+	Offset         *int   `json:"offset,omitempty" jsonschema:"purchases to skip; use page or offset, not both"`
+}
+
+func refineListPurchasesSchema(s *jsonschema.Schema) {
+	p := s.Properties
+	p["start_date"].Format, p["end_date"].Format = "date", "date"
+	p["emotion"].Enum = schemaEnum(catalog.Emotions()...)
+	p["api_key_id"].Format = "uuid"
+	p["limit"].Minimum = jsonschema.Ptr(1.0)
+	p["limit"].Default = json.RawMessage("50")
+	p["page"].Minimum = jsonschema.Ptr(1.0)
+	p["offset"].Minimum = jsonschema.Ptr(0.0)
+}
+
+func (s *server) listPurchasesTool(ctx context.Context, c *fiber.Ctx, a listPurchasesArgs) (purchaseListJSON, string, error) {
+	itoa := func(n *int) string {
+		if n == nil {
+			return ""
+		}
+		return strconv.Itoa(*n)
+	}
+	params := billing.ListParams{
+		StartDate: a.StartDate, EndDate: a.EndDate, Search: a.Search, SemanticSearch: a.SemanticSearch,
+		Emotion: a.Emotion, APIKeyID: a.APIKeyID, Limit: itoa(a.Limit), Page: itoa(a.Page), Offset: itoa(a.Offset),
+	}
+	p := principal(c)
+	q, err := params.Parse(p)
+	if err != nil {
+		return purchaseListJSON{}, "", err
+	}
+	l, err := s.billing.ListPurchases(ctx, p, q, s.queryEmbedder)
+	if err != nil {
+		return purchaseListJSON{}, "", err
+	}
+	out := renderListing(l)
+	summary := fmt.Sprintf("Matching: %s, %s USD in total; %d on this page.", plural(out.Summary.Count, "purchase"),
+		out.Summary.TotalAmount, len(out.Purchases))
+	if out.Pagination.HasMore {
+		summary += fmt.Sprintf(" More with page=%d.", out.Pagination.Page+1)
+	}
+	return out, summary, nil
+}
+
+type getBalanceArgs struct{}
+
+func (s *server) getBalanceTool(_ context.Context, c *fiber.Ctx, _ getBalanceArgs) (balanceJSON, string, error) {
+	out, err := s.balanceView(c)
+	if err != nil {
+		return out, "", err
+	}
+	summary := fmt.Sprintf("Balance %s USD. Since %s: %s for %s USD (visible to this %s key).",
+		out.Balance, out.MonthToDate.Since, plural(out.MonthToDate.Purchases, "purchase"), out.MonthToDate.Amount, out.Key.Kind)
+	return out, summary, nil
+}
+
+// plural writes "1 clip", "3 clips".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}

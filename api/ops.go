@@ -1,0 +1,121 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"broll/catalog"
+	"broll/internal/apperr"
+	"broll/tenancy"
+)
+
+// opsRoutes registers the content-operations routes. They take ops keys
+// (catalog:write), which no customer or root key holds, through the same
+// authentication, rate limit and usage counting as v1.
+func (s *server) opsRoutes(app *fiber.App) {
+	ops := app.Group("/api/ops/v1", s.authenticate, requireScope(tenancy.ScopeCatalogWrite))
+	ops.Post("/videos", s.opsImport)
+	ops.Delete("/videos/:id", s.opsRetire)
+}
+
+// clipError is one problem with one posted clip: its 0-based index in the
+// array and the field at fault.
+type clipError struct {
+	Index   int    `json:"index"`
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+}
+
+type importResultJSON struct {
+	Created int    `json:"created"`
+	Updated int    `json:"updated"`
+	Queued  int    `json:"queued"`
+	Warning string `json:"warning,omitempty"`
+}
+
+// opsImport creates or updates the posted clips, all or nothing, exactly as
+// `brollctl clips import` does with the same objects. The files they name
+// are read from the API node's file system (relative paths from its working
+// directory), so ops post from a machine that shares that storage.
+func (s *server) opsImport(c *fiber.Ctx) error {
+	body := bytes.TrimSpace(c.Body())
+	if len(body) == 0 || body[0] != '[' {
+		return apperr.New(apperr.Invalid, "request body must be a JSON array of clip objects")
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(body, &raws); err != nil {
+		return jsonError(err)
+	}
+	if len(raws) == 0 {
+		return apperr.New(apperr.Invalid, "the array holds no clips")
+	}
+	clips := make([]catalog.ClipInput, len(raws))
+	var bad []clipError
+	for i, raw := range raws {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&clips[i]); err != nil {
+			ce := clipError{Index: i, Message: "must be a clip object like a line of `brollctl clips import`"}
+			if ae, ok := apperr.As(jsonError(err)); ok && ae.Field != "" {
+				ce.Field, ce.Message = ae.Field, ae.Message
+			}
+			bad = append(bad, ce)
+		}
+	}
+	if len(bad) > 0 {
+		return rejectClips(bad, len(raws))
+	}
+
+	res, err := s.catalog.ImportClips(c.UserContext(), clips, "", nil)
+	var ie *catalog.ImportError
+	if errors.As(err, &ie) {
+		for _, l := range ie.Lines {
+			bad = append(bad, clipError{Index: l.Line - 1, Field: l.Field, Message: l.Message})
+		}
+		return rejectClips(bad, len(raws))
+	}
+	out := importResultJSON{Created: res.Created, Updated: res.Updated, Queued: res.Queued}
+	if err != nil {
+		if res.Created+res.Updated == 0 {
+			return err
+		}
+		// The clips are saved; failing the request would invite a retry
+		// that creates the id-less ones twice.
+		s.logger.Error("ops import: embeddings not queued", "request_id", requestID(c), "error", err.Error())
+		out.Warning = "clips saved, but not all were queued for embedding; they stay out of semantic search until `brollctl clips reembed`"
+	}
+	return c.JSON(out)
+}
+
+func rejectClips(bad []clipError, total int) error {
+	clips := map[int]bool{}
+	for _, b := range bad {
+		clips[b.Index] = true
+	}
+	return apperr.New(apperr.Invalid, "%d of %d clips are invalid; nothing was imported", len(clips), total).
+		With("errors", bad)
+}
+
+type retiredJSON struct {
+	ID             uuid.UUID `json:"id"`
+	RetiredAt      time.Time `json:"retired_at"`
+	AlreadyRetired bool      `json:"already_retired"`
+}
+
+// opsRetire retires a clip: gone from search and details, kept by its buyers.
+func (s *server) opsRetire(c *fiber.Ctx) error {
+	id, err := uuid.Parse(c.Params("id"))
+	if err != nil {
+		return apperr.InvalidField("id", "video id %q is not a UUID", c.Params("id"))
+	}
+	r, err := s.catalog.Retire(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(retiredJSON{ID: r.ID, RetiredAt: r.RetiredAt, AlreadyRetired: r.Already})
+}

@@ -1,0 +1,133 @@
+package api
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"broll/billing/billingtest"
+	"broll/tenancy"
+)
+
+func TestOpsVideosOverHTTP(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{})
+	ops, err := tenancy.New(e.pool).CreateOpsKey(context.Background(), "content team")
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 10000})
+	buyer := acct.CustomerKey(t, e.pool, "buyer")
+	stranger := acct.CustomerKey(t, e.pool, "stranger")
+	full, preview, thumb := clipFiles(t)
+	id := uuid.NewString()
+	clips := []map[string]any{
+		{"id": id, "title": "Woman waving at the camera", "emotion": "happy", "gender": "female",
+			"difficulty": "easy", "media_file": full, "preview_file": preview, "thumbnail_file": thumb,
+			"tags": []string{"hello"}, "model": map[string]any{"id": "m-9", "name": "Nia"}},
+		{"title": "Man reading a book", "emotion": "curious", "gender": "male", "difficulty": "hard",
+			"media_file": full},
+	}
+
+	// Only ops keys may write the catalog.
+	for who, key := range map[string]string{"root key": acct.RootKey.Secret, "customer key": buyer.Secret} {
+		r := e.do(t, 0, "POST", "/api/ops/v1/videos", key, clips)
+		if r.status != 403 || r.str("code") != "insufficient_scope" || r.str("required_scope") != "catalog:write" {
+			t.Errorf("%s: %d %s", who, r.status, r.raw)
+		}
+		r = e.do(t, 0, "DELETE", "/api/ops/v1/videos/"+id, key, nil)
+		if r.status != 403 {
+			t.Errorf("%s retiring: %d %s", who, r.status, r.raw)
+		}
+	}
+	if r := e.do(t, 0, "POST", "/api/ops/v1/videos", "", clips); r.status != 401 {
+		t.Errorf("no key: %d", r.status)
+	}
+
+	r := e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, clips)
+	if r.status != 200 || r.body["created"].(float64) != 2 || r.body["updated"].(float64) != 0 ||
+		r.body["queued"].(float64) != 0 || r.header.Get("X-RateLimit-Limit") == "" {
+		t.Fatalf("create: %d %s", r.status, r.raw)
+	}
+	v := e.do(t, 0, "GET", "/api/v1/broll/"+id, buyer.Secret, nil)
+	if v.status != 200 || v.body["title"] != "Woman waving at the camera" || v.body["thumbnail_url"] == nil {
+		t.Fatalf("created clip: %d %s", v.status, v.raw)
+	}
+
+	clips[0]["title"] = "Woman waving hello at the camera"
+	r = e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, clips[:1])
+	if r.status != 200 || r.body["created"].(float64) != 0 || r.body["updated"].(float64) != 1 {
+		t.Fatalf("update: %d %s", r.status, r.raw)
+	}
+
+	// All or nothing, every problem listed by array index.
+	bad := []any{
+		map[string]any{"title": "Fine clip", "emotion": "happy", "gender": "male", "difficulty": "easy", "media_file": full},
+		map[string]any{"title": "Bad emotion", "emotion": "joyful", "gender": "male", "difficulty": "easy", "media_file": full},
+		map[string]any{"title": "Typo", "emotion": "happy", "gender": "male", "difficulty": "easy", "media_file": full, "orientaton": "vertical"},
+		map[string]any{"title": "Missing file", "emotion": "happy", "gender": "male", "difficulty": "easy", "media_file": "/nonexistent/clip.mp4"},
+		"not an object",
+	}
+	r = e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, bad)
+	if r.status != 400 || r.str("code") != "invalid_request" {
+		t.Fatalf("bad clips: %d %s", r.status, r.raw)
+	}
+	errs, _ := r.body["errors"].([]any)
+	got := map[float64]string{}
+	for _, x := range errs {
+		m := x.(map[string]any)
+		field, _ := m["field"].(string)
+		got[m["index"].(float64)] = field
+	}
+	if len(got) != 2 || got[2] != "orientaton" || got[4] != "" {
+		t.Fatalf("decode errors: %v", errs)
+	}
+	bad = bad[:4]
+	r = e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, []any{bad[0], bad[1], bad[3]})
+	errs, _ = r.body["errors"].([]any)
+	if r.status != 400 || len(errs) != 2 || errs[0].(map[string]any)["index"].(float64) != 1 ||
+		errs[0].(map[string]any)["field"] != "emotion" || errs[1].(map[string]any)["field"] != "media_file" {
+		t.Fatalf("validation errors: %d %s", r.status, r.raw)
+	}
+	if n := videosOf(t, e.do(t, 0, "GET", "/api/v1/broll?search=fine", buyer.Secret, nil)); len(n) != 0 {
+		t.Fatal("a rejected import wrote a clip")
+	}
+	for _, body := range []any{`{"title": "x"}`, `[]`, `[{"title": `, ""} {
+		if r := e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, body); r.status != 400 {
+			t.Errorf("body %v: %d %s", body, r.status, r.raw)
+		}
+	}
+
+	// Retiring: idempotent, out of the catalog, kept by its buyer.
+	if r := e.do(t, 0, "POST", "/api/v1/broll/purchase", buyer.Secret, map[string]any{"video_ids": []string{id}}); r.status != 200 {
+		t.Fatalf("purchase: %s", r.raw)
+	}
+	r = e.do(t, 0, "DELETE", "/api/ops/v1/videos/"+id, ops.Secret, nil)
+	if r.status != 200 || r.body["id"] != id || r.str("retired_at") == "" || r.body["already_retired"] != false {
+		t.Fatalf("retire: %d %s", r.status, r.raw)
+	}
+	again := e.do(t, 0, "DELETE", "/api/ops/v1/videos/"+id, ops.Secret, nil)
+	if again.status != 200 || again.body["already_retired"] != true || again.body["retired_at"] != r.body["retired_at"] {
+		t.Fatalf("retire again: %d %s", again.status, again.raw)
+	}
+	if r := e.do(t, 0, "DELETE", "/api/ops/v1/videos/"+uuid.NewString(), ops.Secret, nil); r.status != 404 {
+		t.Fatalf("retire unknown: %d %s", r.status, r.raw)
+	}
+	if r := e.do(t, 0, "DELETE", "/api/ops/v1/videos/nope", ops.Secret, nil); r.status != 400 {
+		t.Fatalf("retire bad id: %d %s", r.status, r.raw)
+	}
+	if r := e.do(t, 0, "GET", "/api/v1/broll/"+id, stranger.Secret, nil); r.status != 404 {
+		t.Fatalf("retired clip visible to a stranger: %d", r.status)
+	}
+	if r := e.do(t, 0, "GET", "/api/v1/broll/"+id, buyer.Secret, nil); r.status != 200 || r.body["retired"] != true ||
+		!strings.Contains(r.str("download_url"), "/downloads/") {
+		t.Fatalf("retired clip of its buyer: %d %s", r.status, r.raw)
+	}
+	for _, key := range []string{buyer.Secret, stranger.Secret} {
+		if found := videoTitles(videosOf(t, e.do(t, 0, "GET", "/api/v1/broll?search=waving", key, nil))); len(found) != 0 {
+			t.Fatalf("retired clip in search: %v", found)
+		}
+	}
+}

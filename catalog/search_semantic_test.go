@@ -1,0 +1,345 @@
+package catalog
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"broll/embed"
+	"broll/internal/apperr"
+	"broll/internal/database"
+)
+
+func TestSemanticSearchRanksBySimilarity(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ready := f.live(func(c fixClip) bool { return c.ready })
+	if len(ready) == len(f.live(nil)) {
+		t.Fatal("fixture should hold a clip without a vector")
+	}
+
+	p := f.search(t, Query{SemanticSearch: "woman laughing in a car", Limit: 100})
+	got := f.keys(p.Videos)
+	if got[0] != "carLaugh" || p.Total != len(ready) || len(got) != len(ready) || p.HasMore {
+		t.Fatalf("got %v (total %d), want carLaugh first of %d", got[:3], p.Total, len(ready))
+	}
+	checkSimilarityOrder(t, p.Videos)
+	if slices.Contains(got, clipKeys(f.clips)[len(f.clips)-1]) {
+		t.Fatal("a clip without a vector is in semantic results")
+	}
+
+	// Paraphrases made of vocabulary synonyms find the clip they describe.
+	for query, want := range map[string]string{
+		"lady giggling behind the wheel":          "carLaugh",
+		"cheerful gal behind the wheel":           "carSmile",
+		"guy sipping an espresso while cooking":   "coffeeMan",
+		"dude opening a parcel, caught off guard": "unboxing",
+		"teen in tears on the bed":                "crying",
+	} {
+		p := f.search(t, Query{SemanticSearch: query, Limit: 3})
+		if got := f.keys(p.Videos); got[0] != want {
+			t.Errorf("%q: got %v, want %s first", query, got, want)
+		}
+	}
+
+	// Filters apply on top; the order stays by similarity.
+	p = f.search(t, Query{SemanticSearch: "woman laughing in a car", Emotion: "happy", Limit: 100})
+	want := f.live(func(c fixClip) bool { return c.ready && c.in.Emotion == "happy" })
+	if got := f.keys(p.Videos); got[0] != "carSmile" || len(got) != len(want) || p.Total != len(want) {
+		t.Fatalf("happy: %v, want %d clips", got, len(want))
+	}
+	for _, v := range p.Videos {
+		if v.Emotion != "happy" {
+			t.Fatalf("filter ignored: %s", v.Emotion)
+		}
+	}
+	checkSimilarityOrder(t, p.Videos)
+
+	// Pages of the ranking line up.
+	all := f.keys(f.search(t, Query{SemanticSearch: "man", Limit: 100}).Videos)
+	page2 := f.search(t, Query{SemanticSearch: "man", Limit: 5, Offset: 5})
+	if got := f.keys(page2.Videos); !slices.Equal(got, all[5:10]) || !page2.HasMore || page2.Page != 2 {
+		t.Fatalf("page 2: %v, want %v", got, all[5:10])
+	}
+
+	// sort_by overrides the ranking, similarity stays.
+	p = f.search(t, Query{SemanticSearch: "woman laughing", SortBy: SortVirality, Limit: 100})
+	if p.Total != len(ready) {
+		t.Fatalf("sorted semantic total %d", p.Total)
+	}
+	for i, v := range p.Videos {
+		if v.Similarity == nil {
+			t.Fatalf("%s lacks similarity", v.Title)
+		}
+		if i > 0 && v.ViralityScore != nil && (p.Videos[i-1].ViralityScore == nil || *p.Videos[i-1].ViralityScore < *v.ViralityScore) {
+			t.Fatalf("not by virality at %d", i)
+		}
+	}
+}
+
+func checkSimilarityOrder(t *testing.T, videos []Video) {
+	t.Helper()
+	for i, v := range videos {
+		if v.Similarity == nil || *v.Similarity > 1.0001 || *v.Similarity < -1.0001 {
+			t.Fatalf("%s: similarity %v", v.Title, v.Similarity)
+		}
+		if i > 0 && *videos[i-1].Similarity < *v.Similarity {
+			t.Fatalf("not ordered by similarity at %d: %v < %v", i, *videos[i-1].Similarity, *v.Similarity)
+		}
+	}
+}
+
+// stubEmbedder answers every query with one vector of a named model.
+type stubEmbedder struct {
+	model string
+	vec   []float32
+	err   error
+}
+
+func (s stubEmbedder) EmbedQuery(context.Context, string) ([]float32, error) { return s.vec, s.err }
+func (s stubEmbedder) Model() string                                         { return s.model }
+
+func TestSemanticSearchModelAndAvailability(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	vec := make([]float32, embed.Dimensions)
+	vec[0] = 1
+
+	// Vectors of another model are never compared with the query's.
+	p, err := f.svc.Search(f.ctx, Query{SemanticSearch: "car"}, stubEmbedder{model: "other-model", vec: vec})
+	if err != nil || len(p.Videos) != 0 || p.Total != 0 {
+		t.Fatalf("other model: %d videos, total %d, %v", len(p.Videos), p.Total, err)
+	}
+	_, err = f.svc.Search(f.ctx, Query{SemanticSearch: "car"}, nil)
+	if apperr.CodeOf(err) != apperr.Unavailable {
+		t.Fatalf("no embedder: %v", err)
+	}
+	_, err = f.svc.Search(f.ctx, Query{SemanticSearch: "car"}, stubEmbedder{model: f.model, err: errors.New("connection refused")})
+	if ae, ok := apperr.As(err); !ok || ae.Code != apperr.Unavailable || strings.Contains(ae.Message, "refused") {
+		t.Fatalf("failing embedder: %v", err)
+	}
+	// Keyword search and listing do not need the embedder.
+	if _, err := f.svc.Search(f.ctx, Query{Search: "car"}, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// bulkClips inserts n clips whose emotion cycles through the 13 values and
+// gender through the 3, with random unit vectors of model "random"; one
+// clip in 100 has model_id "rare". It returns the vectors by id. The HNSW
+// index is rebuilt from its own definition once the vectors are in: one
+// build is many times faster than as many single inserts.
+func bulkClips(t *testing.T, b bundle, n int, seed uint64) map[uuid.UUID][]float32 {
+	t.Helper()
+	var indexDef string
+	if err := b.pool.QueryRow(b.ctx, `SELECT pg_get_indexdef('videos_embedding_hnsw'::regclass)`).Scan(&indexDef); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.pool.Exec(b.ctx, `DROP INDEX videos_embedding_hnsw`); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := b.pool.Query(b.ctx, `
+		INSERT INTO videos (title, emotion, gender, difficulty, media_key, model_id)
+		SELECT 'Bulk clip ' || i, ($2::text[])[1 + i % 13], ($3::text[])[1 + i % 3], 'easy', 'clips/bulk',
+		       CASE WHEN i % 100 = 0 THEN 'rare' END
+		FROM generate_series(0, $1 - 1) AS i
+		RETURNING id`, n, Emotions(), Genders())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(seed, 1))
+	vecs := map[uuid.UUID][]float32{}
+	embs := make([]Embedding, len(ids))
+	for i, id := range ids {
+		vecs[id] = randomUnit(rng)
+		embs[i] = Embedding{ID: id, Vector: vecs[id]}
+	}
+	if err := b.svc.StoreEmbeddings(b.ctx, "random", embs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.pool.Exec(b.ctx, indexDef); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.pool.Exec(b.ctx, `ANALYZE videos`); err != nil {
+		t.Fatal(err)
+	}
+	return vecs
+}
+
+func randomUnit(rng *rand.Rand) []float32 {
+	v := make([]float32, embed.Dimensions)
+	var sum float64
+	for i := range v {
+		x := rng.NormFloat64()
+		v[i], sum = float32(x), sum+x*x
+	}
+	for i := range v {
+		v[i] = float32(float64(v[i]) / math.Sqrt(sum))
+	}
+	return v
+}
+
+// indexOnly is a service whose connections are kept from sorting or
+// scanning the table, so every semantic search walks the HNSW index, as it
+// does on a large catalog (a small one is cheaper to sort whole).
+func indexOnly(t *testing.T, b bundle) *Service {
+	t.Helper()
+	url := b.pool.Config().ConnConfig.ConnString()
+	params := "enable_sort=off&enable_seqscan=off"
+	if strings.Contains(url, "?") {
+		url += "&" + params
+	} else {
+		url += "?" + params
+	}
+	pool, err := database.Open(b.ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return New(pool, nil, nil)
+}
+
+func TestSemanticSearchFillsFilteredPages(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	vecs := bulkClips(t, b, 600, 7)
+	svc := indexOnly(t, b)
+	query := randomUnit(rand.New(rand.NewPCG(99, 1)))
+	qe := stubEmbedder{model: "random", vec: query}
+	// One clip in 13 is angry.
+	q := Query{SemanticSearch: "angry", Emotion: "angry", Limit: 20}
+	if err := q.Validate(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The plan walks the HNSW index, and without iterative scans the
+	// filter starves it: ef_search (40) candidates, 1 in 13 kept.
+	sq := buildSearch(q, query, "random")
+	var plan []string
+	err := pgx.BeginFunc(b.ctx, svc.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(b.ctx, `SET LOCAL hnsw.iterative_scan = off`); err != nil {
+			return err
+		}
+		rows, err := tx.Query(b.ctx, "EXPLAIN "+sq.page.sql, sq.page.args...)
+		if err != nil {
+			return err
+		}
+		if plan, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+			return err
+		}
+		rows, err = tx.Query(b.ctx, sq.page.sql, sq.page.args...)
+		if err != nil {
+			return err
+		}
+		starved, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Video, error) { return scanVideo(r) })
+		if err != nil {
+			return err
+		}
+		if len(starved) >= q.Limit {
+			t.Errorf("without iterative scans the page filled (%d); the test shows nothing", len(starved))
+		}
+		// With the search's settings the index alone fills the page (and
+		// the one more row that tells has_more), no exact scan needed.
+		hs := defaultHNSW()
+		if _, err := tx.Exec(b.ctx, sqlHNSWSettings, fmt.Sprint(hs.efSearch), fmt.Sprint(hs.maxScanTuples)); err != nil {
+			return err
+		}
+		rows, err = tx.Query(b.ctx, sq.page.sql, sq.page.args...)
+		if err != nil {
+			return err
+		}
+		filled, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Video, error) { return scanVideo(r) })
+		if len(filled) != q.Limit+1 {
+			t.Errorf("iterative scan returned %d rows, want %d", len(filled), q.Limit+1)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(plan, "\n"), "videos_embedding_hnsw") {
+		t.Fatalf("plan does not use the HNSW index:\n%s", strings.Join(plan, "\n"))
+	}
+
+	p, err := svc.Search(b.ctx, q, qe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	matching := b.count(t, `SELECT count(*) FROM videos WHERE emotion = 'angry'`)
+	if len(p.Videos) != q.Limit || !p.HasMore || p.Total != matching {
+		t.Fatalf("%d videos, has_more %v, total %d of %d", len(p.Videos), p.HasMore, p.Total, matching)
+	}
+	checkSimilarityOrder(t, p.Videos)
+	want := exactTop(t, b, vecs, query, `emotion = 'angry'`, q.Limit)
+	if r := recall(p.Videos, want); r < 0.9 {
+		t.Fatalf("recall %.2f against an exact scan", r)
+	}
+	for _, v := range p.Videos {
+		if v.Emotion != "angry" {
+			t.Fatalf("filter ignored: %s", v.Emotion)
+		}
+	}
+
+	// A filter almost nothing passes makes the index give up early (here
+	// after 50 tuples, 1 in 100 passing): the page is made again by exact
+	// scan.
+	q = Query{SemanticSearch: "rare", ModelID: "rare", Limit: 10}
+	if err := q.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	videos, total, err := svc.runNearest(b.ctx, q, buildSearch(q, query, "random"), hnswSettings{efSearch: 10, maxScanTuples: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = exactTop(t, b, vecs, query, `model_id = 'rare'`, 10)
+	if total != 6 || len(videos) != 6 || recall(videos, want) != 1 {
+		t.Fatalf("rare: %d videos, total %d, recall %.2f", len(videos), total, recall(videos, want))
+	}
+	checkSimilarityOrder(t, videos)
+}
+
+// exactTop returns the ids of the k clips nearest to query among those
+// matching where, computed in Go from the stored vectors.
+func exactTop(t *testing.T, b bundle, vecs map[uuid.UUID][]float32, query []float32, where string, k int) []uuid.UUID {
+	t.Helper()
+	rows, err := b.pool.Query(b.ctx, `SELECT id FROM videos WHERE `+where)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		t.Fatal(err)
+	}
+	dot := func(id uuid.UUID) float64 {
+		var s float64
+		for i, x := range vecs[id] {
+			s += float64(x) * float64(query[i])
+		}
+		return s
+	}
+	slices.SortFunc(ids, func(a, b uuid.UUID) int { return cmp.Compare(dot(b), dot(a)) })
+	return ids[:min(k, len(ids))]
+}
+
+func recall(got []Video, want []uuid.UUID) float64 {
+	hits := 0
+	for _, id := range want {
+		if slices.ContainsFunc(got, func(v Video) bool { return v.ID == id }) {
+			hits++
+		}
+	}
+	return float64(hits) / float64(len(want))
+}

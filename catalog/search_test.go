@@ -1,0 +1,293 @@
+package catalog
+
+import (
+	"cmp"
+	"crypto/rand"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+)
+
+func TestSearchFilters(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	dur := func(c fixClip) float64 {
+		if c.in.DurationSeconds == nil {
+			return -1
+		}
+		return *c.in.DurationSeconds
+	}
+	cases := []struct {
+		name string
+		q    Query
+		keep func(c fixClip) bool
+	}{
+		{"everything", Query{}, nil},
+		{"emotion", Query{Emotion: "laughing"}, func(c fixClip) bool { return c.in.Emotion == "laughing" }},
+		{"gender", Query{Gender: "male"}, func(c fixClip) bool { return c.in.Gender == "male" }},
+		{"age range", Query{AgeRange: "18-24"}, func(c fixClip) bool { return c.in.AgeRange == "18-24" }},
+		{"location ignores case", Query{Location: " HOME "}, func(c fixClip) bool { return c.in.Location == "home" }},
+		{"media type", Query{MediaType: "image"}, func(c fixClip) bool { return c.in.MediaType == "image" }},
+		{"orientation", Query{Orientation: "square"}, func(c fixClip) bool { return c.in.Orientation == "square" }},
+		{"difficulty", Query{Difficulty: "hard"}, func(c fixClip) bool { return c.in.Difficulty == "hard" }},
+		{"model", Query{ModelID: "m-bea"}, func(c fixClip) bool { return c.in.Model != nil && c.in.Model.ID == "m-bea" }},
+		{"min duration", Query{MinDuration: ptr(10.0)}, func(c fixClip) bool { return dur(c) >= 10 }},
+		{"max duration", Query{MaxDuration: ptr(10.0)}, func(c fixClip) bool { return dur(c) >= 0 && dur(c) <= 10 }},
+		{"duration range", Query{MinDuration: ptr(10.0), MaxDuration: ptr(20.0)}, func(c fixClip) bool { return dur(c) >= 10 && dur(c) <= 20 }},
+		{"min virality", Query{MinVirality: ptr(70)}, func(c fixClip) bool { return c.in.ViralityScore != nil && *c.in.ViralityScore >= 70 }},
+		{"emotion, gender and orientation", Query{Emotion: "happy", Gender: "female", Orientation: "vertical"}, func(c fixClip) bool {
+			return c.in.Emotion == "happy" && c.in.Gender == "female" && c.in.Orientation == "vertical"
+		}},
+		{"tier, virality and media type", Query{Difficulty: "easy", MinVirality: ptr(50), MediaType: "video"}, func(c fixClip) bool {
+			return c.in.Difficulty == "easy" && c.in.ViralityScore != nil && *c.in.ViralityScore >= 50 &&
+				c.in.MediaType != "image"
+		}},
+		{"nothing matches", Query{ModelID: "m-nobody"}, func(fixClip) bool { return false }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.q.Limit = 100
+			p := f.search(t, tc.q)
+			want := clipKeys(f.live(tc.keep))
+			if got := f.keys(p.Videos); !slices.Equal(got, want) {
+				t.Fatalf("got  %v\nwant %v", got, want)
+			}
+			if p.Total != len(want) || !p.TotalExact || p.HasMore {
+				t.Fatalf("total %d exact %v has_more %v, want %d", p.Total, p.TotalExact, p.HasMore, len(want))
+			}
+			for _, v := range p.Videos {
+				if v.Similarity != nil || v.RetiredAt != nil {
+					t.Fatalf("%s: similarity %v retired %v", v.Title, v.Similarity, v.RetiredAt)
+				}
+			}
+		})
+	}
+	if len(f.live(func(c fixClip) bool { return c.in.Emotion == "laughing" })) < 3 {
+		t.Fatal("fixture too small to test filters")
+	}
+}
+
+func TestSearchSorts(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	// byKey sorts live clips (newest first) by a key, clips without one last.
+	byKey := func(desc bool, key func(c fixClip) *float64) []string {
+		cs := f.live(nil)
+		slices.SortStableFunc(cs, func(a, b fixClip) int {
+			ka, kb := key(a), key(b)
+			switch {
+			case ka == nil && kb == nil:
+				return 0
+			case ka == nil:
+				return 1
+			case kb == nil:
+				return -1
+			case desc:
+				return cmp.Compare(*kb, *ka)
+			}
+			return cmp.Compare(*ka, *kb)
+		})
+		return clipKeys(cs)
+	}
+	price := func(c fixClip) *float64 { return ptr(float64(tierPrice(c.in.Difficulty))) }
+	duration := func(c fixClip) *float64 { return c.in.DurationSeconds }
+	virality := func(c fixClip) *float64 {
+		if c.in.ViralityScore == nil {
+			return nil
+		}
+		return ptr(float64(*c.in.ViralityScore))
+	}
+	oldestFirst := clipKeys(f.live(nil))
+	slices.Reverse(oldestFirst)
+
+	cases := []struct {
+		by, order string
+		want      []string
+	}{
+		{"", "", clipKeys(f.live(nil))},
+		{SortCreatedAt, SortAsc, oldestFirst},
+		{SortPrice, SortAsc, byKey(false, price)},
+		{SortPrice, SortDesc, byKey(true, price)},
+		{SortDuration, SortAsc, byKey(false, duration)},
+		{SortDuration, SortDesc, byKey(true, duration)},
+		{SortVirality, "", byKey(true, virality)},
+		{SortVirality, SortAsc, byKey(false, virality)},
+		// Relevance without a search means nothing: newest first.
+		{SortRelevance, "", clipKeys(f.live(nil))},
+	}
+	for _, tc := range cases {
+		p := f.search(t, Query{SortBy: tc.by, SortOrder: tc.order, Limit: 100})
+		if got := f.keys(p.Videos); !slices.Equal(got, tc.want) {
+			t.Errorf("sort %q %q:\ngot  %v\nwant %v", tc.by, tc.order, got, tc.want)
+		}
+	}
+}
+
+func TestSearchPagination(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	all := clipKeys(f.live(nil))
+	var seen []string
+	pages := (len(all) + 6) / 7
+	for page := 1; page <= pages; page++ {
+		p := f.search(t, Query{Limit: 7, Offset: (page - 1) * 7})
+		if p.Page != page || p.Limit != 7 || p.Total != len(all) || p.HasMore != (page < pages) {
+			t.Fatalf("page %d: %+v", page, Page{Limit: p.Limit, Offset: p.Offset, Page: p.Page, Total: p.Total, HasMore: p.HasMore})
+		}
+		seen = append(seen, f.keys(p.Videos)...)
+	}
+	if !slices.Equal(seen, all) {
+		t.Fatalf("pages cover\n%v\nwant\n%v", seen, all)
+	}
+
+	p := f.search(t, Query{Limit: 5, Offset: 3})
+	if got := f.keys(p.Videos); !slices.Equal(got, all[3:8]) || p.Page != 1 || !p.HasMore {
+		t.Fatalf("offset 3: %v page %d", got, p.Page)
+	}
+	p = f.search(t, Query{Limit: 10, Offset: 1000})
+	if len(p.Videos) != 0 || p.HasMore || p.Total != len(all) || p.Page != 101 {
+		t.Fatalf("past the end: %+v", p)
+	}
+	if p := f.search(t, Query{}); p.Limit != DefaultLimit || len(p.Videos) != DefaultLimit || !p.HasMore {
+		t.Fatalf("default limit: %d videos, limit %d", len(p.Videos), p.Limit)
+	}
+	if p := f.search(t, Query{Limit: 1000}); p.Limit != MaxLimit {
+		t.Fatalf("limit not clamped: %d", p.Limit)
+	}
+}
+
+func TestKeywordSearch(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	prefixed := func(prefix string) []string {
+		return clipKeys(f.live(func(c fixClip) bool {
+			return slices.ContainsFunc(c.words(), func(w string) bool { return strings.HasPrefix(w, prefix) })
+		}))
+	}
+	cases := []struct {
+		search string
+		want   []string
+	}{
+		{"coffee", []string{"coffeeMan", "coffeeWoman"}},
+		{"Coffee Kitchen", []string{"coffeeMan"}},
+		{"coff", []string{"coffeeMan", "coffeeWoman"}},
+		{"laugh", prefixed("laugh")},
+		{"laug", prefixed("laug")},
+		{"laughing woman", []string{"laughCouch", "carLaugh"}},
+		{"lol", []string{"laughCouch"}},          // a tag only
+		{"commuting", []string{"carSmile"}},      // a tag, by its stem
+		{"coffee -man", []string{"coffeeWoman"}}, // websearch exclusion, no prefix widening
+		{`"coffee shop"`, []string{"coffeeWoman"}},
+		{"yoga or tears", []string{"yoga", "crying"}},
+		{"zebra", nil},
+		{"retired joke", nil}, // retired clips never appear
+		{"!!! ???", nil},
+	}
+	for _, tc := range cases {
+		p := f.search(t, Query{Search: tc.search, Limit: 100})
+		if got := sortedKeys(f.keys(p.Videos)); !slices.Equal(got, sortedKeys(tc.want)) {
+			t.Errorf("search %q: got %v, want %v", tc.search, got, tc.want)
+		}
+		if p.Total != len(tc.want) {
+			t.Errorf("search %q: total %d, want %d", tc.search, p.Total, len(tc.want))
+		}
+	}
+	if len(prefixed("laug")) < 3 {
+		t.Fatal("fixture has too few laughing clips")
+	}
+
+	// Ranked: a word in the title outweighs the same word in the emotion.
+	p := f.search(t, Query{Search: "laughing", Limit: 100})
+	if got := f.keys(p.Videos); len(got) < 3 || !slices.Equal(sortedKeys(got[:2]), []string{"carLaugh", "laughCouch"}) {
+		t.Errorf("laughing ranked: %v", got)
+	}
+	// Filters and sorts apply on top.
+	p = f.search(t, Query{Search: "coffee", Gender: "male"})
+	if got := f.keys(p.Videos); !slices.Equal(got, []string{"coffeeMan"}) {
+		t.Errorf("coffee + male: %v", got)
+	}
+	p = f.search(t, Query{Search: "coffee", SortBy: SortPrice, SortOrder: SortAsc})
+	if got := f.keys(p.Videos); !slices.Equal(got, []string{"coffeeWoman", "coffeeMan"}) {
+		t.Errorf("coffee by price: %v", got)
+	}
+	// An empty search is no search.
+	if p := f.search(t, Query{Search: "   ", Limit: 100}); p.Total != len(f.live(nil)) {
+		t.Errorf("blank search matched %d", p.Total)
+	}
+}
+
+func TestSearchOwned(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	key, other := f.newKey(t), f.newKey(t)
+	bought := []string{"coffeeMan", "yoga"}
+	for _, k := range bought {
+		f.purchase(t, key, f.byKey[k].id)
+	}
+	// A purchase of a clip retired since stays owned but out of search.
+	f.purchase(t, key, f.byKey["retired"].id)
+
+	p := f.search(t, Query{Owned: ptr(true), KeyID: key, Limit: 100})
+	if got := sortedKeys(f.keys(p.Videos)); !slices.Equal(got, sortedKeys(bought)) || p.Total != 2 {
+		t.Fatalf("owned=true: %v (total %d)", got, p.Total)
+	}
+	p = f.search(t, Query{Owned: ptr(false), KeyID: key, Limit: 100})
+	if p.Total != len(f.live(nil))-2 || slices.Contains(f.keys(p.Videos), "coffeeMan") {
+		t.Fatalf("owned=false: total %d", p.Total)
+	}
+	if p := f.search(t, Query{Owned: ptr(true), KeyID: other}); p.Total != 0 {
+		t.Fatalf("another key owns %d", p.Total)
+	}
+	if p := f.search(t, Query{Owned: ptr(true), KeyID: key, Search: "coffee"}); !slices.Equal(f.keys(p.Videos), []string{"coffeeMan"}) {
+		t.Fatalf("owned coffee: %v", f.keys(p.Videos))
+	}
+}
+
+func TestSearchUnknownDifficulty(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	_, err := f.svc.Search(f.ctx, Query{Difficulty: "legendary"}, f.qe)
+	ae := requireInvalid(t, err, "difficulty")
+	if vals, _ := ae.Fields["allowed_values"].([]string); !slices.Equal(vals, []string{"easy", "medium", "hard"}) {
+		t.Fatalf("allowed values %v", ae.Fields["allowed_values"])
+	}
+	// A tier nobody uses is a valid, empty filter.
+	if _, err := f.svc.SetTier(f.ctx, "premium", 9900); err != nil {
+		t.Fatal(err)
+	}
+	if p := f.search(t, Query{Difficulty: "premium"}); p.Total != 0 || len(p.Videos) != 0 {
+		t.Fatalf("premium: %+v", p)
+	}
+}
+
+// newKey inserts an account and a root key row for ownership tests; the
+// catalog reads purchases but does not make them.
+func (f *fixture) newKey(t *testing.T) uuid.UUID {
+	t.Helper()
+	var hash [32]byte
+	_, _ = rand.Read(hash[:])
+	var id uuid.UUID
+	err := f.pool.QueryRow(f.ctx, `
+		WITH a AS (INSERT INTO accounts (name, source) VALUES ('Test', $1) RETURNING id)
+		INSERT INTO api_keys (account_id, kind, scopes, key_hash, key_prefix)
+		SELECT id, 'root', '{broll:read}', $2, 'dsk_test' FROM a RETURNING id`,
+		fmt.Sprintf("src-%x", hash[:6]), hash[:]).Scan(&id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func (f *fixture) purchase(t *testing.T, keyID, videoID uuid.UUID) {
+	t.Helper()
+	_, err := f.pool.Exec(f.ctx, `
+		INSERT INTO purchases (account_id, api_key_id, video_id, price_cents, tier)
+		SELECT k.account_id, k.id, v.id, 500, v.difficulty FROM api_keys k, videos v
+		WHERE k.id = $1 AND v.id = $2`, keyID, videoID)
+	if err != nil {
+		t.Fatal(err)
+	}
+}

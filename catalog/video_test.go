@@ -1,0 +1,104 @@
+package catalog
+
+import (
+	"io"
+	"reflect"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"broll/internal/apperr"
+)
+
+func TestGetVideo(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	c := f.byKey["laughCouch"]
+	v, err := f.svc.GetVideo(f.ctx, c.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Video{
+		ID: c.id, Title: c.in.Title, Tags: []string{"phone", "couch", "lol"}, Emotion: "laughing",
+		Gender: "female", AgeRange: ptr("18-24"), Location: ptr("home"), MediaType: "video",
+		Orientation: ptr("vertical"), DurationSeconds: ptr(12.5), Difficulty: "easy", Price: 500,
+		ViralityScore: ptr(80), Model: &ClipModel{ID: "m-ava", Name: "Ava Stone"},
+		HasPreview: true, HasThumbnail: true, Description: "",
+	}
+	want.CreatedAt = v.CreatedAt
+	if !reflect.DeepEqual(v, want) {
+		t.Fatalf("got  %+v\nwant %+v", v, want)
+	}
+
+	// Nullable fields stay null; the price follows the tier.
+	if _, err := f.svc.SetTier(f.ctx, "easy", 750); err != nil {
+		t.Fatal(err)
+	}
+	v, err = f.svc.GetVideo(f.ctx, f.byKey["crying"].id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Price != 750 || v.DurationSeconds != nil || v.ViralityScore != nil || v.Model != nil || v.Width != nil ||
+		v.MediaType != "image" || v.HasPreview != false || v.Similarity != nil {
+		t.Fatalf("crying: %+v", v)
+	}
+	if _, err := f.svc.GetVideo(f.ctx, uuid.New()); apperr.CodeOf(err) != apperr.NotFound {
+		t.Fatalf("unknown: %v", err)
+	}
+}
+
+func TestOpenPublicMedia(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	read := func(id uuid.UUID, kind string) (string, PublicMedia) {
+		t.Helper()
+		m, err := f.svc.OpenPublicMedia(f.ctx, id, kind)
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		defer m.File.Close()
+		b, err := io.ReadAll(m.File)
+		if err != nil || int64(len(b)) != m.File.Size() {
+			t.Fatalf("read %d of %d bytes: %v", len(b), m.File.Size(), err)
+		}
+		return string(b), m
+	}
+	withFiles := f.byKey["laughCouch"].id // imported with preview and thumbnail
+	body, m := read(withFiles, MediaPreview)
+	if body != "GIF89a-preview" || m.ContentType != "image/gif" || m.ETag == "" {
+		t.Fatalf("preview: %q %+v", body, m)
+	}
+	body, m = read(withFiles, MediaThumbnail)
+	if body != "\xff\xd8\xff-thumbnail" || m.ContentType != "image/jpeg" {
+		t.Fatalf("thumbnail: %q %+v", body, m)
+	}
+
+	// A clip without either has neither.
+	bare := f.byKey["carSmile"].id
+	for _, kind := range []string{MediaPreview, MediaThumbnail} {
+		if _, err := f.svc.OpenPublicMedia(f.ctx, bare, kind); apperr.CodeOf(err) != apperr.NotFound {
+			t.Fatalf("%s of a clip without one: %v", kind, err)
+		}
+	}
+	if _, err := f.svc.OpenPublicMedia(f.ctx, uuid.New(), MediaPreview); apperr.CodeOf(err) != apperr.NotFound {
+		t.Fatalf("unknown clip: %v", err)
+	}
+
+	// A clip with a thumbnail only previews with it; a re-import changes
+	// the ETag.
+	in := f.byKey["carSmile"].in
+	in.ThumbnailFile = "media/thumb.jpg"
+	if _, err := f.svc.ImportClips(f.ctx, []ClipInput{in}, f.src, nil); err != nil {
+		t.Fatal(err)
+	}
+	body, first := read(bare, MediaPreview)
+	if body != "\xff\xd8\xff-thumbnail" {
+		t.Fatalf("preview fallback: %q", body)
+	}
+	if _, err := f.svc.ImportClips(f.ctx, []ClipInput{in}, f.src, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, again := read(bare, MediaPreview); again.ETag == first.ETag {
+		t.Fatal("ETag unchanged by a re-import")
+	}
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"flag"
+
+	"github.com/google/uuid"
+)
+
+// legacyCustomerJSON is one line of the email -> key mapping.
+type legacyCustomerJSON struct {
+	KeyID uuid.UUID `json:"key_id"`
+	// APIKey is shown once, for keys this run created.
+	APIKey  string `json:"api_key,omitempty"`
+	Created bool   `json:"created"`
+	Revoked bool   `json:"revoked,omitempty"`
+}
+
+// legacyMigrateCustomers gives each distinct customer_email of an account's
+// legacy purchases a customer key labelled with it, and prints the mapping
+// the platform stores next to its customers. Safe to run again.
+func (c *cli) legacyMigrateCustomers(ctx context.Context, args []string) (any, error) {
+	var account string
+	if _, err := c.flags("legacy migrate-customers", args, 0, func(fs *flag.FlagSet) {
+		fs.StringVar(&account, "account", "", "account id")
+	}); err != nil {
+		return nil, err
+	}
+	id, err := parseID("account", account)
+	if err != nil {
+		return nil, err
+	}
+	e, done, err := c.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	m, err := e.billing.MigrateLegacyCustomers(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	customers := make(map[string]legacyCustomerJSON, len(m.Customers))
+	created := 0
+	for _, k := range m.Customers {
+		customers[k.Email] = legacyCustomerJSON{KeyID: k.KeyID, APIKey: k.APIKey, Created: k.Created, Revoked: k.Revoked}
+		if k.Created {
+			created++
+		}
+	}
+	return map[string]any{
+		"account_id":  m.AccountID,
+		"root_key_id": m.RootKeyID,
+		"created":     created,
+		"existing":    len(m.Customers) - created,
+		"customers":   customers,
+	}, nil
+}

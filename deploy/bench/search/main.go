@@ -1,0 +1,129 @@
+// Command search measures the catalog at scale in one run: import
+// throughput (the real import path, and raw COPY), the HNSW index build,
+// and semantic search latency and recall@k against an exact scan, for
+// unfiltered queries and for filters that keep about 7.7% and 2.6% of the
+// clips, with and without pgvector's iterative index scans.
+//
+//	make bench-search   (or: go run ./deploy/bench/search -clips 100000 -queries 200)
+//
+// The vectors are random unit vectors, by default of a low intrinsic
+// dimension like text embeddings (-data lowrank), or uniform on the sphere
+// (-data uniform), the worst case for any approximate index (see
+// vectorSource). It needs the local
+// stack (DATABASE_URL) and works in a database of its own, created and
+// dropped here. Output lines starting with "Benchmark" are benchstat input.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"broll/catalog"
+	"broll/deploy/bench/benchkit"
+	"broll/internal/database"
+)
+
+type options struct {
+	clips, importClips, queries, k int
+	efSearch                       []int
+	m, efConstruction              int
+	seed                           uint64
+	data                           string
+	storage                        string
+	keep                           bool
+}
+
+func main() {
+	var o options
+	var ef string
+	flag.IntVar(&o.clips, "clips", 100_000, "clips with vectors in the searched catalog")
+	flag.IntVar(&o.importClips, "import", 10_000, "clips sent through the real import path")
+	flag.IntVar(&o.queries, "queries", 200, "queries per scenario")
+	flag.IntVar(&o.k, "k", 10, "results per query (recall@k)")
+	flag.StringVar(&ef, "ef-search", "40,100,200", "hnsw.ef_search values to measure the raw index query at")
+	flag.IntVar(&o.m, "m", 0, "rebuild the index WITH (m = ...) instead of the migration's parameters")
+	flag.IntVar(&o.efConstruction, "ef-construction", 0, "rebuild the index WITH (ef_construction = ...)")
+	flag.StringVar(&o.data, "data", "lowrank", "vector distribution: lowrank (like embeddings) or uniform (worst case)")
+	flag.StringVar(&o.storage, "storage", "", "set the embedding column's storage (plain, external) before loading; empty keeps the migration's")
+	flag.BoolVar(&o.keep, "keep", false, "keep the scratch database for a look afterwards (its URL is printed)")
+	var seed int64
+	flag.Int64Var(&seed, "seed", 1, "random seed of the data and the queries")
+	flag.Parse()
+	o.seed = uint64(seed)
+	for _, s := range strings.Split(ef, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 || n > 1000 {
+			fmt.Fprintf(os.Stderr, "search: -ef-search: %q is not a number from 1 to 1000\n", s)
+			os.Exit(2)
+		}
+		o.efSearch = append(o.efSearch, n)
+	}
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "search:", err)
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	ctx := context.Background()
+	admin, _, err := benchkit.StackURLs()
+	if err != nil {
+		return err
+	}
+	dbURL, drop, err := benchkit.ScratchDatabase(ctx, admin)
+	if err != nil {
+		return err
+	}
+	if o.keep {
+		defer fmt.Println("kept the scratch database:", dbURL)
+	} else {
+		defer drop()
+	}
+	if _, err := database.Migrate(ctx, dbURL, slog.New(slog.DiscardHandler)); err != nil {
+		return err
+	}
+	pool, err := database.Open(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	vecs, err := newVectorSource(o.data, o.seed)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("search benchmark: %d clips, %s vectors, %d queries per scenario, k=%d, GOMAXPROCS=%d\n",
+		o.clips, o.data, o.queries, o.k, runtime.GOMAXPROCS(0))
+
+	imp, err := importThroughput(ctx, pool, o.importClips, o.seed)
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	fmt.Printf("import (catalog path, JSON Lines, 3 media files per clip): %d clips in %s = %.0f clips/s\n",
+		o.importClips, imp.Round(time.Millisecond), float64(o.importClips)/imp.Seconds())
+	fmt.Printf("BenchmarkImport/catalog 1 %d ns/op %.0f clips/s\n", imp.Nanoseconds(), float64(o.importClips)/imp.Seconds())
+
+	copied, built, indexDef, err := loadCatalog(ctx, pool, o, vecs)
+	if err != nil {
+		return fmt.Errorf("load: %w", err)
+	}
+	fmt.Printf("raw COPY with vectors (index dropped): %d clips in %s = %.0f clips/s\n",
+		o.clips, copied.Round(time.Millisecond), float64(o.clips)/copied.Seconds())
+	fmt.Printf("HNSW build: %s  (%s)\n", built.Round(time.Millisecond), indexDef)
+	var table, index, buffers string
+	if err := pool.QueryRow(ctx, `SELECT pg_size_pretty(pg_table_size('videos')), pg_size_pretty(pg_relation_size('videos_embedding_hnsw')),
+		current_setting('shared_buffers')`).Scan(&table, &index, &buffers); err != nil {
+		return err
+	}
+	fmt.Printf("sizes: table %s, HNSW index %s, shared_buffers %s\n", table, index, buffers)
+	fmt.Printf("BenchmarkImport/copy 1 %d ns/op %.0f clips/s\n", copied.Nanoseconds(), float64(o.clips)/copied.Seconds())
+	fmt.Printf("BenchmarkIndexBuild 1 %d ns/op\n", built.Nanoseconds())
+
+	return measureSearch(ctx, pool, catalog.New(pool, nil, nil), o, vecs.withSeed(o.seed+1))
+}

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pgvector/pgvector-go"
+
+	"broll/catalog"
+	"broll/embed"
+)
+
+// The model name the benchmark's vectors are stored under.
+const benchModel = "bench-random"
+
+var (
+	people  = []string{"Woman", "Man", "Young woman", "Older man", "Teenager", "Couple"}
+	actions = []string{"laughing at a phone", "drinking coffee", "driving a car", "unboxing a package",
+		"waving at the camera", "cooking dinner", "walking a dog", "working on a laptop"}
+	places = []string{"home", "kitchen", "car", "office", "street", "cafe", "park", "gym", "beach", "bedroom"}
+)
+
+// importThroughput sends n generated clips through catalog.Import, the
+// path of `brollctl clips import` and the ops endpoint: parse, validate,
+// copy three media files per clip, stage with COPY, upsert. The clips are
+// deleted afterwards; the searched catalog is loaded by loadCatalog.
+func importThroughput(ctx context.Context, pool *pgxpool.Pool, n int, seed uint64) (time.Duration, error) {
+	src, err := os.MkdirTemp("", "broll-bench-src-*")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(src)
+	mediaDir, err := os.MkdirTemp("", "broll-bench-media-*")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(mediaDir)
+	files := map[string][]byte{"full.avi": bytes.Repeat([]byte("RIFF"), 4096),
+		"preview.gif": bytes.Repeat([]byte("GIF8"), 1024), "thumb.jpg": bytes.Repeat([]byte{0xff}, 2048)}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(src, name), data, 0o644); err != nil {
+			return 0, err
+		}
+	}
+	rng := rand.New(rand.NewPCG(seed, 2))
+	var lines bytes.Buffer
+	enc := json.NewEncoder(&lines)
+	for i := range n {
+		c := randomClip(rng, i)
+		c.MediaFile, c.PreviewFile, c.ThumbnailFile = "full.avi", "preview.gif", "thumb.jpg"
+		if err := enc.Encode(c); err != nil {
+			return 0, err
+		}
+	}
+	media, err := catalog.NewLocalMedia(mediaDir)
+	if err != nil {
+		return 0, err
+	}
+	svc := catalog.New(pool, media, nil)
+	start := time.Now()
+	res, err := svc.Import(ctx, &lines, src, nil)
+	elapsed := time.Since(start)
+	if err != nil {
+		return 0, err
+	}
+	if res.Created != n {
+		return 0, fmt.Errorf("created %d of %d clips", res.Created, n)
+	}
+	_, err = pool.Exec(ctx, `DELETE FROM videos`)
+	return elapsed, err
+}
+
+func randomClip(rng *rand.Rand, i int) catalog.ClipInput {
+	emotions, genders, ages := catalog.Emotions(), catalog.Genders(), catalog.AgeRanges()
+	dur, vir := math.Round((3+rng.Float64()*27)*10)/10, rng.IntN(101)
+	return catalog.ClipInput{
+		Title: fmt.Sprintf("%s %s #%d", people[rng.IntN(len(people))], actions[rng.IntN(len(actions))], i),
+		Tags:  []string{"ugc", places[rng.IntN(len(places))]}, Emotion: emotions[rng.IntN(len(emotions))],
+		Gender: genders[rng.IntN(len(genders))], AgeRange: ages[rng.IntN(len(ages))],
+		Location: places[rng.IntN(len(places))], Orientation: catalog.Orientations()[rng.IntN(3)],
+		Difficulty: []string{"easy", "medium", "hard"}[rng.IntN(3)], DurationSeconds: &dur, ViralityScore: &vir,
+	}
+}
+
+// vectorSource draws the benchmark's unit vectors. "uniform" draws them
+// uniformly from the sphere: every direction equally likely, so in 768
+// dimensions every point is almost equally far from every other and no
+// approximate index finds the true neighbours cheaply; it is the worst
+// case, not a model of embeddings. "lowrank" draws them the way text
+// embeddings are spread: a random linear image of a few dozen latent
+// factors plus isotropic noise, so neighbours are genuinely closer than
+// the rest (the intrinsic dimension of sentence embeddings is in the tens).
+type vectorSource struct {
+	rng    *rand.Rand
+	basis  [][]float32 // latentDims rows of embed.Dimensions; nil for uniform
+	latent []float64
+}
+
+const (
+	latentDims = 32
+	// noiseShare is the share of a vector's energy that is isotropic noise.
+	noiseShare = 0.15
+)
+
+func newVectorSource(kind string, seed uint64) (*vectorSource, error) {
+	vs := &vectorSource{rng: rand.New(rand.NewPCG(seed, 7))}
+	switch kind {
+	case "uniform":
+		return vs, nil
+	case "lowrank":
+		basisRng := rand.New(rand.NewPCG(seed, 8)) // the same basis for clips and queries
+		vs.basis = make([][]float32, latentDims)
+		for i := range vs.basis {
+			vs.basis[i] = make([]float32, embed.Dimensions)
+			for j := range vs.basis[i] {
+				vs.basis[i][j] = float32(basisRng.NormFloat64())
+			}
+		}
+		vs.latent = make([]float64, latentDims)
+		return vs, nil
+	}
+	return nil, fmt.Errorf("-data must be lowrank or uniform, got %q", kind)
+}
+
+// withSeed returns a source of the same distribution with its own stream.
+func (vs *vectorSource) withSeed(seed uint64) *vectorSource {
+	c := *vs
+	c.rng = rand.New(rand.NewPCG(seed, 9))
+	c.latent = make([]float64, len(vs.latent))
+	return &c
+}
+
+// next draws a unit vector.
+func (vs *vectorSource) next() []float32 {
+	v := make([]float32, embed.Dimensions)
+	if vs.basis == nil {
+		for i := range v {
+			v[i] = float32(vs.rng.NormFloat64())
+		}
+		return unit(v)
+	}
+	for i := range vs.latent {
+		vs.latent[i] = vs.rng.NormFloat64()
+	}
+	// Each basis row has expected squared norm Dimensions, so the signal
+	// has energy latentDims*Dimensions; noise gets noiseShare of the total.
+	sigma := math.Sqrt(noiseShare / (1 - noiseShare) * latentDims)
+	for j := range v {
+		var x float64
+		for i, z := range vs.latent {
+			x += z * float64(vs.basis[i][j])
+		}
+		v[j] = float32(x + sigma*vs.rng.NormFloat64())
+	}
+	return unit(v)
+}
+
+func unit(v []float32) []float32 {
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	inv := 1 / math.Sqrt(sum)
+	for i := range v {
+		v[i] = float32(float64(v[i]) * inv)
+	}
+	return v
+}
+
+var copyColumns = []string{"id", "title", "tags", "emotion", "gender", "age_range", "location",
+	"orientation", "duration_seconds", "virality_score", "difficulty", "media_key", "embedding",
+	"embedding_model", "embedding_status"}
+
+// clipRows generates the rows COPY sends, one at a time.
+type clipRows struct {
+	rng  *rand.Rand
+	vecs *vectorSource
+	n, i int
+	row  []any
+}
+
+func (r *clipRows) Next() bool {
+	if r.i == r.n {
+		return false
+	}
+	c := randomClip(r.rng, r.i)
+	id := uuid.New()
+	r.row = []any{id, c.Title, c.Tags, c.Emotion, c.Gender, c.AgeRange, c.Location, c.Orientation,
+		*c.DurationSeconds, *c.ViralityScore, c.Difficulty, "clips/" + id.String() + "/full.avi",
+		pgvector.NewVector(r.vecs.next()), benchModel, "ready"}
+	r.i++
+	return true
+}
+
+func (r *clipRows) Values() ([]any, error) { return r.row, nil }
+func (r *clipRows) Err() error             { return nil }
+
+var withClause = regexp.MustCompile(`\s+WITH \(.*\)$`)
+
+// loadCatalog COPYs the clips with their vectors while the HNSW index is
+// dropped, then builds it again from the migration's definition (or with
+// the -m / -ef-construction parameters): one build is far faster than
+// inserting 100k vectors one by one, and is how a large catalog is loaded.
+func loadCatalog(ctx context.Context, pool *pgxpool.Pool, o options, vecs *vectorSource) (copied, built time.Duration, def string, err error) {
+	if err = pool.QueryRow(ctx, `SELECT pg_get_indexdef('videos_embedding_hnsw'::regclass)`).Scan(&def); err != nil {
+		return
+	}
+	if o.m > 0 || o.efConstruction > 0 {
+		def = withClause.ReplaceAllString(def, "")
+		var params []string
+		if o.m > 0 {
+			params = append(params, fmt.Sprintf("m = %d", o.m))
+		}
+		if o.efConstruction > 0 {
+			params = append(params, fmt.Sprintf("ef_construction = %d", o.efConstruction))
+		}
+		def += " WITH (" + strings.Join(params, ", ") + ")"
+	}
+	if _, err = pool.Exec(ctx, `DROP INDEX videos_embedding_hnsw`); err != nil {
+		return
+	}
+	switch o.storage {
+	case "":
+	case "plain", "external":
+		if _, err = pool.Exec(ctx, `ALTER TABLE videos ALTER COLUMN embedding SET STORAGE `+o.storage); err != nil {
+			return
+		}
+	default:
+		err = fmt.Errorf("-storage must be plain or external, got %q", o.storage)
+		return
+	}
+	start := time.Now()
+	rows := &clipRows{rng: rand.New(rand.NewPCG(o.seed, 3)), vecs: vecs, n: o.clips}
+	if _, err = pool.CopyFrom(ctx, pgx.Identifier{"videos"}, copyColumns, rows); err != nil {
+		return
+	}
+	copied = time.Since(start)
+
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return
+	}
+	defer conn.Release()
+	// The whole graph fits in memory: the build never spills to disk.
+	if _, err = conn.Exec(ctx, `SET maintenance_work_mem = '1GB'`); err != nil {
+		return
+	}
+	start = time.Now()
+	if _, err = conn.Exec(ctx, def); err != nil {
+		return
+	}
+	built = time.Since(start)
+	// A catalog in service has been vacuumed (autovacuum): visibility maps
+	// set, so counts can use index-only scans.
+	_, err = conn.Exec(ctx, `VACUUM ANALYZE videos`)
+	return
+}
