@@ -2,7 +2,6 @@ package billing
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/mail"
 	"strings"
@@ -10,8 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"broll/internal/apperr"
 	"broll/internal/database"
@@ -72,12 +69,18 @@ func (s *Service) LegacyPurchase(ctx context.Context, b LegacyBuyer, videoIDs []
 		}
 	}
 	if err != nil {
-		return PurchaseResult{}, s.explainLegacyRefusal(ctx, b, ids, err)
+		return PurchaseResult{}, s.explainRefusal(ctx, b.buyer(), ids, err)
 	}
 	for i := range out.Purchases {
 		out.Purchases[i].Download = s.links.Sign(out.Purchases[i].PurchaseID)
 	}
 	return out, nil
+}
+
+func (b LegacyBuyer) buyer() buyer {
+	return buyer{account: b.AccountID, owned: func(ctx context.Context, q tenancy.Querier, ids []uuid.UUID) (map[uuid.UUID]PurchasedVideo, error) {
+		return legacyOwned(ctx, q, b, ids)
+	}}
 }
 
 func (s *Service) legacyPurchaseOnce(ctx context.Context, b LegacyBuyer, ids []uuid.UUID) (PurchaseResult, error) {
@@ -87,7 +90,6 @@ func (s *Service) legacyPurchaseOnce(ctx context.Context, b LegacyBuyer, ids []u
 	}
 	defer rows.Close()
 	got := map[uuid.UUID]PurchasedVideo{}
-	var out PurchaseResult
 	var balance *int64
 	for rows.Next() {
 		var quote int64
@@ -98,123 +100,19 @@ func (s *Service) legacyPurchaseOnce(ctx context.Context, b LegacyBuyer, ids []u
 		if err := rows.Scan(&quote, &balance, &id, &videoID, &price, &at, &owned); err != nil {
 			return PurchaseResult{}, err
 		}
-		if id == nil {
-			continue
-		}
-		pv := PurchasedVideo{PurchaseID: *id, VideoID: *videoID, PricePaid: money.Cents(*price), PurchasedAt: *at, AlreadyOwned: *owned}
-		got[pv.VideoID] = pv
-		if !pv.AlreadyOwned {
-			out.TotalCharged += pv.PricePaid
+		if pv := purchased(id, videoID, price, at, owned); pv != nil {
+			got[pv.VideoID] = *pv
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return PurchaseResult{}, err
 	}
 	rows.Close()
-	if len(got) < len(ids) {
-		// Bought for the same customer by a concurrent request a moment
-		// ago: the unique index skipped it, so it is owned, not charged.
-		owned, err := legacyOwned(ctx, s.pool, b, ids)
-		if err != nil {
-			return PurchaseResult{}, err
-		}
-		for id, pv := range owned {
-			if _, ok := got[id]; !ok {
-				pv.AlreadyOwned = true
-				got[id] = pv
-			}
-		}
-	}
-	if balance != nil {
-		out.Balance = money.Cents(*balance)
-	} else if out.Balance, err = currentBalance(ctx, s.pool, b.AccountID); err != nil {
-		return PurchaseResult{}, err
-	}
-	for _, id := range ids {
-		if pv, ok := got[id]; ok {
-			out.Purchases = append(out.Purchases, pv)
-		}
-	}
-	return out, nil
-}
-
-// explainLegacyRefusal turns the guard's and the CHECK's errors into the
-// client's 404 (naming the ids) and 402 (with required and available).
-func (s *Service) explainLegacyRefusal(ctx context.Context, b LegacyBuyer, ids []uuid.UUID, err error) error {
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) {
-		return err
-	}
-	switch {
-	case pgErr.Code == "BR404":
-		if _, qerr := s.legacyQuote(ctx, b, ids); qerr != nil {
-			return qerr
-		}
-		return apperr.NotFoundf("videos not found")
-	case pgErr.Code == "23514" && pgErr.ConstraintName == "accounts_balance_not_negative":
-		q, qerr := s.legacyQuote(ctx, b, ids)
-		if qerr != nil {
-			return qerr
-		}
-		return apperr.New(apperr.InsufficientCredits,
-			"the account's credit pool holds %s USD; this purchase needs %s USD", q.Balance, q.TotalCharged).
-			With("required", q.TotalCharged).With("available", q.Balance).With("currency", "USD")
-	}
-	return err
-}
-
-// legacyQuote prices a v0 purchase without writing, to explain a refusal.
-func (s *Service) legacyQuote(ctx context.Context, b LegacyBuyer, ids []uuid.UUID) (PurchaseResult, error) {
-	var out PurchaseResult
-	err := database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		priced, err := priceVideos(ctx, tx, ids)
-		if err != nil {
-			return err
-		}
-		owned, err := legacyOwned(ctx, tx, b, ids)
-		if err != nil {
-			return err
-		}
-		var quote money.Cents
-		var retired []string
-		for _, id := range ids {
-			if _, ok := owned[id]; ok {
-				continue
-			}
-			if priced[id].retired {
-				retired = append(retired, id.String())
-				continue
-			}
-			quote += priced[id].price
-		}
-		if len(retired) > 0 {
-			return apperr.NotFoundf("videos not found: %v", retired).With("unknown_video_ids", retired)
-		}
-		balance, err := currentBalance(ctx, tx, b.AccountID)
-		if err != nil {
-			return err
-		}
-		out = quoteResult(ids, owned, priced, quote, balance)
-		return nil
-	})
-	return out, err
+	return s.result(ctx, b.buyer(), ids, got, balance)
 }
 
 func legacyOwned(ctx context.Context, q tenancy.Querier, b LegacyBuyer, ids []uuid.UUID) (map[uuid.UUID]PurchasedVideo, error) {
-	rows, err := q.Query(ctx, legacyOwnedSQL, b.AccountID, b.CustomerEmail, ids)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[uuid.UUID]PurchasedVideo{}
-	for rows.Next() {
-		var pv PurchasedVideo
-		if err := rows.Scan(&pv.PurchaseID, &pv.VideoID, &pv.PricePaid, &pv.PurchasedAt); err != nil {
-			return nil, err
-		}
-		out[pv.VideoID] = pv
-	}
-	return out, rows.Err()
+	return collectPurchased(q.Query(ctx, legacyOwnedSQL, b.AccountID, b.CustomerEmail, ids))
 }
 
 // LegacyListParams are the raw query parameters of GET

@@ -74,7 +74,7 @@ func (s *Service) Purchase(ctx context.Context, p tenancy.Principal, req Purchas
 		return PurchaseResult{}, apperr.New(apperr.Forbidden, "this key belongs to no account")
 	}
 	if req.DryRun {
-		return s.quote(ctx, p, ids, req.ExpectedTotal)
+		return s.quote(ctx, keyBuyer(p), ids, req.ExpectedTotal)
 	}
 	var expected *int64
 	if req.ExpectedTotal != nil {
@@ -89,12 +89,26 @@ func (s *Service) Purchase(ctx context.Context, p tenancy.Principal, req Purchas
 		}
 	}
 	if err != nil {
-		return PurchaseResult{}, s.explainRefusal(ctx, p, ids, err)
+		return PurchaseResult{}, s.explainRefusal(ctx, keyBuyer(p), ids, err)
 	}
 	for i := range out.Purchases {
 		out.Purchases[i].Download = s.links.Sign(out.Purchases[i].PurchaseID)
 	}
 	return out, nil
+}
+
+// buyer is whom a purchase is for: a key (v1) or a legacy customer of an
+// account (v0). Both share pricing, refusals and results; they differ only in
+// what counts as already owned.
+type buyer struct {
+	account uuid.UUID
+	owned   func(ctx context.Context, q tenancy.Querier, ids []uuid.UUID) (map[uuid.UUID]PurchasedVideo, error)
+}
+
+func keyBuyer(p tenancy.Principal) buyer {
+	return buyer{account: p.AccountID, owned: func(ctx context.Context, q tenancy.Querier, ids []uuid.UUID) (map[uuid.UUID]PurchasedVideo, error) {
+		return ownedPurchases(ctx, q, p.KeyID, ids)
+	}}
 }
 
 func (s *Service) purchaseOnce(ctx context.Context, p tenancy.Principal, ids []uuid.UUID, expected *int64) (PurchaseResult, error) {
@@ -104,23 +118,25 @@ func (s *Service) purchaseOnce(ctx context.Context, p tenancy.Principal, ids []u
 		return PurchaseResult{}, job.err
 	}
 	got := map[uuid.UUID]PurchasedVideo{}
-	var out PurchaseResult
 	var balance *int64
 	for _, r := range job.rows {
 		if r.balance != nil {
 			balance = r.balance
 		}
-		if r.pv == nil {
-			continue
-		}
-		got[r.pv.VideoID] = *r.pv
-		if !r.pv.AlreadyOwned {
-			out.TotalCharged += r.pv.PricePaid
+		if r.pv != nil {
+			got[r.pv.VideoID] = *r.pv
 		}
 	}
+	return s.result(ctx, keyBuyer(p), ids, got, balance)
+}
+
+// result orders what a purchase statement returned by the request's ids.
+// Ids it did not return were bought for the same buyer by a concurrent
+// request a moment ago: the unique index skipped them, so they are owned,
+// not charged.
+func (s *Service) result(ctx context.Context, b buyer, ids []uuid.UUID, got map[uuid.UUID]PurchasedVideo, balance *int64) (PurchaseResult, error) {
 	if len(got) < len(ids) {
-		// Bought by this key in a concurrent request a moment ago: owned.
-		owned, err := ownedPurchases(ctx, s.pool, p.KeyID, ids)
+		owned, err := b.owned(ctx, s.pool, ids)
 		if err != nil {
 			return PurchaseResult{}, err
 		}
@@ -131,15 +147,19 @@ func (s *Service) purchaseOnce(ctx context.Context, p tenancy.Principal, ids []u
 			}
 		}
 	}
+	var out PurchaseResult
 	var err error
 	if balance != nil {
 		out.Balance = money.Cents(*balance)
-	} else if out.Balance, err = currentBalance(ctx, s.pool, p.AccountID); err != nil {
+	} else if out.Balance, err = currentBalance(ctx, s.pool, b.account); err != nil {
 		return PurchaseResult{}, err
 	}
 	for _, id := range ids {
 		if pv, ok := got[id]; ok {
 			out.Purchases = append(out.Purchases, pv)
+			if !pv.AlreadyOwned {
+				out.TotalCharged += pv.PricePaid
+			}
 		}
 	}
 	return out, nil
@@ -147,7 +167,7 @@ func (s *Service) purchaseOnce(ctx context.Context, p tenancy.Principal, ids []u
 
 // explainRefusal turns the guards' errors into the client's 404/409/402,
 // with the details a client needs (unknown ids, the total, the shortfall).
-func (s *Service) explainRefusal(ctx context.Context, p tenancy.Principal, ids []uuid.UUID, err error) error {
+func (s *Service) explainRefusal(ctx context.Context, b buyer, ids []uuid.UUID, err error) error {
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) {
 		return err
@@ -155,7 +175,7 @@ func (s *Service) explainRefusal(ctx context.Context, p tenancy.Principal, ids [
 	switch {
 	case pgErr.Code == "BR404":
 		// The quote names the unknown ids (or the retired ones).
-		if _, qerr := s.quote(ctx, p, ids, nil); qerr != nil {
+		if _, qerr := s.quote(ctx, b, ids, nil); qerr != nil {
 			return qerr
 		}
 		return apperr.NotFoundf("videos not found")
@@ -164,7 +184,7 @@ func (s *Service) explainRefusal(ctx context.Context, p tenancy.Principal, ids [
 		return apperr.New(apperr.PriceChanged, "the purchase costs %s USD, not the expected total", money.Cents(total)).
 			With("total", money.Cents(total)).With("currency", "USD")
 	case pgErr.Code == "23514" && pgErr.ConstraintName == "accounts_balance_not_negative":
-		q, qerr := s.quote(ctx, p, ids, nil)
+		q, qerr := s.quote(ctx, b, ids, nil)
 		if qerr != nil {
 			return qerr
 		}
@@ -177,14 +197,14 @@ func (s *Service) explainRefusal(ctx context.Context, p tenancy.Principal, ids [
 
 // quote prices a purchase without writing: what dry_run returns, and how
 // refusals are explained. Unknown (or retired, not owned) ids are 404.
-func (s *Service) quote(ctx context.Context, p tenancy.Principal, ids []uuid.UUID, expected *money.Cents) (PurchaseResult, error) {
+func (s *Service) quote(ctx context.Context, b buyer, ids []uuid.UUID, expected *money.Cents) (PurchaseResult, error) {
 	var out PurchaseResult
 	err := database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		priced, err := priceVideos(ctx, tx, ids)
 		if err != nil {
 			return err
 		}
-		owned, err := ownedPurchases(ctx, tx, p.KeyID, ids)
+		owned, err := b.owned(ctx, tx, ids)
 		if err != nil {
 			return err
 		}
@@ -207,7 +227,7 @@ func (s *Service) quote(ctx context.Context, p tenancy.Principal, ids []uuid.UUI
 			return apperr.New(apperr.PriceChanged, "the purchase costs %s USD, not the expected %s USD", quote, *expected).
 				With("total", quote).With("expected_total", *expected).With("currency", "USD")
 		}
-		balance, err := currentBalance(ctx, tx, p.AccountID)
+		balance, err := currentBalance(ctx, tx, b.account)
 		if err != nil {
 			return err
 		}
@@ -284,8 +304,13 @@ func priceVideos(ctx context.Context, tx pgx.Tx, ids []uuid.UUID) (map[uuid.UUID
 	return out, nil
 }
 
-func ownedPurchases(ctx context.Context, tx tenancy.Querier, keyID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]PurchasedVideo, error) {
-	rows, err := tx.Query(ctx, ownedSQL, keyID, ids)
+func ownedPurchases(ctx context.Context, q tenancy.Querier, keyID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]PurchasedVideo, error) {
+	return collectPurchased(q.Query(ctx, ownedSQL, keyID, ids))
+}
+
+// collectPurchased reads (id, video_id, price_cents, purchased_at) rows into
+// purchases by video.
+func collectPurchased(rows pgx.Rows, err error) (map[uuid.UUID]PurchasedVideo, error) {
 	if err != nil {
 		return nil, err
 	}
