@@ -49,7 +49,7 @@ type hnswSettings struct {
 // maxEfSearch is the largest hnsw.ef_search pgvector accepts.
 const maxEfSearch = 1000
 
-func defaultHNSW() hnswSettings { return hnswSettings{efSearch: 100, maxScanTuples: 20_000} }
+func defaultHNSW() hnswSettings { return hnswSettings{efSearch: 120, maxScanTuples: 20_000} }
 
 const sqlHNSWSettings = `
 	SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),

@@ -136,18 +136,29 @@ func TestSemanticSearchModelAndAvailability(t *testing.T) {
 // bulkClips inserts n clips whose emotion cycles through the 13 values and
 // gender through the 3, with random unit vectors of model "random"; one
 // clip in 100 has model_id "rare". It returns the vectors by id. The HNSW
-// index is rebuilt from its own definition once the vectors are in: one
-// build is many times faster than as many single inserts.
+// indexes are rebuilt from their own definitions once the vectors are in:
+// one build is many times faster than as many single inserts.
 func bulkClips(t *testing.T, b bundle, n int, seed uint64) map[uuid.UUID][]float32 {
 	t.Helper()
-	var indexDef string
-	if err := b.pool.QueryRow(b.ctx, `SELECT pg_get_indexdef('videos_embedding_hnsw'::regclass)`).Scan(&indexDef); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.pool.Exec(b.ctx, `DROP INDEX videos_embedding_hnsw`); err != nil {
-		t.Fatal(err)
-	}
 	rows, err := b.pool.Query(b.ctx, `
+		SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'videos' AND indexdef LIKE '%USING hnsw%'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names, defs []string
+	var name, def string
+	if _, err := pgx.ForEachRow(rows, []any{&name, &def}, func() error {
+		names, defs = append(names, name), append(defs, def)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		if _, err := b.pool.Exec(b.ctx, `DROP INDEX `+pgx.Identifier{name}.Sanitize()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows, err = b.pool.Query(b.ctx, `
 		INSERT INTO videos (title, emotion, gender, difficulty, media_key, model_id)
 		SELECT 'Bulk clip ' || i, ($2::text[])[1 + i % 13], ($3::text[])[1 + i % 3], 'easy', 'clips/bulk',
 		       CASE WHEN i % 100 = 0 THEN 'rare' END
@@ -170,8 +181,10 @@ func bulkClips(t *testing.T, b bundle, n int, seed uint64) map[uuid.UUID][]float
 	if err := b.svc.StoreEmbeddings(b.ctx, "random", embs); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.pool.Exec(b.ctx, indexDef); err != nil {
-		t.Fatal(err)
+	for _, def := range defs {
+		if _, err := b.pool.Exec(b.ctx, def); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := b.pool.Exec(b.ctx, `ANALYZE videos`); err != nil {
 		t.Fatal(err)
@@ -219,32 +232,26 @@ func TestSemanticSearchFillsFilteredPages(t *testing.T) {
 	svc := indexOnly(t, b)
 	query := randomUnit(rand.New(rand.NewPCG(99, 1)))
 	qe := stubEmbedder{model: "random", vec: query}
-	// One clip in 13 is angry.
-	q := Query{SemanticSearch: "angry", Emotion: "angry", Limit: 20}
+	// One clip in 3 is male; no index is made for gender, so the search
+	// walks the whole-catalog graph and filters as it goes.
+	q := Query{SemanticSearch: "men", Gender: "male", Limit: 20}
 	if err := q.Validate(); err != nil {
 		t.Fatal(err)
 	}
 
 	// The plan walks the HNSW index, and without iterative scans the
-	// filter starves it: ef_search (40) candidates, 1 in 13 kept.
+	// filter starves it: ef_search (40) candidates, 1 in 3 kept.
 	sq := buildSearch(q, query, "random")
-	var plan []string
+	var plan string
 	err := pgx.BeginFunc(b.ctx, svc.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(b.ctx, `SET LOCAL hnsw.iterative_scan = off`); err != nil {
 			return err
 		}
-		rows, err := tx.Query(b.ctx, "EXPLAIN "+sq.page.sql, sq.page.args...)
-		if err != nil {
+		var err error
+		if plan, err = explainSQL(b, tx, sq.page); err != nil {
 			return err
 		}
-		if plan, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
-			return err
-		}
-		rows, err = tx.Query(b.ctx, sq.page.sql, sq.page.args...)
-		if err != nil {
-			return err
-		}
-		starved, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Video, error) { return scanVideo(r) })
+		starved, err := pageRows(b, tx, sq.page)
 		if err != nil {
 			return err
 		}
@@ -257,11 +264,7 @@ func TestSemanticSearchFillsFilteredPages(t *testing.T) {
 		if _, err := tx.Exec(b.ctx, sqlHNSWSettings, fmt.Sprint(hs.efSearch), fmt.Sprint(hs.maxScanTuples)); err != nil {
 			return err
 		}
-		rows, err = tx.Query(b.ctx, sq.page.sql, sq.page.args...)
-		if err != nil {
-			return err
-		}
-		filled, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Video, error) { return scanVideo(r) })
+		filled, err := pageRows(b, tx, sq.page)
 		if len(filled) != q.Limit+1 {
 			t.Errorf("iterative scan returned %d rows, want %d", len(filled), q.Limit+1)
 		}
@@ -270,27 +273,56 @@ func TestSemanticSearchFillsFilteredPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(strings.Join(plan, "\n"), "videos_embedding_hnsw") {
-		t.Fatalf("plan does not use the HNSW index:\n%s", strings.Join(plan, "\n"))
+	if !strings.Contains(plan, "Index Scan using videos_embedding_hnsw on") {
+		t.Fatalf("plan does not walk the whole-catalog HNSW index:\n%s", plan)
 	}
 
 	p, err := svc.Search(b.ctx, q, qe)
 	if err != nil {
 		t.Fatal(err)
 	}
-	matching := b.count(t, `SELECT count(*) FROM videos WHERE emotion = 'angry'`)
+	matching := b.count(t, `SELECT count(*) FROM videos WHERE gender = 'male'`)
 	if len(p.Videos) != q.Limit || !p.HasMore || p.Total != matching {
 		t.Fatalf("%d videos, has_more %v, total %d of %d", len(p.Videos), p.HasMore, p.Total, matching)
 	}
 	checkSimilarityOrder(t, p.Videos)
-	want := exactTop(t, b, vecs, query, `emotion = 'angry'`, q.Limit)
+	want := exactTop(t, b, vecs, query, `gender = 'male'`, q.Limit)
 	if r := recall(p.Videos, want); r < 0.9 {
 		t.Fatalf("recall %.2f against an exact scan", r)
 	}
 	for _, v := range p.Videos {
-		if v.Emotion != "angry" {
-			t.Fatalf("filter ignored: %s", v.Emotion)
+		if v.Gender != "male" {
+			t.Fatalf("filter ignored: %s", v.Gender)
 		}
+	}
+
+	// An emotion filter walks that emotion's own graph (migration 00002).
+	q = Query{SemanticSearch: "angry", Emotion: "angry", Gender: "male", Limit: 5}
+	if err := q.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	sq = buildSearch(q, query, "random")
+	err = pgx.BeginFunc(b.ctx, svc.pool, func(tx pgx.Tx) error {
+		hs := defaultHNSW()
+		if _, err := tx.Exec(b.ctx, sqlHNSWSettings, fmt.Sprint(hs.efSearch), fmt.Sprint(hs.maxScanTuples)); err != nil {
+			return err
+		}
+		plan, err = explainSQL(b, tx, sq.page)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plan, "videos_embedding_hnsw_angry") {
+		t.Fatalf("an emotion filter does not use its own index:\n%s", plan)
+	}
+	p, err = svc.Search(b.ctx, q, qe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = exactTop(t, b, vecs, query, `emotion = 'angry' AND gender = 'male'`, q.Limit)
+	if len(p.Videos) != q.Limit || recall(p.Videos, want) < 0.8 {
+		t.Fatalf("angry men: %d videos, recall %.2f", len(p.Videos), recall(p.Videos, want))
 	}
 
 	// A filter almost nothing passes makes the index give up early (here
@@ -309,6 +341,23 @@ func TestSemanticSearchFillsFilteredPages(t *testing.T) {
 		t.Fatalf("rare: %d videos, total %d, recall %.2f", len(videos), total, recall(videos, want))
 	}
 	checkSimilarityOrder(t, videos)
+}
+
+func explainSQL(b bundle, tx pgx.Tx, st statement) (string, error) {
+	rows, err := tx.Query(b.ctx, "EXPLAIN "+st.sql, st.args...)
+	if err != nil {
+		return "", err
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return strings.Join(lines, "\n"), err
+}
+
+func pageRows(b bundle, tx pgx.Tx, st statement) ([]Video, error) {
+	rows, err := tx.Query(b.ctx, st.sql, st.args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Video, error) { return scanVideo(r) })
 }
 
 // exactTop returns the ids of the k clips nearest to query among those

@@ -207,63 +207,105 @@ func (r *clipRows) Next() bool {
 func (r *clipRows) Values() ([]any, error) { return r.row, nil }
 func (r *clipRows) Err() error             { return nil }
 
-var withClause = regexp.MustCompile(`\s+WITH \(.*\)$`)
+var withClause = regexp.MustCompile(` WITH \([^)]*\)`)
 
-// loadCatalog COPYs the clips with their vectors while the HNSW index is
-// dropped, then builds it again from the migration's definition (or with
-// the -m / -ef-construction parameters): one build is far faster than
-// inserting 100k vectors one by one, and is how a large catalog is loaded.
-func loadCatalog(ctx context.Context, pool *pgxpool.Pool, o options, vecs *vectorSource) (copied, built time.Duration, def string, err error) {
-	if err = pool.QueryRow(ctx, `SELECT pg_get_indexdef('videos_embedding_hnsw'::regclass)`).Scan(&def); err != nil {
-		return
+// hnswIndex is one vector index of the migrations, by name and definition.
+type hnswIndex struct{ name, def string }
+
+// withParams rewrites an index definition with the -m / -ef-construction
+// parameters, if any were given.
+func withParams(def string, o options) string {
+	if o.m == 0 && o.efConstruction == 0 {
+		return def
 	}
-	if o.m > 0 || o.efConstruction > 0 {
-		def = withClause.ReplaceAllString(def, "")
-		var params []string
-		if o.m > 0 {
-			params = append(params, fmt.Sprintf("m = %d", o.m))
-		}
-		if o.efConstruction > 0 {
-			params = append(params, fmt.Sprintf("ef_construction = %d", o.efConstruction))
-		}
-		def += " WITH (" + strings.Join(params, ", ") + ")"
+	var params []string
+	if o.m > 0 {
+		params = append(params, fmt.Sprintf("m = %d", o.m))
 	}
-	if _, err = pool.Exec(ctx, `DROP INDEX videos_embedding_hnsw`); err != nil {
-		return
+	if o.efConstruction > 0 {
+		params = append(params, fmt.Sprintf("ef_construction = %d", o.efConstruction))
+	}
+	def = withClause.ReplaceAllString(def, "")
+	return strings.Replace(def, "vector_cosine_ops)", "vector_cosine_ops) WITH ("+strings.Join(params, ", ")+")", 1)
+}
+
+// loadResult is what loading the catalog measured.
+type loadResult struct {
+	copied       time.Duration
+	builtWhole   time.Duration // the whole-catalog index
+	builtEmotion time.Duration // the per-emotion indexes (migration 00002)
+	wholeDef     string
+}
+
+// loadCatalog COPYs the clips with their vectors while the HNSW indexes of
+// the migrations are dropped, then builds them again from their own
+// definitions (or with the -m / -ef-construction parameters): one build is
+// far faster than inserting 100k vectors one by one, and is how a large
+// catalog is loaded. With -emotion-indexes=false the per-emotion indexes are
+// left out, to measure searches without them.
+func loadCatalog(ctx context.Context, pool *pgxpool.Pool, o options, vecs *vectorSource) (loadResult, error) {
+	var res loadResult
+	rows, err := pool.Query(ctx, `
+		SELECT indexname, indexdef FROM pg_indexes
+		WHERE tablename = 'videos' AND indexdef LIKE '%USING hnsw%' ORDER BY indexname`)
+	if err != nil {
+		return res, err
+	}
+	indexes, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (hnswIndex, error) {
+		var ix hnswIndex
+		return ix, r.Scan(&ix.name, &ix.def)
+	})
+	if err != nil {
+		return res, err
+	}
+	for _, ix := range indexes {
+		if _, err := pool.Exec(ctx, `DROP INDEX `+pgx.Identifier{ix.name}.Sanitize()); err != nil {
+			return res, err
+		}
 	}
 	switch o.storage {
 	case "":
 	case "plain", "external":
-		if _, err = pool.Exec(ctx, `ALTER TABLE videos ALTER COLUMN embedding SET STORAGE `+o.storage); err != nil {
-			return
+		if _, err := pool.Exec(ctx, `ALTER TABLE videos ALTER COLUMN embedding SET STORAGE `+o.storage); err != nil {
+			return res, err
 		}
 	default:
-		err = fmt.Errorf("-storage must be plain or external, got %q", o.storage)
-		return
+		return res, fmt.Errorf("-storage must be plain or external, got %q", o.storage)
 	}
 	start := time.Now()
-	rows := &clipRows{rng: rand.New(rand.NewPCG(o.seed, 3)), vecs: vecs, n: o.clips}
-	if _, err = pool.CopyFrom(ctx, pgx.Identifier{"videos"}, copyColumns, rows); err != nil {
-		return
+	src := &clipRows{rng: rand.New(rand.NewPCG(o.seed, 3)), vecs: vecs, n: o.clips}
+	if _, err := pool.CopyFrom(ctx, pgx.Identifier{"videos"}, copyColumns, src); err != nil {
+		return res, err
 	}
-	copied = time.Since(start)
+	res.copied = time.Since(start)
 
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
-		return
+		return res, err
 	}
 	defer conn.Release()
 	// The whole graph fits in memory: the build never spills to disk.
-	if _, err = conn.Exec(ctx, `SET maintenance_work_mem = '1GB'`); err != nil {
-		return
+	if _, err := conn.Exec(ctx, `SET maintenance_work_mem = '1GB'`); err != nil {
+		return res, err
 	}
-	start = time.Now()
-	if _, err = conn.Exec(ctx, def); err != nil {
-		return
+	for _, ix := range indexes {
+		whole := ix.name == "videos_embedding_hnsw"
+		if !whole && !o.emotionIndexes {
+			continue
+		}
+		def := withParams(ix.def, o)
+		start := time.Now()
+		if _, err := conn.Exec(ctx, def); err != nil {
+			return res, err
+		}
+		if whole {
+			res.builtWhole, res.wholeDef = time.Since(start), def
+		} else {
+			res.builtEmotion += time.Since(start)
+		}
 	}
-	built = time.Since(start)
 	// A catalog in service has been vacuumed (autovacuum): visibility maps
 	// set, so counts can use index-only scans.
 	_, err = conn.Exec(ctx, `VACUUM ANALYZE videos`)
-	return
+	return res, err
 }
