@@ -205,6 +205,11 @@ func (c *cli) keyRevoke(ctx context.Context, args []string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// API nodes cache key lookups; the markers make every node refuse the
+	// keys on their next request, as DELETE /api/v1/keys does.
+	if err := tenancy.MarkRevoked(ctx, e.rdb, e.cfg.RedisPrefix, affected...); err != nil {
+		return nil, fmt.Errorf("revoked in the database, but the revocation markers could not be written (run again): %w", err)
+	}
 	return map[string]any{"id": k.ID, "revoked_at": k.RevokedAt, "revoked_keys": affected}, nil
 }
 
