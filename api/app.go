@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"broll/billing"
@@ -15,6 +16,7 @@ import (
 	"broll/embed"
 	"broll/internal/apperr"
 	"broll/internal/config"
+	"broll/internal/metrics"
 	"broll/tenancy"
 )
 
@@ -36,6 +38,9 @@ type Deps struct {
 	QueryEmbedder *embed.QueryCache
 	// Now is the clock; tests inject one. Defaults to time.Now.
 	Now func() time.Time
+	// Metrics is the registry served at /metrics; the app adds its own
+	// metrics and the pool's. Nil gets a fresh one.
+	Metrics *prometheus.Registry
 }
 
 // New builds the fiber app with every route and middleware.
@@ -53,17 +58,25 @@ func New(d Deps) *fiber.App {
 		IdleTimeout:           2 * time.Minute,
 		ProxyHeader:           "",
 	})
+	if d.Metrics == nil {
+		d.Metrics = metrics.NewRegistry()
+	}
+	metrics.RegisterPool(d.Metrics, d.Pool)
+	m := newAPIMetrics(d.Metrics, d.Gate)
 	app.Use(withRequestID)
+	app.Use(m.observe)
 	app.Use(recover.New())
 
 	h := &health{pool: d.Pool, rdb: d.Redis}
 	app.Get("/healthz", h.live)
 	app.Get("/readyz", h.ready)
+	app.Get("/metrics", metricsHandler(d.Metrics))
 
 	s := &server{
 		logger: d.Logger, now: d.Now,
 		tenancy: d.Tenancy, catalog: d.Catalog, billing: d.Billing,
 		auth: d.Auth, gate: d.Gate, usage: d.Usage, media: d.Media,
+		metrics: m,
 	}
 	if d.QueryEmbedder != nil {
 		s.queryEmbedder = d.QueryEmbedder
@@ -106,6 +119,7 @@ type server struct {
 	gate    *tenancy.Gate
 	usage   *tenancy.Usage
 	media   catalog.MediaStore
+	metrics *apiMetrics
 	// queryEmbedder is an interface so that a nil *embed.QueryCache in Deps
 	// becomes a true nil here.
 	queryEmbedder billing.QueryEmbedder

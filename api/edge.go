@@ -46,6 +46,7 @@ func (s *server) authenticate(c *fiber.Ctx) error {
 	c.Set("X-RateLimit-Remaining", strconv.Itoa(d.Remaining))
 	c.Set("X-RateLimit-Reset", strconv.Itoa(ceilSeconds(d.ResetAfter)))
 	if !d.Allowed {
+		s.metrics.rateLimited.Inc()
 		retry := max(ceilSeconds(d.RetryAfter), 1)
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(retry))
 		return apperr.New(apperr.RateLimited, "rate limit of %d requests per minute exceeded; retry in %d s", d.Limit, retry).

@@ -185,6 +185,7 @@ func (l *legacyAPI) purchase(c *fiber.Ctx) error {
 	}
 	buyer.AccountID = acct.ID
 	res, err := l.s.billing.LegacyPurchase(c.UserContext(), buyer, req.VideoIDs)
+	l.s.metrics.observePurchase("v0", res, err)
 	if err != nil {
 		return err
 	}

@@ -233,6 +233,7 @@ func (s *server) purchaseVideosTool(ctx context.Context, c *fiber.Ctx, a purchas
 		return purchaseResultJSON{}, "", err
 	}
 	res, err := s.billing.Purchase(ctx, principal(c), req)
+	s.metrics.observePurchase("mcp", res, err)
 	if err != nil {
 		return purchaseResultJSON{}, "", err
 	}

@@ -93,6 +93,7 @@ func (s *server) purchase(c *fiber.Ctx) error {
 		return err
 	}
 	res, err := s.billing.Purchase(c.UserContext(), principal(c), req)
+	s.metrics.observePurchase("v1", res, err)
 	if err != nil {
 		return err
 	}

@@ -42,18 +42,26 @@ func (w *Worker) handleEmbedClip(ctx context.Context, t *asynq.Task) error {
 	if p.VideoID == uuid.Nil {
 		return fmt.Errorf("embed clip: payload without video_id: %w", asynq.SkipRetry)
 	}
+	start := time.Now()
 	err := w.batcher.submit(ctx, p.VideoID)
 	switch {
 	case err == nil:
+		w.metrics.jobs.WithLabelValues("done").Inc()
+		w.metrics.jobLatency.Observe(time.Since(start).Seconds())
 		return nil
 	case errors.Is(err, errClipGone):
 		// Retrying cannot bring it back; archive the task at once.
+		w.metrics.jobs.WithLabelValues("gone").Inc()
 		return fmt.Errorf("embed clip %s: %w: %w", p.VideoID, err, asynq.SkipRetry)
 	case errors.Is(ctx.Err(), context.Canceled):
 		// Shutdown: asynq has pushed the task back to its queue.
+		w.metrics.jobs.WithLabelValues("interrupted").Inc()
 		return fmt.Errorf("embed clip %s: %w", p.VideoID, err)
 	}
-	if lastAttempt(ctx) {
+	if !lastAttempt(ctx) {
+		w.metrics.jobs.WithLabelValues("retry").Inc()
+	} else {
+		w.metrics.jobs.WithLabelValues("failed").Inc()
 		// asynq archives the task when this attempt fails; record it on the
 		// clip so that `brollctl clips status` shows it and
 		// `clips reembed --failed` finds it. The task's context may be the
@@ -107,6 +115,7 @@ func (w *Worker) embedClips(ctx context.Context, ids []uuid.UUID) map[uuid.UUID]
 		return errs
 	}
 	model := w.opts.Embedder.Model()
+	w.metrics.batchSize.Observe(float64(len(texts)))
 	vecs, err := w.opts.Embedder.Embed(ctx, embed.Document, texts)
 	if err == nil && len(vecs) != len(texts) {
 		err = fmt.Errorf("%d vectors for %d texts", len(vecs), len(texts))
@@ -119,6 +128,7 @@ func (w *Worker) embedClips(ctx context.Context, ids []uuid.UUID) map[uuid.UUID]
 		} else {
 			w.logger.Warn("embed batch failed", "clips", len(inputs), "model", model, "err", err)
 		}
+		w.metrics.batches.WithLabelValues("error").Inc()
 		return failAll(fmt.Errorf("embed with %s: %w", model, err))
 	}
 	embs := make([]catalog.Embedding, len(inputs))
@@ -128,6 +138,8 @@ func (w *Worker) embedClips(ctx context.Context, ids []uuid.UUID) map[uuid.UUID]
 	if err := w.store.StoreEmbeddings(ctx, model, embs); err != nil {
 		return failAll(fmt.Errorf("store embeddings: %w", err))
 	}
+	w.metrics.batches.WithLabelValues("ok").Inc()
+	w.metrics.batchTime.Observe(time.Since(start).Seconds())
 	w.logger.Debug("embedded batch", "clips", len(inputs), "model", model, "took", time.Since(start))
 	return errs
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"broll/catalog"
 	"broll/embed"
@@ -53,6 +54,8 @@ type Options struct {
 	// and so on up to RetryMaxDelay.
 	RetryBaseDelay time.Duration
 	RetryMaxDelay  time.Duration
+	// Metrics, when set, receives the worker's job and batch metrics.
+	Metrics prometheus.Registerer
 	// ShutdownTimeout is how long in-flight tasks may finish after Run's
 	// context ends; tasks still running then go back to their queue.
 	ShutdownTimeout time.Duration
@@ -92,6 +95,7 @@ type Worker struct {
 	logger   *slog.Logger
 	handlers map[string]asynq.Handler
 	batcher  *batcher
+	metrics  *workerMetrics
 }
 
 // New checks opts and returns a worker; Run starts it.
@@ -105,7 +109,8 @@ func New(opts Options) (*Worker, error) {
 		return nil, errors.New("worker: Embedder is required")
 	}
 	opts.withDefaults()
-	w := &Worker{opts: opts, store: opts.Catalog, logger: opts.Logger, handlers: map[string]asynq.Handler{}}
+	w := &Worker{opts: opts, store: opts.Catalog, logger: opts.Logger, handlers: map[string]asynq.Handler{},
+		metrics: newWorkerMetrics(opts.Metrics)}
 	w.handlers[catalog.TaskEmbedClip] = asynq.HandlerFunc(w.handleEmbedClip)
 	return w, nil
 }

@@ -8,12 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
-	"time"
 
 	"github.com/hibiken/asynq"
 
@@ -24,6 +21,8 @@ import (
 	"broll/internal/config"
 	"broll/internal/database"
 	"broll/internal/logging"
+	"broll/internal/metrics"
+	"broll/internal/probe"
 	"broll/internal/redisx"
 	"broll/tenancy"
 )
@@ -80,6 +79,7 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 
 	usage := tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
 	app := api.New(api.Deps{
+		Metrics: metrics.NewRegistry(),
 		Config:  cfg,
 		Logger:  logger,
 		Pool:    pool,
@@ -135,19 +135,7 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 func healthcheck(getenv func(string) string) int {
 	addr := getenv("BROLL_HTTP_ADDR")
 	if addr == "" {
-		addr = ":8080"
+		addr = config.Defaults().HTTPAddr
 	}
-	if strings.HasPrefix(addr, ":") {
-		addr = "127.0.0.1" + addr
-	}
-	client := &http.Client{Timeout: 2 * time.Second}
-	res, err := client.Get("http://" + addr + "/healthz")
-	if err != nil {
-		return 1
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		return 1
-	}
-	return 0
+	return probe.Exit(addr)
 }

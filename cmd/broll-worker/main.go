@@ -1,15 +1,20 @@
 // Command broll-worker runs the background work: embedding jobs from the
 // asynq queue (Ollama or the built-in embedder) and the periodic flush of
-// usage counters. Scale it apart from the API nodes.
+// usage counters. Scale it apart from the API nodes. It serves /healthz,
+// /readyz and /metrics on BROLL_WORKER_HTTP_ADDR.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/hibiken/asynq"
 
@@ -18,22 +23,34 @@ import (
 	"broll/internal/config"
 	"broll/internal/database"
 	"broll/internal/logging"
+	"broll/internal/metrics"
+	"broll/internal/probe"
 	"broll/internal/redisx"
 	"broll/tenancy"
 	"broll/worker"
 )
 
 func main() {
+	// -healthcheck lets a container probe the worker without curl in the image.
+	if len(os.Args) == 2 && os.Args[1] == "-healthcheck" {
+		addr := os.Getenv("BROLL_WORKER_HTTP_ADDR")
+		if addr == "" {
+			addr = config.Defaults().WorkerHTTPAddr
+		}
+		os.Exit(probe.Exit(addr))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Getenv, os.Stderr); err != nil {
+	if err := run(ctx, os.Getenv, os.Stderr, nil); err != nil {
 		fmt.Fprintf(os.Stderr, "broll-worker: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-// run works until ctx is cancelled, then lets running jobs finish.
-func run(ctx context.Context, getenv func(string) string, logOut io.Writer) error {
+// run works until ctx is cancelled, then lets running jobs finish. When
+// ready is not nil the address of the health and metrics listener is sent
+// on it once it is open (tests use port 0).
+func run(ctx context.Context, getenv func(string) string, logOut io.Writer, ready chan<- string) error {
 	cfg, err := config.Load(getenv)
 	if err != nil {
 		return err
@@ -59,15 +76,47 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer) erro
 	if err != nil {
 		return err
 	}
+	reg := metrics.NewRegistry()
+	metrics.RegisterPool(reg, pool)
+	inspector := asynq.NewInspectorFromRedisClient(rdb)
+	metrics.RegisterQueues(reg, inspector)
 	w, err := worker.New(worker.Options{
 		Redis:       queueOpt,
 		Catalog:     catalog.New(pool, nil, nil),
 		Embedder:    embedder,
 		Logger:      logger,
 		Concurrency: cfg.WorkerConcurrency,
+		Metrics:     reg,
 	})
 	if err != nil {
 		return err
+	}
+
+	ln, err := net.Listen("tcp", cfg.WorkerHTTPAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.WorkerHTTPAddr, err)
+	}
+	srv := &http.Server{Handler: opsMux(metrics.Handler(reg), func(ctx context.Context) error {
+		if err := pool.Ping(ctx); err != nil {
+			return errors.New("postgres unreachable")
+		}
+		if err := rdb.Ping(ctx).Err(); err != nil {
+			return errors.New("redis unreachable")
+		}
+		return nil
+	}), ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("worker http listener failed", "error", err.Error())
+		}
+	}()
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if ready != nil {
+		ready <- ln.Addr().String()
 	}
 
 	usage := tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
@@ -78,9 +127,32 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer) erro
 			logger.Warn("usage flush failed", "error", err.Error())
 		})
 	}()
-	logger.Info("worker starting", "model", embedder.Model(), "config", cfg.Summary())
+	logger.Info("worker starting", "model", embedder.Model(), "http_addr", ln.Addr().String(), "config", cfg.Summary())
 	err = w.Run(ctx)
 	<-usageDone
 	logger.Info("worker stopped")
 	return err
+}
+
+// opsMux serves the worker's probes and metrics. /healthz says the process
+// is serving (liveness); /readyz also needs Postgres and Redis.
+func opsMux(reg http.Handler, ready func(context.Context) error) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"status":"ok"}`)
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		w.Header().Set("Content-Type", "application/json")
+		if err := ready(ctx); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, `{"status":"unavailable","detail":%q}`, err.Error())
+			return
+		}
+		_, _ = io.WriteString(w, `{"status":"ready"}`)
+	})
+	mux.Handle("GET /metrics", reg)
+	return mux
 }

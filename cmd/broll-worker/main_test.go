@@ -2,12 +2,17 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"net/http"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"broll/billing/billingtest"
 	"broll/catalog"
@@ -19,10 +24,18 @@ import (
 func TestRunEmbedsQueuedClips(t *testing.T) {
 	pool, dbURL := testkit.NewPool(t)
 	rdb, redisURL := testkit.Redis(t)
-	env := map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_EMBED_PROVIDER": "builtin"}
+	env := map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_EMBED_PROVIDER": "builtin",
+		"BROLL_WORKER_HTTP_ADDR": "127.0.0.1:0"}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, func(k string) string { return env[k] }, io.Discard) }()
+	ready := make(chan string, 1)
+	go func() { done <- run(ctx, func(k string) string { return env[k] }, io.Discard, ready) }()
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-done:
+		t.Fatalf("worker: %v", err)
+	}
 
 	id := billingtest.Videos(t, pool, 1, "easy")[0]
 	q := catalog.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
@@ -45,6 +58,31 @@ func TestRunEmbedsQueuedClips(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if err := get(addr, path, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var fams map[string]*dto.MetricFamily
+	if err := get(addr, "/metrics", func(r io.Reader) (err error) {
+		p := expfmt.NewTextParser(model.UTF8Validation)
+		fams, err = p.TextToMetricFamilies(r)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := counter(fams, "broll_embed_jobs_total", "result", "done"); got != 1 {
+		t.Errorf("broll_embed_jobs_total{result=done} = %v, want 1", got)
+	}
+	if got := counter(fams, "broll_embed_batches_total", "result", "ok"); got != 1 {
+		t.Errorf("broll_embed_batches_total{result=ok} = %v, want 1", got)
+	}
+	for _, name := range []string{"asynq_tasks_enqueued_total", "asynq_queue_size", "pgxpool_total_conns", "broll_embed_job_duration_seconds"} {
+		if _, ok := fams[name]; !ok {
+			t.Errorf("worker /metrics lacks %s", name)
+		}
+	}
 	cancel()
 	select {
 	case err := <-done:
@@ -54,4 +92,32 @@ func TestRunEmbedsQueuedClips(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("worker did not stop")
 	}
+}
+
+// get fetches http://addr+path, wants a 200 and hands the body to read.
+func get(addr, path string, read func(io.Reader) error) error {
+	res, err := http.Get("http://" + addr + path)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %d", path, res.StatusCode)
+	}
+	if read != nil {
+		return read(res.Body)
+	}
+	return nil
+}
+
+// counter is the value of the family's series with label name=value.
+func counter(fams map[string]*dto.MetricFamily, family, name, value string) float64 {
+	for _, m := range fams[family].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == name && l.GetValue() == value {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return -1
 }

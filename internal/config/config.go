@@ -33,8 +33,10 @@ type Config struct {
 	MaxBodyBytes       int
 	UsageFlushInterval time.Duration
 	WorkerConcurrency  int
-	RedisPrefix        string
-	AuthCacheTTL       time.Duration
+	// WorkerHTTPAddr is where a worker serves /healthz and /metrics.
+	WorkerHTTPAddr string
+	RedisPrefix    string
+	AuthCacheTTL   time.Duration
 	// MCPAllowedOrigins are the browser origins (scheme://host[:port], or
 	// "*") allowed to call /api/mcp besides the service's own; requests
 	// without an Origin header (CLIs, desktop apps, servers) are unaffected.
@@ -71,6 +73,7 @@ func Defaults() Config {
 		MaxBodyBytes:       1 << 20,
 		UsageFlushInterval: 10 * time.Second,
 		WorkerConcurrency:  4,
+		WorkerHTTPAddr:     ":9090",
 		RedisPrefix:        "broll:",
 		AuthCacheTTL:       30 * time.Second,
 	}
@@ -139,6 +142,7 @@ func Load(getenv func(string) string) (Config, error) {
 	integer("BROLL_MAX_BODY_BYTES", &c.MaxBodyBytes)
 	duration("BROLL_USAGE_FLUSH_INTERVAL", &c.UsageFlushInterval)
 	integer("BROLL_WORKER_CONCURRENCY", &c.WorkerConcurrency)
+	str("BROLL_WORKER_HTTP_ADDR", &c.WorkerHTTPAddr)
 	str("BROLL_REDIS_PREFIX", &c.RedisPrefix)
 	duration("BROLL_AUTH_CACHE_TTL", &c.AuthCacheTTL)
 	if v := strings.TrimSpace(getenv("BROLL_MCP_ALLOWED_ORIGINS")); v != "" {

@@ -1,0 +1,139 @@
+package api
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"broll/billing"
+	"broll/internal/apperr"
+	"broll/internal/metrics"
+	"broll/tenancy"
+)
+
+// apiMetrics are the HTTP node's own metrics; the registry also carries the
+// runtime, process and Postgres pool collectors.
+type apiMetrics struct {
+	requests        *prometheus.CounterVec
+	latency         *prometheus.HistogramVec
+	rateLimited     prometheus.Counter
+	purchaseCalls   *prometheus.CounterVec
+	videosPurchased prometheus.Counter
+	chargedCents    prometheus.Counter
+}
+
+func newAPIMetrics(reg prometheus.Registerer, gate *tenancy.Gate) *apiMetrics {
+	m := &apiMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metrics.Namespace, Name: "http_requests_total",
+			Help: "HTTP requests by method, route pattern and status.",
+		}, []string{"method", "route", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: metrics.Namespace, Name: "http_request_duration_seconds",
+			Help:    "Time from the request's arrival to its handler's return, by method and route pattern.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"method", "route"}),
+		rateLimited: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: metrics.Namespace, Name: "rate_limited_total",
+			Help: "Requests refused with 429 by the per-key rate limit.",
+		}),
+		purchaseCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metrics.Namespace, Name: "purchase_requests_total",
+			Help: "Purchase calls (REST, MCP and legacy) by outcome: charged, already_owned, dry_run, refused (with its error code) or failed.",
+		}, []string{"api", "result", "code"}),
+		videosPurchased: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: metrics.Namespace, Name: "videos_purchased_total",
+			Help: "New purchases (videos charged for); re-purchases of owned videos are not counted.",
+		}),
+		chargedCents: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: metrics.Namespace, Name: "purchase_charged_cents_total",
+			Help: "Credits charged by purchases, in US cents.",
+		}),
+	}
+	reg.MustRegister(m.requests, m.latency, m.rateLimited, m.purchaseCalls, m.videosPurchased, m.chargedCents,
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Namespace: metrics.Namespace, Name: "rate_limiter_fallbacks_total",
+			Help: "Rate-limit decisions made by the in-process limiter because Redis was unreachable.",
+		}, func() float64 { return float64(gate.Fallbacks()) }))
+	return m
+}
+
+// observe times every request and counts it by route pattern (never the raw
+// path, which would make a series per id) and final status. Errors are
+// rendered here, through the app's one error handler, so that the status
+// counted is the status sent.
+func (m *apiMetrics) observe(c *fiber.Ctx) error {
+	start := time.Now()
+	if err := c.Next(); err != nil {
+		if herr := c.App().ErrorHandler(c, err); herr != nil {
+			return herr
+		}
+	}
+	// fiber's strings point into buffers reused by the next request; the
+	// label values outlive this one.
+	method, route := methodLabel(c.Method()), strings.Clone(routeLabel(c))
+	m.latency.WithLabelValues(method, route).Observe(time.Since(start).Seconds())
+	m.requests.WithLabelValues(method, route, strconv.Itoa(c.Response().StatusCode())).Inc()
+	return nil
+}
+
+// routeLabel is the pattern of the route that answered. A request refused
+// by a group's middleware (401, 429) is labelled with the group's prefix;
+// one that matched no route at all shares the label "unmatched".
+func routeLabel(c *fiber.Ctx) string {
+	r := c.Route()
+	if r == nil || r.Path == "/" || r.Path == "" {
+		return "unmatched"
+	}
+	return r.Path
+}
+
+// methodLabel keeps the label set small whatever methods clients invent.
+func methodLabel(m string) string {
+	switch m {
+	case fiber.MethodGet, fiber.MethodHead, fiber.MethodPost, fiber.MethodPut, fiber.MethodPatch,
+		fiber.MethodDelete, fiber.MethodOptions:
+		return strings.Clone(m)
+	}
+	return "other"
+}
+
+// observePurchase counts one purchase call and what it charged.
+func (m *apiMetrics) observePurchase(api string, res billing.PurchaseResult, err error) {
+	if err != nil {
+		var ae *apperr.Error
+		if errors.As(err, &ae) && statusOf(ae.Code) < 500 {
+			m.purchaseCalls.WithLabelValues(api, "refused", string(ae.Code)).Inc()
+		} else {
+			m.purchaseCalls.WithLabelValues(api, "failed", "").Inc()
+		}
+		return
+	}
+	if res.DryRun {
+		m.purchaseCalls.WithLabelValues(api, "dry_run", "").Inc()
+		return
+	}
+	fresh := 0
+	for _, p := range res.Purchases {
+		if !p.AlreadyOwned {
+			fresh++
+		}
+	}
+	result := "already_owned"
+	if fresh > 0 {
+		result = "charged"
+	}
+	m.purchaseCalls.WithLabelValues(api, result, "").Inc()
+	m.videosPurchased.Add(float64(fresh))
+	m.chargedCents.Add(float64(res.TotalCharged))
+}
+
+// metricsHandler serves the registry at /metrics.
+func metricsHandler(reg *prometheus.Registry) fiber.Handler {
+	return adaptor.HTTPHandler(metrics.Handler(reg))
+}

@@ -1,0 +1,128 @@
+package api
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"broll/billing/billingtest"
+)
+
+// scrape reads node n's /metrics and parses the text format.
+func (e *testEnv) scrape(t *testing.T, n int) map[string]*dto.MetricFamily {
+	t.Helper()
+	r := e.do(t, n, "GET", "/metrics", "", nil)
+	if r.status != 200 {
+		t.Fatalf("/metrics: %d %s", r.status, r.raw)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(bytes.NewReader(r.raw))
+	if err != nil {
+		t.Fatalf("/metrics is not the Prometheus text format: %v", err)
+	}
+	return fams
+}
+
+// metricValue sums the samples of a family whose labels include want.
+func metricValue(fams map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
+	f, ok := fams[name]
+	if !ok {
+		return 0, false
+	}
+	sum, found := 0.0, false
+next:
+	for _, m := range f.GetMetric() {
+		have := map[string]string{}
+		for _, l := range m.GetLabel() {
+			have[l.GetName()] = l.GetValue()
+		}
+		for k, v := range want {
+			if have[k] != v {
+				continue next
+			}
+		}
+		found = true
+		switch {
+		case m.Counter != nil:
+			sum += m.GetCounter().GetValue()
+		case m.Gauge != nil:
+			sum += m.GetGauge().GetValue()
+		case m.Histogram != nil:
+			sum += float64(m.GetHistogram().GetSampleCount())
+		}
+	}
+	return sum, found
+}
+
+func TestMetrics(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{perMinute: 5})
+	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 1500})
+	alice := acct.CustomerKey(t, e.pool, "alice")
+	bob := acct.CustomerKey(t, e.pool, "bob")
+	vids := billingtest.Videos(t, e.pool, 3, "medium")
+
+	for i := 0; i < 7; i++ { // 5 allowed, 2 rate-limited
+		e.do(t, 0, "GET", "/api/v1/pricing", alice.Secret, nil)
+	}
+	buy := func(key string, ids ...uuid.UUID) int {
+		return e.do(t, 0, "POST", "/api/v1/broll/purchase", key, map[string]any{"video_ids": ids}).status
+	}
+	if s := buy(bob.Secret, vids[0]); s != 200 {
+		t.Fatalf("purchase: %d", s)
+	}
+	if s := buy(bob.Secret, vids[0]); s != 200 { // already owned: no charge
+		t.Fatalf("re-purchase: %d", s)
+	}
+	if s := buy(bob.Secret, vids[1], vids[2]); s != 402 { // 20.00 > 5.00 left
+		t.Fatalf("purchase over the balance: %d", s)
+	}
+	e.do(t, 0, "GET", "/no/such/thing/"+uuid.NewString(), "", nil)
+	e.do(t, 0, "GET", "/api/v1/pricing", "dsk_unknown", nil)
+
+	fams := e.scrape(t, 0)
+	checks := []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"broll_http_requests_total", map[string]string{"route": "/api/v1/pricing", "status": "200", "method": "GET"}, 5},
+		// Refused by the v1 group's middleware: labelled with its prefix.
+		{"broll_http_requests_total", map[string]string{"route": "/api/v1", "status": "429"}, 2},
+		{"broll_http_requests_total", map[string]string{"route": "/api/v1", "status": "401"}, 1},
+		{"broll_http_requests_total", map[string]string{"route": "unmatched", "status": "404"}, 1},
+		{"broll_http_requests_total", map[string]string{"route": "/api/v1/broll/purchase", "status": "402"}, 1},
+		{"broll_http_request_duration_seconds", map[string]string{"route": "/api/v1/broll/purchase"}, 3},
+		{"broll_rate_limited_total", nil, 2},
+		{"broll_rate_limiter_fallbacks_total", nil, 0},
+		{"broll_purchase_requests_total", map[string]string{"api": "v1", "result": "charged"}, 1},
+		{"broll_purchase_requests_total", map[string]string{"api": "v1", "result": "already_owned"}, 1},
+		{"broll_purchase_requests_total", map[string]string{"api": "v1", "result": "refused", "code": "insufficient_credits"}, 1},
+		{"broll_videos_purchased_total", nil, 1},
+		{"broll_purchase_charged_cents_total", nil, 1000},
+	}
+	for _, c := range checks {
+		got, ok := metricValue(fams, c.name, c.labels)
+		if !ok || got != c.want {
+			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, got, ok, c.want)
+		}
+	}
+	for _, name := range []string{"pgxpool_acquired_conns", "pgxpool_max_conns", "go_goroutines", "process_resident_memory_bytes"} {
+		if _, ok := fams[name]; !ok {
+			t.Errorf("/metrics lacks %s", name)
+		}
+	}
+	// Route patterns, never raw paths: ids must not become label values.
+	for _, m := range fams["broll_http_requests_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if strings.Count(l.GetValue(), "-") >= 4 {
+				t.Errorf("label %s=%q looks like a raw id", l.GetName(), l.GetValue())
+			}
+		}
+	}
+}

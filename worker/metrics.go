@@ -1,0 +1,50 @@
+package worker
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"broll/internal/metrics"
+)
+
+// workerMetrics count embedding jobs and batches. Queue depth (pending,
+// retry, archived, ...) comes from asynq's own collector on the same
+// registry.
+type workerMetrics struct {
+	jobs       *prometheus.CounterVec
+	jobLatency prometheus.Histogram
+	batches    *prometheus.CounterVec
+	batchTime  prometheus.Histogram
+	batchSize  prometheus.Histogram
+}
+
+func newWorkerMetrics(reg prometheus.Registerer) *workerMetrics {
+	m := &workerMetrics{
+		jobs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metrics.Namespace, Name: "embed_jobs_total",
+			Help: "Embedding jobs by outcome: done, retry (failed, will be retried), failed (gave up, archived), gone (clip deleted), interrupted (shutdown).",
+		}, []string{"result"}),
+		jobLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: metrics.Namespace, Name: "embed_job_duration_seconds",
+			Help:    "Time an embedding job spends in the worker: waiting for its batch, embedding and storing.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
+		}),
+		batches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metrics.Namespace, Name: "embed_batches_total",
+			Help: "Embedder calls by outcome (ok, error).",
+		}, []string{"result"}),
+		batchTime: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: metrics.Namespace, Name: "embed_batch_duration_seconds",
+			Help:    "Time to load, embed and store one batch of clips.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
+		}),
+		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: metrics.Namespace, Name: "embed_batch_size",
+			Help:    "Clips per embedder call.",
+			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128},
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.jobs, m.jobLatency, m.batches, m.batchTime, m.batchSize)
+	}
+	return m
+}
