@@ -119,10 +119,9 @@ func toolErrorSchema() *jsonschema.Schema {
 // codes to HTTP statuses. Errors of unknown origin are logged and shown
 // only as internal, exactly as REST shows them.
 func (s *server) toolError(c *fiber.Ctx, tool string, err error) *mcp.CallToolResult {
-	ae, ok := apperr.As(err)
-	if !ok {
+	ae, known := appError(err)
+	if !known {
 		s.logger.Error("mcp tool failed", "request_id", requestID(c), "tool", tool, "error", err.Error())
-		ae = apperr.New(apperr.Internal, "internal error; quote the request id when reporting it")
 	}
 	if ae.Code == apperr.Unavailable {
 		s.logger.Warn("unavailable", "request_id", requestID(c), "tool", tool, "error", err.Error())

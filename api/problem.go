@@ -8,6 +8,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"broll/internal/apperr"
+	"broll/internal/database"
+	"broll/internal/redisx"
 )
 
 // statusOf is the one place application error codes become HTTP statuses.
@@ -83,21 +85,31 @@ func fromFiber(fe *fiber.Error) *apperr.Error {
 	}
 }
 
+// appError finds what a client may be told about err. Errors of unknown
+// origin (known false) become "internal"; callers log them.
+func appError(err error) (ae *apperr.Error, known bool) {
+	var fe *fiber.Error
+	switch {
+	case errors.As(err, &ae):
+		return ae, true
+	case errors.As(err, &fe):
+		return fromFiber(fe), true
+	case database.IsUnavailable(err) || redisx.IsUnavailable(err):
+		// A dependency is down or restarting: worth a retry, not a 500.
+		return apperr.New(apperr.Unavailable, "a backing service is unavailable; retry shortly"), true
+	}
+	return apperr.New(apperr.Internal, "internal error; quote the request id when reporting it"), false
+}
+
 // errorHandler renders every error as application/problem+json (RFC 9457).
 // Errors of unknown origin are logged with the request id and shown only as
 // "internal error": no SQL, stack or secret reaches a client.
 func errorHandler(logger *slog.Logger) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
-		var ae *apperr.Error
-		var fe *fiber.Error
-		switch {
-		case errors.As(err, &ae):
-		case errors.As(err, &fe):
-			ae = fromFiber(fe)
-		default:
+		ae, known := appError(err)
+		if !known {
 			logger.Error("request failed", "request_id", requestID(c), "method", c.Method(),
 				"path", c.Path(), "error", err.Error())
-			ae = apperr.New(apperr.Internal, "internal error; quote the request id when reporting it")
 		}
 		if ae.Code == apperr.Unavailable {
 			logger.Warn("unavailable", "request_id", requestID(c), "path", c.Path(), "error", err.Error())

@@ -87,6 +87,9 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 		Logger:      logger,
 		Concurrency: cfg.WorkerConcurrency,
 		Metrics:     reg,
+
+		RetryBaseDelay: cfg.EmbedRetryBaseDelay,
+		RetryMaxDelay:  cfg.EmbedRetryMaxDelay,
 	})
 	if err != nil {
 		return err

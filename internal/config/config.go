@@ -35,8 +35,13 @@ type Config struct {
 	WorkerConcurrency  int
 	// WorkerHTTPAddr is where a worker serves /healthz and /metrics.
 	WorkerHTTPAddr string
-	RedisPrefix    string
-	AuthCacheTTL   time.Duration
+	// A failed embedding is retried after EmbedRetryBaseDelay, doubling up
+	// to EmbedRetryMaxDelay; after catalog.EmbedMaxRetry retries the job is
+	// archived.
+	EmbedRetryBaseDelay time.Duration
+	EmbedRetryMaxDelay  time.Duration
+	RedisPrefix         string
+	AuthCacheTTL        time.Duration
 	// MCPAllowedOrigins are the browser origins (scheme://host[:port], or
 	// "*") allowed to call /api/mcp besides the service's own; requests
 	// without an Origin header (CLIs, desktop apps, servers) are unaffected.
@@ -60,22 +65,24 @@ func (s Secret) Reveal() string { return string(s) }
 // Defaults returns the configuration used where the environment is silent.
 func Defaults() Config {
 	return Config{
-		HTTPAddr:           ":8080",
-		RateLimitPerMinute: 60,
-		EmbedProvider:      "auto",
-		OllamaHost:         "http://127.0.0.1:11434",
-		EmbedModel:         "nomic-embed-text",
-		MediaDir:           "./media",
-		DownloadURLTTL:     time.Hour,
-		LegacySunset:       time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC),
-		LogLevel:           "info",
-		ShutdownTimeout:    20 * time.Second,
-		MaxBodyBytes:       1 << 20,
-		UsageFlushInterval: 10 * time.Second,
-		WorkerConcurrency:  4,
-		WorkerHTTPAddr:     ":9090",
-		RedisPrefix:        "broll:",
-		AuthCacheTTL:       30 * time.Second,
+		HTTPAddr:            ":8080",
+		RateLimitPerMinute:  60,
+		EmbedProvider:       "auto",
+		OllamaHost:          "http://127.0.0.1:11434",
+		EmbedModel:          "nomic-embed-text",
+		MediaDir:            "./media",
+		DownloadURLTTL:      time.Hour,
+		LegacySunset:        time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC),
+		LogLevel:            "info",
+		ShutdownTimeout:     20 * time.Second,
+		MaxBodyBytes:        1 << 20,
+		UsageFlushInterval:  10 * time.Second,
+		WorkerConcurrency:   4,
+		WorkerHTTPAddr:      ":9090",
+		EmbedRetryBaseDelay: time.Second,
+		EmbedRetryMaxDelay:  5 * time.Minute,
+		RedisPrefix:         "broll:",
+		AuthCacheTTL:        30 * time.Second,
 	}
 }
 
@@ -143,6 +150,8 @@ func Load(getenv func(string) string) (Config, error) {
 	duration("BROLL_USAGE_FLUSH_INTERVAL", &c.UsageFlushInterval)
 	integer("BROLL_WORKER_CONCURRENCY", &c.WorkerConcurrency)
 	str("BROLL_WORKER_HTTP_ADDR", &c.WorkerHTTPAddr)
+	duration("BROLL_EMBED_RETRY_BASE_DELAY", &c.EmbedRetryBaseDelay)
+	duration("BROLL_EMBED_RETRY_MAX_DELAY", &c.EmbedRetryMaxDelay)
 	str("BROLL_REDIS_PREFIX", &c.RedisPrefix)
 	duration("BROLL_AUTH_CACHE_TTL", &c.AuthCacheTTL)
 	if v := strings.TrimSpace(getenv("BROLL_MCP_ALLOWED_ORIGINS")); v != "" {
@@ -210,6 +219,10 @@ func (c Config) Validate() error {
 	}
 	if c.UsageFlushInterval < time.Second {
 		return errors.New("BROLL_USAGE_FLUSH_INTERVAL must be at least 1s")
+	}
+	if c.EmbedRetryBaseDelay < 10*time.Millisecond || c.EmbedRetryMaxDelay < c.EmbedRetryBaseDelay {
+		return fmt.Errorf("BROLL_EMBED_RETRY_BASE_DELAY must be at least 10ms and BROLL_EMBED_RETRY_MAX_DELAY at least as long, got %s and %s",
+			c.EmbedRetryBaseDelay, c.EmbedRetryMaxDelay)
 	}
 	if c.WorkerConcurrency < 1 || c.WorkerConcurrency > 256 {
 		return fmt.Errorf("BROLL_WORKER_CONCURRENCY must be between 1 and 256, got %d", c.WorkerConcurrency)

@@ -7,7 +7,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -110,11 +114,33 @@ func Interpret(err error, notFound string) error {
 		switch pgErr.Code {
 		case "23505":
 			return apperr.New(apperr.Conflict, "already exists")
-		case "57P01", "57P02", "57P03", "08000", "08003", "08006":
-			return apperr.New(apperr.Unavailable, "database unavailable")
 		}
 	}
+	if IsUnavailable(err) {
+		return apperr.New(apperr.Unavailable, "database unavailable")
+	}
 	return err
+}
+
+// IsUnavailable reports errors that say the database could not be reached
+// or went away (refused or dropped connections, shutdown, a server still
+// starting): the request may succeed when retried later, and clients get
+// 503, not 500.
+func IsUnavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) {
+		return true
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return strings.HasPrefix(pgErr.Code, "08") || pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03"
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // IsUniqueViolation reports a 23505 error, optionally on a named constraint.

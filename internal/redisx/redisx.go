@@ -2,7 +2,10 @@
 package redisx
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"net"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -15,4 +18,12 @@ func Open(url string) (*redis.Client, error) {
 		return nil, fmt.Errorf("REDIS_URL: %w", err)
 	}
 	return redis.NewClient(opts), nil
+}
+
+// IsUnavailable reports errors that say Redis could not be reached or went
+// away; clients get 503 for them, not 500.
+func IsUnavailable(err error) bool {
+	var netErr net.Error
+	return errors.As(err, &netErr) || errors.Is(err, redis.ErrClosed) || errors.Is(err, redis.ErrPoolTimeout) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
