@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -52,12 +53,13 @@ func startRedis(t *testing.T) *redisServer {
 
 func (r *redisServer) URL() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", r.port) }
 
-// start runs redis-server on the instance's port, empty (no persistence:
-// what matters is that nothing the service needs lives only in Redis).
+// start runs redis-server on the instance's port with an append-only file,
+// as production runs it (README, Deploy): the queue and the usage counters
+// not yet flushed survive a restart.
 func (r *redisServer) start() {
 	r.t.Helper()
 	r.cmd = exec.Command("redis-server", "--bind", "127.0.0.1", "--port", strconv.Itoa(r.port),
-		"--dir", r.dir, "--save", "", "--appendonly", "no")
+		"--dir", r.dir, "--save", "", "--appendonly", "yes", "--appendfsync", "everysec")
 	if err := r.cmd.Start(); err != nil {
 		r.t.Fatalf("redis-server: %v", err)
 	}
@@ -68,10 +70,11 @@ func (r *redisServer) start() {
 	})
 }
 
-// stop kills the server, as a crash or a lost node would.
+// stop shuts the server down as an orchestrator does (SIGTERM: Redis
+// syncs its append-only file and exits).
 func (r *redisServer) stop() {
 	if r.cmd != nil && r.cmd.Process != nil {
-		_ = r.cmd.Process.Kill()
+		_ = r.cmd.Process.Signal(syscall.SIGTERM)
 		_ = r.cmd.Wait()
 		r.cmd = nil
 	}
