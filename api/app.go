@@ -62,7 +62,7 @@ func New(d Deps) *fiber.App {
 		d.Metrics = metrics.NewRegistry()
 	}
 	metrics.RegisterPool(d.Metrics, d.Pool)
-	m := newAPIMetrics(d.Metrics, d.Gate)
+	m := newAPIMetrics(d.Metrics, d.Gate, d.Logger)
 	app.Use(withRequestID)
 	app.Use(m.observe)
 	app.Use(recover.New())

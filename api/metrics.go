@@ -2,12 +2,14 @@ package api
 
 import (
 	"errors"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"broll/billing"
@@ -19,6 +21,8 @@ import (
 // apiMetrics are the HTTP node's own metrics; the registry also carries the
 // runtime, process and Postgres pool collectors.
 type apiMetrics struct {
+	// logger writes the access log (at debug level).
+	logger          *slog.Logger
 	requests        *prometheus.CounterVec
 	latency         *prometheus.HistogramVec
 	rateLimited     prometheus.Counter
@@ -27,8 +31,9 @@ type apiMetrics struct {
 	chargedCents    prometheus.Counter
 }
 
-func newAPIMetrics(reg prometheus.Registerer, gate *tenancy.Gate) *apiMetrics {
+func newAPIMetrics(reg prometheus.Registerer, gate *tenancy.Gate, logger *slog.Logger) *apiMetrics {
 	m := &apiMetrics{
+		logger: logger,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: metrics.Namespace, Name: "http_requests_total",
 			Help: "HTTP requests by method, route pattern and status.",
@@ -63,7 +68,8 @@ func newAPIMetrics(reg prometheus.Registerer, gate *tenancy.Gate) *apiMetrics {
 	return m
 }
 
-// observe times every request and counts it by route pattern (never the raw
+// observe times every request, logs it at debug level with its request id,
+// and counts it by route pattern (never the raw
 // path, which would make a series per id) and final status. Errors are
 // rendered here, through the app's one error handler, so that the status
 // counted is the status sent.
@@ -78,7 +84,16 @@ func (m *apiMetrics) observe(c *fiber.Ctx) error {
 	// label values outlive this one.
 	method, route := methodLabel(c.Method()), strings.Clone(routeLabel(c))
 	m.latency.WithLabelValues(method, route).Observe(time.Since(start).Seconds())
-	m.requests.WithLabelValues(method, route, strconv.Itoa(c.Response().StatusCode())).Inc()
+	status := c.Response().StatusCode()
+	m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
+	if m.logger.Enabled(c.UserContext(), slog.LevelDebug) {
+		attrs := []any{"request_id", requestID(c), "method", method, "path", c.Path(), "route", route,
+			"status", status, "duration_ms", float64(time.Since(start).Microseconds()) / 1000}
+		if p := principal(c); p.KeyID != uuid.Nil {
+			attrs = append(attrs, "key_id", p.KeyID.String())
+		}
+		m.logger.Debug("request", attrs...)
+	}
 	return nil
 }
 
