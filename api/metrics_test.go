@@ -1,62 +1,23 @@
 package api
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"broll/billing/billingtest"
+	"broll/internal/testkit"
 )
 
-// scrape reads node n's /metrics and parses the text format.
-func (e *testEnv) scrape(t *testing.T, n int) map[string]*dto.MetricFamily {
+// scrape reads node n's /metrics.
+func (e *testEnv) scrape(t *testing.T, n int) testkit.Metrics {
 	t.Helper()
 	r := e.do(t, n, "GET", "/metrics", "", nil)
 	if r.status != 200 {
 		t.Fatalf("/metrics: %d %s", r.status, r.raw)
 	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(bytes.NewReader(r.raw))
-	if err != nil {
-		t.Fatalf("/metrics is not the Prometheus text format: %v", err)
-	}
-	return fams
-}
-
-// metricValue sums the samples of a family whose labels include want.
-func metricValue(fams map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
-	f, ok := fams[name]
-	if !ok {
-		return 0, false
-	}
-	sum, found := 0.0, false
-next:
-	for _, m := range f.GetMetric() {
-		have := map[string]string{}
-		for _, l := range m.GetLabel() {
-			have[l.GetName()] = l.GetValue()
-		}
-		for k, v := range want {
-			if have[k] != v {
-				continue next
-			}
-		}
-		found = true
-		switch {
-		case m.Counter != nil:
-			sum += m.GetCounter().GetValue()
-		case m.Gauge != nil:
-			sum += m.GetGauge().GetValue()
-		case m.Histogram != nil:
-			sum += float64(m.GetHistogram().GetSampleCount())
-		}
-	}
-	return sum, found
+	return testkit.ParseMetrics(t, r.raw)
 }
 
 func TestMetrics(t *testing.T) {
@@ -107,7 +68,7 @@ func TestMetrics(t *testing.T) {
 		{"broll_purchase_charged_cents_total", nil, 1000},
 	}
 	for _, c := range checks {
-		got, ok := metricValue(fams, c.name, c.labels)
+		got, ok := fams.Value(c.name, c.labels)
 		if !ok || got != c.want {
 			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, got, ok, c.want)
 		}

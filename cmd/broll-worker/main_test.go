@@ -10,9 +10,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"broll/billing/billingtest"
 	"broll/catalog"
@@ -64,18 +61,18 @@ func TestRunEmbedsQueuedClips(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var fams map[string]*dto.MetricFamily
-	if err := get(addr, "/metrics", func(r io.Reader) (err error) {
-		p := expfmt.NewTextParser(model.UTF8Validation)
-		fams, err = p.TextToMetricFamilies(r)
+	var fams testkit.Metrics
+	if err := get(addr, "/metrics", func(r io.Reader) error {
+		raw, err := io.ReadAll(r)
+		fams = testkit.ParseMetrics(t, raw)
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if got := counter(fams, "broll_embed_jobs_total", "result", "done"); got != 1 {
+	if got, _ := fams.Value("broll_embed_jobs_total", map[string]string{"result": "done"}); got != 1 {
 		t.Errorf("broll_embed_jobs_total{result=done} = %v, want 1", got)
 	}
-	if got := counter(fams, "broll_embed_batches_total", "result", "ok"); got != 1 {
+	if got, _ := fams.Value("broll_embed_batches_total", map[string]string{"result": "ok"}); got != 1 {
 		t.Errorf("broll_embed_batches_total{result=ok} = %v, want 1", got)
 	}
 	for _, name := range []string{"asynq_tasks_enqueued_total", "asynq_queue_size", "pgxpool_total_conns", "broll_embed_job_duration_seconds"} {
@@ -108,16 +105,4 @@ func get(addr, path string, read func(io.Reader) error) error {
 		return read(res.Body)
 	}
 	return nil
-}
-
-// counter is the value of the family's series with label name=value.
-func counter(fams map[string]*dto.MetricFamily, family, name, value string) float64 {
-	for _, m := range fams[family].GetMetric() {
-		for _, l := range m.GetLabel() {
-			if l.GetName() == name && l.GetValue() == value {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return -1
 }
