@@ -285,6 +285,7 @@ func (c Config) Summary() map[string]any {
 		"database_url":          redactURL(c.DatabaseURL),
 		"redis_url":             redactURL(c.RedisURL),
 		"http_addr":             c.HTTPAddr,
+		"worker_http_addr":      c.WorkerHTTPAddr,
 		"public_url":            c.BaseURL(),
 		"rate_limit_per_minute": c.RateLimitPerMinute,
 		"embed_provider":        c.EmbedProvider,
