@@ -137,7 +137,8 @@ func TestUsageHourlyWithoutRedis(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	p := b.account(t)
-	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
+	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond,
+		DialerRetries: 1, DialerRetryTimeout: time.Millisecond})
 	t.Cleanup(func() { _ = down.Close() })
 	usage := NewUsage(b.pool, down, testPrefix)
 	gate := NewGate(down, testPrefix, 60, usage, slog.New(slog.DiscardHandler))
