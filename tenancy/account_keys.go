@@ -96,3 +96,18 @@ func (s *Service) RootPrincipal(ctx context.Context, accountID, rootID uuid.UUID
 	}
 	return Principal{KeyID: k.ID, AccountID: accountID, RootKeyID: k.ID, Kind: KindRoot, Label: k.Label, Scopes: k.Scopes}, nil
 }
+
+// AccountKeys lists up to limit keys of the account, root keys first, then
+// by label, for choosing one (the purchases filter).
+func (s *Service) AccountKeys(ctx context.Context, accountID uuid.UUID, limit int) ([]Key, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE account_id = $1
+		ORDER BY kind <> 'root', lower(label), created_at, id LIMIT $2`, accountID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("account keys: %w", err)
+	}
+	keys, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Key, error) { return scanKey(r) })
+	if err != nil {
+		return nil, fmt.Errorf("account keys: %w", err)
+	}
+	return keys, nil
+}
