@@ -22,7 +22,7 @@ type bar struct {
 // newBarChart lays out one bar per value; the tallest fills the plot.
 // labels[i] and titles[i] describe value i.
 func newBarChart(label string, values []float64, titles []string, maxLabel func(float64) string, first, last string) barChart {
-	ch := barChart{Label: label, Width: 720, Height: 180, Top: 18, Bottom: 150, FirstDay: first, LastDay: last}
+	ch := barChart{Label: label, Width: 720, Height: 152, Top: 8, Bottom: 150, FirstDay: first, LastDay: last}
 	peak := 0.0
 	for _, v := range values {
 		peak = math.Max(peak, v)

@@ -33,7 +33,7 @@ func (h *handler) credits(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.views.render(c, http.StatusOK, "credits", view{
+	return h.show(c, http.StatusOK, "credits", view{
 		Title: "Credits", Nav: "credits", Session: sess, Account: acct.Name,
 		Data: creditsView{AccountID: acct.ID.String(), Balance: money.Cents(acct.BalanceCents), Ledger: ledger,
 			Pager: newPager(Prefix+"/credits", url.Values{}, ledger.Total, ledgerPerPage, page)},

@@ -135,7 +135,7 @@ func (h *handler) handleErrors(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderRetryAfter, itoa(secs))
 	}
 	sess, _ := c.Locals(localSession).(*tenancy.Session)
-	return h.views.render(c, status, "error", view{
+	return h.show(c, status, "error", view{
 		Title: titleOf(status), Session: sess,
 		Data: errorView{Status: status, Title: titleOf(status), Message: ae.Message, RequestID: h.RequestID(c),
 			Back: backLink(c.Path())},

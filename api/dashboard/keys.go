@@ -19,17 +19,13 @@ type keysView struct {
 func (h *handler) keys(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	sess := session(c)
-	acct, err := h.Tenancy.GetAccount(ctx, sess.AccountID)
-	if err != nil {
-		return err
-	}
 	h.flushUsage(c)
 	roots, err := h.Tenancy.ListRootKeys(ctx, sess.AccountID)
 	if err != nil {
 		return err
 	}
-	return h.views.render(c, http.StatusOK, "keys", view{
-		Title: "API keys", Nav: "keys", Session: sess, Account: acct.Name, Notice: notices[c.Query("m")],
+	return h.show(c, http.StatusOK, "keys", view{
+		Title: "API keys", Nav: "keys", Session: sess, Notice: notices[c.Query("m")],
 		Data: keysView{Roots: roots, CSRFToken: sess.CSRFToken},
 	})
 }
@@ -61,7 +57,7 @@ func (h *handler) createRootKey(c *fiber.Ctx) error {
 	}
 	h.Logger.Info("dashboard: root key created", "request_id", h.RequestID(c), "account_id", sess.AccountID,
 		"user_id", sess.UserID, "key_id", k.ID)
-	return h.views.render(c, http.StatusCreated, "keycreated", view{
+	return h.show(c, http.StatusCreated, "keycreated", view{
 		Title: "New root key", Nav: "keys", Session: sess,
 		Data: createdView{Key: k, Back: Prefix + "/keys", IsRoot: true},
 	})
@@ -91,10 +87,6 @@ func (h *handler) rootKey(c *fiber.Ctx) error {
 	if root.Kind != tenancy.KindRoot {
 		return apperr.NotFoundf("root key not found")
 	}
-	acct, err := h.Tenancy.GetAccount(ctx, sess.AccountID)
-	if err != nil {
-		return err
-	}
 	h.flushUsage(c)
 	page := pageNumber(c.Query("page"))
 	customers, err := h.Tenancy.CustomerKeysOf(ctx, sess.AccountID, id, customerKeysPerPage, (page-1)*customerKeysPerPage)
@@ -106,8 +98,8 @@ func (h *handler) rootKey(c *fiber.Ctx) error {
 		return err
 	}
 	path := Prefix + "/keys/" + id.String()
-	return h.views.render(c, http.StatusOK, "rootkey", view{
-		Title: "Root key " + displayName(root), Nav: "keys", Session: sess, Account: acct.Name, Notice: notices[c.Query("m")],
+	return h.show(c, http.StatusOK, "rootkey", view{
+		Title: "Root key " + displayName(root), Nav: "keys", Session: sess, Notice: notices[c.Query("m")],
 		Data: rootKeyView{Root: root, Customers: customers, CSRFToken: sess.CSRFToken,
 			Pager: newPager(path, url.Values{}, customers.Total, customerKeysPerPage, page)},
 	})
@@ -136,7 +128,7 @@ func (h *handler) createCustomerKey(c *fiber.Ctx) error {
 	}
 	h.Logger.Info("dashboard: customer key created", "request_id", h.RequestID(c), "account_id", sess.AccountID,
 		"user_id", sess.UserID, "key_id", k.ID, "root_key_id", id)
-	return h.views.render(c, http.StatusCreated, "keycreated", view{
+	return h.show(c, http.StatusCreated, "keycreated", view{
 		Title: "New customer key", Nav: "keys", Session: sess,
 		Data: createdView{Key: k, Root: &rootKey, Back: Prefix + "/keys/" + id.String()},
 	})
@@ -173,7 +165,7 @@ func (h *handler) revokeForm(c *fiber.Ctx) error {
 			}
 		}
 	}
-	return h.views.render(c, http.StatusOK, "revoke", view{
+	return h.show(c, http.StatusOK, "revoke", view{
 		Title: "Revoke key " + displayName(k), Nav: "keys", Session: sess, Data: v,
 	})
 }

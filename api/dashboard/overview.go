@@ -77,7 +77,7 @@ func (h *handler) overview(c *fiber.Ctx) error {
 		v.RequestsChart = newBarChart("Requests per hour, last 24 hours", values, titles, countLabel,
 			hours[0].Hour.Format("15:00"), hours[len(hours)-1].Hour.Format("15:00"))
 	}
-	return h.views.render(c, http.StatusOK, "overview", view{
+	return h.show(c, http.StatusOK, "overview", view{
 		Title: "Overview", Nav: "overview", Session: sess, Account: acct.Name, Data: v,
 	})
 }

@@ -72,10 +72,6 @@ func (h *handler) purchases(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	acct, err := h.Tenancy.GetAccount(ctx, sess.AccountID)
-	if err != nil {
-		return err
-	}
 	keys, err := h.Tenancy.AccountKeys(ctx, sess.AccountID, keyChoices)
 	if err != nil {
 		return err
@@ -89,8 +85,8 @@ func (h *handler) purchases(c *fiber.Ctx) error {
 	if enc := f.values().Encode(); enc != "" {
 		v.CSVLink += "?" + enc
 	}
-	return h.views.render(c, http.StatusOK, "purchases", view{
-		Title: "Purchases", Nav: "purchases", Session: sess, Account: acct.Name, Data: v,
+	return h.show(c, http.StatusOK, "purchases", view{
+		Title: "Purchases", Nav: "purchases", Session: sess, Data: v,
 	})
 }
 

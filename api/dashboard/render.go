@@ -72,6 +72,17 @@ func newRenderer() (*renderer, error) {
 	return r, nil
 }
 
+// show renders a page of a signed-in user, naming the account in the
+// header.
+func (h *handler) show(c *fiber.Ctx, status int, page string, v view) error {
+	if v.Session != nil && v.Account == "" {
+		if acct, err := h.Tenancy.GetAccount(c.UserContext(), v.Session.AccountID); err == nil {
+			v.Account = acct.Name
+		}
+	}
+	return h.views.render(c, status, page, v)
+}
+
 // render writes a page with status. Pages carry keys, CSRF tokens and
 // money, so no cache keeps them.
 func (r *renderer) render(c *fiber.Ctx, status int, page string, v view) error {
@@ -104,6 +115,12 @@ var funcs = template.FuncMap{
 			return thousands(v)
 		}
 		return fmt.Sprint(n)
+	},
+	"plural64": func(n int64, one, many string) string {
+		if n == 1 {
+			return one
+		}
+		return many
 	},
 	"plural": func(n int, one, many string) string {
 		if n == 1 {
