@@ -69,7 +69,7 @@ if [ ! -s "$STACK_DIR/demo-user.json" ]; then
 
 			    $link
 
-			then sign in at ${BROLL_PUBLIC_URL:-http://localhost:${BROLL_HTTP_ADDR##*:}}/dashboard
+			then sign in at ${link%%/dashboard/*}/dashboard
 
 		EOF
 	else
