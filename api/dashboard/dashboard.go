@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"path"
 	"strings"
 	"time"
 
@@ -102,7 +103,7 @@ func (h *handler) asset(c *fiber.Ctx) error {
 		return apperr.NotFoundf("no such asset")
 	}
 	c.Set(fiber.HeaderCacheControl, "public, max-age=31536000, immutable")
-	c.Type(strings.TrimPrefix(c.Params("file")[strings.LastIndexByte(c.Params("file"), '.'):], "."))
+	c.Type(strings.TrimPrefix(path.Ext(c.Params("file")), "."))
 	return c.Send(b)
 }
 

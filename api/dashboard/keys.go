@@ -80,6 +80,7 @@ func (h *handler) rootKey(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	h.flushUsage(c)
 	root, err := h.Tenancy.AccountKey(ctx, sess.AccountID, id)
 	if err != nil {
 		return err
@@ -87,14 +88,9 @@ func (h *handler) rootKey(c *fiber.Ctx) error {
 	if root.Kind != tenancy.KindRoot {
 		return apperr.NotFoundf("root key not found")
 	}
-	h.flushUsage(c)
 	page := pageNumber(c.Query("page"))
 	customers, err := h.Tenancy.CustomerKeysOf(ctx, sess.AccountID, id, customerKeysPerPage, (page-1)*customerKeysPerPage)
 	if err != nil {
-		return err
-	}
-	// Root's own counters may have moved with the flush.
-	if root, err = h.Tenancy.AccountKey(ctx, sess.AccountID, id); err != nil {
 		return err
 	}
 	path := Prefix + "/keys/" + id.String()

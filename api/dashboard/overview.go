@@ -88,7 +88,7 @@ func spendChart(days []billing.DaySpend) barChart {
 	for i, d := range days {
 		values[i] = float64(d.Amount)
 		titles[i] = fmt.Sprintf("%s: %s, %d %s", d.Day.Format("Mon Jan 2"), usd(d.Amount), d.Purchases,
-			map[bool]string{true: "purchase", false: "purchases"}[d.Purchases == 1])
+			plural(d.Purchases, "purchase", "purchases"))
 	}
 	first, last := "", ""
 	if len(days) > 0 {

@@ -116,18 +116,16 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprint(n)
 	},
-	"plural64": func(n int64, one, many string) string {
-		if n == 1 {
-			return one
-		}
-		return many
-	},
-	"plural": func(n int, one, many string) string {
-		if n == 1 {
-			return one
-		}
-		return many
-	},
+	"plural64": plural[int64],
+	"plural":   plural[int],
+}
+
+// plural picks the word for n things.
+func plural[T int | int64](n T, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // usd renders cents as dollars with thousands separators: "$1,234.50".
