@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"broll/api/dashboard"
 	"broll/billing"
 	"broll/catalog"
 	"broll/embed"
@@ -36,11 +37,22 @@ type Deps struct {
 	// QueryEmbedder embeds semantic_search texts (cached); nil disables
 	// semantic search on this node.
 	QueryEmbedder *embed.QueryCache
+	// Sessions signs dashboard users in; nil builds the store from Config
+	// and Redis.
+	Sessions *tenancy.Sessions
 	// Now is the clock; tests inject one. Defaults to time.Now.
 	Now func() time.Time
 	// Metrics is the registry served at /metrics; the app adds its own
 	// metrics and the pool's. Nil gets a fresh one.
 	Metrics *prometheus.Registry
+}
+
+// NewSessions is the dashboard's session store as the configuration says.
+func NewSessions(cfg config.Config, rdb *redis.Client, users *tenancy.Service, now func() time.Time) *tenancy.Sessions {
+	return tenancy.NewSessions(rdb, cfg.RedisPrefix, users, tenancy.SessionOptions{
+		IdleTimeout: cfg.SessionTTL, MaxAge: cfg.SessionMaxAge,
+		MaxFailures: cfg.SignInMaxFailures, Lockout: cfg.SignInLockout, Now: now,
+	})
 }
 
 // New builds the fiber app with every route and middleware.
@@ -102,6 +114,18 @@ func New(d Deps) *fiber.App {
 	s.legacyRoutes(app, d.Config)
 	s.docsRoutes(app)
 	s.mcpRoutes(app, d.Config.MCPAllowedOrigins)
+	// The account dashboard: HTML pages over the same tenancy and billing
+	// services, with its own sign-in (not part of the JSON API).
+	if d.Sessions == nil {
+		d.Sessions = NewSessions(d.Config, d.Redis, d.Tenancy, d.Now)
+	}
+	err := dashboard.Mount(app, dashboard.Deps{
+		Config: d.Config, Logger: d.Logger, Tenancy: d.Tenancy, Billing: d.Billing, Usage: d.Usage,
+		Gate: d.Gate, Auth: d.Auth, Sessions: d.Sessions, StatusOf: statusOf, RequestID: requestID, Now: d.Now,
+	})
+	if err != nil {
+		panic("api: " + err.Error()) // embedded templates: a broken build, not a runtime condition
+	}
 
 	// Everything else is an unknown route: 404 problem+json.
 	app.Use(func(c *fiber.Ctx) error { return apperr.NotFoundf("no such route: %s %s", c.Method(), c.Path()) })

@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
 
 	"broll/internal/apperr"
@@ -182,35 +183,73 @@ type Listing struct {
 	Query     ListQuery
 }
 
+// listFilter is the WHERE clause of a purchase listing and its arguments,
+// built with placeholders only. $1-$3 are visibleSQL's.
+type listFilter struct {
+	where []string
+	args  []any
+}
+
+func (f *listFilter) arg(v any) string {
+	f.args = append(f.args, v)
+	return "$" + strconv.Itoa(len(f.args))
+}
+
+func (f *listFilter) from() string {
+	return ` FROM purchases p JOIN videos v ON v.id = p.video_id LEFT JOIN api_keys k ON k.id = p.api_key_id WHERE ` +
+		strings.Join(f.where, " AND ")
+}
+
+// filter is the one definition of which purchases a listing (page, summary
+// or export) covers: what the key may see, narrowed by the query's filters
+// other than semantic search.
+func (q ListQuery) filter(p tenancy.Principal) *listFilter {
+	f := &listFilter{where: []string{visibleSQL}, args: []any{p.AccountID, p.Kind == tenancy.KindRoot, p.KeyID}}
+	if q.Start != nil {
+		f.where = append(f.where, "p.purchased_at >= "+f.arg(*q.Start))
+	}
+	if q.End != nil {
+		f.where = append(f.where, "p.purchased_at < "+f.arg(q.End.AddDate(0, 0, 1)))
+	}
+	if q.Emotion != "" {
+		f.where = append(f.where, "v.emotion = "+f.arg(q.Emotion))
+	}
+	if q.KeyID != nil {
+		f.where = append(f.where, "p.api_key_id = "+f.arg(*q.KeyID))
+	}
+	if q.Search != "" {
+		w := "v.search_tsv @@ websearch_to_tsquery('english', " + f.arg(q.Search) + ")"
+		if pq := prefixQuery(q.Search); pq != "" {
+			w = "(" + w + " OR v.search_tsv @@ to_tsquery('english', " + f.arg(pq) + "))"
+		}
+		f.where = append(f.where, w)
+	}
+	return f
+}
+
+// recordColumns are the columns scanRecord reads, after the similarity.
+const recordColumns = `p.id, p.video_id, p.api_key_id, coalesce(k.label, ''), p.price_cents, p.purchased_at, p.legacy,
+	p.customer_email, v.title, v.emotion, v.gender, v.difficulty, v.media_type, v.duration_seconds,
+	v.retired_at IS NOT NULL`
+
+func scanRecord(rows pgx.Rows, similarity **float64) (PurchaseRecord, error) {
+	var r PurchaseRecord
+	dest := []any{&r.PurchaseID, &r.VideoID, &r.APIKeyID, &r.CustomerLabel, &r.PricePaid, &r.PurchasedAt,
+		&r.Legacy, &r.CustomerEmail, &r.Video.Title, &r.Video.Emotion, &r.Video.Gender,
+		&r.Video.Difficulty, &r.Video.MediaType, &r.Video.DurationSeconds, &r.Video.Retired}
+	if similarity != nil {
+		dest = append([]any{similarity}, dest...)
+	}
+	err := rows.Scan(dest...)
+	r.Video.ID = r.VideoID
+	return r, err
+}
+
 // ListPurchases lists what the key may see: a customer key its own
 // purchases; a root key those of all its account's keys and the account's
 // legacy purchases. The summary covers every match, not only the page.
 func (s *Service) ListPurchases(ctx context.Context, p tenancy.Principal, q ListQuery, embedder QueryEmbedder) (Listing, error) {
-	where := []string{"p.account_id = $1", "($2::boolean OR p.api_key_id = $3)"}
-	args := []any{p.AccountID, p.Kind == tenancy.KindRoot, p.KeyID}
-	arg := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
-	}
-	if q.Start != nil {
-		where = append(where, "p.purchased_at >= "+arg(*q.Start))
-	}
-	if q.End != nil {
-		where = append(where, "p.purchased_at < "+arg(q.End.AddDate(0, 0, 1)))
-	}
-	if q.Emotion != "" {
-		where = append(where, "v.emotion = "+arg(q.Emotion))
-	}
-	if q.KeyID != nil {
-		where = append(where, "p.api_key_id = "+arg(*q.KeyID))
-	}
-	if q.Search != "" {
-		w := "v.search_tsv @@ websearch_to_tsquery('english', " + arg(q.Search) + ")"
-		if pq := prefixQuery(q.Search); pq != "" {
-			w = "(" + w + " OR v.search_tsv @@ to_tsquery('english', " + arg(pq) + "))"
-		}
-		where = append(where, w)
-	}
+	f := q.filter(p)
 	similarity := "NULL::float8"
 	order := "p.purchased_at DESC, p.id"
 	var queryVec []float32
@@ -222,41 +261,37 @@ func (s *Service) ListPurchases(ctx context.Context, p tenancy.Principal, q List
 		if err != nil {
 			return Listing{}, apperr.New(apperr.Unavailable, "semantic search is unavailable right now; retry shortly")
 		}
-		where = append(where, "v.embedding_model = "+arg(embedder.Model()), "v.embedding IS NOT NULL")
+		f.where = append(f.where, "v.embedding_model = "+f.arg(embedder.Model()), "v.embedding IS NOT NULL")
 		queryVec = vec
 		order = "similarity DESC, p.purchased_at DESC, p.id"
 	}
-	whereArgs := len(args)
-	cond := strings.Join(where, " AND ")
-	from := ` FROM purchases p JOIN videos v ON v.id = p.video_id LEFT JOIN api_keys k ON k.id = p.api_key_id WHERE ` + cond
+	whereArgs := len(f.args)
+	from := f.from()
 
 	out := Listing{Query: q}
 	var amount int64
-	if err := s.pool.QueryRow(ctx, `SELECT count(*), coalesce(sum(p.price_cents), 0)`+from, args[:whereArgs]...).Scan(&out.Total, &amount); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT count(*), coalesce(sum(p.price_cents), 0)`+from, f.args[:whereArgs]...).Scan(&out.Total, &amount); err != nil {
 		return Listing{}, fmt.Errorf("list purchases: %w", err)
 	}
 	out.Amount = money.Cents(amount)
 	if queryVec != nil {
-		similarity = "1 - (v.embedding <=> " + arg(pgvector.NewVector(queryVec)) + ")"
+		similarity = "1 - (v.embedding <=> " + f.arg(pgvector.NewVector(queryVec)) + ")"
 	}
 
-	sql := `SELECT p.id, p.video_id, p.api_key_id, coalesce(k.label, ''), p.price_cents, p.purchased_at, p.legacy,
-		p.customer_email, ` + similarity + ` AS similarity, v.title, v.emotion, v.gender, v.difficulty, v.media_type,
-		v.duration_seconds, v.retired_at IS NOT NULL` + from + ` ORDER BY ` + order +
-		` LIMIT ` + arg(q.Limit) + ` OFFSET ` + arg(q.Offset)
-	rows, err := s.pool.Query(ctx, sql, args...)
+	sql := `SELECT ` + similarity + ` AS similarity, ` + recordColumns + from + ` ORDER BY ` + order +
+		` LIMIT ` + f.arg(q.Limit) + ` OFFSET ` + f.arg(q.Offset)
+	rows, err := s.pool.Query(ctx, sql, f.args...)
 	if err != nil {
 		return Listing{}, fmt.Errorf("list purchases: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var r PurchaseRecord
-		if err := rows.Scan(&r.PurchaseID, &r.VideoID, &r.APIKeyID, &r.CustomerLabel, &r.PricePaid, &r.PurchasedAt,
-			&r.Legacy, &r.CustomerEmail, &r.Similarity, &r.Video.Title, &r.Video.Emotion, &r.Video.Gender,
-			&r.Video.Difficulty, &r.Video.MediaType, &r.Video.DurationSeconds, &r.Video.Retired); err != nil {
+		var sim *float64
+		r, err := scanRecord(rows, &sim)
+		if err != nil {
 			return Listing{}, fmt.Errorf("list purchases: %w", err)
 		}
-		r.Video.ID = r.VideoID
+		r.Similarity = sim
 		r.Download = s.links.Sign(r.PurchaseID)
 		out.Purchases = append(out.Purchases, r)
 	}
@@ -264,17 +299,25 @@ func (s *Service) ListPurchases(ctx context.Context, p tenancy.Principal, q List
 		return Listing{}, fmt.Errorf("list purchases: %w", err)
 	}
 	if q.KeyID != nil && out.Total == 0 {
-		// Say "unknown key" rather than "no purchases" for another account's key.
-		var exists bool
-		if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM api_keys WHERE id = $1 AND account_id = $2)`,
-			*q.KeyID, p.AccountID).Scan(&exists); err != nil {
+		if err := s.checkAccountKey(ctx, p.AccountID, *q.KeyID); err != nil {
 			return Listing{}, err
-		}
-		if !exists {
-			return Listing{}, apperr.NotFoundf("key not found")
 		}
 	}
 	return out, nil
+}
+
+// checkAccountKey says "unknown key" rather than "no purchases" for a key
+// filter naming another account's key.
+func (s *Service) checkAccountKey(ctx context.Context, accountID, keyID uuid.UUID) error {
+	var exists bool
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM api_keys WHERE id = $1 AND account_id = $2)`,
+		keyID, accountID).Scan(&exists); err != nil {
+		return err
+	}
+	if !exists {
+		return apperr.NotFoundf("key not found")
+	}
+	return nil
 }
 
 // prefixQuery turns "laugh car" into "laugh:* & car:*" so that a word

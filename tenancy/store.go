@@ -204,13 +204,26 @@ func (s *Service) GetKey(ctx context.Context, id uuid.UUID) (Key, error) {
 
 // RevokeKey revokes a key by id, whatever its account (operator use). A root
 // key takes its customer keys with it. Revoking twice keeps the first time.
+// It returns the key and the ids of every key revoked, for the revocation
+// markers (Gate.MarkRevoked).
 func (s *Service) RevokeKey(ctx context.Context, id uuid.UUID) (Key, []uuid.UUID, error) {
+	return s.revoke(ctx, uuid.NullUUID{}, id)
+}
+
+// RevokeAccountKey is RevokeKey for a key of one account (the dashboard):
+// another account's key is not_found, like an unknown one.
+func (s *Service) RevokeAccountKey(ctx context.Context, accountID, id uuid.UUID) (Key, []uuid.UUID, error) {
+	return s.revoke(ctx, uuid.NullUUID{UUID: accountID, Valid: true}, id)
+}
+
+func (s *Service) revoke(ctx context.Context, account uuid.NullUUID, id uuid.UUID) (Key, []uuid.UUID, error) {
 	var out Key
 	var affected []uuid.UUID
 	err := database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		k, err := scanKey(tx.QueryRow(ctx, `
-			UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1
-			RETURNING `+keyColumns, id))
+			UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
+			WHERE id = $1 AND ($2::uuid IS NULL OR account_id = $2)
+			RETURNING `+keyColumns, id, account))
 		if err != nil {
 			return database.Interpret(err, "key not found")
 		}

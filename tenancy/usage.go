@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,9 +20,11 @@ import (
 )
 
 // Usage counts requests per key without a Postgres write per request: each
-// request adds to two Redis hashes (in the Gate's round trip), and Flush
-// moves the counts into api_keys in batches. A batch id stored with the
-// update makes a flush that died half way safe to repeat: it is applied once.
+// request adds to three Redis hashes (in the Gate's round trip: the total,
+// the last use and the key's bucket of the current hour), and Flush moves the
+// counts into api_keys and usage_hourly in batches. A batch id stored with
+// the update makes a flush that died half way safe to repeat: it is applied
+// once.
 type Usage struct {
 	pool   *pgxpool.Pool
 	rdb    *redis.Client
@@ -32,8 +35,9 @@ type Usage struct {
 }
 
 type localCount struct {
-	n    int64
-	last time.Time
+	n     int64
+	last  time.Time
+	hours map[int64]int64 // unix second of the hour -> requests
 }
 
 // NewUsage returns the usage counter.
@@ -47,7 +51,33 @@ func (u *Usage) count(ctx context.Context, pipe redis.Pipeliner, id uuid.UUID, n
 	field := id.String()
 	pipe.HIncrBy(ctx, u.key("n"), field, 1)
 	pipe.HSet(ctx, u.key("t"), field, now.UnixMilli())
+	pipe.HIncrBy(ctx, u.key("h"), hourField(id, now), 1)
 }
+
+// hourField names a key's bucket of one hour in the hourly hash:
+// "<key id>|<unix second the hour starts>".
+func hourField(id uuid.UUID, t time.Time) string {
+	return id.String() + "|" + strconv.FormatInt(hourOf(t).Unix(), 10)
+}
+
+func parseHourField(f string) (uuid.UUID, time.Time, bool) {
+	idStr, hourStr, ok := strings.Cut(f, "|")
+	if !ok {
+		return uuid.Nil, time.Time{}, false
+	}
+	id, err := uuid.Parse(idStr)
+	if err != nil {
+		return uuid.Nil, time.Time{}, false
+	}
+	sec, err := strconv.ParseInt(hourStr, 10, 64)
+	if err != nil || sec%3600 != 0 {
+		return uuid.Nil, time.Time{}, false
+	}
+	return id, time.Unix(sec, 0).UTC(), true
+}
+
+// hourOf is the start of t's hour in UTC.
+func hourOf(t time.Time) time.Time { return t.UTC().Truncate(time.Hour) }
 
 func (u *Usage) countLocally(id uuid.UUID, now time.Time) {
 	u.mu.Lock()
@@ -57,19 +87,31 @@ func (u *Usage) countLocally(id uuid.UUID, now time.Time) {
 	if now.After(c.last) {
 		c.last = now
 	}
+	if c.hours == nil {
+		c.hours = map[int64]int64{}
+	}
+	c.hours[hourOf(now).Unix()]++
 	u.local[id] = c
 }
 
 // takeBatch atomically moves the live counters aside under a batch id, or
-// returns the batch a previous flush left behind.
+// returns the batch a previous flush left behind. KEYS[1..3] are the live
+// hashes (totals, last use, hourly buckets), KEYS[4..6] their batch copies
+// and KEYS[7] the batch id.
 var takeBatch = redis.NewScript(`
-if redis.call('EXISTS', KEYS[5]) == 0 then
-  if redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[2]) == 0 then return false end
-  if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('RENAME', KEYS[1], KEYS[3]) end
-  if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('RENAME', KEYS[2], KEYS[4]) end
-  redis.call('SET', KEYS[5], ARGV[1])
+if redis.call('EXISTS', KEYS[7]) == 0 then
+  local any = false
+  for i = 1, 3 do
+    if redis.call('EXISTS', KEYS[i]) == 1 then
+      redis.call('RENAME', KEYS[i], KEYS[i + 3])
+      any = true
+    end
+  end
+  if not any then return false end
+  redis.call('SET', KEYS[7], ARGV[1])
 end
-return {redis.call('GET', KEYS[5]), redis.call('HGETALL', KEYS[3]), redis.call('HGETALL', KEYS[4])}
+return {redis.call('GET', KEYS[7]), redis.call('HGETALL', KEYS[4]), redis.call('HGETALL', KEYS[5]),
+        redis.call('HGETALL', KEYS[6])}
 `)
 
 var releaseLock = redis.NewScript(`
@@ -82,6 +124,46 @@ const applyUsageSQL = `
 	    last_used_at = greatest(coalesce(k.last_used_at, u.t), u.t)
 	FROM unnest($1::uuid[], $2::bigint[], $3::timestamptz[]) AS u(id, n, t)
 	WHERE k.id = u.id`
+
+// applyHourlySQL adds a batch's hourly buckets. Buckets of keys that do not
+// exist are dropped rather than failing the batch for ever; the order keeps
+// row locks in one order across concurrent flushes.
+const applyHourlySQL = `
+	INSERT INTO usage_hourly AS h (api_key_id, hour, requests)
+	SELECT u.id, u.hour, u.n
+	FROM unnest($1::uuid[], $2::timestamptz[], $3::bigint[]) AS u(id, hour, n)
+	WHERE EXISTS (SELECT 1 FROM api_keys k WHERE k.id = u.id)
+	ORDER BY u.id, u.hour
+	ON CONFLICT (api_key_id, hour) DO UPDATE SET requests = h.requests + excluded.requests`
+
+// usageBatch is one flush's worth of counts, in the column arrays the
+// statements take.
+type usageBatch struct {
+	ids   []uuid.UUID
+	ns    []int64
+	ts    []time.Time
+	hIDs  []uuid.UUID
+	hours []time.Time
+	hNs   []int64
+}
+
+func (b *usageBatch) addHour(id uuid.UUID, hour time.Time, n int64) {
+	b.hIDs, b.hours, b.hNs = append(b.hIDs, id), append(b.hours, hour), append(b.hNs, n)
+}
+
+func (b *usageBatch) apply(ctx context.Context, q Querier) error {
+	if len(b.ids) > 0 {
+		if _, err := q.Exec(ctx, applyUsageSQL, b.ids, b.ns, b.ts); err != nil {
+			return err
+		}
+	}
+	if len(b.hIDs) > 0 {
+		if _, err := q.Exec(ctx, applyHourlySQL, b.hIDs, b.hours, b.hNs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Flush writes the buffered counts to Postgres. Nodes and workers may call
 // it concurrently: a short Redis lock makes them take turns, and a caller
@@ -115,7 +197,8 @@ func (u *Usage) Flush(ctx context.Context) error {
 }
 
 func (u *Usage) flushBatch(ctx context.Context) error {
-	keys := []string{u.key("n"), u.key("t"), u.key("flushing:n"), u.key("flushing:t"), u.key("flushing:id")}
+	keys := []string{u.key("n"), u.key("t"), u.key("h"),
+		u.key("flushing:n"), u.key("flushing:t"), u.key("flushing:h"), u.key("flushing:id")}
 	res, err := takeBatch.Run(ctx, u.rdb, keys, randomToken()).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil
@@ -124,16 +207,14 @@ func (u *Usage) flushBatch(ctx context.Context) error {
 		return fmt.Errorf("usage flush: %w", err)
 	}
 	parts, _ := res.([]any)
-	if len(parts) != 3 {
+	if len(parts) != 4 {
 		return errors.New("usage flush: unexpected reply")
 	}
 	batchID, _ := parts[0].(string)
 	counts := pairs(parts[1])
 	times := pairs(parts[2])
 
-	var ids []uuid.UUID
-	var ns []int64
-	var ts []time.Time
+	var b usageBatch
 	for field, nStr := range counts {
 		id, err := uuid.Parse(field)
 		if err != nil {
@@ -141,20 +222,27 @@ func (u *Usage) flushBatch(ctx context.Context) error {
 		}
 		n, _ := strconv.ParseInt(nStr, 10, 64)
 		ms, _ := strconv.ParseInt(times[field], 10, 64)
-		ids, ns, ts = append(ids, id), append(ns, n), append(ts, time.UnixMilli(ms))
+		b.ids, b.ns, b.ts = append(b.ids, id), append(b.ns, n), append(b.ts, time.UnixMilli(ms))
+	}
+	for field, nStr := range pairs(parts[3]) {
+		id, hour, ok := parseHourField(field)
+		n, err := strconv.ParseInt(nStr, 10, 64)
+		if !ok || err != nil || n <= 0 {
+			continue
+		}
+		b.addHour(id, hour, n)
 	}
 	err = database.InTx(ctx, u.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `INSERT INTO usage_flushes (batch_id) VALUES ($1) ON CONFLICT DO NOTHING`, batchID)
 		if err != nil || tag.RowsAffected() == 0 {
 			return err // applied before: only the Redis cleanup was missing
 		}
-		_, err = tx.Exec(ctx, applyUsageSQL, ids, ns, ts)
-		return err
+		return b.apply(ctx, tx)
 	})
 	if err != nil {
 		return fmt.Errorf("usage flush: %w", err)
 	}
-	return u.rdb.Del(ctx, keys[2], keys[3], keys[4]).Err()
+	return u.rdb.Del(ctx, keys[3:]...).Err()
 }
 
 func (u *Usage) flushLocal(ctx context.Context) error {
@@ -165,19 +253,26 @@ func (u *Usage) flushLocal(ctx context.Context) error {
 	if len(taken) == 0 {
 		return nil
 	}
-	var ids []uuid.UUID
-	var ns []int64
-	var ts []time.Time
+	var b usageBatch
 	for id, c := range taken {
-		ids, ns, ts = append(ids, id), append(ns, c.n), append(ts, c.last)
+		b.ids, b.ns, b.ts = append(b.ids, id), append(b.ns, c.n), append(b.ts, c.last)
+		for hour, n := range c.hours {
+			b.addHour(id, time.Unix(hour, 0).UTC(), n)
+		}
 	}
-	if _, err := u.pool.Exec(ctx, applyUsageSQL, ids, ns, ts); err != nil {
+	if err := database.InTx(ctx, u.pool, func(tx pgx.Tx) error { return b.apply(ctx, tx) }); err != nil {
 		u.mu.Lock()
 		for id, c := range taken {
 			l := u.local[id]
 			l.n += c.n
 			if c.last.After(l.last) {
 				l.last = c.last
+			}
+			for hour, n := range c.hours {
+				if l.hours == nil {
+					l.hours = map[int64]int64{}
+				}
+				l.hours[hour] += n
 			}
 			u.local[id] = l
 		}

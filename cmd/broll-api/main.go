@@ -78,14 +78,16 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	queryEmbedder := embed.NewCachedQueryEmbedder(embedder, rdb, cfg.RedisPrefix+"qemb:", embed.DefaultQueryCacheTTL)
 
 	usage := tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
+	tenants := tenancy.New(pool)
 	app := api.New(api.Deps{
-		Metrics: metrics.NewRegistry(),
-		Config:  cfg,
-		Logger:  logger,
-		Pool:    pool,
-		Redis:   rdb,
-		Tenancy: tenancy.New(pool),
-		Catalog: catalog.New(pool, media, catalog.NewAsynqQueue(queueClient, asynq.NewInspectorFromRedisClient(rdb))),
+		Metrics:  metrics.NewRegistry(),
+		Config:   cfg,
+		Logger:   logger,
+		Pool:     pool,
+		Redis:    rdb,
+		Tenancy:  tenants,
+		Sessions: api.NewSessions(cfg, rdb, tenants, nil),
+		Catalog:  catalog.New(pool, media, catalog.NewAsynqQueue(queueClient, asynq.NewInspectorFromRedisClient(rdb))),
 		Billing: billing.New(pool, billing.NewSigner(cfg.BaseURL(), cfg.SigningKey.Reveal(),
 			cfg.SigningKeyPrevious.Reveal(), cfg.DownloadURLTTL, nil)),
 		Auth:  tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL),

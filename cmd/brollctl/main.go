@@ -1,5 +1,5 @@
 // Command brollctl is the operator CLI: migrations, accounts, keys, credits,
-// tiers and the clip catalog. Every command prints JSON on stdout and exits 0
+// tiers, the clip catalog and dashboard users. Every command prints JSON on stdout and exits 0
 // on success; on failure it prints one clear message on stderr and exits
 // non-zero, having changed nothing.
 package main
@@ -55,8 +55,11 @@ const usage = `usage: brollctl COMMAND [ARGS]
   audit downloads [--since 30d] [--threshold N]
   billing statement --account ID --month YYYY-MM
   legacy migrate-customers --account ID
+  user create --account ID --email E
+  user reset --email E
+  user list --account ID
 
-Environment: DATABASE_URL, REDIS_URL (see README.md).`
+Environment: DATABASE_URL, REDIS_URL, BROLL_PUBLIC_URL (see README.md).`
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := &cli{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
@@ -159,6 +162,15 @@ func (c *cli) dispatch(ctx context.Context, args []string) (any, error) {
 	case "legacy":
 		if sub == "migrate-customers" {
 			return c.legacyMigrateCustomers(ctx, rest[1:])
+		}
+	case "user":
+		switch sub {
+		case "create":
+			return c.userCreate(ctx, rest[1:])
+		case "reset":
+			return c.userReset(ctx, rest[1:])
+		case "list":
+			return c.userList(ctx, rest[1:])
 		}
 	default:
 		return nil, usageErr("unknown command %q", cmd)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `make run`: bring the local stack up, migrate, load the demo catalog when the
 # database has none, create a demo account (its root key is printed once, when
-# it is created, and kept in .stack/demo.json), then run one API node and one
-# worker in the foreground. Ctrl-C stops both cleanly.
+# it is created, and kept in .stack/demo.json) and a dashboard user for it
+# (demo@example.com, with a one-time link to choose its password), then run
+# one API node and one worker in the foreground. Ctrl-C stops both cleanly.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -53,6 +54,27 @@ if [ ! -s "$STACK_DIR/demo.json" ]; then
 	EOF
 else
 	echo "run: demo account exists; its root key is in .stack/demo.json" >&2
+fi
+
+# A dashboard user for the demo account, made once; the one-time link to
+# choose its password is printed (a new one: brollctl user reset).
+if [ ! -s "$STACK_DIR/demo-user.json" ]; then
+	account="$(sed -n 's/.*"account_id": *"\([^"]*\)".*/\1/p' "$STACK_DIR/demo.json")"
+	umask 077
+	if "$BIN/brollctl" user create --account "$account" --email demo@example.com >"$STACK_DIR/demo-user.json" 2>/dev/null; then
+		link="$(sed -n 's/.*"set_password_url": *"\([^"]*\)".*/\1/p' "$STACK_DIR/demo-user.json")"
+		cat >&2 <<-EOF
+
+			Dashboard user demo@example.com created. Choose its password (the link works once, for 24 hours):
+
+			    $link
+
+			then sign in at ${link%%/dashboard/*}/dashboard
+
+		EOF
+	else
+		rm -f "$STACK_DIR/demo-user.json"
+	fi
 fi
 
 pids=()

@@ -46,6 +46,16 @@ type Config struct {
 	// "*") allowed to call /api/mcp besides the service's own; requests
 	// without an Origin header (CLIs, desktop apps, servers) are unaffected.
 	MCPAllowedOrigins []string
+	// SessionTTL ends a dashboard session unused for this long;
+	// SessionMaxAge ends any session this long after sign-in.
+	SessionTTL    time.Duration
+	SessionMaxAge time.Duration
+	// SignInMaxFailures wrong passwords in a row lock an email out of the
+	// dashboard's sign-in for SignInLockout.
+	SignInMaxFailures int
+	SignInLockout     time.Duration
+	// PasswordLinkTTL is how long a one-time set-password link works.
+	PasswordLinkTTL time.Duration
 }
 
 // Secret is a string that never prints its value.
@@ -83,6 +93,11 @@ func Defaults() Config {
 		EmbedRetryMaxDelay:  5 * time.Minute,
 		RedisPrefix:         "broll:",
 		AuthCacheTTL:        30 * time.Second,
+		SessionTTL:          8 * time.Hour,
+		SessionMaxAge:       7 * 24 * time.Hour,
+		SignInMaxFailures:   5,
+		SignInLockout:       15 * time.Minute,
+		PasswordLinkTTL:     24 * time.Hour,
 	}
 }
 
@@ -157,6 +172,11 @@ func Load(getenv func(string) string) (Config, error) {
 	if v := strings.TrimSpace(getenv("BROLL_MCP_ALLOWED_ORIGINS")); v != "" {
 		c.MCPAllowedOrigins = splitOrigins(v)
 	}
+	duration("BROLL_SESSION_TTL", &c.SessionTTL)
+	duration("BROLL_SESSION_MAX_AGE", &c.SessionMaxAge)
+	integer("BROLL_SIGNIN_MAX_FAILURES", &c.SignInMaxFailures)
+	duration("BROLL_SIGNIN_LOCKOUT", &c.SignInLockout)
+	duration("BROLL_PASSWORD_LINK_TTL", &c.PasswordLinkTTL)
 
 	if len(errs) > 0 {
 		return Config{}, errs[0]
@@ -230,6 +250,21 @@ func (c Config) Validate() error {
 	if c.AuthCacheTTL < 0 || c.AuthCacheTTL > 10*time.Minute {
 		return fmt.Errorf("BROLL_AUTH_CACHE_TTL must be between 0s and 10m, got %s", c.AuthCacheTTL)
 	}
+	if c.SessionTTL < time.Minute || c.SessionTTL > 30*24*time.Hour {
+		return fmt.Errorf("BROLL_SESSION_TTL must be between 1m and 720h, got %s", c.SessionTTL)
+	}
+	if c.SessionMaxAge < c.SessionTTL || c.SessionMaxAge > 90*24*time.Hour {
+		return fmt.Errorf("BROLL_SESSION_MAX_AGE must be at least BROLL_SESSION_TTL (%s) and at most 2160h, got %s", c.SessionTTL, c.SessionMaxAge)
+	}
+	if c.SignInMaxFailures < 1 || c.SignInMaxFailures > 100 {
+		return fmt.Errorf("BROLL_SIGNIN_MAX_FAILURES must be between 1 and 100, got %d", c.SignInMaxFailures)
+	}
+	if c.SignInLockout < time.Minute || c.SignInLockout > 24*time.Hour {
+		return fmt.Errorf("BROLL_SIGNIN_LOCKOUT must be between 1m and 24h, got %s", c.SignInLockout)
+	}
+	if c.PasswordLinkTTL < 10*time.Minute || c.PasswordLinkTTL > 7*24*time.Hour {
+		return fmt.Errorf("BROLL_PASSWORD_LINK_TTL must be between 10m and 168h, got %s", c.PasswordLinkTTL)
+	}
 	for _, o := range c.MCPAllowedOrigins {
 		if o != "*" && !isOrigin(o) {
 			return fmt.Errorf("BROLL_MCP_ALLOWED_ORIGINS: %q is not an origin such as https://app.example.com or http://localhost:3000 (or *)", o)
@@ -266,6 +301,12 @@ func (c Config) RequireSigningKey() error {
 	return nil
 }
 
+// SecureCookies reports whether the service is reached over HTTPS, so that
+// the dashboard's cookies are marked Secure.
+func (c Config) SecureCookies() bool {
+	return strings.HasPrefix(strings.ToLower(c.PublicURL), "https://")
+}
+
 // BaseURL is the public address links are built from.
 func (c Config) BaseURL() string {
 	if c.PublicURL != "" {
@@ -298,6 +339,11 @@ func (c Config) Summary() map[string]any {
 		"legacy_sunset":         c.LegacySunset.Format("2006-01-02"),
 		"redis_prefix":          c.RedisPrefix,
 		"mcp_allowed_origins":   c.MCPAllowedOrigins,
+		"session_ttl":           c.SessionTTL.String(),
+		"session_max_age":       c.SessionMaxAge.String(),
+		"signin_max_failures":   c.SignInMaxFailures,
+		"signin_lockout":        c.SignInLockout.String(),
+		"password_link_ttl":     c.PasswordLinkTTL.String(),
 	}
 }
 

@@ -26,6 +26,21 @@ func TestDefaults(t *testing.T) {
 	}
 }
 
+func TestDashboardDefaults(t *testing.T) {
+	c, err := Load(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SessionTTL != 8*time.Hour || c.SessionMaxAge != 7*24*time.Hour || c.SignInMaxFailures != 5 ||
+		c.SignInLockout != 15*time.Minute || c.PasswordLinkTTL != 24*time.Hour || c.SecureCookies() {
+		t.Fatalf("dashboard defaults: %+v", c)
+	}
+	c, err = Load(env(map[string]string{"BROLL_PUBLIC_URL": "HTTPS://broll.example.com", "BROLL_SESSION_TTL": "30m"}))
+	if err != nil || !c.SecureCookies() || c.SessionTTL != 30*time.Minute {
+		t.Fatalf("https public URL: %v %v", c.SecureCookies(), err)
+	}
+}
+
 func TestBadValuesNameTheVariable(t *testing.T) {
 	cases := map[string]map[string]string{
 		"DATABASE_URL":                {"DATABASE_URL": ""},
@@ -37,6 +52,11 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		"BROLL_SIGNING_KEY":           {"BROLL_SIGNING_KEY": "short"},
 		"BROLL_PUBLIC_URL":            {"BROLL_PUBLIC_URL": "ftp://x"},
 		"BROLL_LOG_LEVEL":             {"BROLL_LOG_LEVEL": "loud"},
+		"BROLL_SESSION_TTL":           {"BROLL_SESSION_TTL": "10s"},
+		"BROLL_SESSION_MAX_AGE":       {"BROLL_SESSION_TTL": "2h", "BROLL_SESSION_MAX_AGE": "1h"},
+		"BROLL_SIGNIN_MAX_FAILURES":   {"BROLL_SIGNIN_MAX_FAILURES": "0"},
+		"BROLL_SIGNIN_LOCKOUT":        {"BROLL_SIGNIN_LOCKOUT": "soon"},
+		"BROLL_PASSWORD_LINK_TTL":     {"BROLL_PASSWORD_LINK_TTL": "1m"},
 	}
 	for name, m := range cases {
 		_, err := Load(env(m))

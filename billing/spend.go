@@ -1,0 +1,56 @@
+package billing
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"broll/internal/money"
+	"broll/tenancy"
+)
+
+// DaySpend is what was bought on one UTC day.
+type DaySpend struct {
+	Day       time.Time
+	Purchases int
+	Amount    money.Cents
+}
+
+// dailySpendSQL fills every day of the window, quiet days as zero, over the
+// purchases the principal can see (visibleSQL). Days are 24 hours from UTC
+// midnight whatever the session's time zone.
+const dailySpendSQL = `
+	SELECT g.day, count(p.id), coalesce(sum(p.price_cents), 0)::bigint
+	FROM generate_series($4::timestamptz, $5::timestamptz, interval '24 hours') AS g(day)
+	LEFT JOIN purchases p ON ` + visibleSQL + `
+	     AND p.purchased_at >= g.day AND p.purchased_at < g.day + interval '24 hours'
+	GROUP BY g.day ORDER BY g.day`
+
+// DailySpend returns the purchases p can see on each of the `days` UTC days
+// up to and including today, oldest first.
+func (s *Service) DailySpend(ctx context.Context, p tenancy.Principal, now time.Time, days int) ([]DaySpend, error) {
+	if days < 1 {
+		return nil, nil
+	}
+	u := now.UTC()
+	last := time.Date(u.Year(), u.Month(), u.Day(), 0, 0, 0, 0, time.UTC)
+	first := last.AddDate(0, 0, -(days - 1))
+	rows, err := s.pool.Query(ctx, dailySpendSQL, p.AccountID, p.Kind == tenancy.KindRoot, p.KeyID, first, last)
+	if err != nil {
+		return nil, fmt.Errorf("daily spend: %w", err)
+	}
+	defer rows.Close()
+	var out []DaySpend
+	for rows.Next() {
+		var d DaySpend
+		if err := rows.Scan(&d.Day, &d.Purchases, &d.Amount); err != nil {
+			return nil, fmt.Errorf("daily spend: %w", err)
+		}
+		d.Day = d.Day.UTC()
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("daily spend: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/google/uuid"
+
+	"broll/tenancy"
+)
+
+// Dashboard users: an operator creates the first user of an account (and
+// resets forgotten passwords) and hands over the printed one-time link; the
+// user chooses a password there. The link points at BROLL_PUBLIC_URL.
+
+type userJSON struct {
+	ID            uuid.UUID  `json:"user_id"`
+	AccountID     uuid.UUID  `json:"account_id"`
+	Email         string     `json:"email"`
+	PasswordSet   bool       `json:"password_set"`
+	CreatedAt     time.Time  `json:"created_at"`
+	PasswordSetAt *time.Time `json:"password_set_at"`
+	LastSignInAt  *time.Time `json:"last_sign_in_at"`
+}
+
+func renderUser(u tenancy.User) userJSON {
+	return userJSON{ID: u.ID, AccountID: u.AccountID, Email: u.Email, PasswordSet: u.PasswordSet,
+		CreatedAt: u.CreatedAt, PasswordSetAt: u.PasswordSetAt, LastSignInAt: u.LastSignInAt}
+}
+
+// linkJSON is the answer of user create and user reset. The token exists
+// only in this output: hand it to the user, do not keep it.
+func linkJSON(base string, l tenancy.PasswordLink) map[string]any {
+	return map[string]any{
+		"user_id":          l.User.ID,
+		"account_id":       l.User.AccountID,
+		"email":            l.User.Email,
+		"set_password_url": base + "/dashboard/set-password?token=" + url.QueryEscape(l.Token),
+		"expires_at":       l.ExpiresAt,
+	}
+}
+
+func (c *cli) userCreate(ctx context.Context, args []string) (any, error) {
+	var account, email string
+	if _, err := c.flags("user create", args, 0, func(fs *flag.FlagSet) {
+		fs.StringVar(&account, "account", "", "account id")
+		fs.StringVar(&email, "email", "", "the user's email (their sign-in name)")
+	}); err != nil {
+		return nil, err
+	}
+	id, err := parseID("account", account)
+	if err != nil {
+		return nil, err
+	}
+	if email == "" {
+		return nil, usageErr("--email is required")
+	}
+	e, done, err := c.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	link, err := e.tenancy.CreateUser(ctx, id, email, time.Now(), e.cfg.PasswordLinkTTL)
+	if err != nil {
+		return nil, err
+	}
+	return linkJSON(e.cfg.BaseURL(), link), nil
+}
+
+// userReset clears the password (it stops working at once), ends every
+// dashboard session of the user and prints a new one-time link.
+func (c *cli) userReset(ctx context.Context, args []string) (any, error) {
+	var email string
+	if _, err := c.flags("user reset", args, 0, func(fs *flag.FlagSet) {
+		fs.StringVar(&email, "email", "", "the user's email")
+	}); err != nil {
+		return nil, err
+	}
+	if email == "" {
+		return nil, usageErr("--email is required")
+	}
+	e, done, err := c.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	link, err := e.tenancy.ResetUser(ctx, email, time.Now(), e.cfg.PasswordLinkTTL)
+	if err != nil {
+		return nil, err
+	}
+	sessions := tenancy.NewSessions(e.rdb, e.cfg.RedisPrefix, e.tenancy, tenancy.SessionOptions{})
+	ended, err := sessions.EndAll(ctx, link.User.ID)
+	if err != nil {
+		return nil, fmt.Errorf("the password is cleared, but the user's sessions could not be ended (run again for a new link): %w", err)
+	}
+	out := linkJSON(e.cfg.BaseURL(), link)
+	out["sessions_ended"] = ended
+	return out, nil
+}
+
+func (c *cli) userList(ctx context.Context, args []string) (any, error) {
+	var account string
+	if _, err := c.flags("user list", args, 0, func(fs *flag.FlagSet) {
+		fs.StringVar(&account, "account", "", "account id")
+	}); err != nil {
+		return nil, err
+	}
+	id, err := parseID("account", account)
+	if err != nil {
+		return nil, err
+	}
+	e, done, err := c.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if _, err := e.tenancy.GetAccount(ctx, id); err != nil {
+		return nil, err
+	}
+	users, err := e.tenancy.ListUsers(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]userJSON, len(users))
+	for i, u := range users {
+		out[i] = renderUser(u)
+	}
+	return map[string]any{"account_id": id, "users": out}, nil
+}

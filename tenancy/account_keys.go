@@ -1,0 +1,113 @@
+package tenancy
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"broll/internal/apperr"
+	"broll/internal/database"
+)
+
+// AccountOwner is the principal of a dashboard user: it sees what every
+// root key of the account sees (all of the account's purchases, legacy ones
+// included) but is no key itself, so nothing can be created "under" it.
+func AccountOwner(accountID uuid.UUID) Principal {
+	return Principal{AccountID: accountID, Kind: KindRoot, Scopes: []Scope{ScopeBrollBilling}}
+}
+
+// RootKey is a root key with the number of its customer keys.
+type RootKey struct {
+	Key
+	CustomerKeys     int
+	LiveCustomerKeys int
+}
+
+// ListRootKeys lists an account's root keys, live ones first, newest first.
+func (s *Service) ListRootKeys(ctx context.Context, accountID uuid.UUID) ([]RootKey, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT `+keyColumns+`,
+		       (SELECT count(*) FROM api_keys c WHERE c.parent_id = r.id),
+		       (SELECT count(*) FROM api_keys c WHERE c.parent_id = r.id AND c.revoked_at IS NULL)
+		FROM api_keys r
+		WHERE r.account_id = $1 AND r.kind = 'root'
+		ORDER BY r.revoked_at IS NOT NULL, r.created_at DESC, r.id`, accountID)
+	if err != nil {
+		return nil, fmt.Errorf("list root keys: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (RootKey, error) {
+		var k RootKey
+		var scopes []string
+		err := r.Scan(&k.ID, &k.AccountID, &k.Kind, &k.ParentID, &k.Label, &scopes, &k.Prefix,
+			&k.RateLimitPerMinute, &k.TotalRequests, &k.LastUsedAt, &k.CreatedAt, &k.RevokedAt,
+			&k.CustomerKeys, &k.LiveCustomerKeys)
+		k.Scopes = toScopes(scopes)
+		return k, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list root keys: %w", err)
+	}
+	return out, nil
+}
+
+// CustomerKeyPage is one page of a root key's customer keys.
+type CustomerKeyPage struct {
+	Keys  []Key
+	Total int
+}
+
+// CustomerKeysOf lists one page of the customer keys of an account's root
+// key, live ones first, newest first. A root key of another account is
+// not_found.
+func (s *Service) CustomerKeysOf(ctx context.Context, accountID, rootID uuid.UUID, limit, offset int) (CustomerKeyPage, error) {
+	var out CustomerKeyPage
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM api_keys WHERE account_id = $1 AND parent_id = $2`,
+		accountID, rootID).Scan(&out.Total)
+	if err != nil {
+		return out, fmt.Errorf("customer keys: %w", err)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+keyColumns+` FROM api_keys
+		WHERE account_id = $1 AND parent_id = $2
+		ORDER BY revoked_at IS NOT NULL, created_at DESC, id LIMIT $3 OFFSET $4`, accountID, rootID, limit, offset)
+	if err != nil {
+		return out, fmt.Errorf("customer keys: %w", err)
+	}
+	out.Keys, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Key, error) { return scanKey(r) })
+	if err != nil {
+		return out, fmt.Errorf("customer keys: %w", err)
+	}
+	return out, nil
+}
+
+// RootPrincipal acts as one of the account's root keys, so that the
+// dashboard creates customer keys through CreateCustomerKey exactly as
+// POST /api/v1/keys does. Another account's key, or a key that is not a
+// root key, is not_found; a revoked root key cannot create keys.
+func (s *Service) RootPrincipal(ctx context.Context, accountID, rootID uuid.UUID) (Principal, error) {
+	k, err := scanKey(s.pool.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys
+		WHERE id = $1 AND account_id = $2 AND kind = 'root'`, rootID, accountID))
+	if err != nil {
+		return Principal{}, database.Interpret(err, "key not found")
+	}
+	if k.RevokedAt != nil {
+		return Principal{}, apperr.New(apperr.Invalid, "this root key is revoked; create customer keys under a live root key")
+	}
+	return Principal{KeyID: k.ID, AccountID: accountID, RootKeyID: k.ID, Kind: KindRoot, Label: k.Label, Scopes: k.Scopes}, nil
+}
+
+// AccountKeys lists up to limit keys of the account, root keys first, then
+// by label, for choosing one (the purchases filter).
+func (s *Service) AccountKeys(ctx context.Context, accountID uuid.UUID, limit int) ([]Key, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE account_id = $1
+		ORDER BY kind <> 'root', lower(label), created_at, id LIMIT $2`, accountID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("account keys: %w", err)
+	}
+	keys, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Key, error) { return scanKey(r) })
+	if err != nil {
+		return nil, fmt.Errorf("account keys: %w", err)
+	}
+	return keys, nil
+}

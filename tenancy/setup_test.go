@@ -1,0 +1,75 @@
+package tenancy
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"broll/internal/testkit"
+)
+
+// bundle is what a tenancy test works with: a database and a Redis
+// database of its own, and the services over them.
+type bundle struct {
+	pool  *pgxpool.Pool
+	rdb   *redis.Client
+	svc   *Service
+	usage *Usage
+	gate  *Gate
+	clock *clock
+}
+
+const testPrefix = "broll:"
+
+func setup(t *testing.T) *bundle {
+	t.Helper()
+	pool, _ := testkit.NewPool(t)
+	rdb, _ := testkit.Redis(t)
+	usage := NewUsage(pool, rdb, testPrefix)
+	b := &bundle{pool: pool, rdb: rdb, svc: New(pool), usage: usage, clock: &clock{t: time.Now()}}
+	b.gate = NewGate(rdb, testPrefix, 60, usage, slog.New(slog.DiscardHandler))
+	b.gate.now = b.clock.Now
+	return b
+}
+
+// clock is a settable clock for expiry tests: no sleeping.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+var accountSeq atomic.Int64
+
+// account creates an account with a root key and returns the root's principal.
+func (b *bundle) account(t *testing.T) Principal {
+	t.Helper()
+	ctx := context.Background()
+	a, err := CreateAccount(ctx, b.pool, "Test Platform", fmt.Sprintf("t%d-%d", time.Now().UnixNano()%1e12, accountSeq.Add(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := CreateRootKey(ctx, b.pool, a.ID, "root")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Principal{KeyID: root.ID, AccountID: a.ID, RootKeyID: root.ID, Kind: KindRoot, Scopes: root.Scopes}
+}

@@ -1,0 +1,128 @@
+package tenancy
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+
+	"broll/internal/apperr"
+)
+
+// SignIn checks an email and password and opens a session. Attempts are
+// limited per email and per client address (GCRA, shared by all nodes), and
+// MaxFailures wrong passwords in a row lock the email out for Lockout, the
+// right password included, so that guessing a password takes years rather
+// than hours. Unknown emails are throttled and locked the same way, which
+// keeps the answers from telling which emails have users.
+func (s *Sessions) SignIn(ctx context.Context, email, password, clientAddr string) (Session, string, error) {
+	norm := strings.ToLower(strings.TrimSpace(email))
+	emailID := throttleID(norm)
+	if err := s.allow(ctx, "address:"+clientAddr, s.opts.AddressAttempts, "from this address"); err != nil {
+		return Session{}, "", err
+	}
+	if err := s.allow(ctx, "email:"+emailID, s.opts.EmailAttempts, "for this email"); err != nil {
+		return Session{}, "", err
+	}
+	if err := s.checkLock(ctx, emailID); err != nil {
+		return Session{}, "", err
+	}
+	u, err := s.users.CheckCredentials(ctx, email, password)
+	if apperr.CodeOf(err) == apperr.Unauthorized {
+		if lockErr := s.recordFailure(ctx, emailID); lockErr != nil {
+			return Session{}, "", lockErr
+		}
+		return Session{}, "", err
+	}
+	if err != nil {
+		return Session{}, "", err
+	}
+	s.rdb.Del(ctx, s.failKey(emailID))
+	sess, token, err := s.start(ctx, u)
+	if err != nil {
+		return Session{}, "", err
+	}
+	if err := s.users.RecordSignIn(ctx, u.ID, s.opts.Now()); err != nil {
+		return Session{}, "", fmt.Errorf("sign in: %w", err)
+	}
+	return sess, token, nil
+}
+
+// throttleID names an email in Redis keys without writing it there.
+func throttleID(email string) string {
+	h := sha256.Sum256([]byte("broll-signin:" + email))
+	return hex.EncodeToString(h[:16])
+}
+
+func (s *Sessions) failKey(emailID string) string {
+	return s.prefix + "dash:signin-failures:" + emailID
+}
+func (s *Sessions) lockKey(emailID string) string { return s.prefix + "dash:signin-locked:" + emailID }
+
+var errSignInUnavailable = apperr.New(apperr.Unavailable, "sign-in is unavailable right now; retry shortly")
+
+func (s *Sessions) allow(ctx context.Context, what string, limit redis_rate.Limit, who string) error {
+	res, err := s.limiter.Allow(ctx, s.prefix+"dash:signin:"+what, limit)
+	if err != nil {
+		return errSignInUnavailable
+	}
+	if res.Allowed > 0 {
+		return nil
+	}
+	retry := ceilSeconds(res.RetryAfter)
+	return apperr.New(apperr.RateLimited, "too many sign-in attempts %s; try again in %d seconds", who, retry).
+		With("retry_after_seconds", retry)
+}
+
+func (s *Sessions) checkLock(ctx context.Context, emailID string) error {
+	ttl, err := s.rdb.PTTL(ctx, s.lockKey(emailID)).Result()
+	if err != nil {
+		return errSignInUnavailable
+	}
+	if ttl > 0 {
+		return lockedError(ttl)
+	}
+	return nil
+}
+
+func lockedError(ttl time.Duration) error {
+	retry := ceilSeconds(ttl)
+	minutes := int(math.Ceil(ttl.Minutes()))
+	return apperr.New(apperr.RateLimited,
+		"too many failed sign-ins for this email: it is locked for %d minute(s); try again later or ask your operator for a password reset link", minutes).
+		With("retry_after_seconds", retry)
+}
+
+// recordFailure counts a wrong password; the failure that reaches the limit
+// locks the email and is answered as a lockout.
+func (s *Sessions) recordFailure(ctx context.Context, emailID string) error {
+	pipe := s.rdb.TxPipeline()
+	n := pipe.Incr(ctx, s.failKey(emailID))
+	pipe.ExpireNX(ctx, s.failKey(emailID), s.opts.Lockout)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return errSignInUnavailable
+	}
+	if n.Val() < int64(s.opts.MaxFailures) {
+		return nil
+	}
+	pipe = s.rdb.TxPipeline()
+	pipe.Set(ctx, s.lockKey(emailID), "1", s.opts.Lockout)
+	pipe.Del(ctx, s.failKey(emailID))
+	if _, err := pipe.Exec(ctx); err != nil {
+		return errSignInUnavailable
+	}
+	return lockedError(s.opts.Lockout)
+}
+
+// ceilSeconds rounds up, so that waiting the advertised time is enough.
+func ceilSeconds(d time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	return int(math.Ceil(d.Seconds()))
+}

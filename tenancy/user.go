@@ -1,0 +1,269 @@
+package tenancy
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"broll/internal/apperr"
+	"broll/internal/database"
+)
+
+// User is a person who signs in to the account dashboard on behalf of one
+// account. Users are created by an operator (brollctl user create), who hands
+// them a one-time link to choose their password.
+type User struct {
+	ID            uuid.UUID
+	AccountID     uuid.UUID
+	Email         string
+	PasswordSet   bool
+	PasswordSetAt *time.Time
+	LastSignInAt  *time.Time
+	CreatedAt     time.Time
+}
+
+// PasswordLink is a one-time set-password token of a user. Token is the
+// secret part of the link and exists only here: the database keeps its hash.
+type PasswordLink struct {
+	User      User
+	Token     string
+	ExpiresAt time.Time
+}
+
+// DefaultPasswordLinkTTL is how long a set-password link works.
+const DefaultPasswordLinkTTL = 24 * time.Hour
+
+// errBadCredentials is the one answer to a failed sign-in, whether the email
+// is unknown, has no password yet or the password is wrong.
+var errBadCredentials = apperr.New(apperr.Unauthorized, "wrong email or password")
+
+// errBadLink is the one answer to a set-password token that is unknown,
+// used or expired: which of them it is helps nobody but a guesser.
+var errBadLink = apperr.NotFoundf("this link is not valid: it may have been used already or have expired; ask your operator for a new one")
+
+// NormalizeEmail trims and lower-cases an email address and checks its shape
+// (one @, something on both sides, no spaces, at most 254 characters).
+func NormalizeEmail(email string) (string, error) {
+	e := strings.ToLower(strings.TrimSpace(email))
+	local, domain, ok := strings.Cut(e, "@")
+	bad := !ok || local == "" || domain == "" || strings.Contains(domain, "@") || len(e) > 254 ||
+		strings.HasPrefix(domain, ".") || strings.HasSuffix(domain, ".") ||
+		strings.IndexFunc(e, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0
+	if bad {
+		return "", apperr.InvalidField("email", "%q is not an email address", email)
+	}
+	return e, nil
+}
+
+const userColumns = `id, account_id, email, password_hash IS NOT NULL, password_set_at, last_sign_in_at, created_at`
+
+// userColumnsU is userColumns for a query that names the users table u.
+const userColumnsU = `u.id, u.account_id, u.email, u.password_hash IS NOT NULL, u.password_set_at, u.last_sign_in_at, u.created_at`
+
+func scanUser(row pgx.Row) (User, error) {
+	var u User
+	err := row.Scan(&u.ID, &u.AccountID, &u.Email, &u.PasswordSet, &u.PasswordSetAt, &u.LastSignInAt, &u.CreatedAt)
+	return u, err
+}
+
+// newLinkToken returns a random token for a link (256 bits, URL-safe) and the
+// hash that is stored.
+func newLinkToken() (string, []byte) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("crypto/rand failed: " + err.Error())
+	}
+	tok := base64.RawURLEncoding.EncodeToString(b[:])
+	return tok, hashLinkToken(tok)
+}
+
+func hashLinkToken(tok string) []byte {
+	h := sha256.Sum256([]byte("broll-password-link:" + tok))
+	return h[:]
+}
+
+// issueLink retires the user's unused links and stores a new one.
+func issueLink(ctx context.Context, tx pgx.Tx, u User, now time.Time, ttl time.Duration) (PasswordLink, error) {
+	if _, err := tx.Exec(ctx, `UPDATE dashboard_password_tokens SET used_at = $2
+		WHERE user_id = $1 AND used_at IS NULL`, u.ID, now); err != nil {
+		return PasswordLink{}, err
+	}
+	tok, hash := newLinkToken()
+	exp := now.Add(ttl).UTC().Truncate(time.Second)
+	if _, err := tx.Exec(ctx, `INSERT INTO dashboard_password_tokens (token_hash, user_id, created_at, expires_at)
+		VALUES ($1, $2, $3, $4)`, hash, u.ID, now, exp); err != nil {
+		return PasswordLink{}, err
+	}
+	return PasswordLink{User: u, Token: tok, ExpiresAt: exp}, nil
+}
+
+// CreateUser adds a dashboard user to an account and returns the one-time
+// link with which they choose their password.
+func (s *Service) CreateUser(ctx context.Context, accountID uuid.UUID, email string, now time.Time, ttl time.Duration) (PasswordLink, error) {
+	email, err := NormalizeEmail(email)
+	if err != nil {
+		return PasswordLink{}, err
+	}
+	var out PasswordLink
+	err = database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		u, err := scanUser(tx.QueryRow(ctx, `
+			INSERT INTO dashboard_users (account_id, email, created_at)
+			SELECT id, $2, $3 FROM accounts WHERE id = $1
+			RETURNING `+userColumns, accountID, email, now))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return apperr.NotFoundf("account not found")
+		}
+		if database.IsUniqueViolation(err, "") {
+			return apperr.InvalidField("email", "a dashboard user with email %s exists already (brollctl user reset sends a new link)", email)
+		}
+		if err != nil {
+			return err
+		}
+		out, err = issueLink(ctx, tx, u, now, ttl)
+		return err
+	})
+	if err != nil {
+		return PasswordLink{}, fmt.Errorf("create user: %w", err)
+	}
+	return out, nil
+}
+
+// ResetUser clears a user's password (it stops working at once) and returns a
+// new one-time link; older links stop working too. The caller ends the
+// user's sessions (Sessions.EndAll).
+func (s *Service) ResetUser(ctx context.Context, email string, now time.Time, ttl time.Duration) (PasswordLink, error) {
+	email, err := NormalizeEmail(email)
+	if err != nil {
+		return PasswordLink{}, err
+	}
+	var out PasswordLink
+	err = database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		u, err := scanUser(tx.QueryRow(ctx, `
+			UPDATE dashboard_users SET password_hash = NULL, password_set_at = NULL WHERE email = $1
+			RETURNING `+userColumns, email))
+		if err != nil {
+			return database.Interpret(err, "no dashboard user has this email")
+		}
+		out, err = issueLink(ctx, tx, u, now, ttl)
+		return err
+	})
+	if err != nil {
+		return PasswordLink{}, fmt.Errorf("reset user: %w", err)
+	}
+	return out, nil
+}
+
+// ListUsers lists an account's dashboard users, oldest first.
+func (s *Service) ListUsers(ctx context.Context, accountID uuid.UUID) ([]User, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+userColumns+` FROM dashboard_users
+		WHERE account_id = $1 ORDER BY created_at, id`, accountID)
+	if err != nil {
+		return nil, fmt.Errorf("list users: %w", err)
+	}
+	users, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (User, error) { return scanUser(r) })
+	if err != nil {
+		return nil, fmt.Errorf("list users: %w", err)
+	}
+	return users, nil
+}
+
+// PasswordLinkUser returns the user a set-password token belongs to while
+// the link is valid, so that the form is only shown for a working link.
+func (s *Service) PasswordLinkUser(ctx context.Context, token string, now time.Time) (User, error) {
+	if token == "" {
+		return User{}, errBadLink
+	}
+	u, err := scanUser(s.pool.QueryRow(ctx, `SELECT `+userColumnsU+`
+		FROM dashboard_password_tokens t JOIN dashboard_users u ON u.id = t.user_id
+		WHERE t.token_hash = $1 AND t.used_at IS NULL AND t.expires_at > $2`, hashLinkToken(token), now))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return User{}, errBadLink
+	}
+	return u, err
+}
+
+// SetPassword spends a one-time token and sets the user's password. The
+// token works once: a second use, or one after expiry, is not_found. The
+// caller ends the user's other sessions (Sessions.EndAll).
+func (s *Service) SetPassword(ctx context.Context, token, password string, now time.Time) (User, error) {
+	if token == "" {
+		return User{}, errBadLink
+	}
+	if err := CheckPassword(password); err != nil {
+		return User{}, err
+	}
+	// Hash before the transaction: it takes tens of milliseconds.
+	hash, err := HashPassword(password)
+	if err != nil {
+		return User{}, err
+	}
+	var u User
+	err = database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var userID uuid.UUID
+		err := tx.QueryRow(ctx, `UPDATE dashboard_password_tokens SET used_at = $2
+			WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2
+			RETURNING user_id`, hashLinkToken(token), now).Scan(&userID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return errBadLink
+		}
+		if err != nil {
+			return err
+		}
+		u, err = scanUser(tx.QueryRow(ctx, `UPDATE dashboard_users SET password_hash = $2, password_set_at = $3
+			WHERE id = $1 RETURNING `+userColumns, userID, hash, now))
+		return err
+	})
+	if err != nil {
+		return User{}, fmt.Errorf("set password: %w", err)
+	}
+	return u, nil
+}
+
+// dummyHash is verified against when a sign-in names no user with a
+// password, so that such an answer takes as long as a wrong password and
+// does not tell which emails have users.
+const dummyHash = "$argon2id$v=19$m=19456,t=2,p=1$uFE6AumC/wRVqw0YKbwCyw$gFvPNuv08ExDb1DXDiLiZYHTbjogHZx1jPmv77k4VlE"
+
+// CheckCredentials returns the user whose email and password these are, or
+// unauthorized. Throttling is the caller's (Sessions.SignIn).
+func (s *Service) CheckCredentials(ctx context.Context, email, password string) (User, error) {
+	email, err := NormalizeEmail(email)
+	if err != nil || password == "" || len(password) > 4*MaxPasswordLength {
+		_, _ = VerifyPassword(dummyHash, password)
+		return User{}, errBadCredentials
+	}
+	var hash *string
+	var u User
+	err = s.pool.QueryRow(ctx, `SELECT `+userColumns+`, password_hash FROM dashboard_users WHERE email = $1`, email).
+		Scan(&u.ID, &u.AccountID, &u.Email, &u.PasswordSet, &u.PasswordSetAt, &u.LastSignInAt, &u.CreatedAt, &hash)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return User{}, fmt.Errorf("check credentials: %w", err)
+	}
+	if hash == nil {
+		_, _ = VerifyPassword(dummyHash, password)
+		return User{}, errBadCredentials
+	}
+	ok, err := VerifyPassword(*hash, password)
+	if err != nil {
+		return User{}, fmt.Errorf("check credentials: user %s: %w", u.ID, err)
+	}
+	if !ok {
+		return User{}, errBadCredentials
+	}
+	return u, nil
+}
+
+// RecordSignIn notes the time of a user's last sign-in.
+func (s *Service) RecordSignIn(ctx context.Context, userID uuid.UUID, now time.Time) error {
+	_, err := s.pool.Exec(ctx, `UPDATE dashboard_users SET last_sign_in_at = $2 WHERE id = $1`, userID, now)
+	return err
+}
