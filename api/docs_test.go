@@ -5,7 +5,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -90,9 +89,10 @@ func TestDocsRenderInHeadlessChromium(t *testing.T) {
 	go func() { _ = e.nodes[0].app.Listener(ln) }()
 	t.Cleanup(func() { _ = e.nodes[0].app.Shutdown() })
 
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	// Chromium starts slowly on a loaded machine (the whole suite runs in
+	// parallel): a generous budget, as this checks rendering, not speed.
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	shot := filepath.Join(t.TempDir(), "docs.png")
 	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
 		"--no-first-run", "--user-data-dir=" + t.TempDir(),
 		"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
@@ -107,8 +107,11 @@ func TestDocsRenderInHeadlessChromium(t *testing.T) {
 			t.Fatalf("rendered /docs lacks %q (did Swagger UI run?); DOM starts: %.600s", want, dom)
 		}
 	}
-	if keep := os.Getenv("BROLL_DOCS_SCREENSHOT"); keep != "" {
-		shot = keep
+	// A screenshot only when asked for: the DOM above already shows that
+	// Swagger UI ran.
+	shot := os.Getenv("BROLL_DOCS_SCREENSHOT")
+	if shot == "" {
+		return
 	}
 	if err := exec.CommandContext(ctx, browser, append(args, "--screenshot="+shot, "http://"+ln.Addr().String()+"/docs")...).Run(); err != nil {
 		t.Fatalf("chromium screenshot: %v", err)
