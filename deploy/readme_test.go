@@ -1,0 +1,81 @@
+package deploy
+
+import (
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// composeCommands returns every `docker compose ...` command in README.md,
+// one per line, continuation lines joined.
+func composeCommands(t *testing.T) []string {
+	t.Helper()
+	raw, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := regexp.MustCompile(`\\\n\s*`).ReplaceAllString(string(raw), " ")
+	return regexp.MustCompile("docker compose [^\n`]+").FindAllString(text, -1)
+}
+
+// TestReadmeComposeCommands checks that the README's compose commands name
+// services of docker-compose.yml and, for `run`, a program of the image.
+func TestReadmeComposeCommands(t *testing.T) {
+	p := mustLoadCompose(t)
+	progs := programs(t)
+	cmds := composeCommands(t)
+	runs := 0
+	for _, cmd := range cmds {
+		args := strings.Fields(cmd)[2:]
+		if len(args) == 0 {
+			continue
+		}
+		sub, rest := args[0], args[1:]
+		var services []string
+		switch sub {
+		case "run", "exec":
+			// Flags first (--rm, -T, -d), then the service, then its command.
+			i := 0
+			for i < len(rest) && strings.HasPrefix(rest[i], "-") {
+				i++
+			}
+			if i+1 >= len(rest) {
+				t.Errorf("README: %q names no service and command", cmd)
+				continue
+			}
+			services = append(services, rest[i])
+			if !slices.Contains(progs, rest[i+1]) {
+				t.Errorf("README: %q runs %q, not one of the image's programs %v", cmd, rest[i+1], progs)
+			}
+			if sub == "run" && rest[i] == "api" && rest[i+1] == "brollctl" {
+				runs++
+			}
+		default:
+			for i := 0; i < len(rest); i++ {
+				a := rest[i]
+				switch {
+				case a == "--scale" && i+1 < len(rest):
+					i++
+					svc, _, _ := strings.Cut(rest[i], "=")
+					services = append(services, svc)
+				case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "#"):
+					if strings.HasPrefix(a, "#") {
+						i = len(rest)
+					}
+				default:
+					services = append(services, a)
+				}
+			}
+		}
+		for _, s := range services {
+			if _, ok := p.Services[s]; !ok {
+				t.Errorf("README: %q names service %q, which docker-compose.yml lacks", cmd, s)
+			}
+		}
+	}
+	if runs == 0 {
+		t.Errorf("README shows no `docker compose run --rm api brollctl ...`; found %q", cmds)
+	}
+}
