@@ -52,7 +52,12 @@ func New(d Deps) *fiber.App {
 		WriteTimeout:          5 * time.Minute,
 		IdleTimeout:           2 * time.Minute,
 		ProxyHeader:           "",
+		// No route takes a form: read a multipart body as bytes like any
+		// other (and refuse it as JSON) instead of parsing it while
+		// reading, which failed mid-upload and dropped the connection.
+		DisablePreParseMultipartForm: true,
 	})
+	refuseUnknownMethods(app)
 	app.Use(withRequestID)
 	app.Use(recover.New())
 

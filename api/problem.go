@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"broll/internal/apperr"
+	"broll/internal/database"
 )
 
 // statusOf is the one place application error codes become HTTP statuses.
@@ -94,6 +95,10 @@ func errorHandler(logger *slog.Logger) fiber.ErrorHandler {
 		case errors.As(err, &ae):
 		case errors.As(err, &fe):
 			ae = fromFiber(fe)
+		case database.IsInvalidText(err):
+			// A client's text that no parser checked and Postgres refused:
+			// the client's mistake, not ours.
+			ae = apperr.New(apperr.Invalid, "text must be valid UTF-8 without NUL characters")
 		default:
 			logger.Error("request failed", "request_id", requestID(c), "method", c.Method(),
 				"path", c.Path(), "error", err.Error())
@@ -108,6 +113,11 @@ func errorHandler(logger *slog.Logger) fiber.ErrorHandler {
 
 func writeProblem(c *fiber.Ctx, ae *apperr.Error) error {
 	status := statusOf(ae.Code)
+	// Errors the server raises before any middleware ran (a body over the
+	// limit, headers too large) get an id here, so every problem has one.
+	if requestID(c) == "" {
+		assignRequestID(c)
+	}
 	body := fiber.Map{
 		"type":       "https://docs.broll.dev/errors/" + string(ae.Code),
 		"title":      titles[ae.Code],
