@@ -9,7 +9,7 @@ import (
 )
 
 // composeCommands returns every `docker compose ...` command in README.md,
-// one per line, continuation lines joined.
+// continuation lines joined, each cut at a shell operator or comment.
 func composeCommands(t *testing.T) []string {
 	t.Helper()
 	raw, err := os.ReadFile("../README.md")
@@ -17,7 +17,7 @@ func composeCommands(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	text := regexp.MustCompile(`\\\n\s*`).ReplaceAllString(string(raw), " ")
-	return regexp.MustCompile("docker compose [^\n`]+").FindAllString(text, -1)
+	return regexp.MustCompile("docker compose [^\n`&;|#]+").FindAllString(text, -1)
 }
 
 // TestReadmeComposeCommands checks that the README's compose commands name
@@ -60,10 +60,7 @@ func TestReadmeComposeCommands(t *testing.T) {
 					i++
 					svc, _, _ := strings.Cut(rest[i], "=")
 					services = append(services, svc)
-				case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "#"):
-					if strings.HasPrefix(a, "#") {
-						i = len(rest)
-					}
+				case strings.HasPrefix(a, "-"):
 				default:
 					services = append(services, a)
 				}
@@ -75,7 +72,56 @@ func TestReadmeComposeCommands(t *testing.T) {
 			}
 		}
 	}
+	readme, _ := os.ReadFile("../README.md")
+	if img := p.Services["postgres"].Image; !strings.Contains(string(readme), img) {
+		t.Errorf("README does not name the Postgres image the compose file pins, %s", img)
+	}
 	if runs == 0 {
 		t.Errorf("README shows no `docker compose run --rm api brollctl ...`; found %q", cmds)
+	}
+}
+
+// TestReadmeKubectlNames checks that the objects the README's kubectl lines
+// name (deploy/broll-api, job/broll-migrate, ...) are the manifests' own.
+func TestReadmeKubectlNames(t *testing.T) {
+	raw, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := loadCluster(t)
+	exists := map[string]bool{}
+	for name := range c.deployments {
+		exists["deploy/"+name] = true
+	}
+	for name := range c.jobs {
+		exists["job/"+name] = true
+	}
+	for name := range c.services {
+		exists["svc/"+name] = true
+	}
+	for name := range c.hpas {
+		exists["hpa/"+name] = true
+	}
+	ref := regexp.MustCompile(`\b(deploy|job|svc|hpa)/[a-z0-9-]+`)
+	seen := 0
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.Contains(line, "kubectl") {
+			continue
+		}
+		for _, m := range ref.FindAllString(line, -1) {
+			if _, err := os.Stat("../" + m); err == nil {
+				continue // a path of the repository (deploy/k8s), not an object
+			}
+			seen++
+			if !exists[m] {
+				t.Errorf("README: %q names %s, which deploy/k8s does not define", strings.TrimSpace(line), m)
+			}
+		}
+		if strings.Contains(line, "-l app.kubernetes.io/name=broll-migrate") && c.jobs["broll-migrate"].Labels["app.kubernetes.io/name"] != "broll-migrate" {
+			t.Errorf("README selects the migrate Job by a label it does not carry")
+		}
+	}
+	if seen < 4 {
+		t.Errorf("README names only %d Kubernetes objects; the Deploy section is missing", seen)
 	}
 }
