@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
 
-.PHONY: run test test-browser docs-screenshots chromium build stack-up stack-down stack-status vet fmt-check bench-edge bench-search bench-purchase clean
+.PHONY: run test test-browser docs-screenshots chromium build stack-up stack-down stack-status vet fmt-check bench-edge bench-search bench-purchase clean fuzz
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -74,6 +74,18 @@ docs-screenshots: stack-up chromium
 
 clean:
 	rm -rf bin
+
+# Explores each fuzz target for FUZZTIME (go test fuzzes one target at a
+# time). Not part of `make test`, which runs their seed corpora on every
+# run. A failing input is saved under the package's testdata/fuzz/: commit
+# it with the fix, and it stays a seed.
+FUZZTIME ?= 30s
+FUZZFLAGS = -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
+fuzz:
+	$(GO) test ./billing $(FUZZFLAGS) -fuzz '^FuzzListParams$$'
+	$(GO) test ./catalog $(FUZZFLAGS) -fuzz '^FuzzParseQuery$$'
+	$(GO) test ./api $(FUZZFLAGS) -fuzz '^FuzzPurchaseBody$$'
+
 
 bench-edge: stack-up
 	set -a && . .stack/env && set +a && $(GO) run ./deploy/bench/edge -duration 5s -conns 64

@@ -69,12 +69,17 @@ func New(d Deps) *fiber.App {
 		WriteTimeout:          5 * time.Minute,
 		IdleTimeout:           2 * time.Minute,
 		ProxyHeader:           "",
+		// No route takes a form: read a multipart body as bytes like any
+		// other (and refuse it as JSON) instead of parsing it while
+		// reading, which failed mid-upload and dropped the connection.
+		DisablePreParseMultipartForm: true,
 	})
 	if d.Metrics == nil {
 		d.Metrics = metrics.NewRegistry()
 	}
 	metrics.RegisterPool(d.Metrics, d.Pool)
 	m := newAPIMetrics(d.Metrics, d.Gate, d.Logger)
+	refuseUnknownMethods(app)
 	app.Use(withRequestID)
 	app.Use(m.observe)
 	app.Use(recover.New())
@@ -161,20 +166,22 @@ func (h *health) live(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"status": "ok"})
 }
 
-// ready answers 200 only when Postgres and Redis both answer.
+// ready answers 200 when the node can serve: Postgres answers. Without
+// Redis the node still serves (in-process rate limiter, revocations read
+// from Postgres), so it stays in the load balancer, reported "degraded";
+// taking every node out because Redis is gone would turn a degraded
+// service into no service.
 func (h *health) ready(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
 	defer cancel()
 	checks := fiber.Map{"postgres": "ok", "redis": "ok"}
-	ok := true
-	if err := h.pool.Ping(ctx); err != nil {
-		checks["postgres"], ok = "unreachable", false
-	}
+	status := "ready"
 	if err := h.rdb.Ping(ctx).Err(); err != nil {
-		checks["redis"], ok = "unreachable", false
+		checks["redis"], status = "unreachable", "degraded"
 	}
-	if !ok {
+	if err := h.pool.Ping(ctx); err != nil {
+		checks["postgres"] = "unreachable"
 		return apperr.New(apperr.Unavailable, "not ready").With("checks", checks)
 	}
-	return c.JSON(fiber.Map{"status": "ready", "checks": checks})
+	return c.JSON(fiber.Map{"status": status, "checks": checks})
 }

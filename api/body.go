@@ -16,7 +16,12 @@ import (
 // decodeJSON reads a JSON object body strictly: malformed JSON, unknown
 // fields, wrong types and trailing data are all 400 with a precise message.
 func decodeJSON(c *fiber.Ctx, dst any) error {
-	body := c.Body()
+	return decodeBody(c.Body(), dst)
+}
+
+// decodeBody is decodeJSON over the bytes alone, so that it can be fuzzed
+// without a request around it.
+func decodeBody(body []byte, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return apperr.New(apperr.Invalid, "request body must be a JSON object")
 	}

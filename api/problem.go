@@ -94,6 +94,10 @@ func appError(err error) (ae *apperr.Error, known bool) {
 		return ae, true
 	case errors.As(err, &fe):
 		return fromFiber(fe), true
+	case database.IsInvalidText(err):
+		// A client's text that no parser checked and Postgres refused: the
+		// client's mistake, not ours.
+		return apperr.New(apperr.Invalid, "text must be valid UTF-8 without NUL characters"), true
 	case database.IsUnavailable(err) || redisx.IsUnavailable(err):
 		// A dependency is down or restarting: worth a retry, not a 500.
 		return apperr.New(apperr.Unavailable, "a backing service is unavailable; retry shortly"), true
@@ -120,6 +124,11 @@ func errorHandler(logger *slog.Logger) fiber.ErrorHandler {
 
 func writeProblem(c *fiber.Ctx, ae *apperr.Error) error {
 	status := statusOf(ae.Code)
+	// Errors the server raises before any middleware ran (a body over the
+	// limit, headers too large) get an id here, so every problem has one.
+	if requestID(c) == "" {
+		assignRequestID(c)
+	}
 	body := fiber.Map{
 		"type":       "https://docs.broll.dev/errors/" + string(ae.Code),
 		"title":      titles[ae.Code],

@@ -11,13 +11,17 @@ const localRequestID = "request_id"
 // every problem body, and used in logs. A well-formed incoming id is kept so
 // that a load balancer's id follows the request.
 func withRequestID(c *fiber.Ctx) error {
+	assignRequestID(c)
+	return c.Next()
+}
+
+func assignRequestID(c *fiber.Ctx) {
 	id := c.Get(fiber.HeaderXRequestID)
 	if len(id) < 8 || len(id) > 64 || !printableASCII(id) {
 		id = uuid.NewString()
 	}
 	c.Locals(localRequestID, id)
 	c.Set(fiber.HeaderXRequestID, id)
-	return c.Next()
 }
 
 func requestID(c *fiber.Ctx) string {

@@ -37,6 +37,9 @@ func NormalizeCustomerEmail(raw string) (string, error) {
 	if email == "" {
 		return "", nil
 	}
+	if !database.ValidText(email) {
+		return "", apperr.InvalidField("customer_email", "customer_email must be UTF-8 text without NUL characters")
+	}
 	if utf8.RuneCountInString(email) > MaxCustomerEmailChars {
 		return "", apperr.InvalidField("customer_email", "customer_email must be at most %d characters", MaxCustomerEmailChars)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"broll/internal/apperr"
+	"broll/internal/database"
 	"broll/internal/money"
 	"broll/tenancy"
 )
@@ -68,6 +69,12 @@ func (lp ListParams) Parse(p tenancy.Principal) (ListQuery, error) {
 		return q, apperr.InvalidField("start_date", "start_date %s is after end_date %s", lp.StartDate, lp.EndDate)
 	}
 	q.Search, q.SemanticSearch = strings.TrimSpace(lp.Search), strings.TrimSpace(lp.SemanticSearch)
+	// Postgres refuses invalid UTF-8 and NUL; name the parameter instead.
+	for _, f := range [][2]string{{"search", q.Search}, {"semantic_search", q.SemanticSearch}} {
+		if !database.ValidText(f[1]) {
+			return q, apperr.InvalidField(f[0], "%s must be UTF-8 text without NUL characters", f[0])
+		}
+	}
 	if q.Search != "" && q.SemanticSearch != "" {
 		return q, apperr.New(apperr.ConflictingSearch, "use either search or semantic_search, not both")
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"broll/internal/apperr"
+	"broll/internal/database"
 )
 
 // Paging and size limits of a search.
@@ -154,6 +155,18 @@ func ParseQuery(v url.Values) (Query, error) {
 // Validate checks a Query built by hand (the MCP tool builds one) as
 // ParseQuery checks URL parameters, and normalises its sort and limit.
 func (q *Query) Validate() error {
+	// Every text reaches Postgres, which refuses invalid UTF-8 and NUL: say
+	// which parameter is at fault instead of failing the query.
+	for _, f := range []struct{ field, value string }{
+		{"emotion", q.Emotion}, {"gender", q.Gender}, {"age_range", q.AgeRange}, {"location", q.Location},
+		{"media_type", q.MediaType}, {"orientation", q.Orientation}, {"difficulty", q.Difficulty},
+		{"model_id", q.ModelID}, {"search", q.Search}, {"semantic_search", q.SemanticSearch},
+		{"sort_by", q.SortBy}, {"sort_order", q.SortOrder},
+	} {
+		if !database.ValidText(f.value) {
+			return apperr.InvalidField(f.field, "%s must be UTF-8 text without NUL characters", f.field)
+		}
+	}
 	// Enum values and locations are stored lower-case (import normalises
 	// locations), so matching ignores case.
 	for _, f := range []*string{&q.Emotion, &q.Gender, &q.AgeRange, &q.Location, &q.MediaType,

@@ -87,8 +87,8 @@ func NormalizeLabel(field, label string, required bool) (string, error) {
 	if utf8.RuneCountInString(label) > 200 {
 		return "", apperr.InvalidField(field, "%s must be at most 200 characters", field)
 	}
-	if !utf8.ValidString(label) {
-		return "", apperr.InvalidField(field, "%s must be valid UTF-8", field)
+	if !database.ValidText(label) {
+		return "", apperr.InvalidField(field, "%s must be UTF-8 text without NUL characters", field)
 	}
 	return label, nil
 }

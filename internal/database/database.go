@@ -100,7 +100,8 @@ func Version(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
 }
 
 // Interpret maps driver errors to application errors: no rows becomes
-// not_found with the given message, unique violations become conflict. Other
+// not_found with the given message, unique violations become conflict, text
+// the server refuses (invalid UTF-8, NUL) becomes invalid_request. Other
 // errors are returned wrapped and unchanged.
 func Interpret(err error, notFound string) error {
 	if err == nil {
@@ -114,6 +115,8 @@ func Interpret(err error, notFound string) error {
 		switch pgErr.Code {
 		case "23505":
 			return apperr.New(apperr.Conflict, "already exists")
+		case "22021", "22P05":
+			return apperr.New(apperr.Invalid, "text must be valid UTF-8 without NUL characters")
 		}
 	}
 	if IsUnavailable(err) {

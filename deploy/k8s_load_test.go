@@ -1,0 +1,219 @@
+package deploy
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
+)
+
+const k8sDir = "k8s"
+
+// secretExample is the one manifest kustomization.yaml leaves out on
+// purpose: applying it would overwrite real credentials with placeholders.
+const secretExample = "secret.example.yaml"
+
+// cluster is every object of deploy/k8s, decoded into the real Kubernetes
+// types, keyed by name.
+type cluster struct {
+	configMaps  map[string]*corev1.ConfigMap
+	secrets     map[string]*corev1.Secret
+	pvcs        map[string]*corev1.PersistentVolumeClaim
+	services    map[string]*corev1.Service
+	deployments map[string]*appsv1.Deployment
+	jobs        map[string]*batchv1.Job
+	hpas        map[string]*autoscalingv2.HorizontalPodAutoscaler
+	pdbs        map[string]*policyv1.PodDisruptionBudget
+}
+
+// kustomization is the part of kustomize's format the manifests use; the
+// strict decode refuses anything else, so a misspelt key fails here too.
+type kustomization struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Namespace  string   `json:"namespace,omitempty"`
+	Resources  []string `json:"resources"`
+	Images     []struct {
+		Name    string `json:"name"`
+		NewName string `json:"newName,omitempty"`
+		NewTag  string `json:"newTag,omitempty"`
+	} `json:"images,omitempty"`
+}
+
+// apiVersions are the versions the manifests must use for each kind: the
+// strict decode checks fields, not the version a cluster will read them as.
+var apiVersions = map[string]string{
+	"ConfigMap": "v1", "Secret": "v1", "PersistentVolumeClaim": "v1", "Service": "v1",
+	"Deployment": "apps/v1", "Job": "batch/v1",
+	"HorizontalPodAutoscaler": "autoscaling/v2", "PodDisruptionBudget": "policy/v1",
+}
+
+func manifestFiles(t *testing.T) []string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(k8sDir, "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, n := range names {
+		if base := filepath.Base(n); base != "kustomization.yaml" {
+			out = append(out, base)
+		}
+	}
+	if len(out) < 8 {
+		t.Fatalf("deploy/k8s holds only %v", out)
+	}
+	return out
+}
+
+// strict decodes one document, refusing unknown and duplicated fields.
+func strict[T any](t *testing.T, file string, doc []byte) *T {
+	t.Helper()
+	var v T
+	if err := yaml.UnmarshalStrict(doc, &v); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return &v
+}
+
+func loadCluster(t *testing.T) *cluster {
+	t.Helper()
+	c := &cluster{
+		configMaps: map[string]*corev1.ConfigMap{}, secrets: map[string]*corev1.Secret{},
+		pvcs: map[string]*corev1.PersistentVolumeClaim{}, services: map[string]*corev1.Service{},
+		deployments: map[string]*appsv1.Deployment{}, jobs: map[string]*batchv1.Job{},
+		hpas: map[string]*autoscalingv2.HorizontalPodAutoscaler{}, pdbs: map[string]*policyv1.PodDisruptionBudget{},
+	}
+	for _, file := range manifestFiles(t) {
+		raw, err := os.ReadFile(filepath.Join(k8sDir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(raw), -1) {
+			if strings.TrimSpace(regexp.MustCompile(`(?m)^\s*#.*$`).ReplaceAllString(doc, "")) == "" {
+				continue
+			}
+			var tm metav1.TypeMeta
+			if err := yaml.Unmarshal([]byte(doc), &tm); err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			if want, ok := apiVersions[tm.Kind]; !ok {
+				t.Fatalf("%s: kind %q is not one the deployment uses", file, tm.Kind)
+			} else if tm.APIVersion != want {
+				t.Errorf("%s: %s has apiVersion %q, want %q", file, tm.Kind, tm.APIVersion, want)
+			}
+			b := []byte(doc)
+			switch tm.Kind {
+			case "ConfigMap":
+				o := strict[corev1.ConfigMap](t, file, b)
+				c.configMaps[o.Name] = o
+			case "Secret":
+				o := strict[corev1.Secret](t, file, b)
+				c.secrets[o.Name] = o
+			case "PersistentVolumeClaim":
+				o := strict[corev1.PersistentVolumeClaim](t, file, b)
+				c.pvcs[o.Name] = o
+			case "Service":
+				o := strict[corev1.Service](t, file, b)
+				c.services[o.Name] = o
+			case "Deployment":
+				o := strict[appsv1.Deployment](t, file, b)
+				c.deployments[o.Name] = o
+			case "Job":
+				o := strict[batchv1.Job](t, file, b)
+				c.jobs[o.Name] = o
+			case "HorizontalPodAutoscaler":
+				o := strict[autoscalingv2.HorizontalPodAutoscaler](t, file, b)
+				c.hpas[o.Name] = o
+			case "PodDisruptionBudget":
+				o := strict[policyv1.PodDisruptionBudget](t, file, b)
+				c.pdbs[o.Name] = o
+			}
+		}
+	}
+	return c
+}
+
+func loadKustomization(t *testing.T) kustomization {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(k8sDir, "kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return *strict[kustomization](t, "kustomization.yaml", raw)
+}
+
+// TestKustomizationListsEveryManifest: a manifest missing from the list is
+// silently never applied.
+func TestKustomizationListsEveryManifest(t *testing.T) {
+	k := loadKustomization(t)
+	if k.APIVersion != "kustomize.config.k8s.io/v1beta1" || k.Kind != "Kustomization" {
+		t.Errorf("kustomization.yaml is %s %s", k.APIVersion, k.Kind)
+	}
+	if k.Namespace != "" {
+		t.Errorf("kustomization.yaml pins namespace %q; the manifests are namespace-agnostic", k.Namespace)
+	}
+	for _, f := range manifestFiles(t) {
+		listed := slices.Contains(k.Resources, f)
+		switch {
+		case f == secretExample && listed:
+			t.Errorf("%s is listed: applying it would replace the real secret with placeholders", f)
+		case f != secretExample && !listed:
+			t.Errorf("%s is not in kustomization.yaml resources", f)
+		}
+	}
+	for _, r := range k.Resources {
+		if _, err := os.Stat(filepath.Join(k8sDir, r)); err != nil {
+			t.Errorf("kustomization.yaml lists %s: %v", r, err)
+		}
+	}
+	// Every container of ours says `image: broll`; the images entry is what
+	// points them at a registry.
+	c := loadCluster(t)
+	found := false
+	for _, img := range k.Images {
+		found = found || img.Name == "broll" && img.NewName != "" && img.NewTag != ""
+	}
+	if !found {
+		t.Errorf("kustomization.yaml has no images entry for broll: %+v", k.Images)
+	}
+	for _, ps := range c.podSpecs() {
+		for _, ctr := range ps.spec.Containers {
+			if ctr.Image != "broll" {
+				t.Errorf("%s/%s: image %q; use `broll` and let kustomization.yaml set the registry and tag", ps.owner, ctr.Name, ctr.Image)
+			}
+		}
+	}
+}
+
+type ownedPodSpec struct {
+	owner string
+	meta  metav1.ObjectMeta
+	spec  corev1.PodSpec
+}
+
+func (c *cluster) podSpecs() []ownedPodSpec {
+	var out []ownedPodSpec
+	for name, d := range c.deployments {
+		out = append(out, ownedPodSpec{"deployment/" + name, d.Spec.Template.ObjectMeta, d.Spec.Template.Spec})
+	}
+	for name, j := range c.jobs {
+		out = append(out, ownedPodSpec{"job/" + name, j.Spec.Template.ObjectMeta, j.Spec.Template.Spec})
+	}
+	return out
+}
+
+func metav1LabelSelector(s *metav1.LabelSelector) (labels.Selector, error) {
+	return metav1.LabelSelectorAsSelector(s)
+}

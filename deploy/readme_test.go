@@ -1,0 +1,127 @@
+package deploy
+
+import (
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// composeCommands returns every `docker compose ...` command in README.md,
+// continuation lines joined, each cut at a shell operator or comment.
+func composeCommands(t *testing.T) []string {
+	t.Helper()
+	raw, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := regexp.MustCompile(`\\\n\s*`).ReplaceAllString(string(raw), " ")
+	return regexp.MustCompile("docker compose [^\n`&;|#]+").FindAllString(text, -1)
+}
+
+// TestReadmeComposeCommands checks that the README's compose commands name
+// services of docker-compose.yml and, for `run`, a program of the image.
+func TestReadmeComposeCommands(t *testing.T) {
+	p := mustLoadCompose(t)
+	progs := programs(t)
+	cmds := composeCommands(t)
+	runs := 0
+	for _, cmd := range cmds {
+		args := strings.Fields(cmd)[2:]
+		if len(args) == 0 {
+			continue
+		}
+		sub, rest := args[0], args[1:]
+		var services []string
+		switch sub {
+		case "run", "exec":
+			// Flags first (--rm, -T, -d), then the service, then its command.
+			i := 0
+			for i < len(rest) && strings.HasPrefix(rest[i], "-") {
+				i++
+			}
+			if i+1 >= len(rest) {
+				t.Errorf("README: %q names no service and command", cmd)
+				continue
+			}
+			services = append(services, rest[i])
+			if !slices.Contains(progs, rest[i+1]) {
+				t.Errorf("README: %q runs %q, not one of the image's programs %v", cmd, rest[i+1], progs)
+			}
+			if sub == "run" && rest[i] == "api" && rest[i+1] == "brollctl" {
+				runs++
+			}
+		default:
+			for i := 0; i < len(rest); i++ {
+				a := rest[i]
+				switch {
+				case a == "--scale" && i+1 < len(rest):
+					i++
+					svc, _, _ := strings.Cut(rest[i], "=")
+					services = append(services, svc)
+				case strings.HasPrefix(a, "-"):
+				default:
+					services = append(services, a)
+				}
+			}
+		}
+		for _, s := range services {
+			if _, ok := p.Services[s]; !ok {
+				t.Errorf("README: %q names service %q, which docker-compose.yml lacks", cmd, s)
+			}
+		}
+	}
+	readme, _ := os.ReadFile("../README.md")
+	if img := p.Services["postgres"].Image; !strings.Contains(string(readme), img) {
+		t.Errorf("README does not name the Postgres image the compose file pins, %s", img)
+	}
+	if runs == 0 {
+		t.Errorf("README shows no `docker compose run --rm api brollctl ...`; found %q", cmds)
+	}
+}
+
+// TestReadmeKubectlNames checks that the objects the README's kubectl lines
+// name (deploy/broll-api, job/broll-migrate, ...) are the manifests' own.
+func TestReadmeKubectlNames(t *testing.T) {
+	raw, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := loadCluster(t)
+	exists := map[string]bool{}
+	for name := range c.deployments {
+		exists["deploy/"+name] = true
+	}
+	for name := range c.jobs {
+		exists["job/"+name] = true
+	}
+	for name := range c.services {
+		exists["svc/"+name] = true
+	}
+	for name := range c.hpas {
+		exists["hpa/"+name] = true
+	}
+	ref := regexp.MustCompile(`\b(deploy|job|svc|hpa)/[a-z0-9-]+`)
+	seen := 0
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.Contains(line, "kubectl") {
+			continue
+		}
+		for _, m := range ref.FindAllString(line, -1) {
+			if _, err := os.Stat("../" + m); err == nil {
+				continue // a path of the repository (deploy/k8s), not an object
+			}
+			seen++
+			if !exists[m] {
+				t.Errorf("README: %q names %s, which deploy/k8s does not define", strings.TrimSpace(line), m)
+			}
+		}
+		if strings.Contains(line, "-l app.kubernetes.io/name=broll-migrate") && c.jobs["broll-migrate"].Labels["app.kubernetes.io/name"] != "broll-migrate" {
+			t.Errorf("README selects the migrate Job by a label it does not carry")
+		}
+	}
+	if seen < 4 {
+		t.Errorf("README names only %d Kubernetes objects; the Deploy section is missing", seen)
+	}
+}
