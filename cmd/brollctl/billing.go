@@ -39,12 +39,9 @@ func (c *cli) auditDownloads(ctx context.Context, args []string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, done, err := c.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	return e.billing.AuditDownloads(ctx, from, threshold)
+	return c.with(ctx, func(e *env) (any, error) {
+		return e.billing.AuditDownloads(ctx, from, threshold)
+	})
 }
 
 func (c *cli) billingStatement(ctx context.Context, args []string) (any, error) {
@@ -62,10 +59,7 @@ func (c *cli) billingStatement(ctx context.Context, args []string) (any, error) 
 	if month == "" {
 		return nil, usageErr("--month is required (YYYY-MM)")
 	}
-	e, done, err := c.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	return e.billing.MonthlyStatement(ctx, id, month)
+	return c.with(ctx, func(e *env) (any, error) {
+		return e.billing.MonthlyStatement(ctx, id, month)
+	})
 }

@@ -38,6 +38,16 @@ type env struct {
 	catalog *catalog.Service
 }
 
+// with opens the environment, runs fn on it and closes it.
+func (c *cli) with(ctx context.Context, fn func(e *env) (any, error)) (any, error) {
+	e, done, err := c.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return fn(e)
+}
+
 func (c *cli) open(ctx context.Context) (*env, func(), error) {
 	cfg, err := config.Load(c.getenv)
 	if err != nil {
@@ -122,24 +132,21 @@ func (c *cli) accountCreate(ctx context.Context, args []string) (any, error) {
 	if err != nil {
 		return nil, apperr.InvalidField("credits", "--credits: %v", err)
 	}
-	e, done, err := c.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	opened, err := e.billing.OpenAccount(ctx, name, source, amount)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{
-		"account_id":  opened.Account.ID,
-		"name":        opened.Account.Name,
-		"source":      opened.Account.Source,
-		"root_key":    opened.RootKey.Secret,
-		"root_key_id": opened.RootKey.ID,
-		"balance":     money.Cents(opened.Account.BalanceCents),
-		"currency":    "USD",
-	}, nil
+	return c.with(ctx, func(e *env) (any, error) {
+		opened, err := e.billing.OpenAccount(ctx, name, source, amount)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{
+			"account_id":  opened.Account.ID,
+			"name":        opened.Account.Name,
+			"source":      opened.Account.Source,
+			"root_key":    opened.RootKey.Secret,
+			"root_key_id": opened.RootKey.ID,
+			"balance":     money.Cents(opened.Account.BalanceCents),
+			"currency":    "USD",
+		}, nil
+	})
 }
 
 func (c *cli) keyCreateRoot(ctx context.Context, args []string) (any, error) {
@@ -154,16 +161,13 @@ func (c *cli) keyCreateRoot(ctx context.Context, args []string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, done, err := c.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	k, err := e.tenancy.CreateRootKey(ctx, id, label)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"id": k.ID, "api_key": k.Secret, "account_id": id, "kind": k.Kind}, nil
+	return c.with(ctx, func(e *env) (any, error) {
+		k, err := e.tenancy.CreateRootKey(ctx, id, label)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"id": k.ID, "api_key": k.Secret, "account_id": id, "kind": k.Kind}, nil
+	})
 }
 
 func (c *cli) keyCreateOps(ctx context.Context, args []string) (any, error) {
@@ -173,16 +177,13 @@ func (c *cli) keyCreateOps(ctx context.Context, args []string) (any, error) {
 	}); err != nil {
 		return nil, err
 	}
-	e, done, err := c.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	k, err := e.tenancy.CreateOpsKey(ctx, label)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"id": k.ID, "api_key": k.Secret, "kind": k.Kind, "scopes": k.Scopes}, nil
+	return c.with(ctx, func(e *env) (any, error) {
+		k, err := e.tenancy.CreateOpsKey(ctx, label)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"id": k.ID, "api_key": k.Secret, "kind": k.Kind, "scopes": k.Scopes}, nil
+	})
 }
 
 func (c *cli) keyRevoke(ctx context.Context, args []string) (any, error) {
@@ -196,21 +197,18 @@ func (c *cli) keyRevoke(ctx context.Context, args []string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, done, err := c.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	k, affected, err := e.tenancy.RevokeKey(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	// API nodes cache key lookups; the markers make every node refuse the
-	// keys on their next request, as DELETE /api/v1/keys does.
-	if err := tenancy.MarkRevoked(ctx, e.rdb, e.cfg.RedisPrefix, affected...); err != nil {
-		return nil, fmt.Errorf("revoked in the database, but the revocation markers could not be written (run again): %w", err)
-	}
-	return map[string]any{"id": k.ID, "revoked_at": k.RevokedAt, "revoked_keys": affected}, nil
+	return c.with(ctx, func(e *env) (any, error) {
+		k, affected, err := e.tenancy.RevokeKey(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		// API nodes cache key lookups; the markers make every node refuse the
+		// keys on their next request, as DELETE /api/v1/keys does.
+		if err := tenancy.MarkRevoked(ctx, e.rdb, e.cfg.RedisPrefix, affected...); err != nil {
+			return nil, fmt.Errorf("revoked in the database, but the revocation markers could not be written (run again): %w", err)
+		}
+		return map[string]any{"id": k.ID, "revoked_at": k.RevokedAt, "revoked_keys": affected}, nil
+	})
 }
 
 func (c *cli) creditsAdd(ctx context.Context, args []string) (any, error) {
@@ -232,16 +230,13 @@ func (c *cli) creditsAdd(ctx context.Context, args []string) (any, error) {
 	if err != nil {
 		return nil, apperr.InvalidField("amount", "--amount: %v", err)
 	}
-	e, done, err := c.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	balance, err := e.billing.AddCredits(ctx, id, cents, "brollctl credits add")
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"account_id": id, "added": cents, "balance": balance, "currency": "USD"}, nil
+	return c.with(ctx, func(e *env) (any, error) {
+		balance, err := e.billing.AddCredits(ctx, id, cents, "brollctl credits add")
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"account_id": id, "added": cents, "balance": balance, "currency": "USD"}, nil
+	})
 }
 
 func tierJSON(t catalog.Tier) map[string]any {
@@ -252,20 +247,17 @@ func (c *cli) tiersList(ctx context.Context, args []string) (any, error) {
 	if _, err := c.flags("tiers list", args, 0, func(*flag.FlagSet) {}); err != nil {
 		return nil, err
 	}
-	e, done, err := c.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	tiers, err := e.catalog.ListTiers(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]map[string]any, len(tiers))
-	for i, t := range tiers {
-		out[i] = tierJSON(t)
-	}
-	return map[string]any{"currency": "USD", "tiers": out}, nil
+	return c.with(ctx, func(e *env) (any, error) {
+		tiers, err := e.catalog.ListTiers(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]map[string]any, len(tiers))
+		for i, t := range tiers {
+			out[i] = tierJSON(t)
+		}
+		return map[string]any{"currency": "USD", "tiers": out}, nil
+	})
 }
 
 func (c *cli) tiersSet(ctx context.Context, args []string) (any, error) {
@@ -277,16 +269,13 @@ func (c *cli) tiersSet(ctx context.Context, args []string) (any, error) {
 	if err != nil {
 		return nil, apperr.InvalidField("price", "price: %v", err)
 	}
-	e, done, err := c.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	t, err := e.catalog.SetTier(ctx, pos[0], price)
-	if err != nil {
-		return nil, err
-	}
-	return tierJSON(t), nil
+	return c.with(ctx, func(e *env) (any, error) {
+		t, err := e.catalog.SetTier(ctx, pos[0], price)
+		if err != nil {
+			return nil, err
+		}
+		return tierJSON(t), nil
+	})
 }
 
 func (c *cli) clipsImport(ctx context.Context, args []string) (any, error) {
@@ -303,12 +292,9 @@ func (c *cli) clipsImport(ctx context.Context, args []string) (any, error) {
 		defer f.Close()
 		in, baseDir = f, filepath.Dir(pos[0])
 	}
-	e, done, err := c.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	return e.catalog.Import(ctx, in, baseDir, c.progress("import"))
+	return c.with(ctx, func(e *env) (any, error) {
+		return e.catalog.Import(ctx, in, baseDir, c.progress("import"))
+	})
 }
 
 // progress reports on a terminal only: scripts reading stdout get JSON alone.
@@ -335,12 +321,9 @@ func (c *cli) clipsStatus(ctx context.Context, args []string) (any, error) {
 	if _, err := c.flags("clips status", args, 0, func(*flag.FlagSet) {}); err != nil {
 		return nil, err
 	}
-	e, done, err := c.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	return e.catalog.Status(ctx, c.currentModel(ctx, e.cfg))
+	return c.with(ctx, func(e *env) (any, error) {
+		return e.catalog.Status(ctx, c.currentModel(ctx, e.cfg))
+	})
 }
 
 func (c *cli) clipsReembed(ctx context.Context, args []string) (any, error) {
@@ -360,16 +343,13 @@ func (c *cli) clipsReembed(ctx context.Context, args []string) (any, error) {
 	} else if failed {
 		mode = "failed"
 	}
-	e, done, err := c.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	n, err := e.catalog.Reembed(ctx, mode, c.currentModel(ctx, e.cfg))
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"queued": n, "mode": strings.TrimSpace(mode + " ")}, nil
+	return c.with(ctx, func(e *env) (any, error) {
+		n, err := e.catalog.Reembed(ctx, mode, c.currentModel(ctx, e.cfg))
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"queued": n, "mode": strings.TrimSpace(mode + " ")}, nil
+	})
 }
 
 func (c *cli) seedDemo(ctx context.Context, args []string) (any, error) {
@@ -382,12 +362,9 @@ func (c *cli) seedDemo(ctx context.Context, args []string) (any, error) {
 	if count < 1 || count > 1_000_000 {
 		return nil, apperr.InvalidField("count", "--count must be between 1 and 1000000, got %s", strconv.Itoa(count))
 	}
-	e, done, err := c.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	return e.catalog.SeedDemo(ctx, count, time.Now().UnixNano())
+	return c.with(ctx, func(e *env) (any, error) {
+		return e.catalog.SeedDemo(ctx, count, time.Now().UnixNano())
+	})
 }
 
 // currentModel is the model the worker would embed with under this

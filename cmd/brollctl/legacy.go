@@ -30,28 +30,25 @@ func (c *cli) legacyMigrateCustomers(ctx context.Context, args []string) (any, e
 	if err != nil {
 		return nil, err
 	}
-	e, done, err := c.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	m, err := e.billing.MigrateLegacyCustomers(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	customers := make(map[string]legacyCustomerJSON, len(m.Customers))
-	created := 0
-	for _, k := range m.Customers {
-		customers[k.Email] = legacyCustomerJSON{KeyID: k.KeyID, APIKey: k.APIKey, Created: k.Created, Revoked: k.Revoked}
-		if k.Created {
-			created++
+	return c.with(ctx, func(e *env) (any, error) {
+		m, err := e.billing.MigrateLegacyCustomers(ctx, id)
+		if err != nil {
+			return nil, err
 		}
-	}
-	return map[string]any{
-		"account_id":  m.AccountID,
-		"root_key_id": m.RootKeyID,
-		"created":     created,
-		"existing":    len(m.Customers) - created,
-		"customers":   customers,
-	}, nil
+		customers := make(map[string]legacyCustomerJSON, len(m.Customers))
+		created := 0
+		for _, k := range m.Customers {
+			customers[k.Email] = legacyCustomerJSON{KeyID: k.KeyID, APIKey: k.APIKey, Created: k.Created, Revoked: k.Revoked}
+			if k.Created {
+				created++
+			}
+		}
+		return map[string]any{
+			"account_id":  m.AccountID,
+			"root_key_id": m.RootKeyID,
+			"created":     created,
+			"existing":    len(m.Customers) - created,
+			"customers":   customers,
+		}, nil
+	})
 }

@@ -58,16 +58,13 @@ func (c *cli) userCreate(ctx context.Context, args []string) (any, error) {
 	if email == "" {
 		return nil, usageErr("--email is required")
 	}
-	e, done, err := c.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	link, err := e.tenancy.CreateUser(ctx, id, email, time.Now(), e.cfg.PasswordLinkTTL)
-	if err != nil {
-		return nil, err
-	}
-	return linkJSON(e.cfg.BaseURL(), link), nil
+	return c.with(ctx, func(e *env) (any, error) {
+		link, err := e.tenancy.CreateUser(ctx, id, email, time.Now(), e.cfg.PasswordLinkTTL)
+		if err != nil {
+			return nil, err
+		}
+		return linkJSON(e.cfg.BaseURL(), link), nil
+	})
 }
 
 // userReset clears the password (it stops working at once), ends every
@@ -82,23 +79,20 @@ func (c *cli) userReset(ctx context.Context, args []string) (any, error) {
 	if email == "" {
 		return nil, usageErr("--email is required")
 	}
-	e, done, err := c.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	link, err := e.tenancy.ResetUser(ctx, email, time.Now(), e.cfg.PasswordLinkTTL)
-	if err != nil {
-		return nil, err
-	}
-	sessions := tenancy.NewSessions(e.rdb, e.cfg.RedisPrefix, e.tenancy, tenancy.SessionOptions{})
-	ended, err := sessions.EndAll(ctx, link.User.ID)
-	if err != nil {
-		return nil, fmt.Errorf("the password is cleared, but the user's sessions could not be ended (run again for a new link): %w", err)
-	}
-	out := linkJSON(e.cfg.BaseURL(), link)
-	out["sessions_ended"] = ended
-	return out, nil
+	return c.with(ctx, func(e *env) (any, error) {
+		link, err := e.tenancy.ResetUser(ctx, email, time.Now(), e.cfg.PasswordLinkTTL)
+		if err != nil {
+			return nil, err
+		}
+		sessions := tenancy.NewSessions(e.rdb, e.cfg.RedisPrefix, e.tenancy, tenancy.SessionOptions{})
+		ended, err := sessions.EndAll(ctx, link.User.ID)
+		if err != nil {
+			return nil, fmt.Errorf("the password is cleared, but the user's sessions could not be ended (run again for a new link): %w", err)
+		}
+		out := linkJSON(e.cfg.BaseURL(), link)
+		out["sessions_ended"] = ended
+		return out, nil
+	})
 }
 
 func (c *cli) userList(ctx context.Context, args []string) (any, error) {
@@ -112,21 +106,18 @@ func (c *cli) userList(ctx context.Context, args []string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, done, err := c.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	if _, err := e.tenancy.GetAccount(ctx, id); err != nil {
-		return nil, err
-	}
-	users, err := e.tenancy.ListUsers(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]userJSON, len(users))
-	for i, u := range users {
-		out[i] = renderUser(u)
-	}
-	return map[string]any{"account_id": id, "users": out}, nil
+	return c.with(ctx, func(e *env) (any, error) {
+		if _, err := e.tenancy.GetAccount(ctx, id); err != nil {
+			return nil, err
+		}
+		users, err := e.tenancy.ListUsers(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]userJSON, len(users))
+		for i, u := range users {
+			out[i] = renderUser(u)
+		}
+		return map[string]any{"account_id": id, "users": out}, nil
+	})
 }
