@@ -93,7 +93,7 @@ func New(d Deps) *fiber.App {
 		logger: d.Logger, now: d.Now,
 		tenancy: d.Tenancy, catalog: d.Catalog, billing: d.Billing,
 		auth: d.Auth, gate: d.Gate, usage: d.Usage, media: d.Media,
-		metrics: m,
+		metrics: m, clientAddr: clientAddr(d.Config.TrustedProxies),
 	}
 	if d.QueryEmbedder != nil {
 		s.queryEmbedder = d.QueryEmbedder
@@ -127,6 +127,7 @@ func New(d Deps) *fiber.App {
 	err := dashboard.Mount(app, dashboard.Deps{
 		Config: d.Config, Logger: d.Logger, Tenancy: d.Tenancy, Billing: d.Billing, Usage: d.Usage,
 		Gate: d.Gate, Auth: d.Auth, Sessions: d.Sessions, StatusOf: statusOf, RequestID: requestID, Now: d.Now,
+		ClientAddr: s.clientAddr,
 	})
 	if err != nil {
 		panic("api: " + err.Error()) // embedded templates: a broken build, not a runtime condition
@@ -149,6 +150,8 @@ type server struct {
 	usage   *tenancy.Usage
 	media   catalog.MediaStore
 	metrics *apiMetrics
+	// clientAddr is the client's address, through trusted proxies.
+	clientAddr func(*fiber.Ctx) string
 	// queryEmbedder is an interface so that a nil *embed.QueryCache in Deps
 	// becomes a true nil here.
 	queryEmbedder billing.QueryEmbedder

@@ -50,7 +50,7 @@ func (s *server) download(c *fiber.Ctx) error {
 	c.Status(status)
 
 	// The log write must not fail the download, nor wait for it.
-	ev := billing.DownloadEvent{Download: d, ClientAddr: c.IP(), UserAgent: c.Get(fiber.HeaderUserAgent), BytesSent: length, Status: status}
+	ev := billing.DownloadEvent{Download: d, ClientAddr: s.clientAddr(c), UserAgent: c.Get(fiber.HeaderUserAgent), BytesSent: length, Status: status}
 	if err := s.billing.LogDownload(context.WithoutCancel(ctx), ev); err != nil {
 		s.logger.Error("download log failed", "request_id", requestID(c), "purchase_id", d.PurchaseID.String(), "error", err.Error())
 	}

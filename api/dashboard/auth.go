@@ -40,7 +40,7 @@ func (h *handler) signInForm(c *fiber.Ctx) error {
 
 func (h *handler) signIn(c *fiber.Ctx) error {
 	email := c.FormValue("email")
-	_, token, err := h.Sessions.SignIn(c.UserContext(), email, c.FormValue("password"), c.IP())
+	_, token, err := h.Sessions.SignIn(c.UserContext(), email, c.FormValue("password"), h.ClientAddr(c))
 	if err != nil {
 		code := apperr.CodeOf(err)
 		if code != apperr.Unauthorized && code != apperr.RateLimited {

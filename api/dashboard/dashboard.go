@@ -34,7 +34,10 @@ type Deps struct {
 	StatusOf func(apperr.Code) int
 	// RequestID returns the request's id, shown on error pages.
 	RequestID func(*fiber.Ctx) string
-	Now       func() time.Time
+	// ClientAddr returns the client's address (through trusted proxies),
+	// which sign-in attempts are throttled by. Nil: the connection's.
+	ClientAddr func(*fiber.Ctx) string
+	Now        func() time.Time
 }
 
 // handler holds the dashboard's dependencies; the routes are its methods.
@@ -54,6 +57,9 @@ func Mount(app *fiber.App, d Deps) error {
 	}
 	if d.Now == nil {
 		d.Now = time.Now
+	}
+	if d.ClientAddr == nil {
+		d.ClientAddr = func(c *fiber.Ctx) string { return c.Context().RemoteIP().String() }
 	}
 	h := &handler{Deps: d, views: views, secure: d.Config.SecureCookies(), origin: originOf(d.Config.BaseURL())}
 

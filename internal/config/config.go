@@ -6,6 +6,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -46,6 +47,10 @@ type Config struct {
 	// "*") allowed to call /api/mcp besides the service's own; requests
 	// without an Origin header (CLIs, desktop apps, servers) are unaffected.
 	MCPAllowedOrigins []string
+	// TrustedProxies are the load balancers (addresses or CIDR ranges) whose
+	// X-Forwarded-For is believed: the client address is the right-most
+	// entry that is not one of them. Empty: the connection's address.
+	TrustedProxies []netip.Prefix
 	// SessionTTL ends a dashboard session unused for this long;
 	// SessionMaxAge ends any session this long after sign-in.
 	SessionTTL    time.Duration
@@ -172,6 +177,13 @@ func Load(getenv func(string) string) (Config, error) {
 	if v := strings.TrimSpace(getenv("BROLL_MCP_ALLOWED_ORIGINS")); v != "" {
 		c.MCPAllowedOrigins = splitOrigins(v)
 	}
+	if v := strings.TrimSpace(getenv("BROLL_TRUSTED_PROXIES")); v != "" {
+		ps, err := parsePrefixes(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("BROLL_TRUSTED_PROXIES: %w", err))
+		}
+		c.TrustedProxies = ps
+	}
 	duration("BROLL_SESSION_TTL", &c.SessionTTL)
 	duration("BROLL_SESSION_MAX_AGE", &c.SessionMaxAge)
 	integer("BROLL_SIGNIN_MAX_FAILURES", &c.SignInMaxFailures)
@@ -273,6 +285,29 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// parsePrefixes reads comma-separated addresses (a single host) and CIDR
+// ranges.
+func parsePrefixes(v string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(f); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q is neither an IP address nor a CIDR range", f)
+		}
+		a = a.Unmap()
+		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return out, nil
+}
+
 // splitOrigins reads a comma-separated list in the form browsers send in the
 // Origin header: lower-case scheme and host, no trailing slash.
 func splitOrigins(v string) []string {
@@ -339,6 +374,7 @@ func (c Config) Summary() map[string]any {
 		"legacy_sunset":         c.LegacySunset.Format("2006-01-02"),
 		"redis_prefix":          c.RedisPrefix,
 		"mcp_allowed_origins":   c.MCPAllowedOrigins,
+		"trusted_proxies":       c.TrustedProxies,
 		"session_ttl":           c.SessionTTL.String(),
 		"session_max_age":       c.SessionMaxAge.String(),
 		"signin_max_failures":   c.SignInMaxFailures,

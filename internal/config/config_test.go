@@ -43,20 +43,22 @@ func TestDashboardDefaults(t *testing.T) {
 
 func TestBadValuesNameTheVariable(t *testing.T) {
 	cases := map[string]map[string]string{
-		"DATABASE_URL":                {"DATABASE_URL": ""},
-		"REDIS_URL":                   {"REDIS_URL": "http://x"},
-		"BROLL_RATE_LIMIT_PER_MINUTE": {"BROLL_RATE_LIMIT_PER_MINUTE": "sixty"},
-		"BROLL_EMBED_PROVIDER":        {"BROLL_EMBED_PROVIDER": "magic"},
-		"BROLL_DOWNLOAD_URL_TTL":      {"BROLL_DOWNLOAD_URL_TTL": "forever"},
-		"BROLL_LEGACY_SUNSET":         {"BROLL_LEGACY_SUNSET": "09/01/2026"},
-		"BROLL_SIGNING_KEY":           {"BROLL_SIGNING_KEY": "short"},
-		"BROLL_PUBLIC_URL":            {"BROLL_PUBLIC_URL": "ftp://x"},
-		"BROLL_LOG_LEVEL":             {"BROLL_LOG_LEVEL": "loud"},
-		"BROLL_SESSION_TTL":           {"BROLL_SESSION_TTL": "10s"},
-		"BROLL_SESSION_MAX_AGE":       {"BROLL_SESSION_TTL": "2h", "BROLL_SESSION_MAX_AGE": "1h"},
-		"BROLL_SIGNIN_MAX_FAILURES":   {"BROLL_SIGNIN_MAX_FAILURES": "0"},
-		"BROLL_SIGNIN_LOCKOUT":        {"BROLL_SIGNIN_LOCKOUT": "soon"},
-		"BROLL_PASSWORD_LINK_TTL":     {"BROLL_PASSWORD_LINK_TTL": "1m"},
+		"DATABASE_URL":                 {"DATABASE_URL": ""},
+		"REDIS_URL":                    {"REDIS_URL": "http://x"},
+		"BROLL_RATE_LIMIT_PER_MINUTE":  {"BROLL_RATE_LIMIT_PER_MINUTE": "sixty"},
+		"BROLL_EMBED_PROVIDER":         {"BROLL_EMBED_PROVIDER": "magic"},
+		"BROLL_DOWNLOAD_URL_TTL":       {"BROLL_DOWNLOAD_URL_TTL": "forever"},
+		"BROLL_LEGACY_SUNSET":          {"BROLL_LEGACY_SUNSET": "09/01/2026"},
+		"BROLL_SIGNING_KEY":            {"BROLL_SIGNING_KEY": "short"},
+		"BROLL_PUBLIC_URL":             {"BROLL_PUBLIC_URL": "ftp://x"},
+		"BROLL_LOG_LEVEL":              {"BROLL_LOG_LEVEL": "loud"},
+		"BROLL_SESSION_TTL":            {"BROLL_SESSION_TTL": "10s"},
+		"BROLL_SESSION_MAX_AGE":        {"BROLL_SESSION_TTL": "2h", "BROLL_SESSION_MAX_AGE": "1h"},
+		"BROLL_SIGNIN_MAX_FAILURES":    {"BROLL_SIGNIN_MAX_FAILURES": "0"},
+		"BROLL_SIGNIN_LOCKOUT":         {"BROLL_SIGNIN_LOCKOUT": "soon"},
+		"BROLL_PASSWORD_LINK_TTL":      {"BROLL_PASSWORD_LINK_TTL": "1m"},
+		"BROLL_TRUSTED_PROXIES":        {"BROLL_TRUSTED_PROXIES": "10.0.0.0/8, lb.internal"},
+		"BROLL_EMBED_RETRY_BASE_DELAY": {"BROLL_EMBED_RETRY_BASE_DELAY": "1s", "BROLL_EMBED_RETRY_MAX_DELAY": "10ms"},
 	}
 	for name, m := range cases {
 		_, err := Load(env(m))
@@ -91,5 +93,15 @@ func TestSummaryHidesPasswords(t *testing.T) {
 	s := fmt.Sprint(c.Summary())
 	if strings.Contains(s, "hunter2") || strings.Contains(s, "pw-redis") {
 		t.Fatalf("password in summary: %s", s)
+	}
+}
+
+func TestTrustedProxies(t *testing.T) {
+	c, err := Load(env(map[string]string{"BROLL_TRUSTED_PROXIES": " 10.0.0.0/8, 192.168.1.7 ,fd00::/8,"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(c.TrustedProxies); got != "[10.0.0.0/8 192.168.1.7/32 fd00::/8]" {
+		t.Fatalf("trusted proxies %s", got)
 	}
 }
