@@ -93,7 +93,7 @@ func New(d Deps) *fiber.App {
 		logger: d.Logger, now: d.Now,
 		tenancy: d.Tenancy, catalog: d.Catalog, billing: d.Billing,
 		auth: d.Auth, gate: d.Gate, usage: d.Usage, media: d.Media,
-		metrics: m, clientAddr: clientAddr(d.Config.TrustedProxies),
+		metrics: m, clientAddr: clientAddr(d.Config.TrustedProxies), importDir: d.Config.ImportDir,
 	}
 	if d.QueryEmbedder != nil {
 		s.queryEmbedder = d.QueryEmbedder
@@ -152,6 +152,8 @@ type server struct {
 	metrics *apiMetrics
 	// clientAddr is the client's address, through trusted proxies.
 	clientAddr func(*fiber.Ctx) string
+	// importDir holds the only files the HTTP import may read.
+	importDir string
 	// queryEmbedder is an interface so that a nil *embed.QueryCache in Deps
 	// becomes a true nil here.
 	queryEmbedder billing.QueryEmbedder

@@ -17,11 +17,10 @@ import (
 	"broll/tenancy"
 )
 
-// clipFiles writes a full file, a preview and a thumbnail into a temporary
-// directory and returns their absolute paths.
-func clipFiles(t *testing.T) (full, preview, thumb string) {
+// clipFiles writes a clip's three files into the import directory.
+func (e *testEnv) clipFiles(t *testing.T) (full, preview, thumb string) {
 	t.Helper()
-	dir := t.TempDir()
+	dir := e.cfg.ImportDir
 	write := func(name, data string) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
@@ -38,7 +37,7 @@ func clipFiles(t *testing.T) (full, preview, thumb string) {
 func seedCatalog(t *testing.T, e *testEnv) map[string]uuid.UUID {
 	t.Helper()
 	ctx := context.Background()
-	full, preview, thumb := clipFiles(t)
+	full, preview, thumb := e.clipFiles(t)
 	clip := func(title, emotion, gender, difficulty string, tags ...string) catalog.ClipInput {
 		return catalog.ClipInput{ID: uuid.NewString(), Title: title, Emotion: emotion, Gender: gender,
 			Difficulty: difficulty, Tags: tags, MediaFile: full, PreviewFile: preview, ThumbnailFile: thumb,

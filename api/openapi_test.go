@@ -264,7 +264,7 @@ func TestOpenAPIResponsesValidate(t *testing.T) {
 	check(200, "download", "GET", link, nil, nil)
 	check(403, "tampered download", "GET", strings.Replace(link, "sig=", "sig=x", 1), nil, nil)
 
-	clip := filepath.Join(t.TempDir(), "clip.mp4")
+	clip := filepath.Join(e.cfg.ImportDir, "clip.mp4")
 	if err := os.WriteFile(clip, []byte("not really a video"), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -40,8 +40,9 @@ type importResultJSON struct {
 
 // opsImport creates or updates the posted clips, all or nothing, exactly as
 // `brollctl clips import` does with the same objects. The files they name
-// are read from the API node's file system (relative paths from its working
-// directory), so ops post from a machine that shares that storage.
+// are read from the API node's file system, below BROLL_IMPORT_DIR only
+// (relative paths start there): an ops key must not be able to turn any
+// file the process can read into a downloadable clip.
 func (s *server) opsImport(c *fiber.Ctx) error {
 	body := bytes.TrimSpace(c.Body())
 	if len(body) == 0 || body[0] != '[' {
@@ -71,7 +72,7 @@ func (s *server) opsImport(c *fiber.Ctx) error {
 		return rejectClips(bad, len(raws))
 	}
 
-	res, err := s.catalog.ImportClips(c.UserContext(), clips, "", nil)
+	res, err := s.catalog.ImportClipsWithin(c.UserContext(), s.importDir, clips)
 	var ie *catalog.ImportError
 	if errors.As(err, &ie) {
 		for _, l := range ie.Lines {

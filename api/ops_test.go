@@ -2,6 +2,8 @@ package api
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -21,7 +23,7 @@ func TestOpsVideosOverHTTP(t *testing.T) {
 	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 10000})
 	buyer := acct.CustomerKey(t, e.pool, "buyer")
 	stranger := acct.CustomerKey(t, e.pool, "stranger")
-	full, preview, thumb := clipFiles(t)
+	full, preview, thumb := e.clipFiles(t)
 	id := uuid.NewString()
 	clips := []map[string]any{
 		{"id": id, "title": "Woman waving at the camera", "emotion": "happy", "gender": "female",
@@ -93,6 +95,31 @@ func TestOpsVideosOverHTTP(t *testing.T) {
 	}
 	if n := videosOf(t, e.do(t, 0, "GET", "/api/v1/broll?search=fine", buyer.Secret, nil)); len(n) != 0 {
 		t.Fatal("a rejected import wrote a clip")
+	}
+
+	// Only files below BROLL_IMPORT_DIR: an ops key cannot turn any file the
+	// process reads into a clip, by absolute path, by "..", or through a
+	// symbolic link.
+	outside := filepath.Join(t.TempDir(), "secret.avi")
+	if err := os.WriteFile(outside, []byte("RIFF-not-for-ops"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(e.cfg.ImportDir, "link.avi")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	rel, _ := filepath.Rel(e.cfg.ImportDir, outside)
+	for _, path := range []string{outside, rel, link, "/etc/hostname"} {
+		clip := map[string]any{"title": "Escape", "emotion": "happy", "gender": "male", "difficulty": "easy", "media_file": path}
+		r := e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, []any{clip})
+		errs, _ := r.body["errors"].([]any)
+		if r.status != 400 || len(errs) != 1 || !strings.Contains(errs[0].(map[string]any)["message"].(string), "outside the import directory") {
+			t.Errorf("media_file %q: %d %s", path, r.status, r.raw)
+		}
+	}
+	inside := map[string]any{"title": "Relative path", "emotion": "happy", "gender": "male", "difficulty": "easy", "media_file": filepath.Base(full)}
+	if r := e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, []any{inside}); r.status != 200 {
+		t.Errorf("a path relative to the import directory: %d %s", r.status, r.raw)
 	}
 	for _, body := range []any{`{"title": "x"}`, `[]`, `[{"title": `, ""} {
 		if r := e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, body); r.status != 400 {

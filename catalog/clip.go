@@ -117,8 +117,11 @@ type clip struct {
 type validator struct {
 	tiers   map[string]money.Cents
 	baseDir string
-	files   map[string]string // path -> problem ("" when fine)
-	ids     map[uuid.UUID]int // id -> line
+	// root, when set, confines every file to this directory (symbolic
+	// links resolved).
+	root  string
+	files map[string]string // path -> problem ("" when fine)
+	ids   map[uuid.UUID]int // id -> line
 }
 
 func newValidator(tiers map[string]money.Cents, baseDir string) *validator {
@@ -251,6 +254,10 @@ func (v *validator) file(name string) (string, string) {
 		p = filepath.Join(v.baseDir, p)
 	}
 	msg, seen := v.files[p]
+	if !seen && v.root != "" && !v.within(p) {
+		msg, seen = fmt.Sprintf("%s is outside the import directory", name), true
+		v.files[p] = msg
+	}
 	if !seen {
 		st, err := os.Stat(p)
 		switch {
@@ -264,6 +271,22 @@ func (v *validator) file(name string) (string, string) {
 		v.files[p] = msg
 	}
 	return p, msg
+}
+
+// within reports whether path lies inside the import directory: its real
+// location (symbolic links resolved) inside the resolved root. A path that
+// does not resolve (a missing file) is judged by its name against the
+// directory as configured, so that it is reported missing, not outside.
+func (v *validator) within(path string) bool {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return inside(v.root, real)
+	}
+	return inside(v.baseDir, filepath.Clean(path))
+}
+
+func inside(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 func (v *validator) tierNames() []string {

@@ -116,6 +116,27 @@ func (s *Service) ImportClips(ctx context.Context, clips []ClipInput, baseDir st
 	if err != nil {
 		return ImportResult{}, err
 	}
+	return s.importClips(ctx, v, clips, progress)
+}
+
+// ImportClipsWithin is ImportClips for callers that must not read just any
+// file (the HTTP import): every file, relative or absolute, must resolve,
+// symbolic links followed, to a regular file inside root.
+func (s *Service) ImportClipsWithin(ctx context.Context, root string, clips []ClipInput) (ImportResult, error) {
+	if root == "" {
+		return ImportResult{}, errors.New("import: no import directory")
+	}
+	v, err := s.newValidator(ctx, root)
+	if err != nil {
+		return ImportResult{}, err
+	}
+	if v.root, err = filepath.EvalSymlinks(v.baseDir); err != nil {
+		return ImportResult{}, fmt.Errorf("import: import directory: %w", err)
+	}
+	return s.importClips(ctx, v, clips, nil)
+}
+
+func (s *Service) importClips(ctx context.Context, v *validator, clips []ClipInput, progress func(done, total int)) (ImportResult, error) {
 	valid := make([]clip, 0, len(clips))
 	var bad []LineError
 	for i, in := range clips {

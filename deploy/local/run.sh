@@ -29,6 +29,8 @@ fi
 export BROLL_SIGNING_KEY="${BROLL_SIGNING_KEY:-$(cat "$STACK_DIR/signing-key")}"
 export BROLL_LEGACY_SECRET="${BROLL_LEGACY_SECRET:-$(cat "$STACK_DIR/legacy-secret")}"
 export BROLL_MEDIA_DIR="${BROLL_MEDIA_DIR:-$STACK_DIR/media}"
+export BROLL_IMPORT_DIR="${BROLL_IMPORT_DIR:-$STACK_DIR/import}"
+mkdir -p "$BROLL_IMPORT_DIR"
 export BROLL_HTTP_ADDR="${BROLL_HTTP_ADDR:-:8080}"
 
 "$BIN/brollctl" migrate >/dev/null

@@ -26,6 +26,8 @@ type Config struct {
 	SigningKey         Secret
 	SigningKeyPrevious Secret
 	MediaDir           string
+	// ImportDir confines the files POST /api/ops/v1/videos may name.
+	ImportDir          string
 	DownloadURLTTL     time.Duration
 	LegacySecret       Secret
 	LegacySunset       time.Time
@@ -86,6 +88,7 @@ func Defaults() Config {
 		OllamaHost:          "http://127.0.0.1:11434",
 		EmbedModel:          "nomic-embed-text",
 		MediaDir:            "./media",
+		ImportDir:           "./import",
 		DownloadURLTTL:      time.Hour,
 		LegacySunset:        time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC),
 		LogLevel:            "info",
@@ -154,6 +157,7 @@ func Load(getenv func(string) string) (Config, error) {
 	secret("BROLL_SIGNING_KEY", &c.SigningKey)
 	secret("BROLL_SIGNING_KEY_PREVIOUS", &c.SigningKeyPrevious)
 	str("BROLL_MEDIA_DIR", &c.MediaDir)
+	str("BROLL_IMPORT_DIR", &c.ImportDir)
 	duration("BROLL_DOWNLOAD_URL_TTL", &c.DownloadURLTTL)
 	secret("BROLL_LEGACY_SECRET", &c.LegacySecret)
 	if v := strings.TrimSpace(getenv("BROLL_LEGACY_SUNSET")); v != "" {
@@ -369,6 +373,7 @@ func (c Config) Summary() map[string]any {
 		"embed_model":           c.EmbedModel,
 		"signing_key":           c.SigningKey.String(),
 		"media_dir":             c.MediaDir,
+		"import_dir":            c.ImportDir,
 		"download_url_ttl":      c.DownloadURLTTL.String(),
 		"legacy_secret":         c.LegacySecret.String(),
 		"legacy_sunset":         c.LegacySunset.Format("2006-01-02"),
