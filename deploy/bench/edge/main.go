@@ -14,23 +14,17 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/redis/go-redis/v9"
 
-	"broll/api"
 	"broll/billing"
 	"broll/catalog"
 	"broll/deploy/bench/benchkit"
-	"broll/internal/config"
-	"broll/internal/database"
 	"broll/internal/money"
-	"broll/tenancy"
 )
 
 func main() {
@@ -45,41 +39,12 @@ func main() {
 
 func run(duration time.Duration, conns int) error {
 	ctx := context.Background()
-	admin, redisURL, err := benchkit.StackURLs()
+	sc, err := benchkit.OpenScratch(ctx, conns*2, false)
 	if err != nil {
 		return err
 	}
-	dbURL, drop, err := benchkit.ScratchDatabase(ctx, admin)
-	if err != nil {
-		return err
-	}
-	defer drop()
-	if _, err := database.Migrate(ctx, dbURL, slog.New(slog.DiscardHandler)); err != nil {
-		return err
-	}
-	pool, err := database.Open(ctx, dbURL)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	ropts, err := redis.ParseURL(redisURL)
-	if err != nil {
-		return err
-	}
-	ropts.PoolSize = conns * 2
-	rdb := redis.NewClient(ropts)
-	defer rdb.Close()
-
-	cfg, err := config.Load(func(k string) string {
-		return map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": redisURL}[k]
-	})
-	if err != nil {
-		return err
-	}
-	cfg.RedisPrefix = fmt.Sprintf("bench%d:", time.Now().UnixNano())
-	// A limit no client reaches: every request runs the limiter, none is refused.
-	cfg.RateLimitPerMinute = 1_000_000
-
+	defer sc.Close()
+	pool := sc.Pool
 	opened, err := billing.New(pool, nil).OpenAccount(ctx, "Bench", "bench", money.Cents(100))
 	if err != nil {
 		return err
@@ -87,18 +52,11 @@ func run(duration time.Duration, conns int) error {
 	if _, err := pool.Exec(ctx, `UPDATE api_keys SET rate_limit_per_minute = 100000000`); err != nil {
 		return err
 	}
-	logger := slog.New(slog.DiscardHandler)
 	media, err := catalog.NewLocalMedia(os.TempDir())
 	if err != nil {
 		return err
 	}
-	usage := tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
-	app := api.New(api.Deps{
-		Config: cfg, Logger: logger, Pool: pool, Redis: rdb,
-		Tenancy: tenancy.New(pool), Catalog: catalog.New(pool, media, nil), Billing: billing.New(pool, nil),
-		Auth: tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL),
-		Gate: tenancy.NewGate(rdb, cfg.RedisPrefix, cfg.RateLimitPerMinute, usage, logger), Usage: usage,
-	})
+	app, usage := sc.App(billing.New(pool, nil), media)
 	body := []byte(`{"currency":"USD","tiers":[{"name":"easy","price":5.00,"currency":"USD"},{"name":"medium","price":10.00,"currency":"USD"},{"name":"hard","price":25.00,"currency":"USD"}]}`)
 	bare := fiber.New(fiber.Config{DisableStartupMessage: true})
 	bare.Get("/api/v1/pricing", func(c *fiber.Ctx) error {

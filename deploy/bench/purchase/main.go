@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -30,14 +29,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/redis/go-redis/v9"
 
-	"broll/api"
 	"broll/billing"
-	"broll/catalog"
 	"broll/deploy/bench/benchkit"
-	"broll/internal/config"
-	"broll/internal/database"
 	"broll/internal/money"
 	"broll/tenancy"
 )
@@ -54,38 +48,12 @@ func main() {
 
 func run(duration time.Duration, clients int) error {
 	ctx := context.Background()
-	admin, redisURL, err := benchkit.StackURLs()
+	sc, err := benchkit.OpenScratch(ctx, 0, false)
 	if err != nil {
 		return err
 	}
-	dbURL, drop, err := benchkit.ScratchDatabase(ctx, admin)
-	if err != nil {
-		return err
-	}
-	defer drop()
-	if _, err := database.Migrate(ctx, dbURL, slog.New(slog.DiscardHandler)); err != nil {
-		return err
-	}
-	pool, err := database.Open(ctx, dbURL)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	ropts, err := redis.ParseURL(redisURL)
-	if err != nil {
-		return err
-	}
-	rdb := redis.NewClient(ropts)
-	defer rdb.Close()
-	cfg, err := config.Load(func(k string) string {
-		return map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": redisURL,
-			"BROLL_SIGNING_KEY": "bench-signing-key-0123456789abcdef0123"}[k]
-	})
-	if err != nil {
-		return err
-	}
-	cfg.RedisPrefix = fmt.Sprintf("benchp%d:", time.Now().UnixNano())
-	cfg.RateLimitPerMinute = 1_000_000
+	defer sc.Close()
+	pool, cfg, dbURL := sc.Pool, sc.Config, sc.URL
 
 	// One account, one shared pool, many customer keys, plenty of clips so
 	// that every purchase is a new, charged one.
@@ -118,14 +86,7 @@ func run(duration time.Duration, clients int) error {
 		return err
 	}
 
-	logger := slog.New(slog.DiscardHandler)
-	usage := tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
-	app := api.New(api.Deps{
-		Config: cfg, Logger: logger, Pool: pool, Redis: rdb, Tenancy: ten,
-		Catalog: catalog.New(pool, nil, nil), Billing: bill,
-		Auth: tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL),
-		Gate: tenancy.NewGate(rdb, cfg.RedisPrefix, cfg.RateLimitPerMinute, usage, logger), Usage: usage,
-	})
+	app, _ := sc.App(bill, nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err

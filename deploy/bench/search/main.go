@@ -20,7 +20,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"runtime"
 	"strconv"
@@ -29,7 +28,6 @@ import (
 
 	"broll/catalog"
 	"broll/deploy/bench/benchkit"
-	"broll/internal/database"
 )
 
 type options struct {
@@ -77,27 +75,12 @@ func main() {
 
 func run(o options) error {
 	ctx := context.Background()
-	admin, _, err := benchkit.StackURLs()
+	sc, err := benchkit.OpenScratch(ctx, 0, o.keep)
 	if err != nil {
 		return err
 	}
-	dbURL, drop, err := benchkit.ScratchDatabase(ctx, admin)
-	if err != nil {
-		return err
-	}
-	if o.keep {
-		defer fmt.Println("kept the scratch database:", dbURL)
-	} else {
-		defer drop()
-	}
-	if _, err := database.Migrate(ctx, dbURL, slog.New(slog.DiscardHandler)); err != nil {
-		return err
-	}
-	pool, err := database.Open(ctx, dbURL)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
+	defer sc.Close()
+	pool := sc.Pool
 	vecs, err := newVectorSource(o.data, o.seed)
 	if err != nil {
 		return err

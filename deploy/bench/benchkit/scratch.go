@@ -1,0 +1,110 @@
+package benchkit
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"broll/api"
+	"broll/billing"
+	"broll/catalog"
+	"broll/internal/config"
+	"broll/internal/database"
+	"broll/tenancy"
+)
+
+// Scratch is one benchmark run's world: a migrated database of its own on
+// the local stack, the stack's Redis under a fresh key prefix, and the
+// service configuration pointing at both.
+type Scratch struct {
+	URL    string
+	Pool   *pgxpool.Pool
+	Redis  *redis.Client
+	Config config.Config
+	close  []func()
+}
+
+// OpenScratch creates and migrates the database and opens the clients.
+// redisPoolSize 0 keeps go-redis's default. With keep the database
+// outlives Close (its URL is printed).
+func OpenScratch(ctx context.Context, redisPoolSize int, keep bool) (*Scratch, error) {
+	admin, redisURL, err := StackURLs()
+	if err != nil {
+		return nil, err
+	}
+	dbURL, drop, err := ScratchDatabase(ctx, admin)
+	if err != nil {
+		return nil, err
+	}
+	s := &Scratch{URL: dbURL}
+	if keep {
+		s.close = append(s.close, func() { fmt.Println("kept the scratch database:", dbURL) })
+	} else {
+		s.close = append(s.close, drop)
+	}
+	if err := s.open(ctx, redisURL, redisPoolSize); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Scratch) open(ctx context.Context, redisURL string, redisPoolSize int) error {
+	if _, err := database.Migrate(ctx, s.URL, slog.New(slog.DiscardHandler)); err != nil {
+		return err
+	}
+	pool, err := database.Open(ctx, s.URL)
+	if err != nil {
+		return err
+	}
+	s.Pool = pool
+	s.close = append(s.close, pool.Close)
+	ropts, err := redis.ParseURL(redisURL)
+	if err != nil {
+		return err
+	}
+	if redisPoolSize > 0 {
+		ropts.PoolSize = redisPoolSize
+	}
+	s.Redis = redis.NewClient(ropts)
+	s.close = append(s.close, func() { _ = s.Redis.Close() })
+	cfg, err := config.Load(func(k string) string {
+		return map[string]string{"DATABASE_URL": s.URL, "REDIS_URL": redisURL,
+			"BROLL_SIGNING_KEY": "bench-signing-key-0123456789abcdef0123"}[k]
+	})
+	if err != nil {
+		return err
+	}
+	cfg.RedisPrefix = fmt.Sprintf("bench%d:", time.Now().UnixNano())
+	// A limit no client reaches: every request runs the limiter, none is
+	// refused.
+	cfg.RateLimitPerMinute = 1_000_000
+	s.Config = cfg
+	return nil
+}
+
+// Close releases everything, in reverse order of opening.
+func (s *Scratch) Close() {
+	for i := len(s.close) - 1; i >= 0; i-- {
+		s.close[i]()
+	}
+}
+
+// App builds the API as cmd/broll-api does, over the scratch world, with
+// the billing service and media store the benchmark chose.
+func (s *Scratch) App(bill *billing.Service, media catalog.MediaStore) (*fiber.App, *tenancy.Usage) {
+	logger := slog.New(slog.DiscardHandler)
+	usage := tenancy.NewUsage(s.Pool, s.Redis, s.Config.RedisPrefix)
+	app := api.New(api.Deps{
+		Config: s.Config, Logger: logger, Pool: s.Pool, Redis: s.Redis,
+		Tenancy: tenancy.New(s.Pool), Catalog: catalog.New(s.Pool, media, nil), Billing: bill,
+		Auth: tenancy.NewAuthenticator(s.Pool, s.Config.AuthCacheTTL),
+		Gate: tenancy.NewGate(s.Redis, s.Config.RedisPrefix, s.Config.RateLimitPerMinute, usage, logger), Usage: usage,
+	})
+	return app, usage
+}
