@@ -1,9 +1,6 @@
 package api
 
 import (
-	"encoding/json"
-	"io"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -56,39 +53,6 @@ func (e *testEnv) legacyNode(t *testing.T, clock *testClock) int {
 		d.Config.LegacySecret = testLegacySecret
 		d.Now = clock.now
 	})
-}
-
-// send is do with arbitrary headers (X-API-Key, Accept, ...).
-func (e *testEnv) send(t *testing.T, n int, method, path string, header map[string]string, body any) response {
-	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		raw, _ := json.Marshal(body)
-		rd = strings.NewReader(string(raw))
-	}
-	req := httptest.NewRequest(method, path, rd)
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	res, err := e.nodes[n].app.Test(req, -1)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	out := response{status: res.StatusCode, header: res.Header, raw: raw}
-	if len(raw) > 0 && raw[0] == '{' {
-		if err := json.Unmarshal(raw, &out.body); err != nil {
-			t.Fatalf("%s %s: bad JSON %q", method, path, raw)
-		}
-	}
-	if res.StatusCode >= 400 {
-		checkProblem(t, method+" "+path, out)
-	}
-	return out
 }
 
 // checkSunsetHeaders asserts the three headers every legacy response carries.

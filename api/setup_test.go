@@ -116,8 +116,20 @@ func (r response) str(key string) string {
 	return s
 }
 
-// do sends one request to node n through the real fiber router.
+// do sends one request to node n through the real fiber router, with key
+// as the bearer key when it is not empty.
 func (e *testEnv) do(t *testing.T, n int, method, path, key string, body any) response {
+	t.Helper()
+	var header map[string]string
+	if key != "" {
+		header = map[string]string{"Authorization": "Bearer " + key}
+	}
+	return e.send(t, n, method, path, header, body)
+}
+
+// send is do with arbitrary headers (X-API-Key, Accept, ...). A string body
+// is sent as it is, anything else as JSON.
+func (e *testEnv) send(t *testing.T, n int, method, path string, header map[string]string, body any) response {
 	t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
@@ -132,8 +144,8 @@ func (e *testEnv) do(t *testing.T, n int, method, path, key string, body any) re
 	if rd != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
+	for k, v := range header {
+		req.Header.Set(k, v)
 	}
 	res, err := e.nodes[n].app.Test(req, -1)
 	if err != nil {
