@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,7 +22,7 @@ type bundle struct {
 	svc   *Service
 	usage *Usage
 	gate  *Gate
-	clock *clock
+	clock *testkit.Clock
 }
 
 const testPrefix = "broll:"
@@ -33,28 +32,10 @@ func setup(t *testing.T) *bundle {
 	pool, _ := testkit.NewPool(t)
 	rdb, _ := testkit.Redis(t)
 	usage := NewUsage(pool, rdb, testPrefix)
-	b := &bundle{pool: pool, rdb: rdb, svc: New(pool), usage: usage, clock: &clock{t: time.Now()}}
+	b := &bundle{pool: pool, rdb: rdb, svc: New(pool), usage: usage, clock: testkit.NewClock(time.Now())}
 	b.gate = NewGate(rdb, testPrefix, 60, usage, slog.New(slog.DiscardHandler))
 	b.gate.now = b.clock.Now
 	return b
-}
-
-// clock is a settable clock for expiry tests: no sleeping.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
 }
 
 var accountSeq atomic.Int64

@@ -37,25 +37,8 @@ type env struct {
 	rdb   *redis.Client
 	cfg   config.Config
 	svc   *tenancy.Service
-	clock *clock
+	clock *testkit.Clock
 	logs  *strings.Builder
-}
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
 }
 
 type lockedBuilder struct {
@@ -88,7 +71,7 @@ func setup(t *testing.T, extra map[string]string) *env {
 	}
 	logs := &strings.Builder{}
 	logger := logging.New(&lockedBuilder{b: logs}, "debug")
-	clk := &clock{t: time.Now()}
+	clk := testkit.NewClock(time.Now())
 	usage := tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
 	svc := tenancy.New(pool)
 	app := api.New(api.Deps{
