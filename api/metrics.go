@@ -4,7 +4,6 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -80,9 +79,9 @@ func (m *apiMetrics) observe(c *fiber.Ctx) error {
 			return herr
 		}
 	}
-	// fiber's strings point into buffers reused by the next request; the
-	// label values outlive this one.
-	method, route := methodLabel(c.Method()), strings.Clone(routeLabel(c))
+	// Both labels are strings that outlive the request: fiber's own method
+	// string points into a buffer the next request reuses.
+	method, route := methodLabel(c.Method()), routeLabel(c)
 	m.latency.WithLabelValues(method, route).Observe(time.Since(start).Seconds())
 	status := c.Response().StatusCode()
 	m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
@@ -97,7 +96,8 @@ func (m *apiMetrics) observe(c *fiber.Ctx) error {
 	return nil
 }
 
-// routeLabel is the pattern of the route that answered. A request refused
+// routeLabel is the pattern of the route that answered (the app's own
+// string, registered once). A request refused
 // by a group's middleware (401, 429) is labelled with the group's prefix;
 // one that matched no route at all shares the label "unmatched".
 func routeLabel(c *fiber.Ctx) string {
@@ -109,11 +109,13 @@ func routeLabel(c *fiber.Ctx) string {
 }
 
 // methodLabel keeps the label set small whatever methods clients invent.
+// It returns fiber's constants, never the request's own string.
 func methodLabel(m string) string {
-	switch m {
-	case fiber.MethodGet, fiber.MethodHead, fiber.MethodPost, fiber.MethodPut, fiber.MethodPatch,
-		fiber.MethodDelete, fiber.MethodOptions:
-		return strings.Clone(m)
+	for _, known := range []string{fiber.MethodGet, fiber.MethodPost, fiber.MethodDelete, fiber.MethodHead,
+		fiber.MethodPut, fiber.MethodPatch, fiber.MethodOptions} {
+		if m == known {
+			return known
+		}
 	}
 	return "other"
 }
