@@ -2,28 +2,34 @@ package billing
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"broll/internal/apperr"
+	"broll/internal/database"
 	"broll/internal/money"
 )
 
 const (
-	// maxBatch bounds how many purchases share one transaction.
-	maxBatch = 32
-	// maxInFlight batches of one account run at once on a node: they do their
-	// inserts in parallel and meet only at the final charge of the pool.
-	maxInFlight = 4
+	// maxBatch bounds how many purchases share one statement. Batches of an
+	// account queue on its row lock one after another, so a purchase waits
+	// for at most the batch running and its own: a large batch amortises
+	// the lock, the round trip and the commit over more purchases.
+	maxBatch = 256
+	// maxInFlight batches of one account run at once on a node: while one
+	// holds the account row, the next is already on its way to wait for it.
+	maxInFlight = 2
+	// attempts of a batch whose connection failed or that met a conflict
+	// it could not answer; every attempt is safe (see purchaseJob.newIDs).
+	attempts = 3
 )
 
 // batcher groups concurrent purchases of the same account into one
-// transaction. It never waits to fill a batch: while one batch of an account
+// statement. It never waits to fill a batch: while one batch of an account
 // runs, the purchases arriving meanwhile queue up and form the next one, so
 // an idle account pays no latency and a busy one amortises its row lock.
 type batcher struct {
@@ -38,20 +44,43 @@ type accountQueue struct {
 	running int
 }
 
+// purchaseJob is one purchase (or quote) of a key or a legacy buyer.
 type purchaseJob struct {
-	Key      uuid.UUID   `json:"key"`
-	IDs      []uuid.UUID `json:"ids"`
-	Expected *int64      `json:"expected"`
+	key      uuid.UUID // uuid.Nil: a legacy (v0) buyer, named by email
+	email    string    // the legacy customer email, "" for none and for keys
+	ids      []uuid.UUID
+	expected *int64
+	dry      bool
+	// newIDs are the ids the job's purchases get if bought, one per video,
+	// chosen once: after a lost connection the batch runs again, and the
+	// purchases it finds under these ids are this job's, already charged.
+	newIDs []uuid.UUID
 
-	rows []batchRow
+	out  outcome
 	err  error
 	done chan struct{}
 }
 
-// batchRow is one output row of broll_purchase for a job.
-type batchRow struct {
-	balance *int64
-	pv      *PurchasedVideo
+func newJob(key uuid.UUID, email string, ids []uuid.UUID, expected *money.Cents, dry bool) *purchaseJob {
+	j := &purchaseJob{key: key, email: email, ids: ids, dry: dry, newIDs: make([]uuid.UUID, len(ids))}
+	if expected != nil {
+		e := int64(*expected)
+		j.expected = &e
+	}
+	for i := range j.newIDs {
+		j.newIDs[i] = uuid.New()
+	}
+	return j
+}
+
+// buyer names whose purchases the job's ids are compared with: two jobs of
+// one buyer never share a batch, so the statement meets each (buyer, video)
+// once.
+func (j *purchaseJob) buyer() string {
+	if j.key != uuid.Nil {
+		return j.key.String()
+	}
+	return "v0:" + j.email
 }
 
 func newBatcher(pool *pgxpool.Pool) *batcher {
@@ -92,9 +121,7 @@ func (b *batcher) drain(account uuid.UUID, q *accountQueue) {
 			b.mu.Unlock()
 			return
 		}
-		n := min(len(q.pending), maxBatch)
-		jobs := q.pending[:n:n]
-		q.pending = q.pending[n:]
+		jobs := q.take()
 		b.mu.Unlock()
 		b.run(account, jobs)
 		for _, j := range jobs {
@@ -103,120 +130,122 @@ func (b *batcher) drain(account uuid.UUID, q *accountQueue) {
 	}
 }
 
+// take removes the next batch from the queue, in arrival order: up to
+// maxBatch jobs of distinct buyers; a buyer's second job waits for the next.
+func (q *accountQueue) take() []*purchaseJob {
+	seen := map[string]bool{}
+	var jobs, rest []*purchaseJob
+	for _, j := range q.pending {
+		if len(jobs) < maxBatch && !seen[j.buyer()] {
+			seen[j.buyer()] = true
+			jobs = append(jobs, j)
+		} else {
+			rest = append(rest, j)
+		}
+	}
+	q.pending = rest
+	return jobs
+}
+
+// run executes a batch and leaves each job its outcome or error. A failed
+// connection (a terminated backend, a failover) or an unanswered line runs
+// the batch again: the account lock makes the second run see whatever the
+// first committed, and the jobs' own purchase ids tell it apart from what
+// was owned before.
 func (b *batcher) run(account uuid.UUID, jobs []*purchaseJob) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err := b.runBatch(ctx, account, jobs)
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "BR503" {
-		// Another batch spent the pool meanwhile: buy one by one, each
-		// charging under the row lock, so that every purchase gets its own
-		// exact answer.
-		for _, j := range jobs {
-			j.err = b.runOne(ctx, account, j)
+	var err error
+	for attempt := 0; attempt < attempts; attempt++ {
+		var complete bool
+		complete, err = b.exec(ctx, account, jobs)
+		if err == nil && complete {
+			return
 		}
-		return
+		if err != nil && !database.IsUnavailable(err) && !database.IsRetryable(err) {
+			break
+		}
 	}
-	if err != nil {
-		setErr(jobs, err)
+	if err == nil || database.IsUnavailable(err) || database.IsRetryable(err) {
+		err = apperr.New(apperr.Unavailable, "the purchase could not be completed; nothing was charged, retry shortly")
+	}
+	for _, j := range jobs {
+		j.err = err
 	}
 }
 
-const purchaseOneSQL = `SELECT * FROM broll_purchase($1, $2, $3, $4, true)`
+const purchaseBatchSQL = `SELECT r_job, r_verdict, r_quote, r_available, r_balance, r_video_id, r_known,
+	r_purchase_id, r_price_cents, r_purchased_at
+	FROM broll_purchase_batch($1, $2, $3, $4, $5, $6, $7, $8)`
 
-func (b *batcher) runOne(ctx context.Context, account uuid.UUID, j *purchaseJob) error {
-	j.rows = nil
-	rows, err := b.pool.Query(ctx, purchaseOneSQL, account, j.Key, j.IDs, j.Expected)
+// exec runs the batch statement once, as binary arrays in and one row per
+// requested video out. complete is false when a bought job has a line
+// without its purchase, which only a concurrent writer outside the account
+// lock could cause: the batch then runs again and finds it owned.
+func (b *batcher) exec(ctx context.Context, account uuid.UUID, jobs []*purchaseJob) (complete bool, err error) {
+	keys := make([]pgtype.UUID, len(jobs))
+	emails := make([]string, len(jobs))
+	expected := make([]*int64, len(jobs))
+	dry := make([]bool, len(jobs))
+	var lineJob []int32
+	var lineVideo, lineID []uuid.UUID
+	for i, j := range jobs {
+		keys[i] = pgtype.UUID{Bytes: j.key, Valid: j.key != uuid.Nil}
+		emails[i], expected[i], dry[i] = j.email, j.expected, j.dry
+		for n, id := range j.ids {
+			lineJob = append(lineJob, int32(i))
+			lineVideo = append(lineVideo, id)
+			lineID = append(lineID, j.newIDs[n])
+		}
+		j.out, j.err = outcome{lines: make(map[uuid.UUID]PurchasedVideo, len(j.ids))}, nil
+	}
+	rows, err := b.pool.Query(ctx, purchaseBatchSQL, account, keys, emails, expected, dry, lineJob, lineVideo, lineID)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer rows.Close()
+	complete = true
 	for rows.Next() {
-		var r batchRow
-		var quote *int64
-		var id, videoID *uuid.UUID
-		var price *int64
-		var at *time.Time
-		var owned *bool
-		if err := rows.Scan(&quote, &r.balance, &id, &videoID, &price, &at, &owned); err != nil {
-			return err
+		var (
+			job                int32
+			v                  string
+			quote              int64
+			available, balance *int64
+			video              uuid.UUID
+			known              bool
+			pid                *uuid.UUID
+			price              *int64
+			at                 *time.Time
+		)
+		if err := rows.Scan(&job, &v, &quote, &available, &balance, &video, &known, &pid, &price, &at); err != nil {
+			return false, err
 		}
-		r.pv = purchased(id, videoID, price, at, owned)
-		j.rows = append(j.rows, r)
-	}
-	return rows.Err()
-}
-
-func purchased(id, videoID *uuid.UUID, price *int64, at *time.Time, owned *bool) *PurchasedVideo {
-	if id == nil {
-		return nil
-	}
-	return &PurchasedVideo{PurchaseID: *id, VideoID: *videoID, PricePaid: money.Cents(*price), PurchasedAt: *at, AlreadyOwned: *owned}
-}
-
-func (b *batcher) runBatch(ctx context.Context, account uuid.UUID, jobs []*purchaseJob) error {
-	payload, err := json.Marshal(jobs)
-	if err != nil {
-		return err
-	}
-	rows, err := b.pool.Query(ctx, purchaseBatchSQL, account, payload)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for _, j := range jobs {
-		j.err, j.rows = nil, nil
-	}
-	var balance *int64
-	for rows.Next() {
-		var job int
-		var state, detail, constraint *string
-		var r batchRow
-		var id, videoID *uuid.UUID
-		var price *int64
-		var at *time.Time
-		var owned *bool
-		var quote *int64
-		if err := rows.Scan(&job, &state, &detail, &constraint, &quote, &r.balance, &id, &videoID, &price, &at, &owned); err != nil {
-			return err
-		}
-		if job == -1 {
-			balance = r.balance
+		if job < 0 || int(job) >= len(jobs) {
 			continue
 		}
-		if job < 0 || job >= len(jobs) {
-			continue
+		o := &jobs[job].out
+		o.verdict, o.quote = verdict(v), money.Cents(quote)
+		if available != nil {
+			o.available = money.Cents(*available)
 		}
-		j := jobs[job]
-		if state != nil {
-			j.err = &pgconn.PgError{Code: *state, Detail: deref(detail), ConstraintName: deref(constraint)}
-			continue
+		if balance != nil {
+			o.balance = money.Cents(*balance)
 		}
-		r.pv = purchased(id, videoID, price, at, owned)
-		j.rows = append(j.rows, r)
-	}
-	// An error here (the commit included) means nothing of the batch
-	// happened: every job reports it.
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	for _, j := range jobs {
-		if j.err == nil {
-			j.rows = append(j.rows, batchRow{balance: balance})
+		if !known {
+			o.unknown = append(o.unknown, video.String())
 		}
+		var pv PurchasedVideo
+		if price != nil {
+			pv.PricePaid = money.Cents(*price)
+		}
+		if pid != nil {
+			pv.PurchaseID, pv.PurchasedAt = *pid, *at
+		} else if o.verdict == verdictBought || o.verdict == verdictOwned {
+			complete = false
+		}
+		o.lines[video] = pv
 	}
-	return nil
-}
-
-func setErr(jobs []*purchaseJob, err error) {
-	for _, j := range jobs {
-		j.err, j.rows = err, nil
-	}
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
+	// An error here (the commit included) means the batch may or may not
+	// have committed: run tells which by running it again.
+	return complete, rows.Err()
 }

@@ -13,7 +13,6 @@ import (
 	"broll/internal/apperr"
 	"broll/internal/database"
 	"broll/internal/money"
-	"broll/tenancy"
 )
 
 // LegacyBuyer is who buys through the deprecated v0 API: the account its
@@ -64,58 +63,7 @@ func (s *Service) LegacyPurchase(ctx context.Context, b LegacyBuyer, videoIDs []
 	if b.AccountID == uuid.Nil {
 		return PurchaseResult{}, apperr.NotFoundf("unknown source")
 	}
-	var out PurchaseResult
-	for attempt := 0; ; attempt++ {
-		out, err = s.legacyPurchaseOnce(ctx, b, ids)
-		if err == nil || attempt == 2 || !database.IsRetryable(err) {
-			break
-		}
-	}
-	if err != nil {
-		return PurchaseResult{}, s.explainRefusal(ctx, b.buyer(), ids, err)
-	}
-	for i := range out.Purchases {
-		out.Purchases[i].Download = s.links.Sign(out.Purchases[i].PurchaseID)
-	}
-	return out, nil
-}
-
-func (b LegacyBuyer) buyer() buyer {
-	return buyer{account: b.AccountID, owned: func(ctx context.Context, q tenancy.Querier, ids []uuid.UUID) (map[uuid.UUID]PurchasedVideo, error) {
-		return legacyOwned(ctx, q, b, ids)
-	}}
-}
-
-func (s *Service) legacyPurchaseOnce(ctx context.Context, b LegacyBuyer, ids []uuid.UUID) (PurchaseResult, error) {
-	rows, err := s.pool.Query(ctx, legacyPurchaseSQL, b.AccountID, b.Source, b.CustomerEmail, ids)
-	if err != nil {
-		return PurchaseResult{}, err
-	}
-	defer rows.Close()
-	got := map[uuid.UUID]PurchasedVideo{}
-	var balance *int64
-	for rows.Next() {
-		var quote int64
-		var id, videoID *uuid.UUID
-		var price *int64
-		var at *time.Time
-		var owned *bool
-		if err := rows.Scan(&quote, &balance, &id, &videoID, &price, &at, &owned); err != nil {
-			return PurchaseResult{}, err
-		}
-		if pv := purchased(id, videoID, price, at, owned); pv != nil {
-			got[pv.VideoID] = *pv
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return PurchaseResult{}, err
-	}
-	rows.Close()
-	return s.result(ctx, b.buyer(), ids, got, balance)
-}
-
-func legacyOwned(ctx context.Context, q tenancy.Querier, b LegacyBuyer, ids []uuid.UUID) (map[uuid.UUID]PurchasedVideo, error) {
-	return collectPurchased(q.Query(ctx, legacyOwnedSQL, b.AccountID, b.CustomerEmail, ids))
+	return s.purchase(b.AccountID, newJob(uuid.Nil, b.CustomerEmail, ids, nil, false))
 }
 
 // LegacyListParams are the raw query parameters of GET

@@ -157,23 +157,6 @@ $$;
 CREATE TRIGGER ledger_append_only BEFORE UPDATE OR DELETE ON ledger
     FOR EACH ROW EXECUTE FUNCTION broll_ledger_append_only();
 
--- Guards of the one-statement purchase (billing/purchase_sql.go): raising
--- aborts the whole statement, so nothing is inserted or charged.
--- +goose StatementBegin
-CREATE FUNCTION broll_purchase_check(unknown bigint, quote bigint, expected bigint) RETURNS bigint
-    LANGUAGE plpgsql VOLATILE AS $$
-BEGIN
-    IF unknown > 0 THEN
-        RAISE EXCEPTION 'unknown videos' USING ERRCODE = 'BR404';
-    END IF;
-    IF expected IS NOT NULL AND expected <> quote THEN
-        RAISE EXCEPTION 'price changed' USING ERRCODE = 'BR409', DETAIL = quote::text;
-    END IF;
-    RETURN quote;
-END;
-$$;
--- +goose StatementEnd
-
 -- Every fetch of a full-quality file, for the redistribution audit.
 CREATE TABLE download_log (
     id            bigserial PRIMARY KEY,
@@ -193,7 +176,6 @@ CREATE INDEX download_log_time_idx ON download_log (downloaded_at);
 DROP TABLE download_log;
 DROP TABLE ledger;
 DROP FUNCTION broll_ledger_append_only();
-DROP FUNCTION broll_purchase_check(bigint, bigint, bigint);
 DROP TABLE purchases;
 DROP TABLE videos;
 DROP FUNCTION broll_tags_text(text[]);

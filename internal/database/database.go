@@ -56,7 +56,8 @@ func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	return pool, nil
 }
 
-// Migrate applies every pending migration. It is safe to run concurrently
+// Migrate applies every pending migration, then every function file
+// (migrations/functions), and returns the migrations it applied. It is safe to run concurrently
 // (a Postgres advisory lock serialises runners) and to run again.
 func Migrate(ctx context.Context, url string, logger *slog.Logger) ([]string, error) {
 	cfg, err := pgx.ParseConfig(url)
@@ -88,6 +89,9 @@ func migrateDB(ctx context.Context, db *sql.DB, logger *slog.Logger) ([]string, 
 	applied := make([]string, 0, len(results))
 	for _, r := range results {
 		applied = append(applied, r.Source.Path)
+	}
+	if err := applyFunctions(ctx, db); err != nil {
+		return nil, err
 	}
 	return applied, nil
 }

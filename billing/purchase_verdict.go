@@ -1,0 +1,98 @@
+package billing
+
+import (
+	"sort"
+
+	"github.com/google/uuid"
+
+	"broll/internal/apperr"
+	"broll/internal/money"
+)
+
+// verdict is what broll_purchase_batch decided for one purchase
+// (migrations/functions/purchase_batch.sql defines each).
+type verdict string
+
+const (
+	verdictBought       verdict = "bought"
+	verdictOwned        verdict = "owned"
+	verdictQuoted       verdict = "quoted"
+	verdictUnknown      verdict = "unknown"
+	verdictPriceChanged verdict = "price_changed"
+	verdictInsufficient verdict = "insufficient_credits"
+)
+
+// outcome is one purchase's share of a batch: its verdict and its lines.
+type outcome struct {
+	verdict   verdict
+	quote     money.Cents
+	available money.Cents // the pool at this purchase's turn
+	balance   money.Cents // the pool after the batch
+	lines     map[uuid.UUID]PurchasedVideo // by video; PricePaid is the quote when not bought
+	unknown   []string
+}
+
+// answer turns a job's outcome into the client's result or refusal. A line
+// is charged to this job exactly when its purchase carries one of the ids
+// the job chose (newIDs): so a batch that committed but whose answer was
+// lost with its connection is recognised as bought when it runs again.
+func (j *purchaseJob) answer() (PurchaseResult, error) {
+	o := j.out
+	out := PurchaseResult{Balance: o.balance, DryRun: j.dry}
+	mine := make(map[uuid.UUID]bool, len(j.newIDs))
+	for _, id := range j.newIDs {
+		mine[id] = true
+	}
+	bought := false
+	for _, id := range j.ids {
+		if pv, ok := o.lines[id]; ok && pv.PurchaseID != uuid.Nil && mine[pv.PurchaseID] {
+			bought = true
+		}
+	}
+	if !bought {
+		if err := o.refusal(j.expected); err != nil {
+			return PurchaseResult{}, err
+		}
+	}
+	for _, id := range j.ids {
+		pv := o.lines[id]
+		pv.VideoID = id
+		switch {
+		case j.dry:
+			pv.AlreadyOwned = pv.PurchaseID != uuid.Nil
+			if !pv.AlreadyOwned {
+				out.TotalCharged += pv.PricePaid
+			}
+		case mine[pv.PurchaseID]:
+			out.TotalCharged += pv.PricePaid
+		default:
+			pv.AlreadyOwned = true
+		}
+		out.Purchases = append(out.Purchases, pv)
+	}
+	return out, nil
+}
+
+// refusal is the client error a refusing verdict stands for, with the
+// numbers the batch itself computed; nil for verdicts that are answers.
+func (o outcome) refusal(expected *int64) error {
+	switch o.verdict {
+	case verdictBought, verdictOwned, verdictQuoted:
+		return nil
+	case verdictUnknown:
+		sort.Strings(o.unknown)
+		return apperr.NotFoundf("videos not found: %v", o.unknown).With("unknown_video_ids", o.unknown)
+	case verdictPriceChanged:
+		var want money.Cents
+		if expected != nil {
+			want = money.Cents(*expected)
+		}
+		return apperr.New(apperr.PriceChanged, "the purchase costs %s USD, not the expected %s USD", o.quote, want).
+			With("total", o.quote).With("expected_total", want).With("currency", "USD")
+	case verdictInsufficient:
+		return apperr.New(apperr.InsufficientCredits,
+			"the account's credit pool holds %s USD; this purchase needs %s USD", o.available, o.quote).
+			With("required", o.quote).With("available", o.available).With("currency", "USD")
+	}
+	return apperr.New(apperr.Internal, "unexpected purchase verdict")
+}

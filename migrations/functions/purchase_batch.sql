@@ -1,0 +1,146 @@
+-- broll_purchase_batch: every rule of a purchase, for a batch of purchases
+-- ("jobs") of ONE account, in one statement. Every purchase path goes
+-- through it (v1 REST, MCP, legacy v0, dry runs); billing/batcher.go builds
+-- the arrays and billing/purchase_verdict.go turns the verdicts into answers.
+-- `brollctl migrate` applies this file with CREATE OR REPLACE after the
+-- numbered migrations, so a rule change is a diff of this file alone.
+--
+-- In, as arrays (one element per job, numbered from 0 by position):
+--   in_key       the buying key, or NULL for a legacy (v0) buyer
+--   in_email     the legacy buyer's customer email ('' for none; '' for keys)
+--   in_expected  the expected total in cents, or NULL
+--   in_dry       quote only: priced and checked, nothing written
+--   in_purchase  (per line) the id the purchase gets if bought; the caller
+--                picks them, so that after a lost connection it can tell
+--                from the rows whether its batch committed
+-- and one element per requested video ("line"): in_line_job, in_line_video.
+-- A job's videos are distinct and no two jobs of a batch have one buyer
+-- (the batcher sees to both), so (buyer, video) names one line.
+--
+-- Out: one row per line, carrying its job's verdict and the line's
+-- purchase (bought now or owned before; its price is the quote when not
+-- bought):
+--   bought               charged (lines already owned come back, not charged)
+--   owned                nothing new to buy: every line was owned already
+--   quoted               a dry run's quote
+--   unknown              some line names no video, or a retired one the
+--                        buyer does not own (r_known false on those lines)
+--   price_changed        r_quote differs from in_expected
+--   insufficient_credits r_quote exceeds r_available, what the pool held at
+--                        this job's turn in arrival order
+-- A refused job writes nothing. r_balance is the pool after the batch.
+--
+-- The order of locks makes it deadlock-free: the account row first (all
+-- batches of an account queue there, across API nodes), then purchase rows
+-- in (key, email, video) order. Under that lock the verdicts are exact: the
+-- running sum of the jobs' quotes is checked against the balance the lock
+-- protects, so the one guarded charge at the end cannot fail; the CHECK
+-- accounts_balance_not_negative stays behind it all the same.
+--
+-- Later rules are a column away: test mode would pick the pool to charge by
+-- a per-job mode, and a per-key spend limit is a second running sum beside
+-- the pool's in `run`, under the same account lock.
+--
+-- plpgsql caches the statement's plan for the session; force_generic_plan
+-- keeps it from re-planning per call for the array sizes (custom plans buy
+-- nothing here: every access is by key through a unique index).
+CREATE OR REPLACE FUNCTION broll_purchase_batch(
+    in_account uuid, in_key uuid[], in_email text[], in_expected bigint[], in_dry boolean[],
+    in_line_job int[], in_line_video uuid[], in_purchase uuid[])
+RETURNS TABLE (r_job int, r_verdict text, r_quote bigint, r_available bigint, r_balance bigint,
+               r_video_id uuid, r_known boolean, r_purchase_id uuid, r_price_cents bigint,
+               r_purchased_at timestamptz, r_owned boolean)
+LANGUAGE plpgsql VOLATILE
+SET plan_cache_mode = force_generic_plan
+AS $$
+BEGIN
+    -- The lock comes first and in a statement of its own, so that the
+    -- purchase statement's snapshot, taken after it, sees every purchase a
+    -- batch committed while this one waited. Quotes need no lock.
+    IF false = ANY (in_dry) THEN
+        PERFORM 1 FROM accounts WHERE id = in_account FOR UPDATE;
+    END IF;
+    RETURN QUERY
+    WITH RECURSIVE jobs AS (
+        SELECT (j.n - 1)::int AS job, j.key, j.email, j.expected, j.dry
+        FROM unnest(in_key, in_email, in_expected, in_dry) WITH ORDINALITY AS j(key, email, expected, dry, n)
+    ), lines AS (
+        SELECT l.job, l.video, l.new_id, j.key, j.email,
+               o.id AS owned_id, o.price_cents AS owned_price, o.purchased_at AS owned_at,
+               v.id IS NOT NULL AND (o.id IS NOT NULL OR v.retired_at IS NULL) AS known,
+               t.price_cents AS price, v.difficulty AS tier
+        FROM unnest(in_line_job, in_line_video, in_purchase) AS l(job, video, new_id)
+        JOIN jobs j ON j.job = l.job
+        LEFT JOIN videos v ON v.id = l.video
+        LEFT JOIN tiers t ON t.name = v.difficulty
+        -- What the buyer owns: a key its own purchases; a legacy buyer the
+        -- account's v0 purchases under its email (purchases_legacy_unique).
+        LEFT JOIN LATERAL (
+            SELECT p.id, p.price_cents, p.purchased_at FROM purchases p
+            WHERE j.key IS NOT NULL AND p.api_key_id = j.key AND p.video_id = l.video
+            UNION ALL
+            SELECT p.id, p.price_cents, p.purchased_at FROM purchases p
+            WHERE j.key IS NULL AND p.legacy AND p.account_id = in_account
+              AND coalesce(p.customer_email, '') = j.email AND p.video_id = l.video
+        ) o ON true
+    ), priced AS (
+        SELECT j.job,
+               coalesce(sum(l.price) FILTER (WHERE l.known AND l.owned_id IS NULL), 0)::bigint AS quote,
+               CASE
+                   WHEN bool_or(NOT l.known) THEN 'unknown'
+                   WHEN j.expected IS NOT NULL
+                        AND j.expected <> coalesce(sum(l.price) FILTER (WHERE l.owned_id IS NULL), 0) THEN 'price_changed'
+                   WHEN j.dry THEN 'quoted'
+                   WHEN bool_and(l.owned_id IS NOT NULL) THEN 'owned'
+                   ELSE 'pay'
+               END AS verdict
+        FROM jobs j JOIN lines l ON l.job = j.job
+        GROUP BY j.job, j.expected, j.dry
+    ), pool AS (
+        SELECT a.balance_cents, a.source FROM accounts a WHERE a.id = in_account
+    ), run (job, available, remaining, verdict) AS (
+        -- The running sum in arrival order: a job the pool cannot pay is
+        -- refused and spends nothing, so a later, smaller one may still fit.
+        SELECT -1, NULL::bigint, coalesce((SELECT balance_cents FROM pool), 0), NULL::text
+        UNION ALL
+        SELECT p.job, r.remaining,
+               r.remaining - CASE WHEN p.verdict = 'pay' AND p.quote <= r.remaining THEN p.quote ELSE 0 END,
+               CASE WHEN p.verdict <> 'pay' THEN p.verdict
+                    WHEN p.quote <= r.remaining THEN 'bought'
+                    ELSE 'insufficient_credits' END
+        FROM run r JOIN priced p ON p.job = r.job + 1
+    ), ins AS (
+        INSERT INTO purchases (id, account_id, api_key_id, video_id, price_cents, tier, legacy, source, customer_email)
+        SELECT l.new_id, in_account, l.key, l.video, l.price, l.tier, l.key IS NULL,
+               CASE WHEN l.key IS NULL THEN (SELECT source FROM pool) END,
+               CASE WHEN l.key IS NULL THEN nullif(l.email, '') END
+        FROM lines l JOIN run r ON r.job = l.job
+        WHERE r.verdict = 'bought' AND l.owned_id IS NULL
+        ORDER BY l.key, l.email, l.video
+        -- Both uniqueness rules, (key, video) and the legacy one: a row
+        -- that another transaction inserted anyway is skipped, not charged.
+        ON CONFLICT DO NOTHING
+        RETURNING id, api_key_id, video_id, price_cents, purchased_at
+    ), led AS (
+        INSERT INTO ledger (account_id, amount_cents, kind, purchase_id, api_key_id, note)
+        SELECT in_account, -i.price_cents, 'purchase', i.id, i.api_key_id,
+               CASE WHEN i.api_key_id IS NULL THEN 'legacy v0' ELSE '' END
+        FROM ins i WHERE i.price_cents > 0
+        ORDER BY i.id
+    ), charge AS (
+        UPDATE accounts SET balance_cents = balance_cents - (SELECT sum(price_cents) FROM ins)
+        WHERE id = in_account AND EXISTS (SELECT 1 FROM ins WHERE price_cents > 0)
+        RETURNING balance_cents
+    )
+    SELECT l.job, r.verdict, p.quote, r.available,
+           coalesce((SELECT balance_cents FROM charge), (SELECT balance_cents FROM pool)),
+           l.video, l.known,
+           coalesce(i.id, l.owned_id), coalesce(i.price_cents, l.owned_price, l.price), coalesce(i.purchased_at, l.owned_at),
+           i.id IS NULL
+    FROM lines l
+    JOIN run r ON r.job = l.job
+    JOIN priced p ON p.job = l.job
+    LEFT JOIN ins i ON i.id = l.new_id
+    ORDER BY l.job;
+END;
+$$;
