@@ -26,8 +26,8 @@ const (
 type outcome struct {
 	verdict   verdict
 	quote     money.Cents
-	available money.Cents // the pool at this purchase's turn
-	balance   money.Cents // the pool after the batch
+	available money.Cents                  // the pool at this purchase's turn
+	balance   money.Cents                  // the pool after the batch
 	lines     map[uuid.UUID]PurchasedVideo // by video; PricePaid is the quote when not bought
 	unknown   []string
 }
