@@ -73,6 +73,23 @@ func Drive(workers int, d time.Duration, next func(worker, n int) *http.Request)
 	tr := &http.Transport{MaxIdleConnsPerHost: workers, MaxConnsPerHost: workers}
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	defer tr.CloseIdleConnections()
+	return DriveFunc(workers, d, func(w, n int) error {
+		res, err := client.Do(next(w, n))
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %d", res.StatusCode)
+		}
+		return nil
+	})
+}
+
+// DriveFunc runs `workers` closed loops of call for d; a nil error counts
+// as success.
+func DriveFunc(workers int, d time.Duration, call func(worker, n int) error) Result {
 	var ok, failed atomic.Int64
 	var mu sync.Mutex
 	var lat []time.Duration
@@ -85,21 +102,13 @@ func Drive(workers int, d time.Duration, next func(worker, n int) *http.Request)
 			defer wg.Done()
 			local := make([]time.Duration, 0, 4096)
 			for n := 0; time.Now().Before(deadline); n++ {
-				req := next(w, n)
 				t0 := time.Now()
-				res, err := client.Do(req)
-				if err != nil {
+				if err := call(w, n); err != nil {
 					failed.Add(1)
 					continue
 				}
-				_, _ = io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				if res.StatusCode == http.StatusOK {
-					ok.Add(1)
-					local = append(local, time.Since(t0))
-				} else {
-					failed.Add(1)
-				}
+				ok.Add(1)
+				local = append(local, time.Since(t0))
 			}
 			mu.Lock()
 			lat = append(lat, local...)

@@ -66,12 +66,15 @@ func run(duration time.Duration, clients int) error {
 		Kind: tenancy.KindRoot, Scopes: tenancy.RootScopes()}
 	ten := tenancy.New(pool)
 	keys := make([]string, clients)
+	principals := make([]tenancy.Principal, clients)
 	for i := range keys {
 		k, err := ten.CreateCustomerKey(ctx, root, fmt.Sprintf("customer %d", i), nil)
 		if err != nil {
 			return err
 		}
 		keys[i] = k.Secret
+		principals[i] = tenancy.Principal{KeyID: k.ID, AccountID: opened.Account.ID, RootKeyID: root.KeyID,
+			Kind: tenancy.KindCustomer, Scopes: k.Scopes}
 	}
 	const clips = 20000
 	if _, err := pool.Exec(ctx, `
@@ -94,14 +97,34 @@ func run(duration time.Duration, clients int) error {
 	go func() { _ = app.Listener(ln) }()
 	defer func() { _ = app.Shutdown() }()
 
+	// Where a purchase's time goes: the batch statement's own time comes
+	// from Postgres's function statistics, collected for this database.
+	if _, err := pool.Exec(ctx, `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET track_functions = ''pl''', current_database()); END $$`); err != nil {
+		return err
+	}
+	pool.Reset()
+
 	fmt.Printf("purchase benchmark: %d clients (one customer key each, one shared pool), %s per measurement\n", clients, duration)
 	res := drive("http://"+ln.Addr().String()+"/api/v1/broll/purchase", keys, videoIDs, duration)
 	fmt.Printf("%-46s %8.0f purchases/s  p50 %6.2f ms  p99 %6.2f ms  (%d ok, %d failed)\n",
 		"POST /api/v1/broll/purchase (HTTP, full path)", res.PerSecond(), benchkit.Millis(res.Percentile(0.5)),
 		benchkit.Millis(res.Percentile(0.99)), res.OK, res.Failed)
-
+	if err := profile(ctx, pool, opened.Account.ID, res.OK, res.Elapsed); err != nil {
+		return err
+	}
 	// The invariants are checked before pgbench, which debits the row
 	// without ledger rows.
+	if err := checkInvariants(ctx, pool, opened.Account.ID); err != nil {
+		return err
+	}
+
+	// The same purchases without HTTP: billing.Service.Purchase called from
+	// as many goroutines, so the difference is what HTTP, auth and the
+	// rate limiter cost.
+	direct := driveService(bill, principals, videoIDs, duration)
+	fmt.Printf("%-46s %8.0f purchases/s  p50 %6.2f ms  p99 %6.2f ms  (%d ok, %d failed)\n",
+		"billing.Service.Purchase (no HTTP)", direct.PerSecond(), benchkit.Millis(direct.Percentile(0.5)),
+		benchkit.Millis(direct.Percentile(0.99)), direct.OK, direct.Failed)
 	if err := checkInvariants(ctx, pool, opened.Account.ID); err != nil {
 		return err
 	}
@@ -125,6 +148,43 @@ func drive(url string, keys []string, videos []uuid.UUID, d time.Duration) bench
 		req.Header.Set("Content-Type", "application/json")
 		return req
 	})
+}
+
+// driveService is drive without HTTP; its clients buy from the other end
+// of their sequence so that every purchase is still a new one.
+func driveService(bill *billing.Service, keys []tenancy.Principal, videos []uuid.UUID, d time.Duration) benchkit.Result {
+	return benchkit.DriveFunc(len(keys), d, func(w, n int) error {
+		v := videos[(w*7919+len(videos)/2+n)%len(videos)]
+		_, err := bill.Purchase(context.Background(), keys[w], billing.PurchaseRequest{VideoIDs: []uuid.UUID{v}})
+		return err
+	})
+}
+
+// profile splits a purchase's time: how many batches carried the run's
+// purchases (one transaction each, so one purchased_at each), and how long
+// Postgres spent in the batch statement (pg_stat_user_functions; closing
+// the connections makes their backends report it).
+func profile(ctx context.Context, pool *pgxpool.Pool, account uuid.UUID, purchases int64, elapsed time.Duration) error {
+	pool.Reset()
+	var batches, calls int64
+	var total float64
+	if err := pool.QueryRow(ctx, `SELECT count(DISTINCT purchased_at) FROM purchases WHERE account_id = $1`, account).
+		Scan(&batches); err != nil {
+		return err
+	}
+	if err := pool.QueryRow(ctx, `
+		SELECT coalesce(sum(calls), 0), coalesce(sum(total_time), 0) FROM pg_stat_user_functions
+		WHERE funcname = 'broll_purchase_batch'`).Scan(&calls, &total); err != nil {
+		return err
+	}
+	if batches == 0 || calls == 0 || purchases == 0 {
+		return fmt.Errorf("profile: no batches recorded")
+	}
+	fmt.Printf("profile: %d batches, %.1f purchases per batch; the batch statement ran %.2f ms per batch (%.0f µs per purchase), "+
+		"busy %.0f%% of the run (its row lock serialises batches)\n",
+		batches, float64(purchases)/float64(batches), total/float64(calls), total*1000/float64(purchases),
+		100*total/float64(elapsed.Milliseconds()))
+	return nil
 }
 
 var tpsRe = regexp.MustCompile(`tps = ([0-9.]+)`)
