@@ -1,4 +1,23 @@
 // Package billing owns money: the shared credit pool of each account, the
 // append-only ledger, purchases, signed download links, the download log,
 // purchase listings with their summaries and the balance.
+//
+// Every purchase, whatever its door, takes one path to the commit:
+//
+//	api/purchase.go (REST v1) ─┐
+//	api/mcp_tools.go (MCP)    ─┼─> Service.Purchase / Service.LegacyPurchase
+//	api/legacy.go (v0)        ─┘        │ a purchaseJob: buyer, video ids, expected total, dry run
+//	                                    v
+//	batcher.go: jobs of one account that arrive together form a batch (distinct buyers)
+//	                                    │ one statement, binary arrays in, one row per video out
+//	                                    v
+//	migrations/functions/purchase_batch.sql: lock the account row, price, check,
+//	    running sum, insert purchases and ledger rows, charge the pool once; commit
+//	                                    │ a verdict per job
+//	                                    v
+//	purchase_verdict.go: bought/owned/quoted -> PurchaseResult (links signed);
+//	    unknown -> 404, price_changed -> 409, insufficient_credits -> 402
+//
+// The rules of a purchase live in that SQL function alone; Go only carries
+// the arrays in and turns verdicts into answers.
 package billing
