@@ -89,8 +89,12 @@ func addCredits(ctx context.Context, tx pgx.Tx, accountID uuid.UUID, amount mone
 
 // Balance returns the pool of an account.
 func (s *Service) Balance(ctx context.Context, accountID uuid.UUID) (money.Cents, error) {
+	return currentBalance(ctx, s.pool, accountID)
+}
+
+func currentBalance(ctx context.Context, q tenancy.Querier, accountID uuid.UUID) (money.Cents, error) {
 	var b int64
-	err := s.pool.QueryRow(ctx, `SELECT balance_cents FROM accounts WHERE id = $1`, accountID).Scan(&b)
+	err := q.QueryRow(ctx, `SELECT balance_cents FROM accounts WHERE id = $1`, accountID).Scan(&b)
 	return money.Cents(b), database.Interpret(err, "account not found")
 }
 

@@ -4,6 +4,9 @@ import (
 	"context"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"broll/tenancy"
 )
 
 // Owned returns, for the given videos, the purchases the key holds, each with
@@ -23,4 +26,30 @@ func (s *Service) Owned(ctx context.Context, keyID uuid.UUID, videoIDs []uuid.UU
 		owned[id] = pv
 	}
 	return owned, nil
+}
+
+const ownedSQL = `
+	SELECT id, video_id, price_cents, purchased_at FROM purchases
+	WHERE api_key_id = $1 AND video_id = ANY($2)`
+
+func ownedPurchases(ctx context.Context, q tenancy.Querier, keyID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]PurchasedVideo, error) {
+	return collectPurchased(q.Query(ctx, ownedSQL, keyID, ids))
+}
+
+// collectPurchased reads (id, video_id, price_cents, purchased_at) rows into
+// purchases by video.
+func collectPurchased(rows pgx.Rows, err error) (map[uuid.UUID]PurchasedVideo, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[uuid.UUID]PurchasedVideo{}
+	for rows.Next() {
+		var pv PurchasedVideo
+		if err := rows.Scan(&pv.PurchaseID, &pv.VideoID, &pv.PricePaid, &pv.PurchasedAt); err != nil {
+			return nil, err
+		}
+		out[pv.VideoID] = pv
+	}
+	return out, rows.Err()
 }

@@ -5,10 +5,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"broll/internal/apperr"
-	"broll/internal/database"
 	"broll/internal/money"
 	"broll/tenancy"
 )
@@ -40,10 +38,6 @@ type PurchaseResult struct {
 	Balance      money.Cents
 	DryRun       bool
 }
-
-const ownedSQL = `
-	SELECT id, video_id, price_cents, purchased_at FROM purchases
-	WHERE api_key_id = $1 AND video_id = ANY($2)`
 
 // Purchase buys videos for the calling key from its account's shared pool,
 // all or nothing: unknown videos are 404 (naming them), an insufficient pool
@@ -100,32 +94,4 @@ func uniqueIDs(in []uuid.UUID) ([]uuid.UUID, error) {
 		return nil, apperr.InvalidField("video_ids", "at most %d distinct video ids per purchase, got %d", MaxVideosPerPurchase, len(out))
 	}
 	return out, nil
-}
-
-func ownedPurchases(ctx context.Context, q tenancy.Querier, keyID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]PurchasedVideo, error) {
-	return collectPurchased(q.Query(ctx, ownedSQL, keyID, ids))
-}
-
-// collectPurchased reads (id, video_id, price_cents, purchased_at) rows into
-// purchases by video.
-func collectPurchased(rows pgx.Rows, err error) (map[uuid.UUID]PurchasedVideo, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[uuid.UUID]PurchasedVideo{}
-	for rows.Next() {
-		var pv PurchasedVideo
-		if err := rows.Scan(&pv.PurchaseID, &pv.VideoID, &pv.PricePaid, &pv.PurchasedAt); err != nil {
-			return nil, err
-		}
-		out[pv.VideoID] = pv
-	}
-	return out, rows.Err()
-}
-
-func currentBalance(ctx context.Context, q tenancy.Querier, accountID uuid.UUID) (money.Cents, error) {
-	var b int64
-	err := q.QueryRow(ctx, `SELECT balance_cents FROM accounts WHERE id = $1`, accountID).Scan(&b)
-	return money.Cents(b), database.Interpret(err, "account not found")
 }
