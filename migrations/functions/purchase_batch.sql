@@ -61,66 +61,71 @@ BEGIN
         PERFORM 1 FROM accounts WHERE id = in_account FOR UPDATE;
     END IF;
     RETURN QUERY
-    WITH RECURSIVE jobs AS (
-        SELECT (j.n - 1)::int AS job, j.key, j.email, j.expected, j.dry
-        FROM unnest(in_key, in_email, in_expected, in_dry) WITH ORDINALITY AS j(key, email, expected, dry, n)
-    ), lines AS (
-        SELECT l.job, l.video, l.new_id, j.key, j.email,
+    -- Per-job values are read from the input arrays by subscript (job + 1)
+    -- and per-job verdicts are gathered into arrays the same way, so no
+    -- step joins a batch with itself.
+    WITH RECURSIVE lines AS (
+        SELECT l.job, l.video, l.new_id, in_key[l.job + 1] AS key, in_email[l.job + 1] AS email,
                o.id AS owned_id, o.price_cents AS owned_price, o.purchased_at AS owned_at,
                v.id IS NOT NULL AND (o.id IS NOT NULL OR v.retired_at IS NULL) AS known,
                t.price_cents AS price, v.difficulty AS tier
         FROM unnest(in_line_job, in_line_video, in_purchase) AS l(job, video, new_id)
-        JOIN jobs j ON j.job = l.job
         LEFT JOIN videos v ON v.id = l.video
         LEFT JOIN tiers t ON t.name = v.difficulty
         -- What the buyer owns: a key its own purchases; a legacy buyer the
         -- account's v0 purchases under its email (purchases_legacy_unique).
         LEFT JOIN LATERAL (
             SELECT p.id, p.price_cents, p.purchased_at FROM purchases p
-            WHERE j.key IS NOT NULL AND p.api_key_id = j.key AND p.video_id = l.video
+            WHERE in_key[l.job + 1] IS NOT NULL AND p.api_key_id = in_key[l.job + 1] AND p.video_id = l.video
             UNION ALL
             SELECT p.id, p.price_cents, p.purchased_at FROM purchases p
-            WHERE j.key IS NULL AND p.legacy AND p.account_id = in_account
-              AND coalesce(p.customer_email, '') = j.email AND p.video_id = l.video
+            WHERE in_key[l.job + 1] IS NULL AND p.legacy AND p.account_id = in_account
+              AND coalesce(p.customer_email, '') = in_email[l.job + 1] AND p.video_id = l.video
         ) o ON true
     ), priced AS (
-        SELECT j.job,
-               coalesce(sum(l.price) FILTER (WHERE l.known AND l.owned_id IS NULL), 0)::bigint AS quote,
+        SELECT g.job, g.quote,
                CASE
-                   WHEN bool_or(NOT l.known) THEN 'unknown'
-                   WHEN j.expected IS NOT NULL
-                        AND j.expected <> coalesce(sum(l.price) FILTER (WHERE l.owned_id IS NULL), 0) THEN 'price_changed'
-                   WHEN j.dry THEN 'quoted'
-                   WHEN bool_and(l.owned_id IS NOT NULL) THEN 'owned'
+                   WHEN g.unknown THEN 'unknown'
+                   WHEN in_expected[g.job + 1] IS NOT NULL AND in_expected[g.job + 1] <> g.quote THEN 'price_changed'
+                   WHEN in_dry[g.job + 1] THEN 'quoted'
+                   WHEN g.all_owned THEN 'owned'
                    ELSE 'pay'
                END AS verdict
-        FROM jobs j JOIN lines l ON l.job = j.job
-        GROUP BY j.job, j.expected, j.dry
+        FROM (
+            SELECT l.job, coalesce(sum(l.price) FILTER (WHERE l.known AND l.owned_id IS NULL), 0)::bigint AS quote,
+                   bool_or(NOT l.known) AS unknown, bool_and(l.owned_id IS NOT NULL) AS all_owned
+            FROM lines l GROUP BY l.job
+        ) g
     ), pool AS (
         SELECT a.balance_cents, a.source FROM accounts a WHERE a.id = in_account
-    ), run (job, available, remaining, verdict) AS (
+    ), run (job, quote, available, remaining, verdict) AS (
         -- The running sum in arrival order: a job the pool cannot pay is
         -- refused and spends nothing, so a later, smaller one may still fit.
-        SELECT -1, NULL::bigint, coalesce((SELECT balance_cents FROM pool), 0), NULL::text
+        SELECT -1, NULL::bigint, NULL::bigint, coalesce((SELECT balance_cents FROM pool), 0), NULL::text
         UNION ALL
-        SELECT p.job, r.remaining,
+        SELECT p.job, p.quote, r.remaining,
                r.remaining - CASE WHEN p.verdict = 'pay' AND p.quote <= r.remaining THEN p.quote ELSE 0 END,
                CASE WHEN p.verdict <> 'pay' THEN p.verdict
                     WHEN p.quote <= r.remaining THEN 'bought'
                     ELSE 'insufficient_credits' END
         FROM run r JOIN priced p ON p.job = r.job + 1
+    ), decided AS (
+        SELECT array_agg(verdict ORDER BY job) AS verdict, array_agg(quote ORDER BY job) AS quote,
+               array_agg(available ORDER BY job) AS available
+        FROM run WHERE job >= 0
     ), ins AS (
-        INSERT INTO purchases (id, account_id, api_key_id, video_id, price_cents, tier, legacy, source, customer_email)
+        INSERT INTO purchases (id, account_id, api_key_id, video_id, price_cents, tier, legacy, source,
+                               customer_email, purchased_at)
         SELECT l.new_id, in_account, l.key, l.video, l.price, l.tier, l.key IS NULL,
                CASE WHEN l.key IS NULL THEN (SELECT source FROM pool) END,
-               CASE WHEN l.key IS NULL THEN nullif(l.email, '') END
-        FROM lines l JOIN run r ON r.job = l.job
-        WHERE r.verdict = 'bought' AND l.owned_id IS NULL
+               CASE WHEN l.key IS NULL THEN nullif(l.email, '') END, now()
+        FROM lines l, decided d
+        WHERE d.verdict[l.job + 1] = 'bought' AND l.owned_id IS NULL
         ORDER BY l.key, l.email, l.video
         -- Both uniqueness rules, (key, video) and the legacy one: a row
         -- that another transaction inserted anyway is skipped, not charged.
         ON CONFLICT DO NOTHING
-        RETURNING id, api_key_id, video_id, price_cents, purchased_at
+        RETURNING id, api_key_id, price_cents
     ), led AS (
         INSERT INTO ledger (account_id, amount_cents, kind, purchase_id, api_key_id, note)
         SELECT in_account, -i.price_cents, 'purchase', i.id, i.api_key_id,
@@ -131,16 +136,17 @@ BEGIN
         UPDATE accounts SET balance_cents = balance_cents - (SELECT sum(price_cents) FROM ins)
         WHERE id = in_account AND EXISTS (SELECT 1 FROM ins WHERE price_cents > 0)
         RETURNING balance_cents
+    ), inserted AS (
+        SELECT coalesce(array_agg(id), '{}') AS ids FROM ins
     )
-    SELECT l.job, r.verdict, p.quote, r.available,
+    SELECT l.job, d.verdict[l.job + 1], d.quote[l.job + 1], d.available[l.job + 1],
            coalesce((SELECT balance_cents FROM charge), (SELECT balance_cents FROM pool)),
            l.video, l.known,
-           coalesce(i.id, l.owned_id), coalesce(i.price_cents, l.owned_price, l.price), coalesce(i.purchased_at, l.owned_at),
-           i.id IS NULL
-    FROM lines l
-    JOIN run r ON r.job = l.job
-    JOIN priced p ON p.job = l.job
-    LEFT JOIN ins i ON i.id = l.new_id
+           CASE WHEN bought THEN l.new_id ELSE l.owned_id END,
+           CASE WHEN bought THEN l.price ELSE coalesce(l.owned_price, l.price) END,
+           CASE WHEN bought THEN now() ELSE l.owned_at END,
+           NOT bought
+    FROM lines l, decided d, inserted n, LATERAL (SELECT l.new_id = ANY (n.ids)) b(bought)
     ORDER BY l.job;
 END;
 $$;
