@@ -25,7 +25,10 @@ const (
 	maxInFlight = 2
 	// attempts of a batch whose connection failed or that met a conflict
 	// it could not answer; every attempt is safe (see purchaseJob.newIDs).
-	attempts = 3
+	attempts = 4
+	// retryPause is the pause before the second attempt, doubled before
+	// each further one: long enough for a pool to replace a dead connection.
+	retryPause = 50 * time.Millisecond
 )
 
 // batcher groups concurrent purchases of the same account into one
@@ -157,6 +160,9 @@ func (b *batcher) run(account uuid.UUID, jobs []*purchaseJob) {
 	defer cancel()
 	var err error
 	for attempt := 0; attempt < attempts; attempt++ {
+		if attempt > 0 {
+			time.Sleep(retryPause << (attempt - 1))
+		}
 		var complete bool
 		complete, err = b.exec(ctx, account, jobs)
 		if err == nil && complete {
@@ -167,7 +173,9 @@ func (b *batcher) run(account uuid.UUID, jobs []*purchaseJob) {
 		}
 	}
 	if err == nil || database.IsUnavailable(err) || database.IsRetryable(err) {
-		err = apperr.New(apperr.Unavailable, "the purchase could not be completed; nothing was charged, retry shortly")
+		// Whether the last attempt committed is unknown; a retry of the
+		// same request is answered from what is stored, never charged twice.
+		err = apperr.New(apperr.Unavailable, "the purchase could not be confirmed; retry shortly")
 	}
 	for _, j := range jobs {
 		j.err = err

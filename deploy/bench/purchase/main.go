@@ -180,8 +180,8 @@ func profile(ctx context.Context, pool *pgxpool.Pool, account uuid.UUID, purchas
 	if batches == 0 || calls == 0 || purchases == 0 {
 		return fmt.Errorf("profile: no batches recorded")
 	}
-	fmt.Printf("profile: %d batches, %.1f purchases per batch; the batch statement ran %.2f ms per batch (%.0f µs per purchase), "+
-		"busy %.0f%% of the run (its row lock serialises batches)\n",
+	fmt.Printf("profile: %d batches, %.1f purchases per batch; the batch statement took %.2f ms per batch (%.0f µs per purchase), "+
+		"waits for the account row included; summed, %.0f%% of the run's wall time (a node's second batch waits while the first runs)\n",
 		batches, float64(purchases)/float64(batches), total/float64(calls), total*1000/float64(purchases),
 		100*total/float64(elapsed.Milliseconds()))
 	return nil
