@@ -155,8 +155,9 @@ func withDatabase(t testing.TB, url, name string) string {
 }
 
 // ensureTemplate migrates a template database once per migration set; its
-// name carries a hash of the migration files, so a changed migration makes
-// a new template. An advisory lock serialises parallel test packages.
+// name carries a hash of every file in migrations.FS, the function files
+// under functions/ included, so a changed migration or rule makes a new
+// template. An advisory lock serialises parallel test packages.
 func ensureTemplate(t testing.TB, ctx context.Context, admin string) string {
 	t.Helper()
 	h := sha256.New()
