@@ -71,7 +71,7 @@ func (s *Service) purchase(account uuid.UUID, job *purchaseJob) (PurchaseResult,
 		return PurchaseResult{}, err
 	}
 	for i := range out.Purchases {
-		if out.Purchases[i].PurchaseID != uuid.Nil {
+		if !job.dry {
 			out.Purchases[i].Download = s.links.Sign(out.Purchases[i].PurchaseID)
 		}
 	}
