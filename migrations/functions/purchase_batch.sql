@@ -10,10 +10,12 @@
 --   in_email     the legacy buyer's customer email ('' for none; '' for keys)
 --   in_expected  the expected total in cents, or NULL
 --   in_dry       quote only: priced and checked, nothing written
---   in_purchase  (per line) the id the purchase gets if bought; the caller
---                picks them, so that after a lost connection it can tell
---                from the rows whether its batch committed
--- and one element per requested video ("line"): in_line_job, in_line_video.
+-- and one element per requested video ("line"):
+--   in_line_job    the job it belongs to
+--   in_line_video  the video
+--   in_purchase    the id its purchase gets if bought; the caller picks
+--                  them, so that after a lost connection it can tell from
+--                  the rows what its batch committed
 -- A job's videos are distinct and no two jobs of a batch have one buyer
 -- (the batcher sees to both), so (buyer, video) names one line.
 --
