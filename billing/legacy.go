@@ -20,7 +20,7 @@ import (
 // v0 has no keys, so its purchases belong to (account, customer email).
 type LegacyBuyer struct {
 	AccountID     uuid.UUID
-	Source        string
+	Source        string // names the account; purchases record the account row's own source
 	CustomerEmail string // "" when the platform sent none
 }
 
