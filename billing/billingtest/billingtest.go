@@ -53,6 +53,19 @@ func NewAccount(t testing.TB, pool *pgxpool.Pool, opts AccountOpts) Account {
 	}
 }
 
+// AnotherRoot issues a second root key of the same account (one per
+// integration) and returns the account as seen through it: its Root and
+// CustomerKey are that key's.
+func (a Account) AnotherRoot(t testing.TB, pool *pgxpool.Pool, label string) Account {
+	t.Helper()
+	k, err := tenancy.New(pool).CreateRootKey(context.Background(), a.ID, label)
+	if err != nil {
+		t.Fatalf("create root key: %v", err)
+	}
+	a.RootKey, a.Root = k, Principal(a, k)
+	return a
+}
+
 // CustomerKey issues a customer key under the account's root key.
 func (a Account) CustomerKey(t testing.TB, pool *pgxpool.Pool, label string, scopes ...string) tenancy.IssuedKey {
 	t.Helper()
