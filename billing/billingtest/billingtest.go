@@ -21,6 +21,8 @@ import (
 type AccountOpts struct {
 	Name    string
 	Credits money.Cents
+	// Legacy marks the account as a v0 customer, served by the legacy API.
+	Legacy bool
 }
 
 // Account is a created account with its root key.
@@ -43,6 +45,11 @@ func NewAccount(t testing.TB, pool *pgxpool.Pool, opts AccountOpts) Account {
 	opened, err := billing.New(pool, nil).OpenAccount(context.Background(), opts.Name, source, opts.Credits)
 	if err != nil {
 		t.Fatalf("open account: %v", err)
+	}
+	if opts.Legacy {
+		if _, err := tenancy.New(pool).SetLegacyEnabled(context.Background(), source, true); err != nil {
+			t.Fatalf("enable legacy: %v", err)
+		}
 	}
 	return Account{
 		ID: opened.Account.ID, Source: source, RootKey: opened.RootKey,
