@@ -38,9 +38,9 @@ type ListParams struct {
 	Limit, Page, Offset    string
 }
 
-// The paging of a purchase listing: a huge limit is clamped, not refused;
+// Limits of a purchase listing. A huge limit is clamped, not refused;
 // offset + limit may not pass maxListWindow (a deep OFFSET reads and throws
-// away every row before it).
+// away every row before it); search texts are bounded like the catalog's.
 const (
 	defaultListLimit = 50
 	maxListLimit     = 500
