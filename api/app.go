@@ -83,6 +83,7 @@ func New(d Deps) *fiber.App {
 	app.Use(withRequestID)
 	app.Use(m.observe)
 	app.Use(recover.New())
+	app.Use(decodeBodies(d.Config.MaxBodyBytes))
 
 	h := &health{pool: d.Pool, rdb: d.Redis}
 	app.Get("/healthz", h.live)

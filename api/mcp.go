@@ -112,7 +112,7 @@ const mcpExchangeLimit = 2 * time.Minute
 func (ep *mcpEndpoint) serve(c *fiber.Ctx) error {
 	// A batch would put several tool calls behind one rate-limit token and
 	// one fiber context; MCP dropped batching in 2025-06-18 anyway.
-	if b := bytes.TrimLeft(c.Body(), " \t\r\n"); len(b) > 0 && b[0] == '[' {
+	if b := bytes.TrimLeft(c.Request().Body(), " \t\r\n"); len(b) > 0 && b[0] == '[' {
 		return apperr.New(apperr.Invalid, "JSON-RPC batches are not supported: send one message per request")
 	}
 	ctx, cancel := context.WithTimeout(c.UserContext(), mcpExchangeLimit)
