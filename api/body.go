@@ -64,23 +64,36 @@ func contentEncoding(c *fiber.Ctx) string {
 }
 
 // inflate decodes a gzip body, refusing it (413) as soon as it passes limit
-// bytes: memory stays bounded by limit whatever the compression ratio.
+// bytes: memory stays bounded by limit whatever the compression ratio. The
+// buffer grows by doubling up to limit+1 and never past it (bytes.Buffer
+// would double once more to make room for the read that finds the end).
 func inflate(raw []byte, limit int) ([]byte, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(raw))
 	if err != nil {
 		return nil, apperr.New(apperr.Invalid, "body is not valid gzip")
 	}
 	defer zr.Close()
-	out := bytes.NewBuffer(make([]byte, 0, min(limit+1, 4*len(raw)+512)))
-	n, err := out.ReadFrom(io.LimitReader(zr, int64(limit)+1))
-	switch {
-	case n > int64(limit):
-		return nil, apperr.New(apperr.PayloadTooLarge, "request body inflates to more than %d bytes", limit).
-			With("limit_bytes", limit)
-	case err != nil:
-		return nil, apperr.New(apperr.Invalid, "body is not valid gzip")
+	buf := make([]byte, min(limit+1, 4*len(raw)+512))
+	n := 0
+	for {
+		if n > limit {
+			return nil, apperr.New(apperr.PayloadTooLarge, "request body inflates to more than %d bytes", limit).
+				With("limit_bytes", limit)
+		}
+		if n == len(buf) {
+			grown := make([]byte, min(2*len(buf), limit+1))
+			copy(grown, buf)
+			buf = grown
+		}
+		m, err := zr.Read(buf[n:])
+		n += m
+		if errors.Is(err, io.EOF) && n <= limit {
+			return buf[:n], nil
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, apperr.New(apperr.Invalid, "body is not valid gzip")
+		}
 	}
-	return out.Bytes(), nil
 }
 
 // decodeJSON reads a JSON object body strictly: malformed JSON, unknown
