@@ -42,7 +42,8 @@ type Deps struct {
 	Sessions *tenancy.Sessions
 	// Now is the clock; tests inject one. Defaults to time.Now.
 	Now func() time.Time
-	// Metrics is the registry served at /metrics; the app adds its own
+	// Metrics is the registry the node's metrics listener serves (not the
+	// app: /metrics stays off the public port); the app adds its own
 	// metrics and the pool's. Nil gets a fresh one.
 	Metrics *prometheus.Registry
 }
@@ -88,7 +89,6 @@ func New(d Deps) *fiber.App {
 	h := &health{pool: d.Pool, rdb: d.Redis}
 	app.Get("/healthz", h.live)
 	app.Get("/readyz", h.ready)
-	app.Get("/metrics", metricsHandler(d.Metrics))
 
 	s := &server{
 		logger: d.Logger, now: d.Now,

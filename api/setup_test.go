@@ -13,6 +13,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"broll/billing"
@@ -20,6 +21,7 @@ import (
 	"broll/embed"
 	"broll/internal/config"
 	"broll/internal/logging"
+	"broll/internal/metrics"
 	"broll/internal/testkit"
 	"broll/tenancy"
 )
@@ -54,6 +56,8 @@ type testEnv struct {
 type testNode struct {
 	app  *fiber.App
 	gate *tenancy.Gate
+	// metrics is what the node's metrics listener would serve.
+	metrics *prometheus.Registry
 }
 
 type envOpts struct {
@@ -93,13 +97,14 @@ func setup(t testing.TB, o envOpts) *testEnv {
 		logger := logging.New(env.logs, "debug")
 		usage := tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
 		gate := tenancy.NewGate(rdb, cfg.RedisPrefix, cfg.RateLimitPerMinute, usage, logger)
+		reg := metrics.NewRegistry()
 		app := New(Deps{
-			Config: cfg, Logger: logger, Pool: pool, Redis: rdb,
+			Metrics: reg, Config: cfg, Logger: logger, Pool: pool, Redis: rdb,
 			Tenancy: tenancy.New(pool), Catalog: catalog.New(pool, media, nil), Billing: billing.New(pool, billing.NewSigner(cfg.BaseURL(), cfg.SigningKey.Reveal(), "", cfg.DownloadURLTTL, nil)),
 			Auth: tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL), Gate: gate, Usage: usage, Media: media,
 			QueryEmbedder: embed.NewCachedQueryEmbedder(embed.NewBuiltin(), rdb, cfg.RedisPrefix+"qemb:", time.Hour),
 		})
-		env.nodes = append(env.nodes, &testNode{app: app, gate: gate})
+		env.nodes = append(env.nodes, &testNode{app: app, gate: gate, metrics: reg})
 	}
 	return env
 }
