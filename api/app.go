@@ -134,8 +134,10 @@ func New(d Deps) *fiber.App {
 		panic("api: " + err.Error()) // embedded templates: a broken build, not a runtime condition
 	}
 
-	// Everything else is an unknown route: 404 problem+json.
-	app.Use(func(c *fiber.Ctx) error { return apperr.NotFoundf("no such route: %s %s", c.Method(), c.Path()) })
+	// Everything else: 405 with Allow on a known path, 404 problem+json on
+	// an unknown one. Fiber's own 405 never fires, since this catch-all
+	// matches every request.
+	app.Use(newAllowTable(app).unrouted)
 	return app
 }
 
