@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"broll/internal/apperr"
+	"broll/tenancy"
 )
 
 // mcpPath is the MCP endpoint of API.md.
@@ -64,7 +65,9 @@ func (s *server) newMCPServer(logger *slog.Logger) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "broll", Title: "B-roll licensing", Version: "1.0.0"},
 		&mcp.ServerOptions{Instructions: mcpInstructions, Logger: logger,
 			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: false}}})
-	s.addMCPTools(srv)
+	tools := &toolSet{mcp: srv, scopes: map[string]tenancy.Scope{}}
+	s.addMCPTools(tools)
+	srv.AddReceivingMiddleware(tools.listPermitted)
 	return srv
 }
 
