@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,7 +24,7 @@ func TestRunServesAndShutsDown(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
-	logs := &syncWriter{}
+	logs := &testkit.SyncBuffer{}
 	go func() { done <- run(ctx, func(k string) string { return env[k] }, logs, ready) }()
 	var addr string
 	select {
@@ -51,7 +50,7 @@ func TestRunServesAndShutsDown(t *testing.T) {
 		if res.StatusCode != want {
 			t.Errorf("%s: %d %s", url, res.StatusCode, body)
 		}
-		if want == 200 && strings.HasSuffix(url, "/metrics") && !strings.Contains(string(body), "broll_http_requests_total") {
+		if want == 200 && strings.HasSuffix(url, "/metrics") && !strings.Contains(string(body), "broll_rate_limiter_fallbacks_total") {
 			t.Errorf("%s lacks the API's metrics", url)
 		}
 	}
@@ -93,22 +92,4 @@ func loggedMetricsAddr(t *testing.T, logs string) string {
 	}
 	t.Fatalf("no api listening line in %s", logs)
 	return ""
-}
-
-// syncWriter collects the node's log while it runs and the test reads it.
-type syncWriter struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
 }
