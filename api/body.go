@@ -54,9 +54,9 @@ func decodeBodies(limit int) fiber.Handler {
 func contentEncoding(c *fiber.Ctx) string {
 	var parts []string
 	c.Request().Header.VisitAll(func(k, v []byte) {
-		if strings.EqualFold(string(k), fiber.HeaderContentEncoding) {
-			if t := strings.TrimSpace(string(v)); t != "" {
-				parts = append(parts, t)
+		if bytes.EqualFold(k, []byte(fiber.HeaderContentEncoding)) { // no string per header of every request
+			if t := bytes.TrimSpace(v); len(t) > 0 {
+				parts = append(parts, string(t))
 			}
 		}
 	})
