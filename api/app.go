@@ -42,7 +42,8 @@ type Deps struct {
 	Sessions *tenancy.Sessions
 	// Now is the clock; tests inject one. Defaults to time.Now.
 	Now func() time.Time
-	// Metrics is the registry served at /metrics; the app adds its own
+	// Metrics is the registry the node's metrics listener serves (not the
+	// app: /metrics stays off the public port); the app adds its own
 	// metrics and the pool's. Nil gets a fresh one.
 	Metrics *prometheus.Registry
 }
@@ -83,11 +84,11 @@ func New(d Deps) *fiber.App {
 	app.Use(withRequestID)
 	app.Use(m.observe)
 	app.Use(recover.New())
+	app.Use(decodeBodies(d.Config.MaxBodyBytes))
 
 	h := &health{pool: d.Pool, rdb: d.Redis}
 	app.Get("/healthz", h.live)
 	app.Get("/readyz", h.ready)
-	app.Get("/metrics", metricsHandler(d.Metrics))
 
 	s := &server{
 		logger: d.Logger, now: d.Now,
@@ -133,8 +134,10 @@ func New(d Deps) *fiber.App {
 		panic("api: " + err.Error()) // embedded templates: a broken build, not a runtime condition
 	}
 
-	// Everything else is an unknown route: 404 problem+json.
-	app.Use(func(c *fiber.Ctx) error { return apperr.NotFoundf("no such route: %s %s", c.Method(), c.Path()) })
+	// Everything else: 405 with Allow on a known path, 404 problem+json on
+	// an unknown one. Fiber's own 405 never fires, since this catch-all
+	// matches every request.
+	app.Use(newAllowTable(app).unrouted)
 	return app
 }
 

@@ -14,6 +14,7 @@ import (
 	"broll/embed"
 	"broll/internal/config"
 	"broll/internal/logging"
+	"broll/internal/metrics"
 	"broll/tenancy"
 )
 
@@ -37,14 +38,14 @@ func (e *testEnv) addNode(t *testing.T, change func(*Deps)) int {
 	usage := tenancy.NewUsage(e.pool, e.rdb, e.cfg.RedisPrefix)
 	gate := tenancy.NewGate(e.rdb, e.cfg.RedisPrefix, e.cfg.RateLimitPerMinute, usage, logger)
 	d := Deps{
-		Config: e.cfg, Logger: logger, Pool: e.pool, Redis: e.rdb,
+		Metrics: metrics.NewRegistry(), Config: e.cfg, Logger: logger, Pool: e.pool, Redis: e.rdb,
 		Tenancy: tenancy.New(e.pool), Catalog: catalog.New(e.pool, e.media, nil),
 		Billing: billing.New(e.pool, billing.NewSigner(e.cfg.BaseURL(), e.cfg.SigningKey.Reveal(), "", e.cfg.DownloadURLTTL, nil)),
 		Auth:    tenancy.NewAuthenticator(e.pool, e.cfg.AuthCacheTTL), Gate: gate, Usage: usage, Media: e.media,
 		QueryEmbedder: embed.NewCachedQueryEmbedder(embed.NewBuiltin(), e.rdb, e.cfg.RedisPrefix+"qemb:", time.Hour),
 	}
 	change(&d)
-	e.nodes = append(e.nodes, &testNode{app: New(d), gate: gate})
+	e.nodes = append(e.nodes, &testNode{app: New(d), gate: gate, metrics: d.Metrics})
 	return len(e.nodes) - 1
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"broll/internal/apperr"
+	"broll/tenancy"
 )
 
 // mcpPath is the MCP endpoint of API.md.
@@ -64,7 +65,9 @@ func (s *server) newMCPServer(logger *slog.Logger) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "broll", Title: "B-roll licensing", Version: "1.0.0"},
 		&mcp.ServerOptions{Instructions: mcpInstructions, Logger: logger,
 			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: false}}})
-	s.addMCPTools(srv)
+	tools := &toolSet{mcp: srv, scopes: map[string]tenancy.Scope{}}
+	s.addMCPTools(tools)
+	srv.AddReceivingMiddleware(tools.listPermitted)
 	return srv
 }
 
@@ -112,7 +115,7 @@ const mcpExchangeLimit = 2 * time.Minute
 func (ep *mcpEndpoint) serve(c *fiber.Ctx) error {
 	// A batch would put several tool calls behind one rate-limit token and
 	// one fiber context; MCP dropped batching in 2025-06-18 anyway.
-	if b := bytes.TrimLeft(c.Body(), " \t\r\n"); len(b) > 0 && b[0] == '[' {
+	if b := bytes.TrimLeft(c.Request().Body(), " \t\r\n"); len(b) > 0 && b[0] == '[' {
 		return apperr.New(apperr.Invalid, "JSON-RPC batches are not supported: send one message per request")
 	}
 	ctx, cancel := context.WithTimeout(c.UserContext(), mcpExchangeLimit)

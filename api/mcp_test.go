@@ -73,8 +73,17 @@ func TestMCPInitializeAndListTools(t *testing.T) {
 		if readOnly := name != "purchase_videos"; tool.Annotations.ReadOnlyHint != readOnly {
 			t.Errorf("%s: readOnlyHint %v", name, tool.Annotations.ReadOnlyHint)
 		}
+		if ow := tool.Annotations.OpenWorldHint; ow == nil || *ow {
+			t.Errorf("%s: openWorldHint %v, want false (the catalog and the account are its whole world)", name, ow)
+		}
 	}
+	// The spending tool: not read-only and destructive (credits spent do not
+	// come back), so that hosts ask the user first; idempotent, since buying
+	// owned clips again charges nothing.
 	buy := tools["purchase_videos"]
+	if d := buy.Annotations.DestructiveHint; d == nil || !*d {
+		t.Errorf("purchase_videos: destructiveHint %v, want true", d)
+	}
 	if !buy.Annotations.IdempotentHint || !strings.Contains(buy.Description, "dry_run=true") ||
 		!strings.Contains(buy.Description, "expected_total") {
 		t.Errorf("purchase_videos: %+v %q", buy.Annotations, buy.Description)
@@ -315,5 +324,47 @@ func TestMCPPrincipalPerRequest(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestMCPToolsPerScope: tools/list shows a key only the tools its scopes
+// allow, and a tool it was not shown is still refused when called.
+func TestMCPToolsPerScope(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{})
+	base := e.serveLoopback(t)
+	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 5000})
+	cases := []struct {
+		scopes []string
+		want   []string
+	}{
+		{[]string{"broll:read"}, []string{"search_videos", "get_video"}},
+		{[]string{"broll:billing"}, []string{"list_purchases", "get_balance"}},
+		{[]string{"broll:read", "broll:purchase"}, []string{"search_videos", "get_video", "purchase_videos"}},
+		{[]string{"pricing:read"}, nil},
+		{nil, []string{"search_videos", "get_video", "purchase_videos", "list_purchases", "get_balance"}}, // a customer key's default scopes
+	}
+	for _, c := range cases {
+		key := acct.CustomerKey(t, e.pool, "scoped", c.scopes...)
+		cs := mcpMustConnect(t, base, key.Secret)
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, tool := range res.Tools {
+			got = append(got, tool.Name)
+		}
+		slices.Sort(got)
+		want := slices.Sorted(slices.Values(c.want))
+		if !slices.Equal(got, want) {
+			t.Errorf("scopes %v: tools %v, want %v", c.scopes, got, want)
+		}
+		if !slices.Contains(got, "get_balance") {
+			out := callToolErr(t, cs, "get_balance", nil, "insufficient_scope")
+			if out["required_scope"] != "broll:billing" {
+				t.Errorf("scopes %v: get_balance refused with %v", c.scopes, out)
+			}
+		}
 	}
 }

@@ -35,8 +35,9 @@ type toolFunc[In, Out any] func(ctx context.Context, c *fiber.Ctx, in In) (Out, 
 // back as the same structured {code, message, retryable, field?} result,
 // decided by the same domain validation REST runs (the input schema
 // documents those rules; it does not replace them).
-func addTool[In, Out any](s *server, srv *mcp.Server, t *mcp.Tool, scope tenancy.Scope,
+func addTool[In, Out any](s *server, srv *toolSet, t *mcp.Tool, scope tenancy.Scope,
 	refine func(*jsonschema.Schema), fn toolFunc[In, Out]) {
+	srv.scopes[t.Name] = scope
 	in := schemaFor[In]()
 	for _, p := range in.Properties {
 		dropNull(p)
@@ -50,7 +51,7 @@ func addTool[In, Out any](s *server, srv *mcp.Server, t *mcp.Tool, scope tenancy
 	// keeps them from replacing our error with a validation failure.
 	t.OutputSchema = &jsonschema.Schema{Type: "object", AnyOf: []*jsonschema.Schema{schemaFor[Out](), toolErrorSchema()}}
 
-	srv.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	srv.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		c, ok := requestFrom(ctx)
 		if !ok {
 			// Fail closed: without the HTTP request there is no principal.

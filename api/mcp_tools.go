@@ -22,10 +22,12 @@ import (
 // The five tools of API.md. Each parses its arguments into the same domain
 // request REST builds, calls the same catalog/billing code and returns the
 // same body; only the summary line is MCP's own.
-func (s *server) addMCPTools(srv *mcp.Server) {
-	// The catalog and the account are the whole world of these tools, and a
-	// purchase only adds: licenses, and a ledger entry against the balance.
-	openWorld, destructive := false, false
+func (s *server) addMCPTools(srv *toolSet) {
+	// The catalog and the account are the whole world of these tools. A
+	// purchase spends credits that do not come back: destructive, so that
+	// hosts ask the user before calling it, and idempotent, since buying
+	// the same clips again charges nothing.
+	openWorld, destructive := false, true
 	read := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &openWorld}
 
 	addTool(s, srv, &mcp.Tool{Name: "search_videos", Title: "Search B-roll clips", Annotations: read,

@@ -3,6 +3,7 @@ package api
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
@@ -30,4 +31,66 @@ func refuseUnknownMethods(app *fiber.App) {
 		}
 		_ = writeProblem(c, apperr.New(apperr.Invalid, "unsupported HTTP method %s", strconv.Quote(method)))
 	}
+}
+
+// allowTable is every route pattern the app serves with the methods it
+// takes, read from the router once all routes are mounted, so that the
+// 405's Allow header can never disagree with what is registered.
+type allowTable struct {
+	cfg    fiber.Config
+	routes []allowRoute
+}
+
+type allowRoute struct {
+	pattern string
+	methods []string
+}
+
+func newAllowTable(app *fiber.App) *allowTable {
+	t := &allowTable{cfg: app.Config()}
+	index := map[string]int{}
+	for _, r := range app.GetRoutes(true) { // true: without middleware, which every method passes through
+		i, ok := index[r.Path]
+		if !ok {
+			i = len(t.routes)
+			index[r.Path] = i
+			t.routes = append(t.routes, allowRoute{pattern: r.Path})
+		}
+		if !slices.Contains(t.routes[i].methods, r.Method) {
+			t.routes[i].methods = append(t.routes[i].methods, r.Method)
+		}
+	}
+	return t
+}
+
+// allowed lists the methods of every route whose pattern matches path, in
+// the router's order; nil when no route has that path.
+func (t *allowTable) allowed(path string) []string {
+	if !t.cfg.StrictRouting && len(path) > 1 {
+		path = strings.TrimRight(path, "/") // as the router matches
+	}
+	var out []string
+	for _, r := range t.routes {
+		if fiber.RoutePatternMatch(path, r.pattern, t.cfg) {
+			for _, m := range r.methods {
+				if !slices.Contains(out, m) {
+					out = append(out, m)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// unrouted answers a request no route took: 405 with Allow when the path
+// is known under other methods, else 404.
+func (t *allowTable) unrouted(c *fiber.Ctx) error {
+	allow := t.allowed(c.Path())
+	if len(allow) == 0 || slices.Contains(allow, c.Method()) {
+		return apperr.NotFoundf("no such route: %s %s", c.Method(), c.Path())
+	}
+	list := strings.Join(allow, ", ")
+	c.Set(fiber.HeaderAllow, list)
+	return apperr.New(apperr.MethodNotAllowed, "%s is not allowed here; this path takes %s", c.Method(), list).
+		With("allowed_methods", allow)
 }

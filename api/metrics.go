@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -148,9 +147,4 @@ func (m *apiMetrics) observePurchase(api string, res billing.PurchaseResult, err
 	m.purchaseCalls.WithLabelValues(api, result, "").Inc()
 	m.videosPurchased.Add(float64(fresh))
 	m.chargedCents.Add(float64(res.TotalCharged))
-}
-
-// metricsHandler serves the registry at /metrics.
-func metricsHandler(reg *prometheus.Registry) fiber.Handler {
-	return adaptor.HTTPHandler(metrics.Handler(reg))
 }

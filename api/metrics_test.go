@@ -1,23 +1,26 @@
 package api
 
 import (
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 
 	"broll/billing/billingtest"
+	"broll/internal/metrics"
 	"broll/internal/testkit"
 )
 
-// scrape reads node n's /metrics.
+// scrape reads node n's metrics as its metrics listener serves them.
 func (e *testEnv) scrape(t *testing.T, n int) testkit.Metrics {
 	t.Helper()
-	r := e.do(t, n, "GET", "/metrics", "", nil)
-	if r.status != 200 {
-		t.Fatalf("/metrics: %d %s", r.status, r.raw)
+	rec := httptest.NewRecorder()
+	metrics.Handler(e.nodes[n].metrics).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if rec.Code != 200 {
+		t.Fatalf("/metrics: %d %s", rec.Code, rec.Body.Bytes())
 	}
-	return testkit.ParseMetrics(t, r.raw)
+	return testkit.ParseMetrics(t, rec.Body.Bytes())
 }
 
 func TestMetrics(t *testing.T) {
@@ -45,6 +48,11 @@ func TestMetrics(t *testing.T) {
 	}
 	e.do(t, 0, "GET", "/no/such/thing/"+uuid.NewString(), "", nil)
 	e.do(t, 0, "GET", "/api/v1/pricing", "dsk_unknown", nil)
+	// The public port does not serve the metrics: they name routes, keys'
+	// traffic and revenue, and have their own listener (BROLL_METRICS_ADDR).
+	if r := e.do(t, 0, "GET", "/metrics", "", nil); r.status != 404 {
+		t.Errorf("public /metrics: %d %s", r.status, r.raw)
+	}
 
 	fams := e.scrape(t, 0)
 	checks := []struct {
@@ -56,7 +64,7 @@ func TestMetrics(t *testing.T) {
 		// Refused by the v1 group's middleware: labelled with its prefix.
 		{"broll_http_requests_total", map[string]string{"route": "/api/v1", "status": "429"}, 2},
 		{"broll_http_requests_total", map[string]string{"route": "/api/v1", "status": "401"}, 1},
-		{"broll_http_requests_total", map[string]string{"route": "unmatched", "status": "404"}, 1},
+		{"broll_http_requests_total", map[string]string{"route": "unmatched", "status": "404"}, 2},
 		{"broll_http_requests_total", map[string]string{"route": "/api/v1/broll/purchase", "status": "402"}, 1},
 		{"broll_http_request_duration_seconds", map[string]string{"route": "/api/v1/broll/purchase"}, 3},
 		{"broll_rate_limited_total", nil, 2},

@@ -44,7 +44,7 @@ type importResultJSON struct {
 // (relative paths start there): an ops key must not be able to turn any
 // file the process can read into a downloadable clip.
 func (s *server) opsImport(c *fiber.Ctx) error {
-	body := bytes.TrimSpace(c.Body())
+	body := bytes.TrimSpace(c.Request().Body())
 	if len(body) == 0 || body[0] != '[' {
 		return apperr.New(apperr.Invalid, "request body must be a JSON array of clip objects")
 	}

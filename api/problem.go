@@ -33,6 +33,8 @@ func statusOf(code apperr.Code) int {
 		return http.StatusGone
 	case apperr.PayloadTooLarge:
 		return http.StatusRequestEntityTooLarge
+	case apperr.UnsupportedMedia:
+		return http.StatusUnsupportedMediaType
 	case apperr.RateLimited:
 		return http.StatusTooManyRequests
 	case apperr.RangeUnsatisfiable:
@@ -57,6 +59,7 @@ var titles = map[apperr.Code]string{
 	apperr.PriceChanged:        "Price changed",
 	apperr.Sunset:              "Sunset",
 	apperr.PayloadTooLarge:     "Payload too large",
+	apperr.UnsupportedMedia:    "Unsupported media type",
 	apperr.RateLimited:         "Rate limited",
 	apperr.RangeUnsatisfiable:  "Range not satisfiable",
 	apperr.Internal:            "Internal error",

@@ -7,12 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"broll/billing"
@@ -20,27 +20,13 @@ import (
 	"broll/embed"
 	"broll/internal/config"
 	"broll/internal/logging"
+	"broll/internal/metrics"
 	"broll/internal/testkit"
 	"broll/tenancy"
 )
 
 // syncBuffer collects logs from concurrent handlers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = testkit.SyncBuffer
 
 type testEnv struct {
 	pool  *pgxpool.Pool
@@ -54,6 +40,8 @@ type testEnv struct {
 type testNode struct {
 	app  *fiber.App
 	gate *tenancy.Gate
+	// metrics is what the node's metrics listener would serve.
+	metrics *prometheus.Registry
 }
 
 type envOpts struct {
@@ -93,13 +81,14 @@ func setup(t testing.TB, o envOpts) *testEnv {
 		logger := logging.New(env.logs, "debug")
 		usage := tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
 		gate := tenancy.NewGate(rdb, cfg.RedisPrefix, cfg.RateLimitPerMinute, usage, logger)
+		reg := metrics.NewRegistry()
 		app := New(Deps{
-			Config: cfg, Logger: logger, Pool: pool, Redis: rdb,
+			Metrics: reg, Config: cfg, Logger: logger, Pool: pool, Redis: rdb,
 			Tenancy: tenancy.New(pool), Catalog: catalog.New(pool, media, nil), Billing: billing.New(pool, billing.NewSigner(cfg.BaseURL(), cfg.SigningKey.Reveal(), "", cfg.DownloadURLTTL, nil)),
 			Auth: tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL), Gate: gate, Usage: usage, Media: media,
 			QueryEmbedder: embed.NewCachedQueryEmbedder(embed.NewBuiltin(), rdb, cfg.RedisPrefix+"qemb:", time.Hour),
 		})
-		env.nodes = append(env.nodes, &testNode{app: app, gate: gate})
+		env.nodes = append(env.nodes, &testNode{app: app, gate: gate, metrics: reg})
 	}
 	return env
 }
@@ -131,6 +120,17 @@ func (e *testEnv) do(t *testing.T, n int, method, path, key string, body any) re
 // is sent as it is, anything else as JSON.
 func (e *testEnv) send(t *testing.T, n int, method, path string, header map[string]string, body any) response {
 	t.Helper()
+	out := e.sendUnchecked(t, n, method, path, header, body)
+	if out.status >= 400 {
+		checkProblem(t, method+" "+path, out)
+	}
+	return out
+}
+
+// sendUnchecked is send without the problem+json check, for the dashboard,
+// whose errors are pages.
+func (e *testEnv) sendUnchecked(t *testing.T, n int, method, path string, header map[string]string, body any) response {
+	t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -158,9 +158,6 @@ func (e *testEnv) send(t *testing.T, n int, method, path string, header map[stri
 		if err := json.Unmarshal(raw, &out.body); err != nil {
 			t.Fatalf("%s %s: bad JSON %q", method, path, raw)
 		}
-	}
-	if res.StatusCode >= 400 {
-		checkProblem(t, method+" "+path, out)
 	}
 	return out
 }

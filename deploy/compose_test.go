@@ -200,6 +200,16 @@ func TestComposeEnvironment(t *testing.T) {
 			if !published {
 				t.Errorf("api listens on %s but publishes %v", cfg.HTTPAddr, s.Ports)
 			}
+			// Metrics stay on the compose network, for a scraper there.
+			_, mport, _ := net.SplitHostPort(cfg.MetricsAddr)
+			for _, pc := range s.Ports {
+				if pc.Target == mustAtoi(t, mport) {
+					t.Errorf("api publishes its metrics port %s", mport)
+				}
+			}
+			if !slices.Contains(s.Expose, mport) {
+				t.Errorf("api does not expose its metrics port %s to the compose network: %v", mport, s.Expose)
+			}
 			if s.StopGracePeriod == nil || time.Duration(*s.StopGracePeriod) <= cfg.ShutdownTimeout {
 				t.Errorf("api stop_grace_period %v must exceed BROLL_SHUTDOWN_TIMEOUT %s", s.StopGracePeriod, cfg.ShutdownTimeout)
 			}

@@ -158,7 +158,19 @@ func TestK8sProbesAndScraping(t *testing.T) {
 	ctr := api.Spec.Template.Spec.Containers[0]
 	checkProbe(t, "api readiness", ctr, ctr.ReadinessProbe, "/readyz", apiPort)
 	checkProbe(t, "api liveness", ctr, ctr.LivenessProbe, "/healthz", apiPort)
-	checkScrape(t, "api", api.Spec.Template.Annotations, apiPort)
+	// The API's metrics have their own listener, off the Service's port.
+	_, mp, err := net.SplitHostPort(cfg.MetricsAddr)
+	if err != nil {
+		t.Fatalf("BROLL_METRICS_ADDR %q: %v", cfg.MetricsAddr, err)
+	}
+	metricsPort := int32(mustAtoi(t, mp))
+	if metricsPort == apiPort {
+		t.Errorf("the API serves /metrics on its public port %d", apiPort)
+	}
+	checkScrape(t, "api", api.Spec.Template.Annotations, metricsPort)
+	if got := containerPort(t, ctr, intstr.FromString("metrics")); got != metricsPort {
+		t.Errorf("api container port metrics is %d, BROLL_METRICS_ADDR says %d", got, metricsPort)
+	}
 
 	worker := c.deployments[workerName]
 	if worker == nil {

@@ -198,6 +198,7 @@ func startNode(t *testing.T, dbURL, redisURL string) string {
 	env := map[string]string{
 		"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_HTTP_ADDR": addr, "BROLL_PUBLIC_URL": "http://" + addr,
 		"BROLL_MEDIA_DIR": t.TempDir(), "BROLL_SIGNING_KEY": config.GenerateSecret(), "BROLL_EMBED_PROVIDER": "builtin",
+		"BROLL_METRICS_ADDR": "127.0.0.1:0",
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)

@@ -1,18 +1,23 @@
 // Command broll-api is the stateless HTTP node: REST v1, legacy v0, MCP,
-// downloads, OpenAPI, /docs, health and metrics. Run any number of them
-// behind a load balancer.
+// downloads, OpenAPI, /docs and health on BROLL_HTTP_ADDR, Prometheus
+// metrics on BROLL_METRICS_ADDR. Run any number of them behind a load
+// balancer.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"broll/api"
 	"broll/billing"
@@ -79,8 +84,9 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 
 	usage := tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
 	tenants := tenancy.New(pool)
+	reg := metrics.NewRegistry()
 	app := api.New(api.Deps{
-		Metrics:  metrics.NewRegistry(),
+		Metrics:  reg,
 		Config:   cfg,
 		Logger:   logger,
 		Pool:     pool,
@@ -110,16 +116,34 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	}()
 	defer func() { stopUsage(); <-usageDone }()
 
+	// /metrics has its own listener: the public port is behind the load
+	// balancer, and the metrics name routes, keys' traffic and revenue.
+	metricsAddr := config.MetricsOff
+	errc := make(chan error, 2)
+	if cfg.MetricsAddr != config.MetricsOff {
+		mln, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("BROLL_METRICS_ADDR: listen on %s: %w", cfg.MetricsAddr, err)
+		}
+		metricsAddr = mln.Addr().String()
+		msrv := metricsServer(reg)
+		go func() {
+			if err := msrv.Serve(mln); !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("metrics listener: %w", err)
+			}
+		}()
+		defer msrv.Close()
+	}
+
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
 	}
-	logger.Info("api listening", "addr", ln.Addr().String(), "config", cfg.Summary())
+	logger.Info("api listening", "addr", ln.Addr().String(), "metrics_addr", metricsAddr, "config", cfg.Summary())
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
 
-	errc := make(chan error, 1)
 	go func() { errc <- app.Listener(ln) }()
 	select {
 	case err := <-errc:
@@ -132,6 +156,13 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	}
 	logger.Info("api stopped")
 	return nil
+}
+
+// metricsServer serves the registry at /metrics and nothing else.
+func metricsServer(reg *prometheus.Registry) *http.Server {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metrics.Handler(reg))
+	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute}
 }
 
 func healthcheck(getenv func(string) string) int {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -18,14 +19,14 @@ func TestRunServesAndShutsDown(t *testing.T) {
 	_, dbURL := testkit.NewPool(t)
 	_, redisURL := testkit.Redis(t)
 	env := map[string]string{
-		"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_HTTP_ADDR": "127.0.0.1:0",
+		"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_HTTP_ADDR": "127.0.0.1:0", "BROLL_METRICS_ADDR": "127.0.0.1:0",
 		"BROLL_MEDIA_DIR": t.TempDir(), "BROLL_SIGNING_KEY": config.GenerateSecret(),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
-	var logs strings.Builder
-	go func() { done <- run(ctx, func(k string) string { return env[k] }, &syncWriter{b: &logs}, ready) }()
+	logs := &testkit.SyncBuffer{}
+	go func() { done <- run(ctx, func(k string) string { return env[k] }, logs, ready) }()
 	var addr string
 	select {
 	case addr = <-ready:
@@ -34,15 +35,24 @@ func TestRunServesAndShutsDown(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("not ready")
 	}
-	for path, want := range map[string]int{"/healthz": 200, "/readyz": 200, "/api/v1/keys": 401} {
-		res, err := http.Get("http://" + addr + path)
+	metricsAddr := loggedMetricsAddr(t, logs.String())
+	for url, want := range map[string]int{
+		"http://" + addr + "/healthz": 200, "http://" + addr + "/readyz": 200, "http://" + addr + "/api/v1/keys": 401,
+		// Metrics only on their own listener, which serves nothing else.
+		"http://" + addr + "/metrics": 404, "http://" + metricsAddr + "/metrics": 200,
+		"http://" + metricsAddr + "/healthz": 404, "http://" + metricsAddr + "/api/v1/keys": 404,
+	} {
+		res, err := http.Get(url)
 		if err != nil {
 			t.Fatal(err)
 		}
 		body, _ := io.ReadAll(res.Body)
 		res.Body.Close()
 		if res.StatusCode != want {
-			t.Errorf("%s: %d %s", path, res.StatusCode, body)
+			t.Errorf("%s: %d %s", url, res.StatusCode, body)
+		}
+		if want == 200 && strings.HasSuffix(url, "/metrics") && !strings.Contains(string(body), "broll_rate_limiter_fallbacks_total") {
+			t.Errorf("%s lacks the API's metrics", url)
 		}
 	}
 	cancel()
@@ -68,6 +78,19 @@ func TestRunRejectsBadConfig(t *testing.T) {
 	}
 }
 
-type syncWriter struct{ b *strings.Builder }
-
-func (w *syncWriter) Write(p []byte) (int, error) { return w.b.Write(p) }
+// loggedMetricsAddr is the metrics listener's address from the
+// "api listening" log line, which run writes before it reports ready.
+func loggedMetricsAddr(t *testing.T, logs string) string {
+	t.Helper()
+	for _, line := range strings.Split(logs, "\n") {
+		var rec struct {
+			Msg         string `json:"msg"`
+			MetricsAddr string `json:"metrics_addr"`
+		}
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "api listening" {
+			return rec.MetricsAddr
+		}
+	}
+	t.Fatalf("no api listening line in %s", logs)
+	return ""
+}

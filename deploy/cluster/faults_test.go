@@ -63,7 +63,7 @@ func TestRedisStopped(t *testing.T) {
 	if r := call(t, api.url, "GET", "/readyz", "", nil); r.status != 200 || r.body["status"] != "degraded" {
 		t.Fatalf("readyz without Redis: %d %s, want 200 degraded", r.status, r.raw)
 	}
-	fallbacks := value(scrape(t, api.url), "broll_rate_limiter_fallbacks_total", nil)
+	fallbacks := value(scrape(t, api.metrics), "broll_rate_limiter_fallbacks_total", nil)
 	if fallbacks < 11 {
 		t.Fatalf("fallbacks counted: %v, want at least 11", fallbacks)
 	}
@@ -75,7 +75,7 @@ func TestRedisStopped(t *testing.T) {
 		}
 		return nil
 	})
-	before := value(scrape(t, api.url), "broll_rate_limiter_fallbacks_total", nil)
+	before := value(scrape(t, api.metrics), "broll_rate_limiter_fallbacks_total", nil)
 	for range 5 {
 		if r := get(); r.status != 200 {
 			t.Fatalf("after: %d %s", r.status, r.raw)
@@ -85,7 +85,7 @@ func TestRedisStopped(t *testing.T) {
 	if r := call(t, api.url, "POST", "/api/v1/broll/purchase", key.Secret, map[string]any{"video_ids": []uuid.UUID{videos[1]}}); r.status != 200 {
 		t.Fatalf("purchase after Redis returned: %d %s", r.status, r.raw)
 	}
-	if after := value(scrape(t, api.url), "broll_rate_limiter_fallbacks_total", nil); after != before {
+	if after := value(scrape(t, api.metrics), "broll_rate_limiter_fallbacks_total", nil); after != before {
 		t.Fatalf("still falling back after Redis returned: %v -> %v", before, after)
 	}
 
@@ -237,7 +237,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	if info.Archived != 0 || info.Pending != 0 || info.Retry != 0 || info.Active != 0 {
 		t.Fatalf("queue after recovery: %+v", info)
 	}
-	if done := value(scrape(t, survivor.url), "broll_embed_jobs_total", map[string]string{"result": "done"}); done != float64(len(ids)) {
+	if done := value(scrape(t, survivor.metrics), "broll_embed_jobs_total", map[string]string{"result": "done"}); done != float64(len(ids)) {
 		t.Fatalf("the surviving worker finished %v jobs, want %d", done, len(ids))
 	}
 	survivor.stop(t)
@@ -282,7 +282,7 @@ func TestEmbedderDown(t *testing.T) {
 	ollama.Fail(0)
 	ctl(t, env, "clips", "reembed", "--failed")
 	waitEmbedded(t, pool, ids, 30*time.Second)
-	fams := scrape(t, w.url)
+	fams := scrape(t, w.metrics)
 	if failed := value(fams, "broll_embed_jobs_total", map[string]string{"result": "failed"}); failed != float64(len(ids)) {
 		t.Errorf("failed jobs counted %v, want %d", failed, len(ids))
 	}

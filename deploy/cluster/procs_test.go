@@ -198,14 +198,17 @@ func (p *proc) stop(t *testing.T) {
 type node struct {
 	*proc
 	url string
+	// metrics is the base URL that serves /metrics: an API node's own
+	// metrics listener, a worker's HTTP listener.
+	metrics string
 }
 
 func startAPI(t *testing.T, env map[string]string) node {
 	t.Helper()
-	env = with(env, map[string]string{"BROLL_HTTP_ADDR": "127.0.0.1:0"})
+	env = with(env, map[string]string{"BROLL_HTTP_ADDR": "127.0.0.1:0", "BROLL_METRICS_ADDR": "127.0.0.1:0"})
 	p := start(t, "broll-api", env)
 	rec := p.waitLog(t, "api listening", 30*time.Second)
-	return node{proc: p, url: "http://" + rec["addr"].(string)}
+	return node{proc: p, url: "http://" + rec["addr"].(string), metrics: "http://" + rec["metrics_addr"].(string)}
 }
 
 // startWorker starts a worker; its url serves /healthz and /metrics.
@@ -215,7 +218,8 @@ func startWorker(t *testing.T, env map[string]string) node {
 	p := start(t, "broll-worker", env)
 	rec := p.waitLog(t, "worker starting", 30*time.Second)
 	p.waitLog(t, "worker started", 30*time.Second)
-	return node{proc: p, url: "http://" + rec["http_addr"].(string)}
+	url := "http://" + rec["http_addr"].(string)
+	return node{proc: p, url: url, metrics: url}
 }
 
 // ctl runs brollctl to completion and returns its standard output.

@@ -156,7 +156,7 @@ func TestScaleOut(t *testing.T) {
 		}
 		done := 0.0
 		for i, w := range workers {
-			d := value(scrape(t, w.url), "broll_embed_jobs_total", map[string]string{"result": "done"})
+			d := value(scrape(t, w.metrics), "broll_embed_jobs_total", map[string]string{"result": "done"})
 			t.Logf("worker %d embedded %v clips", i, d)
 			done += d
 		}

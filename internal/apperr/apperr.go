@@ -25,6 +25,7 @@ const (
 	PriceChanged        Code = "price_changed"
 	Sunset              Code = "sunset"
 	PayloadTooLarge     Code = "payload_too_large"
+	UnsupportedMedia    Code = "unsupported_media_type"
 	RangeUnsatisfiable  Code = "range_not_satisfiable"
 	RateLimited         Code = "rate_limited"
 	Internal            Code = "internal"

@@ -6,6 +6,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -38,6 +39,9 @@ type Config struct {
 	WorkerConcurrency  int
 	// WorkerHTTPAddr is where a worker serves /healthz and /metrics.
 	WorkerHTTPAddr string
+	// MetricsAddr is the API node's own /metrics listener, kept off the
+	// public port; MetricsOff turns it off.
+	MetricsAddr string
 	// A failed embedding is retried after EmbedRetryBaseDelay, doubling up
 	// to EmbedRetryMaxDelay; after catalog.EmbedMaxRetry retries the job is
 	// archived.
@@ -79,6 +83,10 @@ func (s Secret) String() string {
 // Reveal returns the secret value for the code that needs it.
 func (s Secret) Reveal() string { return string(s) }
 
+// MetricsOff as BROLL_METRICS_ADDR serves no /metrics at all (an empty
+// value means the default, as for every setting).
+const MetricsOff = "off"
+
 // Defaults returns the configuration used where the environment is silent.
 func Defaults() Config {
 	return Config{
@@ -97,6 +105,7 @@ func Defaults() Config {
 		UsageFlushInterval:  10 * time.Second,
 		WorkerConcurrency:   4,
 		WorkerHTTPAddr:      ":9090",
+		MetricsAddr:         ":9091",
 		EmbedRetryBaseDelay: time.Second,
 		EmbedRetryMaxDelay:  5 * time.Minute,
 		RedisPrefix:         "broll:",
@@ -174,6 +183,7 @@ func Load(getenv func(string) string) (Config, error) {
 	duration("BROLL_USAGE_FLUSH_INTERVAL", &c.UsageFlushInterval)
 	integer("BROLL_WORKER_CONCURRENCY", &c.WorkerConcurrency)
 	str("BROLL_WORKER_HTTP_ADDR", &c.WorkerHTTPAddr)
+	str("BROLL_METRICS_ADDR", &c.MetricsAddr)
 	duration("BROLL_EMBED_RETRY_BASE_DELAY", &c.EmbedRetryBaseDelay)
 	duration("BROLL_EMBED_RETRY_MAX_DELAY", &c.EmbedRetryMaxDelay)
 	str("BROLL_REDIS_PREFIX", &c.RedisPrefix)
@@ -253,6 +263,11 @@ func (c Config) Validate() error {
 	}
 	if c.ShutdownTimeout <= 0 {
 		return errors.New("BROLL_SHUTDOWN_TIMEOUT must be positive")
+	}
+	if c.MetricsAddr != MetricsOff {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			return fmt.Errorf("BROLL_METRICS_ADDR must be host:port (such as :9091) or %q, got %q", MetricsOff, c.MetricsAddr)
+		}
 	}
 	if c.MaxBodyBytes < 1024 {
 		return fmt.Errorf("BROLL_MAX_BODY_BYTES must be at least 1024, got %d", c.MaxBodyBytes)
@@ -370,6 +385,7 @@ func (c Config) Summary() map[string]any {
 		"redis_url":             redactURL(c.RedisURL),
 		"http_addr":             c.HTTPAddr,
 		"worker_http_addr":      c.WorkerHTTPAddr,
+		"metrics_addr":          c.MetricsAddr,
 		"public_url":            c.BaseURL(),
 		"rate_limit_per_minute": c.RateLimitPerMinute,
 		"embed_provider":        c.EmbedProvider,
