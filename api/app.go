@@ -77,6 +77,10 @@ func New(d Deps) *fiber.App {
 	if d.Metrics == nil {
 		d.Metrics = metrics.NewRegistry()
 	}
+	// When Redis loses its revocation markers the auth cache goes with them;
+	// a key issued here is never refused from the negative cache.
+	d.Gate.OnDataLoss(d.Auth.Drop)
+	d.Tenancy.OnKeyCreated(d.Auth.KeyCreated)
 	metrics.RegisterPool(d.Metrics, d.Pool)
 	m := newAPIMetrics(d.Metrics, d.Gate, d.Logger)
 	refuseUnknownMethods(app)
