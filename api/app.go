@@ -85,6 +85,7 @@ func New(d Deps) *fiber.App {
 	m := newAPIMetrics(d.Metrics, d.Gate, d.Logger)
 	refuseUnknownMethods(app)
 	app.Use(withRequestID)
+	app.Use(cancelOnDisconnect)
 	app.Use(m.observe)
 	app.Use(recover.New())
 
@@ -130,7 +131,7 @@ func New(d Deps) *fiber.App {
 	}
 	err := dashboard.Mount(app, dashboard.Deps{
 		Config: d.Config, Logger: d.Logger, Tenancy: d.Tenancy, Billing: d.Billing, Usage: d.Usage,
-		Gate: d.Gate, Auth: d.Auth, Sessions: d.Sessions, StatusOf: statusOf, RequestID: requestID, Now: d.Now,
+		Gate: d.Gate, Auth: d.Auth, Sessions: d.Sessions, StatusOf: statusOf, Classify: appError, RequestID: requestID, Now: d.Now,
 		ClientAddr: s.clientAddr,
 	})
 	if err != nil {

@@ -63,6 +63,11 @@ type Config struct {
 	SignInLockout     time.Duration
 	// PasswordLinkTTL is how long a one-time set-password link works.
 	PasswordLinkTTL time.Duration
+	// StatementTimeout bounds every SQL statement of the API and the
+	// worker; CtlStatementTimeout those of brollctl (imports, migrations of
+	// legacy data, reports run longer by design).
+	StatementTimeout    time.Duration
+	CtlStatementTimeout time.Duration
 }
 
 // Secret is a string that never prints its value.
@@ -106,6 +111,8 @@ func Defaults() Config {
 		SignInMaxFailures:   5,
 		SignInLockout:       15 * time.Minute,
 		PasswordLinkTTL:     24 * time.Hour,
+		StatementTimeout:    5 * time.Second,
+		CtlStatementTimeout: 10 * time.Minute,
 	}
 }
 
@@ -193,6 +200,8 @@ func Load(getenv func(string) string) (Config, error) {
 	integer("BROLL_SIGNIN_MAX_FAILURES", &c.SignInMaxFailures)
 	duration("BROLL_SIGNIN_LOCKOUT", &c.SignInLockout)
 	duration("BROLL_PASSWORD_LINK_TTL", &c.PasswordLinkTTL)
+	duration("BROLL_STATEMENT_TIMEOUT", &c.StatementTimeout)
+	duration("BROLL_CTL_STATEMENT_TIMEOUT", &c.CtlStatementTimeout)
 
 	if len(errs) > 0 {
 		return Config{}, errs[0]
@@ -280,6 +289,12 @@ func (c Config) Validate() error {
 	}
 	if c.PasswordLinkTTL < 10*time.Minute || c.PasswordLinkTTL > 7*24*time.Hour {
 		return fmt.Errorf("BROLL_PASSWORD_LINK_TTL must be between 10m and 168h, got %s", c.PasswordLinkTTL)
+	}
+	if c.StatementTimeout < 10*time.Millisecond || c.StatementTimeout > time.Hour {
+		return fmt.Errorf("BROLL_STATEMENT_TIMEOUT must be between 10ms and 1h, got %s", c.StatementTimeout)
+	}
+	if c.CtlStatementTimeout < time.Second || c.CtlStatementTimeout > 24*time.Hour {
+		return fmt.Errorf("BROLL_CTL_STATEMENT_TIMEOUT must be between 1s and 24h, got %s", c.CtlStatementTimeout)
 	}
 	for _, o := range c.MCPAllowedOrigins {
 		if o != "*" && !isOrigin(o) {
@@ -385,6 +400,8 @@ func (c Config) Summary() map[string]any {
 		"signin_max_failures":   c.SignInMaxFailures,
 		"signin_lockout":        c.SignInLockout.String(),
 		"password_link_ttl":     c.PasswordLinkTTL.String(),
+		"statement_timeout":     c.StatementTimeout.String(),
+		"ctl_statement_timeout": c.CtlStatementTimeout.String(),
 	}
 }
 
