@@ -99,6 +99,9 @@ func New(d Deps) *fiber.App {
 		tenancy: d.Tenancy, catalog: d.Catalog, billing: d.Billing,
 		auth: d.Auth, gate: d.Gate, usage: d.Usage, media: d.Media,
 		metrics: m, clientAddr: clientAddr(d.Config.TrustedProxies), importDir: d.Config.ImportDir,
+		downloads: billing.NewDownloadLimiter(d.Redis, d.Config.RedisPrefix, billing.DownloadLimits{
+			PerPurchase: d.Config.DownloadsPerPurchasePerMinute, PerAddress: d.Config.DownloadsPerAddressPerMinute,
+		}),
 	}
 	if d.QueryEmbedder != nil {
 		s.queryEmbedder = d.QueryEmbedder
@@ -159,6 +162,8 @@ type server struct {
 	clientAddr func(*fiber.Ctx) string
 	// importDir holds the only files the HTTP import may read.
 	importDir string
+	// downloads limits fetches of signed links.
+	downloads *billing.DownloadLimiter
 	// queryEmbedder is an interface so that a nil *embed.QueryCache in Deps
 	// becomes a true nil here.
 	queryEmbedder billing.QueryEmbedder

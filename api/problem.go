@@ -165,6 +165,10 @@ func writeProblem(c *fiber.Ctx, ae *apperr.Error) error {
 	if status == http.StatusServiceUnavailable {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(retryAfterUnavailable(ae)))
 	}
+	if secs, ok := ae.Fields["retry_after_seconds"].(int); ok && status == http.StatusTooManyRequests &&
+		len(c.Response().Header.Peek(fiber.HeaderRetryAfter)) == 0 {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
+	}
 	c.Status(status)
 	if err := c.JSON(body); err != nil {
 		return err

@@ -68,6 +68,17 @@ type Config struct {
 	// legacy data, reports run longer by design).
 	StatementTimeout    time.Duration
 	CtlStatementTimeout time.Duration
+	// Download links may be fetched this many times a minute per purchase
+	// and per client address (an IPv6 client by its /64).
+	DownloadsPerPurchasePerMinute int
+	DownloadsPerAddressPerMinute  int
+	// PasswordHashConcurrency bounds the argon2 hashes computed at once in
+	// one process (each takes 19 MiB and a core for tens of milliseconds);
+	// 0 means GOMAXPROCS.
+	PasswordHashConcurrency int
+	// SignInGlobalPerMinute is the dashboard sign-in attempts allowed per
+	// minute across all nodes, whoever makes them.
+	SignInGlobalPerMinute int
 }
 
 // Secret is a string that never prints its value.
@@ -113,6 +124,10 @@ func Defaults() Config {
 		PasswordLinkTTL:     24 * time.Hour,
 		StatementTimeout:    5 * time.Second,
 		CtlStatementTimeout: 10 * time.Minute,
+
+		DownloadsPerPurchasePerMinute: 30,
+		DownloadsPerAddressPerMinute:  120,
+		SignInGlobalPerMinute:         600,
 	}
 }
 
@@ -202,6 +217,10 @@ func Load(getenv func(string) string) (Config, error) {
 	duration("BROLL_PASSWORD_LINK_TTL", &c.PasswordLinkTTL)
 	duration("BROLL_STATEMENT_TIMEOUT", &c.StatementTimeout)
 	duration("BROLL_CTL_STATEMENT_TIMEOUT", &c.CtlStatementTimeout)
+	integer("BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE", &c.DownloadsPerPurchasePerMinute)
+	integer("BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE", &c.DownloadsPerAddressPerMinute)
+	integer("BROLL_PASSWORD_HASH_CONCURRENCY", &c.PasswordHashConcurrency)
+	integer("BROLL_SIGNIN_GLOBAL_PER_MINUTE", &c.SignInGlobalPerMinute)
 
 	if len(errs) > 0 {
 		return Config{}, errs[0]
@@ -296,6 +315,18 @@ func (c Config) Validate() error {
 	if c.CtlStatementTimeout < time.Second || c.CtlStatementTimeout > 24*time.Hour {
 		return fmt.Errorf("BROLL_CTL_STATEMENT_TIMEOUT must be between 1s and 24h, got %s", c.CtlStatementTimeout)
 	}
+	if c.DownloadsPerPurchasePerMinute < 1 || c.DownloadsPerPurchasePerMinute > 100_000 {
+		return fmt.Errorf("BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE must be between 1 and 100000, got %d", c.DownloadsPerPurchasePerMinute)
+	}
+	if c.DownloadsPerAddressPerMinute < 1 || c.DownloadsPerAddressPerMinute > 100_000 {
+		return fmt.Errorf("BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE must be between 1 and 100000, got %d", c.DownloadsPerAddressPerMinute)
+	}
+	if c.PasswordHashConcurrency < 0 || c.PasswordHashConcurrency > 256 {
+		return fmt.Errorf("BROLL_PASSWORD_HASH_CONCURRENCY must be between 0 (GOMAXPROCS) and 256, got %d", c.PasswordHashConcurrency)
+	}
+	if c.SignInGlobalPerMinute < 1 || c.SignInGlobalPerMinute > 1_000_000 {
+		return fmt.Errorf("BROLL_SIGNIN_GLOBAL_PER_MINUTE must be between 1 and 1000000, got %d", c.SignInGlobalPerMinute)
+	}
 	for _, o := range c.MCPAllowedOrigins {
 		if o != "*" && !isOrigin(o) {
 			return fmt.Errorf("BROLL_MCP_ALLOWED_ORIGINS: %q is not an origin such as https://app.example.com or http://localhost:3000 (or *)", o)
@@ -377,31 +408,35 @@ func (c Config) BaseURL() string {
 // passwords removed from URLs.
 func (c Config) Summary() map[string]any {
 	return map[string]any{
-		"database_url":          redactURL(c.DatabaseURL),
-		"redis_url":             redactURL(c.RedisURL),
-		"http_addr":             c.HTTPAddr,
-		"worker_http_addr":      c.WorkerHTTPAddr,
-		"public_url":            c.BaseURL(),
-		"rate_limit_per_minute": c.RateLimitPerMinute,
-		"embed_provider":        c.EmbedProvider,
-		"ollama_host":           redactURL(c.OllamaHost),
-		"embed_model":           c.EmbedModel,
-		"signing_key":           c.SigningKey.String(),
-		"media_dir":             c.MediaDir,
-		"import_dir":            c.ImportDir,
-		"download_url_ttl":      c.DownloadURLTTL.String(),
-		"legacy_secret":         c.LegacySecret.String(),
-		"legacy_sunset":         c.LegacySunset.Format("2006-01-02"),
-		"redis_prefix":          c.RedisPrefix,
-		"mcp_allowed_origins":   c.MCPAllowedOrigins,
-		"trusted_proxies":       c.TrustedProxies,
-		"session_ttl":           c.SessionTTL.String(),
-		"session_max_age":       c.SessionMaxAge.String(),
-		"signin_max_failures":   c.SignInMaxFailures,
-		"signin_lockout":        c.SignInLockout.String(),
-		"password_link_ttl":     c.PasswordLinkTTL.String(),
-		"statement_timeout":     c.StatementTimeout.String(),
-		"ctl_statement_timeout": c.CtlStatementTimeout.String(),
+		"database_url":                      redactURL(c.DatabaseURL),
+		"redis_url":                         redactURL(c.RedisURL),
+		"http_addr":                         c.HTTPAddr,
+		"worker_http_addr":                  c.WorkerHTTPAddr,
+		"public_url":                        c.BaseURL(),
+		"rate_limit_per_minute":             c.RateLimitPerMinute,
+		"embed_provider":                    c.EmbedProvider,
+		"ollama_host":                       redactURL(c.OllamaHost),
+		"embed_model":                       c.EmbedModel,
+		"signing_key":                       c.SigningKey.String(),
+		"media_dir":                         c.MediaDir,
+		"import_dir":                        c.ImportDir,
+		"download_url_ttl":                  c.DownloadURLTTL.String(),
+		"legacy_secret":                     c.LegacySecret.String(),
+		"legacy_sunset":                     c.LegacySunset.Format("2006-01-02"),
+		"redis_prefix":                      c.RedisPrefix,
+		"mcp_allowed_origins":               c.MCPAllowedOrigins,
+		"trusted_proxies":                   c.TrustedProxies,
+		"session_ttl":                       c.SessionTTL.String(),
+		"session_max_age":                   c.SessionMaxAge.String(),
+		"signin_max_failures":               c.SignInMaxFailures,
+		"signin_lockout":                    c.SignInLockout.String(),
+		"password_link_ttl":                 c.PasswordLinkTTL.String(),
+		"statement_timeout":                 c.StatementTimeout.String(),
+		"ctl_statement_timeout":             c.CtlStatementTimeout.String(),
+		"downloads_per_purchase_per_minute": c.DownloadsPerPurchasePerMinute,
+		"downloads_per_address_per_minute":  c.DownloadsPerAddressPerMinute,
+		"password_hash_concurrency":         c.PasswordHashConcurrency,
+		"signin_global_per_minute":          c.SignInGlobalPerMinute,
 	}
 }
 
