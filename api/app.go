@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/go-redis/redis_rate/v10"
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -52,6 +53,7 @@ func NewSessions(cfg config.Config, rdb *redis.Client, users *tenancy.Service, n
 	return tenancy.NewSessions(rdb, cfg.RedisPrefix, users, tenancy.SessionOptions{
 		IdleTimeout: cfg.SessionTTL, MaxAge: cfg.SessionMaxAge,
 		MaxFailures: cfg.SignInMaxFailures, Lockout: cfg.SignInLockout, Now: now,
+		GlobalAttempts: redis_rate.PerMinute(cfg.SignInGlobalPerMinute),
 	})
 }
 
@@ -81,6 +83,7 @@ func New(d Deps) *fiber.App {
 	// a key issued here is never refused from the negative cache.
 	d.Gate.OnDataLoss(d.Auth.Drop)
 	d.Tenancy.OnKeyCreated(d.Auth.KeyCreated)
+	d.Tenancy.LimitPasswordHashing(d.Config.PasswordHashConcurrency)
 	metrics.RegisterPool(d.Metrics, d.Pool)
 	m := newAPIMetrics(d.Metrics, d.Gate, d.Logger)
 	refuseUnknownMethods(app)

@@ -71,7 +71,13 @@ type Service struct {
 	// keyCreated runs after this service issued a key (the
 	// authenticator's KeyCreated); nil does nothing.
 	keyCreated func()
+	// hashing bounds the password hashes computed at once.
+	hashing hashSlots
 }
+
+// LimitPasswordHashing sets how many password hashes this process computes
+// at once (0: GOMAXPROCS). Set it before serving.
+func (s *Service) LimitPasswordHashing(n int) { s.hashing = newHashSlots(n) }
 
 // OnKeyCreated sets what runs after this service issues a key. Set it
 // before serving.
@@ -85,7 +91,7 @@ func (s *Service) issued(k IssuedKey, err error) (IssuedKey, error) {
 }
 
 // New returns the tenancy service over pool.
-func New(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
+func New(pool *pgxpool.Pool) *Service { return &Service{pool: pool, hashing: newHashSlots(0)} }
 
 var sourceRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 
