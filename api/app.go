@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/go-redis/redis_rate/v10"
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -53,6 +54,7 @@ func NewSessions(cfg config.Config, rdb *redis.Client, users *tenancy.Service, n
 	return tenancy.NewSessions(rdb, cfg.RedisPrefix, users, tenancy.SessionOptions{
 		IdleTimeout: cfg.SessionTTL, MaxAge: cfg.SessionMaxAge,
 		MaxFailures: cfg.SignInMaxFailures, Lockout: cfg.SignInLockout, Now: now,
+		GlobalAttempts: redis_rate.PerMinute(cfg.SignInGlobalPerMinute),
 	})
 }
 
@@ -78,10 +80,16 @@ func New(d Deps) *fiber.App {
 	if d.Metrics == nil {
 		d.Metrics = metrics.NewRegistry()
 	}
+	// When Redis loses its revocation markers the auth cache goes with them;
+	// a key issued here is never refused from the negative cache.
+	d.Gate.OnDataLoss(d.Auth.Drop)
+	d.Tenancy.OnKeyCreated(d.Auth.KeyCreated)
+	d.Tenancy.LimitPasswordHashing(d.Config.PasswordHashConcurrency)
 	metrics.RegisterPool(d.Metrics, d.Pool)
 	m := newAPIMetrics(d.Metrics, d.Gate, d.Logger)
 	refuseUnknownMethods(app)
 	app.Use(withRequestID)
+	app.Use(cancelOnDisconnect)
 	app.Use(m.observe)
 	app.Use(recover.New())
 	app.Use(decodeBodies(d.Config.MaxBodyBytes))
@@ -95,6 +103,9 @@ func New(d Deps) *fiber.App {
 		tenancy: d.Tenancy, catalog: d.Catalog, billing: d.Billing,
 		auth: d.Auth, gate: d.Gate, usage: d.Usage, media: d.Media,
 		metrics: m, clientAddr: clientAddr(d.Config.TrustedProxies), importDir: d.Config.ImportDir,
+		downloads: billing.NewDownloadLimiter(d.Redis, d.Config.RedisPrefix, billing.DownloadLimits{
+			PerPurchase: d.Config.DownloadsPerPurchasePerMinute, PerAddress: d.Config.DownloadsPerAddressPerMinute,
+		}),
 	}
 	if d.QueryEmbedder != nil {
 		s.queryEmbedder = d.QueryEmbedder
@@ -127,7 +138,7 @@ func New(d Deps) *fiber.App {
 	}
 	err := dashboard.Mount(app, dashboard.Deps{
 		Config: d.Config, Logger: d.Logger, Tenancy: d.Tenancy, Billing: d.Billing, Usage: d.Usage,
-		Gate: d.Gate, Auth: d.Auth, Sessions: d.Sessions, StatusOf: statusOf, RequestID: requestID, Now: d.Now,
+		Gate: d.Gate, Auth: d.Auth, Sessions: d.Sessions, StatusOf: statusOf, Classify: appError, RequestID: requestID, Now: d.Now,
 		ClientAddr: s.clientAddr,
 	})
 	if err != nil {
@@ -157,6 +168,8 @@ type server struct {
 	clientAddr func(*fiber.Ctx) string
 	// importDir holds the only files the HTTP import may read.
 	importDir string
+	// downloads limits fetches of signed links.
+	downloads *billing.DownloadLimiter
 	// queryEmbedder is an interface so that a nil *embed.QueryCache in Deps
 	// becomes a true nil here.
 	queryEmbedder billing.QueryEmbedder

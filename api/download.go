@@ -14,11 +14,23 @@ import (
 )
 
 // download serves the full-quality file behind a signed link. No bearer key:
-// the signature is the proof. Single byte ranges are honoured so players and
-// download managers can resume; every fetch is logged for the audit.
+// the signature is the proof. Fetches are limited per purchase and per
+// client address (checked once the signature holds, before the database is
+// asked). Single byte ranges are honoured so players and download managers
+// can resume; every GET is logged for the audit, with the bytes that
+// actually went out once the stream ends. HEAD fetches nothing and is not
+// logged.
 func (s *server) download(c *fiber.Ctx) error {
 	ctx := c.UserContext()
-	d, err := s.billing.Verify(ctx, c.Params("purchase_id"), c.Query("exp"), c.Query("kv"), c.Query("sig"))
+	id, err := s.billing.VerifyLink(c.Params("purchase_id"), c.Query("exp"), c.Query("kv"), c.Query("sig"))
+	if err != nil {
+		return err
+	}
+	addr := s.clientAddr(c)
+	if err := s.downloads.Allow(ctx, id, addr); err != nil {
+		return err
+	}
+	d, err := s.billing.Authorize(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -48,24 +60,54 @@ func (s *server) download(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="%s%s"`, d.VideoID, extOf(d.MediaKey)))
 	c.Set(fiber.HeaderCacheControl, "private, no-store")
 	c.Status(status)
+	if c.Method() == fiber.MethodHead {
+		// Headers only: fasthttp sends no body for HEAD.
+		f.Close()
+		c.Response().Header.SetContentLength(int(length))
+		return nil
+	}
 
-	// The log write must not fail the download, nor wait for it.
-	ev := billing.DownloadEvent{Download: d, ClientAddr: s.clientAddr(c), UserAgent: c.Get(fiber.HeaderUserAgent), BytesSent: length, Status: status}
-	if err := s.billing.LogDownload(context.WithoutCancel(ctx), ev); err != nil {
+	// A failed log write does not fail the download.
+	ev := billing.DownloadEvent{Download: d, ClientAddr: addr, UserAgent: c.Get(fiber.HeaderUserAgent), BytesSent: length, Status: status}
+	logCtx := context.WithoutCancel(ctx)
+	logID, err := s.billing.LogDownload(logCtx, ev)
+	if err != nil {
 		s.logger.Error("download log failed", "request_id", requestID(c), "purchase_id", d.PurchaseID.String(), "error", err.Error())
 	}
-	return c.SendStream(&closingReader{r: io.LimitReader(f, length), c: f}, int(length))
+	body := &countingReader{r: io.LimitReader(f, length), file: f, done: func(n int64) {
+		if logID == 0 {
+			return
+		}
+		if err := s.billing.FinishDownload(logCtx, logID, n); err != nil {
+			s.logger.Error("download log failed", "purchase_id", d.PurchaseID.String(), "error", err.Error())
+		}
+	}}
+	return c.SendStream(body, int(length))
 }
 
-// closingReader lets fasthttp close the file once it has sent the body.
-type closingReader struct {
-	r io.Reader
-	c io.Closer
+// countingReader counts the bytes fasthttp takes for the response body and,
+// when fasthttp closes it (the body sent, or the client gone), closes the
+// file and reports the count. What was read was handed to the connection;
+// a client that leaves mid-stream is reported short of the file's length
+// (by what the socket buffers held at most).
+type countingReader struct {
+	r    io.Reader
+	file io.Closer
+	n    int64
+	done func(n int64)
 }
 
-func (r *closingReader) Read(p []byte) (int, error) { return r.r.Read(p) }
+func (r *countingReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	r.n += int64(n)
+	return n, err
+}
 
-func (r *closingReader) Close() error { return r.c.Close() }
+func (r *countingReader) Close() error {
+	err := r.file.Close()
+	r.done(r.n)
+	return err
+}
 
 func extOf(key string) string {
 	if i := strings.LastIndexByte(key, '.'); i >= 0 && !strings.Contains(key[i:], "/") {
@@ -113,3 +155,13 @@ func parseRange(h string, size int64) (start, end int64, partial bool, err error
 	}
 	return start, end, true, nil
 }
+
+// closingReader lets fasthttp close the file once it has sent the body.
+type closingReader struct {
+	r io.Reader
+	c io.Closer
+}
+
+func (r *closingReader) Read(p []byte) (int, error) { return r.r.Read(p) }
+
+func (r *closingReader) Close() error { return r.c.Close() }

@@ -23,6 +23,7 @@ func (s *server) authenticate(c *fiber.Ctx) error {
 		return apperr.New(apperr.Unauthorized, "send your API key as `Authorization: Bearer dsk_...`")
 	}
 	ctx := c.UserContext()
+	generation := s.auth.Generation()
 	p, err := s.auth.Authenticate(ctx, key, true)
 	if err != nil {
 		return err
@@ -31,9 +32,10 @@ func (s *server) authenticate(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if d.Fallback {
-		// Without Redis the revocation markers cannot be read: trust only
-		// the database, never the cache.
+	if d.Fallback || s.auth.Generation() != generation {
+		// Without Redis the revocation markers cannot be read, and after
+		// Redis lost its data (the cache was dropped meanwhile) they may be
+		// gone: trust only the database, never the cache.
 		if p, err = s.auth.Authenticate(ctx, key, false); err != nil {
 			return err
 		}

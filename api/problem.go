@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -101,6 +102,10 @@ func appError(err error) (ae *apperr.Error, known bool) {
 		// A client's text that no parser checked and Postgres refused: the
 		// client's mistake, not ours.
 		return apperr.New(apperr.Invalid, "text must be valid UTF-8 without NUL characters"), true
+	case database.IsTimeout(err):
+		// The statement timeout fired: the request was too costly for the
+		// moment. Retrying later may work; it is not the server failing.
+		return database.TimeoutError, true
 	case database.IsUnavailable(err) || redisx.IsUnavailable(err):
 		// A dependency is down or restarting: worth a retry, not a 500.
 		return apperr.New(apperr.Unavailable, "a backing service is unavailable; retry shortly"), true
@@ -123,6 +128,15 @@ func errorHandler(logger *slog.Logger) fiber.ErrorHandler {
 		}
 		return writeProblem(c, ae)
 	}
+}
+
+// retryAfterUnavailable is the Retry-After of a 503: what the error says
+// (a timed-out query), else one second (a dependency restarting).
+func retryAfterUnavailable(ae *apperr.Error) int {
+	if secs, ok := ae.Fields["retry_after_seconds"].(int); ok && secs > 0 {
+		return secs
+	}
+	return 1
 }
 
 func writeProblem(c *fiber.Ctx, ae *apperr.Error) error {
@@ -150,6 +164,13 @@ func writeProblem(c *fiber.Ctx, ae *apperr.Error) error {
 	}
 	if status == http.StatusUnauthorized {
 		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="broll"`)
+	}
+	if status == http.StatusServiceUnavailable {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(retryAfterUnavailable(ae)))
+	}
+	if secs, ok := ae.Fields["retry_after_seconds"].(int); ok && status == http.StatusTooManyRequests &&
+		len(c.Response().Header.Peek(fiber.HeaderRetryAfter)) == 0 {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
 	}
 	c.Status(status)
 	if err := c.JSON(body); err != nil {

@@ -48,6 +48,7 @@ type envOpts struct {
 	nodes     int
 	perMinute int
 	rdb       *redis.Client // overrides the test Redis (e.g. an unreachable one)
+	configure func(*config.Config)
 }
 
 // setup builds API nodes over one fresh database and one Redis database,
@@ -71,6 +72,9 @@ func setup(t testing.TB, o envOpts) *testEnv {
 	}
 	if o.rdb != nil {
 		rdb = o.rdb
+	}
+	if o.configure != nil {
+		o.configure(&cfg)
 	}
 	media, err := catalog.NewLocalMedia(cfg.MediaDir)
 	if err != nil {

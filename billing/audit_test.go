@@ -34,7 +34,7 @@ func TestAuditFlagsRedistribution(t *testing.T) {
 		for i := 0; i < addrs; i++ {
 			d := billing.Download{PurchaseID: r.Purchases[0].PurchaseID, AccountID: acct.ID, KeyID: uuid.NullUUID{UUID: key, Valid: true}}
 			for j := 0; j < 2; j++ { // repeated fetches from one address count once
-				if err := svc.LogDownload(ctx, billing.DownloadEvent{Download: d, ClientAddr: fmt.Sprintf("203.0.113.%d", i+1), Status: 200}); err != nil {
+				if _, err := svc.LogDownload(ctx, billing.DownloadEvent{Download: d, ClientAddr: fmt.Sprintf("203.0.113.%d", i+1), Status: 200}); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -33,12 +33,24 @@ const authorizeSQL = `
 
 // Verify checks a download link and returns what it may fetch.
 func (s *Service) Verify(ctx context.Context, purchaseID, exp, version, sig string) (Download, error) {
-	id, err := s.links.Verify(purchaseID, exp, version, sig)
+	id, err := s.VerifyLink(purchaseID, exp, version, sig)
 	if err != nil {
 		return Download{}, err
 	}
+	return s.Authorize(ctx, id)
+}
+
+// VerifyLink checks a link's signature and expiry only (no database): the
+// purchase it names, once the link is known to be genuine.
+func (s *Service) VerifyLink(purchaseID, exp, version, sig string) (uuid.UUID, error) {
+	return s.links.Verify(purchaseID, exp, version, sig)
+}
+
+// Authorize returns what a verified link of purchase id may fetch, unless
+// the purchase's key (or its root) was revoked since.
+func (s *Service) Authorize(ctx context.Context, id uuid.UUID) (Download, error) {
 	var d Download
-	err = s.pool.QueryRow(ctx, authorizeSQL, id).
+	err := s.pool.QueryRow(ctx, authorizeSQL, id).
 		Scan(&d.PurchaseID, &d.AccountID, &d.KeyID, &d.VideoID, &d.Title, &d.MediaKey, &d.ContentType)
 	if err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -58,8 +70,9 @@ type DownloadEvent struct {
 	Status     int
 }
 
-// LogDownload records a fetch in the download log.
-func (s *Service) LogDownload(ctx context.Context, e DownloadEvent) error {
+// LogDownload records a fetch in the download log as it starts and returns
+// the entry's id, for FinishDownload.
+func (s *Service) LogDownload(ctx context.Context, e DownloadEvent) (int64, error) {
 	var addr *netip.Addr
 	if a, err := netip.ParseAddr(e.ClientAddr); err == nil {
 		addr = &a
@@ -68,9 +81,17 @@ func (s *Service) LogDownload(ctx context.Context, e DownloadEvent) error {
 	if len(ua) > 512 {
 		ua = ua[:512]
 	}
-	_, err := s.pool.Exec(ctx, `
+	var id int64
+	err := s.pool.QueryRow(ctx, `
 		INSERT INTO download_log (purchase_id, account_id, api_key_id, client_addr, user_agent, bytes_sent, status)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		e.Download.PurchaseID, e.Download.AccountID, e.Download.KeyID, addr, ua, e.BytesSent, e.Status)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+		e.Download.PurchaseID, e.Download.AccountID, e.Download.KeyID, addr, ua, e.BytesSent, e.Status).Scan(&id)
+	return id, err
+}
+
+// FinishDownload records how many bytes of a logged fetch actually went
+// out, once its stream ended (complete or broken off).
+func (s *Service) FinishDownload(ctx context.Context, id, delivered int64) error {
+	_, err := s.pool.Exec(ctx, `UPDATE download_log SET bytes_delivered = $2 WHERE id = $1`, id, delivered)
 	return err
 }

@@ -3,8 +3,12 @@ package billing
 import (
 	"context"
 	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"broll/internal/apperr"
+	"broll/internal/database"
 	"broll/tenancy"
 )
 
@@ -21,22 +25,33 @@ func (s *Service) ExportPurchases(ctx context.Context, p tenancy.Principal, q Li
 		}
 	}
 	f := q.filter(p)
-	rows, err := s.pool.Query(ctx, `SELECT `+recordColumns+f.from()+` ORDER BY p.purchased_at, p.id`, f.args...)
-	if err != nil {
-		return fmt.Errorf("export purchases: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		r, err := scanRecord(rows, nil)
+	// One statement streams the whole export to a client that may read
+	// slowly: it gets ExportStatementTimeout instead of the pool's short
+	// one. The caller's context still bounds it.
+	return database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := database.SetLocalStatementTimeout(ctx, tx, ExportStatementTimeout); err != nil {
+			return fmt.Errorf("export purchases: %w", err)
+		}
+		rows, err := tx.Query(ctx, `SELECT `+recordColumns+f.from()+` ORDER BY p.purchased_at, p.id`, f.args...)
 		if err != nil {
 			return fmt.Errorf("export purchases: %w", err)
 		}
-		if err := fn(r); err != nil {
-			return err
+		defer rows.Close()
+		for rows.Next() {
+			r, err := scanRecord(rows, nil)
+			if err != nil {
+				return fmt.Errorf("export purchases: %w", err)
+			}
+			if err := fn(r); err != nil {
+				return err
+			}
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("export purchases: %w", err)
-	}
-	return nil
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("export purchases: %w", err)
+		}
+		return nil
+	})
 }
+
+// ExportStatementTimeout bounds the one statement of an export.
+const ExportStatementTimeout = 10 * time.Minute

@@ -31,14 +31,21 @@ func (p Principal) Has(s Scope) bool { return slices.Contains(p.Scopes, s) }
 // Authenticator turns a bearer key into a principal. Lookups are cached in
 // process for a short time; that is safe because every request also checks
 // the Redis revocation markers (see Gate), so a cached entry never outlives
-// a revocation.
+// a revocation, and because the whole cache is dropped when Redis is seen
+// to have lost its data (markers included). Unknown keys are remembered
+// briefly too (unknownKeys).
 type Authenticator struct {
 	pool *pgxpool.Pool
 	ttl  time.Duration
 	now  func() time.Time
 
-	mu    sync.Mutex
-	cache map[string]cachedPrincipal
+	mu      sync.Mutex
+	cache   map[string]cachedPrincipal
+	unknown unknownKeys
+	// generation counts Drop calls: a lookup that started before a drop
+	// does not fill the cache after it, and a request whose principal was
+	// read before a drop checks it again (Generation).
+	generation uint64
 }
 
 type cachedPrincipal struct {
@@ -51,7 +58,7 @@ const maxCachedKeys = 100_000
 // NewAuthenticator returns an authenticator with an in-process cache of ttl
 // (0 disables the cache).
 func NewAuthenticator(pool *pgxpool.Pool, ttl time.Duration) *Authenticator {
-	return &Authenticator{pool: pool, ttl: ttl, now: time.Now, cache: map[string]cachedPrincipal{}}
+	return &Authenticator{pool: pool, ttl: ttl, now: time.Now, cache: map[string]cachedPrincipal{}, unknown: newUnknownKeys(ttl)}
 }
 
 var errUnauthorized = apperr.New(apperr.Unauthorized, "missing, malformed, unknown or revoked API key")
@@ -63,27 +70,70 @@ func (a *Authenticator) Authenticate(ctx context.Context, key string, useCache b
 		return Principal{}, errUnauthorized
 	}
 	h := string(hashKey(key))
+	now := a.now()
+	a.mu.Lock()
+	gen := a.generation
+	c, cached := a.cache[h]
+	unknown := a.unknown.has(h, now)
+	a.mu.Unlock()
 	if useCache && a.ttl > 0 {
-		a.mu.Lock()
-		c, ok := a.cache[h]
-		a.mu.Unlock()
-		if ok && a.now().Before(c.expires) {
+		if cached && now.Before(c.expires) {
 			return c.p, nil
+		}
+		if unknown {
+			return Principal{}, errUnauthorized
 		}
 	}
 	p, err := a.lookup(ctx, []byte(h))
 	if err != nil {
+		if err == errUnauthorized && a.ttl > 0 {
+			a.mu.Lock()
+			if a.generation == gen {
+				a.unknown.add(h, a.now())
+			}
+			a.mu.Unlock()
+		}
 		return Principal{}, err
 	}
 	if a.ttl > 0 {
 		a.mu.Lock()
-		if len(a.cache) >= maxCachedKeys {
-			clear(a.cache)
+		if a.generation == gen {
+			if len(a.cache) >= maxCachedKeys {
+				clear(a.cache)
+			}
+			a.cache[h] = cachedPrincipal{p: p, expires: a.now().Add(a.ttl)}
 		}
-		a.cache[h] = cachedPrincipal{p: p, expires: a.now().Add(a.ttl)}
 		a.mu.Unlock()
 	}
 	return p, nil
+}
+
+// Generation changes whenever the caches are dropped. A caller that read
+// it before Authenticate and sees another value after the revocation check
+// must not trust a cached principal (it may predate lost markers).
+func (a *Authenticator) Generation() uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.generation
+}
+
+// Drop forgets every cached key, known and unknown: Redis lost its data,
+// revocation markers included, so only Postgres can be believed until the
+// cache is filled again from it.
+func (a *Authenticator) Drop() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.generation++
+	clear(a.cache)
+	a.unknown.clear()
+}
+
+// KeyCreated clears the negative cache: a key created on this node must
+// not be refused as unknown because a request guessed it first.
+func (a *Authenticator) KeyCreated() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.unknown.clear()
 }
 
 // Forget drops cached entries of the given keys (revocation on this node).

@@ -30,13 +30,13 @@ func (s *Service) CreateCustomerKey(ctx context.Context, root Principal, label s
 			return IssuedKey{}, apperr.InvalidField("scopes", "the root key does not hold scope %q", sc)
 		}
 	}
-	return insertKey(ctx, s.pool, Key{
+	return s.issued(insertKey(ctx, s.pool, Key{
 		AccountID: uuid.NullUUID{UUID: root.AccountID, Valid: true},
 		Kind:      KindCustomer,
 		ParentID:  uuid.NullUUID{UUID: root.KeyID, Valid: true},
 		Label:     label,
 		Scopes:    granted,
-	})
+	}))
 }
 
 // ListCustomerKeys lists the customer keys of a root key, revoked ones too.

@@ -42,6 +42,7 @@ type Gate struct {
 	fallbacks atomic.Int64
 	local     localLimiters
 	usage     *Usage
+	epoch     epochWatch
 }
 
 // NewGate returns a gate with the global per-minute limit.
@@ -51,6 +52,12 @@ func NewGate(rdb *redis.Client, prefix string, perMinute int, usage *Usage, logg
 		local: localLimiters{m: map[uuid.UUID]*rate.Limiter{}}, usage: usage,
 	}
 }
+
+// OnDataLoss sets what to do when Redis is seen to have lost its data (its
+// revocation markers with it): the authenticator's Drop. It runs before
+// Admit returns, so the caller can tell (Authenticator.Generation) whether
+// the principal it holds was read before the drop. Set it before serving.
+func (g *Gate) OnDataLoss(f func()) { g.epoch.lost = f }
 
 // Fallbacks counts decisions made without Redis since start.
 func (g *Gate) Fallbacks() int64 { return g.fallbacks.Load() }
@@ -74,7 +81,9 @@ func (g *Gate) Admit(ctx context.Context, p Principal) (Decision, error) {
 	now := g.now()
 	rr := &roundTrip{client: g.rdb}
 	var revoked *redis.IntCmd
+	var epoch epochRead
 	rr.extras = func(pipe redis.Pipeliner) {
+		epoch = g.epoch.read(ctx, pipe, g.prefix)
 		keys := []string{revokedKey(g.prefix, p.KeyID)}
 		if p.RootKeyID != p.KeyID {
 			keys = append(keys, revokedKey(g.prefix, p.RootKeyID))
@@ -97,6 +106,12 @@ func (g *Gate) Admit(ctx context.Context, p Principal) (Decision, error) {
 	}
 	if revoked != nil && revoked.Val() > 0 {
 		d.Revoked, d.Allowed = true, false
+	}
+	if lost, first := g.epoch.check(epoch); lost {
+		if !first {
+			g.logger.Warn("redis lost its data (epoch changed): dropping the in-process auth cache")
+		}
+		g.epoch.onLoss()
 	}
 	return d, nil
 }

@@ -44,6 +44,8 @@ type SessionOptions struct {
 	// Attempts allowed per email and per client address, failed or not.
 	EmailAttempts   redis_rate.Limit
 	AddressAttempts redis_rate.Limit
+	// GlobalAttempts is the budget of all sign-ins, whoever makes them.
+	GlobalAttempts redis_rate.Limit
 	// Now is the clock; tests move it to expire sessions without waiting.
 	Now func() time.Time
 }
@@ -55,6 +57,9 @@ const (
 	DefaultSessionMaxAge  = 7 * 24 * time.Hour
 	DefaultSignInFailures = 5
 	DefaultSignInLockout  = 15 * time.Minute
+	// DefaultSignInGlobalPerMinute: ten sign-ins a second across the
+	// service, far above what people signing in need.
+	DefaultSignInGlobalPerMinute = 600
 )
 
 func (o *SessionOptions) withDefaults() {
@@ -75,6 +80,9 @@ func (o *SessionOptions) withDefaults() {
 	}
 	if o.AddressAttempts.Rate <= 0 {
 		o.AddressAttempts = redis_rate.Limit{Rate: 30, Burst: 30, Period: time.Minute}
+	}
+	if o.GlobalAttempts.Rate <= 0 {
+		o.GlobalAttempts = redis_rate.PerMinute(DefaultSignInGlobalPerMinute)
 	}
 	if o.Now == nil {
 		o.Now = time.Now

@@ -15,7 +15,8 @@ import (
 )
 
 // SignIn checks an email and password and opens a session. Attempts are
-// limited per email and per client address (GCRA, shared by all nodes), and
+// limited per email, per client address (an IPv6 client by its /64) and in
+// total (GCRA, shared by all nodes), and
 // MaxFailures wrong passwords in a row lock the email out for Lockout, the
 // right password included, so that guessing a password takes years rather
 // than hours. Unknown emails are throttled and locked the same way, which
@@ -23,10 +24,16 @@ import (
 func (s *Sessions) SignIn(ctx context.Context, email, password, clientAddr string) (Session, string, error) {
 	norm := strings.ToLower(strings.TrimSpace(email))
 	emailID := throttleID(norm)
-	if err := s.allow(ctx, "address:"+clientAddr, s.opts.AddressAttempts, "from this address"); err != nil {
+	if err := s.allow(ctx, "address:"+AddressBucket(clientAddr), s.opts.AddressAttempts, "from this address"); err != nil {
 		return Session{}, "", err
 	}
 	if err := s.allow(ctx, "email:"+emailID, s.opts.EmailAttempts, "for this email"); err != nil {
+		return Session{}, "", err
+	}
+	// Last, so that attempts refused above do not spend it: beyond this
+	// budget a flood from many addresses and emails gets 429 before any
+	// password is hashed.
+	if err := s.allow(ctx, "global", s.opts.GlobalAttempts, "on this service right now"); err != nil {
 		return Session{}, "", err
 	}
 	if err := s.checkLock(ctx, emailID); err != nil {

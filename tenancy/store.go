@@ -68,10 +68,30 @@ type IssuedKey struct {
 // Service is the tenancy store.
 type Service struct {
 	pool *pgxpool.Pool
+	// keyCreated runs after this service issued a key (the
+	// authenticator's KeyCreated); nil does nothing.
+	keyCreated func()
+	// hashing bounds the password hashes computed at once.
+	hashing hashSlots
+}
+
+// LimitPasswordHashing sets how many password hashes this process computes
+// at once (0: GOMAXPROCS). Set it before serving.
+func (s *Service) LimitPasswordHashing(n int) { s.hashing = newHashSlots(n) }
+
+// OnKeyCreated sets what runs after this service issues a key. Set it
+// before serving.
+func (s *Service) OnKeyCreated(f func()) { s.keyCreated = f }
+
+func (s *Service) issued(k IssuedKey, err error) (IssuedKey, error) {
+	if err == nil && s.keyCreated != nil {
+		s.keyCreated()
+	}
+	return k, err
 }
 
 // New returns the tenancy service over pool.
-func New(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
+func New(pool *pgxpool.Pool) *Service { return &Service{pool: pool, hashing: newHashSlots(0)} }
 
 var sourceRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 
@@ -175,7 +195,7 @@ func CreateRootKey(ctx context.Context, q Querier, accountID uuid.UUID, label st
 
 // CreateRootKey is the pool form of the package function.
 func (s *Service) CreateRootKey(ctx context.Context, accountID uuid.UUID, label string) (IssuedKey, error) {
-	return CreateRootKey(ctx, s.pool, accountID, label)
+	return s.issued(CreateRootKey(ctx, s.pool, accountID, label))
 }
 
 // CreateOpsKey issues a content-operations key (catalog:write only).

@@ -202,7 +202,11 @@ func (s *Service) SetPassword(ctx context.Context, token, password string, now t
 		return User{}, err
 	}
 	// Hash before the transaction: it takes tens of milliseconds.
-	hash, err := HashPassword(password)
+	var hash string
+	var err error
+	if werr := s.hashing.run(ctx, func() { hash, err = HashPassword(password) }); werr != nil {
+		return User{}, werr
+	}
 	if err != nil {
 		return User{}, err
 	}
@@ -238,8 +242,7 @@ const dummyHash = "$argon2id$v=19$m=19456,t=2,p=1$uFE6AumC/wRVqw0YKbwCyw$gFvPNuv
 func (s *Service) CheckCredentials(ctx context.Context, email, password string) (User, error) {
 	email, err := NormalizeEmail(email)
 	if err != nil || password == "" || len(password) > 4*MaxPasswordLength {
-		_, _ = VerifyPassword(dummyHash, password)
-		return User{}, errBadCredentials
+		return User{}, s.failSlowly(ctx, password)
 	}
 	var hash *string
 	var u User
@@ -249,10 +252,12 @@ func (s *Service) CheckCredentials(ctx context.Context, email, password string) 
 		return User{}, fmt.Errorf("check credentials: %w", err)
 	}
 	if hash == nil {
-		_, _ = VerifyPassword(dummyHash, password)
-		return User{}, errBadCredentials
+		return User{}, s.failSlowly(ctx, password)
 	}
-	ok, err := VerifyPassword(*hash, password)
+	var ok bool
+	if werr := s.hashing.run(ctx, func() { ok, err = VerifyPassword(*hash, password) }); werr != nil {
+		return User{}, werr
+	}
 	if err != nil {
 		return User{}, fmt.Errorf("check credentials: user %s: %w", u.ID, err)
 	}
@@ -260,6 +265,15 @@ func (s *Service) CheckCredentials(ctx context.Context, email, password string) 
 		return User{}, errBadCredentials
 	}
 	return u, nil
+}
+
+// failSlowly verifies password against dummyHash, so that an answer for a
+// user without a password takes as long as a wrong password, and refuses.
+func (s *Service) failSlowly(ctx context.Context, password string) error {
+	if err := s.hashing.run(ctx, func() { _, _ = VerifyPassword(dummyHash, password) }); err != nil {
+		return err
+	}
+	return errBadCredentials
 }
 
 // RecordSignIn notes the time of a user's last sign-in.

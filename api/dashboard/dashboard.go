@@ -32,6 +32,11 @@ type Deps struct {
 	// StatusOf maps an application error code to its HTTP status: the
 	// API's one mapping, shared so that pages and JSON agree.
 	StatusOf func(apperr.Code) int
+	// Classify finds what a client may be told about an error (the API's
+	// one classifier: a database outage or timeout is unavailable, not
+	// internal); known is false for errors of unknown origin. Nil: only
+	// application errors are known.
+	Classify func(error) (ae *apperr.Error, known bool)
 	// RequestID returns the request's id, shown on error pages.
 	RequestID func(*fiber.Ctx) string
 	// ClientAddr returns the client's address (through trusted proxies),
@@ -128,7 +133,11 @@ func (h *handler) handleErrors(c *fiber.Ctx) error {
 			err = apperr.NotFoundf("there is no such page")
 		}
 	}
-	ae, ok := apperr.As(err)
+	classify := h.Classify
+	if classify == nil {
+		classify = apperr.As
+	}
+	ae, ok := classify(err)
 	if !ok {
 		h.Logger.Error("dashboard request failed", "request_id", h.RequestID(c), "method", c.Method(),
 			"path", c.Path(), "error", err.Error())
@@ -139,6 +148,13 @@ func (h *handler) handleErrors(c *fiber.Ctx) error {
 		h.Logger.Warn("dashboard unavailable", "request_id", h.RequestID(c), "path", c.Path(), "error", err.Error())
 	}
 	if secs, ok := ae.Fields["retry_after_seconds"].(int); ok && status == http.StatusTooManyRequests {
+		c.Set(fiber.HeaderRetryAfter, itoa(secs))
+	}
+	if status == http.StatusServiceUnavailable {
+		secs, ok := ae.Fields["retry_after_seconds"].(int)
+		if !ok {
+			secs = 1
+		}
 		c.Set(fiber.HeaderRetryAfter, itoa(secs))
 	}
 	sess, _ := c.Locals(localSession).(*tenancy.Session)

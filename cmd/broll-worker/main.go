@@ -57,7 +57,7 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	}
 	logger := logging.New(logOut, cfg.LogLevel)
 
-	pool, err := database.Open(ctx, cfg.DatabaseURL)
+	pool, err := database.Open(ctx, cfg.DatabaseURL, database.StatementTimeout(cfg.StatementTimeout))
 	if err != nil {
 		return err
 	}

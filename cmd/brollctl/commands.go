@@ -53,7 +53,7 @@ func (c *cli) open(ctx context.Context) (*env, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	pool, err := database.Open(ctx, cfg.DatabaseURL)
+	pool, err := database.Open(ctx, cfg.DatabaseURL, database.StatementTimeout(cfg.CtlStatementTimeout))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -101,7 +101,7 @@ func (c *cli) migrate(ctx context.Context, args []string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	pool, err := database.Open(ctx, cfg.DatabaseURL)
+	pool, err := database.Open(ctx, cfg.DatabaseURL, database.StatementTimeout(cfg.CtlStatementTimeout))
 	if err != nil {
 		return nil, err
 	}

@@ -38,14 +38,21 @@ type redisServer struct {
 	port int
 	dir  string
 	cmd  *exec.Cmd
+	// volatile runs without any persistence: a restart comes back empty,
+	// as a cache-only Redis or a failover to an empty replica does.
+	volatile bool
 }
 
-func startRedis(t *testing.T) *redisServer {
+func startRedis(t *testing.T) *redisServer { return startRedisServer(t, false) }
+
+// startRedisServer starts a redis-server; volatile ones keep nothing
+// across a restart.
+func startRedisServer(t *testing.T, volatile bool) *redisServer {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Fatal("redis-server not installed (deploy/local/stack.sh up installs it)")
 	}
-	r := &redisServer{t: t, port: freePort(t), dir: t.TempDir()}
+	r := &redisServer{t: t, port: freePort(t), dir: t.TempDir(), volatile: volatile}
 	r.start()
 	t.Cleanup(r.stop)
 	return r
@@ -58,8 +65,12 @@ func (r *redisServer) URL() string { return fmt.Sprintf("redis://127.0.0.1:%d/0"
 // not yet flushed survive a restart.
 func (r *redisServer) start() {
 	r.t.Helper()
+	aof := "yes"
+	if r.volatile {
+		aof = "no"
+	}
 	r.cmd = exec.Command("redis-server", "--bind", "127.0.0.1", "--port", strconv.Itoa(r.port),
-		"--dir", r.dir, "--save", "", "--appendonly", "yes", "--appendfsync", "everysec")
+		"--dir", r.dir, "--save", "", "--appendonly", aof, "--appendfsync", "everysec")
 	if err := r.cmd.Start(); err != nil {
 		r.t.Fatalf("redis-server: %v", err)
 	}

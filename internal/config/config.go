@@ -67,6 +67,22 @@ type Config struct {
 	SignInLockout     time.Duration
 	// PasswordLinkTTL is how long a one-time set-password link works.
 	PasswordLinkTTL time.Duration
+	// StatementTimeout bounds every SQL statement of the API and the
+	// worker; CtlStatementTimeout those of brollctl (imports, migrations of
+	// legacy data, reports run longer by design).
+	StatementTimeout    time.Duration
+	CtlStatementTimeout time.Duration
+	// Download links may be fetched this many times a minute per purchase
+	// and per client address (an IPv6 client by its /64).
+	DownloadsPerPurchasePerMinute int
+	DownloadsPerAddressPerMinute  int
+	// PasswordHashConcurrency bounds the argon2 hashes computed at once in
+	// one process (each takes 19 MiB and a core for tens of milliseconds);
+	// 0 means GOMAXPROCS.
+	PasswordHashConcurrency int
+	// SignInGlobalPerMinute is the dashboard sign-in attempts allowed per
+	// minute across all nodes, whoever makes them.
+	SignInGlobalPerMinute int
 }
 
 // Secret is a string that never prints its value.
@@ -115,6 +131,12 @@ func Defaults() Config {
 		SignInMaxFailures:   5,
 		SignInLockout:       15 * time.Minute,
 		PasswordLinkTTL:     24 * time.Hour,
+		StatementTimeout:    5 * time.Second,
+		CtlStatementTimeout: 10 * time.Minute,
+
+		DownloadsPerPurchasePerMinute: 30,
+		DownloadsPerAddressPerMinute:  120,
+		SignInGlobalPerMinute:         600,
 	}
 }
 
@@ -203,6 +225,12 @@ func Load(getenv func(string) string) (Config, error) {
 	integer("BROLL_SIGNIN_MAX_FAILURES", &c.SignInMaxFailures)
 	duration("BROLL_SIGNIN_LOCKOUT", &c.SignInLockout)
 	duration("BROLL_PASSWORD_LINK_TTL", &c.PasswordLinkTTL)
+	duration("BROLL_STATEMENT_TIMEOUT", &c.StatementTimeout)
+	duration("BROLL_CTL_STATEMENT_TIMEOUT", &c.CtlStatementTimeout)
+	integer("BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE", &c.DownloadsPerPurchasePerMinute)
+	integer("BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE", &c.DownloadsPerAddressPerMinute)
+	integer("BROLL_PASSWORD_HASH_CONCURRENCY", &c.PasswordHashConcurrency)
+	integer("BROLL_SIGNIN_GLOBAL_PER_MINUTE", &c.SignInGlobalPerMinute)
 
 	if len(errs) > 0 {
 		return Config{}, errs[0]
@@ -299,6 +327,24 @@ func (c Config) Validate() error {
 	}
 	if c.PasswordLinkTTL < 10*time.Minute || c.PasswordLinkTTL > 7*24*time.Hour {
 		return fmt.Errorf("BROLL_PASSWORD_LINK_TTL must be between 10m and 168h, got %s", c.PasswordLinkTTL)
+	}
+	if c.StatementTimeout < 10*time.Millisecond || c.StatementTimeout > time.Hour {
+		return fmt.Errorf("BROLL_STATEMENT_TIMEOUT must be between 10ms and 1h, got %s", c.StatementTimeout)
+	}
+	if c.CtlStatementTimeout < time.Second || c.CtlStatementTimeout > 24*time.Hour {
+		return fmt.Errorf("BROLL_CTL_STATEMENT_TIMEOUT must be between 1s and 24h, got %s", c.CtlStatementTimeout)
+	}
+	if c.DownloadsPerPurchasePerMinute < 1 || c.DownloadsPerPurchasePerMinute > 100_000 {
+		return fmt.Errorf("BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE must be between 1 and 100000, got %d", c.DownloadsPerPurchasePerMinute)
+	}
+	if c.DownloadsPerAddressPerMinute < 1 || c.DownloadsPerAddressPerMinute > 100_000 {
+		return fmt.Errorf("BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE must be between 1 and 100000, got %d", c.DownloadsPerAddressPerMinute)
+	}
+	if c.PasswordHashConcurrency < 0 || c.PasswordHashConcurrency > 256 {
+		return fmt.Errorf("BROLL_PASSWORD_HASH_CONCURRENCY must be between 0 (GOMAXPROCS) and 256, got %d", c.PasswordHashConcurrency)
+	}
+	if c.SignInGlobalPerMinute < 1 || c.SignInGlobalPerMinute > 1_000_000 {
+		return fmt.Errorf("BROLL_SIGNIN_GLOBAL_PER_MINUTE must be between 1 and 1000000, got %d", c.SignInGlobalPerMinute)
 	}
 	for _, o := range c.MCPAllowedOrigins {
 		if o != "*" && !isOrigin(o) {
@@ -405,6 +451,13 @@ func (c Config) Summary() map[string]any {
 		"signin_max_failures":   c.SignInMaxFailures,
 		"signin_lockout":        c.SignInLockout.String(),
 		"password_link_ttl":     c.PasswordLinkTTL.String(),
+
+		"statement_timeout":                 c.StatementTimeout.String(),
+		"ctl_statement_timeout":             c.CtlStatementTimeout.String(),
+		"downloads_per_purchase_per_minute": c.DownloadsPerPurchasePerMinute,
+		"downloads_per_address_per_minute":  c.DownloadsPerAddressPerMinute,
+		"password_hash_concurrency":         c.PasswordHashConcurrency,
+		"signin_global_per_minute":          c.SignInGlobalPerMinute,
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -26,12 +27,31 @@ import (
 	"broll/migrations"
 )
 
+// Option tunes the pool Open returns.
+type Option func(*pgxpool.Config)
+
+// StatementTimeout bounds every statement of every connection of the pool:
+// it is a runtime parameter of the connection (sent at startup), so it holds
+// for every query path, transactions included, without anyone remembering
+// to set it. Postgres cancels a statement that runs longer with SQLSTATE
+// 57014 (IsTimeout). Zero leaves the server's setting.
+func StatementTimeout(d time.Duration) Option {
+	return func(cfg *pgxpool.Config) {
+		if d > 0 {
+			cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(d.Milliseconds(), 10)
+		}
+	}
+}
+
 // Open connects a pool and registers the pgvector types on each connection.
 // The schema must be migrated first (brollctl migrate).
-func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
+func Open(ctx context.Context, url string, opts ...Option) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, errors.New("DATABASE_URL cannot be parsed")
+	}
+	for _, o := range opts {
+		o(cfg)
 	}
 	if cfg.MaxConns < 16 {
 		cfg.MaxConns = 16
@@ -126,6 +146,34 @@ func Interpret(err error, notFound string) error {
 	if IsUnavailable(err) {
 		return apperr.New(apperr.Unavailable, "database unavailable")
 	}
+	if IsTimeout(err) {
+		return TimeoutError
+	}
+	return err
+}
+
+// TimeoutError is what a client is told when its query ran past the
+// statement timeout: the service is overloaded or the request too costly
+// right now, and a retry a little later may succeed.
+var TimeoutError = apperr.New(apperr.Unavailable, "the request took too long and was cancelled; retry shortly or narrow it").
+	With("retry_after_seconds", TimeoutRetryAfterSeconds)
+
+// TimeoutRetryAfterSeconds is the Retry-After sent with a timed-out query.
+const TimeoutRetryAfterSeconds = 5
+
+// IsTimeout reports a statement cancelled by the server (SQLSTATE 57014,
+// query_canceled): the statement timeout fired, or a cancel request came
+// in because the caller's context ended.
+func IsTimeout(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "57014"
+}
+
+// SetLocalStatementTimeout lifts (or lowers) the statement timeout for the
+// rest of transaction tx only, for the few statements that are long by
+// design (exports streamed to a client who asked for all of them).
+func SetLocalStatementTimeout(ctx context.Context, tx pgx.Tx, d time.Duration) error {
+	_, err := tx.Exec(ctx, "SELECT set_config('statement_timeout', $1, true)", strconv.FormatInt(d.Milliseconds(), 10))
 	return err
 }
 

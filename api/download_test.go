@@ -1,0 +1,133 @@
+package api
+
+import (
+	"context"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"broll/billing/billingtest"
+	"broll/internal/config"
+)
+
+// buyLinks buys n clips (with media) for a fresh customer and returns their
+// download links.
+func (e *testEnv) buyLinks(t *testing.T, n int) []string {
+	t.Helper()
+	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 100_000})
+	cust := acct.CustomerKey(t, e.pool, "downloader")
+	vids := billingtest.Videos(t, e.pool, n, "easy")
+	links := make([]string, n)
+	for i, v := range vids {
+		content := make([]byte, 10_000)
+		for j := range content {
+			content[j] = byte('0' + j%10)
+		}
+		e.putMedia(t, v, content)
+		r := e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []uuid.UUID{v}})
+		if r.status != 200 {
+			t.Fatalf("purchase: %s", r.raw)
+		}
+		links[i] = r.body["purchases"].([]any)[0].(map[string]any)["download_url"].(string)
+	}
+	return links
+}
+
+type loggedFetch struct {
+	sent      int64
+	delivered *int64
+}
+
+func (e *testEnv) downloadLog(t *testing.T, link string) []loggedFetch {
+	t.Helper()
+	u, _ := url.Parse(link)
+	id := uuid.MustParse(u.Path[len(u.Path)-36:])
+	rows, err := e.pool.Query(context.Background(),
+		`SELECT bytes_sent, bytes_delivered FROM download_log WHERE purchase_id = $1 ORDER BY id`, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []loggedFetch
+	for rows.Next() {
+		var f loggedFetch
+		if err := rows.Scan(&f.sent, &f.delivered); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func TestDownloadLog(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{})
+	link := e.buyLinks(t, 1)[0]
+
+	t.Run("HEAD is not a download", func(t *testing.T) {
+		u, _ := url.Parse(link)
+		res, err := e.nodes[0].app.Test(httptest.NewRequest("HEAD", u.RequestURI(), nil), -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 200 || res.Header.Get("Content-Length") != "10000" {
+			t.Fatalf("HEAD: %d, length %q", res.StatusCode, res.Header.Get("Content-Length"))
+		}
+		if got := e.downloadLog(t, link); len(got) != 0 {
+			t.Fatalf("HEAD logged %d downloads", len(got))
+		}
+	})
+
+	t.Run("bytes sent are logged", func(t *testing.T) {
+		if res, body := e.get(t, 0, link, nil); res.StatusCode != 200 || len(body) != 10_000 {
+			t.Fatalf("GET: %d, %d bytes", res.StatusCode, len(body))
+		}
+		if res, body := e.get(t, 0, link, map[string]string{"Range": "bytes=100-199"}); res.StatusCode != 206 || len(body) != 100 {
+			t.Fatalf("range: %d, %d bytes", res.StatusCode, len(body))
+		}
+		got := e.downloadLog(t, link)
+		if len(got) != 2 {
+			t.Fatalf("%d downloads logged, want 2", len(got))
+		}
+		for i, want := range []int64{10_000, 100} {
+			if got[i].sent != want || got[i].delivered == nil || *got[i].delivered != want {
+				t.Errorf("fetch %d: sent %d, delivered %v, want %d", i, got[i].sent, got[i].delivered, want)
+			}
+		}
+	})
+}
+
+func TestDownloadLimits(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{configure: func(c *config.Config) {
+		c.DownloadsPerPurchasePerMinute, c.DownloadsPerAddressPerMinute = 3, 5
+	}})
+	links := e.buyLinks(t, 2)
+	wantLimited := func(t *testing.T, what, link string) {
+		t.Helper()
+		res, body := e.get(t, 0, link, nil)
+		if res.StatusCode != 429 {
+			t.Fatalf("%s: %d %s, want 429", what, res.StatusCode, body)
+		}
+		if secs, err := strconv.Atoi(res.Header.Get("Retry-After")); err != nil || secs < 1 {
+			t.Errorf("%s: Retry-After %q", what, res.Header.Get("Retry-After"))
+		}
+	}
+	for i := range 3 {
+		if res, _ := e.get(t, 0, links[0], nil); res.StatusCode != 200 {
+			t.Fatalf("fetch %d of purchase 1: %d", i, res.StatusCode)
+		}
+	}
+	wantLimited(t, "4th fetch of one purchase", links[0])
+	if res, _ := e.get(t, 0, links[1], nil); res.StatusCode != 200 {
+		t.Fatalf("another purchase from the same address: %d", res.StatusCode)
+	}
+	wantLimited(t, "6th fetch from one address", links[1])
+	if got := len(e.downloadLog(t, links[0])) + len(e.downloadLog(t, links[1])); got != 4 {
+		t.Errorf("%d downloads logged, want the 4 served", got)
+	}
+}
