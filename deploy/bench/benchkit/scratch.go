@@ -13,6 +13,7 @@ import (
 	"broll/api"
 	"broll/billing"
 	"broll/catalog"
+	"broll/embed"
 	"broll/internal/config"
 	"broll/internal/database"
 	"broll/tenancy"
@@ -26,7 +27,9 @@ type Scratch struct {
 	Pool   *pgxpool.Pool
 	Redis  *redis.Client
 	Config config.Config
-	close  []func()
+	// QueryEmbedder, when set before App, serves semantic_search.
+	QueryEmbedder *embed.QueryCache
+	close         []func()
 }
 
 // OpenScratch creates and migrates the database and opens the clients.
@@ -105,6 +108,7 @@ func (s *Scratch) App(bill *billing.Service, media catalog.MediaStore) (*fiber.A
 		Tenancy: tenancy.New(s.Pool), Catalog: catalog.New(s.Pool, media, nil), Billing: bill,
 		Auth: tenancy.NewAuthenticator(s.Pool, s.Config.AuthCacheTTL),
 		Gate: tenancy.NewGate(s.Redis, s.Config.RedisPrefix, s.Config.RateLimitPerMinute, usage, logger), Usage: usage,
+		QueryEmbedder: s.QueryEmbedder,
 	})
 	return app, usage
 }
