@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
@@ -22,15 +23,23 @@ type Page struct {
 	Videos []Video
 	// Total counts every clip the query matches (for a semantic search:
 	// every matching clip with a ready vector of the current model), exact
-	// up to the window a client can page through (MaxResultWindow, or
-	// MaxSemanticWindow for a semantic search ranked by similarity); beyond
-	// it Total is the window and TotalExact false.
+	// up to CountBound; beyond it Total is the planner's estimate (at least
+	// CountBound+1) and TotalExact false.
 	Total      int
 	TotalExact bool
 	Limit      int
 	Offset     int
 	Page       int // 1-based; offset / limit + 1
 	HasMore    bool
+	// NextCursor continues the query after this page (Query.Cursor); ""
+	// on the last page, and where a semantic search reaches its window.
+	NextCursor string
+}
+
+// row is a result row with its sort key, for the next cursor.
+type row struct {
+	video Video
+	key   any
 }
 
 // Vector index settings of a semantic search (pgvector 0.8), set per
@@ -91,32 +100,73 @@ func (s *Service) Search(ctx context.Context, q Query, qe QueryEmbedder) (Page, 
 	}
 
 	sq := buildSearch(q, vec, model)
-	var videos []Video
+	var rows []row
 	var total int
 	var err error
 	if q.semanticRanked() {
-		videos, total, err = s.runNearest(ctx, q, sq, defaultHNSW())
+		rows, total, err = s.runNearest(ctx, q, sq, defaultHNSW())
 	} else {
-		videos, total, err = s.runList(ctx, sq)
+		rows, total, err = s.runList(ctx, sq)
 	}
 	if err != nil {
 		return Page{}, fmt.Errorf("search: %w", err)
 	}
-	if len(videos) == 0 && q.Difficulty != "" {
+	if len(rows) == 0 && q.Difficulty != "" {
 		if err := s.checkTier(ctx, q.Difficulty); err != nil {
 			return Page{}, err
 		}
 	}
 
-	p := Page{Limit: q.Limit, Offset: q.Offset, Page: q.Offset/q.Limit + 1, Total: total, TotalExact: true}
-	if len(videos) > q.Limit {
-		p.HasMore, videos = true, videos[:q.Limit]
+	offset := q.Offset
+	if q.after != nil {
+		offset = q.after.n
 	}
-	p.Videos = videos
-	if p.Total > sq.window {
-		p.Total, p.TotalExact = sq.window, false
+	p := Page{Limit: q.Limit, Offset: offset, Page: offset/q.Limit + 1, Total: total, TotalExact: true}
+	if len(rows) > q.Limit {
+		rows = rows[:q.Limit]
+		p.HasMore = true
+		if !q.semanticRanked() || offset+2*q.Limit <= sq.window {
+			last := rows[len(rows)-1]
+			p.NextCursor = q.encodeCursor(last.key, last.video.ID, offset+q.Limit)
+		}
+	}
+	p.Videos = make([]Video, len(rows))
+	for i, r := range rows {
+		p.Videos[i] = r.video
+	}
+	if total > CountBound {
+		p.TotalExact = false
+		if p.Total, err = s.estimate(ctx, sq.estimate); err != nil {
+			return Page{}, fmt.Errorf("search: %w", err)
+		}
+		// The estimate may be below what was counted, or behind this page.
+		p.Total = max(p.Total, CountBound+1, offset+len(rows)+btoi(p.HasMore))
 	}
 	return p, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// estimate is the planner's row estimate of a search's matches: what a
+// count past CountBound reports instead of counting.
+func (s *Service) estimate(ctx context.Context, st statement) (int, error) {
+	var plan []struct {
+		Plan struct {
+			Rows float64 `json:"Plan Rows"`
+		} `json:"Plan"`
+	}
+	if err := s.pool.QueryRow(ctx, st.sql, st.args...).Scan(&plan); err != nil {
+		return 0, err
+	}
+	if len(plan) == 0 {
+		return 0, nil
+	}
+	return int(min(plan[0].Plan.Rows, math.MaxInt32)), nil
 }
 
 // countMatches runs the capped count on a connection of its own while the
@@ -140,28 +190,32 @@ func (s *Service) countMatches(ctx context.Context, st statement) (wait func() (
 }
 
 // runList runs a filter or keyword search.
-func (s *Service) runList(ctx context.Context, sq searchSQL) ([]Video, int, error) {
+func (s *Service) runList(ctx context.Context, sq searchSQL) ([]row, int, error) {
 	wait := s.countMatches(ctx, sq.count)
 	rows, err := s.pool.Query(ctx, sq.page.sql, sq.page.args...)
-	var videos []Video
+	var out []row
 	if err == nil {
-		videos, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Video, error) { return scanVideo(r) })
+		out, err = pgx.CollectRows(rows, scanRow)
 	}
 	total, cerr := wait()
 	if err != nil {
 		return nil, 0, err
 	}
-	return videos, total, cerr
+	return out, total, cerr
 }
 
 // runNearest runs a semantic search ranked by similarity: the page in a
 // read-only transaction holding the index settings, the count beside it.
 // No connection is held while waiting for the other query, so searches
 // cannot starve each other of connections.
-func (s *Service) runNearest(ctx context.Context, q Query, sq searchSQL, hs hnswSettings) ([]Video, int, error) {
+func (s *Service) runNearest(ctx context.Context, q Query, sq searchSQL, hs hnswSettings) ([]row, int, error) {
 	wait := s.countMatches(ctx, sq.count)
-	efSearch := strconv.Itoa(min(max(hs.efSearch, q.Offset+q.Limit+1), maxEfSearch))
-	videos, err := s.nearestPage(ctx, sq.page, sqlHNSWSettings, efSearch, strconv.Itoa(hs.maxScanTuples))
+	offset := q.Offset
+	if q.after != nil {
+		offset = q.after.n
+	}
+	efSearch := strconv.Itoa(min(max(hs.efSearch, offset+q.Limit+1), maxEfSearch))
+	rows, err := s.nearestPage(ctx, sq.page, sqlHNSWSettings, efSearch, strconv.Itoa(hs.maxScanTuples))
 	total, cerr := wait()
 	if err != nil {
 		return nil, 0, err
@@ -172,18 +226,18 @@ func (s *Service) runNearest(ctx context.Context, q Query, sq searchSQL, hs hnsw
 	// The index gave up (max_scan_tuples) before filling the page although
 	// enough clips match: sort the matching clips exactly. It happens only
 	// for filters few clips pass, so few are sorted.
-	if len(videos) <= q.Limit && total > q.Offset+len(videos) {
-		if videos, err = s.nearestPage(ctx, sq.page, sqlExactScan); err != nil {
+	if len(rows) <= q.Limit && total > offset+len(rows) {
+		if rows, err = s.nearestPage(ctx, sq.page, sqlExactScan); err != nil {
 			return nil, 0, err
 		}
 	}
-	return videos, total, nil
+	return rows, total, nil
 }
 
 // nearestPage runs the page query after a settings statement, both in one
 // round trip of one read-only transaction (SET LOCAL lasts until its end).
-func (s *Service) nearestPage(ctx context.Context, page statement, settings string, args ...any) ([]Video, error) {
-	var videos []Video
+func (s *Service) nearestPage(ctx context.Context, page statement, settings string, args ...any) ([]row, error) {
+	var out []row
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		batch := &pgx.Batch{}
 		batch.Queue(settings, args...)
@@ -191,22 +245,25 @@ func (s *Service) nearestPage(ctx context.Context, page statement, settings stri
 		br := tx.SendBatch(ctx, batch)
 		_, err := br.Exec()
 		if err == nil {
-			videos, err = collectVideos(br)
+			var rows pgx.Rows
+			if rows, err = br.Query(); err == nil {
+				out, err = pgx.CollectRows(rows, scanRow)
+			}
 		}
 		if cerr := br.Close(); err == nil {
 			err = cerr
 		}
 		return err
 	})
-	return videos, err
+	return out, err
 }
 
-func collectVideos(br pgx.BatchResults) ([]Video, error) {
-	rows, err := br.Query()
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Video, error) { return scanVideo(r) })
+// scanRow reads videoColumns, the similarity and the sort key.
+func scanRow(r pgx.CollectableRow) (row, error) {
+	var out row
+	var err error
+	out.video, err = scanVideo(r, &out.key)
+	return out, err
 }
 
 // checkTier reports an unknown difficulty with the tiers that exist.
