@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/internal/apperr"
 )
@@ -101,13 +102,20 @@ func (s *Service) Search(ctx context.Context, q Query, qe QueryEmbedder) (Page, 
 
 	sq := buildSearch(q, vec, model)
 	var rows []row
-	var total int
-	var err error
-	if q.semanticRanked() {
-		rows, total, err = s.runNearest(ctx, q, sq, defaultHNSW())
-	} else {
-		rows, total, err = s.runList(ctx, sq)
-	}
+	var total, estimate int
+	// owned depends on the caller's purchases: read it where they were made.
+	err := s.read(ctx, q.Owned != nil, func(db *pgxpool.Pool) error {
+		var err error
+		if q.semanticRanked() {
+			rows, total, err = s.runNearest(ctx, db, q, sq, defaultHNSW())
+		} else {
+			rows, total, err = s.runList(ctx, db, sq)
+		}
+		if err == nil && total > CountBound {
+			estimate, err = s.estimate(ctx, db, sq.estimate)
+		}
+		return err
+	})
 	if err != nil {
 		return Page{}, fmt.Errorf("search: %w", err)
 	}
@@ -135,12 +143,8 @@ func (s *Service) Search(ctx context.Context, q Query, qe QueryEmbedder) (Page, 
 		p.Videos[i] = r.video
 	}
 	if total > CountBound {
-		p.TotalExact = false
-		if p.Total, err = s.estimate(ctx, sq.estimate); err != nil {
-			return Page{}, fmt.Errorf("search: %w", err)
-		}
 		// The estimate may be below what was counted, or behind this page.
-		p.Total = max(p.Total, CountBound+1, offset+len(rows)+btoi(p.HasMore))
+		p.Total, p.TotalExact = max(estimate, CountBound+1, offset+len(rows)+btoi(p.HasMore)), false
 	}
 	return p, nil
 }
@@ -154,13 +158,13 @@ func btoi(b bool) int {
 
 // estimate is the planner's row estimate of a search's matches: what a
 // count past CountBound reports instead of counting.
-func (s *Service) estimate(ctx context.Context, st statement) (int, error) {
+func (s *Service) estimate(ctx context.Context, db *pgxpool.Pool, st statement) (int, error) {
 	var plan []struct {
 		Plan struct {
 			Rows float64 `json:"Plan Rows"`
 		} `json:"Plan"`
 	}
-	if err := s.pool.QueryRow(ctx, st.sql, st.args...).Scan(&plan); err != nil {
+	if err := db.QueryRow(ctx, st.sql, st.args...).Scan(&plan); err != nil {
 		return 0, err
 	}
 	if len(plan) == 0 {
@@ -172,7 +176,7 @@ func (s *Service) estimate(ctx context.Context, st statement) (int, error) {
 // countMatches runs the capped count on a connection of its own while the
 // caller fetches the page: the two are independent, and a search then
 // costs the slower of them rather than their sum. wait must be called.
-func (s *Service) countMatches(ctx context.Context, st statement) (wait func() (int, error)) {
+func (s *Service) countMatches(ctx context.Context, db *pgxpool.Pool, st statement) (wait func() (int, error)) {
 	type result struct {
 		n   int
 		err error
@@ -180,7 +184,7 @@ func (s *Service) countMatches(ctx context.Context, st statement) (wait func() (
 	done := make(chan result, 1)
 	go func() {
 		var r result
-		r.err = s.pool.QueryRow(ctx, st.sql, st.args...).Scan(&r.n)
+		r.err = db.QueryRow(ctx, st.sql, st.args...).Scan(&r.n)
 		done <- r
 	}()
 	return func() (int, error) {
@@ -190,9 +194,9 @@ func (s *Service) countMatches(ctx context.Context, st statement) (wait func() (
 }
 
 // runList runs a filter or keyword search.
-func (s *Service) runList(ctx context.Context, sq searchSQL) ([]row, int, error) {
-	wait := s.countMatches(ctx, sq.count)
-	rows, err := s.pool.Query(ctx, sq.page.sql, sq.page.args...)
+func (s *Service) runList(ctx context.Context, db *pgxpool.Pool, sq searchSQL) ([]row, int, error) {
+	wait := s.countMatches(ctx, db, sq.count)
+	rows, err := db.Query(ctx, sq.page.sql, sq.page.args...)
 	var out []row
 	if err == nil {
 		out, err = pgx.CollectRows(rows, scanRow)
@@ -208,14 +212,14 @@ func (s *Service) runList(ctx context.Context, sq searchSQL) ([]row, int, error)
 // read-only transaction holding the index settings, the count beside it.
 // No connection is held while waiting for the other query, so searches
 // cannot starve each other of connections.
-func (s *Service) runNearest(ctx context.Context, q Query, sq searchSQL, hs hnswSettings) ([]row, int, error) {
-	wait := s.countMatches(ctx, sq.count)
+func (s *Service) runNearest(ctx context.Context, db *pgxpool.Pool, q Query, sq searchSQL, hs hnswSettings) ([]row, int, error) {
+	wait := s.countMatches(ctx, db, sq.count)
 	offset := q.Offset
 	if q.after != nil {
 		offset = q.after.n
 	}
 	efSearch := strconv.Itoa(min(max(hs.efSearch, offset+q.Limit+1), maxEfSearch))
-	rows, err := s.nearestPage(ctx, sq.page, sqlHNSWSettings, efSearch, strconv.Itoa(hs.maxScanTuples))
+	rows, err := s.nearestPage(ctx, db, sq.page, sqlHNSWSettings, efSearch, strconv.Itoa(hs.maxScanTuples))
 	total, cerr := wait()
 	if err != nil {
 		return nil, 0, err
@@ -227,7 +231,7 @@ func (s *Service) runNearest(ctx context.Context, q Query, sq searchSQL, hs hnsw
 	// enough clips match: sort the matching clips exactly. It happens only
 	// for filters few clips pass, so few are sorted.
 	if len(rows) <= q.Limit && total > offset+len(rows) {
-		if rows, err = s.nearestPage(ctx, sq.page, sqlExactScan); err != nil {
+		if rows, err = s.nearestPage(ctx, db, sq.page, sqlExactScan); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -236,9 +240,9 @@ func (s *Service) runNearest(ctx context.Context, q Query, sq searchSQL, hs hnsw
 
 // nearestPage runs the page query after a settings statement, both in one
 // round trip of one read-only transaction (SET LOCAL lasts until its end).
-func (s *Service) nearestPage(ctx context.Context, page statement, settings string, args ...any) ([]row, error) {
+func (s *Service) nearestPage(ctx context.Context, db *pgxpool.Pool, page statement, settings string, args ...any) ([]row, error) {
 	var out []row
-	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, db, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		batch := &pgx.Batch{}
 		batch.Queue(settings, args...)
 		batch.Queue(page.sql, page.args...)

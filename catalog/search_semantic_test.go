@@ -332,7 +332,7 @@ func TestSemanticSearchFillsFilteredPages(t *testing.T) {
 	if err := q.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	rows, total, err := svc.runNearest(b.ctx, q, buildSearch(q, query, "random"), hnswSettings{efSearch: 10, maxScanTuples: 50})
+	rows, total, err := svc.runNearest(b.ctx, b.pool, q, buildSearch(q, query, "random"), hnswSettings{efSearch: 10, maxScanTuples: 50})
 	if err != nil {
 		t.Fatal(err)
 	}

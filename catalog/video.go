@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/internal/apperr"
 	"broll/internal/money"
@@ -101,7 +102,12 @@ func (s *Service) GetVideo(ctx context.Context, id uuid.UUID) (Video, error) {
 // GetVideoFor is GetVideo for the key keyID, which also sees the retired
 // clips it bought (their download links keep working; see billing).
 func (s *Service) GetVideoFor(ctx context.Context, id, keyID uuid.UUID) (Video, error) {
-	v, err := scanVideo(s.pool.QueryRow(ctx, sqlGetVideo, id, keyID))
+	var v Video
+	err := s.read(ctx, false, func(db *pgxpool.Pool) error {
+		var err error
+		v, err = scanVideo(db.QueryRow(ctx, sqlGetVideo, id, keyID))
+		return err
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Video{}, apperr.NotFoundf("video %s not found", id)
 	}
