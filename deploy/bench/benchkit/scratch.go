@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -16,6 +17,7 @@ import (
 	"broll/embed"
 	"broll/internal/config"
 	"broll/internal/database"
+	"broll/internal/money"
 	"broll/tenancy"
 )
 
@@ -111,4 +113,26 @@ func (s *Scratch) App(bill *billing.Service, media catalog.MediaStore) (*fiber.A
 		QueryEmbedder: s.QueryEmbedder,
 	})
 	return app, usage
+}
+
+// Account opens an account and returns its root key, which no rate limit
+// stops.
+func (s *Scratch) Account(ctx context.Context) (tenancy.IssuedKey, error) {
+	opened, err := billing.New(s.Pool, nil).OpenAccount(ctx, "Bench", "bench", money.Cents(100))
+	if err != nil {
+		return tenancy.IssuedKey{}, err
+	}
+	_, err = s.Pool.Exec(ctx, `UPDATE api_keys SET rate_limit_per_minute = 100000000`)
+	return opened.RootKey, err
+}
+
+// Serve runs app on a free loopback port; it returns the address and a
+// function that shuts the app down.
+func Serve(app *fiber.App) (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	go func() { _ = app.Listener(ln) }()
+	return ln.Addr().String(), func() { _ = app.Shutdown() }, nil
 }

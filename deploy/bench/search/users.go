@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -24,7 +22,6 @@ import (
 	"broll/catalog"
 	"broll/deploy/bench/benchkit"
 	"broll/embed"
-	"broll/internal/money"
 )
 
 // userOptions are the settings of the -users run: what a client of the
@@ -78,11 +75,8 @@ func runUsers(o userOptions) error {
 	}
 	fmt.Println("videos heap (main fork):", table)
 
-	opened, err := billing.New(pool, nil).OpenAccount(ctx, "Bench", "bench", money.Cents(100))
+	root, err := sc.Account(ctx)
 	if err != nil {
-		return err
-	}
-	if _, err := pool.Exec(ctx, `UPDATE api_keys SET rate_limit_per_minute = 100000000`); err != nil {
 		return err
 	}
 	media, err := catalog.NewLocalMedia(os.TempDir())
@@ -91,7 +85,7 @@ func runUsers(o userOptions) error {
 	}
 	sc.QueryEmbedder = embed.NewCachedQueryEmbedder(builtin, sc.Redis, sc.Config.RedisPrefix+"qemb:", embed.DefaultQueryCacheTTL)
 	app, _ := sc.App(billing.New(pool, nil), media)
-	addr, stop, err := serveApp(app)
+	addr, stop, err := benchkit.Serve(app)
 	if err != nil {
 		return err
 	}
@@ -107,7 +101,7 @@ func runUsers(o userOptions) error {
 		return benchkit.Drive(o.clients, o.duration, func(w, n int) *http.Request {
 			rng := rand.New(rand.NewPCG(o.seed+uint64(w), uint64(n)))
 			req, _ := http.NewRequest("GET", base+c.path(rng), nil)
-			req.Header.Set("Authorization", "Bearer "+opened.RootKey.Secret)
+			req.Header.Set("Authorization", "Bearer "+root.Secret)
 			return req
 		})
 	}
@@ -136,7 +130,7 @@ func runUsers(o userOptions) error {
 		if c.semantic == nil {
 			continue
 		}
-		rec, err := semanticRecall(ctx, pool, base, opened.RootKey.Secret, builtin, c, o)
+		rec, err := semanticRecall(ctx, pool, base, root.Secret, builtin, c, o)
 		if err != nil {
 			return fmt.Errorf("recall: %w", err)
 		}
@@ -400,13 +394,4 @@ func exactSimilarities(ctx context.Context, pool *pgxpool.Pool, vec []float32, m
 		return err
 	})
 	return out, err
-}
-
-func serveApp(app *fiber.App) (string, func(), error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	go func() { _ = app.Listener(ln) }()
-	return ln.Addr().String(), func() { _ = app.Shutdown() }, nil
 }
