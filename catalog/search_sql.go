@@ -125,6 +125,15 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 	if q.SemanticSearch != "" {
 		similarity = "1 - (v.embedding <=> " + b.arg(pgvector.NewVector(vec)) + ")"
 	}
+	from := "videos v"
+	if rank != "" && q.SortBy == SortRelevance {
+		// Ranking reads each candidate's row (its tsvector): rank at most
+		// KeywordCandidates matches, the first the index yields, instead of
+		// every match of a common word.
+		from = `(SELECT v.id, ` + rank + ` AS rank FROM videos v WHERE ` + b.whereSQL() + `
+		LIMIT ` + b.arg(KeywordCandidates) + `) m JOIN videos v ON v.id = m.id`
+		b.conds, rank = nil, "m.rank"
+	}
 	key, dir := sortKey(q, rank)
 	if q.after != nil {
 		cmp := " > "
@@ -133,13 +142,21 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 		}
 		b.where("(" + key + ", v.id)" + cmp + "(" + b.arg(q.after.key) + ", " + b.arg(q.after.id) + ")")
 	}
+	pageWhere := ""
+	if len(b.conds) > 0 {
+		pageWhere = "\n\tWHERE " + b.whereSQL()
+	}
 	sql := "SELECT " + videoColumns + ", " + similarity + ", " + key + `
-	FROM videos v
-	WHERE ` + b.whereSQL() + `
+	FROM ` + from + pageWhere + `
 	ORDER BY ` + key + " " + dir + ", v.id " + dir + `
 	LIMIT ` + b.arg(q.Limit+1) + " OFFSET " + b.arg(q.Offset)
 	return searchSQL{page: statement{sql: sql, args: b.args}, count: count, estimate: estimate, window: window}
 }
+
+// KeywordCandidates bounds the matches a keyword search ranks by relevance:
+// the first that many matches are ranked and paged, all of them when fewer
+// match. A common word would otherwise cost a read of every row it is in.
+const KeywordCandidates = 1000
 
 // CountBound is how far a search counts its matches exactly: past it the
 // total is the planner's estimate (total_exact false). Counting stops at
@@ -154,7 +171,11 @@ const CountBound = 1000
 // merging the two, which would hide the LIMIT from the index scan. After a
 // cursor, the rows up to it are one more filter the walk passes over.
 func nearestSQL(b *sqlBuilder, q Query, vec []float32) statement {
-	dist := "v.embedding <=> " + b.arg(pgvector.NewVector(vec))
+	// The graphs index the vectors as halfvec (migration 00005): results
+	// are ranked, paged and shown by that distance, so that order, cursor
+	// and similarity agree (it differs from the full vector's in the third
+	// decimal).
+	dist := "v.embedding::halfvec(768) <=> " + b.arg(pgvector.NewHalfVector(vec)) + "::halfvec(768)"
 	if q.after != nil {
 		b.where("(" + dist + ", v.id) > (" + b.arg(q.after.key) + "::float8, " + b.arg(q.after.id) + ")")
 	}

@@ -59,6 +59,21 @@ func OpenScratch(ctx context.Context, redisPoolSize int, keep bool) (*Scratch, e
 	return s, nil
 }
 
+// OpenKept opens a database an earlier run kept (-keep), migrating it to
+// this build's schema; Close leaves it in place.
+func OpenKept(ctx context.Context, dbURL string, redisPoolSize int) (*Scratch, error) {
+	_, redisURL, err := StackURLs()
+	if err != nil {
+		return nil, err
+	}
+	s := &Scratch{URL: dbURL}
+	if err := s.open(ctx, redisURL, redisPoolSize); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
 func (s *Scratch) open(ctx context.Context, redisURL string, redisPoolSize int) error {
 	if _, err := database.Migrate(ctx, s.URL, slog.New(slog.DiscardHandler)); err != nil {
 		return err

@@ -32,6 +32,8 @@ type userOptions struct {
 	duration                         time.Duration
 	seed                             uint64
 	keep                             bool
+	// reuse is the URL of a catalog an earlier run kept: no import.
+	reuse string
 }
 
 // runUsers imports o.clips clips through catalog.Import (the path of
@@ -43,29 +45,36 @@ type userOptions struct {
 // semantic classes against an exact scan.
 func runUsers(o userOptions) error {
 	ctx := context.Background()
-	sc, err := benchkit.OpenScratch(ctx, o.clients*2, o.keep)
+	open := func() (*benchkit.Scratch, error) { return benchkit.OpenScratch(ctx, o.clients*2, o.keep) }
+	if o.reuse != "" {
+		open = func() (*benchkit.Scratch, error) { return benchkit.OpenKept(ctx, o.reuse, o.clients*2) }
+	}
+	sc, err := open()
 	if err != nil {
 		return err
 	}
 	defer sc.Close()
 	pool := sc.Pool
-	fmt.Printf("search benchmark (users): %d clips (%d with vectors), %d clients over HTTP, %s per query class\n",
-		o.clips, o.vectors, o.clients, o.duration)
-
-	start := time.Now()
-	if err := importCatalog(ctx, pool, o); err != nil {
-		return fmt.Errorf("import: %w", err)
-	}
-	imported := time.Since(start)
-	fmt.Printf("import (catalog.Import, JSON Lines, 3 media files per clip): %d clips in %s = %.0f clips/s\n",
-		o.clips, imported.Round(time.Millisecond), float64(o.clips)/imported.Seconds())
 	builtin := embed.NewBuiltin()
-	start = time.Now()
-	if err := embedCatalog(ctx, pool, builtin, o.vectors); err != nil {
-		return fmt.Errorf("embed: %w", err)
+	if o.reuse == "" {
+		fmt.Printf("search benchmark (users): %d clips (%d with vectors), %d clients over HTTP, %s per query class\n",
+			o.clips, o.vectors, o.clients, o.duration)
+		start := time.Now()
+		if err := importCatalog(ctx, pool, o); err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
+		imported := time.Since(start)
+		fmt.Printf("import (catalog.Import, JSON Lines, 3 media files per clip): %d clips in %s = %.0f clips/s\n",
+			o.clips, imported.Round(time.Millisecond), float64(o.clips)/imported.Seconds())
+		start = time.Now()
+		if err := embedCatalog(ctx, pool, builtin, o.vectors); err != nil {
+			return fmt.Errorf("embed: %w", err)
+		}
+		fmt.Printf("embeddings (built-in embedder, StoreEmbeddings, HNSW indexes built after): %d in %s\n",
+			o.vectors, time.Since(start).Round(time.Millisecond))
+	} else {
+		fmt.Printf("search benchmark (users): the kept catalog, %d clients over HTTP, %s per query class\n", o.clients, o.duration)
 	}
-	fmt.Printf("embeddings (built-in embedder, StoreEmbeddings, HNSW indexes built after): %d in %s\n",
-		o.vectors, time.Since(start).Round(time.Millisecond))
 	if _, err := pool.Exec(ctx, `VACUUM ANALYZE videos`); err != nil {
 		return err
 	}
