@@ -102,18 +102,26 @@ func (s *Service) Search(ctx context.Context, q Query, qe QueryEmbedder) (Page, 
 
 	sq := buildSearch(q, vec, model)
 	var rows []row
-	var total, estimate int
+	var total int
+	exact := true
 	// owned depends on the caller's purchases: read it where they were made.
 	err := s.read(ctx, q.Owned != nil, func(db *pgxpool.Pool) error {
+		c := s.newCounter(ctx, db, sq)
 		var err error
 		if q.semanticRanked() {
-			rows, total, err = s.runNearest(ctx, db, q, sq, defaultHNSW())
+			rows, err = s.runNearest(ctx, db, q, sq, defaultHNSW(), c)
 		} else {
-			rows, total, err = s.runList(ctx, db, sq)
+			rows, err = collectPage(db.Query(ctx, sq.page.sql, sq.page.args...))
 		}
-		if err == nil && total > CountBound {
-			estimate, err = s.estimate(ctx, db, sq.estimate)
+		if err != nil {
+			return err
 		}
+		// A last page reached by offset says how many match: no count.
+		if !q.semanticRanked() && len(rows) <= q.Limit && q.after == nil && (len(rows) > 0 || q.Offset == 0) {
+			total = q.Offset + len(rows)
+			return nil
+		}
+		total, exact, err = c.total()
 		return err
 	})
 	if err != nil {
@@ -129,7 +137,7 @@ func (s *Service) Search(ctx context.Context, q Query, qe QueryEmbedder) (Page, 
 	if q.after != nil {
 		offset = q.after.n
 	}
-	p := Page{Limit: q.Limit, Offset: offset, Page: offset/q.Limit + 1, Total: total, TotalExact: true}
+	p := Page{Limit: q.Limit, Offset: offset, Page: offset/q.Limit + 1, Total: total, TotalExact: exact}
 	if len(rows) > q.Limit {
 		rows = rows[:q.Limit]
 		p.HasMore = true
@@ -142,9 +150,9 @@ func (s *Service) Search(ctx context.Context, q Query, qe QueryEmbedder) (Page, 
 	for i, r := range rows {
 		p.Videos[i] = r.video
 	}
-	if total > CountBound {
-		// The estimate may be below what was counted, or behind this page.
-		p.Total, p.TotalExact = max(estimate, CountBound+1, offset+len(rows)+btoi(p.HasMore)), false
+	if !exact {
+		// An estimate may be behind this page.
+		p.Total = max(p.Total, offset+len(rows)+btoi(p.HasMore))
 	}
 	return p, nil
 }
@@ -154,6 +162,52 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// counter finds a search's total at no more than the cost of its page: the
+// planner's estimate (EXPLAIN, no rows read) is asked for beside the page;
+// only when it says at most CountBound clips match are they counted, and
+// then the count reads at most that many.
+type counter struct {
+	estimate func() (int, error)
+	count    func() (int, error)
+}
+
+func (s *Service) newCounter(ctx context.Context, db *pgxpool.Pool, sq searchSQL) *counter {
+	done := make(chan struct{})
+	var est int
+	var estErr error
+	go func() {
+		defer close(done)
+		est, estErr = s.estimate(ctx, db, sq.estimate)
+	}()
+	return &counter{
+		estimate: func() (int, error) { <-done; return est, estErr },
+		count: func() (int, error) {
+			var n int
+			err := db.QueryRow(ctx, sq.count.sql, sq.count.args...).Scan(&n)
+			return n, err
+		},
+	}
+}
+
+// total returns the total and whether it is exact.
+func (c *counter) total() (int, bool, error) {
+	est, err := c.estimate()
+	if err != nil {
+		return 0, false, err
+	}
+	if est > CountBound {
+		return est, false, nil
+	}
+	n, err := c.count()
+	if err != nil {
+		return 0, false, err
+	}
+	if n > CountBound {
+		return max(est, n), false, nil
+	}
+	return n, true, nil
 }
 
 // estimate is the planner's row estimate of a search's matches: what a
@@ -173,69 +227,36 @@ func (s *Service) estimate(ctx context.Context, db *pgxpool.Pool, st statement) 
 	return int(min(plan[0].Plan.Rows, math.MaxInt32)), nil
 }
 
-// countMatches runs the capped count on a connection of its own while the
-// caller fetches the page: the two are independent, and a search then
-// costs the slower of them rather than their sum. wait must be called.
-func (s *Service) countMatches(ctx context.Context, db *pgxpool.Pool, st statement) (wait func() (int, error)) {
-	type result struct {
-		n   int
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		var r result
-		r.err = db.QueryRow(ctx, st.sql, st.args...).Scan(&r.n)
-		done <- r
-	}()
-	return func() (int, error) {
-		r := <-done
-		return r.n, r.err
-	}
-}
-
-// runList runs a filter or keyword search.
-func (s *Service) runList(ctx context.Context, db *pgxpool.Pool, sq searchSQL) ([]row, int, error) {
-	wait := s.countMatches(ctx, db, sq.count)
-	rows, err := db.Query(ctx, sq.page.sql, sq.page.args...)
-	var out []row
-	if err == nil {
-		out, err = pgx.CollectRows(rows, scanRow)
-	}
-	total, cerr := wait()
+// collectPage reads the rows of a page query.
+func collectPage(rows pgx.Rows, err error) ([]row, error) {
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	return out, total, cerr
+	return pgx.CollectRows(rows, scanRow)
 }
 
 // runNearest runs a semantic search ranked by similarity: the page in a
-// read-only transaction holding the index settings, the count beside it.
-// No connection is held while waiting for the other query, so searches
+// read-only transaction holding the index settings, the estimate beside
+// it. No connection is held while waiting for the other query, so searches
 // cannot starve each other of connections.
-func (s *Service) runNearest(ctx context.Context, db *pgxpool.Pool, q Query, sq searchSQL, hs hnswSettings) ([]row, int, error) {
-	wait := s.countMatches(ctx, db, sq.count)
+func (s *Service) runNearest(ctx context.Context, db *pgxpool.Pool, q Query, sq searchSQL, hs hnswSettings, c *counter) ([]row, error) {
 	offset := q.Offset
 	if q.after != nil {
 		offset = q.after.n
 	}
 	efSearch := strconv.Itoa(min(max(hs.efSearch, offset+q.Limit+1), maxEfSearch))
 	rows, err := s.nearestPage(ctx, db, sq.page, sqlHNSWSettings, efSearch, strconv.Itoa(hs.maxScanTuples))
-	total, cerr := wait()
-	if err != nil {
-		return nil, 0, err
-	}
-	if cerr != nil {
-		return nil, 0, cerr
+	if err != nil || len(rows) > q.Limit {
+		return rows, err
 	}
 	// The index gave up (max_scan_tuples) before filling the page although
 	// enough clips match: sort the matching clips exactly. It happens only
 	// for filters few clips pass, so few are sorted.
-	if len(rows) <= q.Limit && total > offset+len(rows) {
-		if rows, err = s.nearestPage(ctx, db, sq.page, sqlExactScan); err != nil {
-			return nil, 0, err
-		}
+	total, _, err := c.total()
+	if err == nil && total > offset+len(rows) {
+		rows, err = s.nearestPage(ctx, db, sq.page, sqlExactScan)
 	}
-	return rows, total, nil
+	return rows, err
 }
 
 // nearestPage runs the page query after a settings statement, both in one

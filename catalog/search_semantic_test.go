@@ -332,7 +332,13 @@ func TestSemanticSearchFillsFilteredPages(t *testing.T) {
 	if err := q.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	rows, total, err := svc.runNearest(b.ctx, b.pool, q, buildSearch(q, query, "random"), hnswSettings{efSearch: 10, maxScanTuples: 50})
+	sq = buildSearch(q, query, "random")
+	c := svc.newCounter(b.ctx, b.pool, sq)
+	rows, err := svc.runNearest(b.ctx, b.pool, q, sq, hnswSettings{efSearch: 10, maxScanTuples: 50}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total, _, err := c.total()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,9 +48,21 @@ CREATE INDEX videos_live_virality_asc_idx ON videos ((coalesce(virality_score, 1
     WHERE retired_at IS NULL;
 CREATE INDEX videos_live_virality_desc_idx ON videos ((coalesce(virality_score, -1)), id)
     WHERE retired_at IS NULL;
--- The filters clients combine most (emotion, gender) in front of the
--- default sort: a page of a filtered list is a range scan of one index.
-CREATE INDEX videos_live_emotion_created_idx ON videos (emotion, gender, created_at, id) WHERE retired_at IS NULL;
+-- The same behind emotion, the filter clients use most: a page of one
+-- emotion in any order is a range scan, and further filters (gender,
+-- orientation) reject a few rows of it, not most of the catalog. They make
+-- the plain emotion index of 00001 redundant.
+DROP INDEX videos_emotion_idx;
+CREATE INDEX videos_live_emotion_created_idx ON videos (emotion, created_at, id) WHERE retired_at IS NULL;
+CREATE INDEX videos_live_emotion_price_idx ON videos (emotion, price_cents, id) WHERE retired_at IS NULL;
+CREATE INDEX videos_live_emotion_duration_asc_idx
+    ON videos (emotion, (coalesce(duration_seconds, 'Infinity'::float8)), id) WHERE retired_at IS NULL;
+CREATE INDEX videos_live_emotion_duration_desc_idx
+    ON videos (emotion, (coalesce(duration_seconds, '-1'::float8)), id) WHERE retired_at IS NULL;
+CREATE INDEX videos_live_emotion_virality_asc_idx
+    ON videos (emotion, (coalesce(virality_score, 101)), id) WHERE retired_at IS NULL;
+CREATE INDEX videos_live_emotion_virality_desc_idx
+    ON videos (emotion, (coalesce(virality_score, -1)), id) WHERE retired_at IS NULL;
 
 -- The HNSW graphs hold their vectors as halfvec (16-bit floats): half the
 -- size, so the whole-catalog graph and the per-emotion graphs of 00002 fit
@@ -92,7 +104,13 @@ $$;
 -- +goose StatementEnd
 DROP INDEX videos_embedding_hnsw;
 CREATE INDEX videos_embedding_hnsw ON videos USING hnsw (embedding vector_cosine_ops);
+DROP INDEX videos_live_emotion_virality_desc_idx;
+DROP INDEX videos_live_emotion_virality_asc_idx;
+DROP INDEX videos_live_emotion_duration_desc_idx;
+DROP INDEX videos_live_emotion_duration_asc_idx;
+DROP INDEX videos_live_emotion_price_idx;
 DROP INDEX videos_live_emotion_created_idx;
+CREATE INDEX videos_emotion_idx ON videos (emotion) WHERE retired_at IS NULL;
 DROP INDEX videos_live_virality_desc_idx;
 DROP INDEX videos_live_virality_asc_idx;
 DROP INDEX videos_live_duration_desc_idx;
