@@ -166,23 +166,23 @@ func btoi(b bool) int {
 
 // counter finds a search's total at no more than the cost of its page: the
 // planner's estimate (EXPLAIN, no rows read) is asked for beside the page;
-// only when it says at most CountBound clips match are they counted, and
-// then the count reads at most that many.
+// only when it says at most CountBound clips match, and that counting them
+// is cheap (MaxCountCost), are they counted, reading at most that many.
 type counter struct {
-	estimate func() (int, error)
+	estimate func() (estimate, error)
 	count    func() (int, error)
 }
 
 func (s *Service) newCounter(ctx context.Context, db *pgxpool.Pool, sq searchSQL) *counter {
 	done := make(chan struct{})
-	var est int
+	var est estimate
 	var estErr error
 	go func() {
 		defer close(done)
 		est, estErr = s.estimate(ctx, db, sq.estimate)
 	}()
 	return &counter{
-		estimate: func() (int, error) { <-done; return est, estErr },
+		estimate: func() (estimate, error) { <-done; return est, estErr },
 		count: func() (int, error) {
 			var n int
 			err := db.QueryRow(ctx, sq.count.sql, sq.count.args...).Scan(&n)
@@ -197,35 +197,57 @@ func (c *counter) total() (int, bool, error) {
 	if err != nil {
 		return 0, false, err
 	}
-	if est > CountBound {
-		return est, false, nil
+	if est.rows > CountBound || est.cost > MaxCountCost {
+		return est.rows, false, nil
 	}
 	n, err := c.count()
 	if err != nil {
 		return 0, false, err
 	}
 	if n > CountBound {
-		return max(est, n), false, nil
+		return max(est.rows, n), false, nil
 	}
 	return n, true, nil
 }
 
-// estimate is the planner's row estimate of a search's matches: what a
-// count past CountBound reports instead of counting.
-func (s *Service) estimate(ctx context.Context, db *pgxpool.Pool, st statement) (int, error) {
+// estimate asks the planner about a search's count statement (EXPLAIN,
+// nothing read): how many clips match, and what counting them would cost.
+func (s *Service) estimate(ctx context.Context, db *pgxpool.Pool, st statement) (estimate, error) {
+	type node struct {
+		Type  string  `json:"Node Type"`
+		Rows  float64 `json:"Plan Rows"`
+		Cost  float64 `json:"Total Cost"`
+		Plans []node  `json:"Plans"`
+	}
 	var plan []struct {
-		Plan struct {
-			Rows float64 `json:"Plan Rows"`
-		} `json:"Plan"`
+		Plan node `json:"Plan"`
 	}
 	if err := db.QueryRow(ctx, st.sql, st.args...).Scan(&plan); err != nil {
-		return 0, err
+		return estimate{}, err
 	}
 	if len(plan) == 0 {
-		return 0, nil
+		return estimate{}, nil
 	}
-	return int(min(plan[0].Plan.Rows, math.MaxInt32)), nil
+	// Below the count's Aggregate and Limit is the scan of the matches,
+	// whose row estimate is not cut by the LIMIT.
+	n := plan[0].Plan
+	for (n.Type == "Aggregate" || n.Type == "Limit" || n.Type == "Subquery Scan") && len(n.Plans) > 0 {
+		n = n.Plans[0]
+	}
+	return estimate{rows: int(min(n.Rows, math.MaxInt32)), cost: plan[0].Plan.Cost}, nil
 }
+
+// estimate is the planner's view of a count.
+type estimate struct {
+	rows int
+	cost float64
+}
+
+// MaxCountCost is the planner cost above which a count is not run and the
+// estimate is the total: a count of a few hundred matches that filters must
+// pick out of many more rows would cost more than the page (a page of a
+// filtered list costs a few hundred units).
+const MaxCountCost = 1000
 
 // collectPage reads the rows of a page query.
 func collectPage(rows pgx.Rows, err error) ([]row, error) {

@@ -43,8 +43,8 @@ type statement struct {
 type searchSQL struct {
 	page  statement
 	count statement
-	// estimate asks the planner how many rows match (EXPLAIN), for a
-	// count past CountBound.
+	// estimate is EXPLAIN of count: how many rows match and what the
+	// count would cost, without running it.
 	estimate statement
 	// window is how far the count goes: a total above it is reported as
 	// the window, not exact.
@@ -114,7 +114,7 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 		sql:  "SELECT count(*) FROM (SELECT 1 FROM videos v WHERE " + where + " LIMIT " + c.arg(CountBound+1) + ") matches",
 		args: c.args,
 	}
-	estimate := statement{sql: "EXPLAIN (FORMAT JSON) SELECT 1 FROM videos v WHERE " + where, args: c.args[:len(c.args)-1]}
+	estimate := statement{sql: "EXPLAIN (FORMAT JSON) " + count.sql, args: count.args}
 	window := MaxResultWindow
 	if q.semanticRanked() {
 		window = MaxSemanticWindow
