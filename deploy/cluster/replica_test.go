@@ -73,6 +73,8 @@ func TestReadReplica(t *testing.T) {
 	ctl(t, env, "migrate")
 	standby := pg.standby(t)
 	env["BROLL_DATABASE_READ_URL"] = standby.URL()
+	// The test reads in loops until the API turns to the replica and back.
+	env["BROLL_RATE_LIMIT_PER_MINUTE"] = "100000"
 	ctx := context.Background()
 	pool, err := database.Open(ctx, pg.URL())
 	if err != nil {
