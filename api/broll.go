@@ -29,7 +29,7 @@ type brollListJSON struct {
 	Pagination struct {
 		paginationJSON
 		// TotalExact is false when total is the planner's estimate (more
-		// than catalog.CountBound clips match).
+		// than catalog.CountBound clips match, or counting costs too much).
 		TotalExact bool `json:"total_exact"`
 		// NextCursor continues after this page (keyset); null on the last.
 		NextCursor *string `json:"next_cursor"`
