@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
 
-.PHONY: run test test-browser docs-screenshots chromium build stack-up stack-down stack-status vet fmt-check bench-edge bench-search bench-purchase clean fuzz
+.PHONY: run test test-browser docs-screenshots chromium build stack-up stack-down stack-status vet fmt-check bench-edge bench-search bench-search-users bench-search-users-1m bench-purchase clean fuzz
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -93,6 +93,12 @@ bench-edge: stack-up
 # About 15 minutes: 100k clips, an HNSW build and exact scans to compare with.
 bench-search: stack-up
 	set -a && . .stack/env && set +a && $(GO) run ./deploy/bench/search -clips 100000 -import 10000 -queries 200
+
+bench-search-users: stack-up
+	set -a && . .stack/env && set +a && $(GO) run ./deploy/bench/search -users -clips 100000 -clients 8 -duration 5s -queries 100
+
+bench-search-users-1m: stack-up
+	set -a && . .stack/env && set +a && $(GO) run ./deploy/bench/search -users -clips 1000000 -vectors 100000 -clients 8 -duration 5s -queries 100
 
 bench-purchase: stack-up
 	set -a && . .stack/env && set +a && $(GO) run ./deploy/bench/purchase -duration 10s -clients 64

@@ -28,10 +28,25 @@ type brollListJSON struct {
 	Videos     []videoJSON `json:"videos"`
 	Pagination struct {
 		paginationJSON
-		// TotalExact is false when total stopped counting at the result
-		// window (catalog.MaxResultWindow).
+		// TotalExact is false when total is the planner's estimate (more
+		// than catalog.CountBound clips match, or counting costs too much).
 		TotalExact bool `json:"total_exact"`
+		// NextCursor continues after this page (keyset); null on the last.
+		NextCursor *string `json:"next_cursor"`
 	} `json:"pagination"`
+}
+
+// brollList renders a catalog page.
+func brollList(page catalog.Page, videos []videoJSON) brollListJSON {
+	var out brollListJSON
+	out.Videos = videos
+	out.Pagination.paginationJSON = paginationJSON{Limit: page.Limit, Offset: page.Offset, Page: page.Page,
+		Total: page.Total, HasMore: page.HasMore}
+	out.Pagination.TotalExact = page.TotalExact
+	if page.NextCursor != "" {
+		out.Pagination.NextCursor = &page.NextCursor
+	}
+	return out
 }
 
 func (s *server) listBroll(c *fiber.Ctx) error {
@@ -57,12 +72,7 @@ func (s *server) listBroll(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var out brollListJSON
-	out.Videos = videos
-	out.Pagination.paginationJSON = paginationJSON{Limit: page.Limit, Offset: page.Offset, Page: page.Page,
-		Total: page.Total, HasMore: page.HasMore}
-	out.Pagination.TotalExact = page.TotalExact
-	return c.JSON(out)
+	return c.JSON(brollList(page, videos))
 }
 
 func (s *server) getBroll(c *fiber.Ctx) error {

@@ -168,6 +168,23 @@ func TestListBrollOverHTTP(t *testing.T) {
 	if got := list("limit=1&page=2"); len(got) != 1 {
 		t.Errorf("page 2: %v", got)
 	}
+	// Keyset paging: next_cursor walks the same list page by page.
+	var walked []string
+	for q := "limit=1&sort_by=price"; ; {
+		r := e.do(t, 0, "GET", "/api/v1/broll?"+q, cust.Secret, nil)
+		if r.status != 200 {
+			t.Fatalf("%s: %d %s", q, r.status, r.raw)
+		}
+		walked = append(walked, videoTitles(videosOf(t, r))...)
+		next, _ := r.body["pagination"].(map[string]any)["next_cursor"].(string)
+		if next == "" {
+			break
+		}
+		q = "limit=1&sort_by=price&cursor=" + url.QueryEscape(next)
+	}
+	if want := list("limit=100&sort_by=price"); !slices.Equal(walked, want) {
+		t.Errorf("by cursor: %v, want %v", walked, want)
+	}
 
 	// Semantic search: similarity on every result, best first.
 	r = e.do(t, 0, "GET", "/api/v1/broll?semantic_search="+url.QueryEscape("lady giggling behind the wheel")+"&limit=3", cust.Secret, nil)
@@ -229,6 +246,10 @@ func TestListBrollRejectsBadInput(t *testing.T) {
 		{"semantic_search=" + long, "invalid_request", "semantic_search", false},
 		{"search=car&semantic_search=car", "conflicting_search_params", "", false},
 		{"search=%zz", "invalid_request", "", false},
+		{"cursor=garbage", "invalid_request", "cursor", false},
+		{"cursor=eyJzIjoicHJpY2UifQ&page=2", "invalid_request", "cursor", false},
+		{"cursor=eyJzIjoiY3JlYXRlZF9hdCIsIm8iOiJkZXNjIiwicSI6IngiLCJrIjoiMjAyNiIsImkiOiIwMDAwMDAwMC0wMDAwLTAwMDAtMDAwMC0wMDAwMDAwMDAwMDAiLCJuIjoxfQ",
+			"invalid_request", "cursor", false}, // another query's fingerprint
 	}
 	for _, tc := range cases {
 		r := e.do(t, 0, "GET", "/api/v1/broll?"+tc.query, acct.RootKey.Secret, nil)

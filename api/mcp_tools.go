@@ -91,6 +91,7 @@ type searchVideosArgs struct {
 	Limit          *int     `json:"limit,omitempty" jsonschema:"results per page, default 20, at most 100"`
 	Page           *int     `json:"page,omitempty" jsonschema:"1-based page number; use page or offset, not both"`
 	Offset         *int     `json:"offset,omitempty" jsonschema:"results to skip; use page or offset, not both"`
+	Cursor         string   `json:"cursor,omitempty" jsonschema:"pagination.next_cursor of the previous call with the same arguments: the next page; not with page or offset"`
 }
 
 // values renders the arguments as the query string REST parses, so that
@@ -114,6 +115,7 @@ func (a searchVideosArgs) values() url.Values {
 	set("model_id", a.ModelID)
 	set("sort_by", a.SortBy)
 	set("sort_order", a.SortOrder)
+	set("cursor", a.Cursor)
 	for k, f := range map[string]*float64{"min_duration": a.MinDuration, "max_duration": a.MaxDuration} {
 		if f != nil {
 			v.Set(k, strconv.FormatFloat(*f, 'g', -1, 64))
@@ -167,19 +169,20 @@ func (s *server) searchVideosTool(ctx context.Context, c *fiber.Ctx, a searchVid
 	if err != nil {
 		return out, "", err
 	}
-	if out.Videos, err = s.renderVideos(c, keyID, page.Videos); err != nil {
+	videos, err := s.renderVideos(c, keyID, page.Videos)
+	if err != nil {
 		return out, "", err
 	}
-	out.Pagination.paginationJSON = paginationJSON{Limit: page.Limit, Offset: page.Offset, Page: page.Page,
-		Total: page.Total, HasMore: page.HasMore}
-	out.Pagination.TotalExact = page.TotalExact
+	out = brollList(page, videos)
 
 	matching := plural(page.Total, "clip")
 	if !page.TotalExact {
 		matching = "at least " + matching
 	}
 	summary := fmt.Sprintf("Matching: %s; %d on page %d.", matching, len(page.Videos), page.Page)
-	if page.HasMore {
+	if page.NextCursor != "" {
+		summary += " More with cursor=pagination.next_cursor."
+	} else if page.HasMore {
 		summary += fmt.Sprintf(" More with page=%d.", page.Page+1)
 	}
 	return out, summary, nil

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/internal/money"
 )
@@ -72,16 +73,29 @@ func (s *Service) Filters(ctx context.Context) (FilterValues, error) {
 	if err != nil {
 		return FilterValues{}, fmt.Errorf("filters: %w", err)
 	}
-	rows, err := s.pool.Query(ctx, sqlFilterValues)
+	var counts map[string]map[string]int
+	var models []ModelCount
+	err = s.read(ctx, false, func(db *pgxpool.Pool) error {
+		counts, models = map[string]map[string]int{}, nil
+		rows, err := db.Query(ctx, sqlFilterValues)
+		if err != nil {
+			return err
+		}
+		return collectFilterValues(rows, counts, &models)
+	})
 	if err != nil {
 		return FilterValues{}, fmt.Errorf("filters: %w", err)
 	}
-	counts := map[string]map[string]int{}
-	var models []ModelCount
+	return filterValues(tiers, counts, models), nil
+}
+
+// collectFilterValues reads the rows of sqlFilterValues into counts (per
+// facet and value) and models.
+func collectFilterValues(rows pgx.Rows, counts map[string]map[string]int, models *[]ModelCount) error {
 	var facet string
 	var value, name *string
 	var n int
-	_, err = pgx.ForEachRow(rows, []any{&facet, &value, &name, &n}, func() error {
+	_, err := pgx.ForEachRow(rows, []any{&facet, &value, &name, &n}, func() error {
 		if value == nil {
 			return nil
 		}
@@ -90,7 +104,7 @@ func (s *Service) Filters(ctx context.Context) (FilterValues, error) {
 			if name != nil {
 				m.Name = *name
 			}
-			models = append(models, m)
+			*models = append(*models, m)
 			return nil
 		}
 		if counts[facet] == nil {
@@ -99,10 +113,11 @@ func (s *Service) Filters(ctx context.Context) (FilterValues, error) {
 		counts[facet][*value] = n
 		return nil
 	})
-	if err != nil {
-		return FilterValues{}, fmt.Errorf("filters: %w", err)
-	}
+	return err
+}
 
+// filterValues puts the counted values in the order clients see.
+func filterValues(tiers []Tier, counts map[string]map[string]int, models []ModelCount) FilterValues {
 	f := FilterValues{
 		Emotion:     inOrder(counts["emotion"], Emotions()),
 		Gender:      inOrder(counts["gender"], Genders()),
@@ -124,7 +139,7 @@ func (s *Service) Filters(ctx context.Context) (FilterValues, error) {
 	slices.SortFunc(f.Models, func(a, b ModelCount) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID))
 	})
-	return f, nil
+	return f
 }
 
 // inOrder lists the values present in counts in the order of allowed.

@@ -3,9 +3,11 @@ package catalog
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/internal/apperr"
 )
@@ -22,15 +24,23 @@ type Page struct {
 	Videos []Video
 	// Total counts every clip the query matches (for a semantic search:
 	// every matching clip with a ready vector of the current model), exact
-	// up to the window a client can page through (MaxResultWindow, or
-	// MaxSemanticWindow for a semantic search ranked by similarity); beyond
-	// it Total is the window and TotalExact false.
+	// up to CountBound; beyond it Total is the planner's estimate (at least
+	// CountBound+1) and TotalExact false.
 	Total      int
 	TotalExact bool
 	Limit      int
 	Offset     int
 	Page       int // 1-based; offset / limit + 1
 	HasMore    bool
+	// NextCursor continues the query after this page (Query.Cursor); ""
+	// on the last page, and where a semantic search reaches its window.
+	NextCursor string
+}
+
+// row is a result row with its sort key, for the next cursor.
+type row struct {
+	video Video
+	key   any
 }
 
 // Vector index settings of a semantic search (pgvector 0.8), set per
@@ -91,122 +101,216 @@ func (s *Service) Search(ctx context.Context, q Query, qe QueryEmbedder) (Page, 
 	}
 
 	sq := buildSearch(q, vec, model)
-	var videos []Video
+	var rows []row
 	var total int
-	var err error
-	if q.semanticRanked() {
-		videos, total, err = s.runNearest(ctx, q, sq, defaultHNSW())
-	} else {
-		videos, total, err = s.runList(ctx, sq)
-	}
+	exact := true
+	// owned depends on the caller's purchases: read it where they were made.
+	err := s.read(ctx, q.Owned != nil, func(db *pgxpool.Pool) error {
+		c := s.newCounter(ctx, db, sq)
+		var err error
+		if q.semanticRanked() {
+			rows, err = s.runNearest(ctx, db, q, sq, defaultHNSW(), c)
+		} else {
+			rows, err = collectPage(db.Query(ctx, sq.page.sql, sq.page.args...))
+		}
+		if err != nil {
+			return err
+		}
+		// A last page reached by offset says how many match: no count.
+		if !q.semanticRanked() && len(rows) <= q.Limit && q.after == nil && (len(rows) > 0 || q.Offset == 0) {
+			total = q.Offset + len(rows)
+			return nil
+		}
+		total, exact, err = c.total()
+		return err
+	})
 	if err != nil {
 		return Page{}, fmt.Errorf("search: %w", err)
 	}
-	if len(videos) == 0 && q.Difficulty != "" {
+	if len(rows) == 0 && q.Difficulty != "" {
 		if err := s.checkTier(ctx, q.Difficulty); err != nil {
 			return Page{}, err
 		}
 	}
 
-	p := Page{Limit: q.Limit, Offset: q.Offset, Page: q.Offset/q.Limit + 1, Total: total, TotalExact: true}
-	if len(videos) > q.Limit {
-		p.HasMore, videos = true, videos[:q.Limit]
+	offset := q.Offset
+	if q.after != nil {
+		offset = q.after.n
 	}
-	p.Videos = videos
-	if p.Total > sq.window {
-		p.Total, p.TotalExact = sq.window, false
+	p := Page{Limit: q.Limit, Offset: offset, Page: offset/q.Limit + 1, Total: total, TotalExact: exact}
+	if len(rows) > q.Limit {
+		rows = rows[:q.Limit]
+		p.HasMore = true
+		if !q.semanticRanked() || offset+2*q.Limit <= sq.window {
+			last := rows[len(rows)-1]
+			p.NextCursor = q.encodeCursor(last.key, last.video.ID, offset+q.Limit)
+		}
+	}
+	p.Videos = make([]Video, len(rows))
+	for i, r := range rows {
+		p.Videos[i] = r.video
+	}
+	if !exact {
+		// An estimate may be behind this page.
+		p.Total = max(p.Total, offset+len(rows)+btoi(p.HasMore))
 	}
 	return p, nil
 }
 
-// countMatches runs the capped count on a connection of its own while the
-// caller fetches the page: the two are independent, and a search then
-// costs the slower of them rather than their sum. wait must be called.
-func (s *Service) countMatches(ctx context.Context, st statement) (wait func() (int, error)) {
-	type result struct {
-		n   int
-		err error
+func btoi(b bool) int {
+	if b {
+		return 1
 	}
-	done := make(chan result, 1)
+	return 0
+}
+
+// counter finds a search's total at no more than the cost of its page: the
+// planner's estimate (EXPLAIN, no rows read) is asked for beside the page;
+// only when it says at most CountBound clips match, and that counting them
+// is cheap (MaxCountCost), are they counted, reading at most that many.
+type counter struct {
+	estimate func() (estimate, error)
+	count    func() (int, error)
+}
+
+func (s *Service) newCounter(ctx context.Context, db *pgxpool.Pool, sq searchSQL) *counter {
+	done := make(chan struct{})
+	var est estimate
+	var estErr error
 	go func() {
-		var r result
-		r.err = s.pool.QueryRow(ctx, st.sql, st.args...).Scan(&r.n)
-		done <- r
+		defer close(done)
+		est, estErr = s.estimate(ctx, db, sq.estimate)
 	}()
-	return func() (int, error) {
-		r := <-done
-		return r.n, r.err
+	return &counter{
+		estimate: func() (estimate, error) { <-done; return est, estErr },
+		count: func() (int, error) {
+			var n int
+			err := db.QueryRow(ctx, sq.count.sql, sq.count.args...).Scan(&n)
+			return n, err
+		},
 	}
 }
 
-// runList runs a filter or keyword search.
-func (s *Service) runList(ctx context.Context, sq searchSQL) ([]Video, int, error) {
-	wait := s.countMatches(ctx, sq.count)
-	rows, err := s.pool.Query(ctx, sq.page.sql, sq.page.args...)
-	var videos []Video
-	if err == nil {
-		videos, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Video, error) { return scanVideo(r) })
-	}
-	total, cerr := wait()
+// total returns the total and whether it is exact.
+func (c *counter) total() (int, bool, error) {
+	est, err := c.estimate()
 	if err != nil {
-		return nil, 0, err
+		return 0, false, err
 	}
-	return videos, total, cerr
+	if est.rows > CountBound || est.cost > MaxCountCost {
+		return est.rows, false, nil
+	}
+	n, err := c.count()
+	if err != nil {
+		return 0, false, err
+	}
+	if n > CountBound {
+		return max(est.rows, n), false, nil
+	}
+	return n, true, nil
+}
+
+// estimate asks the planner about a search's count statement (EXPLAIN,
+// nothing read): how many clips match, and what counting them would cost.
+func (s *Service) estimate(ctx context.Context, db *pgxpool.Pool, st statement) (estimate, error) {
+	type node struct {
+		Type  string  `json:"Node Type"`
+		Rows  float64 `json:"Plan Rows"`
+		Cost  float64 `json:"Total Cost"`
+		Plans []node  `json:"Plans"`
+	}
+	var plan []struct {
+		Plan node `json:"Plan"`
+	}
+	if err := db.QueryRow(ctx, st.sql, st.args...).Scan(&plan); err != nil {
+		return estimate{}, err
+	}
+	if len(plan) == 0 {
+		return estimate{}, nil
+	}
+	// Below the count's Aggregate and Limit is the scan of the matches,
+	// whose row estimate is not cut by the LIMIT.
+	n := plan[0].Plan
+	for (n.Type == "Aggregate" || n.Type == "Limit" || n.Type == "Subquery Scan") && len(n.Plans) > 0 {
+		n = n.Plans[0]
+	}
+	return estimate{rows: int(min(n.Rows, math.MaxInt32)), cost: plan[0].Plan.Cost}, nil
+}
+
+// estimate is the planner's view of a count.
+type estimate struct {
+	rows int
+	cost float64
+}
+
+// MaxCountCost is the planner cost above which a count is not run and the
+// estimate is the total: a count of a few hundred matches that filters must
+// pick out of many more rows would cost more than the page (a page of a
+// filtered list costs a few hundred units).
+const MaxCountCost = 1000
+
+// collectPage reads the rows of a page query.
+func collectPage(rows pgx.Rows, err error) ([]row, error) {
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, scanRow)
 }
 
 // runNearest runs a semantic search ranked by similarity: the page in a
-// read-only transaction holding the index settings, the count beside it.
-// No connection is held while waiting for the other query, so searches
+// read-only transaction holding the index settings, the estimate beside
+// it. No connection is held while waiting for the other query, so searches
 // cannot starve each other of connections.
-func (s *Service) runNearest(ctx context.Context, q Query, sq searchSQL, hs hnswSettings) ([]Video, int, error) {
-	wait := s.countMatches(ctx, sq.count)
-	efSearch := strconv.Itoa(min(max(hs.efSearch, q.Offset+q.Limit+1), maxEfSearch))
-	videos, err := s.nearestPage(ctx, sq.page, sqlHNSWSettings, efSearch, strconv.Itoa(hs.maxScanTuples))
-	total, cerr := wait()
-	if err != nil {
-		return nil, 0, err
+func (s *Service) runNearest(ctx context.Context, db *pgxpool.Pool, q Query, sq searchSQL, hs hnswSettings, c *counter) ([]row, error) {
+	offset := q.Offset
+	if q.after != nil {
+		offset = q.after.n
 	}
-	if cerr != nil {
-		return nil, 0, cerr
+	efSearch := strconv.Itoa(min(max(hs.efSearch, offset+q.Limit+1), maxEfSearch))
+	rows, err := s.nearestPage(ctx, db, sq.page, sqlHNSWSettings, efSearch, strconv.Itoa(hs.maxScanTuples))
+	if err != nil || len(rows) > q.Limit {
+		return rows, err
 	}
 	// The index gave up (max_scan_tuples) before filling the page although
 	// enough clips match: sort the matching clips exactly. It happens only
 	// for filters few clips pass, so few are sorted.
-	if len(videos) <= q.Limit && total > q.Offset+len(videos) {
-		if videos, err = s.nearestPage(ctx, sq.page, sqlExactScan); err != nil {
-			return nil, 0, err
-		}
+	total, _, err := c.total()
+	if err == nil && total > offset+len(rows) {
+		rows, err = s.nearestPage(ctx, db, sq.page, sqlExactScan)
 	}
-	return videos, total, nil
+	return rows, err
 }
 
 // nearestPage runs the page query after a settings statement, both in one
 // round trip of one read-only transaction (SET LOCAL lasts until its end).
-func (s *Service) nearestPage(ctx context.Context, page statement, settings string, args ...any) ([]Video, error) {
-	var videos []Video
-	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+func (s *Service) nearestPage(ctx context.Context, db *pgxpool.Pool, page statement, settings string, args ...any) ([]row, error) {
+	var out []row
+	err := pgx.BeginTxFunc(ctx, db, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		batch := &pgx.Batch{}
 		batch.Queue(settings, args...)
 		batch.Queue(page.sql, page.args...)
 		br := tx.SendBatch(ctx, batch)
 		_, err := br.Exec()
 		if err == nil {
-			videos, err = collectVideos(br)
+			var rows pgx.Rows
+			if rows, err = br.Query(); err == nil {
+				out, err = pgx.CollectRows(rows, scanRow)
+			}
 		}
 		if cerr := br.Close(); err == nil {
 			err = cerr
 		}
 		return err
 	})
-	return videos, err
+	return out, err
 }
 
-func collectVideos(br pgx.BatchResults) ([]Video, error) {
-	rows, err := br.Query()
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Video, error) { return scanVideo(r) })
+// scanRow reads videoColumns, the similarity and the sort key.
+func scanRow(r pgx.CollectableRow) (row, error) {
+	var out row
+	var err error
+	out.video, err = scanVideo(r, &out.key)
+	return out, err
 }
 
 // checkTier reports an unknown difficulty with the tiers that exist.

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"errors"
 	"math"
 	"net/url"
 	"slices"
@@ -13,6 +12,7 @@ import (
 
 	"broll/internal/apperr"
 	"broll/internal/database"
+	"broll/internal/paging"
 )
 
 // Paging and size limits of a search.
@@ -77,6 +77,11 @@ type Query struct {
 	SortOrder string
 	Limit     int // 0 means DefaultLimit; above MaxLimit is clamped
 	Offset    int
+	// Cursor is a Page.NextCursor of the same query: the page after it
+	// (keyset paging, stable while clips are added). Not with Offset.
+	Cursor string
+	// after is Cursor decoded by Validate.
+	after *position
 }
 
 // ParseQuery reads the query parameters of GET /api/v1/broll. Every bad
@@ -118,37 +123,11 @@ func ParseQuery(v url.Values) (Query, error) {
 			With("allowed_values", []string{"true", "false"})
 	}
 
-	if s := get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(s, "-") {
-			n, err = MaxLimit, nil // a huge limit is still a limit above the maximum
-		}
-		if err != nil || n < 1 {
-			return q, apperr.InvalidField("limit", "limit must be a whole number of at least 1, got %q", s)
-		}
-		q.Limit = min(n, MaxLimit)
+	pr, err := paging.Parse(v, paging.Bounds{DefaultLimit: DefaultLimit, MaxLimit: MaxLimit, Window: MaxResultWindow})
+	if err != nil {
+		return q, err
 	}
-	page, offset := get("page"), get("offset")
-	switch {
-	case page != "" && offset != "":
-		return q, apperr.InvalidField("page", "use page or offset, not both")
-	case page != "":
-		n, err := strconv.Atoi(page)
-		if err != nil || n < 1 {
-			return q, apperr.InvalidField("page", "page must be a whole number of at least 1, got %q", page)
-		}
-		// Bounded before multiplying so a huge page cannot overflow.
-		if n > MaxResultWindow {
-			return q, windowError("page", MaxResultWindow)
-		}
-		q.Offset = (n - 1) * q.limit()
-	case offset != "":
-		n, err := strconv.Atoi(offset)
-		if err != nil || n < 0 {
-			return q, apperr.InvalidField("offset", "offset must be a whole number of at least 0, got %q", offset)
-		}
-		q.Offset = n
-	}
+	q.Limit, q.Offset, q.Cursor = pr.Limit, pr.Offset, pr.Cursor
 	return q, q.Validate()
 }
 
@@ -233,7 +212,18 @@ func (q *Query) Validate() error {
 	}
 	q.Limit = q.limit()
 	if q.Offset > MaxResultWindow-q.Limit {
-		return windowError("offset", MaxResultWindow)
+		return paging.WindowError("offset", MaxResultWindow)
+	}
+	q.after = nil
+	if q.Cursor != "" {
+		if q.Offset != 0 {
+			return apperr.InvalidField("cursor", "use cursor or page/offset, not both")
+		}
+		after, err := q.decodeCursor()
+		if err != nil {
+			return err
+		}
+		q.after = &after
 	}
 	if q.semanticRanked() && q.Offset > MaxSemanticWindow-q.Limit {
 		return apperr.InvalidField("offset", "semantic_search results are paged up to the %d most similar clips "+
@@ -270,9 +260,4 @@ func parseSeconds(field, s string) (*float64, error) {
 func unknownValue(field, value string, allowed []string) *apperr.Error {
 	return apperr.InvalidField(field, "unknown %s %q; allowed: %s", field, value, strings.Join(allowed, ", ")).
 		With("allowed_values", allowed)
-}
-
-func windowError(field string, window int) *apperr.Error {
-	return apperr.InvalidField(field, "results are paged up to the first %d (offset + limit); narrow the filters to see others", window).
-		With("max_result_window", window)
 }

@@ -332,9 +332,19 @@ func TestSemanticSearchFillsFilteredPages(t *testing.T) {
 	if err := q.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	videos, total, err := svc.runNearest(b.ctx, q, buildSearch(q, query, "random"), hnswSettings{efSearch: 10, maxScanTuples: 50})
+	sq = buildSearch(q, query, "random")
+	c := svc.newCounter(b.ctx, b.pool, sq)
+	rows, err := svc.runNearest(b.ctx, b.pool, q, sq, hnswSettings{efSearch: 10, maxScanTuples: 50}, c)
 	if err != nil {
 		t.Fatal(err)
+	}
+	total, _, err := c.total()
+	if err != nil {
+		t.Fatal(err)
+	}
+	videos := make([]Video, len(rows))
+	for i, r := range rows {
+		videos[i] = r.video
 	}
 	want = exactTop(t, b, vecs, query, `model_id = 'rare'`, 10)
 	if total != 6 || len(videos) != 6 || recall(videos, want) != 1 {
@@ -357,7 +367,10 @@ func pageRows(b bundle, tx pgx.Tx, st statement) ([]Video, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Video, error) { return scanVideo(r) })
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Video, error) {
+		var key any
+		return scanVideo(r, &key)
+	})
 }
 
 // exactTop returns the ids of the k clips nearest to query among those

@@ -38,10 +38,14 @@ type statement struct {
 }
 
 // searchSQL is what a search runs: the page (one row more than the limit,
-// which tells whether there is a next page) and the capped count.
+// which tells whether there is a next page; each row ends with its sort
+// key, for the next cursor) and the capped count.
 type searchSQL struct {
 	page  statement
 	count statement
+	// estimate is EXPLAIN of count: how many rows match and what the
+	// count would cost, without running it.
+	estimate statement
 	// window is how far the count goes: a total above it is reported as
 	// the window, not exact.
 	window int
@@ -101,44 +105,80 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 		b.where("v.embedding_model = " + b.arg(model))
 	}
 
-	// The count stops one past the window a client can page through:
-	// beyond it only "more than that" matters, and counting every row of a
-	// large catalog would cost more than the page itself. A ranked
-	// semantic search pages through the nearest MaxSemanticWindow clips,
-	// so that is as far as its count goes.
+	// The count stops one past CountBound: beyond it the planner's
+	// estimate is the total (Search), as counting every row of a large
+	// catalog would cost more than the page itself.
+	c := b.clone()
+	where := c.whereSQL()
+	count := statement{
+		sql:  "SELECT count(*) FROM (SELECT 1 FROM videos v WHERE " + where + " LIMIT " + c.arg(CountBound+1) + ") matches",
+		args: c.args,
+	}
+	estimate := statement{sql: "EXPLAIN (FORMAT JSON) " + count.sql, args: count.args}
 	window := MaxResultWindow
 	if q.semanticRanked() {
 		window = MaxSemanticWindow
-	}
-	c := b.clone()
-	count := statement{
-		sql:  "SELECT count(*) FROM (SELECT 1 FROM videos v WHERE " + c.whereSQL() + " LIMIT " + c.arg(window+1) + ") matches",
-		args: c.args,
+		return searchSQL{page: nearestSQL(b, q, vec), count: count, estimate: estimate, window: window}
 	}
 
-	if q.semanticRanked() {
-		return searchSQL{page: nearestSQL(b, q, vec), count: count, window: window}
-	}
 	similarity := "NULL::float8"
 	if q.SemanticSearch != "" {
 		similarity = "1 - (v.embedding <=> " + b.arg(pgvector.NewVector(vec)) + ")"
 	}
-	sql := "SELECT " + videoColumns + ", " + similarity + `
-	FROM videos v JOIN tiers t ON t.name = v.difficulty
-	WHERE ` + b.whereSQL() + `
-	ORDER BY ` + orderSQL(q, rank)
-	sql += "\n\tLIMIT " + b.arg(q.Limit+1) + " OFFSET " + b.arg(q.Offset)
-	return searchSQL{page: statement{sql: sql, args: b.args}, count: count, window: window}
+	from := "videos v"
+	if rank != "" && q.SortBy == SortRelevance {
+		// Ranking reads each candidate's row (its tsvector): rank at most
+		// KeywordCandidates matches, the first the index yields, instead of
+		// every match of a common word.
+		from = `(SELECT v.id, ` + rank + ` AS rank FROM videos v WHERE ` + b.whereSQL() + `
+		LIMIT ` + b.arg(KeywordCandidates) + `) m JOIN videos v ON v.id = m.id`
+		b.conds, rank = nil, "m.rank"
+	}
+	key, dir := sortKey(q, rank)
+	if q.after != nil {
+		cmp := " > "
+		if dir == "DESC" {
+			cmp = " < "
+		}
+		b.where("(" + key + ", v.id)" + cmp + "(" + b.arg(q.after.key) + ", " + b.arg(q.after.id) + ")")
+	}
+	pageWhere := ""
+	if len(b.conds) > 0 {
+		pageWhere = "\n\tWHERE " + b.whereSQL()
+	}
+	sql := "SELECT " + videoColumns + ", " + similarity + ", " + key + `
+	FROM ` + from + pageWhere + `
+	ORDER BY ` + key + " " + dir + ", v.id " + dir + `
+	LIMIT ` + b.arg(q.Limit+1) + " OFFSET " + b.arg(q.Offset)
+	return searchSQL{page: statement{sql: sql, args: b.args}, count: count, estimate: estimate, window: window}
 }
+
+// KeywordCandidates bounds the matches a keyword search ranks by relevance:
+// the first that many matches are ranked and paged, all of them when fewer
+// match. A common word would otherwise cost a read of every row it is in.
+const KeywordCandidates = 1000
+
+// CountBound is how far a search counts its matches exactly: past it the
+// total is the planner's estimate (total_exact false). Counting stops at
+// a thousand index entries, so the count costs less than the page.
+const CountBound = 1000
 
 // nearestSQL finds the clips nearest to the query vector. The inner query
 // is the shape the HNSW index serves (ORDER BY distance LIMIT n over videos
 // alone, the filters checked as the index yields rows); with iterative
 // scans in relaxed order it may return them slightly out of order, so the
 // outer query sorts them again. MATERIALIZED keeps the planner from
-// merging the two, which would hide the LIMIT from the index scan.
+// merging the two, which would hide the LIMIT from the index scan. After a
+// cursor, the rows up to it are one more filter the walk passes over.
 func nearestSQL(b *sqlBuilder, q Query, vec []float32) statement {
-	dist := "v.embedding <=> " + b.arg(pgvector.NewVector(vec))
+	// The graphs index the vectors as halfvec (migration 00005): results
+	// are ranked, paged and shown by that distance, so that order, cursor
+	// and similarity agree (it differs from the full vector's in the third
+	// decimal).
+	dist := "v.embedding::halfvec(768) <=> " + b.arg(pgvector.NewHalfVector(vec)) + "::halfvec(768)"
+	if q.after != nil {
+		b.where("(" + dist + ", v.id) > (" + b.arg(q.after.key) + "::float8, " + b.arg(q.after.id) + ")")
+	}
 	sql := `
 	WITH nearest AS MATERIALIZED (
 		SELECT v.id, ` + dist + ` AS distance
@@ -147,35 +187,43 @@ func nearestSQL(b *sqlBuilder, q Query, vec []float32) statement {
 		ORDER BY distance
 		LIMIT ` + b.arg(q.Offset+q.Limit+1) + `
 	)
-	SELECT ` + videoColumns + `, 1 - n.distance
-	FROM nearest n JOIN videos v ON v.id = n.id JOIN tiers t ON t.name = v.difficulty
+	SELECT ` + videoColumns + `, 1 - n.distance, n.distance
+	FROM nearest n JOIN videos v ON v.id = n.id
 	ORDER BY n.distance, v.id
 	OFFSET ` + b.arg(q.Offset)
 	return statement{sql: sql, args: b.args}
 }
 
-// orderSQL is the ORDER BY of a listing. Ties (and clips without the sort
-// value, which come last either way) are broken by recency and id, so that
-// pages never overlap or skip a clip.
-func orderSQL(q Query, rank string) string {
-	dir := " DESC"
-	if q.SortOrder == SortAsc {
-		dir = " ASC"
+// sortKey is the sort key of a listing and its direction; the listing is
+// ordered by (key, id) in that direction, which the indexes of migration
+// 00005 yield in order (the expressions here are theirs, character for
+// character). Clips without a duration or virality score come last in
+// either direction: their key is past the end of the order.
+func sortKey(q Query, rank string) (key, dir string) {
+	desc := q.SortOrder != SortAsc
+	dir = "ASC"
+	if desc {
+		dir = "DESC"
 	}
-	const tail = "v.created_at DESC, v.id DESC"
 	switch q.SortBy {
 	case SortPrice:
-		return "t.price_cents" + dir + ", " + tail
+		return "v.price_cents", dir
 	case SortDuration:
-		return "v.duration_seconds" + dir + " NULLS LAST, " + tail
+		if desc {
+			return "coalesce(v.duration_seconds, '-1'::float8)", dir
+		}
+		return "coalesce(v.duration_seconds, 'Infinity'::float8)", dir
 	case SortVirality:
-		return "v.virality_score" + dir + " NULLS LAST, " + tail
+		if desc {
+			return "coalesce(v.virality_score, -1)", dir
+		}
+		return "coalesce(v.virality_score, 101)", dir
 	case SortRelevance:
 		if rank != "" {
-			return rank + " DESC, " + tail
+			return rank, "DESC"
 		}
 	}
-	return "v.created_at" + dir + ", v.id" + dir
+	return "v.created_at", dir
 }
 
 // prefixTSQuery turns the words of a plain keyword query into a tsquery

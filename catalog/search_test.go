@@ -73,22 +73,29 @@ func TestSearchFilters(t *testing.T) {
 func TestSearchSorts(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	// byKey sorts live clips (newest first) by a key, clips without one last.
+	// byKey sorts live clips by a key, clips without one last, ties by id
+	// in the same direction.
 	byKey := func(desc bool, key func(c fixClip) *float64) []string {
 		cs := f.live(nil)
-		slices.SortStableFunc(cs, func(a, b fixClip) int {
+		slices.SortFunc(cs, func(a, b fixClip) int {
 			ka, kb := key(a), key(b)
+			c := 0
 			switch {
 			case ka == nil && kb == nil:
-				return 0
 			case ka == nil:
 				return 1
 			case kb == nil:
 				return -1
-			case desc:
-				return cmp.Compare(*kb, *ka)
+			default:
+				c = cmp.Compare(*ka, *kb)
 			}
-			return cmp.Compare(*ka, *kb)
+			if c == 0 {
+				c = strings.Compare(a.id.String(), b.id.String())
+			}
+			if desc {
+				return -c
+			}
+			return c
 		})
 		return clipKeys(cs)
 	}

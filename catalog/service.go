@@ -1,7 +1,14 @@
 package catalog
 
 import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"broll/internal/apperr"
+	"broll/internal/replica"
 )
 
 // Service is the catalog store.
@@ -9,10 +16,46 @@ type Service struct {
 	pool  *pgxpool.Pool
 	media MediaStore
 	queue EmbedQueue
+	// reads picks the pool of the catalog reads that may be a moment old
+	// (lists, details, filter values); nil: the primary.
+	reads *replica.Reads
 }
 
 // New returns the catalog over pool, storing media in media and queueing
 // embeddings on queue (nil: clips stay pending until `clips reembed`).
 func New(pool *pgxpool.Pool, media MediaStore, queue EmbedQueue) *Service {
 	return &Service{pool: pool, media: media, queue: queue}
+}
+
+// WithReads returns the catalog sending its reads through reads (a read
+// replica while it keeps up); writes, and reads that must see the caller's
+// own writes, stay on the primary.
+func (s *Service) WithReads(reads *replica.Reads) *Service {
+	c := *s
+	c.reads = reads
+	return &c
+}
+
+// read runs fn on the pool catalog reads go to. A read that failed on the
+// replica runs again on the primary, and so does one that found nothing
+// when found says it should have (a clip written a moment ago): a replica
+// in trouble never refuses a read. mine marks a read that depends on the
+// caller's own writes (ownership), which goes to the primary.
+func (s *Service) read(ctx context.Context, mine bool, fn func(db *pgxpool.Pool) error) error {
+	if s.reads == nil || mine {
+		return fn(s.pool)
+	}
+	db := s.reads.Pool()
+	err := fn(db)
+	if err == nil || !s.reads.IsReplica(db) || ctx.Err() != nil {
+		return err
+	}
+	var ae *apperr.Error
+	if errors.As(err, &ae) {
+		return err
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		s.reads.Failed(err)
+	}
+	return fn(s.pool)
 }

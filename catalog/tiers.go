@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"broll/internal/apperr"
+	"broll/internal/database"
 	"broll/internal/money"
 )
 
@@ -28,6 +29,14 @@ const (
 		INSERT INTO tiers (name, price_cents) VALUES ($1, $2)
 		ON CONFLICT (name) DO UPDATE SET price_cents = EXCLUDED.price_cents, updated_at = now()
 		RETURNING name, price_cents`
+
+	// sqlRepriceVideos keeps the copy of the price on the clip rows (what
+	// lists show and sort by) in step with the tier; it runs in the
+	// transaction that changed the tier, after the tier row is locked, so
+	// it sees every clip committed before and a clip written later reads
+	// the new price (trigger videos_price, migration 00005).
+	sqlRepriceVideos = `
+		UPDATE videos SET price_cents = $2 WHERE difficulty = $1 AND price_cents IS DISTINCT FROM $2`
 )
 
 // ListTiers returns every tier, cheapest first.
@@ -53,11 +62,18 @@ func (s *Service) SetTier(ctx context.Context, name string, price money.Cents) (
 	if price < 0 || price > money.MaxCents {
 		return Tier{}, apperr.InvalidField("price", "price must be between 0 and %s", money.MaxCents)
 	}
-	rows, err := s.pool.Query(ctx, sqlUpsertTier, name, int64(price))
-	if err != nil {
-		return Tier{}, fmt.Errorf("set tier: %w", err)
-	}
-	t, err := pgx.CollectExactlyOneRow(rows, scanTier)
+	var t Tier
+	err := database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, sqlUpsertTier, name, int64(price))
+		if err != nil {
+			return err
+		}
+		if t, err = pgx.CollectExactlyOneRow(rows, scanTier); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, sqlRepriceVideos, name, int64(price))
+		return err
+	})
 	if err != nil {
 		return Tier{}, fmt.Errorf("set tier: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/internal/apperr"
 	"broll/internal/money"
@@ -48,32 +49,34 @@ type Video struct {
 	RetiredAt *time.Time
 }
 
-// videoColumns are the columns scanVideo reads, in order, from videos v
-// joined with tiers t.
+// videoColumns are the columns scanVideo reads, in order, from videos v.
+// price_cents is the row's copy of its tier's price (migration 00005).
 const videoColumns = `
 	v.id, v.title, v.description, v.tags, v.emotion, v.gender, v.age_range, v.location,
 	v.media_type, v.orientation, v.duration_seconds, v.width, v.height, v.fps, v.difficulty,
-	t.price_cents, v.virality_score, v.model_id, v.model_name,
+	v.price_cents, v.virality_score, v.model_id, v.model_name,
 	v.preview_key IS NOT NULL, v.thumbnail_key IS NOT NULL, v.created_at, v.retired_at`
 
 // sqlGetVideo finds a live clip, or a retired one that keyID bought: a
 // retired clip leaves the catalog but not its buyers' libraries.
 const sqlGetVideo = `
 	SELECT ` + videoColumns + `, NULL::float8
-	FROM videos v JOIN tiers t ON t.name = v.difficulty
+	FROM videos v
 	WHERE v.id = $1
 	  AND (v.retired_at IS NULL
 	       OR EXISTS (SELECT 1 FROM purchases p WHERE p.video_id = v.id AND p.api_key_id = $2))`
 
-// scanVideo reads videoColumns followed by a nullable similarity.
-func scanVideo(row pgx.Row) (Video, error) {
+// scanVideo reads videoColumns followed by a nullable similarity and the
+// extra columns given.
+func scanVideo(row pgx.Row, extra ...any) (Video, error) {
 	var v Video
 	var cents int64
 	var modelID, modelName *string
-	err := row.Scan(&v.ID, &v.Title, &v.Description, &v.Tags, &v.Emotion, &v.Gender, &v.AgeRange,
+	dest := append([]any{&v.ID, &v.Title, &v.Description, &v.Tags, &v.Emotion, &v.Gender, &v.AgeRange,
 		&v.Location, &v.MediaType, &v.Orientation, &v.DurationSeconds, &v.Width, &v.Height, &v.FPS,
 		&v.Difficulty, &cents, &v.ViralityScore, &modelID, &modelName, &v.HasPreview, &v.HasThumbnail,
-		&v.CreatedAt, &v.RetiredAt, &v.Similarity)
+		&v.CreatedAt, &v.RetiredAt, &v.Similarity}, extra...)
+	err := row.Scan(dest...)
 	if err != nil {
 		return v, err
 	}
@@ -99,7 +102,12 @@ func (s *Service) GetVideo(ctx context.Context, id uuid.UUID) (Video, error) {
 // GetVideoFor is GetVideo for the key keyID, which also sees the retired
 // clips it bought (their download links keep working; see billing).
 func (s *Service) GetVideoFor(ctx context.Context, id, keyID uuid.UUID) (Video, error) {
-	v, err := scanVideo(s.pool.QueryRow(ctx, sqlGetVideo, id, keyID))
+	var v Video
+	err := s.read(ctx, false, func(db *pgxpool.Pool) error {
+		var err error
+		v, err = scanVideo(db.QueryRow(ctx, sqlGetVideo, id, keyID))
+		return err
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Video{}, apperr.NotFoundf("video %s not found", id)
 	}

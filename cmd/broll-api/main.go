@@ -29,6 +29,7 @@ import (
 	"broll/internal/metrics"
 	"broll/internal/probe"
 	"broll/internal/redisx"
+	"broll/internal/replica"
 	"broll/tenancy"
 )
 
@@ -63,6 +64,9 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 		return err
 	}
 	defer pool.Close()
+	// Catalog reads go to the replica while it keeps up (none when unset).
+	reads := replica.New(pool, cfg.DatabaseReadURL, logger)
+	defer reads.Close()
 
 	rdb, err := redisx.Open(cfg.RedisURL)
 	if err != nil {
@@ -93,7 +97,8 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 		Redis:    rdb,
 		Tenancy:  tenants,
 		Sessions: api.NewSessions(cfg, rdb, tenants, nil),
-		Catalog:  catalog.New(pool, media, catalog.NewAsynqQueue(queueClient, asynq.NewInspectorFromRedisClient(rdb))),
+		Catalog: catalog.New(pool, media, catalog.NewAsynqQueue(queueClient, asynq.NewInspectorFromRedisClient(rdb))).
+			WithReads(reads),
 		Billing: billing.New(pool, billing.NewSigner(cfg.BaseURL(), cfg.SigningKey.Reveal(),
 			cfg.SigningKeyPrevious.Reveal(), cfg.DownloadURLTTL, nil)),
 		Auth:  tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL),

@@ -16,7 +16,10 @@ import (
 
 // Config is the whole configuration of the API node, the worker and the CLI.
 type Config struct {
-	DatabaseURL        string
+	DatabaseURL string
+	// DatabaseReadURL is a streaming replica of DatabaseURL for catalog
+	// reads ("": none); see internal/replica.
+	DatabaseReadURL    string
 	RedisURL           string
 	HTTPAddr           string
 	PublicURL          string
@@ -178,6 +181,7 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 
 	str("DATABASE_URL", &c.DatabaseURL)
+	str("BROLL_DATABASE_READ_URL", &c.DatabaseReadURL)
 	str("REDIS_URL", &c.RedisURL)
 	str("BROLL_HTTP_ADDR", &c.HTTPAddr)
 	str("BROLL_PUBLIC_URL", &c.PublicURL)
@@ -248,6 +252,11 @@ func (c Config) Validate() error {
 	}
 	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		return errors.New("DATABASE_URL must be a postgres:// URL")
+	}
+	if c.DatabaseReadURL != "" {
+		if u, err := url.Parse(c.DatabaseReadURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+			return errors.New("BROLL_DATABASE_READ_URL must be a postgres:// URL (or unset)")
+		}
 	}
 	if c.RedisURL == "" {
 		return errors.New("REDIS_URL is required (example: redis://127.0.0.1:6379/0)")
@@ -428,6 +437,7 @@ func (c Config) BaseURL() string {
 func (c Config) Summary() map[string]any {
 	return map[string]any{
 		"database_url":          redactURL(c.DatabaseURL),
+		"database_read_url":     redactURL(c.DatabaseReadURL),
 		"redis_url":             redactURL(c.RedisURL),
 		"http_addr":             c.HTTPAddr,
 		"worker_http_addr":      c.WorkerHTTPAddr,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -13,8 +14,10 @@ import (
 	"broll/api"
 	"broll/billing"
 	"broll/catalog"
+	"broll/embed"
 	"broll/internal/config"
 	"broll/internal/database"
+	"broll/internal/money"
 	"broll/tenancy"
 )
 
@@ -26,7 +29,9 @@ type Scratch struct {
 	Pool   *pgxpool.Pool
 	Redis  *redis.Client
 	Config config.Config
-	close  []func()
+	// QueryEmbedder, when set before App, serves semantic_search.
+	QueryEmbedder *embed.QueryCache
+	close         []func()
 }
 
 // OpenScratch creates and migrates the database and opens the clients.
@@ -47,6 +52,21 @@ func OpenScratch(ctx context.Context, redisPoolSize int, keep bool) (*Scratch, e
 	} else {
 		s.close = append(s.close, drop)
 	}
+	if err := s.open(ctx, redisURL, redisPoolSize); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// OpenKept opens a database an earlier run kept (-keep), migrating it to
+// this build's schema; Close leaves it in place.
+func OpenKept(ctx context.Context, dbURL string, redisPoolSize int) (*Scratch, error) {
+	_, redisURL, err := StackURLs()
+	if err != nil {
+		return nil, err
+	}
+	s := &Scratch{URL: dbURL}
 	if err := s.open(ctx, redisURL, redisPoolSize); err != nil {
 		s.Close()
 		return nil, err
@@ -106,6 +126,31 @@ func (s *Scratch) App(bill *billing.Service, media catalog.MediaStore) (*fiber.A
 		Tenancy: tenancy.New(s.Pool), Catalog: catalog.New(s.Pool, media, nil), Billing: bill,
 		Auth: tenancy.NewAuthenticator(s.Pool, s.Config.AuthCacheTTL),
 		Gate: tenancy.NewGate(s.Redis, s.Config.RedisPrefix, s.Config.RateLimitPerMinute, usage, logger), Usage: usage,
+		QueryEmbedder: s.QueryEmbedder,
 	})
 	return app, usage
+}
+
+// Account opens an account and returns its root key, which no rate limit
+// stops.
+func (s *Scratch) Account(ctx context.Context) (tenancy.IssuedKey, error) {
+	// A source of its own: a kept database already has the earlier run's.
+	source := fmt.Sprintf("bench-%d", time.Now().UnixNano()%1e9)
+	opened, err := billing.New(s.Pool, nil).OpenAccount(ctx, "Bench", source, money.Cents(100))
+	if err != nil {
+		return tenancy.IssuedKey{}, err
+	}
+	_, err = s.Pool.Exec(ctx, `UPDATE api_keys SET rate_limit_per_minute = 100000000`)
+	return opened.RootKey, err
+}
+
+// Serve runs app on a free loopback port; it returns the address and a
+// function that shuts the app down.
+func Serve(app *fiber.App) (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	go func() { _ = app.Listener(ln) }()
+	return ln.Addr().String(), func() { _ = app.Shutdown() }, nil
 }

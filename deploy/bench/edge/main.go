@@ -14,7 +14,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"time"
@@ -24,7 +23,6 @@ import (
 	"broll/billing"
 	"broll/catalog"
 	"broll/deploy/bench/benchkit"
-	"broll/internal/money"
 )
 
 func main() {
@@ -45,11 +43,8 @@ func run(duration time.Duration, conns int) error {
 	}
 	defer sc.Close()
 	pool := sc.Pool
-	opened, err := billing.New(pool, nil).OpenAccount(ctx, "Bench", "bench", money.Cents(100))
+	root, err := sc.Account(ctx)
 	if err != nil {
-		return err
-	}
-	if _, err := pool.Exec(ctx, `UPDATE api_keys SET rate_limit_per_minute = 100000000`); err != nil {
 		return err
 	}
 	media, err := catalog.NewLocalMedia(os.TempDir())
@@ -64,12 +59,12 @@ func run(duration time.Duration, conns int) error {
 		return c.Send(body)
 	})
 
-	bareAddr, stopBare, err := serve(bare)
+	bareAddr, stopBare, err := benchkit.Serve(bare)
 	if err != nil {
 		return err
 	}
 	defer stopBare()
-	authAddr, stopAuth, err := serve(app)
+	authAddr, stopAuth, err := benchkit.Serve(app)
 	if err != nil {
 		return err
 	}
@@ -77,7 +72,7 @@ func run(duration time.Duration, conns int) error {
 
 	fmt.Printf("edge benchmark: %d connections, %s per target, GOMAXPROCS=%d\n", conns, duration, runtimeProcs())
 	bareRes := load("http://"+bareAddr+"/api/v1/pricing", "", conns, duration)
-	authRes := load("http://"+authAddr+"/api/v1/pricing", opened.RootKey.Secret, conns, duration)
+	authRes := load("http://"+authAddr+"/api/v1/pricing", root.Secret, conns, duration)
 	report("bare fiber handler", bareRes)
 	report("authenticated + rate-limited GET /api/v1/pricing", authRes)
 	fmt.Printf("ratio authenticated/bare: %.1f%%\n", 100*authRes.PerSecond()/bareRes.PerSecond())
@@ -85,7 +80,7 @@ func run(duration time.Duration, conns int) error {
 		return err
 	}
 	var counted int64
-	if err := pool.QueryRow(ctx, `SELECT total_requests FROM api_keys WHERE id = $1`, opened.RootKey.ID).Scan(&counted); err != nil {
+	if err := pool.QueryRow(ctx, `SELECT total_requests FROM api_keys WHERE id = $1`, root.ID).Scan(&counted); err != nil {
 		return err
 	}
 	fmt.Printf("usage counter after the run: %d (requests sent: %d)\n", counted, authRes.OK+authRes.Failed)
@@ -107,13 +102,4 @@ func load(url, key string, conns int, d time.Duration) benchkit.Result {
 		}
 		return req
 	})
-}
-
-func serve(app *fiber.App) (string, func(), error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	go func() { _ = app.Listener(ln) }()
-	return ln.Addr().String(), func() { _ = app.Shutdown() }, nil
 }

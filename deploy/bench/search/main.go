@@ -7,6 +7,11 @@
 //
 //	make bench-search   (or: go run ./deploy/bench/search -clips 100000 -queries 200)
 //
+// With -users it measures what API clients get instead (runUsers):
+//
+//	make bench-search-users      (100,000 clips)
+//	make bench-search-users-1m   (1,000,000 clips, 100,000 of them with vectors)
+//
 // The vectors are random unit vectors, by default of a low intrinsic
 // dimension like text embeddings (-data lowrank), or uniform on the sphere
 // (-data uniform), the worst case for any approximate index (see
@@ -57,8 +62,26 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the scratch database for a look afterwards (its URL is printed)")
 	var seed int64
 	flag.Int64Var(&seed, "seed", 1, "random seed of the data and the queries")
+	var u userOptions
+	users := flag.Bool("users", false, "measure what API clients get instead: import -clips through the import path, "+
+		"embed -vectors of them, load every query class over HTTP (see runUsers)")
+	flag.IntVar(&u.vectors, "vectors", 0, "with -users: clips given a vector (0: all)")
+	flag.IntVar(&u.clients, "clients", 8, "with -users: concurrent HTTP clients")
+	flag.DurationVar(&u.duration, "duration", 5*time.Second, "with -users: load time per query class")
+	flag.StringVar(&u.reuse, "reuse", "", "with -users: the URL of a database an earlier run kept (-keep): measure it again, migrated to this build, without importing")
 	flag.Parse()
 	o.seed = uint64(seed)
+	if *users {
+		u.clips, u.queries, u.seed, u.keep = o.clips, o.queries, o.seed, o.keep
+		if u.vectors <= 0 || u.vectors > u.clips {
+			u.vectors = u.clips
+		}
+		if err := runUsers(u); err != nil {
+			fmt.Fprintln(os.Stderr, "search:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	for _, s := range strings.Split(ef, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 || n > 1000 {

@@ -1,0 +1,165 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"broll/internal/apperr"
+)
+
+// walk pages through q with cursors of limit rows and returns the keys of
+// every page in order.
+func (f *fixture) walk(t *testing.T, q Query, limit int) []string {
+	t.Helper()
+	var seen []string
+	q.Limit = limit
+	for range 100 {
+		p := f.search(t, q)
+		seen = append(seen, f.keys(p.Videos)...)
+		if p.NextCursor == "" {
+			if p.HasMore {
+				t.Fatalf("%+v: has_more without a next cursor", q)
+			}
+			return seen
+		}
+		q.Cursor = p.NextCursor
+	}
+	t.Fatalf("%+v: no last page after 100 pages", q)
+	return nil
+}
+
+func TestCursorPagesEverySort(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	queries := []Query{{}}
+	for _, by := range []string{SortCreatedAt, SortPrice, SortDuration, SortVirality} {
+		for _, order := range []string{SortAsc, SortDesc} {
+			queries = append(queries, Query{SortBy: by, SortOrder: order}, Query{SortBy: by, SortOrder: order, Gender: "female"})
+		}
+	}
+	queries = append(queries, Query{Search: "laugh"}, Query{Search: "coffee or car"},
+		Query{SemanticSearch: "someone laughing"}, Query{SemanticSearch: "someone laughing", Gender: "male"},
+		Query{SemanticSearch: "someone laughing", SortBy: SortDuration, SortOrder: SortAsc})
+	for _, q := range queries {
+		whole := q
+		whole.Limit = 100
+		want := f.keys(f.search(t, whole).Videos)
+		if got := f.walk(t, q, 3); !slices.Equal(got, want) {
+			t.Errorf("%+v by cursor:\ngot  %v\nwant %v", q, got, want)
+		}
+	}
+}
+
+// TestCursorStableWhileImporting pages the newest-first list while other
+// clips are imported: the new clips are newer than the cursor, so the
+// pages continue exactly where they were, with nothing skipped or repeated.
+func TestCursorStableWhileImporting(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	want := clipKeys(f.live(nil))
+	full := f.writeFile(t, "media/new.avi", []byte("RIFF0000AVI "))
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 1)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range 10 {
+			in := []ClipInput{{Title: fmt.Sprintf("New clip %d", i), Emotion: "happy", Gender: "female",
+				Difficulty: "easy", MediaFile: full}}
+			if _, err := f.svc.ImportClips(f.ctx, in, f.src, nil); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	got := f.walk(t, Query{}, 4)
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("pages while importing:\ngot  %v\nwant %v", got, want)
+	}
+	// The pages an offset would give are shifted by the new clips; a cursor
+	// taken now still continues after its row.
+	p := f.search(t, Query{Limit: 4})
+	if f.keys(p.Videos)[0] == want[0] {
+		t.Fatal("the imported clips are not the newest")
+	}
+}
+
+func TestCursorRefusesAnotherQuery(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	p := f.search(t, Query{SortBy: SortPrice, Emotion: "happy", Limit: 1})
+	if p.NextCursor == "" {
+		t.Fatal("no next cursor")
+	}
+	bad := []Query{
+		{SortBy: SortPrice, Emotion: "sad", Cursor: p.NextCursor},                        // other filters
+		{SortBy: SortCreatedAt, Emotion: "happy", Cursor: p.NextCursor},                  // other sort
+		{SortBy: SortPrice, SortOrder: SortAsc, Emotion: "happy", Cursor: p.NextCursor},  // other order
+		{SortBy: SortPrice, Emotion: "happy", Cursor: p.NextCursor + "x"},                // tampered
+		{SortBy: SortPrice, Emotion: "happy", Cursor: "bm90IGEgY3Vyc29y"},                // not one of ours
+		{SortBy: SortPrice, Emotion: "happy", Cursor: p.NextCursor, Offset: 1},           // with an offset
+		{SortBy: SortPrice, Emotion: "happy", Cursor: "eyJzIjoicHJpY2UiLCJrIjoiYSJ9"},    // wrong key type
+		{Search: "laugh", Cursor: "eyJzIjoicmVsZXZhbmNlIiwibyI6ImRlc2MiLCJrIjoiTmFOIn0"}, // NaN rank
+	}
+	for _, q := range bad {
+		_, err := f.svc.Search(f.ctx, q, f.qe)
+		var ae *apperr.Error
+		if !errors.As(err, &ae) || ae.Code != apperr.Invalid || ae.Field != "cursor" {
+			t.Errorf("%+v: %v, want invalid_request on cursor", q, err)
+		}
+	}
+	if _, err := ParseQuery(map[string][]string{"cursor": {p.NextCursor}, "page": {"2"}}); err == nil {
+		t.Error("cursor with page accepted")
+	}
+}
+
+// TestTotalsEstimatePastTheBound checks that a search counts exactly up to
+// CountBound and reports the planner's estimate past it.
+func TestTotalsEstimatePastTheBound(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	live := len(f.live(nil))
+	p := f.search(t, Query{})
+	if p.Total != live || !p.TotalExact {
+		t.Fatalf("small catalog: total %d exact %v, want %d exact", p.Total, p.TotalExact, live)
+	}
+	if _, err := f.pool.Exec(f.ctx, `
+		INSERT INTO videos (id, title, emotion, gender, difficulty, media_key)
+		SELECT gen_random_uuid(), 'bulk clip ' || i, 'neutral', 'male', 'easy', 'clips/bulk/' || i
+		FROM generate_series(1, $1) AS i`, CountBound+500); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.pool.Exec(f.ctx, `ANALYZE videos`); err != nil {
+		t.Fatal(err)
+	}
+	p = f.search(t, Query{})
+	if p.TotalExact || p.Total <= CountBound || !p.HasMore || p.NextCursor == "" {
+		t.Fatalf("large catalog: total %d exact %v has_more %v", p.Total, p.TotalExact, p.HasMore)
+	}
+	// The planner's estimate is near the truth after ANALYZE.
+	if want := live + CountBound + 500; p.Total < want*8/10 || p.Total > want*12/10 {
+		t.Errorf("estimate %d, want about %d", p.Total, want)
+	}
+	// A filter the bulk clips do not pass is still counted exactly.
+	happy := len(f.live(func(c fixClip) bool { return c.in.Emotion == "happy" }))
+	if p := f.search(t, Query{Emotion: "happy"}); p.Total != happy || !p.TotalExact {
+		t.Fatalf("happy: total %d exact %v, want %d exact", p.Total, p.TotalExact, happy)
+	}
+	// The bulk clips took their tier's price from the row's trigger.
+	var unpriced int
+	if err := f.pool.QueryRow(f.ctx, `SELECT count(*) FROM videos WHERE price_cents IS NULL`).Scan(&unpriced); err != nil || unpriced != 0 {
+		t.Fatalf("clips without a price: %d (%v)", unpriced, err)
+	}
+	_ = uuid.Nil
+}

@@ -1,0 +1,406 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pgvector/pgvector-go"
+
+	"broll/billing"
+	"broll/catalog"
+	"broll/deploy/bench/benchkit"
+	"broll/embed"
+)
+
+// userOptions are the settings of the -users run: what a client of the
+// API sees, over HTTP, against a catalog loaded the way an operator loads
+// one.
+type userOptions struct {
+	clips, vectors, clients, queries int
+	duration                         time.Duration
+	seed                             uint64
+	keep                             bool
+	// reuse is the URL of a catalog an earlier run kept: no import.
+	reuse string
+}
+
+// runUsers imports o.clips clips through catalog.Import (the path of
+// `brollctl clips import`), embeds o.vectors of them with the built-in
+// embedder through the worker's store path, starts the API as
+// cmd/broll-api builds it and loads every query class of the catalog with
+// o.clients concurrent clients, the id lookup first and last. It prints
+// p50/p99 per class, each beside the id lookup's p50, and recall@10 of the
+// semantic classes against an exact scan.
+func runUsers(o userOptions) error {
+	ctx := context.Background()
+	open := func() (*benchkit.Scratch, error) { return benchkit.OpenScratch(ctx, o.clients*2, o.keep) }
+	if o.reuse != "" {
+		open = func() (*benchkit.Scratch, error) { return benchkit.OpenKept(ctx, o.reuse, o.clients*2) }
+	}
+	sc, err := open()
+	if err != nil {
+		return err
+	}
+	defer sc.Close()
+	pool := sc.Pool
+	builtin := embed.NewBuiltin()
+	if o.reuse == "" {
+		fmt.Printf("search benchmark (users): %d clips (%d with vectors), %d clients over HTTP, %s per query class\n",
+			o.clips, o.vectors, o.clients, o.duration)
+		start := time.Now()
+		if err := importCatalog(ctx, pool, o); err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
+		imported := time.Since(start)
+		fmt.Printf("import (catalog.Import, JSON Lines, 3 media files per clip): %d clips in %s = %.0f clips/s\n",
+			o.clips, imported.Round(time.Millisecond), float64(o.clips)/imported.Seconds())
+		start = time.Now()
+		if err := embedCatalog(ctx, pool, builtin, o.vectors); err != nil {
+			return fmt.Errorf("embed: %w", err)
+		}
+		fmt.Printf("embeddings (built-in embedder, StoreEmbeddings, HNSW indexes built after): %d in %s\n",
+			o.vectors, time.Since(start).Round(time.Millisecond))
+	} else {
+		fmt.Printf("search benchmark (users): the kept catalog, %d clients over HTTP, %s per query class\n", o.clients, o.duration)
+	}
+	if _, err := pool.Exec(ctx, `VACUUM ANALYZE videos`); err != nil {
+		return err
+	}
+	var table string
+	if err := pool.QueryRow(ctx, `SELECT pg_size_pretty(pg_relation_size('videos'))`).Scan(&table); err != nil {
+		return err
+	}
+	fmt.Println("videos heap (main fork):", table)
+
+	root, err := sc.Account(ctx)
+	if err != nil {
+		return err
+	}
+	media, err := catalog.NewLocalMedia(os.TempDir())
+	if err != nil {
+		return err
+	}
+	sc.QueryEmbedder = embed.NewCachedQueryEmbedder(builtin, sc.Redis, sc.Config.RedisPrefix+"qemb:", embed.DefaultQueryCacheTTL)
+	app, _ := sc.App(billing.New(pool, nil), media)
+	addr, stop, err := benchkit.Serve(app)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	base := "http://" + addr + "/api/v1/broll"
+
+	ids, err := sampleIDs(ctx, pool, 1000)
+	if err != nil {
+		return err
+	}
+	classes := queryClasses(ids)
+	drive := func(c queryClass) benchkit.Result {
+		return benchkit.Drive(o.clients, o.duration, func(w, n int) *http.Request {
+			rng := rand.New(rand.NewPCG(o.seed+uint64(w), uint64(n)))
+			req, _ := http.NewRequest("GET", base+c.path(rng), nil)
+			req.Header.Set("Authorization", "Bearer "+root.Secret)
+			return req
+		})
+	}
+	idClass := classes[0]
+	first := drive(idClass)
+	results := make([]benchkit.Result, len(classes))
+	results[0] = first
+	for i := 1; i < len(classes); i++ {
+		results[i] = drive(classes[i])
+	}
+	last := drive(idClass)
+	idP50 := benchkit.Millis(first.Percentile(0.5)+last.Percentile(0.5)) / 2
+
+	fmt.Println()
+	fmt.Println("| query | p50 | p99 | x the id lookup | p99/p50 | ok | failed |")
+	fmt.Println("|---|---|---|---|---|---|---|")
+	for i, c := range classes {
+		r := results[i]
+		p50, p99 := benchkit.Millis(r.Percentile(0.5)), benchkit.Millis(r.Percentile(0.99))
+		fmt.Printf("| %s | %.2f ms | %.2f ms | %.1f | %.1f | %d | %d |\n", c.name, p50, p99, p50/idP50, p99/p50, r.OK, r.Failed)
+	}
+	fmt.Printf("| `GET /api/v1/broll/:id` again, after the others | %.2f ms | %.2f ms | | | %d | %d |\n",
+		benchkit.Millis(last.Percentile(0.5)), benchkit.Millis(last.Percentile(0.99)), last.OK, last.Failed)
+
+	for _, c := range classes {
+		if c.semantic == nil {
+			continue
+		}
+		rec, err := semanticRecall(ctx, pool, base, root.Secret, builtin, c, o)
+		if err != nil {
+			return fmt.Errorf("recall: %w", err)
+		}
+		fmt.Printf("recall@10 of %s over %d queries: %.3f\n", c.name, o.queries, rec)
+	}
+	return nil
+}
+
+// importCatalog writes o.clips generated clips as JSON Lines and imports
+// them in chunks (one import holds its clips in memory), each clip with
+// three small media files that the import copies into media storage.
+func importCatalog(ctx context.Context, pool *pgxpool.Pool, o userOptions) error {
+	src, err := os.MkdirTemp("", "broll-bench-src-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(src)
+	mediaDir, err := os.MkdirTemp("", "broll-bench-media-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(mediaDir)
+	files := map[string][]byte{"full.avi": []byte("RIFF0000AVI "), "preview.gif": []byte("GIF89a"), "thumb.jpg": {0xff, 0xd8, 0xff}}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(src, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	media, err := catalog.NewLocalMedia(mediaDir)
+	if err != nil {
+		return err
+	}
+	svc := catalog.New(pool, media, nil)
+	rng := rand.New(rand.NewPCG(o.seed, 2))
+	const chunk = 20_000
+	for done := 0; done < o.clips; {
+		n := min(chunk, o.clips-done)
+		var lines bytes.Buffer
+		enc := json.NewEncoder(&lines)
+		for i := range n {
+			c := randomClip(rng, done+i)
+			c.MediaFile, c.PreviewFile, c.ThumbnailFile = "full.avi", "preview.gif", "thumb.jpg"
+			if err := enc.Encode(c); err != nil {
+				return err
+			}
+		}
+		res, err := svc.Import(ctx, &lines, src, nil)
+		if err != nil {
+			return err
+		}
+		if res.Created != n {
+			return fmt.Errorf("created %d of %d clips", res.Created, n)
+		}
+		done += n
+		// The media files are not what is measured; keep the disk free.
+		if err := os.RemoveAll(mediaDir); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(mediaDir, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// embedCatalog embeds the first n clips (by id) as the worker does
+// (EmbeddingInputs, the embedder, StoreEmbeddings) with the HNSW indexes
+// dropped, then builds them again from their own definitions: one build is
+// far faster than n graph inserts, and is how a large catalog is loaded.
+func embedCatalog(ctx context.Context, pool *pgxpool.Pool, e embed.Embedder, n int) error {
+	rows, err := pool.Query(ctx, `
+		SELECT indexname, indexdef FROM pg_indexes
+		WHERE tablename = 'videos' AND indexdef LIKE '%USING hnsw%' ORDER BY indexname`)
+	if err != nil {
+		return err
+	}
+	indexes, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (hnswIndex, error) {
+		var ix hnswIndex
+		return ix, r.Scan(&ix.name, &ix.def)
+	})
+	if err != nil {
+		return err
+	}
+	for _, ix := range indexes {
+		if _, err := pool.Exec(ctx, `DROP INDEX `+pgx.Identifier{ix.name}.Sanitize()); err != nil {
+			return err
+		}
+	}
+	rows, err = pool.Query(ctx, `SELECT id FROM videos ORDER BY id LIMIT $1`, n)
+	if err != nil {
+		return err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return err
+	}
+	svc := catalog.New(pool, nil, nil)
+	const batch = 500
+	for i := 0; i < len(ids); i += batch {
+		inputs, err := svc.EmbeddingInputs(ctx, ids[i:min(i+batch, len(ids))])
+		if err != nil {
+			return err
+		}
+		texts := make([]string, len(inputs))
+		for j, in := range inputs {
+			texts[j] = in.Text
+		}
+		vecs, err := e.Embed(ctx, embed.Document, texts)
+		if err != nil {
+			return err
+		}
+		embs := make([]catalog.Embedding, len(inputs))
+		for j, in := range inputs {
+			embs[j] = catalog.Embedding{ID: in.ID, Vector: vecs[j]}
+		}
+		if err := svc.StoreEmbeddings(ctx, e.Model(), embs); err != nil {
+			return err
+		}
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SET maintenance_work_mem = '1GB'`); err != nil {
+		return err
+	}
+	for _, ix := range indexes {
+		if _, err := conn.Exec(ctx, ix.def); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sampleIDs(ctx context.Context, pool *pgxpool.Pool, n int) ([]uuid.UUID, error) {
+	rows, err := pool.Query(ctx, `SELECT id FROM videos TABLESAMPLE SYSTEM (5) LIMIT $1`, n)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+}
+
+// queryClass is one row of the table: how to make its n-th request path.
+type queryClass struct {
+	name string
+	path func(rng *rand.Rand) string
+	// semantic returns the query parameters of a semantic class (for its
+	// recall); nil for the others.
+	semantic func(rng *rand.Rand) url.Values
+}
+
+// queryClasses are the query classes of issue 14's table, the id lookup
+// first.
+func queryClasses(ids []uuid.UUID) []queryClass {
+	emotions, genders, orients := catalog.Emotions(), catalog.Genders(), catalog.Orientations()
+	pick := func(rng *rand.Rand, xs []string) string { return xs[rng.IntN(len(xs))] }
+	q := func(v url.Values) string { return "?" + v.Encode() }
+	semantic := func(rng *rand.Rand) url.Values {
+		return url.Values{"semantic_search": {fmt.Sprintf("%s %s in the %s",
+			people[rng.IntN(len(people))], actions[rng.IntN(len(actions))], places[rng.IntN(len(places))])},
+			"limit": {"10"}}
+	}
+	semanticFiltered := func(rng *rand.Rand) url.Values {
+		v := semantic(rng)
+		v.Set("emotion", pick(rng, emotions))
+		v.Set("gender", pick(rng, genders))
+		return v
+	}
+	return []queryClass{
+		{name: "`GET /api/v1/broll/:id`", path: func(rng *rand.Rand) string { return "/" + ids[rng.IntN(len(ids))].String() }},
+		{name: "`?limit=20` (the default list)", path: func(*rand.Rand) string { return "?limit=20" }},
+		{name: "two equality filters", path: func(rng *rand.Rand) string {
+			return q(url.Values{"emotion": {pick(rng, emotions)}, "gender": {pick(rng, genders)}})
+		}},
+		{name: "three filters + sort by virality", path: func(rng *rand.Rand) string {
+			return q(url.Values{"emotion": {pick(rng, emotions)}, "gender": {pick(rng, genders)},
+				"orientation": {pick(rng, orients)}, "sort_by": {"virality_score"}})
+		}},
+		{name: "sort by price, page 50", path: func(rng *rand.Rand) string {
+			return q(url.Values{"sort_by": {"price"}, "sort_order": {pick(rng, []string{"asc", "desc"})}, "page": {"50"}})
+		}},
+		{name: "keyword search, two words", path: func(rng *rand.Rand) string {
+			return q(url.Values{"search": {pick(rng, []string{"laughing phone", "coffee kitchen", "dog park", "car driving"})}})
+		}},
+		{name: "keyword prefix", path: func(rng *rand.Rand) string {
+			return q(url.Values{"search": {pick(rng, []string{"unbox", "cook", "lapt", "wav"})}})
+		}},
+		{name: "semantic search", path: func(rng *rand.Rand) string { return q(semantic(rng)) }, semantic: semantic},
+		{name: "semantic search + two filters", path: func(rng *rand.Rand) string { return q(semanticFiltered(rng)) },
+			semantic: semanticFiltered},
+	}
+}
+
+// semanticRecall asks the API o.queries semantic searches of class c and
+// compares each page with the exact nearest clips (a sequential scan
+// sorted by distance, the same filters). A returned clip counts when it is
+// no farther than the exact 10th (ties are equally good answers).
+func semanticRecall(ctx context.Context, pool *pgxpool.Pool, base, key string, e embed.Embedder, c queryClass, o userOptions) (float64, error) {
+	rng := rand.New(rand.NewPCG(o.seed, 99))
+	var found, wanted int
+	for range o.queries {
+		v := c.semantic(rng)
+		req, _ := http.NewRequestWithContext(ctx, "GET", base+"?"+v.Encode(), nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		var page struct {
+			Videos []struct {
+				Similarity float64 `json:"similarity"`
+			} `json:"videos"`
+		}
+		err = json.NewDecoder(res.Body).Decode(&page)
+		res.Body.Close()
+		if err != nil || res.StatusCode != http.StatusOK {
+			return 0, fmt.Errorf("semantic search: status %d: %v", res.StatusCode, err)
+		}
+		vecs, err := e.Embed(ctx, embed.Query, []string{embed.NormalizeQuery(v.Get("semantic_search"))})
+		if err != nil {
+			return 0, err
+		}
+		exact, err := exactSimilarities(ctx, pool, vecs[0], e.Model(), v.Get("emotion"), v.Get("gender"), 10)
+		if err != nil {
+			return 0, err
+		}
+		wanted += len(exact)
+		if len(exact) == 0 {
+			continue
+		}
+		floor := exact[len(exact)-1] - 1e-6
+		for i, got := range page.Videos {
+			if i < len(exact) && got.Similarity >= floor {
+				found++
+			}
+		}
+	}
+	if wanted == 0 {
+		return 1, nil
+	}
+	return float64(found) / float64(wanted), nil
+}
+
+// exactSimilarities returns the k highest similarities by exact scan.
+func exactSimilarities(ctx context.Context, pool *pgxpool.Pool, vec []float32, model, emotion, gender string, k int) ([]float64, error) {
+	var out []float64
+	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL enable_indexscan = off`); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `
+			SELECT 1 - (embedding <=> $1) FROM videos
+			WHERE retired_at IS NULL AND embedding_status = 'ready' AND embedding_model = $2
+			  AND ($3 = '' OR emotion = $3) AND ($4 = '' OR gender = $4)
+			ORDER BY embedding <=> $1 LIMIT `+strconv.Itoa(k), pgvector.NewVector(vec), model, emotion, gender)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, pgx.RowTo[float64])
+		return err
+	})
+	return out, err
+}
