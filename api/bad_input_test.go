@@ -22,7 +22,7 @@ func TestBadInputRegressions(t *testing.T) {
 	e := setup(t, envOpts{})
 	clock := newTestClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	legacy := e.legacyNode(t, clock)
-	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 1000})
+	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 1000, Legacy: true})
 	key := acct.RootKey.Secret
 	legacyAuth := map[string]string{"Authorization": "Bearer " + testLegacySecret}
 

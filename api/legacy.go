@@ -3,8 +3,6 @@ package api
 import (
 	"crypto/sha256"
 	"crypto/subtle"
-	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -25,13 +23,8 @@ import (
 // had a rate limit).
 const legacyPrefix = "/api/external/broll"
 
-// legacyDeprecatedAt is the announced deprecation of v0 (2026-01-01 UTC),
-// sent in the Deprecation header. It is a fixed fact of the API's history,
-// unlike the sunset, which operators may move (BROLL_LEGACY_SUNSET).
-const legacyDeprecatedAt = 1767225600
-
 // migrationGuidePath is the stable address of docs/migration.md, which the
-// Sunset link of every legacy response points at.
+// deprecation and sunset links of every legacy response point at.
 const migrationGuidePath = "/docs/migration"
 
 // legacyAPI holds what the v0 routes need beyond the server: the shared
@@ -54,13 +47,14 @@ func (s *server) legacyRoutes(app *fiber.App, cfg config.Config) {
 	if secret := cfg.LegacySecret.Reveal(); secret != "" {
 		l.enabled, l.secretHash = true, sha256.Sum256([]byte(secret))
 	}
-	// RFC 9745 wants the deprecation no later than the sunset; an operator
-	// who moves the sunset earlier moves the deprecation with it.
-	deprecated := min(int64(legacyDeprecatedAt), l.sunset.Unix())
+	// Exactly what SPEC.md gives and v0 clients of the original service
+	// read: "Deprecation: true" and the sunset as a bare date, not the
+	// RFC 9745 / RFC 8594 forms. The links point both relations at the
+	// migration guide.
 	l.headers = [][2]string{
-		{"Deprecation", "@" + strconv.FormatInt(deprecated, 10)},
-		{"Sunset", l.sunset.Format(http.TimeFormat)},
-		{"Link", "<" + l.guideURL + `>; rel="sunset"`},
+		{"Deprecation", "true"},
+		{"Sunset", l.sunset.Format("2006-01-02")},
+		{"Link", "<" + l.guideURL + `>; rel="deprecation", <` + l.guideURL + `>; rel="sunset"`},
 	}
 
 	g := app.Group(legacyPrefix, l.guard)
@@ -109,14 +103,14 @@ func (l *legacyAPI) matches(secret string) bool {
 	return subtle.ConstantTimeCompare(h[:], l.secretHash[:]) == 1
 }
 
-// account resolves the required source to its account: missing is 400,
-// unknown is 404.
+// account resolves the required source to its account: missing is 400;
+// unknown, or an account not marked as a v0 customer, is the same 404.
 func (l *legacyAPI) account(c *fiber.Ctx, source string) (tenancy.Account, error) {
 	source, err := requireSource(source)
 	if err != nil {
 		return tenancy.Account{}, err
 	}
-	return l.s.tenancy.AccountBySource(c.UserContext(), source)
+	return l.s.tenancy.LegacyAccount(c.UserContext(), source)
 }
 
 func requireSource(source string) (string, error) {

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"encoding/json"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -10,6 +12,7 @@ import (
 	"broll/billing/billingtest"
 	"broll/catalog"
 	"broll/embed"
+	"broll/internal/config"
 	"broll/internal/logging"
 	"broll/tenancy"
 )
@@ -45,27 +48,30 @@ func (e *testEnv) addNode(t *testing.T, change func(*Deps)) int {
 	return len(e.nodes) - 1
 }
 
-const testLegacySecret = "legacy-shared-secret-for-tests"
+// testLegacySecret is generated as an operator would make it: the
+// configuration refuses short or placeholder secrets.
+var testLegacySecret = config.GenerateSecret()
 
 // legacyNode is a node with v0 enabled and its sunset clock in the test's hands.
 func (e *testEnv) legacyNode(t *testing.T, clock *testClock) int {
 	return e.addNode(t, func(d *Deps) {
-		d.Config.LegacySecret = testLegacySecret
+		d.Config.LegacySecret = config.Secret(testLegacySecret)
 		d.Now = clock.now
 	})
 }
 
-// checkSunsetHeaders asserts the three headers every legacy response carries.
+// checkSunsetHeaders asserts the three headers every legacy response
+// carries, exactly as SPEC.md gives them and v0 clients read them.
 func checkSunsetHeaders(t *testing.T, what string, r response) {
 	t.Helper()
 	want := map[string]string{
-		"Deprecation": "@1767225600",
-		"Sunset":      "Tue, 01 Sep 2026 00:00:00 GMT",
-		"Link":        `<http://api.test/docs/migration>; rel="sunset"`,
+		"Deprecation": "true",
+		"Sunset":      "2026-09-01",
+		"Link":        `<http://api.test/docs/migration>; rel="deprecation", <http://api.test/docs/migration>; rel="sunset"`,
 	}
 	for k, v := range want {
-		if got := r.header.Get(k); got != v {
-			t.Errorf("%s: %s = %q, want %q", what, k, got, v)
+		if got := r.header.Values(k); len(got) != 1 || got[0] != v {
+			t.Errorf("%s: %s = %q, want exactly %q", what, k, got, v)
 		}
 	}
 	if r.header.Get("X-RateLimit-Limit") != "" {
@@ -78,7 +84,7 @@ func TestLegacyV0BeforeAndAfterSunset(t *testing.T) {
 	e := setup(t, envOpts{})
 	clock := newTestClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	n := e.legacyNode(t, clock)
-	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 5000})
+	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 5000, Legacy: true})
 	vids := billingtest.Videos(t, e.pool, 2, "medium")
 	auth := map[string]string{"Authorization": "Bearer " + testLegacySecret}
 	src := "?source=" + acct.Source
@@ -223,6 +229,73 @@ func TestLegacyDisabledWithoutSecret(t *testing.T) {
 			t.Fatalf("disabled legacy: %d %s", r.status, r.raw)
 		}
 		checkSunsetHeaders(t, "disabled", r)
+	}
+}
+
+// TestLegacyOnlyForEnabledSources: with the right secret, a source whose
+// account is not marked as a v0 customer gets exactly what an unknown
+// source gets (status and body but the request id) on every route, until
+// `brollctl legacy enable` marks it; disable turns it off again.
+func TestLegacyOnlyForEnabledSources(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{})
+	n := e.legacyNode(t, newTestClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)))
+	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 5000})
+	vids := billingtest.Videos(t, e.pool, 1, "easy")
+	auth := map[string]string{"Authorization": "Bearer " + testLegacySecret}
+	requests := func(source string) [][3]any {
+		return [][3]any{
+			{"GET", "/api/external/broll?source=" + source, nil},
+			{"GET", "/api/external/broll/" + vids[0].String() + "?source=" + source, nil},
+			{"GET", "/api/external/broll/purchases?source=" + source, nil},
+			{"POST", "/api/external/broll/purchase", map[string]any{"source": source, "video_ids": []string{vids[0].String()}}},
+		}
+	}
+	// comparable drops what differs between any two responses.
+	comparable := func(r response) string {
+		delete(r.body, "request_id")
+		b, _ := json.Marshal(r.body)
+		return strconv.Itoa(r.status) + " " + string(b)
+	}
+	send := func(source string) []response {
+		var out []response
+		for _, rq := range requests(source) {
+			r := e.send(t, n, rq[0].(string), rq[1].(string), auth, rq[2])
+			checkSunsetHeaders(t, rq[1].(string), r)
+			out = append(out, r)
+		}
+		return out
+	}
+	unknown := send("no-such-source")
+	for i, r := range send(acct.Source) {
+		if r.status != 404 || comparable(r) != comparable(unknown[i]) {
+			t.Errorf("not enabled, request %d: %s, unknown source: %s", i, comparable(r), comparable(unknown[i]))
+		}
+	}
+	if b := checkBalance(t, e, acct.ID); b != 5000 {
+		t.Fatalf("a source not enabled was charged: balance %d cents", b)
+	}
+
+	ts := tenancy.New(e.pool)
+	if _, err := ts.SetLegacyEnabled(t.Context(), acct.Source, true); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range send(acct.Source) {
+		if r.status != 200 {
+			t.Errorf("enabled, request %d: %d %s", i, r.status, r.raw)
+		}
+	}
+	if b := checkBalance(t, e, acct.ID); b != 4500 {
+		t.Fatalf("balance %d cents after an enabled purchase, want 4500", b)
+	}
+
+	if _, err := ts.SetLegacyEnabled(t.Context(), acct.Source, false); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range send(acct.Source) {
+		if comparable(r) != comparable(unknown[i]) {
+			t.Errorf("disabled again, request %d: %s", i, comparable(r))
+		}
 	}
 }
 

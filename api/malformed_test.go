@@ -116,7 +116,7 @@ func TestMalformedRequestsAtScale(t *testing.T) {
 // (with its media) that the generated requests aim at.
 func malformedFixture(t *testing.T, e *testEnv, node int) (fixture, billingtest.Account) {
 	t.Helper()
-	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 100_000})
+	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 100_000, Legacy: true})
 	cust := acct.CustomerKey(t, e.pool, "malformed input")
 	ops, err := tenancy.New(e.pool).CreateOpsKey(context.Background(), "malformed ops")
 	if err != nil {

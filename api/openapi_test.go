@@ -198,7 +198,7 @@ func TestOpenAPIResponsesValidate(t *testing.T) {
 	e := setup(t, envOpts{})
 	clock := newTestClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
 	n := e.legacyNode(t, clock)
-	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 3500})
+	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 3500, Legacy: true})
 	root := acct.RootKey.Secret
 	cust := acct.CustomerKey(t, e.pool, "customer 42")
 	readOnly := acct.CustomerKey(t, e.pool, "read only", "broll:read")

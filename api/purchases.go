@@ -22,19 +22,22 @@ type purchaseVideoJSON struct {
 }
 
 type purchaseRecordJSON struct {
-	PurchaseID           uuid.UUID         `json:"purchase_id"`
-	VideoID              uuid.UUID         `json:"video_id"`
-	APIKeyID             *uuid.UUID        `json:"api_key_id"`
-	CustomerLabel        string            `json:"customer_label"`
-	PricePaid            money.Cents       `json:"price_paid"`
-	Currency             string            `json:"currency"`
-	PurchasedAt          time.Time         `json:"purchased_at"`
-	DownloadURL          string            `json:"download_url"`
-	DownloadURLExpiresAt time.Time         `json:"download_url_expires_at"`
-	Video                purchaseVideoJSON `json:"video"`
-	Legacy               bool              `json:"legacy"`
-	CustomerEmail        *string           `json:"customer_email"`
-	Similarity           *float64          `json:"similarity,omitempty"`
+	PurchaseID           uuid.UUID   `json:"purchase_id"`
+	VideoID              uuid.UUID   `json:"video_id"`
+	APIKeyID             *uuid.UUID  `json:"api_key_id"`
+	CustomerLabel        string      `json:"customer_label"`
+	PricePaid            money.Cents `json:"price_paid"`
+	Currency             string      `json:"currency"`
+	PurchasedAt          time.Time   `json:"purchased_at"`
+	DownloadURL          *string     `json:"download_url"`
+	DownloadURLExpiresAt *time.Time  `json:"download_url_expires_at"`
+	// DownloadRevoked: the purchase's key was revoked, and its links with
+	// it; download_url is null rather than a link that answers 403.
+	DownloadRevoked bool              `json:"download_revoked"`
+	Video           purchaseVideoJSON `json:"video"`
+	Legacy          bool              `json:"legacy"`
+	CustomerEmail   *string           `json:"customer_email"`
+	Similarity      *float64          `json:"similarity,omitempty"`
 }
 
 type paginationJSON struct {
@@ -73,10 +76,15 @@ func renderListing(l billing.Listing) purchaseListJSON {
 	var out purchaseListJSON
 	out.Purchases = make([]purchaseRecordJSON, 0, len(l.Purchases))
 	for _, r := range l.Purchases {
+		var url *string
+		var expires *time.Time
+		if !r.DownloadRevoked {
+			url, expires = &r.Download.URL, &r.Download.ExpiresAt
+		}
 		out.Purchases = append(out.Purchases, purchaseRecordJSON{
 			PurchaseID: r.PurchaseID, VideoID: r.VideoID, APIKeyID: r.APIKeyID, CustomerLabel: r.CustomerLabel,
 			PricePaid: r.PricePaid, Currency: "USD", PurchasedAt: r.PurchasedAt,
-			DownloadURL: r.Download.URL, DownloadURLExpiresAt: r.Download.ExpiresAt,
+			DownloadURL: url, DownloadURLExpiresAt: expires, DownloadRevoked: r.DownloadRevoked,
 			Video: purchaseVideoJSON{ID: r.Video.ID, Title: r.Video.Title, Emotion: r.Video.Emotion, Gender: r.Video.Gender,
 				Difficulty: r.Video.Difficulty, MediaType: r.Video.MediaType, DurationSeconds: r.Video.DurationSeconds,
 				Retired: r.Video.Retired},

@@ -73,7 +73,7 @@ func setup(t testing.TB, o envOpts) *testEnv {
 	}
 	cfg, err := config.Load(func(k string) string {
 		return map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_MEDIA_DIR": t.TempDir(), "BROLL_IMPORT_DIR": t.TempDir(),
-			"BROLL_SIGNING_KEY": "test-signing-key-0123456789abcdef0123", "BROLL_PUBLIC_URL": "http://api.test"}[k]
+			"BROLL_SIGNING_KEY": config.GenerateSecret(), "BROLL_PUBLIC_URL": "http://api.test"}[k]
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -18,22 +18,22 @@ type AccountSummary struct {
 	MonthAmount    money.Cents
 }
 
-// visibleSQL is the one definition of which purchases a key sees: a
-// customer key its own; a root key all of its account's (its customer keys',
-// its own and the legacy ones).
-const visibleSQL = `p.account_id = $1 AND ($2::boolean OR p.api_key_id = $3)`
-
-// Summary returns the pool and the month-to-date spend the key can see.
+// Summary returns the pool and the month-to-date spend over the purchases
+// the key can see (visibleTo): the shared pool is the account's, the month
+// to date is the key's view of it.
 func (s *Service) Summary(ctx context.Context, p tenancy.Principal, now time.Time) (AccountSummary, error) {
 	monthStart := time.Date(now.UTC().Year(), now.UTC().Month(), 1, 0, 0, 0, 0, time.UTC)
+	f := visibleTo(p)
+	f.where = append(f.where, "p.purchased_at >= "+f.arg(monthStart))
+	acct := f.arg(p.AccountID)
 	out := AccountSummary{AccountID: p.AccountID}
 	var balance, amount int64
 	err := s.pool.QueryRow(ctx, `
-		SELECT a.balance_cents,
-		       (SELECT count(*) FROM purchases p WHERE `+visibleSQL+` AND p.purchased_at >= $4),
-		       (SELECT coalesce(sum(p.price_cents), 0) FROM purchases p WHERE `+visibleSQL+` AND p.purchased_at >= $4)
-		FROM accounts a WHERE a.id = $1`,
-		p.AccountID, p.Kind == tenancy.KindRoot, p.KeyID, monthStart).Scan(&balance, &out.MonthPurchases, &amount)
+		SELECT a.balance_cents, m.n, m.amount
+		FROM accounts a,
+		     (SELECT count(*) AS n, coalesce(sum(p.price_cents), 0)::bigint AS amount
+		      FROM purchases p WHERE `+f.and()+`) m
+		WHERE a.id = `+acct, f.args...).Scan(&balance, &out.MonthPurchases, &amount)
 	out.Balance, out.MonthAmount = money.Cents(balance), money.Cents(amount)
 	return out, err
 }

@@ -28,9 +28,8 @@ const authorizeSQL = `
 	SELECT p.id, p.account_id, p.api_key_id, v.id, v.title, v.media_key, v.media_content_type
 	FROM purchases p
 	JOIN videos v ON v.id = p.video_id
-	LEFT JOIN api_keys k ON k.id = p.api_key_id
-	LEFT JOIN api_keys r ON r.id = k.parent_id
-	WHERE p.id = $1 AND k.revoked_at IS NULL AND r.revoked_at IS NULL`
+	` + keyJoinSQL + `
+	WHERE p.id = $1 AND NOT ` + keyRevokedSQL
 
 // Verify checks a download link and returns what it may fetch.
 func (s *Service) Verify(ctx context.Context, purchaseID, exp, version, sig string) (Download, error) {

@@ -16,7 +16,7 @@ func (s *Service) ExportPurchases(ctx context.Context, p tenancy.Principal, q Li
 		return apperr.InvalidField("semantic_search", "semantic_search cannot be exported; use search or the other filters")
 	}
 	if q.KeyID != nil {
-		if err := s.checkAccountKey(ctx, p.AccountID, *q.KeyID); err != nil {
+		if err := s.checkKeyFilter(ctx, p, *q.KeyID); err != nil {
 			return err
 		}
 	}

@@ -153,7 +153,7 @@ func (lp LegacyListParams) Parse() (LegacyListQuery, error) {
 	if q.Start != nil && q.End != nil && q.Start.After(*q.End) {
 		return q, apperr.InvalidField("start_date", "start_date %s is after end_date %s", lp.StartDate, lp.EndDate)
 	}
-	q.Limit, q.Offset, err = parsePaging(lp.Limit, lp.Page, lp.Offset, defaultListLimit, maxListLimit)
+	q.Limit, q.Offset, err = parsePaging(lp.Limit, lp.Page, lp.Offset)
 	return q, err
 }
 

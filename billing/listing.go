@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
 
+	"broll/catalog"
 	"broll/internal/apperr"
 	"broll/internal/database"
 	"broll/internal/money"
@@ -19,10 +20,12 @@ import (
 )
 
 // QueryEmbedder turns a search text into a vector of the current model
-// (embed.QueryCache in production).
+// (embed.QueryCache in production). RelevanceFloor is the model's cosine
+// similarity under which a match by meaning is noise.
 type QueryEmbedder interface {
 	EmbedQuery(ctx context.Context, text string) ([]float32, error)
 	Model() string
+	RelevanceFloor() float64
 }
 
 // ListParams are the raw inputs of a purchase listing, as they come from a
@@ -35,6 +38,16 @@ type ListParams struct {
 	Limit, Page, Offset    string
 }
 
+// Limits of a purchase listing. A huge limit is clamped, not refused;
+// offset + limit may not pass maxListWindow (a deep OFFSET reads and throws
+// away every row before it); search texts are bounded like the catalog's.
+const (
+	defaultListLimit = 50
+	maxListLimit     = 500
+	maxListWindow    = 10_000
+	maxSearchLength  = 1000
+)
+
 // ListQuery is a validated purchase listing.
 type ListQuery struct {
 	Start, End     *time.Time // inclusive UTC days
@@ -44,15 +57,6 @@ type ListQuery struct {
 	KeyID          *uuid.UUID
 	Limit, Offset  int
 }
-
-const (
-	defaultListLimit = 50
-	maxListLimit     = 500
-	maxSearchLength  = 1000
-)
-
-var emotions = []string{"neutral", "happy", "playful", "confident", "surprised", "confused", "shocked",
-	"laughing", "curious", "amazed", "excited", "sad", "angry"}
 
 // Parse validates the parameters for a principal: bad values are 400, and
 // api_key_id is a root key's filter only (403 for a customer key).
@@ -81,14 +85,12 @@ func (lp ListParams) Parse(p tenancy.Principal) (ListQuery, error) {
 	if len(q.Search) > maxSearchLength || len(q.SemanticSearch) > maxSearchLength {
 		return q, apperr.InvalidField("search", "search texts are limited to %d characters", maxSearchLength)
 	}
-	if lp.Emotion != "" {
-		if !contains(emotions, lp.Emotion) {
-			return q, apperr.InvalidField("emotion", "unknown emotion %q; allowed: %s", lp.Emotion, strings.Join(emotions, ", ")).
-				With("allowed_values", emotions)
-		}
-		q.Emotion = lp.Emotion
+	if q.Emotion, err = catalog.ParseEmotion(lp.Emotion); err != nil {
+		return q, err
 	}
 	if lp.APIKeyID != "" {
+		// The id itself is checked against the key's own customers by the
+		// listing (checkKeyFilter), which needs the database.
 		if p.Kind != tenancy.KindRoot {
 			return q, apperr.New(apperr.Forbidden, "api_key_id is a root key's filter; a customer key sees only its own purchases")
 		}
@@ -98,17 +100,8 @@ func (lp ListParams) Parse(p tenancy.Principal) (ListQuery, error) {
 		}
 		q.KeyID = &id
 	}
-	q.Limit, q.Offset, err = parsePaging(lp.Limit, lp.Page, lp.Offset, defaultListLimit, maxListLimit)
+	q.Limit, q.Offset, err = parsePaging(lp.Limit, lp.Page, lp.Offset)
 	return q, err
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 func parseDay(field, v string) (*time.Time, error) {
@@ -120,38 +113,6 @@ func parseDay(field, v string) (*time.Time, error) {
 		return nil, apperr.InvalidField(field, "%s %q is not a date (YYYY-MM-DD)", field, v)
 	}
 	return &t, nil
-}
-
-// parsePaging reads limit (clamped to max; < 1 or not a number is 400) and
-// either a 1-based page or an offset.
-func parsePaging(limit, page, offset string, def, max int) (int, int, error) {
-	l := def
-	if limit != "" {
-		n, err := strconv.Atoi(limit)
-		if err != nil || n < 1 {
-			return 0, 0, apperr.InvalidField("limit", "limit must be a whole number of at least 1, got %q", limit)
-		}
-		l = min(n, max)
-	}
-	if page != "" && offset != "" {
-		return 0, 0, apperr.InvalidField("page", "use either page or offset, not both")
-	}
-	off := 0
-	if page != "" {
-		n, err := strconv.Atoi(page)
-		if err != nil || n < 1 || n > 1_000_000 {
-			return 0, 0, apperr.InvalidField("page", "page must be a whole number from 1, got %q", page)
-		}
-		off = (n - 1) * l
-	}
-	if offset != "" {
-		n, err := strconv.Atoi(offset)
-		if err != nil || n < 0 || n > 100_000_000 {
-			return 0, 0, apperr.InvalidField("offset", "offset must be a whole number from 0, got %q", offset)
-		}
-		off = n
-	}
-	return l, off, nil
 }
 
 // PurchaseRecord is one purchase as listed for billing.
@@ -166,7 +127,10 @@ type PurchaseRecord struct {
 	CustomerEmail *string
 	Similarity    *float64
 	Video         VideoSummary
-	Download      Link
+	// Download is the zero Link when DownloadRevoked: the purchase's key (or
+	// its root) was revoked, and its links stopped working with it.
+	Download        Link
+	DownloadRevoked bool
 }
 
 // VideoSummary is the part of a video shown in purchase history (retired
@@ -191,7 +155,7 @@ type Listing struct {
 }
 
 // listFilter is the WHERE clause of a purchase listing and its arguments,
-// built with placeholders only. $1-$3 are visibleSQL's.
+// built with placeholders only; visibleTo starts every one.
 type listFilter struct {
 	where []string
 	args  []any
@@ -202,16 +166,18 @@ func (f *listFilter) arg(v any) string {
 	return "$" + strconv.Itoa(len(f.args))
 }
 
+// and is the conditions joined, for a WHERE or a JOIN's ON.
+func (f *listFilter) and() string { return strings.Join(f.where, " AND ") }
+
 func (f *listFilter) from() string {
-	return ` FROM purchases p JOIN videos v ON v.id = p.video_id LEFT JOIN api_keys k ON k.id = p.api_key_id WHERE ` +
-		strings.Join(f.where, " AND ")
+	return ` FROM purchases p JOIN videos v ON v.id = p.video_id ` + keyJoinSQL + ` WHERE ` + f.and()
 }
 
 // filter is the one definition of which purchases a listing (page, summary
 // or export) covers: what the key may see, narrowed by the query's filters
 // other than semantic search.
 func (q ListQuery) filter(p tenancy.Principal) *listFilter {
-	f := &listFilter{where: []string{visibleSQL}, args: []any{p.AccountID, p.Kind == tenancy.KindRoot, p.KeyID}}
+	f := visibleTo(p)
 	if q.Start != nil {
 		f.where = append(f.where, "p.purchased_at >= "+f.arg(*q.Start))
 	}
@@ -237,13 +203,13 @@ func (q ListQuery) filter(p tenancy.Principal) *listFilter {
 // recordColumns are the columns scanRecord reads, after the similarity.
 const recordColumns = `p.id, p.video_id, p.api_key_id, coalesce(k.label, ''), p.price_cents, p.purchased_at, p.legacy,
 	p.customer_email, v.title, v.emotion, v.gender, v.difficulty, v.media_type, v.duration_seconds,
-	v.retired_at IS NOT NULL`
+	v.retired_at IS NOT NULL, ` + keyRevokedSQL
 
 func scanRecord(rows pgx.Rows, similarity **float64) (PurchaseRecord, error) {
 	var r PurchaseRecord
 	dest := []any{&r.PurchaseID, &r.VideoID, &r.APIKeyID, &r.CustomerLabel, &r.PricePaid, &r.PurchasedAt,
 		&r.Legacy, &r.CustomerEmail, &r.Video.Title, &r.Video.Emotion, &r.Video.Gender,
-		&r.Video.Difficulty, &r.Video.MediaType, &r.Video.DurationSeconds, &r.Video.Retired}
+		&r.Video.Difficulty, &r.Video.MediaType, &r.Video.DurationSeconds, &r.Video.Retired, &r.DownloadRevoked}
 	if similarity != nil {
 		dest = append([]any{similarity}, dest...)
 	}
@@ -252,14 +218,20 @@ func scanRecord(rows pgx.Rows, similarity **float64) (PurchaseRecord, error) {
 	return r, err
 }
 
-// ListPurchases lists what the key may see: a customer key its own
-// purchases; a root key those of all its account's keys and the account's
-// legacy purchases. The summary covers every match, not only the page.
+// ListPurchases lists what the key may see (visibleTo). The summary covers
+// every match, not only the page. With semantic_search the matches are the
+// purchases whose clip is at least the embedder's relevance floor alike,
+// best first; without it every purchase counts, clips without a vector
+// included.
 func (s *Service) ListPurchases(ctx context.Context, p tenancy.Principal, q ListQuery, embedder QueryEmbedder) (Listing, error) {
+	if q.KeyID != nil {
+		if err := s.checkKeyFilter(ctx, p, *q.KeyID); err != nil {
+			return Listing{}, err
+		}
+	}
 	f := q.filter(p)
 	similarity := "NULL::float8"
 	order := "p.purchased_at DESC, p.id"
-	var queryVec []float32
 	if q.SemanticSearch != "" {
 		if embedder == nil {
 			return Listing{}, apperr.New(apperr.Unavailable, "semantic search is not available on this node")
@@ -268,22 +240,21 @@ func (s *Service) ListPurchases(ctx context.Context, p tenancy.Principal, q List
 		if err != nil {
 			return Listing{}, apperr.New(apperr.Unavailable, "semantic search is unavailable right now; retry shortly")
 		}
-		f.where = append(f.where, "v.embedding_model = "+f.arg(embedder.Model()), "v.embedding IS NOT NULL")
-		queryVec = vec
+		// Only vectors of the query's model compare; the floor keeps a
+		// search for something never bought from listing everything.
+		similarity = "(1 - (v.embedding <=> " + f.arg(pgvector.NewVector(vec)) + "))"
+		f.where = append(f.where, "v.embedding_model = "+f.arg(embedder.Model()),
+			similarity+" >= "+f.arg(embedder.RelevanceFloor()))
 		order = "similarity DESC, p.purchased_at DESC, p.id"
 	}
-	whereArgs := len(f.args)
 	from := f.from()
 
 	out := Listing{Query: q}
 	var amount int64
-	if err := s.pool.QueryRow(ctx, `SELECT count(*), coalesce(sum(p.price_cents), 0)`+from, f.args[:whereArgs]...).Scan(&out.Total, &amount); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT count(*), coalesce(sum(p.price_cents), 0)`+from, f.args...).Scan(&out.Total, &amount); err != nil {
 		return Listing{}, fmt.Errorf("list purchases: %w", err)
 	}
 	out.Amount = money.Cents(amount)
-	if queryVec != nil {
-		similarity = "1 - (v.embedding <=> " + f.arg(pgvector.NewVector(queryVec)) + ")"
-	}
 
 	sql := `SELECT ` + similarity + ` AS similarity, ` + recordColumns + from + ` ORDER BY ` + order +
 		` LIMIT ` + f.arg(q.Limit) + ` OFFSET ` + f.arg(q.Offset)
@@ -299,32 +270,15 @@ func (s *Service) ListPurchases(ctx context.Context, p tenancy.Principal, q List
 			return Listing{}, fmt.Errorf("list purchases: %w", err)
 		}
 		r.Similarity = sim
-		r.Download = s.links.Sign(r.PurchaseID)
+		if !r.DownloadRevoked {
+			r.Download = s.links.Sign(r.PurchaseID)
+		}
 		out.Purchases = append(out.Purchases, r)
 	}
 	if err := rows.Err(); err != nil {
 		return Listing{}, fmt.Errorf("list purchases: %w", err)
 	}
-	if q.KeyID != nil && out.Total == 0 {
-		if err := s.checkAccountKey(ctx, p.AccountID, *q.KeyID); err != nil {
-			return Listing{}, err
-		}
-	}
 	return out, nil
-}
-
-// checkAccountKey says "unknown key" rather than "no purchases" for a key
-// filter naming another account's key.
-func (s *Service) checkAccountKey(ctx context.Context, accountID, keyID uuid.UUID) error {
-	var exists bool
-	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM api_keys WHERE id = $1 AND account_id = $2)`,
-		keyID, accountID).Scan(&exists); err != nil {
-		return err
-	}
-	if !exists {
-		return apperr.NotFoundf("key not found")
-	}
-	return nil
 }
 
 // prefixQuery turns "laugh car" into "laugh:* & car:*" so that a word

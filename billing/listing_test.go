@@ -19,7 +19,8 @@ import (
 // fixedEmbedder is the built-in embedder seen as a query embedder.
 type fixedEmbedder struct{ e *embed.Builtin }
 
-func (f fixedEmbedder) Model() string { return f.e.Model() }
+func (f fixedEmbedder) Model() string           { return f.e.Model() }
+func (f fixedEmbedder) RelevanceFloor() float64 { return f.e.RelevanceFloor() }
 func (f fixedEmbedder) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
 	v, err := f.e.Embed(ctx, embed.Query, []string{text})
 	if err != nil {
@@ -184,7 +185,8 @@ func TestListPurchasesSearch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := svc.Purchase(ctx, key, billing.PurchaseRequest{VideoIDs: vids}); err != nil {
+	unembedded := billingtest.Videos(t, pool, 1, "easy")
+	if _, err := svc.Purchase(ctx, key, billing.PurchaseRequest{VideoIDs: append(unembedded, vids...)}); err != nil {
 		t.Fatal(err)
 	}
 	run := func(lp billing.ListParams) billing.Listing {
@@ -208,9 +210,22 @@ func TestListPurchasesSearch(t *testing.T) {
 	if l := run(billing.ListParams{Search: "submarine"}); l.Total != 0 {
 		t.Fatalf("miss: %+v", l.Purchases)
 	}
+	// By meaning: ranked, and cut at the model's floor, so the summary
+	// counts what the list shows.
 	l := run(billing.ListParams{SemanticSearch: "lady cracking up while scrolling on the sofa"})
-	if l.Total != 3 || l.Purchases[0].VideoID != vids[0] || l.Purchases[0].Similarity == nil ||
-		*l.Purchases[0].Similarity < *l.Purchases[1].Similarity {
-		t.Fatalf("semantic: %+v", l.Purchases)
+	if l.Total != 1 || len(l.Purchases) != 1 || l.Purchases[0].VideoID != vids[0] || l.Purchases[0].Similarity == nil ||
+		*l.Purchases[0].Similarity < builtin.RelevanceFloor() || int64(l.Amount) != 500 {
+		t.Fatalf("semantic: total %d amount %d %+v", l.Total, l.Amount, l.Purchases)
+	}
+	if l := run(billing.ListParams{SemanticSearch: "submarine under the ice"}); l.Total != 0 || len(l.Purchases) != 0 {
+		t.Fatalf("semantic miss lists %d purchases", l.Total)
+	}
+	if l := run(billing.ListParams{SemanticSearch: "kitchen cooking", Emotion: " HAPPY "}); l.Total != 1 || l.Purchases[0].VideoID != vids[2] {
+		t.Fatalf("semantic with emotion: %+v", l.Purchases)
+	}
+	// A clip not embedded yet is bought and counted like any other when no
+	// semantic_search is given.
+	if l := run(billing.ListParams{}); l.Total != 4 || int64(l.Amount) != 2000 {
+		t.Fatalf("without semantic_search: %d purchases, %d cents, want 4 and 2000", l.Total, l.Amount)
 	}
 }

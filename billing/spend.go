@@ -17,14 +17,16 @@ type DaySpend struct {
 }
 
 // dailySpendSQL fills every day of the window, quiet days as zero, over the
-// purchases the principal can see (visibleSQL). Days are 24 hours from UTC
+// purchases the principal can see (visibleTo). Days are 24 hours from UTC
 // midnight whatever the session's time zone.
-const dailySpendSQL = `
+func dailySpendSQL(f *listFilter, first, last string) string {
+	return `
 	SELECT g.day, count(p.id), coalesce(sum(p.price_cents), 0)::bigint
-	FROM generate_series($4::timestamptz, $5::timestamptz, interval '24 hours') AS g(day)
-	LEFT JOIN purchases p ON ` + visibleSQL + `
+	FROM generate_series(` + first + `::timestamptz, ` + last + `::timestamptz, interval '24 hours') AS g(day)
+	LEFT JOIN purchases p ON ` + f.and() + `
 	     AND p.purchased_at >= g.day AND p.purchased_at < g.day + interval '24 hours'
 	GROUP BY g.day ORDER BY g.day`
+}
 
 // DailySpend returns the purchases p can see on each of the `days` UTC days
 // up to and including today, oldest first.
@@ -35,7 +37,9 @@ func (s *Service) DailySpend(ctx context.Context, p tenancy.Principal, now time.
 	u := now.UTC()
 	last := time.Date(u.Year(), u.Month(), u.Day(), 0, 0, 0, 0, time.UTC)
 	first := last.AddDate(0, 0, -(days - 1))
-	rows, err := s.pool.Query(ctx, dailySpendSQL, p.AccountID, p.Kind == tenancy.KindRoot, p.KeyID, first, last)
+	f := visibleTo(p)
+	firstArg, lastArg := f.arg(first), f.arg(last)
+	rows, err := s.pool.Query(ctx, dailySpendSQL(f, firstArg, lastArg), f.args...)
 	if err != nil {
 		return nil, fmt.Errorf("daily spend: %w", err)
 	}

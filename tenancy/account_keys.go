@@ -11,11 +11,18 @@ import (
 	"broll/internal/database"
 )
 
-// AccountOwner is the principal of a dashboard user: it sees what every
-// root key of the account sees (all of the account's purchases, legacy ones
+// AccountOwner is the principal of a dashboard user: it sees every purchase
+// of the account (every root key's and their customers', legacy ones
 // included) but is no key itself, so nothing can be created "under" it.
 func AccountOwner(accountID uuid.UUID) Principal {
 	return Principal{AccountID: accountID, Kind: KindRoot, Scopes: []Scope{ScopeBrollBilling}}
+}
+
+// IsAccountOwner reports the principal AccountOwner builds. The account's
+// users run the whole account, so they deliberately see more than any one
+// root key does: a root key sees only its own customers' purchases.
+func (p Principal) IsAccountOwner() bool {
+	return p.Kind == KindRoot && p.KeyID == uuid.Nil && p.AccountID != uuid.Nil
 }
 
 // RootKey is a root key with the number of its customer keys.

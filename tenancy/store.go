@@ -128,15 +128,6 @@ func (s *Service) GetAccount(ctx context.Context, id uuid.UUID) (Account, error)
 	return a, database.Interpret(err, "account not found")
 }
 
-// AccountBySource returns the account a legacy source names.
-func (s *Service) AccountBySource(ctx context.Context, source string) (Account, error) {
-	var a Account
-	err := s.pool.QueryRow(ctx, `
-		SELECT id, name, source, balance_cents, created_at FROM accounts WHERE source = $1`, source).
-		Scan(&a.ID, &a.Name, &a.Source, &a.BalanceCents, &a.CreatedAt)
-	return a, database.Interpret(err, "unknown source")
-}
-
 const keyColumns = `id, account_id, kind, parent_id, label, scopes, key_prefix,
 	rate_limit_per_minute, total_requests, last_used_at, created_at, revoked_at`
 

@@ -57,7 +57,7 @@ func setup(t *testing.T, extra map[string]string) *env {
 	pool, dbURL := testkit.NewPool(t)
 	rdb, redisURL := testkit.Redis(t)
 	vars := map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_MEDIA_DIR": t.TempDir(),
-		"BROLL_SIGNING_KEY": "test-signing-key-0123456789abcdef0123", "BROLL_PUBLIC_URL": "http://dash.test"}
+		"BROLL_SIGNING_KEY": config.GenerateSecret(), "BROLL_PUBLIC_URL": "http://dash.test"}
 	for k, v := range extra {
 		vars[k] = v
 	}

@@ -21,6 +21,8 @@ import (
 type AccountOpts struct {
 	Name    string
 	Credits money.Cents
+	// Legacy marks the account as a v0 customer, served by the legacy API.
+	Legacy bool
 }
 
 // Account is a created account with its root key.
@@ -44,6 +46,11 @@ func NewAccount(t testing.TB, pool *pgxpool.Pool, opts AccountOpts) Account {
 	if err != nil {
 		t.Fatalf("open account: %v", err)
 	}
+	if opts.Legacy {
+		if _, err := tenancy.New(pool).SetLegacyEnabled(context.Background(), source, true); err != nil {
+			t.Fatalf("enable legacy: %v", err)
+		}
+	}
 	return Account{
 		ID: opened.Account.ID, Source: source, RootKey: opened.RootKey,
 		Root: tenancy.Principal{
@@ -51,6 +58,19 @@ func NewAccount(t testing.TB, pool *pgxpool.Pool, opts AccountOpts) Account {
 			Kind: tenancy.KindRoot, Scopes: opened.RootKey.Scopes,
 		},
 	}
+}
+
+// AnotherRoot issues a second root key of the same account (one per
+// integration) and returns the account as seen through it: its Root and
+// CustomerKey are that key's.
+func (a Account) AnotherRoot(t testing.TB, pool *pgxpool.Pool, label string) Account {
+	t.Helper()
+	k, err := tenancy.New(pool).CreateRootKey(context.Background(), a.ID, label)
+	if err != nil {
+		t.Fatalf("create root key: %v", err)
+	}
+	a.RootKey, a.Root = k, Principal(a, k)
+	return a
 }
 
 // CustomerKey issues a customer key under the account's root key.

@@ -23,6 +23,7 @@ import (
 
 	"broll/billing"
 	"broll/billing/billingtest"
+	"broll/internal/config"
 	"broll/internal/testkit"
 	"broll/tenancy"
 )
@@ -196,7 +197,7 @@ func startNode(t *testing.T, dbURL, redisURL string) string {
 	ln.Close()
 	env := map[string]string{
 		"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_HTTP_ADDR": addr, "BROLL_PUBLIC_URL": "http://" + addr,
-		"BROLL_MEDIA_DIR": t.TempDir(), "BROLL_SIGNING_KEY": strings.Repeat("k", 32), "BROLL_EMBED_PROVIDER": "builtin",
+		"BROLL_MEDIA_DIR": t.TempDir(), "BROLL_SIGNING_KEY": config.GenerateSecret(), "BROLL_EMBED_PROVIDER": "builtin",
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"broll/internal/config"
 	"broll/internal/testkit"
 )
 
@@ -18,7 +19,7 @@ func TestRunServesAndShutsDown(t *testing.T) {
 	_, redisURL := testkit.Redis(t)
 	env := map[string]string{
 		"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_HTTP_ADDR": "127.0.0.1:0",
-		"BROLL_MEDIA_DIR": t.TempDir(), "BROLL_SIGNING_KEY": strings.Repeat("k", 32),
+		"BROLL_MEDIA_DIR": t.TempDir(), "BROLL_SIGNING_KEY": config.GenerateSecret(),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)

@@ -7,6 +7,32 @@ import (
 	"github.com/google/uuid"
 )
 
+// legacySetEnabled marks an account as a v0 customer or not: the legacy
+// routes serve only marked accounts, since their one shared secret is the
+// whole service's.
+func (c *cli) legacySetEnabled(ctx context.Context, args []string, enabled bool) (any, error) {
+	name := "legacy disable"
+	if enabled {
+		name = "legacy enable"
+	}
+	var source string
+	if _, err := c.flags(name, args, 0, func(fs *flag.FlagSet) {
+		fs.StringVar(&source, "source", "", "the account's source")
+	}); err != nil {
+		return nil, err
+	}
+	if source == "" {
+		return nil, usageErr("%s needs --source", name)
+	}
+	return c.with(ctx, func(e *env) (any, error) {
+		a, err := e.tenancy.SetLegacyEnabled(ctx, source, enabled)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"account_id": a.Account.ID, "source": a.Account.Source, "legacy_enabled": a.Enabled}, nil
+	})
+}
+
 // legacyCustomerJSON is one line of the email -> key mapping.
 type legacyCustomerJSON struct {
 	KeyID uuid.UUID `json:"key_id"`

@@ -102,3 +102,42 @@ func TestLegacyMigrateCustomers(t *testing.T) {
 		}
 	}
 }
+
+// TestLegacyEnableDisable: the switch is per source, idempotent, printed as
+// JSON, and an unknown source fails with a message.
+func TestLegacyEnableDisable(t *testing.T) {
+	t.Parallel()
+	c := newCtl(t)
+	code, acct, stderr := c.run(t, "", "account", "create", "--name", "Old Platform", "--source", "v0plat")
+	if code != 0 {
+		t.Fatalf("account create: %d %s", code, stderr)
+	}
+	enabled := func() bool {
+		var on bool
+		if err := c.pool.QueryRow(context.Background(), `SELECT legacy_enabled FROM accounts WHERE source = 'v0plat'`).Scan(&on); err != nil {
+			t.Fatal(err)
+		}
+		return on
+	}
+	if enabled() {
+		t.Fatal("a new account is a v0 customer")
+	}
+	for _, step := range []struct {
+		cmd  string
+		want bool
+	}{{"enable", true}, {"enable", true}, {"disable", false}, {"disable", false}} {
+		code, out, stderr := c.run(t, "", "legacy", step.cmd, "--source", "v0plat")
+		if code != 0 || out["legacy_enabled"] != step.want || out["source"] != "v0plat" || out["account_id"] != acct["account_id"] {
+			t.Fatalf("legacy %s: %d %v %s", step.cmd, code, out, stderr)
+		}
+		if enabled() != step.want {
+			t.Fatalf("legacy %s: stored %v", step.cmd, !step.want)
+		}
+	}
+	if code, _, stderr := c.run(t, "", "legacy", "enable", "--source", "nobody"); code == 0 || !strings.Contains(stderr, "unknown source") {
+		t.Fatalf("unknown source: %d %q", code, stderr)
+	}
+	if code, _, stderr := c.run(t, "", "legacy", "enable"); code == 0 || !strings.Contains(stderr, "--source") {
+		t.Fatalf("no source: %d %q", code, stderr)
+	}
+}

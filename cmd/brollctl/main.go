@@ -54,6 +54,8 @@ const usage = `usage: brollctl COMMAND [ARGS]
   seed-demo [--count N]
   audit downloads [--since 30d] [--threshold N]
   billing statement --account ID --month YYYY-MM
+  legacy enable --source SOURCE
+  legacy disable --source SOURCE
   legacy migrate-customers --account ID
   user create --account ID --email E
   user reset --email E
@@ -160,7 +162,10 @@ func (c *cli) dispatch(ctx context.Context, args []string) (any, error) {
 			return c.billingStatement(ctx, rest[1:])
 		}
 	case "legacy":
-		if sub == "migrate-customers" {
+		switch sub {
+		case "enable", "disable":
+			return c.legacySetEnabled(ctx, rest[1:], sub == "enable")
+		case "migrate-customers":
 			return c.legacyMigrateCustomers(ctx, rest[1:])
 		}
 	case "user":

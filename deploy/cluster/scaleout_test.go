@@ -15,6 +15,7 @@ import (
 	"broll/billing/billingtest"
 	"broll/catalog"
 	"broll/embed/embedtest"
+	"broll/internal/config"
 	"broll/internal/testkit"
 )
 
@@ -23,7 +24,7 @@ func baseEnv(t *testing.T, dbURL, redisURL, ollamaURL string) map[string]string 
 	return map[string]string{
 		"DATABASE_URL":               dbURL,
 		"REDIS_URL":                  redisURL,
-		"BROLL_SIGNING_KEY":          "cluster-test-signing-key-0123456789abcdef",
+		"BROLL_SIGNING_KEY":          config.GenerateSecret(),
 		"BROLL_PUBLIC_URL":           "http://broll.test",
 		"BROLL_MEDIA_DIR":            t.TempDir(),
 		"BROLL_EMBED_PROVIDER":       "ollama",

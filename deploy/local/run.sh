@@ -57,6 +57,9 @@ if [ ! -s "$STACK_DIR/demo.json" ]; then
 else
 	echo "run: demo account exists; its root key is in .stack/demo.json" >&2
 fi
+# The demo account is a v0 customer, so the legacy routes answer for
+# source=demo with the secret above (idempotent).
+"$BIN/brollctl" legacy enable --source demo >/dev/null
 
 # A dashboard user for the demo account, made once; the one-time link to
 # choose its password is printed (a new one: brollctl user reset).

@@ -242,11 +242,15 @@ func (c Config) Validate() error {
 			return fmt.Errorf("BROLL_PUBLIC_URL must be an http(s) URL, got %q", c.PublicURL)
 		}
 	}
-	if c.SigningKey != "" && len(c.SigningKey) < 32 {
-		return errors.New("BROLL_SIGNING_KEY must be at least 32 characters")
-	}
-	if c.SigningKeyPrevious != "" && len(c.SigningKeyPrevious) < 32 {
-		return errors.New("BROLL_SIGNING_KEY_PREVIOUS must be at least 32 characters")
+	// An empty legacy secret keeps v0 off; an empty signing key is refused
+	// by the processes that sign (RequireSigningKey).
+	for _, s := range []struct {
+		name  string
+		value Secret
+	}{{"BROLL_SIGNING_KEY", c.SigningKey}, {"BROLL_SIGNING_KEY_PREVIOUS", c.SigningKeyPrevious}, {"BROLL_LEGACY_SECRET", c.LegacySecret}} {
+		if err := checkSecret(s.name, s.value); err != nil {
+			return err
+		}
 	}
 	if c.DownloadURLTTL < time.Minute || c.DownloadURLTTL > 7*24*time.Hour {
 		return fmt.Errorf("BROLL_DOWNLOAD_URL_TTL must be between 1m and 168h, got %s", c.DownloadURLTTL)

@@ -72,16 +72,65 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 }
 
 func TestSecretsAreMasked(t *testing.T) {
-	c, err := Load(env(map[string]string{"BROLL_SIGNING_KEY": strings.Repeat("s", 40), "BROLL_LEGACY_SECRET": "legacy-secret-value"}))
+	signing, legacy := GenerateSecret(), GenerateSecret()
+	c, err := Load(env(map[string]string{"BROLL_SIGNING_KEY": signing, "BROLL_LEGACY_SECRET": legacy}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	printed := fmt.Sprintf("%+v %v", c, c)
-	if strings.Contains(printed, "ssssssss") || strings.Contains(printed, "legacy-secret-value") {
+	printed := fmt.Sprintf("%+v %v %v", c, c, c.Summary())
+	if strings.Contains(printed, signing) || strings.Contains(printed, legacy) {
 		t.Fatalf("secret printed: %s", printed)
 	}
-	if c.SigningKey.Reveal() != strings.Repeat("s", 40) {
+	if c.SigningKey.Reveal() != signing {
 		t.Fatal("reveal")
+	}
+}
+
+// TestSecretsRefusedAtStart: a short secret, an example value from the
+// README, docker-compose.yml or deploy/k8s/secret.example.yaml, or a typed
+// pattern is refused for each secret setting, with one line naming it; an
+// empty legacy secret keeps v0 off and is fine.
+func TestSecretsRefusedAtStart(t *testing.T) {
+	t.Parallel()
+	bad := map[string]string{
+		"short":                    "s3cr3t-but-only-twenty",
+		"change-me":                "change-me",
+		"changeme":                 "changeme",
+		"secret":                   "secret",
+		"legacy-secret":            "legacy-secret",
+		"the k8s example":          "CHANGE-ME-to-48-random-bytes-in-base64-0123456789",
+		"the k8s legacy example":   "CHANGE-ME",
+		"change me, padded":        "please-Change_Me-before-going-to-production-1234",
+		"a placeholder word":       "placeholder-placeholder-placeholder-xyz",
+		"an example value":         "example-secret-for-the-readme-do-not-use-1",
+		"a counting pattern":       "test-signing-key-0123456789abcdef0123",
+		"one repeated character":   strings.Repeat("k", 40),
+		"a short repeated pattern": strings.Repeat("abc1", 10),
+		"31 random-looking chars":  GenerateSecret()[:31],
+	}
+	for _, name := range []string{"BROLL_SIGNING_KEY", "BROLL_SIGNING_KEY_PREVIOUS", "BROLL_LEGACY_SECRET"} {
+		for what, v := range bad {
+			_, err := Load(env(map[string]string{"BROLL_SIGNING_KEY": GenerateSecret(), name: v}))
+			if err == nil || !strings.Contains(err.Error(), name) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("%s = %s (%q): %v, want one line naming it", name, what, v, err)
+			}
+			if err != nil && strings.Contains(err.Error(), v) {
+				t.Errorf("%s: the error repeats the secret: %v", name, err)
+			}
+		}
+	}
+	good := map[string]string{
+		"generated":   GenerateSecret(),
+		"hex":         "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+		"run.sh-like": "q2VxW8ZrT0b1mYpLk3NcJ7sHfDg4aE6u9oRiXtB5nCw",
+	}
+	for what, v := range good {
+		if _, err := Load(env(map[string]string{"BROLL_SIGNING_KEY": v, "BROLL_LEGACY_SECRET": v})); err != nil {
+			t.Errorf("%s secret refused: %v", what, err)
+		}
+	}
+	if c, err := Load(env(nil)); err != nil || c.LegacySecret != "" {
+		t.Errorf("no legacy secret: %v", err)
 	}
 }
 

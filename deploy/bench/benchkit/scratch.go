@@ -78,9 +78,10 @@ func (s *Scratch) open(ctx context.Context, redisURL string, redisPoolSize int) 
 	}
 	s.Redis = redis.NewClient(ropts)
 	s.close = append(s.close, func() { _ = s.Redis.Close() })
+	signingKey := config.GenerateSecret()
 	cfg, err := config.Load(func(k string) string {
 		return map[string]string{"DATABASE_URL": s.URL, "REDIS_URL": redisURL,
-			"BROLL_SIGNING_KEY": "bench-signing-key-0123456789abcdef0123"}[k]
+			"BROLL_SIGNING_KEY": signingKey}[k]
 	})
 	if err != nil {
 		return err

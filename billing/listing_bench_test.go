@@ -1,0 +1,67 @@
+package billing_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"broll/billing"
+	"broll/billing/billingtest"
+	"broll/internal/testkit"
+)
+
+// BenchmarkListPurchasesRoot lists the first page (and the summary over
+// every match) for one of two root keys of an account, each with 50
+// customers of 200 purchases: the root sees 10,000 of the account's 20,000.
+// Run: go test -run '^$' -bench ListPurchasesRoot -benchtime 200x ./billing/
+func BenchmarkListPurchasesRoot(b *testing.B) {
+	pool, _ := testkit.NewPool(b)
+	ctx := context.Background()
+	svc := newService(pool)
+	a := billingtest.NewAccount(b, pool, billingtest.AccountOpts{})
+	sibling := a.AnotherRoot(b, pool, "second integration")
+	for i := 0; i < 50; i++ {
+		a.CustomerKey(b, pool, fmt.Sprintf("a-%d", i))
+		sibling.CustomerKey(b, pool, fmt.Sprintf("b-%d", i))
+	}
+	vids := billingtest.Videos(b, pool, 200, "easy")
+	if _, err := pool.Exec(ctx, `
+		INSERT INTO purchases (account_id, api_key_id, video_id, price_cents, tier, purchased_at)
+		SELECT $1, k.id, v, 500, 'easy', now() - random() * interval '60 days'
+		FROM api_keys k, unnest($2::uuid[]) AS v
+		WHERE k.account_id = $1 AND k.kind = 'customer'`, a.ID, vids); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `ANALYZE purchases; ANALYZE api_keys`); err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name string
+		lp   billing.ListParams
+	}{
+		{"page1", billing.ListParams{}},
+		{"page20", billing.ListParams{Page: "20"}},
+		{"last30days", billing.ListParams{StartDate: time.Now().AddDate(0, 0, -30).Format("2006-01-02")}},
+	} {
+		q, err := bc.lp.Parse(a.Root)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(bc.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				l, err := svc.ListPurchases(ctx, a.Root, q, nil)
+				if err != nil || l.Total == 0 {
+					b.Fatalf("%v, %d purchases", err, l.Total)
+				}
+			}
+		})
+	}
+	b.Run("month_to_date", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := svc.Summary(ctx, a.Root, time.Now()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -1,0 +1,76 @@
+package billing
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"broll/internal/apperr"
+	"broll/tenancy"
+)
+
+// visibleTo is the one definition of which purchases a principal sees,
+// used by the listing, its export, the balance's month to date and the
+// daily spend:
+//   - a customer key: its own purchases;
+//   - a root key: its own, those of its own customer keys and the account's
+//     legacy (v0) ones, never those of a sibling root key of the same
+//     account or of that root's customers (an account may hold one root key
+//     per integration, and they must not read each other's customers);
+//   - the account owner (tenancy.AccountOwner, the dashboard's users, who
+//     run the whole account): every purchase of the account.
+//
+// Each case is its own SQL text rather than one statement with flags, so
+// that the planner can use the key index for a customer key.
+func visibleTo(p tenancy.Principal) *listFilter {
+	f := &listFilter{}
+	switch {
+	case p.IsAccountOwner():
+		f.where = append(f.where, "p.account_id = "+f.arg(p.AccountID))
+	case p.Kind == tenancy.KindRoot:
+		acct, key := f.arg(p.AccountID), f.arg(p.KeyID)
+		f.where = append(f.where, "p.account_id = "+acct+" AND (p.legacy OR p.api_key_id = "+key+
+			" OR p.api_key_id IN (SELECT c.id FROM api_keys c WHERE c.parent_id = "+key+"))")
+	case p.Kind == tenancy.KindCustomer:
+		acct, key := f.arg(p.AccountID), f.arg(p.KeyID)
+		f.where = append(f.where, "p.account_id = "+acct+" AND p.api_key_id = "+key)
+	default:
+		// Ops keys hold no account and see no purchases.
+		f.where = append(f.where, "false")
+	}
+	return f
+}
+
+// checkKeyFilter refuses an api_key_id filter naming a key the principal may
+// not narrow to: a root key names itself or one of its own customer keys,
+// the account owner any key of the account. Anything else, a sibling root
+// key's customer as much as another account's key, is the same 404.
+func (s *Service) checkKeyFilter(ctx context.Context, p tenancy.Principal, keyID uuid.UUID) error {
+	var ok bool
+	var err error
+	switch {
+	case p.IsAccountOwner():
+		err = s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM api_keys WHERE id = $1 AND account_id = $2)`,
+			keyID, p.AccountID).Scan(&ok)
+	case p.Kind == tenancy.KindRoot:
+		err = s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM api_keys
+			WHERE id = $1 AND account_id = $2 AND (id = $3 OR parent_id = $3))`,
+			keyID, p.AccountID, p.KeyID).Scan(&ok)
+	}
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return apperr.NotFoundf("key not found")
+	}
+	return nil
+}
+
+// keyJoinSQL joins a purchase p to its key k and that key's root r (both
+// NULL for a legacy purchase), for keyRevokedSQL and the key's label.
+const keyJoinSQL = `LEFT JOIN api_keys k ON k.id = p.api_key_id LEFT JOIN api_keys r ON r.id = k.parent_id`
+
+// keyRevokedSQL says whether a purchase's key, or its key's root, is
+// revoked: its download links stop working (Verify) and listings show it
+// without one.
+const keyRevokedSQL = `(k.revoked_at IS NOT NULL OR r.revoked_at IS NOT NULL)`
