@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/billing"
 	"broll/billing/billingtest"
@@ -72,14 +73,7 @@ func TestListCursorWalk(t *testing.T) {
 		buy(alice, vids[8+i]) // arrives while the client pages
 		page = list(billing.ListParams{Limit: "3", Cursor: page.NextCursor})
 	}
-	if len(walked) != len(all.Purchases) {
-		t.Fatalf("walked %d purchases, want %d", len(walked), len(all.Purchases))
-	}
-	for i, r := range all.Purchases {
-		if walked[i] != r.PurchaseID {
-			t.Fatalf("row %d: walked %s, want %s (the one-page order)", i, walked[i], r.PurchaseID)
-		}
-	}
+	sameOrder(t, walked, all)
 	// An offset page carries a cursor too, so a client can switch to it.
 	if p := list(billing.ListParams{Limit: "2", Page: "2"}); p.NextCursor == "" {
 		t.Fatal("an offset page with more after it has no next_cursor")
@@ -139,19 +133,9 @@ func TestListCursorSemantic(t *testing.T) {
 	ctx := context.Background()
 	svc := newService(pool)
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100000})
-	vids := billingtest.Videos(t, pool, 4, "easy")
-	titles := []string{"Woman laughing at her phone", "Woman laughing on a couch", "Man laughing in a car", "Woman laughing at her phone"}
 	builtin := embed.NewBuiltin()
-	cat := catalog.New(pool, nil, nil)
-	for i, v := range vids {
-		if _, err := pool.Exec(ctx, `UPDATE videos SET title = $2 WHERE id = $1`, v, titles[i]); err != nil {
-			t.Fatal(err)
-		}
-		vec, _ := builtin.Embed(ctx, embed.Document, []string{titles[i]})
-		if err := cat.StoreEmbeddings(ctx, builtin.Model(), []catalog.Embedding{{ID: v, Vector: vec[0]}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	vids := embeddedClips(t, pool, builtin, "Woman laughing at her phone", "Woman laughing on a couch",
+		"Man laughing in a car", "Woman laughing at her phone")
 	if _, err := svc.Purchase(ctx, acct.Root, billing.PurchaseRequest{VideoIDs: vids}); err != nil {
 		t.Fatal(err)
 	}
@@ -181,12 +165,36 @@ func TestListCursorSemantic(t *testing.T) {
 			break
 		}
 	}
+	sameOrder(t, walked, all)
+}
+
+// sameOrder fails unless walked holds the purchases of all, in its order.
+func sameOrder(t *testing.T, walked []uuid.UUID, all billing.Listing) {
+	t.Helper()
 	if len(walked) != len(all.Purchases) {
-		t.Fatalf("walked %d, want %d", len(walked), len(all.Purchases))
+		t.Fatalf("walked %d purchases, want %d", len(walked), len(all.Purchases))
 	}
 	for i, r := range all.Purchases {
 		if walked[i] != r.PurchaseID {
-			t.Fatalf("row %d: walked %s, want %s", i, walked[i], r.PurchaseID)
+			t.Fatalf("row %d: walked %s, want %s (the one-page order)", i, walked[i], r.PurchaseID)
 		}
 	}
+}
+
+// embeddedClips makes one clip per title, embedded by e.
+func embeddedClips(t *testing.T, pool *pgxpool.Pool, e *embed.Builtin, titles ...string) []uuid.UUID {
+	t.Helper()
+	ctx := context.Background()
+	vids := billingtest.Videos(t, pool, len(titles), "easy")
+	cat := catalog.New(pool, nil, nil)
+	for i, v := range vids {
+		if _, err := pool.Exec(ctx, `UPDATE videos SET title = $2 WHERE id = $1`, v, titles[i]); err != nil {
+			t.Fatal(err)
+		}
+		vec, _ := e.Embed(ctx, embed.Document, []string{titles[i]})
+		if err := cat.StoreEmbeddings(ctx, e.Model(), []catalog.Embedding{{ID: v, Vector: vec[0]}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return vids
 }
