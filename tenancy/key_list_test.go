@@ -2,6 +2,8 @@ package tenancy
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -256,4 +258,67 @@ func TestKeyListCountersWithoutFlush(t *testing.T) {
 	}
 	b.admit(t, busy, 1)
 	counters("after the flush", 6)
+}
+
+// TestKeyListCountersWhileFlushing: with requests and flushes running all
+// the time, every list shows at least the requests finished before it began
+// and never more than were made by its end: a batch moving to Postgres while
+// the list reads is never counted twice, nor lost.
+func TestKeyListCountersWhileFlushing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	root := b.account(t)
+	busy := b.customer(t, root, "busy")
+	var admitted atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	wg.Add(2)
+	go func() { // one client, so at most one request is in flight
+		defer wg.Done()
+		for ctx.Err() == nil {
+			if _, err := b.gate.Admit(ctx, busy); err != nil && ctx.Err() == nil {
+				errs <- err
+				return
+			}
+			admitted.Add(1)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for ctx.Err() == nil {
+			if err := b.usage.Flush(ctx); err != nil && ctx.Err() == nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	q, err := KeyListParams{}.Parse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 200; i++ {
+		before := admitted.Load()
+		page, err := b.svc.CustomerKeyPage(ctx, root, q, b.usage)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := admitted.Load() + 1
+		if len(page.Keys) != 1 {
+			t.Fatalf("%d keys", len(page.Keys))
+		}
+		if n := page.Keys[0].TotalRequests; n < before || n > after {
+			k, _ := b.svc.GetKey(ctx, busy.KeyID)
+			t.Fatalf("list %d: total_requests %d (stored now %d), want between %d and %d; errs %d", i, n, k.TotalRequests, before, after, len(errs))
+		}
+		select {
+		case err := <-errs:
+			t.Fatal(err)
+		default:
+		}
+	}
 }
