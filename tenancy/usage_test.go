@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-func (b *bundle) admit(t *testing.T, p Principal, n int) {
+func (b *bundle) admit(t testing.TB, p Principal, n int) {
 	t.Helper()
 	for i := 0; i < n; i++ {
 		if _, err := b.gate.Admit(context.Background(), p); err != nil {
