@@ -13,12 +13,7 @@ func BenchmarkCustomerKeyPage(b *testing.B) {
 	bb := setup(b)
 	ctx := context.Background()
 	root := bb.account(b)
-	if _, err := bb.pool.Exec(ctx, `
-		INSERT INTO api_keys (account_id, kind, parent_id, label, scopes, key_hash, key_prefix)
-		SELECT $1, 'customer', $2, 'bulk ' || i, ARRAY['broll:read'], uuid_send(gen_random_uuid()), 'dsk_bulk'
-		FROM generate_series(1, 5000) AS i`, root.AccountID, root.KeyID); err != nil {
-		b.Fatal(err)
-	}
+	bb.bulkKeys(b, root, 5000)
 	if _, err := bb.pool.Exec(ctx, `ANALYZE api_keys`); err != nil {
 		b.Fatal(err)
 	}

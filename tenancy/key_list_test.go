@@ -22,6 +22,18 @@ func (b *bundle) customer(t *testing.T, root Principal, label string) Principal 
 	return Principal{KeyID: k.ID, AccountID: root.AccountID, RootKeyID: root.KeyID, Kind: KindCustomer, Scopes: k.Scopes}
 }
 
+// bulkKeys inserts n customer keys under root in one statement (they share
+// one created_at).
+func (b *bundle) bulkKeys(t testing.TB, root Principal, n int) {
+	t.Helper()
+	if _, err := b.pool.Exec(context.Background(), `
+		INSERT INTO api_keys (account_id, kind, parent_id, label, scopes, key_hash, key_prefix)
+		SELECT $1, 'customer', $2, 'bulk ' || i, ARRAY['broll:read'], uuid_send(gen_random_uuid()), 'dsk_bulk'
+		FROM generate_series(1, $3::int) AS i`, root.AccountID, root.KeyID, n); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (b *bundle) keyPage(t *testing.T, root Principal, kp KeyListParams) KeyPage {
 	t.Helper()
 	q, err := kp.Parse()
@@ -45,15 +57,10 @@ func TestKeyListWalksThousands(t *testing.T) {
 	root := b.account(t)
 	other := b.account(t)
 	b.customer(t, other, "not ours")
-	// One statement: every row of a batch shares now(), so only the id
+	// Each batch is one statement: its rows share now(), so only the id
 	// orders them.
 	for batch := 0; batch < 5; batch++ {
-		if _, err := b.pool.Exec(ctx, `
-			INSERT INTO api_keys (account_id, kind, parent_id, label, scopes, key_hash, key_prefix)
-			SELECT $1, 'customer', $2, 'bulk ' || i, ARRAY['broll:read'], uuid_send(gen_random_uuid()), 'dsk_bulk'
-			FROM generate_series(1, 1000) AS i`, root.AccountID, root.KeyID); err != nil {
-			t.Fatal(err)
-		}
+		b.bulkKeys(t, root, 1000)
 	}
 	for _, limit := range []string{"500", "137"} {
 		t.Run("limit "+limit, func(t *testing.T) {
