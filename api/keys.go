@@ -55,21 +55,36 @@ func (s *server) createKey(c *fiber.Ctx) error {
 	})
 }
 
+// keyPaginationJSON is the key list's paging: keyset only.
+type keyPaginationJSON struct {
+	Limit      int     `json:"limit"`
+	HasMore    bool    `json:"has_more"`
+	NextCursor *string `json:"next_cursor"`
+}
+
 func (s *server) listKeys(c *fiber.Ctx) error {
-	// Counters are buffered in Redis; flush first so that the numbers are
-	// exact up to the last request.
-	if err := s.usage.Flush(c.UserContext()); err != nil {
-		s.logger.Warn("usage flush before listing keys failed", "request_id", requestID(c), "error", err.Error())
-	}
-	keys, err := s.tenancy.ListCustomerKeys(c.UserContext(), principal(c))
+	q, err := tenancy.KeyListParams{
+		Limit: c.Query("limit"), Cursor: c.Query("cursor"),
+		CustomerLabel: c.Query("customer_label"), Status: c.Query("status"),
+	}.Parse()
 	if err != nil {
 		return err
 	}
-	out := make([]keyJSON, len(keys))
-	for i, k := range keys {
+	// The counters add what Redis counted but did not flush yet, for the
+	// keys of this page only: exact up to the last request, with no flush.
+	page, err := s.tenancy.CustomerKeyPage(c.UserContext(), principal(c), q, s.usage)
+	if err != nil {
+		return err
+	}
+	out := make([]keyJSON, len(page.Keys))
+	for i, k := range page.Keys {
 		out[i] = renderKey(k)
 	}
-	return c.JSON(fiber.Map{"success": true, "keys": out})
+	pg := keyPaginationJSON{Limit: q.Limit, HasMore: page.HasMore}
+	if page.NextCursor != "" {
+		pg.NextCursor = &page.NextCursor
+	}
+	return c.JSON(fiber.Map{"success": true, "keys": out, "pagination": pg})
 }
 
 func (s *server) revokeKey(c *fiber.Ctx) error {

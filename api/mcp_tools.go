@@ -271,6 +271,7 @@ type listPurchasesArgs struct {
 	Limit          *int   `json:"limit,omitempty" jsonschema:"purchases per page, default 50; larger values are clamped to 500"`
 	Page           *int   `json:"page,omitempty" jsonschema:"1-based page number; use page or offset, not both"`
 	Offset         *int   `json:"offset,omitempty" jsonschema:"purchases to skip; use page or offset, not both"`
+	Cursor         string `json:"cursor,omitempty" jsonschema:"pagination.next_cursor of the previous call with the same arguments: the next page, stable while new purchases arrive; not with page or offset"`
 }
 
 func refineListPurchasesSchema(s *jsonschema.Schema) {
@@ -294,6 +295,7 @@ func (s *server) listPurchasesTool(ctx context.Context, c *fiber.Ctx, a listPurc
 	params := billing.ListParams{
 		StartDate: a.StartDate, EndDate: a.EndDate, Search: a.Search, SemanticSearch: a.SemanticSearch,
 		Emotion: a.Emotion, APIKeyID: a.APIKeyID, Limit: itoa(a.Limit), Page: itoa(a.Page), Offset: itoa(a.Offset),
+		Cursor: a.Cursor,
 	}
 	p := principal(c)
 	q, err := params.Parse(p)
@@ -307,8 +309,8 @@ func (s *server) listPurchasesTool(ctx context.Context, c *fiber.Ctx, a listPurc
 	out := renderListing(l)
 	summary := fmt.Sprintf("Matching: %s, %s USD in total; %d on this page.", plural(out.Summary.Count, "purchase"),
 		out.Summary.TotalAmount, len(out.Purchases))
-	if out.Pagination.HasMore {
-		summary += fmt.Sprintf(" More with page=%d.", out.Pagination.Page+1)
+	if out.Pagination.NextCursor != nil {
+		summary += " More with cursor=pagination.next_cursor."
 	}
 	return out, summary, nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -228,6 +229,17 @@ func TestOpenAPIResponsesValidate(t *testing.T) {
 	var newKey struct{ Details struct{ ID string } }
 	_ = json.Unmarshal(created.raw, &newKey)
 	check(200, "list keys", "GET", "/api/v1/keys", bearerHeader(root), nil)
+	keyPage := check(200, "list keys, paged and filtered", "GET", "/api/v1/keys?limit=1&status=active", bearerHeader(root), nil)
+	var keyList struct {
+		Pagination struct {
+			NextCursor *string `json:"next_cursor"`
+		}
+	}
+	if err := json.Unmarshal(keyPage.raw, &keyList); err != nil || keyList.Pagination.NextCursor == nil {
+		t.Fatalf("key page of 1 of 3 live keys: %s", keyPage.raw)
+	}
+	check(200, "list keys after a cursor", "GET", "/api/v1/keys?limit=1&status=active&cursor="+url.QueryEscape(*keyList.Pagination.NextCursor), bearerHeader(root), nil)
+	check(400, "list keys, unknown status", "GET", "/api/v1/keys?status=paused", bearerHeader(root), nil)
 	check(200, "revoke key", "DELETE", "/api/v1/keys?id="+newKey.Details.ID, bearerHeader(root), nil)
 	check(400, "revoke key without id", "DELETE", "/api/v1/keys", bearerHeader(root), nil)
 	check(403, "customer key managing keys", "GET", "/api/v1/keys", bearerHeader(cust.Secret), nil)
@@ -244,6 +256,17 @@ func TestOpenAPIResponsesValidate(t *testing.T) {
 	check(409, "price changed", "POST", "/api/v1/broll/purchase", bearerHeader(cust.Secret), map[string]any{"video_ids": []string{vids[2].String()}, "expected_total": 1})
 	check(400, "malformed body", "POST", "/api/v1/broll/purchase", bearerHeader(cust.Secret), `{"video_ids": [`)
 	check(200, "purchases", "GET", "/api/v1/broll/purchases?start_date=2020-01-01", bearerHeader(root), nil)
+	purchasePage := check(200, "purchases, a page of one", "GET", "/api/v1/broll/purchases?limit=1", bearerHeader(root), nil)
+	var purchaseList struct {
+		Pagination struct {
+			NextCursor *string `json:"next_cursor"`
+		}
+	}
+	if err := json.Unmarshal(purchasePage.raw, &purchaseList); err != nil || purchaseList.Pagination.NextCursor == nil {
+		t.Fatalf("purchase page of 1 of 2: %s", purchasePage.raw)
+	}
+	check(200, "purchases after a cursor", "GET", "/api/v1/broll/purchases?limit=1&cursor="+url.QueryEscape(*purchaseList.Pagination.NextCursor), bearerHeader(root), nil)
+	check(400, "purchases, cursor with page", "GET", "/api/v1/broll/purchases?page=1&cursor="+url.QueryEscape(*purchaseList.Pagination.NextCursor), bearerHeader(root), nil)
 	check(400, "conflicting search", "GET", "/api/v1/broll/purchases?search=a&semantic_search=b", bearerHeader(root), nil)
 
 	check(200, "catalog", "GET", "/api/v1/broll?limit=2", bearerHeader(cust.Secret), nil)

@@ -48,8 +48,21 @@ type paginationJSON struct {
 	HasMore bool `json:"has_more"`
 }
 
-func pagination(limit, offset, total int) paginationJSON {
-	return paginationJSON{Limit: limit, Offset: offset, Page: offset/limit + 1, Total: total, HasMore: offset+limit < total}
+// purchasePaginationJSON is a purchase list's paging: the offset fields,
+// and next_cursor to continue after the page (null on the last).
+type purchasePaginationJSON struct {
+	paginationJSON
+	NextCursor *string `json:"next_cursor"`
+}
+
+func purchasePagination(l billing.Listing) purchasePaginationJSON {
+	limit, offset := l.Query.Limit, l.Query.Offset
+	out := purchasePaginationJSON{paginationJSON: paginationJSON{Limit: limit, Offset: offset,
+		Page: offset/limit + 1, Total: l.Total, HasMore: l.HasMore}}
+	if l.NextCursor != "" {
+		out.NextCursor = &l.NextCursor
+	}
+	return out
 }
 
 type purchaseListJSON struct {
@@ -61,7 +74,7 @@ type purchaseListJSON struct {
 		StartDate   *string     `json:"start_date"`
 		EndDate     *string     `json:"end_date"`
 	} `json:"summary"`
-	Pagination paginationJSON `json:"pagination"`
+	Pagination purchasePaginationJSON `json:"pagination"`
 }
 
 func day(t *time.Time) *string {
@@ -93,7 +106,7 @@ func renderListing(l billing.Listing) purchaseListJSON {
 	}
 	out.Summary.TotalAmount, out.Summary.Currency, out.Summary.Count = l.Amount, "USD", l.Total
 	out.Summary.StartDate, out.Summary.EndDate = day(l.Query.Start), day(l.Query.End)
-	out.Pagination = pagination(l.Query.Limit, l.Query.Offset, l.Total)
+	out.Pagination = purchasePagination(l)
 	return out
 }
 
@@ -102,7 +115,7 @@ func (s *server) listPurchases(c *fiber.Ctx) error {
 		StartDate: c.Query("start_date"), EndDate: c.Query("end_date"),
 		Search: c.Query("search"), SemanticSearch: c.Query("semantic_search"),
 		Emotion: c.Query("emotion"), APIKeyID: c.Query("api_key_id"),
-		Limit: c.Query("limit"), Page: c.Query("page"), Offset: c.Query("offset"),
+		Limit: c.Query("limit"), Page: c.Query("page"), Offset: c.Query("offset"), Cursor: c.Query("cursor"),
 	}
 	p := principal(c)
 	q, err := params.Parse(p)

@@ -101,7 +101,8 @@ func (lp LegacyListParams) Parse() (LegacyListQuery, error) {
 	if q.Start != nil && q.End != nil && q.Start.After(*q.End) {
 		return q, apperr.InvalidField("start_date", "start_date %s is after end_date %s", lp.StartDate, lp.EndDate)
 	}
-	q.Limit, q.Offset, err = parsePaging(lp.Limit, lp.Page, lp.Offset)
+	pr, err := parsePaging(lp.Limit, lp.Page, lp.Offset, "")
+	q.Limit, q.Offset = pr.Limit, pr.Offset
 	return q, err
 }
 
@@ -140,5 +141,6 @@ func (s *Service) LegacyPurchases(ctx context.Context, accountID uuid.UUID, q Le
 	if err := rows.Err(); err != nil {
 		return Listing{}, fmt.Errorf("legacy purchases: %w", err)
 	}
+	out.HasMore = q.Offset+len(out.Purchases) < out.Total
 	return out, nil
 }

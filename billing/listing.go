@@ -36,11 +36,14 @@ type ListParams struct {
 	Emotion                string
 	APIKeyID               string
 	Limit, Page, Offset    string
+	// Cursor is a next_cursor of the same query (not with Page or Offset).
+	Cursor string
 }
 
 // Limits of a purchase listing. A huge limit is clamped, not refused;
 // offset + limit may not pass maxListWindow (a deep OFFSET reads and throws
-// away every row before it); search texts are bounded like the catalog's.
+// away every row before it; a cursor is not bounded by it); search texts
+// are bounded like the catalog's.
 const (
 	defaultListLimit = 50
 	maxListLimit     = 500
@@ -56,6 +59,8 @@ type ListQuery struct {
 	Emotion        string
 	KeyID          *uuid.UUID
 	Limit, Offset  int
+	// after is the decoded cursor: the page starts after it (Offset is 0).
+	after *listPosition
 }
 
 // Parse validates the parameters for a principal: bad values are 400, and
@@ -100,8 +105,20 @@ func (lp ListParams) Parse(p tenancy.Principal) (ListQuery, error) {
 		}
 		q.KeyID = &id
 	}
-	q.Limit, q.Offset, err = parsePaging(lp.Limit, lp.Page, lp.Offset)
-	return q, err
+	pr, err := parsePaging(lp.Limit, lp.Page, lp.Offset, lp.Cursor)
+	if err != nil {
+		return q, err
+	}
+	q.Limit, q.Offset = pr.Limit, pr.Offset
+	if pr.Cursor != "" {
+		// Decoded against the filters just parsed: a cursor of another
+		// query, or one edited by hand, is a 400 here.
+		if q.after, err = q.decodeCursor(pr.Cursor); err != nil {
+			return q, err
+		}
+		q.Offset = q.after.n
+	}
+	return q, nil
 }
 
 func parseDay(field, v string) (*time.Time, error) {
@@ -147,11 +164,15 @@ type VideoSummary struct {
 }
 
 // Listing is a page of purchases with a summary over every match.
+// Query.Offset is the number of rows before the page, however it was asked
+// for; NextCursor continues after the page ("" on the last one).
 type Listing struct {
-	Purchases []PurchaseRecord
-	Total     int
-	Amount    money.Cents
-	Query     ListQuery
+	Purchases  []PurchaseRecord
+	Total      int
+	Amount     money.Cents
+	Query      ListQuery
+	HasMore    bool
+	NextCursor string
 }
 
 // listFilter is the WHERE clause of a purchase listing and its arguments,
@@ -231,7 +252,10 @@ func (s *Service) ListPurchases(ctx context.Context, p tenancy.Principal, q List
 	}
 	f := q.filter(p)
 	similarity := "NULL::float8"
-	order := "p.purchased_at DESC, p.id"
+	// Newest first, ties (one batch shares its time) by id, both descending
+	// so that a keyset condition on the pair and the (account_id |
+	// api_key_id, purchased_at, id) indexes yield this order as they are.
+	order := "p.purchased_at DESC, p.id DESC"
 	if q.SemanticSearch != "" {
 		if embedder == nil {
 			return Listing{}, apperr.New(apperr.Unavailable, "semantic search is not available on this node")
@@ -245,19 +269,31 @@ func (s *Service) ListPurchases(ctx context.Context, p tenancy.Principal, q List
 		similarity = "(1 - (v.embedding <=> " + f.arg(pgvector.NewVector(vec)) + "))"
 		f.where = append(f.where, "v.embedding_model = "+f.arg(embedder.Model()),
 			similarity+" >= "+f.arg(embedder.RelevanceFloor()))
-		order = "similarity DESC, p.purchased_at DESC, p.id"
+		order = "similarity DESC, p.purchased_at DESC, p.id DESC"
 	}
-	from := f.from()
 
 	out := Listing{Query: q}
 	var amount int64
-	if err := s.pool.QueryRow(ctx, `SELECT count(*), coalesce(sum(p.price_cents), 0)`+from, f.args...).Scan(&out.Total, &amount); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT count(*), coalesce(sum(p.price_cents), 0)`+f.from(), f.args...).Scan(&out.Total, &amount); err != nil {
 		return Listing{}, fmt.Errorf("list purchases: %w", err)
 	}
 	out.Amount = money.Cents(amount)
 
-	sql := `SELECT ` + similarity + ` AS similarity, ` + recordColumns + from + ` ORDER BY ` + order +
-		` LIMIT ` + f.arg(q.Limit) + ` OFFSET ` + f.arg(q.Offset)
+	// The summary covers every match; only the page starts after the cursor.
+	offset := q.Offset
+	if a := q.after; a != nil {
+		offset = 0
+		after := "(p.purchased_at, p.id) < (" + f.arg(a.at) + ", " + f.arg(a.id) + ")"
+		if a.similarity != nil {
+			sim := f.arg(*a.similarity)
+			after = "(" + similarity + " < " + sim + " OR (" + similarity + " = " + sim + " AND " + after + "))"
+		}
+		f.where = append(f.where, after)
+	}
+	// One row more than the page says whether another page follows, exactly,
+	// even while new purchases arrive.
+	sql := `SELECT ` + similarity + ` AS similarity, ` + recordColumns + f.from() + ` ORDER BY ` + order +
+		` LIMIT ` + f.arg(q.Limit+1) + ` OFFSET ` + f.arg(offset)
 	rows, err := s.pool.Query(ctx, sql, f.args...)
 	if err != nil {
 		return Listing{}, fmt.Errorf("list purchases: %w", err)
@@ -277,6 +313,11 @@ func (s *Service) ListPurchases(ctx context.Context, p tenancy.Principal, q List
 	}
 	if err := rows.Err(); err != nil {
 		return Listing{}, fmt.Errorf("list purchases: %w", err)
+	}
+	if len(out.Purchases) > q.Limit {
+		out.Purchases = out.Purchases[:q.Limit]
+		out.HasMore = true
+		out.NextCursor = q.nextCursor(out.Purchases[q.Limit-1], q.Offset+q.Limit)
 	}
 	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 	"broll/billing"
 	"broll/billing/billingtest"
 	"broll/internal/testkit"
+	"broll/tenancy"
 )
 
 // BenchmarkListPurchasesRoot lists the first page (and the summary over
@@ -43,6 +44,7 @@ func BenchmarkListPurchasesRoot(b *testing.B) {
 		{"page1", billing.ListParams{}},
 		{"page20", billing.ListParams{Page: "20"}},
 		{"last30days", billing.ListParams{StartDate: time.Now().AddDate(0, 0, -30).Format("2006-01-02")}},
+		{"page20_by_cursor", billing.ListParams{Cursor: cursorTo(b, svc, a.Root, 20)}},
 	} {
 		q, err := bc.lp.Parse(a.Root)
 		if err != nil {
@@ -64,4 +66,23 @@ func BenchmarkListPurchasesRoot(b *testing.B) {
 			}
 		}
 	})
+}
+
+// cursorTo follows next_cursor to the given page of p's purchases, to
+// measure the page a cursor reaches against the same page by offset.
+func cursorTo(b *testing.B, svc *billing.Service, p tenancy.Principal, page int) string {
+	b.Helper()
+	cursor := ""
+	for i := 1; i < page; i++ {
+		q, err := billing.ListParams{Cursor: cursor}.Parse(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		l, err := svc.ListPurchases(context.Background(), p, q, nil)
+		if err != nil || l.NextCursor == "" {
+			b.Fatalf("page %d: %v, no next_cursor", i, err)
+		}
+		cursor = l.NextCursor
+	}
+	return cursor
 }

@@ -9,7 +9,6 @@ import (
 
 	"broll/billing"
 	"broll/billing/billingtest"
-	"broll/catalog"
 	"broll/embed"
 	"broll/internal/apperr"
 	"broll/internal/testkit"
@@ -172,19 +171,9 @@ func TestListPurchasesSearch(t *testing.T) {
 	svc := newService(pool)
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100000})
 	key := billingtest.Principal(acct, acct.CustomerKey(t, pool, "k"))
-	vids := billingtest.Videos(t, pool, 3, "easy")
-	titles := []string{"Young woman laughing at her phone on the couch", "Man driving at night, excited", "Chef chopping onions in a kitchen"}
 	builtin := embed.NewBuiltin()
-	cat := catalog.New(pool, nil, nil)
-	for i, v := range vids {
-		if _, err := pool.Exec(ctx, `UPDATE videos SET title = $2 WHERE id = $1`, v, titles[i]); err != nil {
-			t.Fatal(err)
-		}
-		vec, _ := builtin.Embed(ctx, embed.Document, []string{titles[i]})
-		if err := cat.StoreEmbeddings(ctx, builtin.Model(), []catalog.Embedding{{ID: v, Vector: vec[0]}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	vids := embeddedClips(t, pool, builtin, "Young woman laughing at her phone on the couch", "Man driving at night, excited",
+		"Chef chopping onions in a kitchen")
 	unembedded := billingtest.Videos(t, pool, 1, "easy")
 	if _, err := svc.Purchase(ctx, key, billing.PurchaseRequest{VideoIDs: append(unembedded, vids...)}); err != nil {
 		t.Fatal(err)

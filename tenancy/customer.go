@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"broll/internal/apperr"
 	"broll/internal/database"
@@ -37,16 +36,6 @@ func (s *Service) CreateCustomerKey(ctx context.Context, root Principal, label s
 		Label:     label,
 		Scopes:    granted,
 	}))
-}
-
-// ListCustomerKeys lists the customer keys of a root key, revoked ones too.
-func (s *Service) ListCustomerKeys(ctx context.Context, root Principal) ([]Key, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+keyColumns+` FROM api_keys
-		WHERE account_id = $1 AND parent_id = $2 ORDER BY created_at, id`, root.AccountID, root.KeyID)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Key, error) { return scanKey(r) })
 }
 
 // AccountKey returns a key of the account (root or customer), or not_found:

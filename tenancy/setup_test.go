@@ -27,7 +27,7 @@ type bundle struct {
 
 const testPrefix = "broll:"
 
-func setup(t *testing.T) *bundle {
+func setup(t testing.TB) *bundle {
 	t.Helper()
 	pool, _ := testkit.NewPool(t)
 	rdb, _ := testkit.Redis(t)
@@ -41,7 +41,7 @@ func setup(t *testing.T) *bundle {
 var accountSeq atomic.Int64
 
 // account creates an account with a root key and returns the root's principal.
-func (b *bundle) account(t *testing.T) Principal {
+func (b *bundle) account(t testing.TB) Principal {
 	t.Helper()
 	ctx := context.Background()
 	a, err := CreateAccount(ctx, b.pool, "Test Platform", fmt.Sprintf("t%d-%d", time.Now().UnixNano()%1e12, accountSeq.Add(1)))

@@ -96,8 +96,9 @@ func (u *Usage) countLocally(id uuid.UUID, now time.Time) {
 
 // takeBatch atomically moves the live counters aside under a batch id, or
 // returns the batch a previous flush left behind. KEYS[1..3] are the live
-// hashes (totals, last use, hourly buckets), KEYS[4..6] their batch copies
-// and KEYS[7] the batch id.
+// hashes (totals, last use, hourly buckets), KEYS[4..6] their batch copies,
+// KEYS[7] the batch id and KEYS[8] the generation, bumped by every batch
+// taken so that readers of unflushed counts notice a flush (usage_pending.go).
 var takeBatch = redis.NewScript(`
 if redis.call('EXISTS', KEYS[7]) == 0 then
   local any = false
@@ -109,6 +110,7 @@ if redis.call('EXISTS', KEYS[7]) == 0 then
   end
   if not any then return false end
   redis.call('SET', KEYS[7], ARGV[1])
+  redis.call('INCR', KEYS[8])
 end
 return {redis.call('GET', KEYS[7]), redis.call('HGETALL', KEYS[4]), redis.call('HGETALL', KEYS[5]),
         redis.call('HGETALL', KEYS[6])}
@@ -166,8 +168,9 @@ func (b *usageBatch) apply(ctx context.Context, q Querier) error {
 }
 
 // Flush writes the buffered counts to Postgres. Nodes and workers may call
-// it concurrently: a short Redis lock makes them take turns, and a caller
-// that needs exact numbers (GET /api/v1/keys) waits for its turn.
+// it concurrently: a short Redis lock makes them take turns. GET
+// /api/v1/keys does not flush for exact numbers: it adds the unflushed
+// counts of the keys it shows (usage_pending.go).
 func (u *Usage) Flush(ctx context.Context) error {
 	if err := u.flushLocal(ctx); err != nil {
 		return err
@@ -196,9 +199,14 @@ func (u *Usage) Flush(ctx context.Context) error {
 	return u.flushBatch(ctx)
 }
 
+// batchKeys are takeBatch's KEYS, in its order; [3:7] are the batch's own.
+func (u *Usage) batchKeys() []string {
+	return []string{u.key("n"), u.key("t"), u.key("h"),
+		u.key("flushing:n"), u.key("flushing:t"), u.key("flushing:h"), u.key("flushing:id"), u.key("gen")}
+}
+
 func (u *Usage) flushBatch(ctx context.Context) error {
-	keys := []string{u.key("n"), u.key("t"), u.key("h"),
-		u.key("flushing:n"), u.key("flushing:t"), u.key("flushing:h"), u.key("flushing:id")}
+	keys := u.batchKeys()
 	res, err := takeBatch.Run(ctx, u.rdb, keys, randomToken()).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil
@@ -242,7 +250,7 @@ func (u *Usage) flushBatch(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("usage flush: %w", err)
 	}
-	return u.rdb.Del(ctx, keys[3:]...).Err()
+	return u.rdb.Del(ctx, keys[3:7]...).Err()
 }
 
 func (u *Usage) flushLocal(ctx context.Context) error {

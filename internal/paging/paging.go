@@ -44,7 +44,7 @@ func Parse(v url.Values, b Bounds) (Request, error) {
 	r := Request{Limit: b.DefaultLimit}
 	if s := get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
-		if errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(s, "-") {
+		if tooLarge(s, err) {
 			n, err = b.MaxLimit, nil // a huge limit is still a limit above the maximum
 		}
 		if err != nil || n < 1 {
@@ -65,6 +65,9 @@ func Parse(v url.Values, b Bounds) (Request, error) {
 		return r, apperr.InvalidField("page", "use page or offset, not both")
 	case page != "":
 		n, err := strconv.Atoi(page)
+		if tooLarge(page, err) {
+			return r, WindowError("page", b.Window)
+		}
 		if err != nil || n < 1 {
 			return r, apperr.InvalidField("page", "page must be a whole number of at least 1, got %q", page)
 		}
@@ -75,6 +78,9 @@ func Parse(v url.Values, b Bounds) (Request, error) {
 		r.Offset = (n - 1) * r.Limit
 	case offset != "":
 		n, err := strconv.Atoi(offset)
+		if tooLarge(offset, err) {
+			return r, WindowError("offset", b.Window)
+		}
 		if err != nil || n < 0 {
 			return r, apperr.InvalidField("offset", "offset must be a whole number of at least 0, got %q", offset)
 		}
@@ -84,6 +90,13 @@ func Parse(v url.Values, b Bounds) (Request, error) {
 		return r, WindowError("offset", b.Window)
 	}
 	return r, nil
+}
+
+// tooLarge reports a whole number too large for an int: still a number, so
+// a limit is clamped and a page or offset is past the window, rather than
+// "not a number".
+func tooLarge(s string, err error) bool {
+	return errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(s, "-")
 }
 
 // WindowError is the invalid_request of a page past the window.
