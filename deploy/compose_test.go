@@ -12,10 +12,12 @@ import (
 
 	"github.com/compose-spec/compose-go/v2/cli"
 	"github.com/compose-spec/compose-go/v2/types"
+
+	"broll/internal/config"
 )
 
 // signingKey is what an operator exports before `docker compose up`.
-const signingKey = "compose-test-signing-key-0123456789abcdef"
+var signingKey = config.GenerateSecret()
 
 // loadCompose loads ../docker-compose.yml with the Compose specification's
 // own loader (interpolation, schema validation, consistency checks), with

@@ -22,7 +22,7 @@ const (
 )
 
 // k8sConfig is the configuration every pod loads: the ConfigMap plus the
-// Secret's keys (the example's placeholders stand in for real values).
+// Secret's keys, its placeholder secrets replaced as an operator would.
 func k8sConfig(t *testing.T, c *cluster) config.Config {
 	t.Helper()
 	cm, sec := c.configMaps[configMapName], c.secrets[secretName]
@@ -35,6 +35,16 @@ func k8sConfig(t *testing.T, c *cluster) config.Config {
 	}
 	for k, v := range sec.StringData {
 		env[k] = v
+	}
+	// The example's secrets are placeholders, which the service refuses to
+	// start with; an operator replaces them as the file's comment says.
+	if _, err := loadConfig(env); err == nil {
+		t.Fatal("the Secret example's placeholder secrets load; the service must refuse them")
+	}
+	for _, k := range []string{"BROLL_SIGNING_KEY", "BROLL_LEGACY_SECRET"} {
+		if _, ok := env[k]; ok {
+			env[k] = config.GenerateSecret()
+		}
 	}
 	cfg, err := loadConfig(env)
 	if err != nil {
