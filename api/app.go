@@ -92,6 +92,7 @@ func New(d Deps) *fiber.App {
 	app.Use(cancelOnDisconnect)
 	app.Use(m.observe)
 	app.Use(recover.New())
+	app.Use(legacyPrefix, markLegacy(legacyHeaders(d.Config, d.Config.BaseURL())))
 	app.Use(decodeBodies(d.Config.MaxBodyBytes))
 
 	h := &health{pool: d.Pool, rdb: d.Redis}

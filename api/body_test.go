@@ -100,6 +100,10 @@ func TestCompressedBodies(t *testing.T) {
 			if r.status != 413 || (!s.html && r.str("code") != "payload_too_large") {
 				t.Errorf("gzip over the limit: %d %s", r.status, r.raw)
 			}
+			legacy := strings.HasPrefix(s.path, legacyPrefix)
+			if legacy {
+				checkSunsetHeaders(t, "legacy 413", r)
+			}
 
 			for _, enc := range []string{"br", "deflate", "gzip, gzip", "compress"} {
 				h := map[string]string{"Content-Encoding": enc}
@@ -109,6 +113,9 @@ func TestCompressedBodies(t *testing.T) {
 				r = send(t, n, "POST", s.path, h, string(s.body))
 				if r.status != 415 || (!s.html && r.str("code") != "unsupported_media_type") {
 					t.Errorf("Content-Encoding %s: %d %s", enc, r.status, r.raw)
+				}
+				if legacy {
+					checkSunsetHeaders(t, "legacy 415", r)
 				}
 			}
 		})

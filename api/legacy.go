@@ -28,14 +28,12 @@ const legacyPrefix = "/api/external/broll"
 const migrationGuidePath = "/docs/migration"
 
 // legacyAPI holds what the v0 routes need beyond the server: the shared
-// secret (only its hash, compared in constant time) and the headers that
-// announce the sunset, computed once.
+// secret (only its hash, compared in constant time) and the sunset.
 type legacyAPI struct {
 	s          *server
 	enabled    bool
 	secretHash [sha256.Size]byte
 	sunset     time.Time
-	headers    [][2]string
 	guideURL   string
 }
 
@@ -47,16 +45,6 @@ func (s *server) legacyRoutes(app *fiber.App, cfg config.Config) {
 	if secret := cfg.LegacySecret.Reveal(); secret != "" {
 		l.enabled, l.secretHash = true, sha256.Sum256([]byte(secret))
 	}
-	// Exactly what SPEC.md gives and v0 clients of the original service
-	// read: "Deprecation: true" and the sunset as a bare date, not the
-	// RFC 9745 / RFC 8594 forms. The links point both relations at the
-	// migration guide.
-	l.headers = [][2]string{
-		{"Deprecation", "true"},
-		{"Sunset", l.sunset.Format("2006-01-02")},
-		{"Link", "<" + l.guideURL + `>; rel="deprecation", <` + l.guideURL + `>; rel="sunset"`},
-	}
-
 	g := app.Group(legacyPrefix, l.guard)
 	g.Get("", l.list)
 	g.Get("/purchases", l.purchases)
@@ -64,13 +52,9 @@ func (s *server) legacyRoutes(app *fiber.App, cfg config.Config) {
 	g.Get("/:id", l.details)
 }
 
-// guard runs first on every legacy path, known or not, so that every
-// response (errors included) carries the deprecation headers. The sunset
-// is checked before the secret: a retired API owes nobody a 401.
+// guard runs first on every legacy route, known or not. The sunset is
+// checked before the secret: a retired API owes nobody a 401.
 func (l *legacyAPI) guard(c *fiber.Ctx) error {
-	for _, h := range l.headers {
-		c.Set(h[0], h[1])
-	}
 	if !l.s.now().Before(l.sunset) {
 		day := l.sunset.Format("2006-01-02")
 		return apperr.New(apperr.Sunset, "the legacy v0 API was retired on %s; use /api/v1 with a dsk_ key (migration guide: %s)",
@@ -214,4 +198,29 @@ func (l *legacyAPI) purchases(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(renderListing(listing))
+}
+
+// legacyHeaders are exactly what SPEC.md gives and v0 clients of the
+// original service read: "Deprecation: true" and the sunset as a bare date,
+// not the RFC 9745 / RFC 8594 forms. The links point both relations at the
+// migration guide.
+func legacyHeaders(cfg config.Config, baseURL string) [][2]string {
+	guide := baseURL + migrationGuidePath
+	return [][2]string{
+		{"Deprecation", "true"},
+		{"Sunset", cfg.LegacySunset.UTC().Format("2006-01-02")},
+		{"Link", "<" + guide + `>; rel="deprecation", <` + guide + `>; rel="sunset"`},
+	}
+}
+
+// markLegacy sets the deprecation headers on every response under the v0
+// prefix. It is mounted before the body reader, so that the refusals made
+// before any v0 route runs (413, 415) carry them too.
+func markLegacy(headers [][2]string) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		for _, h := range headers {
+			c.Set(h[0], h[1])
+		}
+		return c.Next()
+	}
 }
