@@ -36,6 +36,7 @@ func (u *Usage) readExact(ctx context.Context, read func(ctx context.Context, ba
 		gen, batch, err := u.mark(ctx)
 		if err != nil {
 			keys, _, err := read(ctx, "")
+			u.addLocal(keys)
 			return keys, err
 		}
 		keys, applied, err := read(ctx, batch)
@@ -44,6 +45,7 @@ func (u *Usage) readExact(ctx context.Context, read func(ctx context.Context, ba
 		}
 		done, err := u.addPending(ctx, keys, gen, batch, applied)
 		if err != nil || done || attempt == exactReadAttempts {
+			u.addLocal(keys)
 			return keys, nil
 		}
 	}
@@ -105,6 +107,24 @@ func (u *Usage) addPending(ctx context.Context, keys []Key, gen, batch string, a
 	add(n, t)
 	add(fn, ft)
 	return true, nil
+}
+
+// addLocal adds what this node counted in memory while Redis was
+// unreachable and has not flushed yet. Another node's such counts show
+// after that node's next flush.
+func (u *Usage) addLocal(keys []Key) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for i := range keys {
+		c, ok := u.local[keys[i].ID]
+		if !ok {
+			continue
+		}
+		keys[i].TotalRequests += c.n
+		if at := c.last.UTC(); keys[i].LastUsedAt == nil || at.After(*keys[i].LastUsedAt) {
+			keys[i].LastUsedAt = &at
+		}
+	}
 }
 
 // redisInt reads the i-th reply of an HMGET as a whole number; a missing
