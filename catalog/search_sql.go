@@ -125,14 +125,8 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 	if q.SemanticSearch != "" {
 		similarity = "1 - (v.embedding <=> " + b.arg(pgvector.NewVector(vec)) + ")"
 	}
-	from := "videos v"
 	if rank != "" && q.SortBy == SortRelevance {
-		// Ranking reads each candidate's row (its tsvector): rank at most
-		// KeywordCandidates matches, the first the index yields, instead of
-		// every match of a common word.
-		from = `(SELECT v.id, ` + rank + ` AS rank FROM videos v WHERE ` + b.whereSQL() + `
-		LIMIT ` + b.arg(KeywordCandidates) + `) m JOIN videos v ON v.id = m.id`
-		b.conds, rank = nil, "m.rank"
+		return searchSQL{page: keywordRankedSQL(b, q, rank, similarity), count: count, estimate: estimate, window: window}
 	}
 	key, dir := sortKey(q, rank)
 	if q.after != nil {
@@ -147,10 +141,33 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 		pageWhere = "\n\tWHERE " + b.whereSQL()
 	}
 	sql := "SELECT " + videoColumns + ", " + similarity + ", " + key + `
-	FROM ` + from + pageWhere + `
+	FROM videos v` + pageWhere + `
 	ORDER BY ` + key + " " + dir + ", v.id " + dir + `
 	LIMIT ` + b.arg(q.Limit+1) + " OFFSET " + b.arg(q.Offset)
 	return searchSQL{page: statement{sql: sql, args: b.args}, count: count, estimate: estimate, window: window}
+}
+
+// keywordRankedSQL pages a keyword search by relevance. Ranking reads each
+// candidate's tsvector: at most KeywordCandidates matches are ranked, the
+// first the full-text index yields, instead of every match of a common
+// word. The candidates are ranked, sorted and cut to the page by id and
+// rank alone; only the page's rows are then joined for their columns (a
+// join before the sort fetched every candidate's row a second time).
+func keywordRankedSQL(b *sqlBuilder, q Query, rank, similarity string) statement {
+	cands := `SELECT v.id, ` + rank + ` AS rank FROM videos v WHERE ` + b.whereSQL() + `
+			LIMIT ` + b.arg(KeywordCandidates)
+	after := ""
+	if q.after != nil {
+		after = "\n\t\tWHERE (c.rank, c.id) < (" + b.arg(q.after.key) + ", " + b.arg(q.after.id) + ")"
+	}
+	sql := "SELECT " + videoColumns + ", " + similarity + `, m.rank
+	FROM (
+		SELECT c.id, c.rank FROM (` + cands + `) c` + after + `
+		ORDER BY c.rank DESC, c.id DESC
+		LIMIT ` + b.arg(q.Limit+1) + " OFFSET " + b.arg(q.Offset) + `
+	) m JOIN videos v ON v.id = m.id
+	ORDER BY m.rank DESC, v.id DESC`
+	return statement{sql: sql, args: b.args}
 }
 
 // KeywordCandidates bounds the matches a keyword search ranks by relevance:
