@@ -265,7 +265,7 @@ func (s *Service) runNearest(ctx context.Context, db *pgxpool.Pool, q Query, sq 
 	if q.after != nil {
 		offset = q.after.n
 	}
-	efSearch := strconv.Itoa(min(max(hs.efSearch, offset+q.Limit+1), maxEfSearch))
+	efSearch := strconv.Itoa(min(max(hs.efSearch, offset+q.Limit+1+rerankMargin), maxEfSearch))
 	rows, err := s.nearestPage(ctx, db, sq.page, sqlHNSWSettings, efSearch, strconv.Itoa(hs.maxScanTuples))
 	if err != nil || len(rows) > q.Limit {
 		return rows, err
