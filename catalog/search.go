@@ -257,16 +257,15 @@ func collectPage(rows pgx.Rows, err error) ([]row, error) {
 	return pgx.CollectRows(rows, scanRow)
 }
 
-// runNearest runs a semantic search ranked by similarity: the page in a
-// read-only transaction holding the index settings, the estimate beside
-// it. No connection is held while waiting for the other query, so searches
+// runNearest runs a semantic search ranked by similarity: the page in
+// one transaction with the index settings, the estimate beside it. No connection is held while waiting for the other query, so searches
 // cannot starve each other of connections.
 func (s *Service) runNearest(ctx context.Context, db *pgxpool.Pool, q Query, sq searchSQL, hs hnswSettings, c *counter) ([]row, error) {
 	offset := q.Offset
 	if q.after != nil {
 		offset = q.after.n
 	}
-	efSearch := strconv.Itoa(min(max(hs.efSearch, offset+q.Limit+1), maxEfSearch))
+	efSearch := strconv.Itoa(min(max(hs.efSearch, offset+q.Limit+1+rerankMargin), maxEfSearch))
 	rows, err := s.nearestPage(ctx, db, sq.page, sqlHNSWSettings, efSearch, strconv.Itoa(hs.maxScanTuples))
 	if err != nil || len(rows) > q.Limit {
 		return rows, err
@@ -282,26 +281,26 @@ func (s *Service) runNearest(ctx context.Context, db *pgxpool.Pool, q Query, sq 
 }
 
 // nearestPage runs the page query after a settings statement, both in one
-// round trip of one read-only transaction (SET LOCAL lasts until its end).
+// round trip: a batch is one pipeline with a single Sync, which Postgres
+// runs as one implicit transaction, so the local settings last until the
+// page is read and no BEGIN and COMMIT round trips are paid (each one a
+// wait for a turn on the CPU when the node is busy).
 func (s *Service) nearestPage(ctx context.Context, db *pgxpool.Pool, page statement, settings string, args ...any) ([]row, error) {
+	batch := &pgx.Batch{}
+	batch.Queue(settings, args...)
+	batch.Queue(page.sql, page.args...)
+	br := db.SendBatch(ctx, batch)
+	_, err := br.Exec()
 	var out []row
-	err := pgx.BeginTxFunc(ctx, db, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		batch := &pgx.Batch{}
-		batch.Queue(settings, args...)
-		batch.Queue(page.sql, page.args...)
-		br := tx.SendBatch(ctx, batch)
-		_, err := br.Exec()
-		if err == nil {
-			var rows pgx.Rows
-			if rows, err = br.Query(); err == nil {
-				out, err = pgx.CollectRows(rows, scanRow)
-			}
+	if err == nil {
+		var rows pgx.Rows
+		if rows, err = br.Query(); err == nil {
+			out, err = pgx.CollectRows(rows, scanRow)
 		}
-		if cerr := br.Close(); err == nil {
-			err = cerr
-		}
-		return err
-	})
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
 	return out, err
 }
 

@@ -125,14 +125,8 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 	if q.SemanticSearch != "" {
 		similarity = "1 - (v.embedding <=> " + b.arg(pgvector.NewVector(vec)) + ")"
 	}
-	from := "videos v"
 	if rank != "" && q.SortBy == SortRelevance {
-		// Ranking reads each candidate's row (its tsvector): rank at most
-		// KeywordCandidates matches, the first the index yields, instead of
-		// every match of a common word.
-		from = `(SELECT v.id, ` + rank + ` AS rank FROM videos v WHERE ` + b.whereSQL() + `
-		LIMIT ` + b.arg(KeywordCandidates) + `) m JOIN videos v ON v.id = m.id`
-		b.conds, rank = nil, "m.rank"
+		return searchSQL{page: keywordRankedSQL(b, q, rank, similarity), count: count, estimate: estimate, window: window}
 	}
 	key, dir := sortKey(q, rank)
 	if q.after != nil {
@@ -147,10 +141,33 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 		pageWhere = "\n\tWHERE " + b.whereSQL()
 	}
 	sql := "SELECT " + videoColumns + ", " + similarity + ", " + key + `
-	FROM ` + from + pageWhere + `
+	FROM videos v` + pageWhere + `
 	ORDER BY ` + key + " " + dir + ", v.id " + dir + `
 	LIMIT ` + b.arg(q.Limit+1) + " OFFSET " + b.arg(q.Offset)
 	return searchSQL{page: statement{sql: sql, args: b.args}, count: count, estimate: estimate, window: window}
+}
+
+// keywordRankedSQL pages a keyword search by relevance. Ranking reads each
+// candidate's tsvector: at most KeywordCandidates matches are ranked, the
+// first the full-text index yields, instead of every match of a common
+// word. The candidates are ranked, sorted and cut to the page by id and
+// rank alone; only the page's rows are then joined for their columns (a
+// join before the sort fetched every candidate's row a second time).
+func keywordRankedSQL(b *sqlBuilder, q Query, rank, similarity string) statement {
+	cands := `SELECT v.id, ` + rank + ` AS rank FROM videos v WHERE ` + b.whereSQL() + `
+			LIMIT ` + b.arg(KeywordCandidates)
+	after := ""
+	if q.after != nil {
+		after = "\n\t\tWHERE (c.rank, c.id) < (" + b.arg(q.after.key) + ", " + b.arg(q.after.id) + ")"
+	}
+	sql := "SELECT " + videoColumns + ", " + similarity + `, m.rank
+	FROM (
+		SELECT c.id, c.rank FROM (` + cands + `) c` + after + `
+		ORDER BY c.rank DESC, c.id DESC
+		LIMIT ` + b.arg(q.Limit+1) + " OFFSET " + b.arg(q.Offset) + `
+	) m JOIN videos v ON v.id = m.id
+	ORDER BY m.rank DESC, v.id DESC`
+	return statement{sql: sql, args: b.args}
 }
 
 // KeywordCandidates bounds the matches a keyword search ranks by relevance:
@@ -166,33 +183,50 @@ const CountBound = 1000
 // nearestSQL finds the clips nearest to the query vector. The inner query
 // is the shape the HNSW index serves (ORDER BY distance LIMIT n over videos
 // alone, the filters checked as the index yields rows); with iterative
-// scans in relaxed order it may return them slightly out of order, so the
-// outer query sorts them again. MATERIALIZED keeps the planner from
-// merging the two, which would hide the LIMIT from the index scan. After a
-// cursor, the rows up to it are one more filter the walk passes over.
+// scans in relaxed order it may return them slightly out of order, and the
+// graphs hold halfvec copies (migration 00005), whose distance differs from
+// the full vector's in the third decimal. So the index query takes
+// rerankMargin candidates more than the page, and the outer query ranks
+// them by the full vector's distance: that order, the similarity shown and
+// the cursor all use it, and a near-tie the halfvec rounding swapped across
+// the page's edge is put back. MATERIALIZED keeps the planner from merging
+// the two, which would hide the LIMIT from the index scan. After a cursor
+// the walk takes the clips up to it again (they are at most the window)
+// and the outer query passes over them.
 func nearestSQL(b *sqlBuilder, q Query, vec []float32) statement {
-	// The graphs index the vectors as halfvec (migration 00005): results
-	// are ranked, paged and shown by that distance, so that order, cursor
-	// and similarity agree (it differs from the full vector's in the third
-	// decimal).
 	dist := "v.embedding::halfvec(768) <=> " + b.arg(pgvector.NewHalfVector(vec)) + "::halfvec(768)"
+	before := q.Offset
 	if q.after != nil {
-		b.where("(" + dist + ", v.id) > (" + b.arg(q.after.key) + "::float8, " + b.arg(q.after.id) + ")")
+		before = q.after.n
+	}
+	inner := b.whereSQL()
+	full := "v.embedding <=> " + b.arg(pgvector.NewVector(vec))
+	after := ""
+	if q.after != nil {
+		after = "\n\tWHERE (r.distance, r.id) > (" + b.arg(q.after.key) + "::float8, " + b.arg(q.after.id) + ")"
 	}
 	sql := `
 	WITH nearest AS MATERIALIZED (
-		SELECT v.id, ` + dist + ` AS distance
+		SELECT v.id
 		FROM videos v
-		WHERE ` + b.whereSQL() + `
-		ORDER BY distance
-		LIMIT ` + b.arg(q.Offset+q.Limit+1) + `
+		WHERE ` + inner + `
+		ORDER BY ` + dist + `
+		LIMIT ` + b.arg(before+q.Limit+1+rerankMargin) + `
+	), ranked AS MATERIALIZED (
+		SELECT n.id, ` + full + ` AS distance
+		FROM nearest n JOIN videos v ON v.id = n.id
 	)
-	SELECT ` + videoColumns + `, 1 - n.distance, n.distance
-	FROM nearest n JOIN videos v ON v.id = n.id
-	ORDER BY n.distance, v.id
-	OFFSET ` + b.arg(q.Offset)
+	SELECT ` + videoColumns + `, 1 - r.distance, r.distance
+	FROM ranked r JOIN videos v ON v.id = r.id` + after + `
+	ORDER BY r.distance, r.id
+	LIMIT ` + b.arg(q.Limit+1) + ` OFFSET ` + b.arg(q.Offset)
 	return statement{sql: sql, args: b.args}
 }
+
+// rerankMargin is how many candidates beyond the page the index query
+// yields for the ranking by the full vector: more than the near-ties the
+// halfvec rounding can swap across a page's edge.
+const rerankMargin = 10
 
 // sortKey is the sort key of a listing and its direction; the listing is
 // ordered by (key, id) in that direction, which the indexes of migration
