@@ -177,6 +177,11 @@ type holdingOllama struct {
 func newHoldingOllama(t *testing.T, backend *embedtest.Ollama) *holdingOllama {
 	u, _ := url.Parse(backend.URL)
 	proxy := httputil.NewSingleHostReverseProxy(u)
+	// A transport of its own: the default one is shared with every test of
+	// the package, and every httptest server that stops closes its idle
+	// connections, which this proxy's forwarding must not depend on.
+	transport := &http.Transport{}
+	proxy.Transport = transport
 	h := &holdingOllama{held: make(chan struct{}, 100), release: make(chan struct{})}
 	h.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/api/embed" && h.hold.Load() {
@@ -194,6 +199,7 @@ func newHoldingOllama(t *testing.T, backend *embedtest.Ollama) *holdingOllama {
 	t.Cleanup(func() {
 		close(h.release)
 		h.server.Close()
+		transport.CloseIdleConnections()
 	})
 	return h
 }
