@@ -106,7 +106,7 @@ func (s *Service) Search(ctx context.Context, q Query, qe QueryEmbedder) (Page, 
 	exact := true
 	// owned depends on the caller's purchases: read it where they were made.
 	err := s.read(ctx, q.Owned != nil, func(db *pgxpool.Pool) error {
-		c := s.newCounter(ctx, db, sq)
+		c := s.newCounter(ctx, db, sq, q.Owned == nil)
 		var err error
 		if q.semanticRanked() {
 			rows, err = s.runNearest(ctx, db, q, sq, defaultHNSW(), c)
@@ -171,9 +171,31 @@ func btoi(b bool) int {
 type counter struct {
 	estimate func() (estimate, error)
 	count    func() (int, error)
+	// cached is a total this node found for the same count moments ago
+	// (countCache); key is where a new total is kept, "" for a search
+	// whose total is not cached.
+	cached *countEntry
+	cache  *countCache
+	key    string
 }
 
-func (s *Service) newCounter(ctx context.Context, db *pgxpool.Pool, sq searchSQL) *counter {
+// newCounter prepares the total of sq. cacheable says whether the total may
+// be served from, and kept in, this node's count cache.
+func (s *Service) newCounter(ctx context.Context, db *pgxpool.Pool, sq searchSQL, cacheable bool) *counter {
+	c := &counter{
+		count: func() (int, error) {
+			var n int
+			err := db.QueryRow(ctx, sq.count.sql, sq.count.args...).Scan(&n)
+			return n, err
+		},
+	}
+	if cacheable && s.counts != nil {
+		c.cache, c.key = s.counts, countKey(sq.count)
+		if e, ok := s.counts.get(c.key); ok {
+			c.cached = &e
+			return c
+		}
+	}
 	done := make(chan struct{})
 	var est estimate
 	var estErr error
@@ -181,18 +203,27 @@ func (s *Service) newCounter(ctx context.Context, db *pgxpool.Pool, sq searchSQL
 		defer close(done)
 		est, estErr = s.estimate(ctx, db, sq.estimate)
 	}()
-	return &counter{
-		estimate: func() (estimate, error) { <-done; return est, estErr },
-		count: func() (int, error) {
-			var n int
-			err := db.QueryRow(ctx, sq.count.sql, sq.count.args...).Scan(&n)
-			return n, err
-		},
-	}
+	c.estimate = func() (estimate, error) { <-done; return est, estErr }
+	return c
 }
 
 // total returns the total and whether it is exact.
 func (c *counter) total() (int, bool, error) {
+	if c.cached != nil {
+		return c.cached.total, c.cached.exact, nil
+	}
+	n, exact, err := c.measure()
+	// Only estimates are kept: an exact total is cheap (at most CountBound
+	// rows) and must not lag a clip just added or retired.
+	if err == nil && !exact && c.cache != nil {
+		c.cache.put(c.key, n, exact)
+		c.cached = &countEntry{total: n, exact: exact}
+	}
+	return n, exact, err
+}
+
+// measure asks the planner, then counts when the estimate says it is cheap.
+func (c *counter) measure() (int, bool, error) {
 	est, err := c.estimate()
 	if err != nil {
 		return 0, false, err

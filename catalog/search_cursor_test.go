@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -156,6 +157,27 @@ func TestTotalsEstimatePastTheBound(t *testing.T) {
 	// The planner's estimate is near the truth after ANALYZE.
 	if want := live + CountBound + 500; p.Total < want*8/10 || p.Total > want*12/10 {
 		t.Errorf("estimate %d, want about %d", p.Total, want)
+	}
+	// The estimate is kept for countCacheTTL: more clips and a fresh
+	// ANALYZE do not move it until then, and a page further on reports
+	// the same total without asking the planner again.
+	est := p.Total
+	if _, err := f.pool.Exec(f.ctx, `
+		INSERT INTO videos (id, title, emotion, gender, difficulty, media_key)
+		SELECT gen_random_uuid(), 'more clip ' || i, 'neutral', 'male', 'easy', 'clips/more/' || i
+		FROM generate_series(1, 3000) AS i`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.pool.Exec(f.ctx, `ANALYZE videos`); err != nil {
+		t.Fatal(err)
+	}
+	if p := f.search(t, Query{Cursor: p.NextCursor}); p.Total != est || p.TotalExact {
+		t.Fatalf("within the TTL: total %d exact %v, want the kept estimate %d", p.Total, p.TotalExact, est)
+	}
+	later := time.Now().Add(countCacheTTL)
+	f.svc.counts.now = func() time.Time { return later }
+	if p := f.search(t, Query{}); p.Total < est+3000*8/10 || p.TotalExact {
+		t.Fatalf("after the TTL: total %d exact %v, want about %d", p.Total, p.TotalExact, est+3000)
 	}
 	// A filter the bulk clips do not pass is still counted exactly.
 	happy := len(f.live(func(c fixClip) bool { return c.in.Emotion == "happy" }))

@@ -333,7 +333,7 @@ func TestSemanticSearchFillsFilteredPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	sq = buildSearch(q, query, "random")
-	c := svc.newCounter(b.ctx, b.pool, sq)
+	c := svc.newCounter(b.ctx, b.pool, sq, false)
 	rows, err := svc.runNearest(b.ctx, b.pool, q, sq, hnswSettings{efSearch: 10, maxScanTuples: 50}, c)
 	if err != nil {
 		t.Fatal(err)

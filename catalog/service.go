@@ -19,12 +19,14 @@ type Service struct {
 	// reads picks the pool of the catalog reads that may be a moment old
 	// (lists, details, filter values); nil: the primary.
 	reads *replica.Reads
+	// counts keeps recent search totals (countCache).
+	counts *countCache
 }
 
 // New returns the catalog over pool, storing media in media and queueing
 // embeddings on queue (nil: clips stay pending until `clips reembed`).
 func New(pool *pgxpool.Pool, media MediaStore, queue EmbedQueue) *Service {
-	return &Service{pool: pool, media: media, queue: queue}
+	return &Service{pool: pool, media: media, queue: queue, counts: newCountCache()}
 }
 
 // WithReads returns the catalog sending its reads through reads (a read
