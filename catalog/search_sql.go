@@ -91,13 +91,28 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 	}
 
 	rank := ""
+	var rankWith func() string
 	if q.Search != "" {
-		tsq := "websearch_to_tsquery('english', " + b.arg(q.Search) + ")"
 		if p := prefixTSQuery(q.Search); p != "" {
-			tsq = "(" + tsq + " || to_tsquery('english', " + b.arg(p) + "))"
+			// Every clip the words match, their prefixes match too, so
+			// the prefix query alone finds the matches: the index then
+			// walks one AND of terms instead of an OR of two, which cost a
+			// fifth more on a common pair. The rank counts whole words
+			// above prefixes.
+			// The words' own query is an argument of the rank alone, so it
+			// is added after the count has taken its arguments (below).
+			prefix := "to_tsquery('english', " + b.arg(p) + ")"
+			b.where("v.search_tsv @@ " + prefix)
+			if q.SortBy == SortRelevance {
+				rankWith = func() string {
+					return "ts_rank(v.search_tsv, websearch_to_tsquery('english', " + b.arg(q.Search) + ") || " + prefix + ")"
+				}
+			}
+		} else {
+			tsq := "websearch_to_tsquery('english', " + b.arg(q.Search) + ")"
+			b.where("v.search_tsv @@ " + tsq)
+			rank = "ts_rank(v.search_tsv, " + tsq + ")"
 		}
-		b.where("v.search_tsv @@ " + tsq)
-		rank = "ts_rank(v.search_tsv, " + tsq + ")"
 	}
 	if q.SemanticSearch != "" {
 		// Only vectors of the query's model are comparable with it.
@@ -115,6 +130,9 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 		args: c.args,
 	}
 	estimate := statement{sql: "EXPLAIN (FORMAT JSON) " + count.sql, args: count.args}
+	if rankWith != nil {
+		rank = rankWith()
+	}
 	window := MaxResultWindow
 	if q.semanticRanked() {
 		window = MaxSemanticWindow
