@@ -59,7 +59,11 @@ type hnswSettings struct {
 // maxEfSearch is the largest hnsw.ef_search pgvector accepts.
 const maxEfSearch = 1000
 
-func defaultHNSW() hnswSettings { return hnswSettings{efSearch: 120, maxScanTuples: 20_000} }
+// DefaultEfSearch is the HNSW candidate list of a semantic search unless
+// the service is given another (BROLL_SEMANTIC_EF_SEARCH).
+const DefaultEfSearch = 120
+
+func (s *Service) hnsw() hnswSettings { return hnswSettings{efSearch: s.efSearch, maxScanTuples: 20_000} }
 
 const sqlHNSWSettings = `
 	SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
@@ -109,7 +113,7 @@ func (s *Service) Search(ctx context.Context, q Query, qe QueryEmbedder) (Page, 
 		c := s.newCounter(ctx, db, sq, q.Owned == nil)
 		var err error
 		if q.semanticRanked() {
-			rows, err = s.runNearest(ctx, db, q, sq, defaultHNSW(), c)
+			rows, err = s.runNearest(ctx, db, q, sq, s.hnsw(), c)
 		} else {
 			rows, err = collectPage(db.Query(ctx, sq.page.sql, sq.page.args...))
 		}

@@ -260,7 +260,7 @@ func TestSemanticSearchFillsFilteredPages(t *testing.T) {
 		}
 		// With the search's settings the index alone fills the page (and
 		// the one more row that tells has_more), no exact scan needed.
-		hs := defaultHNSW()
+		hs := svc.hnsw()
 		if _, err := tx.Exec(b.ctx, sqlHNSWSettings, fmt.Sprint(hs.efSearch), fmt.Sprint(hs.maxScanTuples)); err != nil {
 			return err
 		}
@@ -303,7 +303,7 @@ func TestSemanticSearchFillsFilteredPages(t *testing.T) {
 	}
 	sq = buildSearch(q, query, "random")
 	err = pgx.BeginFunc(b.ctx, svc.pool, func(tx pgx.Tx) error {
-		hs := defaultHNSW()
+		hs := svc.hnsw()
 		if _, err := tx.Exec(b.ctx, sqlHNSWSettings, fmt.Sprint(hs.efSearch), fmt.Sprint(hs.maxScanTuples)); err != nil {
 			return err
 		}

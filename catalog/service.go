@@ -21,12 +21,14 @@ type Service struct {
 	reads *replica.Reads
 	// counts keeps recent search totals (countCache).
 	counts *countCache
+	// efSearch is the HNSW candidate list of a semantic search.
+	efSearch int
 }
 
 // New returns the catalog over pool, storing media in media and queueing
 // embeddings on queue (nil: clips stay pending until `clips reembed`).
 func New(pool *pgxpool.Pool, media MediaStore, queue EmbedQueue) *Service {
-	return &Service{pool: pool, media: media, queue: queue, counts: newCountCache()}
+	return &Service{pool: pool, media: media, queue: queue, counts: newCountCache(), efSearch: DefaultEfSearch}
 }
 
 // WithReads returns the catalog sending its reads through reads (a read
@@ -35,6 +37,16 @@ func New(pool *pgxpool.Pool, media MediaStore, queue EmbedQueue) *Service {
 func (s *Service) WithReads(reads *replica.Reads) *Service {
 	c := *s
 	c.reads = reads
+	return &c
+}
+
+// WithEfSearch returns the catalog running semantic searches with an HNSW
+// candidate list of n (hnsw.ef_search, at most 1,000; a page deeper than n
+// raises it for that search). Recall grows with n and so does the cost of
+// a search: see the README (Performance) for both, measured.
+func (s *Service) WithEfSearch(n int) *Service {
+	c := *s
+	c.efSearch = min(max(n, 1), maxEfSearch)
 	return &c
 }
 

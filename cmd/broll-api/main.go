@@ -98,7 +98,7 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 		Tenancy:  tenants,
 		Sessions: api.NewSessions(cfg, rdb, tenants, nil),
 		Catalog: catalog.New(pool, media, catalog.NewAsynqQueue(queueClient, asynq.NewInspectorFromRedisClient(rdb))).
-			WithReads(reads),
+			WithReads(reads).WithEfSearch(cfg.SemanticEfSearch),
 		Billing: billing.New(pool, billing.NewSigner(cfg.BaseURL(), cfg.SigningKey.Reveal(),
 			cfg.SigningKeyPrevious.Reveal(), cfg.DownloadURLTTL, nil)),
 		Auth:  tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL),

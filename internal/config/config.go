@@ -50,8 +50,12 @@ type Config struct {
 	// archived.
 	EmbedRetryBaseDelay time.Duration
 	EmbedRetryMaxDelay  time.Duration
-	RedisPrefix         string
-	AuthCacheTTL        time.Duration
+	// SemanticEfSearch is the HNSW candidate list of a semantic search
+	// (pgvector's hnsw.ef_search): higher finds more of the true nearest
+	// clips, lower costs less (catalog.Service.WithEfSearch).
+	SemanticEfSearch int
+	RedisPrefix      string
+	AuthCacheTTL     time.Duration
 	// MCPAllowedOrigins are the browser origins (scheme://host[:port], or
 	// "*") allowed to call /api/mcp besides the service's own; requests
 	// without an Origin header (CLIs, desktop apps, servers) are unaffected.
@@ -127,6 +131,7 @@ func Defaults() Config {
 		MetricsAddr:         ":9091",
 		EmbedRetryBaseDelay: time.Second,
 		EmbedRetryMaxDelay:  5 * time.Minute,
+		SemanticEfSearch:    120,
 		RedisPrefix:         "broll:",
 		AuthCacheTTL:        30 * time.Second,
 		SessionTTL:          8 * time.Hour,
@@ -212,6 +217,7 @@ func Load(getenv func(string) string) (Config, error) {
 	str("BROLL_METRICS_ADDR", &c.MetricsAddr)
 	duration("BROLL_EMBED_RETRY_BASE_DELAY", &c.EmbedRetryBaseDelay)
 	duration("BROLL_EMBED_RETRY_MAX_DELAY", &c.EmbedRetryMaxDelay)
+	integer("BROLL_SEMANTIC_EF_SEARCH", &c.SemanticEfSearch)
 	str("BROLL_REDIS_PREFIX", &c.RedisPrefix)
 	duration("BROLL_AUTH_CACHE_TTL", &c.AuthCacheTTL)
 	if v := strings.TrimSpace(getenv("BROLL_MCP_ALLOWED_ORIGINS")); v != "" {
@@ -315,6 +321,9 @@ func (c Config) Validate() error {
 	if c.EmbedRetryBaseDelay < 10*time.Millisecond || c.EmbedRetryMaxDelay < c.EmbedRetryBaseDelay {
 		return fmt.Errorf("BROLL_EMBED_RETRY_BASE_DELAY must be at least 10ms and BROLL_EMBED_RETRY_MAX_DELAY at least as long, got %s and %s",
 			c.EmbedRetryBaseDelay, c.EmbedRetryMaxDelay)
+	}
+	if c.SemanticEfSearch < 10 || c.SemanticEfSearch > 1000 {
+		return fmt.Errorf("BROLL_SEMANTIC_EF_SEARCH must be between 10 and 1000, got %d", c.SemanticEfSearch)
 	}
 	if c.WorkerConcurrency < 1 || c.WorkerConcurrency > 256 {
 		return fmt.Errorf("BROLL_WORKER_CONCURRENCY must be between 1 and 256, got %d", c.WorkerConcurrency)
@@ -447,6 +456,7 @@ func (c Config) Summary() map[string]any {
 		"embed_provider":        c.EmbedProvider,
 		"ollama_host":           redactURL(c.OllamaHost),
 		"embed_model":           c.EmbedModel,
+		"semantic_ef_search":    c.SemanticEfSearch,
 		"signing_key":           c.SigningKey.String(),
 		"media_dir":             c.MediaDir,
 		"import_dir":            c.ImportDir,

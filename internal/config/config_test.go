@@ -47,6 +47,7 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		"REDIS_URL":                    {"REDIS_URL": "http://x"},
 		"BROLL_RATE_LIMIT_PER_MINUTE":  {"BROLL_RATE_LIMIT_PER_MINUTE": "sixty"},
 		"BROLL_EMBED_PROVIDER":         {"BROLL_EMBED_PROVIDER": "magic"},
+		"BROLL_SEMANTIC_EF_SEARCH":     {"BROLL_SEMANTIC_EF_SEARCH": "5"},
 		"BROLL_DOWNLOAD_URL_TTL":       {"BROLL_DOWNLOAD_URL_TTL": "forever"},
 		"BROLL_LEGACY_SUNSET":          {"BROLL_LEGACY_SUNSET": "09/01/2026"},
 		"BROLL_SIGNING_KEY":            {"BROLL_SIGNING_KEY": "short"},

@@ -123,7 +123,7 @@ func (s *Scratch) App(bill *billing.Service, media catalog.MediaStore) (*fiber.A
 	usage := tenancy.NewUsage(s.Pool, s.Redis, s.Config.RedisPrefix)
 	app := api.New(api.Deps{
 		Config: s.Config, Logger: logger, Pool: s.Pool, Redis: s.Redis,
-		Tenancy: tenancy.New(s.Pool), Catalog: catalog.New(s.Pool, media, nil), Billing: bill,
+		Tenancy: tenancy.New(s.Pool), Catalog: catalog.New(s.Pool, media, nil).WithEfSearch(s.Config.SemanticEfSearch), Billing: bill,
 		Auth: tenancy.NewAuthenticator(s.Pool, s.Config.AuthCacheTTL),
 		Gate: tenancy.NewGate(s.Redis, s.Config.RedisPrefix, s.Config.RateLimitPerMinute, usage, logger), Usage: usage,
 		QueryEmbedder: s.QueryEmbedder,

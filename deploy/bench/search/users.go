@@ -32,6 +32,8 @@ type userOptions struct {
 	duration                         time.Duration
 	seed                             uint64
 	keep                             bool
+	// efSearch is the API's HNSW candidate list (BROLL_SEMANTIC_EF_SEARCH).
+	efSearch int
 	// reuse is the URL of a catalog an earlier run kept: no import.
 	reuse string
 }
@@ -57,8 +59,8 @@ func runUsers(o userOptions) error {
 	pool := sc.Pool
 	builtin := embed.NewBuiltin()
 	if o.reuse == "" {
-		fmt.Printf("search benchmark (users): %d clips (%d with vectors), %d clients over HTTP, %s per query class\n",
-			o.clips, o.vectors, o.clients, o.duration)
+		fmt.Printf("search benchmark (users): %d clips (%d with vectors), %d clients over HTTP, %s per query class, hnsw.ef_search %d\n",
+			o.clips, o.vectors, o.clients, o.duration, o.efSearch)
 		start := time.Now()
 		if err := importCatalog(ctx, pool, o); err != nil {
 			return fmt.Errorf("import: %w", err)
@@ -73,7 +75,8 @@ func runUsers(o userOptions) error {
 		fmt.Printf("embeddings (built-in embedder, StoreEmbeddings, HNSW indexes built after): %d in %s\n",
 			o.vectors, time.Since(start).Round(time.Millisecond))
 	} else {
-		fmt.Printf("search benchmark (users): the kept catalog, %d clients over HTTP, %s per query class\n", o.clients, o.duration)
+		fmt.Printf("search benchmark (users): the kept catalog, %d clients over HTTP, %s per query class, hnsw.ef_search %d\n",
+			o.clients, o.duration, o.efSearch)
 	}
 	if _, err := pool.Exec(ctx, `VACUUM ANALYZE videos`); err != nil {
 		return err
@@ -93,6 +96,7 @@ func runUsers(o userOptions) error {
 		return err
 	}
 	sc.QueryEmbedder = embed.NewCachedQueryEmbedder(builtin, sc.Redis, sc.Config.RedisPrefix+"qemb:", embed.DefaultQueryCacheTTL)
+	sc.Config.SemanticEfSearch = o.efSearch
 	app, _ := sc.App(billing.New(pool, nil), media)
 	addr, stop, err := benchkit.Serve(app)
 	if err != nil {
