@@ -68,6 +68,7 @@ func main() {
 	flag.IntVar(&u.vectors, "vectors", 0, "with -users: clips given a vector (0: all)")
 	flag.IntVar(&u.clients, "clients", 8, "with -users: concurrent HTTP clients")
 	flag.DurationVar(&u.duration, "duration", 5*time.Second, "with -users: load time per query class")
+	flag.DurationVar(&u.warmup, "warmup", 2*time.Second, "with -users: unmeasured load of each query class (other queries of its kind) before it is measured")
 	flag.IntVar(&u.efSearch, "semantic-ef", catalog.DefaultEfSearch, "with -users: the API's BROLL_SEMANTIC_EF_SEARCH")
 	flag.StringVar(&u.reuse, "reuse", "", "with -users: the URL of a database an earlier run kept (-keep): measure it again, migrated to this build, without importing")
 	flag.Parse()

@@ -32,6 +32,8 @@ type userOptions struct {
 	duration                         time.Duration
 	seed                             uint64
 	keep                             bool
+	// warmup is how long each class runs unmeasured before it is measured.
+	warmup time.Duration
 	// efSearch is the API's HNSW candidate list (BROLL_SEMANTIC_EF_SEARCH).
 	efSearch int
 	// reuse is the URL of a catalog an earlier run kept: no import.
@@ -59,8 +61,8 @@ func runUsers(o userOptions) error {
 	pool := sc.Pool
 	builtin := embed.NewBuiltin()
 	if o.reuse == "" {
-		fmt.Printf("search benchmark (users): %d clips (%d with vectors), %d clients over HTTP, %s per query class, hnsw.ef_search %d\n",
-			o.clips, o.vectors, o.clients, o.duration, o.efSearch)
+		fmt.Printf("search benchmark (users): %d clips (%d with vectors), %d clients over HTTP, %s per query class after %s of warm-up, hnsw.ef_search %d\n",
+			o.clips, o.vectors, o.clients, o.duration, o.warmup, o.efSearch)
 		start := time.Now()
 		if err := importCatalog(ctx, pool, o); err != nil {
 			return fmt.Errorf("import: %w", err)
@@ -75,8 +77,8 @@ func runUsers(o userOptions) error {
 		fmt.Printf("embeddings (built-in embedder, StoreEmbeddings, HNSW indexes built after): %d in %s\n",
 			o.vectors, time.Since(start).Round(time.Millisecond))
 	} else {
-		fmt.Printf("search benchmark (users): the kept catalog, %d clients over HTTP, %s per query class, hnsw.ef_search %d\n",
-			o.clients, o.duration, o.efSearch)
+		fmt.Printf("search benchmark (users): the kept catalog, %d clients over HTTP, %s per query class after %s of warm-up, hnsw.ef_search %d\n",
+			o.clients, o.duration, o.warmup, o.efSearch)
 	}
 	if _, err := pool.Exec(ctx, `VACUUM ANALYZE videos`); err != nil {
 		return err
@@ -110,13 +112,25 @@ func runUsers(o userOptions) error {
 		return err
 	}
 	classes := queryClasses(ids)
-	drive := func(c queryClass) benchkit.Result {
-		return benchkit.Drive(o.clients, o.duration, func(w, n int) *http.Request {
-			rng := rand.New(rand.NewPCG(o.seed+uint64(w), uint64(n)))
+	request := func(c queryClass, seed uint64) func(w, n int) *http.Request {
+		return func(w, n int) *http.Request {
+			rng := rand.New(rand.NewPCG(seed+uint64(w), uint64(n)))
 			req, _ := http.NewRequest("GET", base+c.path(rng), nil)
 			req.Header.Set("Authorization", "Bearer "+root.Secret)
 			return req
-		})
+		}
+	}
+	// Each class is first driven for o.warmup with other random queries
+	// of the same kind, not measured: a server that has run for a while
+	// has its indexes' pages in memory and its connections open, and the
+	// previous class (or the last run's recall scans of every vector) must
+	// not decide this one's figures. The queries measured are not the ones
+	// that warmed it.
+	drive := func(c queryClass) benchkit.Result {
+		if o.warmup > 0 {
+			benchkit.Drive(o.clients, o.warmup, request(c, o.seed+1<<32))
+		}
+		return benchkit.Drive(o.clients, o.duration, request(c, o.seed))
 	}
 	idClass := classes[0]
 	first := drive(idClass)
