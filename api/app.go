@@ -121,6 +121,7 @@ func New(d Deps) *fiber.App {
 	keys.Post("", s.createKey)
 	keys.Get("", s.listKeys)
 	keys.Delete("", s.revokeKey)
+	keys.Patch("", s.updateKey)
 	v1.Get("/pricing", requireScope(tenancy.ScopePricingRead), s.pricing)
 	v1.Get("/balance", requireScope(tenancy.ScopeBrollBilling), s.balance)
 	v1.Post("/broll/purchase", requireScope(tenancy.ScopeBrollPurchase), s.purchase)

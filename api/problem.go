@@ -20,7 +20,7 @@ func statusOf(code apperr.Code) int {
 		return http.StatusBadRequest
 	case apperr.Unauthorized:
 		return http.StatusUnauthorized
-	case apperr.InsufficientCredits:
+	case apperr.InsufficientCredits, apperr.SpendLimitExceeded:
 		return http.StatusPaymentRequired
 	case apperr.InsufficientScope, apperr.Forbidden:
 		return http.StatusForbidden
@@ -52,6 +52,7 @@ var titles = map[apperr.Code]string{
 	apperr.ConflictingSearch:   "Conflicting search parameters",
 	apperr.Unauthorized:        "Unauthorized",
 	apperr.InsufficientCredits: "Insufficient credits",
+	apperr.SpendLimitExceeded:  "Spend limit exceeded",
 	apperr.InsufficientScope:   "Insufficient scope",
 	apperr.Forbidden:           "Forbidden",
 	apperr.NotFound:            "Not found",

@@ -17,6 +17,7 @@ const (
 	ConflictingSearch   Code = "conflicting_search_params"
 	Unauthorized        Code = "unauthorized"
 	InsufficientCredits Code = "insufficient_credits"
+	SpendLimitExceeded  Code = "spend_limit_exceeded"
 	InsufficientScope   Code = "insufficient_scope"
 	Forbidden           Code = "forbidden"
 	NotFound            Code = "not_found"
