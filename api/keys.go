@@ -106,7 +106,6 @@ func (o *optional[T]) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, o.Value)
 }
 
-
 func (s *server) createKey(c *fiber.Ctx) error {
 	var req struct {
 		CustomerLabel *string          `json:"customer_label"`

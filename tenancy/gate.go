@@ -82,11 +82,15 @@ func revokedKey(prefix string, id uuid.UUID) string { return prefix + "revoked:"
 func changedKey(prefix string, id uuid.UUID) string { return prefix + "changed:" + id.String() }
 
 // Admit decides one request of p.
-func (g *Gate) Admit(ctx context.Context, p Principal) (Decision, error) { return g.admit(ctx, p, true) }
+func (g *Gate) Admit(ctx context.Context, p Principal) (Decision, error) {
+	return g.admit(ctx, p, true)
+}
 
 // Readmit decides again, under p's new settings, a request that Admit
 // found Stale: the request was counted in the usage counters already.
-func (g *Gate) Readmit(ctx context.Context, p Principal) (Decision, error) { return g.admit(ctx, p, false) }
+func (g *Gate) Readmit(ctx context.Context, p Principal) (Decision, error) {
+	return g.admit(ctx, p, false)
+}
 
 func (g *Gate) admit(ctx context.Context, p Principal, count bool) (Decision, error) {
 	limit := g.LimitFor(p)
