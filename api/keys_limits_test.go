@@ -79,6 +79,12 @@ func TestKeyLimitsOverHTTP(t *testing.T) {
 	if r := e.do(t, 1, "POST", "/api/v1/broll/purchase", key, map[string]any{"video_ids": []string{hard[1].String()}}); r.status != 200 {
 		t.Fatalf("after raising: %d %s", r.status, r.raw)
 	}
+	// get_balance over MCP shows the calling key's limit and spending.
+	bal := callToolOK(t, mcpMustConnect(t, e.serveLoopback(t), key), "get_balance", nil)
+	bk := bal["key"].(map[string]any)
+	if bk["spend_limit"].(map[string]any)["amount"] != 50.0 || bk["spent"].(map[string]any)["amount"] != 50.0 {
+		t.Fatalf("get_balance: %v", bal)
+	}
 	var page struct {
 		Keys []struct {
 			CustomerLabel string `json:"customer_label"`

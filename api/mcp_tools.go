@@ -64,7 +64,8 @@ func (s *server) addMCPTools(srv *toolSet) {
 
 	addTool(s, srv, &mcp.Tool{Name: "get_balance", Title: "Account balance", Annotations: read,
 		Description: "Account summary: the credit balance in USD shared by all keys of the account, which key is calling " +
-			"(root or customer, with its label), and this month's purchases visible to the key (count and amount). " +
+			"(root or customer, with its label; a customer key also its spend_limit and what it spent in that limit's period, " +
+			"with when the period resets), and this month's purchases visible to the key (count and amount). " +
 			"Check it before quoting a large purchase."},
 		tenancy.ScopeBrollBilling, nil, s.getBalanceTool)
 }
