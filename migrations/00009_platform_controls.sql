@@ -32,7 +32,24 @@ SELECT p.api_key_id,
 FROM purchases p WHERE p.api_key_id IS NOT NULL
 GROUP BY p.api_key_id;
 
+-- Idempotency-Key: the first response to a key, per API key, for 24 hours.
+-- A row without a status is a request still running; request_hash tells a
+-- retry from another request that reuses the key.
+CREATE TABLE idempotency_keys (
+    api_key_id   uuid NOT NULL REFERENCES api_keys (id),
+    idem_key     text NOT NULL CHECK (char_length(idem_key) BETWEEN 1 AND 255),
+    request_hash bytea NOT NULL,
+    status       integer,
+    content_type text,
+    body         bytea,
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (api_key_id, idem_key)
+);
+-- The purge of expired rows walks this.
+CREATE INDEX idempotency_keys_created_idx ON idempotency_keys (created_at);
+
 -- +goose Down
+DROP TABLE idempotency_keys;
 DROP TABLE key_spend;
 ALTER TABLE api_keys DROP CONSTRAINT api_keys_spend_limit_whole,
     DROP COLUMN settings_version, DROP COLUMN spend_limit_period, DROP COLUMN spend_limit_cents;
