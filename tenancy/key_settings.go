@@ -78,6 +78,16 @@ func (s *Service) UpdateCustomerKey(ctx context.Context, root Principal, id uuid
 	if root.Kind != KindRoot {
 		return Key{}, apperr.New(apperr.Forbidden, "only a root key can change customer keys")
 	}
+	return s.updateKey(ctx, id, uuid.NullUUID{UUID: root.AccountID, Valid: true}, uuid.NullUUID{UUID: root.KeyID, Valid: true}, u)
+}
+
+// UpdateKey is UpdateCustomerKey for any customer key (operator use).
+func (s *Service) UpdateKey(ctx context.Context, id uuid.UUID, u KeyUpdate) (Key, error) {
+	return s.updateKey(ctx, id, uuid.NullUUID{}, uuid.NullUUID{}, u)
+}
+
+// updateKey changes a customer key, of the account and root given (if).
+func (s *Service) updateKey(ctx context.Context, id uuid.UUID, account, root uuid.NullUUID, u KeyUpdate) (Key, error) {
 	var label *string
 	if u.Label != nil {
 		l, err := NormalizeLabel("customer_label", *u.Label, true)
@@ -102,8 +112,8 @@ func (s *Service) UpdateCustomerKey(ctx context.Context, root Principal, id uuid
 			spend_limit_period = CASE WHEN $5 THEN $7 ELSE spend_limit_period END,
 			rate_limit_per_minute = CASE WHEN $8 THEN $9 ELSE rate_limit_per_minute END,
 			settings_version = settings_version + 1
-		WHERE id = $1 AND account_id = $2 AND parent_id = $3
+		WHERE id = $1 AND kind = 'customer' AND ($2::uuid IS NULL OR account_id = $2) AND ($3::uuid IS NULL OR parent_id = $3)
 		RETURNING `+keyColumns,
-		id, root.AccountID, root.KeyID, label, u.SpendLimitSet, limitCents, limitPeriod, u.RateLimitSet, u.RateLimit))
+		id, account, root, label, u.SpendLimitSet, limitCents, limitPeriod, u.RateLimitSet, u.RateLimit))
 	return k, database.Interpret(err, "key not found")
 }
