@@ -7,12 +7,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/billing"
 	"broll/billing/billingtest"
 	"broll/internal/apperr"
-	"broll/internal/database"
 	"broll/internal/money"
 	"broll/internal/testkit"
 	"broll/tenancy"
@@ -26,19 +24,8 @@ import (
 // counters agree to the cent.
 func TestSpendLimitConcurrency(t *testing.T) {
 	t.Parallel()
-	url := testkit.NewDatabase(t)
 	ctx := context.Background()
-	pools := make([]*pgxpool.Pool, 3)
-	for i := range pools {
-		p, err := database.Open(ctx, url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(p.Close)
-		pools[i] = p
-	}
-	admin := pools[2]
-	nodes := []*billing.Service{newService(pools[0]), newService(pools[1])}
+	admin, nodes := twoNodes(t)
 	const initial = money.Cents(10_000_000)
 	const limit = money.Cents(5000)
 	acct := billingtest.NewAccount(t, admin, billingtest.AccountOpts{Credits: initial})
