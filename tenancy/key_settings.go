@@ -86,6 +86,12 @@ func (s *Service) UpdateKey(ctx context.Context, id uuid.UUID, u KeyUpdate) (Key
 	return s.updateKey(ctx, id, uuid.NullUUID{}, uuid.NullUUID{}, u)
 }
 
+// UpdateAccountKey is UpdateCustomerKey for any customer key of one
+// account (the dashboard): another account's key is not_found.
+func (s *Service) UpdateAccountKey(ctx context.Context, accountID, id uuid.UUID, u KeyUpdate) (Key, error) {
+	return s.updateKey(ctx, id, uuid.NullUUID{UUID: accountID, Valid: true}, uuid.NullUUID{}, u)
+}
+
 // updateKey changes a customer key, of the account and root given (if).
 func (s *Service) updateKey(ctx context.Context, id uuid.UUID, account, root uuid.NullUUID, u KeyUpdate) (Key, error) {
 	var label *string
