@@ -80,10 +80,17 @@ func TestKeyLimitsOverHTTP(t *testing.T) {
 		t.Fatalf("after raising: %d %s", r.status, r.raw)
 	}
 	// get_balance over MCP shows the calling key's limit and spending.
-	bal := callToolOK(t, mcpMustConnect(t, e.serveLoopback(t), key), "get_balance", nil)
+	cs := mcpMustConnect(t, e.serveLoopback(t), key)
+	bal := callToolOK(t, cs, "get_balance", nil)
 	bk := bal["key"].(map[string]any)
 	if bk["spend_limit"].(map[string]any)["amount"] != 50.0 || bk["spent"].(map[string]any)["amount"] != 50.0 {
 		t.Fatalf("get_balance: %v", bal)
+	}
+	// A purchase over MCP meets the same limit, with the same numbers.
+	extra := billingtest.Videos(t, e.pool, 1, "easy")[0].String()
+	if res, out := callTool(t, cs, "purchase_videos", map[string]any{"video_ids": []string{extra}}); !res.IsError ||
+		out["code"] != "spend_limit_exceeded" || out["spent"] != 50.0 || out["required"] != 5.0 {
+		t.Fatalf("purchase_videos over the limit: %v", out)
 	}
 	var page struct {
 		Keys []struct {
