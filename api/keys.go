@@ -197,6 +197,9 @@ func (s *server) updateKey(c *fiber.Ctx) error {
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
+	if req.CustomerLabel == nil && !req.SpendLimit.Set && !req.RateLimit.Set {
+		return apperr.New(apperr.Invalid, "nothing to change: give customer_label, spend_limit or rate_limit_per_minute")
+	}
 	u := tenancy.KeyUpdate{Label: req.CustomerLabel, SpendLimitSet: req.SpendLimit.Set,
 		RateLimitSet: req.RateLimit.Set, RateLimit: req.RateLimit.Value}
 	if u.SpendLimit, err = req.SpendLimit.Value.limit(); err != nil {

@@ -114,6 +114,7 @@ func TestKeyLimitsOverHTTP(t *testing.T) {
 		{"spend_limit": map[string]any{"amount": -1, "period": "day"}},
 		{"customer_label": ""},
 		{"nonsense": true},
+		{},
 	} {
 		if r := patch(0, bad); r.status != 400 {
 			t.Errorf("PATCH %v: %d %s", bad, r.status, r.raw)
