@@ -29,6 +29,15 @@ type SpendLimit struct {
 	Period SpendPeriod
 }
 
+// columns are the limit as api_keys stores it: both NULL for no limit.
+func (l *SpendLimit) columns() (*int64, *string) {
+	if l == nil {
+		return nil, nil
+	}
+	c, p := int64(l.Amount), string(l.Period)
+	return &c, &p
+}
+
 // Spent is what a key was charged in the period of its limit ('total'
 // when it has none). ResetsAt is nil for 'total', which never resets.
 type Spent struct {
@@ -105,12 +114,7 @@ func (s *Service) updateKey(ctx context.Context, id uuid.UUID, account, root uui
 	if err := CheckRateLimit(u.RateLimit); err != nil {
 		return Key{}, err
 	}
-	var limitCents *int64
-	var limitPeriod *string
-	if u.SpendLimit != nil {
-		c, p := int64(u.SpendLimit.Amount), string(u.SpendLimit.Period)
-		limitCents, limitPeriod = &c, &p
-	}
+	limitCents, limitPeriod := u.SpendLimit.columns()
 	k, err := scanKey(s.pool.QueryRow(ctx, `
 		UPDATE api_keys SET
 			label = coalesce($4, label),

@@ -193,12 +193,7 @@ func scanKey(row pgx.Row) (Key, error) {
 
 func insertKey(ctx context.Context, q Querier, k Key) (IssuedKey, error) {
 	secret := newKey()
-	var limitCents *int64
-	var limitPeriod *string
-	if k.SpendLimit != nil {
-		c, p := int64(k.SpendLimit.Amount), string(k.SpendLimit.Period)
-		limitCents, limitPeriod = &c, &p
-	}
+	limitCents, limitPeriod := k.SpendLimit.columns()
 	row := q.QueryRow(ctx, `
 		INSERT INTO api_keys (account_id, kind, parent_id, label, scopes, key_hash, key_prefix,
 		                      spend_limit_cents, spend_limit_period, rate_limit_per_minute)
