@@ -18,6 +18,7 @@ import (
 	"broll/embed"
 	"broll/internal/apperr"
 	"broll/internal/config"
+	"broll/internal/idempotency"
 	"broll/internal/metrics"
 	"broll/tenancy"
 )
@@ -104,6 +105,7 @@ func New(d Deps) *fiber.App {
 		tenancy: d.Tenancy, catalog: d.Catalog, billing: d.Billing,
 		auth: d.Auth, gate: d.Gate, usage: d.Usage, media: d.Media,
 		metrics: m, clientAddr: clientAddr(d.Config.TrustedProxies), importDir: d.Config.ImportDir,
+		idem: idempotency.New(d.Pool, d.Config.IdempotencyWait, idempotencyStale),
 		downloads: billing.NewDownloadLimiter(d.Redis, d.Config.RedisPrefix, billing.DownloadLimits{
 			PerPurchase: d.Config.DownloadsPerPurchasePerMinute, PerAddress: d.Config.DownloadsPerAddressPerMinute,
 		}),
@@ -118,12 +120,13 @@ func New(d Deps) *fiber.App {
 
 	v1 := app.Group("/api/v1", s.authenticate)
 	keys := v1.Group("/keys", requireScope(tenancy.ScopeKeysManage))
-	keys.Post("", s.createKey)
+	keys.Post("", s.idempotent, s.createKey)
 	keys.Get("", s.listKeys)
 	keys.Delete("", s.revokeKey)
+	keys.Patch("", s.updateKey)
 	v1.Get("/pricing", requireScope(tenancy.ScopePricingRead), s.pricing)
 	v1.Get("/balance", requireScope(tenancy.ScopeBrollBilling), s.balance)
-	v1.Post("/broll/purchase", requireScope(tenancy.ScopeBrollPurchase), s.purchase)
+	v1.Post("/broll/purchase", requireScope(tenancy.ScopeBrollPurchase), s.idempotent, s.purchase)
 	v1.Get("/broll/purchases", requireScope(tenancy.ScopeBrollBilling), s.listPurchases)
 	s.catalogRoutes(v1)
 	s.opsRoutes(app)
@@ -171,6 +174,8 @@ type server struct {
 	importDir string
 	// downloads limits fetches of signed links.
 	downloads *billing.DownloadLimiter
+	// idem keeps the answers to requests with an Idempotency-Key.
+	idem *idempotency.Store
 	// queryEmbedder is an interface so that a nil *embed.QueryCache in Deps
 	// becomes a true nil here.
 	queryEmbedder billing.QueryEmbedder

@@ -32,6 +32,18 @@ func (s *server) authenticate(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if d.Stale && !d.Fallback && s.auth.Generation() == generation {
+		// The key was changed since this node cached it: read it again and
+		// admit it under its new settings (the stale admission's token is
+		// the one request this costs, once per change and node).
+		s.auth.Forget(p.KeyID)
+		if p, err = s.auth.Authenticate(ctx, key, false); err != nil {
+			return err
+		}
+		if d, err = s.gate.Readmit(ctx, p); err != nil {
+			return err
+		}
+	}
 	if d.Fallback || s.auth.Generation() != generation {
 		// Without Redis the revocation markers cannot be read, and after
 		// Redis lost its data (the cache was dropped meanwhile) they may be

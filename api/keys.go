@@ -1,12 +1,14 @@
 package api
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
 	"broll/internal/apperr"
+	"broll/internal/money"
 	"broll/tenancy"
 )
 
@@ -20,6 +22,37 @@ type keyJSON struct {
 	RevokedAt     *time.Time `json:"revoked_at"`
 	TotalRequests int64      `json:"total_requests"`
 	LastUsedAt    *time.Time `json:"last_used_at"`
+	// Customer keys only: root keys have no limits of their own.
+	SpendLimit         *spendLimitJSON `json:"spend_limit,omitempty"`
+	Spent              *spentJSON      `json:"spent,omitempty"`
+	RateLimitPerMinute *int            `json:"rate_limit_per_minute,omitempty"`
+}
+
+type spendLimitJSON struct {
+	Amount   money.Cents `json:"amount"`
+	Period   string      `json:"period"`
+	Currency string      `json:"currency"`
+}
+
+type spentJSON struct {
+	Amount         money.Cents `json:"amount"`
+	Currency       string      `json:"currency"`
+	Period         string      `json:"period"`
+	PeriodStart    *time.Time  `json:"period_start"`
+	PeriodResetsAt *time.Time  `json:"period_resets_at"`
+}
+
+// renderSpend is a key's limit (null for none) and what it spent in the
+// limit's period.
+func renderSpend(k tenancy.Key) (*spendLimitJSON, *spentJSON) {
+	period := string(tenancy.SpendTotal)
+	var lim *spendLimitJSON
+	if k.SpendLimit != nil {
+		period = string(k.SpendLimit.Period)
+		lim = &spendLimitJSON{Amount: k.SpendLimit.Amount, Period: period, Currency: "USD"}
+	}
+	return lim, &spentJSON{Amount: k.Spent.Amount, Currency: "USD", Period: period,
+		PeriodStart: k.Spent.PeriodStart, PeriodResetsAt: k.Spent.ResetsAt}
 }
 
 func renderKey(k tenancy.Key) keyJSON {
@@ -27,16 +60,58 @@ func renderKey(k tenancy.Key) keyJSON {
 	for i, s := range k.Scopes {
 		scopes[i] = string(s)
 	}
-	return keyJSON{
+	out := keyJSON{
 		ID: k.ID, CustomerLabel: k.Label, KeyPrefix: k.Prefix, Kind: string(k.Kind), Scopes: scopes,
 		CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt, TotalRequests: k.TotalRequests, LastUsedAt: k.LastUsedAt,
 	}
+	if k.Kind == tenancy.KindCustomer {
+		out.SpendLimit, out.Spent = renderSpend(k)
+		out.RateLimitPerMinute = k.RateLimitPerMinute
+	}
+	return out
+}
+
+// spendLimitInput is "spend_limit" in a key's body: an object, or null for
+// no limit.
+type spendLimitInput struct {
+	Amount *money.Cents `json:"amount"`
+	Period string       `json:"period"`
+}
+
+func (in *spendLimitInput) limit() (*tenancy.SpendLimit, error) {
+	if in == nil {
+		return nil, nil
+	}
+	if in.Amount == nil {
+		return nil, apperr.InvalidField("spend_limit.amount", "spend_limit.amount is required (dollars)")
+	}
+	l, err := tenancy.ParseSpendLimit(*in.Amount, in.Period)
+	return &l, err
+}
+
+// optional is a body field whose absence differs from null: PATCH changes
+// only the fields it names, and null clears one.
+type optional[T any] struct {
+	Set   bool
+	Value *T
+}
+
+func (o *optional[T]) UnmarshalJSON(b []byte) error {
+	o.Set = true
+	if string(b) == "null" {
+		o.Value = nil
+		return nil
+	}
+	o.Value = new(T)
+	return json.Unmarshal(b, o.Value)
 }
 
 func (s *server) createKey(c *fiber.Ctx) error {
 	var req struct {
-		CustomerLabel *string  `json:"customer_label"`
-		Scopes        []string `json:"scopes"`
+		CustomerLabel *string          `json:"customer_label"`
+		Scopes        []string         `json:"scopes"`
+		SpendLimit    *spendLimitInput `json:"spend_limit"`
+		RateLimit     *int             `json:"rate_limit_per_minute"`
 	}
 	if err := decodeJSON(c, &req); err != nil {
 		return err
@@ -44,7 +119,12 @@ func (s *server) createKey(c *fiber.Ctx) error {
 	if req.CustomerLabel == nil {
 		return apperr.InvalidField("customer_label", "customer_label is required (1-200 characters)")
 	}
-	k, err := s.tenancy.CreateCustomerKey(c.UserContext(), principal(c), *req.CustomerLabel, req.Scopes)
+	limit, err := req.SpendLimit.limit()
+	if err != nil {
+		return err
+	}
+	k, err := s.tenancy.CreateCustomerKeyWith(c.UserContext(), principal(c), tenancy.CustomerKeySpec{
+		Label: *req.CustomerLabel, Scopes: req.Scopes, SpendLimit: limit, RateLimit: req.RateLimit})
 	if err != nil {
 		return err
 	}
@@ -87,14 +167,59 @@ func (s *server) listKeys(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"success": true, "keys": out, "pagination": pg})
 }
 
-func (s *server) revokeKey(c *fiber.Ctx) error {
+// keyIDParam is the ?id= of a key route: required, a UUID.
+func keyIDParam(c *fiber.Ctx) (uuid.UUID, error) {
 	raw := c.Query("id")
 	if raw == "" {
-		return apperr.InvalidField("id", "query parameter id (the key's UUID) is required")
+		return uuid.Nil, apperr.InvalidField("id", "query parameter id (the key's UUID) is required")
 	}
 	id, err := uuid.Parse(raw)
 	if err != nil {
-		return apperr.InvalidField("id", "id %q is not a UUID", raw)
+		return uuid.Nil, apperr.InvalidField("id", "id %q is not a UUID", raw)
+	}
+	return id, nil
+}
+
+// updateKey is PATCH /api/v1/keys?id=: a customer key's label, spend limit
+// and rate limit. The change is published (a Redis marker) before the
+// answer, so every node serves the key with its new settings from its next
+// request on.
+func (s *server) updateKey(c *fiber.Ctx) error {
+	id, err := keyIDParam(c)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		CustomerLabel *string                   `json:"customer_label"`
+		SpendLimit    optional[spendLimitInput] `json:"spend_limit"`
+		RateLimit     optional[int]             `json:"rate_limit_per_minute"`
+	}
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	if req.CustomerLabel == nil && !req.SpendLimit.Set && !req.RateLimit.Set {
+		return apperr.New(apperr.Invalid, "nothing to change: give customer_label, spend_limit or rate_limit_per_minute")
+	}
+	u := tenancy.KeyUpdate{Label: req.CustomerLabel, SpendLimitSet: req.SpendLimit.Set,
+		RateLimitSet: req.RateLimit.Set, RateLimit: req.RateLimit.Value}
+	if u.SpendLimit, err = req.SpendLimit.Value.limit(); err != nil {
+		return err
+	}
+	k, err := s.tenancy.UpdateCustomerKey(c.UserContext(), principal(c), id, u)
+	if err != nil {
+		return err
+	}
+	if err := s.gate.MarkChanged(c.UserContext(), k.ID, k.SettingsVersion); err != nil {
+		return apperr.New(apperr.Unavailable, "key changed in the database but not yet on every node; retry the request")
+	}
+	s.auth.Forget(k.ID)
+	return c.JSON(fiber.Map{"success": true, "key": renderKey(k)})
+}
+
+func (s *server) revokeKey(c *fiber.Ctx) error {
+	id, err := keyIDParam(c)
+	if err != nil {
+		return err
 	}
 	k, err := s.tenancy.RevokeCustomerKey(c.UserContext(), principal(c), id)
 	if err != nil {

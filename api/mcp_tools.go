@@ -49,7 +49,8 @@ func (s *server) addMCPTools(srv *toolSet) {
 			"tell the user total_charged and the balance, and only once they agree call again with the same video_ids and " +
 			"expected_total set to the quoted total_charged. If a price changed in between, that call fails with " +
 			"price_changed and charges nothing: quote again. All or nothing: an unknown id (not_found) or a short balance " +
-			"(insufficient_credits) charges nothing. Clips this key already owns come back with already_owned=true and a " +
+			"(insufficient_credits) charges nothing, and so does a purchase that would take this key past its spend limit " +
+			"(spend_limit_exceeded, with limit, spent, required and period_resets_at: tell the user; get_balance shows the limit). Clips this key already owns come back with already_owned=true and a " +
 			"fresh link and are never charged twice, so repeating a call is safe. Each purchase licenses one end user: " +
 			"the files must not be shared, resold or redistributed."},
 		tenancy.ScopeBrollPurchase, refinePurchaseSchema, s.purchaseVideosTool)
@@ -64,7 +65,8 @@ func (s *server) addMCPTools(srv *toolSet) {
 
 	addTool(s, srv, &mcp.Tool{Name: "get_balance", Title: "Account balance", Annotations: read,
 		Description: "Account summary: the credit balance in USD shared by all keys of the account, which key is calling " +
-			"(root or customer, with its label), and this month's purchases visible to the key (count and amount). " +
+			"(root or customer, with its label; a customer key also its spend_limit and what it spent in that limit's period, " +
+			"with when the period resets), and this month's purchases visible to the key (count and amount). " +
 			"Check it before quoting a large purchase."},
 		tenancy.ScopeBrollBilling, nil, s.getBalanceTool)
 }

@@ -24,7 +24,7 @@ func TestMethodNotAllowed(t *testing.T) {
 		// GET matches /api/v1/broll/:id (a bad id, 400), so it is allowed.
 		{"DELETE", "/api/v1/broll/purchase", key, 405, "GET, HEAD, POST"},
 		{"POST", "/api/v1/balance", key, 405, "GET, HEAD"},
-		{"PUT", "/api/v1/keys", key, 405, "GET, HEAD, POST, DELETE"},
+		{"PUT", "/api/v1/keys", key, 405, "GET, HEAD, POST, DELETE, PATCH"},
 		{"POST", "/api/v1/broll/" + uuid.NewString(), key, 405, "GET, HEAD"},
 		{"PATCH", "/healthz", "", 405, "GET, HEAD"},
 		{"POST", "/API/V1/Balance/", key, 405, "GET, HEAD"}, // routing is case- and slash-insensitive

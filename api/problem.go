@@ -20,7 +20,7 @@ func statusOf(code apperr.Code) int {
 		return http.StatusBadRequest
 	case apperr.Unauthorized:
 		return http.StatusUnauthorized
-	case apperr.InsufficientCredits:
+	case apperr.InsufficientCredits, apperr.SpendLimitExceeded:
 		return http.StatusPaymentRequired
 	case apperr.InsufficientScope, apperr.Forbidden:
 		return http.StatusForbidden
@@ -28,7 +28,9 @@ func statusOf(code apperr.Code) int {
 		return http.StatusNotFound
 	case apperr.MethodNotAllowed:
 		return http.StatusMethodNotAllowed
-	case apperr.Conflict, apperr.PriceChanged:
+	case apperr.IdempotencyKeyReused:
+		return http.StatusUnprocessableEntity
+	case apperr.Conflict, apperr.PriceChanged, apperr.IdempotencyKeyInUse:
 		return http.StatusConflict
 	case apperr.Sunset:
 		return http.StatusGone
@@ -48,23 +50,26 @@ func statusOf(code apperr.Code) int {
 }
 
 var titles = map[apperr.Code]string{
-	apperr.Invalid:             "Invalid request",
-	apperr.ConflictingSearch:   "Conflicting search parameters",
-	apperr.Unauthorized:        "Unauthorized",
-	apperr.InsufficientCredits: "Insufficient credits",
-	apperr.InsufficientScope:   "Insufficient scope",
-	apperr.Forbidden:           "Forbidden",
-	apperr.NotFound:            "Not found",
-	apperr.MethodNotAllowed:    "Method not allowed",
-	apperr.Conflict:            "Conflict",
-	apperr.PriceChanged:        "Price changed",
-	apperr.Sunset:              "Sunset",
-	apperr.PayloadTooLarge:     "Payload too large",
-	apperr.UnsupportedMedia:    "Unsupported media type",
-	apperr.RateLimited:         "Rate limited",
-	apperr.RangeUnsatisfiable:  "Range not satisfiable",
-	apperr.Internal:            "Internal error",
-	apperr.Unavailable:         "Service unavailable",
+	apperr.Invalid:              "Invalid request",
+	apperr.ConflictingSearch:    "Conflicting search parameters",
+	apperr.Unauthorized:         "Unauthorized",
+	apperr.InsufficientCredits:  "Insufficient credits",
+	apperr.SpendLimitExceeded:   "Spend limit exceeded",
+	apperr.IdempotencyKeyReused: "Idempotency key reused",
+	apperr.IdempotencyKeyInUse:  "Idempotency key in use",
+	apperr.InsufficientScope:    "Insufficient scope",
+	apperr.Forbidden:            "Forbidden",
+	apperr.NotFound:             "Not found",
+	apperr.MethodNotAllowed:     "Method not allowed",
+	apperr.Conflict:             "Conflict",
+	apperr.PriceChanged:         "Price changed",
+	apperr.Sunset:               "Sunset",
+	apperr.PayloadTooLarge:      "Payload too large",
+	apperr.UnsupportedMedia:     "Unsupported media type",
+	apperr.RateLimited:          "Rate limited",
+	apperr.RangeUnsatisfiable:   "Range not satisfiable",
+	apperr.Internal:             "Internal error",
+	apperr.Unavailable:          "Service unavailable",
 }
 
 // fromFiber converts fiber's own errors (unknown route, body limit, ...) so

@@ -10,6 +10,7 @@ import (
 	"broll/billing"
 	"broll/internal/apperr"
 	"broll/internal/money"
+	"broll/tenancy"
 )
 
 type purchaseLineJSON struct {
@@ -108,6 +109,10 @@ type balanceJSON struct {
 		ID            uuid.UUID `json:"id"`
 		Kind          string    `json:"kind"`
 		CustomerLabel string    `json:"customer_label"`
+		// A customer key's spend limit (null: none) and what it spent in
+		// the limit's period; absent for root keys.
+		SpendLimit *spendLimitJSON `json:"spend_limit,omitempty"`
+		Spent      *spentJSON      `json:"spent,omitempty"`
 	} `json:"key"`
 	MonthToDate struct {
 		Purchases int         `json:"purchases"`
@@ -127,6 +132,13 @@ func (s *server) balanceView(c *fiber.Ctx) (balanceJSON, error) {
 	var out balanceJSON
 	out.AccountID, out.Balance, out.Currency = sum.AccountID, sum.Balance, "USD"
 	out.Key.ID, out.Key.Kind, out.Key.CustomerLabel = p.KeyID, string(p.Kind), p.Label
+	if p.Kind == tenancy.KindCustomer {
+		k, err := s.tenancy.GetKey(c.UserContext(), p.KeyID)
+		if err != nil {
+			return balanceJSON{}, err
+		}
+		out.Key.SpendLimit, out.Key.Spent = renderSpend(k)
+	}
 	out.MonthToDate.Purchases, out.MonthToDate.Amount, out.MonthToDate.Currency = sum.MonthPurchases, sum.MonthAmount, "USD"
 	out.MonthToDate.Since = time.Date(now.UTC().Year(), now.UTC().Month(), 1, 0, 0, 0, 0, time.UTC).Format("2006-01-02")
 	return out, nil

@@ -183,7 +183,7 @@ func (b *batcher) run(account uuid.UUID, jobs []*purchaseJob) {
 }
 
 const purchaseBatchSQL = `SELECT r_job, r_verdict, r_quote, r_available, r_balance, r_video_id, r_known,
-	r_purchase_id, r_price_cents, r_purchased_at
+	r_purchase_id, r_price_cents, r_purchased_at, r_limit, r_period, r_spent, r_resets_at
 	FROM broll_purchase_batch($1, $2, $3, $4, $5, $6, $7, $8)`
 
 // exec runs the batch statement once, as binary arrays in and one row per
@@ -224,15 +224,17 @@ func (b *batcher) exec(ctx context.Context, account uuid.UUID, jobs []*purchaseJ
 			pid                *uuid.UUID
 			price              *int64
 			at                 *time.Time
+			lim                spendLimit
 		)
-		if err := rows.Scan(&job, &v, &quote, &available, &balance, &video, &known, &pid, &price, &at); err != nil {
+		if err := rows.Scan(&job, &v, &quote, &available, &balance, &video, &known, &pid, &price, &at,
+			&lim.limit, &lim.period, &lim.spent, &lim.resetsAt); err != nil {
 			return false, err
 		}
 		if job < 0 || int(job) >= len(jobs) {
 			continue
 		}
 		o := &jobs[job].out
-		o.verdict, o.quote = verdict(v), money.Cents(quote)
+		o.verdict, o.quote, o.limit = verdict(v), money.Cents(quote), lim
 		if available != nil {
 			o.available = money.Cents(*available)
 		}

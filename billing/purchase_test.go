@@ -12,6 +12,7 @@ import (
 	"broll/billing"
 	"broll/billing/billingtest"
 	"broll/internal/apperr"
+	"broll/internal/database"
 	"broll/internal/money"
 	"broll/internal/testkit"
 	"broll/tenancy"
@@ -19,6 +20,23 @@ import (
 
 func newService(pool *pgxpool.Pool) *billing.Service {
 	return billing.New(pool, billing.NewSigner("http://api.test", "0123456789abcdef0123456789abcdef", "", time.Hour, nil))
+}
+
+// twoNodes opens a fresh database and two billing services on it, each
+// with its own pool, as two API nodes would be, and a pool for the test.
+func twoNodes(t *testing.T) (*pgxpool.Pool, []*billing.Service) {
+	t.Helper()
+	url := testkit.NewDatabase(t)
+	pools := make([]*pgxpool.Pool, 3)
+	for i := range pools {
+		p, err := database.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.Close)
+		pools[i] = p
+	}
+	return pools[2], []*billing.Service{newService(pools[0]), newService(pools[1])}
 }
 
 // checkInvariants: the balance is never negative and equals the ledger.

@@ -13,9 +13,7 @@ import (
 	"broll/billing"
 	"broll/billing/billingtest"
 	"broll/internal/apperr"
-	"broll/internal/database"
 	"broll/internal/money"
-	"broll/internal/testkit"
 	"broll/tenancy"
 )
 
@@ -39,19 +37,8 @@ type tortureRequest struct {
 // written nothing, and every answer must be one the request deserves.
 func TestPurchaseTorture(t *testing.T) {
 	t.Parallel()
-	url := testkit.NewDatabase(t)
 	ctx := context.Background()
-	pools := make([]*pgxpool.Pool, 3) // two nodes and the test's own
-	for i := range pools {
-		p, err := database.Open(ctx, url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(p.Close)
-		pools[i] = p
-	}
-	admin := pools[2]
-	nodes := []*billing.Service{newService(pools[0]), newService(pools[1])}
+	admin, nodes := twoNodes(t)
 
 	const initial, topup, topups = 50_000, 5_000, 10
 	acct := billingtest.NewAccount(t, admin, billingtest.AccountOpts{Credits: initial})

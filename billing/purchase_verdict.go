@@ -2,6 +2,7 @@ package billing
 
 import (
 	"sort"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -20,6 +21,7 @@ const (
 	verdictUnknown      verdict = "unknown"
 	verdictPriceChanged verdict = "price_changed"
 	verdictInsufficient verdict = "insufficient_credits"
+	verdictSpendLimit   verdict = "spend_limit_exceeded"
 )
 
 // outcome is one purchase's share of a batch: its verdict and its lines.
@@ -30,6 +32,15 @@ type outcome struct {
 	balance   money.Cents                  // the pool after the batch
 	lines     map[uuid.UUID]PurchasedVideo // by video; PricePaid is the quote when not bought
 	unknown   []string
+	limit     spendLimit // the buying key's, when it has one
+}
+
+// spendLimit is a key's limit as the batch saw it under the account lock.
+type spendLimit struct {
+	limit    *int64
+	period   *string
+	spent    *int64
+	resetsAt *time.Time // nil for a 'total' limit
 }
 
 // answer turns a job's outcome into the client's result or refusal. A line
@@ -93,6 +104,32 @@ func (o outcome) refusal(expected *int64) error {
 		return apperr.New(apperr.InsufficientCredits,
 			"the account's credit pool holds %s USD; this purchase needs %s USD", o.available, o.quote).
 			With("required", o.quote).With("available", o.available).With("currency", "USD")
+	case verdictSpendLimit:
+		return o.limit.refusal(o.quote)
 	}
 	return apperr.New(apperr.Internal, "unexpected purchase verdict")
+}
+
+// refusal is the 402 of a purchase that would take the key past its limit,
+// with the numbers the batch read under the account lock.
+func (l spendLimit) refusal(required money.Cents) error {
+	var limit, spent money.Cents
+	var period string
+	if l.limit != nil {
+		limit = money.Cents(*l.limit)
+	}
+	if l.spent != nil {
+		spent = money.Cents(*l.spent)
+	}
+	if l.period != nil {
+		period = *l.period
+	}
+	var resets any // JSON null for a 'total' limit, which never resets
+	if l.resetsAt != nil {
+		resets = l.resetsAt.UTC()
+	}
+	return apperr.New(apperr.SpendLimitExceeded,
+		"this key has spent %s of its %s USD %s limit; this purchase needs %s USD", spent, limit, period, required).
+		With("limit", limit).With("spent", spent).With("required", required).
+		With("period", period).With("period_resets_at", resets).With("currency", "USD")
 }

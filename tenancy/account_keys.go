@@ -46,11 +46,9 @@ func (s *Service) ListRootKeys(ctx context.Context, accountID uuid.UUID) ([]Root
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (RootKey, error) {
 		var k RootKey
-		var scopes []string
-		err := r.Scan(&k.ID, &k.AccountID, &k.Kind, &k.ParentID, &k.Label, &scopes, &k.Prefix,
-			&k.RateLimitPerMinute, &k.TotalRequests, &k.LastUsedAt, &k.CreatedAt, &k.RevokedAt,
-			&k.CustomerKeys, &k.LiveCustomerKeys)
-		k.Scopes = toScopes(scopes)
+		var row keyRow
+		err := r.Scan(row.dest(&k.CustomerKeys, &k.LiveCustomerKeys)...)
+		k.Key = row.key()
 		return k, err
 	})
 	if err != nil {

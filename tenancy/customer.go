@@ -9,18 +9,32 @@ import (
 	"broll/internal/database"
 )
 
+// CustomerKeySpec is what a new customer key is made with.
+type CustomerKeySpec struct {
+	Label      string
+	Scopes     []string
+	SpendLimit *SpendLimit // nil: no limit
+	RateLimit  *int        // nil: the service default
+}
+
 // CreateCustomerKey issues a key for one end customer under the calling
 // root key. Its scopes are the requested subset of the customer scopes (all
 // of them by default) and never more than the root holds.
 func (s *Service) CreateCustomerKey(ctx context.Context, root Principal, label string, scopes []string) (IssuedKey, error) {
+	return s.CreateCustomerKeyWith(ctx, root, CustomerKeySpec{Label: label, Scopes: scopes})
+}
+
+// CreateCustomerKeyWith is CreateCustomerKey with a spend limit and a rate
+// limit of the key's own.
+func (s *Service) CreateCustomerKeyWith(ctx context.Context, root Principal, spec CustomerKeySpec) (IssuedKey, error) {
 	if root.Kind != KindRoot {
 		return IssuedKey{}, apperr.New(apperr.Forbidden, "only a root key can create customer keys")
 	}
-	label, err := NormalizeLabel("customer_label", label, true)
+	label, err := NormalizeLabel("customer_label", spec.Label, true)
 	if err != nil {
 		return IssuedKey{}, err
 	}
-	granted, err := ParseCustomerScopes(scopes)
+	granted, err := ParseCustomerScopes(spec.Scopes)
 	if err != nil {
 		return IssuedKey{}, err
 	}
@@ -29,12 +43,17 @@ func (s *Service) CreateCustomerKey(ctx context.Context, root Principal, label s
 			return IssuedKey{}, apperr.InvalidField("scopes", "the root key does not hold scope %q", sc)
 		}
 	}
+	if err := CheckRateLimit(spec.RateLimit); err != nil {
+		return IssuedKey{}, err
+	}
 	return s.issued(insertKey(ctx, s.pool, Key{
-		AccountID: uuid.NullUUID{UUID: root.AccountID, Valid: true},
-		Kind:      KindCustomer,
-		ParentID:  uuid.NullUUID{UUID: root.KeyID, Valid: true},
-		Label:     label,
-		Scopes:    granted,
+		AccountID:          uuid.NullUUID{UUID: root.AccountID, Valid: true},
+		Kind:               KindCustomer,
+		ParentID:           uuid.NullUUID{UUID: root.KeyID, Valid: true},
+		Label:              label,
+		Scopes:             granted,
+		SpendLimit:         spec.SpendLimit,
+		RateLimitPerMinute: spec.RateLimit,
 	}))
 }
 

@@ -26,6 +26,10 @@ type Decision struct {
 	// Fallback is true when Redis could not be reached and the decision was
 	// made by the in-process limiter of this node.
 	Fallback bool
+	// Stale is true when the key was changed (PATCH) after the principal
+	// was read: the caller reads it again from Postgres and admits again,
+	// so that the new rate limit applies from this request on.
+	Stale bool
 }
 
 // Gate admits requests: in one Redis round trip it checks the revocation
@@ -75,12 +79,25 @@ func (g *Gate) LimitFor(p Principal) redis_rate.Limit {
 
 func revokedKey(prefix string, id uuid.UUID) string { return prefix + "revoked:" + id.String() }
 
+func changedKey(prefix string, id uuid.UUID) string { return prefix + "changed:" + id.String() }
+
 // Admit decides one request of p.
 func (g *Gate) Admit(ctx context.Context, p Principal) (Decision, error) {
+	return g.admit(ctx, p, true)
+}
+
+// Readmit decides again, under p's new settings, a request that Admit
+// found Stale: the request was counted in the usage counters already.
+func (g *Gate) Readmit(ctx context.Context, p Principal) (Decision, error) {
+	return g.admit(ctx, p, false)
+}
+
+func (g *Gate) admit(ctx context.Context, p Principal, count bool) (Decision, error) {
 	limit := g.LimitFor(p)
 	now := g.now()
 	rr := &roundTrip{client: g.rdb}
 	var revoked *redis.IntCmd
+	var changed *redis.StringCmd
 	var epoch epochRead
 	rr.extras = func(pipe redis.Pipeliner) {
 		epoch = g.epoch.read(ctx, pipe, g.prefix)
@@ -89,7 +106,10 @@ func (g *Gate) Admit(ctx context.Context, p Principal) (Decision, error) {
 			keys = append(keys, revokedKey(g.prefix, p.RootKeyID))
 		}
 		revoked = pipe.Exists(ctx, keys...)
-		g.usage.count(ctx, pipe, p.KeyID, now)
+		changed = pipe.Get(ctx, changedKey(g.prefix, p.KeyID))
+		if count {
+			g.usage.count(ctx, pipe, p.KeyID, now)
+		}
 	}
 	res, err := redis_rate.NewLimiter(rr).Allow(ctx, "key:"+p.KeyID.String(), limit)
 	if err != nil {
@@ -106,6 +126,11 @@ func (g *Gate) Admit(ctx context.Context, p Principal) (Decision, error) {
 	}
 	if revoked != nil && revoked.Val() > 0 {
 		d.Revoked, d.Allowed = true, false
+	}
+	if changed != nil {
+		if v, err := changed.Int64(); err == nil && v > p.SettingsVersion {
+			d.Stale = true
+		}
 	}
 	if lost, first := g.epoch.check(epoch); lost {
 		if !first {
@@ -143,6 +168,21 @@ func (g *Gate) admitLocally(p Principal, limit redis_rate.Limit, now time.Time, 
 // cache entry by far; after they expire the database says the same.
 func (g *Gate) MarkRevoked(ctx context.Context, ids ...uuid.UUID) error {
 	return MarkRevoked(ctx, g.rdb, g.prefix, ids...)
+}
+
+// MarkChanged publishes a key's new settings version: a node holding an
+// older copy of the key in its auth cache sees the marker in its next
+// admission of that key (Decision.Stale) and reads the key again. The
+// marker outlives every cache entry by far; a version only grows, so a
+// late write of an older version never hides a newer one for long (the
+// next change writes again).
+func (g *Gate) MarkChanged(ctx context.Context, id uuid.UUID, version int64) error {
+	return MarkChanged(ctx, g.rdb, g.prefix, id, version)
+}
+
+// MarkChanged is the Gate-free form used by the CLI.
+func MarkChanged(ctx context.Context, rdb *redis.Client, prefix string, id uuid.UUID, version int64) error {
+	return rdb.Set(ctx, changedKey(prefix, id), strconv.FormatInt(version, 10), 7*24*time.Hour).Err()
 }
 
 // MarkRevoked is the Gate-free form used by the CLI.

@@ -160,12 +160,9 @@ func (s *Service) customerKeyRows(ctx context.Context, root Principal, q KeyList
 	}
 	applied := false
 	keys, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Key, error) {
-		var k Key
-		var scopes []string
-		err := r.Scan(&k.ID, &k.AccountID, &k.Kind, &k.ParentID, &k.Label, &scopes, &k.Prefix,
-			&k.RateLimitPerMinute, &k.TotalRequests, &k.LastUsedAt, &k.CreatedAt, &k.RevokedAt, &applied)
-		k.Scopes = toScopes(scopes)
-		return k, err
+		var row keyRow
+		err := r.Scan(row.dest(&applied)...)
+		return row.key(), err
 	})
 	if err != nil {
 		return nil, false, fmt.Errorf("list keys: %w", err)

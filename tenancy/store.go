@@ -14,6 +14,7 @@ import (
 
 	"broll/internal/apperr"
 	"broll/internal/database"
+	"broll/internal/money"
 )
 
 // Querier is what both a pool and a transaction offer, so that other
@@ -53,6 +54,9 @@ type Key struct {
 	Scopes             []Scope
 	Prefix             string
 	RateLimitPerMinute *int
+	SpendLimit         *SpendLimit // nil: no limit
+	Spent              Spent
+	SettingsVersion    int64 // bumped by every PATCH (Gate.MarkChanged)
 	TotalRequests      int64
 	LastUsedAt         *time.Time
 	CreatedAt          time.Time
@@ -148,25 +152,55 @@ func (s *Service) GetAccount(ctx context.Context, id uuid.UUID) (Account, error)
 	return a, database.Interpret(err, "account not found")
 }
 
+// keyColumns are a key row as Key holds it, spending included (see
+// broll_key_spending: the purchase statement's own reading of the counters).
 const keyColumns = `id, account_id, kind, parent_id, label, scopes, key_prefix,
-	rate_limit_per_minute, total_requests, last_used_at, created_at, revoked_at`
+	rate_limit_per_minute, total_requests, last_used_at, created_at, revoked_at,
+	spend_limit_cents, spend_limit_period, settings_version,
+	(SELECT spent FROM broll_key_spending(id, spend_limit_period, created_at)),
+	(SELECT period_start FROM broll_key_spending(id, spend_limit_period, created_at)),
+	(SELECT resets_at FROM broll_key_spending(id, spend_limit_period, created_at))`
+
+// keyRow scans keyColumns into a Key, then any extra columns after them.
+type keyRow struct {
+	k           Key
+	scopes      []string
+	limitCents  *int64
+	limitPeriod *string
+}
+
+func (r *keyRow) dest(extra ...any) []any {
+	k := &r.k
+	return append([]any{&k.ID, &k.AccountID, &k.Kind, &k.ParentID, &k.Label, &r.scopes, &k.Prefix,
+		&k.RateLimitPerMinute, &k.TotalRequests, &k.LastUsedAt, &k.CreatedAt, &k.RevokedAt,
+		&r.limitCents, &r.limitPeriod, &k.SettingsVersion, &k.Spent.Amount, &k.Spent.PeriodStart, &k.Spent.ResetsAt}, extra...)
+}
+
+func (r *keyRow) key() Key {
+	k := r.k
+	k.Scopes = toScopes(r.scopes)
+	if r.limitCents != nil && r.limitPeriod != nil {
+		k.SpendLimit = &SpendLimit{Amount: money.Cents(*r.limitCents), Period: SpendPeriod(*r.limitPeriod)}
+	}
+	return k
+}
 
 func scanKey(row pgx.Row) (Key, error) {
-	var k Key
-	var scopes []string
-	err := row.Scan(&k.ID, &k.AccountID, &k.Kind, &k.ParentID, &k.Label, &scopes, &k.Prefix,
-		&k.RateLimitPerMinute, &k.TotalRequests, &k.LastUsedAt, &k.CreatedAt, &k.RevokedAt)
-	k.Scopes = toScopes(scopes)
-	return k, err
+	var r keyRow
+	err := row.Scan(r.dest()...)
+	return r.key(), err
 }
 
 func insertKey(ctx context.Context, q Querier, k Key) (IssuedKey, error) {
 	secret := newKey()
+	limitCents, limitPeriod := k.SpendLimit.columns()
 	row := q.QueryRow(ctx, `
-		INSERT INTO api_keys (account_id, kind, parent_id, label, scopes, key_hash, key_prefix)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		INSERT INTO api_keys (account_id, kind, parent_id, label, scopes, key_hash, key_prefix,
+		                      spend_limit_cents, spend_limit_period, rate_limit_per_minute)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 		RETURNING `+keyColumns,
-		k.AccountID, k.Kind, k.ParentID, k.Label, scopeStrings(k.Scopes), hashKey(secret), secret[:displayPrefix])
+		k.AccountID, k.Kind, k.ParentID, k.Label, scopeStrings(k.Scopes), hashKey(secret), secret[:displayPrefix],
+		limitCents, limitPeriod, k.RateLimitPerMinute)
 	created, err := scanKey(row)
 	if err != nil {
 		return IssuedKey{}, err

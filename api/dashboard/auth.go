@@ -18,6 +18,7 @@ var notices = map[string]string{
 	"expired":        "Your session has ended. Sign in again to continue.",
 	"password-set":   "Your password is set. Sign in with your email and new password.",
 	"revoked":        "The key is revoked. API requests with it are refused from now on.",
+	"limits":         "The key's limits are saved. Every API node applies them from the key's next request.",
 }
 
 type signInView struct {

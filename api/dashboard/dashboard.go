@@ -87,6 +87,7 @@ func Mount(app *fiber.App, d Deps) error {
 	g.Post("/keys", append(form, h.createRootKey)...)
 	g.Get("/keys/:id", append(signedIn, h.rootKey)...)
 	g.Post("/keys/:id/customers", append(form, h.createCustomerKey)...)
+	g.Post("/keys/:id/limits", append(form, h.setLimits)...)
 	g.Get("/keys/:id/revoke", append(signedIn, h.revokeForm)...)
 	g.Post("/keys/:id/revoke", append(form, h.revokeKey)...)
 	g.Get("/purchases", append(signedIn, h.purchases)...)

@@ -3,11 +3,14 @@ package dashboard
 import (
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
 	"broll/internal/apperr"
+	"broll/internal/money"
 	"broll/tenancy"
 )
 
@@ -128,6 +131,49 @@ func (h *handler) createCustomerKey(c *fiber.Ctx) error {
 		Title: "New customer key", Nav: "keys", Session: sess,
 		Data: createdView{Key: k, Root: &rootKey, Back: Prefix + "/keys/" + id.String()},
 	})
+}
+
+// setLimits changes a customer key's spend limit and rate limit, as PATCH
+// /api/v1/keys does: an empty amount removes the spend limit, an empty rate
+// restores the service default. The change is published to every API node
+// before the page says it is saved.
+func (h *handler) setLimits(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	sess := session(c)
+	id, err := keyID(c)
+	if err != nil {
+		return err
+	}
+	u := tenancy.KeyUpdate{SpendLimitSet: true, RateLimitSet: true}
+	if amount := strings.TrimSpace(c.FormValue("spend_amount")); amount != "" {
+		cents, err := money.ParseDollars(amount)
+		if err != nil {
+			return apperr.InvalidField("spend_amount", "spend limit: %v", err)
+		}
+		l, err := tenancy.ParseSpendLimit(cents, c.FormValue("spend_period"))
+		if err != nil {
+			return err
+		}
+		u.SpendLimit = &l
+	}
+	if rate := strings.TrimSpace(c.FormValue("rate_limit")); rate != "" {
+		n, err := strconv.Atoi(rate)
+		if err != nil {
+			return apperr.InvalidField("rate_limit", "rate limit must be a whole number of requests per minute")
+		}
+		u.RateLimit = &n
+	}
+	k, err := h.Tenancy.UpdateAccountKey(ctx, sess.AccountID, id, u)
+	if err != nil {
+		return err
+	}
+	if err := h.Gate.MarkChanged(ctx, k.ID, k.SettingsVersion); err != nil {
+		return apperr.New(apperr.Unavailable, "the limits are saved in the database but not yet on every API node; submit the form again")
+	}
+	h.Auth.Forget(k.ID)
+	h.Logger.Info("dashboard: key limits changed", "request_id", h.RequestID(c), "account_id", sess.AccountID,
+		"user_id", sess.UserID, "key_id", k.ID)
+	return c.Redirect(backFrom(k)+"?m=limits", fiber.StatusSeeOther)
 }
 
 type revokeView struct {

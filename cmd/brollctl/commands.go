@@ -211,6 +211,71 @@ func (c *cli) keyRevoke(ctx context.Context, args []string) (any, error) {
 	})
 }
 
+// keyLimit sets a customer key's spend limit and rate limit, as PATCH
+// /api/v1/keys does for its root key, and publishes the change to the API
+// nodes' caches.
+func (c *cli) keyLimit(ctx context.Context, args []string) (any, error) {
+	var idStr, spend, period string
+	var noSpend, defaultRate bool
+	var rate int
+	if _, err := c.flags("key limit", args, 0, func(fs *flag.FlagSet) {
+		fs.StringVar(&idStr, "id", "", "customer key id")
+		fs.StringVar(&spend, "spend", "", "spend limit in USD")
+		fs.StringVar(&period, "period", "month", "spend limit period: day, month or total")
+		fs.BoolVar(&noSpend, "no-spend-limit", false, "remove the spend limit")
+		fs.IntVar(&rate, "rate", 0, "requests per minute")
+		fs.BoolVar(&defaultRate, "default-rate", false, "back to the service's default rate limit")
+	}); err != nil {
+		return nil, err
+	}
+	id, err := parseID("id", idStr)
+	if err != nil {
+		return nil, err
+	}
+	var u tenancy.KeyUpdate
+	switch {
+	case spend != "" && noSpend:
+		return nil, usageErr("--spend and --no-spend-limit exclude each other")
+	case spend != "":
+		cents, err := money.ParseDollars(spend)
+		if err != nil {
+			return nil, usageErr("--spend: %v", err)
+		}
+		l, err := tenancy.ParseSpendLimit(cents, period)
+		if err != nil {
+			return nil, err
+		}
+		u.SpendLimitSet, u.SpendLimit = true, &l
+	case noSpend:
+		u.SpendLimitSet = true
+	}
+	switch {
+	case rate != 0 && defaultRate:
+		return nil, usageErr("--rate and --default-rate exclude each other")
+	case rate != 0:
+		u.RateLimitSet, u.RateLimit = true, &rate
+	case defaultRate:
+		u.RateLimitSet = true
+	}
+	if !u.SpendLimitSet && !u.RateLimitSet {
+		return nil, usageErr("key limit needs --spend, --no-spend-limit, --rate or --default-rate")
+	}
+	return c.with(ctx, func(e *env) (any, error) {
+		k, err := e.tenancy.UpdateKey(ctx, id, u)
+		if err != nil {
+			return nil, err
+		}
+		if err := tenancy.MarkChanged(ctx, e.rdb, e.cfg.RedisPrefix, k.ID, k.SettingsVersion); err != nil {
+			return nil, fmt.Errorf("changed in the database, but not yet on every API node (run again): %w", err)
+		}
+		out := map[string]any{"id": k.ID, "spend_limit": nil, "spent": k.Spent.Amount, "rate_limit_per_minute": k.RateLimitPerMinute}
+		if k.SpendLimit != nil {
+			out["spend_limit"] = map[string]any{"amount": k.SpendLimit.Amount, "period": k.SpendLimit.Period, "currency": "USD"}
+		}
+		return out, nil
+	})
+}
+
 func (c *cli) creditsAdd(ctx context.Context, args []string) (any, error) {
 	var account, amount string
 	if _, err := c.flags("credits add", args, 0, func(fs *flag.FlagSet) {

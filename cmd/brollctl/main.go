@@ -45,6 +45,7 @@ const usage = `usage: brollctl COMMAND [ARGS]
   key create-root --account ID [--label L]
   key create-ops [--label L]
   key revoke --id ID
+  key limit --id ID [--spend USD [--period day|month|total] | --no-spend-limit] [--rate N | --default-rate]
   credits add --account ID --amount USD
   tiers list
   tiers set NAME PRICE
@@ -130,6 +131,8 @@ func (c *cli) dispatch(ctx context.Context, args []string) (any, error) {
 			return c.keyCreateOps(ctx, rest[1:])
 		case "revoke":
 			return c.keyRevoke(ctx, rest[1:])
+		case "limit":
+			return c.keyLimit(ctx, rest[1:])
 		}
 	case "credits":
 		if sub == "add" {

@@ -17,6 +17,7 @@ const (
 	ConflictingSearch   Code = "conflicting_search_params"
 	Unauthorized        Code = "unauthorized"
 	InsufficientCredits Code = "insufficient_credits"
+	SpendLimitExceeded  Code = "spend_limit_exceeded"
 	InsufficientScope   Code = "insufficient_scope"
 	Forbidden           Code = "forbidden"
 	NotFound            Code = "not_found"
@@ -28,8 +29,12 @@ const (
 	UnsupportedMedia    Code = "unsupported_media_type"
 	RangeUnsatisfiable  Code = "range_not_satisfiable"
 	RateLimited         Code = "rate_limited"
-	Internal            Code = "internal"
-	Unavailable         Code = "unavailable"
+	// IdempotencyKeyReused: an Idempotency-Key seen before with another
+	// request (422); IdempotencyKeyInUse: its first request still runs (409).
+	IdempotencyKeyReused Code = "idempotency_key_reused"
+	IdempotencyKeyInUse  Code = "idempotency_key_in_use"
+	Internal             Code = "internal"
+	Unavailable          Code = "unavailable"
 )
 
 // Error is an error meant to be shown to a client: Message is safe to

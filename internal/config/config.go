@@ -31,8 +31,11 @@ type Config struct {
 	SigningKeyPrevious Secret
 	MediaDir           string
 	// ImportDir confines the files POST /api/ops/v1/videos may name.
-	ImportDir          string
-	DownloadURLTTL     time.Duration
+	ImportDir      string
+	DownloadURLTTL time.Duration
+	// IdempotencyWait is how long a retry with an Idempotency-Key waits for
+	// the first request with it before it gets 409 idempotency_key_in_use.
+	IdempotencyWait    time.Duration
 	LegacySecret       Secret
 	LegacySunset       time.Time
 	LogLevel           string
@@ -121,6 +124,7 @@ func Defaults() Config {
 		MediaDir:            "./media",
 		ImportDir:           "./import",
 		DownloadURLTTL:      time.Hour,
+		IdempotencyWait:     5 * time.Second,
 		LegacySunset:        time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC),
 		LogLevel:            "info",
 		ShutdownTimeout:     20 * time.Second,
@@ -199,6 +203,7 @@ func Load(getenv func(string) string) (Config, error) {
 	str("BROLL_MEDIA_DIR", &c.MediaDir)
 	str("BROLL_IMPORT_DIR", &c.ImportDir)
 	duration("BROLL_DOWNLOAD_URL_TTL", &c.DownloadURLTTL)
+	duration("BROLL_IDEMPOTENCY_WAIT", &c.IdempotencyWait)
 	secret("BROLL_LEGACY_SECRET", &c.LegacySecret)
 	if v := strings.TrimSpace(getenv("BROLL_LEGACY_SUNSET")); v != "" {
 		t, err := time.Parse("2006-01-02", v)
@@ -295,6 +300,9 @@ func (c Config) Validate() error {
 		if err := checkSecret(s.name, s.value); err != nil {
 			return err
 		}
+	}
+	if c.IdempotencyWait < 0 || c.IdempotencyWait > time.Minute {
+		return fmt.Errorf("BROLL_IDEMPOTENCY_WAIT must be between 0s and 1m, got %s", c.IdempotencyWait)
 	}
 	if c.DownloadURLTTL < time.Minute || c.DownloadURLTTL > 7*24*time.Hour {
 		return fmt.Errorf("BROLL_DOWNLOAD_URL_TTL must be between 1m and 168h, got %s", c.DownloadURLTTL)
@@ -461,6 +469,7 @@ func (c Config) Summary() map[string]any {
 		"media_dir":             c.MediaDir,
 		"import_dir":            c.ImportDir,
 		"download_url_ttl":      c.DownloadURLTTL.String(),
+		"idempotency_wait":      c.IdempotencyWait.String(),
 		"legacy_secret":         c.LegacySecret.String(),
 		"legacy_sunset":         c.LegacySunset.Format("2006-01-02"),
 		"redis_prefix":          c.RedisPrefix,

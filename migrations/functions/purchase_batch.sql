@@ -30,6 +30,10 @@
 --   price_changed        r_quote differs from in_expected
 --   insufficient_credits r_quote exceeds r_available, what the pool held at
 --                        this job's turn in arrival order
+--   spend_limit_exceeded r_quote on top of r_spent, what the key spent in
+--                        the period of its limit (r_limit, r_period), would
+--                        pass the limit; the period ends at r_resets_at
+--                        (NULL for 'total')
 -- A refused job writes nothing. r_balance is the pool after the batch.
 --
 -- The order of locks makes it deadlock-free: the account row first (all
@@ -39,19 +43,26 @@
 -- protects, so the one guarded charge at the end cannot fail; the CHECK
 -- accounts_balance_not_negative stays behind it all the same.
 --
--- Later rules are a column away: test mode would pick the pool to charge by
--- a per-job mode, and a per-key spend limit is a second running sum beside
--- the pool's in `run`, under the same account lock.
+-- Spend limits are checked under the same account lock: every charge of a
+-- key goes through this statement and adds to its key_spend row in the
+-- statement that charges the pool, so the counters read after the lock
+-- hold every charge committed before. A batch has one job per buyer, so a
+-- key's check is its counter plus its own quote, with no running sum.
+--
+-- The result's columns changed with spend limits; CREATE OR REPLACE cannot
+-- change them, so the old form is dropped first, in the same transaction.
 --
 -- plpgsql caches the statement's plan for the session; force_generic_plan
 -- keeps it from re-planning per call for the array sizes (custom plans buy
 -- nothing here: every access is by key through a unique index).
-CREATE OR REPLACE FUNCTION broll_purchase_batch(
+DROP FUNCTION IF EXISTS broll_purchase_batch(uuid, uuid[], text[], bigint[], boolean[], int[], uuid[], uuid[]);
+CREATE FUNCTION broll_purchase_batch(
     in_account uuid, in_key uuid[], in_email text[], in_expected bigint[], in_dry boolean[],
     in_line_job int[], in_line_video uuid[], in_purchase uuid[])
 RETURNS TABLE (r_job int, r_verdict text, r_quote bigint, r_available bigint, r_balance bigint,
                r_video_id uuid, r_known boolean, r_purchase_id uuid, r_price_cents bigint,
-               r_purchased_at timestamptz, r_owned boolean)
+               r_purchased_at timestamptz, r_owned boolean,
+               r_limit bigint, r_period text, r_spent bigint, r_resets_at timestamptz)
 LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 AS $$
@@ -85,12 +96,14 @@ BEGIN
               AND coalesce(p.customer_email, '') = in_email[l.job + 1] AND p.video_id = l.video
         ) o ON true
     ), priced AS (
-        SELECT g.job, g.quote,
+        SELECT g.job, g.quote, k.spend_limit_cents AS lim, k.spend_limit_period AS period,
+               ks.spent, ks.resets_at,
                CASE
                    WHEN g.unknown THEN 'unknown'
                    WHEN in_expected[g.job + 1] IS NOT NULL AND in_expected[g.job + 1] <> g.quote THEN 'price_changed'
                    WHEN in_dry[g.job + 1] THEN 'quoted'
                    WHEN g.all_owned THEN 'owned'
+                   WHEN ks.spent + g.quote > k.spend_limit_cents THEN 'spend_limit_exceeded'
                    ELSE 'pay'
                END AS verdict
         FROM (
@@ -98,6 +111,11 @@ BEGIN
                    bool_or(NOT l.known) AS unknown, bool_and(l.owned_id IS NOT NULL) AS all_owned
             FROM lines l GROUP BY l.job
         ) g
+        -- Only keys with a limit are looked up: the others pay no extra read.
+        LEFT JOIN api_keys k ON k.id = in_key[g.job + 1] AND k.spend_limit_cents IS NOT NULL
+        LEFT JOIN key_spend s ON s.api_key_id = k.id
+        LEFT JOIN LATERAL broll_key_spent(k.spend_limit_period, s.day_start, s.day_cents, s.month_start,
+                                          s.month_cents, s.total_cents, k.created_at, now()) ks ON k.id IS NOT NULL
     ), pool AS (
         SELECT a.balance_cents, a.source FROM accounts a WHERE a.id = in_account
     ), run (job, quote, available, remaining, verdict) AS (
@@ -115,6 +133,10 @@ BEGIN
         SELECT array_agg(verdict ORDER BY job) AS verdict, array_agg(quote ORDER BY job) AS quote,
                array_agg(available ORDER BY job) AS available
         FROM run WHERE job >= 0
+    ), limited AS (
+        SELECT array_agg(lim ORDER BY job) AS lim, array_agg(period ORDER BY job) AS period,
+               array_agg(spent ORDER BY job) AS spent, array_agg(resets_at ORDER BY job) AS resets_at
+        FROM priced
     ), ins AS (
         INSERT INTO purchases (id, account_id, api_key_id, video_id, price_cents, tier, legacy, source,
                                customer_email, purchased_at)
@@ -138,6 +160,20 @@ BEGIN
         UPDATE accounts SET balance_cents = balance_cents - (SELECT sum(price_cents) FROM ins)
         WHERE id = in_account AND EXISTS (SELECT 1 FROM ins WHERE price_cents > 0)
         RETURNING balance_cents
+    ), counted AS (
+        -- Every key's counters move with its charges, limited or not, so
+        -- that a limit set later starts from what was really spent.
+        INSERT INTO key_spend AS s (api_key_id, day_start, day_cents, month_start, month_cents, total_cents)
+        SELECT i.api_key_id, (now() AT TIME ZONE 'UTC')::date, sum(i.price_cents),
+               date_trunc('month', now() AT TIME ZONE 'UTC')::date, sum(i.price_cents), sum(i.price_cents)
+        FROM ins i WHERE i.api_key_id IS NOT NULL AND i.price_cents > 0
+        GROUP BY i.api_key_id ORDER BY i.api_key_id
+        ON CONFLICT (api_key_id) DO UPDATE SET
+            day_cents = CASE WHEN s.day_start = EXCLUDED.day_start THEN s.day_cents ELSE 0 END + EXCLUDED.day_cents,
+            day_start = EXCLUDED.day_start,
+            month_cents = CASE WHEN s.month_start = EXCLUDED.month_start THEN s.month_cents ELSE 0 END + EXCLUDED.month_cents,
+            month_start = EXCLUDED.month_start,
+            total_cents = s.total_cents + EXCLUDED.total_cents
     ), inserted AS (
         SELECT coalesce(array_agg(id), '{}') AS ids FROM ins
     )
@@ -147,8 +183,9 @@ BEGIN
            CASE WHEN bought THEN l.new_id ELSE l.owned_id END,
            CASE WHEN bought THEN l.price ELSE coalesce(l.owned_price, l.price) END,
            CASE WHEN bought THEN now() ELSE l.owned_at END,
-           NOT bought
-    FROM lines l, decided d, inserted n, LATERAL (SELECT l.new_id = ANY (n.ids)) b(bought)
+           NOT bought,
+           m.lim[l.job + 1], m.period[l.job + 1], m.spent[l.job + 1], m.resets_at[l.job + 1]
+    FROM lines l, decided d, limited m, inserted n, LATERAL (SELECT l.new_id = ANY (n.ids)) b(bought)
     ORDER BY l.job;
 END;
 $$;

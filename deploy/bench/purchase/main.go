@@ -6,6 +6,10 @@
 //
 //	make bench-purchase   (or: go run ./deploy/bench/purchase -duration 10s -clients 64)
 //
+// -spend-limits gives every customer key a monthly spend limit (one no
+// run reaches), so that every purchase pays for the limit check; run it
+// back to back with a run without to compare.
+//
 // It needs the local stack (DATABASE_URL, REDIS_URL) and works in a database
 // of its own, created and dropped here.
 package main
@@ -39,14 +43,15 @@ import (
 func main() {
 	duration := flag.Duration("duration", 10*time.Second, "how long each measurement runs")
 	clients := flag.Int("clients", 64, "concurrent clients, one customer key each")
+	limits := flag.Bool("spend-limits", false, "give every customer key a monthly spend limit (never reached)")
 	flag.Parse()
-	if err := run(*duration, *clients); err != nil {
+	if err := run(*duration, *clients, *limits); err != nil {
 		fmt.Fprintln(os.Stderr, "purchase:", err)
 		os.Exit(1)
 	}
 }
 
-func run(duration time.Duration, clients int) error {
+func run(duration time.Duration, clients int, limits bool) error {
 	ctx := context.Background()
 	sc, err := benchkit.OpenScratch(ctx, 0, false)
 	if err != nil {
@@ -68,7 +73,11 @@ func run(duration time.Duration, clients int) error {
 	keys := make([]string, clients)
 	principals := make([]tenancy.Principal, clients)
 	for i := range keys {
-		k, err := ten.CreateCustomerKey(ctx, root, fmt.Sprintf("customer %d", i), nil)
+		spec := tenancy.CustomerKeySpec{Label: fmt.Sprintf("customer %d", i)}
+		if limits {
+			spec.SpendLimit = &tenancy.SpendLimit{Amount: money.MaxCents / money.Cents(clients), Period: tenancy.SpendMonth}
+		}
+		k, err := ten.CreateCustomerKeyWith(ctx, root, spec)
 		if err != nil {
 			return err
 		}
@@ -104,7 +113,8 @@ func run(duration time.Duration, clients int) error {
 	}
 	pool.Reset()
 
-	fmt.Printf("purchase benchmark: %d clients (one customer key each, one shared pool), %s per measurement\n", clients, duration)
+	fmt.Printf("purchase benchmark: %d clients (one customer key each, one shared pool), %s per measurement, spend limits %v\n",
+		clients, duration, limits)
 	res := drive("http://"+ln.Addr().String()+"/api/v1/broll/purchase", keys, videoIDs, duration)
 	fmt.Printf("%-46s %8.0f purchases/s  p50 %6.2f ms  p99 %6.2f ms  (%d ok, %d failed)\n",
 		"POST /api/v1/broll/purchase (HTTP, full path)", res.PerSecond(), benchkit.Millis(res.Percentile(0.5)),

@@ -1,0 +1,130 @@
+package api
+
+import (
+	"strconv"
+	"testing"
+
+	"broll/billing/billingtest"
+)
+
+// TestKeyLimitsOverHTTP: a customer key made with a spend limit and a rate
+// limit shows both; a PATCH through one node changes the rate limit on the
+// other at its next request, although that node had the key cached; a
+// purchase past the spend limit is 402 spend_limit_exceeded with the
+// numbers; bad values are 400 and another account's key is 404.
+func TestKeyLimitsOverHTTP(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{nodes: 2})
+	if e.cfg.AuthCacheTTL <= 0 {
+		t.Fatal("the test needs the auth cache on")
+	}
+	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 100_000})
+	root := acct.RootKey.Secret
+	r := e.do(t, 0, "POST", "/api/v1/keys", root, map[string]any{"customer_label": "capped",
+		"spend_limit": map[string]any{"amount": 30, "period": "day"}, "rate_limit_per_minute": 7})
+	if r.status != 201 {
+		t.Fatalf("create: %d %s", r.status, r.raw)
+	}
+	details := r.body["details"].(map[string]any)
+	key, id := r.str("api_key"), details["id"].(string)
+	lim, _ := details["spend_limit"].(map[string]any)
+	spent, _ := details["spent"].(map[string]any)
+	if lim["amount"] != 30.0 || lim["period"] != "day" || spent["amount"] != 0.0 || spent["period_resets_at"] == nil ||
+		details["rate_limit_per_minute"] != 7.0 {
+		t.Fatalf("created key: %s", r.raw)
+	}
+	limitOn := func(n int) string {
+		t.Helper()
+		r := e.do(t, n, "GET", "/api/v1/pricing", key, nil)
+		if r.status != 200 {
+			t.Fatalf("node %d: %d %s", n, r.status, r.raw)
+		}
+		return r.header.Get("X-RateLimit-Limit")
+	}
+	if limitOn(0) != "7" || limitOn(1) != "7" {
+		t.Fatal("the key's own rate limit is not applied")
+	}
+	patch := func(n int, body any) response {
+		t.Helper()
+		return e.do(t, n, "PATCH", "/api/v1/keys?id="+id, root, body)
+	}
+	if r := patch(0, map[string]any{"rate_limit_per_minute": 500}); r.status != 200 ||
+		r.body["key"].(map[string]any)["rate_limit_per_minute"] != 500.0 {
+		t.Fatalf("patch: %d %s", r.status, r.raw)
+	}
+	if got := limitOn(1); got != "500" {
+		t.Fatalf("node 1 applies %s requests/min after the change, want 500", got)
+	}
+	if r := patch(1, map[string]any{"rate_limit_per_minute": nil}); r.status != 200 {
+		t.Fatalf("patch to default: %d %s", r.status, r.raw)
+	}
+	if got, want := limitOn(0), e.cfg.RateLimitPerMinute; got != strconv.Itoa(want) {
+		t.Fatalf("node 0 applies %s requests/min after the reset, want the default %d", got, want)
+	}
+
+	// The spend limit: $25 fits, another $25 does not, and says why.
+	hard := billingtest.Videos(t, e.pool, 2, "hard")
+	if r := e.do(t, 0, "POST", "/api/v1/broll/purchase", key, map[string]any{"video_ids": []string{hard[0].String()}}); r.status != 200 {
+		t.Fatalf("first purchase: %d %s", r.status, r.raw)
+	}
+	r = e.do(t, 1, "POST", "/api/v1/broll/purchase", key, map[string]any{"video_ids": []string{hard[1].String()}})
+	if r.status != 402 || r.str("code") != "spend_limit_exceeded" || r.body["limit"] != 30.0 || r.body["spent"] != 25.0 ||
+		r.body["required"] != 25.0 || r.str("period_resets_at") == "" {
+		t.Fatalf("over the limit: %d %s", r.status, r.raw)
+	}
+	// Raising it lets the purchase through; the list shows what was spent.
+	if r := patch(0, map[string]any{"spend_limit": map[string]any{"amount": 50, "period": "month"}, "customer_label": "capped more"}); r.status != 200 {
+		t.Fatalf("raise: %d %s", r.status, r.raw)
+	}
+	if r := e.do(t, 1, "POST", "/api/v1/broll/purchase", key, map[string]any{"video_ids": []string{hard[1].String()}}); r.status != 200 {
+		t.Fatalf("after raising: %d %s", r.status, r.raw)
+	}
+	// get_balance over MCP shows the calling key's limit and spending.
+	cs := mcpMustConnect(t, e.serveLoopback(t), key)
+	bal := callToolOK(t, cs, "get_balance", nil)
+	bk := bal["key"].(map[string]any)
+	if bk["spend_limit"].(map[string]any)["amount"] != 50.0 || bk["spent"].(map[string]any)["amount"] != 50.0 {
+		t.Fatalf("get_balance: %v", bal)
+	}
+	// A purchase over MCP meets the same limit, with the same numbers.
+	extra := billingtest.Videos(t, e.pool, 1, "easy")[0].String()
+	if res, out := callTool(t, cs, "purchase_videos", map[string]any{"video_ids": []string{extra}}); !res.IsError ||
+		out["code"] != "spend_limit_exceeded" || out["spent"] != 50.0 || out["required"] != 5.0 {
+		t.Fatalf("purchase_videos over the limit: %v", out)
+	}
+	var page struct {
+		Keys []struct {
+			CustomerLabel string `json:"customer_label"`
+			Spent         struct {
+				Amount float64 `json:"amount"`
+				Period string  `json:"period"`
+			} `json:"spent"`
+		} `json:"keys"`
+	}
+	decodeInto(t, "list", e.do(t, 0, "GET", "/api/v1/keys", root, nil).raw, &page)
+	if len(page.Keys) != 1 || page.Keys[0].CustomerLabel != "capped more" || page.Keys[0].Spent.Amount != 50 || page.Keys[0].Spent.Period != "month" {
+		t.Fatalf("list: %+v", page.Keys)
+	}
+
+	for _, bad := range []map[string]any{
+		{"rate_limit_per_minute": 0},
+		{"rate_limit_per_minute": 100_001},
+		{"spend_limit": map[string]any{"amount": 5, "period": "week"}},
+		{"spend_limit": map[string]any{"period": "day"}},
+		{"spend_limit": map[string]any{"amount": -1, "period": "day"}},
+		{"customer_label": ""},
+		{"nonsense": true},
+		{},
+	} {
+		if r := patch(0, bad); r.status != 400 {
+			t.Errorf("PATCH %v: %d %s", bad, r.status, r.raw)
+		}
+	}
+	other := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{})
+	if r := e.do(t, 0, "PATCH", "/api/v1/keys?id="+id, other.RootKey.Secret, map[string]any{"rate_limit_per_minute": 5}); r.status != 404 {
+		t.Fatalf("another account's key: %d %s", r.status, r.raw)
+	}
+	if r := e.do(t, 0, "PATCH", "/api/v1/keys?id="+id, key, map[string]any{"rate_limit_per_minute": 5}); r.status != 403 {
+		t.Fatalf("a customer key: %d %s", r.status, r.raw)
+	}
+}

@@ -1,0 +1,71 @@
+package idempotency_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"broll/billing/billingtest"
+	"broll/internal/idempotency"
+	"broll/internal/testkit"
+)
+
+// TestExpiry: a row older than the TTL is taken over by the next request
+// with its key (with another body, even), an unfinished row is taken over
+// once stale, and expired rows are purged as requests go by.
+func TestExpiry(t *testing.T) {
+	t.Parallel()
+	pool, _ := testkit.NewPool(t)
+	ctx := context.Background()
+	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{})
+	key := acct.Root.KeyID
+	s := idempotency.New(pool, 0, time.Minute)
+	a, b := idempotency.Hash("POST", "/x", []byte("a")), idempotency.Hash("POST", "/x", []byte("b"))
+
+	claim, _, err := s.Begin(ctx, key, "k", a)
+	if err != nil || claim == nil {
+		t.Fatalf("first: %v", err)
+	}
+	if err := claim.Finish(ctx, idempotency.Response{Status: 201, Body: []byte("{}")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, stored, err := s.Begin(ctx, key, "k", a); err != nil || stored == nil || stored.Status != 201 {
+		t.Fatalf("replay: %+v %v", stored, err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE idempotency_keys SET created_at = now() - interval '25 hours'`); err != nil {
+		t.Fatal(err)
+	}
+	if claim, _, err := s.Begin(ctx, key, "k", b); err != nil || claim == nil {
+		t.Fatalf("after 24 h the key is free again: %v", err)
+	}
+	// Unfinished (its node died): another request waits until it is stale.
+	if _, _, err := s.Begin(ctx, key, "k", b); err == nil {
+		t.Fatal("a running request's key was handed out twice")
+	}
+	if _, err := pool.Exec(ctx, `UPDATE idempotency_keys SET created_at = now() - interval '3 minutes'`); err != nil {
+		t.Fatal(err)
+	}
+	if claim, _, err := s.Begin(ctx, key, "k", b); err != nil || claim == nil {
+		t.Fatalf("a stale claim is taken over: %v", err)
+	}
+
+	if _, err := pool.Exec(ctx, `INSERT INTO idempotency_keys (api_key_id, idem_key, request_hash, status, created_at)
+		SELECT $1, 'old-' || g, '\x00', 200, now() - interval '25 hours' FROM generate_series(1, 100) g`, key); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 64; i++ {
+		claim, _, err := s.Begin(ctx, key, "new", a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if claim != nil {
+			if err := claim.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var old int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM idempotency_keys WHERE idem_key LIKE 'old-%'`).Scan(&old); err != nil || old != 0 {
+		t.Fatalf("%d expired rows left (%v)", old, err)
+	}
+}

@@ -1,0 +1,129 @@
+package tenancy
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"broll/internal/apperr"
+	"broll/internal/database"
+	"broll/internal/money"
+)
+
+// SpendPeriod is the window a spend limit counts over: a UTC day, a UTC
+// calendar month, or the key's whole life.
+type SpendPeriod string
+
+// Spend periods.
+const (
+	SpendDay   SpendPeriod = "day"
+	SpendMonth SpendPeriod = "month"
+	SpendTotal SpendPeriod = "total"
+)
+
+// SpendLimit caps what one key may be charged in a period. The purchase
+// statement enforces it (migrations/functions/purchase_batch.sql).
+type SpendLimit struct {
+	Amount money.Cents
+	Period SpendPeriod
+}
+
+// columns are the limit as api_keys stores it: both NULL for no limit.
+func (l *SpendLimit) columns() (*int64, *string) {
+	if l == nil {
+		return nil, nil
+	}
+	c, p := int64(l.Amount), string(l.Period)
+	return &c, &p
+}
+
+// Spent is what a key was charged in the period of its limit ('total'
+// when it has none). ResetsAt is nil for 'total', which never resets.
+type Spent struct {
+	Amount      money.Cents
+	PeriodStart *time.Time
+	ResetsAt    *time.Time
+}
+
+// MaxRateLimitPerMinute bounds a per-key rate limit.
+const MaxRateLimitPerMinute = 100_000
+
+// ParseSpendLimit validates a limit given in dollars and a period name.
+func ParseSpendLimit(amount money.Cents, period string) (SpendLimit, error) {
+	switch p := SpendPeriod(period); p {
+	case SpendDay, SpendMonth, SpendTotal:
+		if amount < 0 {
+			return SpendLimit{}, apperr.InvalidField("spend_limit.amount", "spend_limit.amount must not be negative")
+		}
+		return SpendLimit{Amount: amount, Period: p}, nil
+	}
+	return SpendLimit{}, apperr.InvalidField("spend_limit.period", "spend_limit.period must be day, month or total, got %q", period).
+		With("allowed_values", []string{string(SpendDay), string(SpendMonth), string(SpendTotal)})
+}
+
+// CheckRateLimit validates a per-key rate limit (nil: the service default).
+func CheckRateLimit(n *int) error {
+	if n != nil && (*n < 1 || *n > MaxRateLimitPerMinute) {
+		return apperr.InvalidField("rate_limit_per_minute", "rate_limit_per_minute must be 1 to %d, or null for the service default", MaxRateLimitPerMinute)
+	}
+	return nil
+}
+
+// KeyUpdate is a PATCH of a customer key: only the Set fields change; a
+// Set field with a nil value clears the setting.
+type KeyUpdate struct {
+	Label         *string
+	SpendLimitSet bool
+	SpendLimit    *SpendLimit
+	RateLimitSet  bool
+	RateLimit     *int
+}
+
+// UpdateCustomerKey changes one customer key of the calling root key. Every
+// change bumps the key's settings version, which the caller publishes
+// (Gate.MarkChanged) so that every node drops its cached copy of the key.
+func (s *Service) UpdateCustomerKey(ctx context.Context, root Principal, id uuid.UUID, u KeyUpdate) (Key, error) {
+	if root.Kind != KindRoot {
+		return Key{}, apperr.New(apperr.Forbidden, "only a root key can change customer keys")
+	}
+	return s.updateKey(ctx, id, uuid.NullUUID{UUID: root.AccountID, Valid: true}, uuid.NullUUID{UUID: root.KeyID, Valid: true}, u)
+}
+
+// UpdateKey is UpdateCustomerKey for any customer key (operator use).
+func (s *Service) UpdateKey(ctx context.Context, id uuid.UUID, u KeyUpdate) (Key, error) {
+	return s.updateKey(ctx, id, uuid.NullUUID{}, uuid.NullUUID{}, u)
+}
+
+// UpdateAccountKey is UpdateCustomerKey for any customer key of one
+// account (the dashboard): another account's key is not_found.
+func (s *Service) UpdateAccountKey(ctx context.Context, accountID, id uuid.UUID, u KeyUpdate) (Key, error) {
+	return s.updateKey(ctx, id, uuid.NullUUID{UUID: accountID, Valid: true}, uuid.NullUUID{}, u)
+}
+
+// updateKey changes a customer key, of the account and root given (if).
+func (s *Service) updateKey(ctx context.Context, id uuid.UUID, account, root uuid.NullUUID, u KeyUpdate) (Key, error) {
+	var label *string
+	if u.Label != nil {
+		l, err := NormalizeLabel("customer_label", *u.Label, true)
+		if err != nil {
+			return Key{}, err
+		}
+		label = &l
+	}
+	if err := CheckRateLimit(u.RateLimit); err != nil {
+		return Key{}, err
+	}
+	limitCents, limitPeriod := u.SpendLimit.columns()
+	k, err := scanKey(s.pool.QueryRow(ctx, `
+		UPDATE api_keys SET
+			label = coalesce($4, label),
+			spend_limit_cents = CASE WHEN $5 THEN $6 ELSE spend_limit_cents END,
+			spend_limit_period = CASE WHEN $5 THEN $7 ELSE spend_limit_period END,
+			rate_limit_per_minute = CASE WHEN $8 THEN $9 ELSE rate_limit_per_minute END,
+			settings_version = settings_version + 1
+		WHERE id = $1 AND kind = 'customer' AND ($2::uuid IS NULL OR account_id = $2) AND ($3::uuid IS NULL OR parent_id = $3)
+		RETURNING `+keyColumns,
+		id, account, root, label, u.SpendLimitSet, limitCents, limitPeriod, u.RateLimitSet, u.RateLimit))
+	return k, database.Interpret(err, "key not found")
+}
