@@ -31,9 +31,9 @@ const (
 	// maxResponseBytes of a response are read (and discarded) so the
 	// connection can be reused; a receiver cannot make the worker read more.
 	maxResponseBytes = 4 << 10
-	// lease is how long a claimed delivery is the claimer's: longer than an
-	// attempt, so that only a worker that died leaves it to another.
-	lease = 3 * RequestTimeout
+	// DefaultLease is how long a claimed delivery is the claimer's: longer
+	// than an attempt, so that only a worker that died leaves it to another.
+	DefaultLease = 3 * RequestTimeout
 )
 
 // DeliveryOptions configure a Deliverer; zero values take the defaults.
@@ -47,6 +47,9 @@ type DeliveryOptions struct {
 	RetryMax    time.Duration
 	GiveUpAfter time.Duration
 	Concurrency int
+	// Lease is how long a claimed delivery stays with its claimer; a
+	// worker killed mid-send leaves it due again after this.
+	Lease time.Duration
 	// Transport replaces the guarded transport (tests of the guard itself
 	// never need it; it exists for a proxy in front of the worker).
 	Transport http.RoundTripper
@@ -75,6 +78,7 @@ func NewDeliverer(pool *pgxpool.Pool, opts DeliveryOptions) *Deliverer {
 	def(&opts.RetryBase, DefaultRetryBase)
 	def(&opts.RetryMax, DefaultRetryMax)
 	def(&opts.GiveUpAfter, DefaultGiveUpAfter)
+	def(&opts.Lease, DefaultLease)
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = DefaultConcurrency
 	}
@@ -158,7 +162,7 @@ FROM c JOIN webhook_endpoints e ON e.id = c.endpoint_id JOIN webhook_events ev O
 // DeliverDue claims and sends one round of due deliveries and returns how
 // many it sent.
 func (d *Deliverer) DeliverDue(ctx context.Context) (int, error) {
-	rows, err := d.pool.Query(ctx, claimSQL, d.opts.Concurrency, lease)
+	rows, err := d.pool.Query(ctx, claimSQL, d.opts.Concurrency, d.opts.Lease)
 	if err != nil {
 		return 0, fmt.Errorf("claim deliveries: %w", err)
 	}

@@ -85,6 +85,7 @@ func (r *receiver) messages() []message {
 // bundle is what a test needs: a database, an account, the services.
 type bundle struct {
 	pool      *pgxpool.Pool
+	url       string // the test database, for processes the test starts
 	acct      billingtest.Account
 	hooks     *webhook.Service
 	deliverer *webhook.Deliverer
@@ -92,10 +93,11 @@ type bundle struct {
 
 func setup(t *testing.T) bundle {
 	t.Helper()
-	pool, _ := testkit.NewPool(t)
+	pool, url := testkit.NewPool(t)
 	allow := loopback(t)
 	return bundle{
 		pool:  pool,
+		url:   url,
 		acct:  billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100_000}),
 		hooks: webhook.New(pool, allow),
 		deliverer: webhook.NewDeliverer(pool, webhook.DeliveryOptions{
