@@ -70,7 +70,7 @@ func New(d Deps) *fiber.App {
 	app := fiber.New(fiber.Config{
 		AppName:               "broll-api",
 		BodyLimit:             d.Config.MaxBodyBytes,
-		ErrorHandler:          errorHandler(d.Logger),
+		ErrorHandler:          errorHandler(d.Logger, d.Config.BaseURL()),
 		DisableStartupMessage: true,
 		ReadTimeout:           30 * time.Second,
 		WriteTimeout:          5 * time.Minute,
@@ -99,7 +99,7 @@ func New(d Deps) *fiber.App {
 	}
 	metrics.RegisterPool(d.Metrics, d.Pool)
 	m := newAPIMetrics(d.Metrics, d.Gate, d.Logger)
-	refuseUnknownMethods(app)
+	refuseUnknownMethods(app, d.Config.BaseURL())
 	app.Use(withRequestID)
 	app.Use(cancelOnDisconnect)
 	app.Use(m.observe)
