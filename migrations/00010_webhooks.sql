@@ -49,6 +49,8 @@ CREATE TABLE webhook_events (
     created_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX webhook_events_account_idx ON webhook_events (account_id, created_at);
+-- Pruning past the retention, oldest first.
+CREATE INDEX webhook_events_created_idx ON webhook_events (created_at);
 
 -- One delivery per endpoint and event. next_attempt_at is also the lease of
 -- a claimed delivery: a worker that dies mid-send leaves it due again.
@@ -64,6 +66,8 @@ CREATE TABLE webhook_deliveries (
     UNIQUE (endpoint_id, event_id)
 );
 CREATE INDEX webhook_deliveries_due_idx ON webhook_deliveries (next_attempt_at) WHERE state = 'pending';
+-- An event's deliveries, for pruning and its cascade.
+CREATE INDEX webhook_deliveries_event_idx ON webhook_deliveries (event_id);
 
 CREATE TABLE webhook_attempts (
     id           bigserial PRIMARY KEY,
@@ -75,6 +79,7 @@ CREATE TABLE webhook_attempts (
     error        text NOT NULL DEFAULT ''
 );
 CREATE INDEX webhook_attempts_endpoint_idx ON webhook_attempts (endpoint_id, attempted_at DESC, id DESC);
+CREATE INDEX webhook_attempts_delivery_idx ON webhook_attempts (delivery_id);
 
 -- Fan-out in the writer's own transaction: whoever writes an event (a
 -- purchase, a key change, the worker) needs to know nothing of endpoints,

@@ -47,6 +47,8 @@ type DeliveryOptions struct {
 	RetryMax    time.Duration
 	GiveUpAfter time.Duration
 	Concurrency int
+	// Retention is how long events and their log are kept (Prune).
+	Retention time.Duration
 	// Lease is how long a claimed delivery stays with its claimer; a
 	// worker killed mid-send leaves it due again after this.
 	Lease time.Duration
@@ -79,6 +81,7 @@ func NewDeliverer(pool *pgxpool.Pool, opts DeliveryOptions) *Deliverer {
 	def(&opts.RetryMax, DefaultRetryMax)
 	def(&opts.GiveUpAfter, DefaultGiveUpAfter)
 	def(&opts.Lease, DefaultLease)
+	def(&opts.Retention, DefaultRetention)
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = DefaultConcurrency
 	}
@@ -106,6 +109,8 @@ func NewDeliverer(pool *pgxpool.Pool, opts DeliveryOptions) *Deliverer {
 func (d *Deliverer) Run(ctx context.Context) {
 	t := time.NewTicker(d.opts.PollInterval)
 	defer t.Stop()
+	prune := time.NewTicker(time.Hour)
+	defer prune.Stop()
 	for {
 		for {
 			n, err := d.DeliverDue(ctx)
@@ -120,6 +125,10 @@ func (d *Deliverer) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-prune.C:
+			if _, err := d.Prune(ctx); err != nil && ctx.Err() == nil {
+				d.opts.Logger.Warn("webhook prune", "err", err)
+			}
 		}
 	}
 }

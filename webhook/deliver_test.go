@@ -244,3 +244,32 @@ func TestTwoWorkersDeliverEachEventOnce(t *testing.T) {
 		}
 	}
 }
+
+// Events past the retention go with their deliveries and log; pending
+// deliveries and recent events stay.
+func TestPruneKeepsRecentAndPending(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	rcv := newReceiver(t)
+	ep, err := b.hooks.Create(ctx, b.acct.ID, uuid.Nil, webhook.NewEndpoint{URL: rcv.URL, Events: []string{outbox.KeyRevoked}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeEvents(t, b, 3, outbox.KeyRevoked)
+	b.drain(t, b.deliverer)
+	writeEvents(t, b, 1, outbox.KeyRevoked) // pending
+	if _, err := b.pool.Exec(ctx, `UPDATE webhook_events SET created_at = now() - interval '31 days'
+		WHERE account_id = $1 AND id IN (SELECT event_id FROM webhook_deliveries WHERE endpoint_id = $2 AND state = 'delivered' LIMIT 2)
+		   OR id IN (SELECT event_id FROM webhook_deliveries WHERE endpoint_id = $2 AND state = 'pending')`, b.acct.ID, ep.ID); err != nil {
+		t.Fatal(err)
+	}
+	n, err := b.deliverer.Prune(ctx)
+	if err != nil || n != 2 {
+		t.Fatalf("pruned %d (%v), want the 2 old delivered events", n, err)
+	}
+	var left int
+	if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1`, ep.ID).Scan(&left); err != nil || left != 2 {
+		t.Fatalf("%d deliveries left (%v), want 2", left, err)
+	}
+}
