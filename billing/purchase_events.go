@@ -21,7 +21,8 @@ const DefaultLowBalanceThreshold = money.Cents(1000)
 // so the events commit with the purchases or not at all. It reads the
 // purchases by the ids the jobs chose, so a batch run again after a lost
 // connection finds the same purchases and the same event ids, and inserts
-// nothing twice.
+// nothing twice. Events no enabled endpoint of the account subscribes to
+// are not written: the fan-out would give them no delivery anyway.
 //
 // $1 account, $2 event id per line, $3 purchase id per line, $4 the
 // balance.low event id (empty when nothing was bought), $5 the default
@@ -31,6 +32,10 @@ WITH bought AS (
     SELECT l.event_id, p.id, p.video_id, p.api_key_id, p.customer_email, p.price_cents, p.purchased_at
     FROM unnest($2::text[], $3::uuid[]) AS l(event_id, purchase_id)
     JOIN purchases p ON p.id = l.purchase_id AND p.account_id = $1
+), subscribed AS (
+    -- An event nobody subscribes to would never be delivered: an account
+    -- without endpoints pays for no event rows on its purchase path.
+    SELECT DISTINCT unnest(events) AS type FROM webhook_endpoints WHERE account_id = $1 AND enabled
 ), acct AS (
     SELECT balance_cents, coalesce(low_balance_cents, $5) AS threshold FROM accounts WHERE id = $1
 ), completed AS (
@@ -45,6 +50,7 @@ WITH bought AS (
         'balance', round((SELECT balance_cents FROM acct) / 100.0, 2),
         'currency', 'USD')
     FROM bought b LEFT JOIN api_keys k ON k.id = b.api_key_id
+    WHERE EXISTS (SELECT 1 FROM subscribed WHERE type = 'purchase.completed')
     GROUP BY b.event_id, k.id, k.kind, k.label
     ON CONFLICT (id) DO NOTHING
 )
@@ -52,7 +58,8 @@ INSERT INTO webhook_events (id, account_id, type, data)
 SELECT $4, $1, 'balance.low', jsonb_build_object(
     'balance', round(a.balance_cents / 100.0, 2), 'threshold', round(a.threshold / 100.0, 2), 'currency', 'USD')
 FROM acct a
-WHERE $4 <> '' AND a.balance_cents < a.threshold
+WHERE $4 <> '' AND EXISTS (SELECT 1 FROM subscribed WHERE type = 'balance.low')
+  AND a.balance_cents < a.threshold
   AND a.balance_cents + (SELECT coalesce(sum(price_cents), 0) FROM bought) >= a.threshold
 ON CONFLICT (id) DO NOTHING`
 
