@@ -20,7 +20,9 @@ import (
 	"broll/internal/config"
 	"broll/internal/idempotency"
 	"broll/internal/metrics"
+	"broll/internal/money"
 	"broll/tenancy"
+	"broll/webhook"
 )
 
 // Deps is everything the HTTP layer needs, built once by cmd/broll-api.
@@ -32,10 +34,12 @@ type Deps struct {
 	Tenancy *tenancy.Service
 	Catalog *catalog.Service
 	Billing *billing.Service
-	Auth    *tenancy.Authenticator
-	Gate    *tenancy.Gate
-	Usage   *tenancy.Usage
-	Media   catalog.MediaStore
+	// Webhooks manages webhook endpoints; nil builds it from Config.
+	Webhooks *webhook.Service
+	Auth     *tenancy.Authenticator
+	Gate     *tenancy.Gate
+	Usage    *tenancy.Usage
+	Media    catalog.MediaStore
 	// QueryEmbedder embeds semantic_search texts (cached); nil disables
 	// semantic search on this node.
 	QueryEmbedder *embed.QueryCache
@@ -67,7 +71,7 @@ func New(d Deps) *fiber.App {
 	app := fiber.New(fiber.Config{
 		AppName:               "broll-api",
 		BodyLimit:             d.Config.MaxBodyBytes,
-		ErrorHandler:          errorHandler(d.Logger),
+		ErrorHandler:          errorHandler(d.Logger, d.Config.BaseURL()),
 		DisableStartupMessage: true,
 		ReadTimeout:           30 * time.Second,
 		WriteTimeout:          5 * time.Minute,
@@ -86,9 +90,17 @@ func New(d Deps) *fiber.App {
 	d.Gate.OnDataLoss(d.Auth.Drop)
 	d.Tenancy.OnKeyCreated(d.Auth.KeyCreated)
 	d.Tenancy.LimitPasswordHashing(d.Config.PasswordHashConcurrency)
+	d.Billing.SetLowBalanceThreshold(money.Cents(d.Config.LowBalanceThreshold))
+	if d.Webhooks == nil {
+		allow, err := webhook.ParseAllow(d.Config.WebhookAllowHosts)
+		if err != nil {
+			panic("api: BROLL_WEBHOOK_ALLOW_HOSTS passed validation but does not parse: " + err.Error())
+		}
+		d.Webhooks = webhook.New(d.Pool, allow)
+	}
 	metrics.RegisterPool(d.Metrics, d.Pool)
 	m := newAPIMetrics(d.Metrics, d.Gate, d.Logger)
-	refuseUnknownMethods(app)
+	refuseUnknownMethods(app, d.Config.BaseURL())
 	app.Use(withRequestID)
 	app.Use(cancelOnDisconnect)
 	app.Use(m.observe)
@@ -102,7 +114,7 @@ func New(d Deps) *fiber.App {
 
 	s := &server{
 		logger: d.Logger, now: d.Now,
-		tenancy: d.Tenancy, catalog: d.Catalog, billing: d.Billing,
+		tenancy: d.Tenancy, catalog: d.Catalog, billing: d.Billing, webhooks: d.Webhooks,
 		auth: d.Auth, gate: d.Gate, usage: d.Usage, media: d.Media,
 		metrics: m, clientAddr: clientAddr(d.Config.TrustedProxies), importDir: d.Config.ImportDir,
 		idem: idempotency.New(d.Pool, d.Config.IdempotencyWait, idempotencyStale),
@@ -128,6 +140,7 @@ func New(d Deps) *fiber.App {
 	v1.Get("/balance", requireScope(tenancy.ScopeBrollBilling), s.balance)
 	v1.Post("/broll/purchase", requireScope(tenancy.ScopeBrollPurchase), s.idempotent, s.purchase)
 	v1.Get("/broll/purchases", requireScope(tenancy.ScopeBrollBilling), s.listPurchases)
+	s.webhookRoutes(v1)
 	s.catalogRoutes(v1)
 	s.opsRoutes(app)
 	s.mediaRoutes(app)
@@ -141,7 +154,7 @@ func New(d Deps) *fiber.App {
 		d.Sessions = NewSessions(d.Config, d.Redis, d.Tenancy, d.Now)
 	}
 	err := dashboard.Mount(app, dashboard.Deps{
-		Config: d.Config, Logger: d.Logger, Tenancy: d.Tenancy, Billing: d.Billing, Usage: d.Usage,
+		Config: d.Config, Logger: d.Logger, Tenancy: d.Tenancy, Billing: d.Billing, Webhooks: d.Webhooks, Usage: d.Usage,
 		Gate: d.Gate, Auth: d.Auth, Sessions: d.Sessions, StatusOf: statusOf, Classify: appError, RequestID: requestID, Now: d.Now,
 		ClientAddr: s.clientAddr,
 	})
@@ -163,11 +176,13 @@ type server struct {
 	tenancy *tenancy.Service
 	catalog *catalog.Service
 	billing *billing.Service
-	auth    *tenancy.Authenticator
-	gate    *tenancy.Gate
-	usage   *tenancy.Usage
-	media   catalog.MediaStore
-	metrics *apiMetrics
+	// webhooks manages the account's webhook endpoints.
+	webhooks *webhook.Service
+	auth     *tenancy.Authenticator
+	gate     *tenancy.Gate
+	usage    *tenancy.Usage
+	media    catalog.MediaStore
+	metrics  *apiMetrics
 	// clientAddr is the client's address, through trusted proxies.
 	clientAddr func(*fiber.Ctx) string
 	// importDir holds the only files the HTTP import may read.

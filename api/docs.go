@@ -70,6 +70,8 @@ func (s *server) docsRoutes(app *fiber.App) {
 		return c.Send(page)
 	})
 	app.Get(migrationGuidePath, serveMigrationGuide)
+	app.Get(errorDocsPath, errorIndex)
+	app.Get(errorDocsPath+"/:code", errorPage)
 	app.Get("/docs/assets/:hash/:file", compress.New(), func(c *fiber.Ctx) error {
 		b, ok := assets[c.Params("file")]
 		if !ok || base != "/docs/assets/"+c.Params("hash") {

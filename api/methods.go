@@ -15,7 +15,7 @@ import (
 // (PROPFIND, a lower-case "get", junk) with problem+json like every other
 // error. Fiber answers them itself with a plain-text 400 before any
 // middleware or error handler runs, so the check wraps its server handler.
-func refuseUnknownMethods(app *fiber.App) {
+func refuseUnknownMethods(app *fiber.App, baseURL string) {
 	srv := app.Server()
 	next := srv.Handler
 	srv.Handler = func(rctx *fasthttp.RequestCtx) {
@@ -29,7 +29,7 @@ func refuseUnknownMethods(app *fiber.App) {
 		if len(method) > 32 {
 			method = method[:32]
 		}
-		_ = writeProblem(c, apperr.New(apperr.Invalid, "unsupported HTTP method %s", strconv.Quote(method)))
+		_ = writeProblem(c, baseURL, apperr.New(apperr.Invalid, "unsupported HTTP method %s", strconv.Quote(method)))
 	}
 }
 

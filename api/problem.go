@@ -121,7 +121,7 @@ func appError(err error) (ae *apperr.Error, known bool) {
 // errorHandler renders every error as application/problem+json (RFC 9457).
 // Errors of unknown origin are logged with the request id and shown only as
 // "internal error": no SQL, stack or secret reaches a client.
-func errorHandler(logger *slog.Logger) fiber.ErrorHandler {
+func errorHandler(logger *slog.Logger, baseURL string) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
 		ae, known := appError(err)
 		if !known {
@@ -131,7 +131,7 @@ func errorHandler(logger *slog.Logger) fiber.ErrorHandler {
 		if ae.Code == apperr.Unavailable {
 			logger.Warn("unavailable", "request_id", requestID(c), "path", c.Path(), "error", err.Error())
 		}
-		return writeProblem(c, ae)
+		return writeProblem(c, baseURL, ae)
 	}
 }
 
@@ -144,7 +144,8 @@ func retryAfterUnavailable(ae *apperr.Error) int {
 	return 1
 }
 
-func writeProblem(c *fiber.Ctx, ae *apperr.Error) error {
+// writeProblem renders ae; its type is the code's page under baseURL.
+func writeProblem(c *fiber.Ctx, baseURL string, ae *apperr.Error) error {
 	status := statusOf(ae.Code)
 	// Errors the server raises before any middleware ran (a body over the
 	// limit, headers too large) get an id here, so every problem has one.
@@ -152,7 +153,7 @@ func writeProblem(c *fiber.Ctx, ae *apperr.Error) error {
 		assignRequestID(c)
 	}
 	body := fiber.Map{
-		"type":       "https://docs.broll.dev/errors/" + string(ae.Code),
+		"type":       problemType(baseURL, ae.Code),
 		"title":      titles[ae.Code],
 		"status":     status,
 		"detail":     ae.Message,

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -37,6 +38,8 @@ const (
 // an idle account pays no latency and a busy one amortises its row lock.
 type batcher struct {
 	pool *pgxpool.Pool
+	// lowBalance is the balance.low threshold of accounts without their own.
+	lowBalance money.Cents
 
 	mu     sync.Mutex
 	queues map[uuid.UUID]*accountQueue
@@ -87,7 +90,7 @@ func (j *purchaseJob) buyer() string {
 }
 
 func newBatcher(pool *pgxpool.Pool) *batcher {
-	return &batcher{pool: pool, queues: map[uuid.UUID]*accountQueue{}}
+	return &batcher{pool: pool, lowBalance: DefaultLowBalanceThreshold, queues: map[uuid.UUID]*accountQueue{}}
 }
 
 // do runs one purchase through the account's batches and waits for it. The
@@ -207,7 +210,14 @@ func (b *batcher) exec(ctx context.Context, account uuid.UUID, jobs []*purchaseJ
 		}
 		j.out, j.err = outcome{lines: make(map[uuid.UUID]PurchasedVideo, len(j.ids))}, nil
 	}
-	rows, err := b.pool.Query(ctx, purchaseBatchSQL, account, keys, emails, expected, dry, lineJob, lineVideo, lineID)
+	// The outbox statement follows in the same pipeline, hence the same
+	// implicit transaction and round trip (see purchaseEventsSQL).
+	pb := &pgx.Batch{}
+	pb.Queue(purchaseBatchSQL, account, keys, emails, expected, dry, lineJob, lineVideo, lineID)
+	queuePurchaseEvents(pb, account, jobs, b.lowBalance)
+	br := b.pool.SendBatch(ctx, pb)
+	defer br.Close()
+	rows, err := br.Query()
 	if err != nil {
 		return false, err
 	}
@@ -255,7 +265,14 @@ func (b *batcher) exec(ctx context.Context, account uuid.UUID, jobs []*purchaseJ
 		}
 		o.lines[video] = pv
 	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return false, err
+	}
+	if _, err := br.Exec(); err != nil {
+		return false, err
+	}
 	// An error here (the commit included) means the batch may or may not
 	// have committed: run tells which by running it again.
-	return complete, rows.Err()
+	return complete, br.Close()
 }

@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -103,4 +104,30 @@ func (s *Service) LedgerSum(ctx context.Context, accountID uuid.UUID) (money.Cen
 	var b int64
 	err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(amount_cents), 0) FROM ledger WHERE account_id = $1`, accountID).Scan(&b)
 	return money.Cents(b), err
+}
+
+// SetLowBalanceThreshold sets the balance below which an account without a
+// threshold of its own gets balance.low (BROLL_LOW_BALANCE_THRESHOLD). Call
+// it before the service takes purchases.
+func (s *Service) SetLowBalanceThreshold(c money.Cents) { s.batch.lowBalance = c }
+
+// SetAccountLowBalance sets (or, with nil, clears back to the default) an
+// account's balance.low threshold.
+func (s *Service) SetAccountLowBalance(ctx context.Context, account uuid.UUID, c *money.Cents) error {
+	var v *int64
+	if c != nil {
+		if *c < 0 {
+			return apperr.InvalidField("low_balance", "the low-balance threshold cannot be negative")
+		}
+		n := int64(*c)
+		v = &n
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE accounts SET low_balance_cents = $2 WHERE id = $1`, account, v)
+	if err != nil {
+		return fmt.Errorf("set low balance: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return apperr.NotFoundf("account not found")
+	}
+	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
+
+	"broll/internal/outbox"
 )
 
 // EmbedInput is the text of one clip that its embedding is made from.
@@ -86,6 +88,16 @@ func (s *Service) StoreEmbeddings(ctx context.Context, model string, embs []Embe
 			       embedding_error = NULL, embedded_at = now()
 			WHERE id = $1`, e.ID, pgvector.NewVector(e.Vector), model)
 	}
+	// The event rides in the same batch, whose single Sync makes it one
+	// implicit transaction with the updates: it exists exactly when they do.
+	ids := make([]uuid.UUID, len(embs))
+	for i, e := range embs {
+		ids[i] = e.ID
+	}
+	batch.Queue(`INSERT INTO webhook_events (type, data)
+		SELECT $1, jsonb_build_object('count', count(*), 'model', $3::text, 'video_ids', jsonb_agg(id ORDER BY id))
+		FROM videos WHERE id = ANY ($2) AND embedding_status = 'ready'
+		HAVING count(*) > 0`, outbox.ClipsEmbedded, ids, model)
 	return s.pool.SendBatch(ctx, batch).Close()
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"broll/internal/apperr"
 	"broll/internal/database"
+	"broll/internal/outbox"
 )
 
 // CustomerKeySpec is what a new customer key is made with.
@@ -69,8 +70,14 @@ func (s *Service) AccountKey(ctx context.Context, accountID, id uuid.UUID) (Key,
 // Revoking again is harmless and keeps the first revocation time.
 func (s *Service) RevokeCustomerKey(ctx context.Context, root Principal, id uuid.UUID) (Key, error) {
 	k, err := scanKey(s.pool.QueryRow(ctx, `
-		UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
-		WHERE id = $1 AND account_id = $2 AND parent_id = $3
-		RETURNING `+keyColumns, id, root.AccountID, root.KeyID))
+		WITH k AS (
+			UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
+			WHERE id = $1 AND account_id = $2 AND parent_id = $3
+			RETURNING *
+		), ev AS (
+			INSERT INTO webhook_events (account_id, type, data)
+			SELECT k.account_id, $4, `+keyEventData+` FROM k WHERE k.revoked_at = now()
+		)
+		SELECT `+keyColumns+` FROM k`, id, root.AccountID, root.KeyID, outbox.KeyRevoked))
 	return k, database.Interpret(err, "key not found")
 }

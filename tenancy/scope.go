@@ -21,22 +21,26 @@ const (
 	ScopePricingRead      Scope = "pricing:read"
 	ScopeDeliverablesRead Scope = "deliverables:read"
 	ScopeCatalogWrite     Scope = "catalog:write"
+	// ScopeWebhooksManage manages the account's webhook endpoints; root
+	// keys only, never granted to customer keys.
+	ScopeWebhooksManage Scope = "webhooks:manage"
 )
 
 // RootScopes are held by every root key.
 var rootScopes = []Scope{
 	ScopeBrollRead, ScopeBrollPurchase, ScopeBrollBilling, ScopeKeysManage,
-	ScopeOrdersRead, ScopeOrdersWrite, ScopePricingRead, ScopeDeliverablesRead,
+	ScopeOrdersRead, ScopeOrdersWrite, ScopePricingRead, ScopeDeliverablesRead, ScopeWebhooksManage,
 }
 
 // RootScopes returns the scopes of a root key.
 func RootScopes() []Scope { return slices.Clone(rootScopes) }
 
-// CustomerScopes returns the default scopes of a customer key: all but keys:manage.
+// CustomerScopes returns the default scopes of a customer key: all but the
+// root key's management scopes.
 func CustomerScopes() []Scope {
-	out := make([]Scope, 0, len(rootScopes)-1)
+	out := make([]Scope, 0, len(rootScopes))
 	for _, s := range rootScopes {
-		if s != ScopeKeysManage {
+		if s != ScopeKeysManage && s != ScopeWebhooksManage {
 			out = append(out, s)
 		}
 	}

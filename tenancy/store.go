@@ -15,6 +15,7 @@ import (
 	"broll/internal/apperr"
 	"broll/internal/database"
 	"broll/internal/money"
+	"broll/internal/outbox"
 )
 
 // Querier is what both a pool and a transaction offer, so that other
@@ -194,13 +195,20 @@ func scanKey(row pgx.Row) (Key, error) {
 func insertKey(ctx context.Context, q Querier, k Key) (IssuedKey, error) {
 	secret := newKey()
 	limitCents, limitPeriod := k.SpendLimit.columns()
+	// One statement, so key.created commits with the key even on a pool.
 	row := q.QueryRow(ctx, `
-		INSERT INTO api_keys (account_id, kind, parent_id, label, scopes, key_hash, key_prefix,
-		                      spend_limit_cents, spend_limit_period, rate_limit_per_minute)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-		RETURNING `+keyColumns,
+		WITH k AS (
+			INSERT INTO api_keys (account_id, kind, parent_id, label, scopes, key_hash, key_prefix,
+			                      spend_limit_cents, spend_limit_period, rate_limit_per_minute)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+			RETURNING *
+		), ev AS (
+			INSERT INTO webhook_events (account_id, type, data)
+			SELECT k.account_id, $11, `+keyEventData+` FROM k WHERE k.account_id IS NOT NULL
+		)
+		SELECT `+keyColumns+` FROM k`,
 		k.AccountID, k.Kind, k.ParentID, k.Label, scopeStrings(k.Scopes), hashKey(secret), secret[:displayPrefix],
-		limitCents, limitPeriod, k.RateLimitPerMinute)
+		limitCents, limitPeriod, k.RateLimitPerMinute, outbox.KeyCreated)
 	created, err := scanKey(row)
 	if err != nil {
 		return IssuedKey{}, err
@@ -287,7 +295,8 @@ func (s *Service) revoke(ctx context.Context, account uuid.NullUUID, id uuid.UUI
 			}
 			affected = append(affected, ids...)
 		}
-		return nil
+		_, err = tx.Exec(ctx, keyRevokedEventsSQL, affected, outbox.KeyRevoked)
+		return err
 	})
 	return out, affected, err
 }

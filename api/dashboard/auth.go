@@ -13,12 +13,13 @@ import (
 // notices are the fixed messages a redirect may ask a page to show (by
 // name, so that no URL can put words on a page).
 var notices = map[string]string{
-	"signed-out":     "You are signed out.",
-	"signed-out-all": "You are signed out on every device.",
-	"expired":        "Your session has ended. Sign in again to continue.",
-	"password-set":   "Your password is set. Sign in with your email and new password.",
-	"revoked":        "The key is revoked. API requests with it are refused from now on.",
-	"limits":         "The key's limits are saved. Every API node applies them from the key's next request.",
+	"signed-out":      "You are signed out.",
+	"signed-out-all":  "You are signed out on every device.",
+	"expired":         "Your session has ended. Sign in again to continue.",
+	"password-set":    "Your password is set. Sign in with your email and new password.",
+	"revoked":         "The key is revoked. API requests with it are refused from now on.",
+	"limits":          "The key's limits are saved. Every API node applies them from the key's next request.",
+	"webhook-enabled": "The endpoint is enabled again; new events are delivered to it.",
 }
 
 type signInView struct {

@@ -14,6 +14,7 @@ import (
 	"broll/internal/apperr"
 	"broll/internal/config"
 	"broll/tenancy"
+	"broll/webhook"
 )
 
 // Prefix is where the dashboard is mounted.
@@ -25,6 +26,7 @@ type Deps struct {
 	Logger   *slog.Logger
 	Tenancy  *tenancy.Service
 	Billing  *billing.Service
+	Webhooks *webhook.Service
 	Usage    *tenancy.Usage
 	Gate     *tenancy.Gate
 	Auth     *tenancy.Authenticator
@@ -93,6 +95,8 @@ func Mount(app *fiber.App, d Deps) error {
 	g.Get("/purchases", append(signedIn, h.purchases)...)
 	g.Get("/purchases.csv", append(signedIn, h.purchasesCSV)...)
 	g.Get("/credits", append(signedIn, h.credits)...)
+	g.Get("/webhooks", append(signedIn, h.webhooks)...)
+	g.Post("/webhooks/:id/enable", append(form, h.enableWebhook)...)
 
 	g.Use(func(c *fiber.Ctx) error { return apperr.NotFoundf("there is no such page") })
 	return nil

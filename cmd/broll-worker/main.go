@@ -27,6 +27,7 @@ import (
 	"broll/internal/probe"
 	"broll/internal/redisx"
 	"broll/tenancy"
+	"broll/webhook"
 	"broll/worker"
 )
 
@@ -130,9 +131,23 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 			logger.Warn("usage flush failed", "error", err.Error())
 		})
 	}()
+	allow, err := webhook.ParseAllow(cfg.WebhookAllowHosts)
+	if err != nil {
+		return fmt.Errorf("BROLL_WEBHOOK_ALLOW_HOSTS: %w", err)
+	}
+	hooks := webhook.NewDeliverer(pool, webhook.DeliveryOptions{
+		Allow: allow, Logger: logger.With("component", "webhooks"),
+		PollInterval: cfg.WebhookPollInterval, RetryBase: cfg.WebhookRetryBase, RetryMax: cfg.WebhookRetryMax,
+	})
+	hooksDone := make(chan struct{})
+	go func() {
+		defer close(hooksDone)
+		hooks.Run(ctx)
+	}()
 	logger.Info("worker starting", "model", embedder.Model(), "http_addr", ln.Addr().String(), "config", cfg.Summary())
 	err = w.Run(ctx)
 	<-usageDone
+	<-hooksDone
 	logger.Info("worker stopped")
 	return err
 }

@@ -42,6 +42,7 @@ const usage = `usage: brollctl COMMAND [ARGS]
 
   migrate
   account create --name NAME --source SOURCE [--credits USD]
+  account set --account ID --low-balance USD|default
   key create-root --account ID [--label L]
   key create-ops [--label L]
   key revoke --id ID
@@ -120,8 +121,11 @@ func (c *cli) dispatch(ctx context.Context, args []string) (any, error) {
 	case "migrate":
 		return c.migrate(ctx, rest)
 	case "account":
-		if sub == "create" {
+		switch sub {
+		case "create":
 			return c.accountCreate(ctx, rest[1:])
+		case "set":
+			return c.accountSet(ctx, rest[1:])
 		}
 	case "key":
 		switch sub {

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"broll/internal/money"
 )
 
 // Config is the whole configuration of the API node, the worker and the CLI.
@@ -93,6 +95,20 @@ type Config struct {
 	// SignInGlobalPerMinute is the dashboard sign-in attempts allowed per
 	// minute across all nodes, whoever makes them.
 	SignInGlobalPerMinute int
+	// WebhookAllowHosts are the host names, addresses and CIDR ranges that
+	// webhooks may be sent to although they are not public (loopback,
+	// private, link-local); http:// endpoints are accepted only for them.
+	WebhookAllowHosts []string
+	// WebhookRetryBase is the pause after a delivery's first failure,
+	// doubled after each further one up to WebhookRetryMax, for up to
+	// 3 days; WebhookPollInterval is how often a worker looks for due
+	// deliveries.
+	WebhookRetryBase    time.Duration
+	WebhookRetryMax     time.Duration
+	WebhookPollInterval time.Duration
+	// LowBalanceThreshold (cents) is the balance below which an account
+	// without a threshold of its own gets the balance.low event.
+	LowBalanceThreshold int64
 }
 
 // Secret is a string that never prints its value.
@@ -149,6 +165,11 @@ func Defaults() Config {
 		DownloadsPerPurchasePerMinute: 30,
 		DownloadsPerAddressPerMinute:  120,
 		SignInGlobalPerMinute:         600,
+
+		WebhookRetryBase:    10 * time.Second,
+		WebhookRetryMax:     10 * time.Hour,
+		WebhookPollInterval: time.Second,
+		LowBalanceThreshold: 1000,
 	}
 }
 
@@ -246,6 +267,24 @@ func Load(getenv func(string) string) (Config, error) {
 	integer("BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE", &c.DownloadsPerAddressPerMinute)
 	integer("BROLL_PASSWORD_HASH_CONCURRENCY", &c.PasswordHashConcurrency)
 	integer("BROLL_SIGNIN_GLOBAL_PER_MINUTE", &c.SignInGlobalPerMinute)
+	if v := strings.TrimSpace(getenv("BROLL_WEBHOOK_ALLOW_HOSTS")); v != "" {
+		for _, h := range strings.Split(v, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				c.WebhookAllowHosts = append(c.WebhookAllowHosts, h)
+			}
+		}
+	}
+	duration("BROLL_WEBHOOK_RETRY_BASE", &c.WebhookRetryBase)
+	duration("BROLL_WEBHOOK_RETRY_MAX", &c.WebhookRetryMax)
+	duration("BROLL_WEBHOOK_POLL_INTERVAL", &c.WebhookPollInterval)
+	if v := strings.TrimSpace(getenv("BROLL_LOW_BALANCE_THRESHOLD")); v != "" {
+		d, err := money.ParseDollars(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("BROLL_LOW_BALANCE_THRESHOLD: %q is not an amount in dollars (example: 10.00)", v))
+		} else {
+			c.LowBalanceThreshold = int64(d)
+		}
+	}
 
 	if len(errs) > 0 {
 		return Config{}, errs[0]
@@ -290,6 +329,21 @@ func (c Config) Validate() error {
 		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("BROLL_PUBLIC_URL must be an http(s) URL, got %q", c.PublicURL)
 		}
+	}
+	for _, h := range c.WebhookAllowHosts {
+		if _, err := netip.ParsePrefix(h); strings.Contains(h, "/") && err != nil {
+			return fmt.Errorf("BROLL_WEBHOOK_ALLOW_HOSTS: %q is not a CIDR range", h)
+		}
+	}
+	if c.WebhookRetryBase <= 0 || c.WebhookRetryMax < c.WebhookRetryBase {
+		return fmt.Errorf("BROLL_WEBHOOK_RETRY_BASE must be positive and at most BROLL_WEBHOOK_RETRY_MAX, got %s and %s",
+			c.WebhookRetryBase, c.WebhookRetryMax)
+	}
+	if c.WebhookPollInterval <= 0 {
+		return fmt.Errorf("BROLL_WEBHOOK_POLL_INTERVAL must be positive, got %s", c.WebhookPollInterval)
+	}
+	if c.LowBalanceThreshold < 0 {
+		return errors.New("BROLL_LOW_BALANCE_THRESHOLD cannot be negative")
 	}
 	// An empty legacy secret keeps v0 off; an empty signing key is refused
 	// by the processes that sign (RequireSigningKey).
@@ -487,6 +541,11 @@ func (c Config) Summary() map[string]any {
 		"downloads_per_address_per_minute":  c.DownloadsPerAddressPerMinute,
 		"password_hash_concurrency":         c.PasswordHashConcurrency,
 		"signin_global_per_minute":          c.SignInGlobalPerMinute,
+		"webhook_allow_hosts":               c.WebhookAllowHosts,
+		"webhook_retry_base":                c.WebhookRetryBase.String(),
+		"webhook_retry_max":                 c.WebhookRetryMax.String(),
+		"webhook_poll_interval":             c.WebhookPollInterval.String(),
+		"low_balance_threshold_cents":       c.LowBalanceThreshold,
 	}
 }
 

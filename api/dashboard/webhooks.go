@@ -1,0 +1,60 @@
+package dashboard
+
+import (
+	"net/http"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"broll/internal/apperr"
+	"broll/webhook"
+)
+
+// webhookRow is one endpoint with its latest attempts.
+type webhookRow struct {
+	webhook.Endpoint
+	Attempts []webhook.Attempt
+}
+
+// webhookLogRows is how many attempts the page shows per endpoint.
+const webhookLogRows = 5
+
+// webhooks lists the account's endpoints. One disabled after 3 days of
+// failures says so at the top, in place of an email nobody configured.
+func (h *handler) webhooks(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	sess := session(c)
+	list, err := h.Webhooks.List(ctx, sess.AccountID)
+	if err != nil {
+		return err
+	}
+	rows := make([]webhookRow, len(list))
+	notice := notices[c.Query("m")]
+	for i, e := range list {
+		rows[i].Endpoint = e
+		if rows[i].Attempts, err = h.Webhooks.Deliveries(ctx, sess.AccountID, e.ID, webhookLogRows); err != nil {
+			return err
+		}
+		if !e.Enabled && notice == "" {
+			notice = "A webhook endpoint was disabled: " + e.DisabledReason + ". Fix the receiver, then enable it below."
+		}
+	}
+	return h.show(c, http.StatusOK, "webhooks", view{
+		Title: "Webhooks", Nav: "webhooks", Session: sess, Notice: notice, Data: rows,
+	})
+}
+
+// enableWebhook turns an automatically disabled endpoint back on.
+func (h *handler) enableWebhook(c *fiber.Ctx) error {
+	sess := session(c)
+	id, err := uuid.Parse(c.Params("id"))
+	if err != nil {
+		return apperr.NotFoundf("webhook endpoint not found")
+	}
+	if _, err := h.Webhooks.Enable(c.UserContext(), sess.AccountID, id); err != nil {
+		return err
+	}
+	h.Logger.Info("dashboard: webhook enabled", "request_id", h.RequestID(c), "account_id", sess.AccountID,
+		"user_id", sess.UserID, "webhook_id", id)
+	return c.Redirect(Prefix+"/webhooks?m=webhook-enabled", fiber.StatusSeeOther)
+}

@@ -1,0 +1,60 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Attempt is one entry of an endpoint's delivery log.
+type Attempt struct {
+	EventID     string
+	EventType   string
+	AttemptedAt time.Time
+	StatusCode  *int
+	Duration    time.Duration
+	Error       string
+	// State is the delivery's state now: pending, delivered or failed;
+	// NextAttemptAt is set while it is pending.
+	State         string
+	Attempts      int
+	NextAttemptAt *time.Time
+}
+
+// MaxLogEntries bounds one read of the delivery log.
+const MaxLogEntries = 100
+
+// Deliveries returns the endpoint's latest attempts, newest first.
+func (s *Service) Deliveries(ctx context.Context, account, id uuid.UUID, limit int) ([]Attempt, error) {
+	if _, err := s.Get(ctx, account, id); err != nil {
+		return nil, err
+	}
+	if limit <= 0 || limit > MaxLogEntries {
+		limit = MaxLogEntries
+	}
+	rows, err := s.pool.Query(ctx, `
+		SELECT ev.id, ev.type, a.attempted_at, a.status_code, a.duration_ms, a.error, d.state, d.attempts,
+		       CASE WHEN d.state = 'pending' THEN d.next_attempt_at END
+		FROM webhook_attempts a
+		JOIN webhook_deliveries d ON d.id = a.delivery_id
+		JOIN webhook_events ev ON ev.id = d.event_id
+		WHERE a.endpoint_id = $1
+		ORDER BY a.attempted_at DESC, a.id DESC LIMIT $2`, id, limit)
+	if err != nil {
+		return nil, fmt.Errorf("webhook deliveries: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Attempt, error) {
+		var a Attempt
+		var ms int
+		err := r.Scan(&a.EventID, &a.EventType, &a.AttemptedAt, &a.StatusCode, &ms, &a.Error, &a.State, &a.Attempts, &a.NextAttemptAt)
+		a.Duration = time.Duration(ms) * time.Millisecond
+		return a, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("webhook deliveries: %w", err)
+	}
+	return out, nil
+}

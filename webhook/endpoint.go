@@ -1,0 +1,263 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"broll/internal/apperr"
+	"broll/internal/database"
+	"broll/internal/outbox"
+)
+
+// Limits of the endpoint resource.
+const (
+	maxEndpointsPerAccount = 20
+	maxURLLength           = 2000
+	maxDescription         = 500
+	// DefaultRotationOverlap is how long the old secret keeps signing after
+	// a rotation when the caller names no other time.
+	DefaultRotationOverlap = 24 * time.Hour
+	maxRotationOverlap     = 7 * 24 * time.Hour
+)
+
+// Service manages an account's endpoints. Every call is scoped by account.
+type Service struct {
+	pool  *pgxpool.Pool
+	allow Allow
+}
+
+// New returns the endpoint service; allow is BROLL_WEBHOOK_ALLOW_HOSTS.
+func New(pool *pgxpool.Pool, allow Allow) *Service { return &Service{pool: pool, allow: allow} }
+
+// Endpoint is a registered receiver of an account's events.
+type Endpoint struct {
+	ID             uuid.UUID
+	URL            string
+	Description    string
+	Events         []string
+	Enabled        bool
+	FailingSince   *time.Time
+	DisabledAt     *time.Time
+	DisabledReason string
+	CreatedAt      time.Time
+}
+
+// CreatedEndpoint is a new endpoint with its secret, shown this once.
+type CreatedEndpoint struct {
+	Endpoint
+	Secret string
+}
+
+// NewEndpoint is what a root key asks for.
+type NewEndpoint struct {
+	URL         string
+	Events      []string
+	Description string
+}
+
+const endpointColumns = `id, url, description, events, enabled, failing_since, disabled_at, disabled_reason, created_at`
+
+func scanEndpoint(r pgx.Row) (Endpoint, error) {
+	var e Endpoint
+	err := r.Scan(&e.ID, &e.URL, &e.Description, &e.Events, &e.Enabled, &e.FailingSince, &e.DisabledAt,
+		&e.DisabledReason, &e.CreatedAt)
+	return e, err
+}
+
+// checkURL accepts an https URL, or an http one to an allowed host, whose
+// host is not a non-public address (unless allowed). Names are checked
+// again, resolved, when dialled.
+func (s *Service) checkURL(raw string) (string, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" || len(raw) > maxURLLength {
+		return "", apperr.InvalidField("url", "url must be an https URL of at most %d characters", maxURLLength)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.User != nil || u.Fragment != "" {
+		return "", apperr.InvalidField("url", "url must be an absolute https URL without credentials or fragment")
+	}
+	host := u.Hostname()
+	switch {
+	case u.Scheme == "https":
+	case u.Scheme == "http" && (s.allow.name(host) || s.allow.addrLiteral(host)):
+	default:
+		return "", apperr.InvalidField("url", "url must use https (http only to hosts BROLL_WEBHOOK_ALLOW_HOSTS allows)")
+	}
+	if !s.allow.permits(host) {
+		return "", apperr.InvalidField("url", "url names a loopback, private, link-local or otherwise non-public address; "+
+			"webhooks are only sent to public addresses")
+	}
+	return u.String(), nil
+}
+
+func checkEvents(events []string) ([]string, error) {
+	if len(events) == 0 {
+		return nil, apperr.InvalidField("events", "events must name at least one event type").With("allowed_values", outbox.Types)
+	}
+	out := make([]string, 0, len(events))
+	for _, e := range events {
+		if !outbox.Known(e) {
+			return nil, apperr.InvalidField("events", "unknown event type %q", e).With("allowed_values", outbox.Types)
+		}
+		if !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// Create registers an endpoint of account, made by key (uuid.Nil: the
+// dashboard), with a new secret.
+func (s *Service) Create(ctx context.Context, account, key uuid.UUID, in NewEndpoint) (CreatedEndpoint, error) {
+	u, err := s.checkURL(in.URL)
+	if err != nil {
+		return CreatedEndpoint{}, err
+	}
+	events, err := checkEvents(in.Events)
+	if err != nil {
+		return CreatedEndpoint{}, err
+	}
+	desc := strings.TrimSpace(in.Description)
+	if len([]rune(desc)) > maxDescription {
+		return CreatedEndpoint{}, apperr.InvalidField("description", "description must be at most %d characters", maxDescription)
+	}
+	out := CreatedEndpoint{Secret: newSecret()}
+	err = database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		// The account row serialises concurrent creations for the cap.
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM webhook_endpoints WHERE account_id = a.id)
+			FROM accounts a WHERE a.id = $1 FOR UPDATE`, account).Scan(&n); err != nil {
+			return database.Interpret(err, "account not found")
+		}
+		if n >= maxEndpointsPerAccount {
+			return apperr.New(apperr.Conflict, "an account has at most %d webhook endpoints; delete one first", maxEndpointsPerAccount)
+		}
+		e, err := scanEndpoint(tx.QueryRow(ctx, `INSERT INTO webhook_endpoints (account_id, created_by, url, description, events)
+			VALUES ($1, $2, $3, $4, $5) RETURNING `+endpointColumns,
+			account, uuid.NullUUID{UUID: key, Valid: key != uuid.Nil}, u, desc, events))
+		if err != nil {
+			return err
+		}
+		out.Endpoint = e
+		_, err = tx.Exec(ctx, `INSERT INTO webhook_secrets (endpoint_id, secret) VALUES ($1, $2)`, e.ID, out.Secret)
+		return err
+	})
+	if err != nil {
+		return CreatedEndpoint{}, fmt.Errorf("create webhook: %w", err)
+	}
+	return out, nil
+}
+
+// List returns the account's endpoints, oldest first.
+func (s *Service) List(ctx context.Context, account uuid.UUID) ([]Endpoint, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints
+		WHERE account_id = $1 ORDER BY created_at, id`, account)
+	if err != nil {
+		return nil, fmt.Errorf("list webhooks: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Endpoint, error) { return scanEndpoint(r) })
+	if err != nil {
+		return nil, fmt.Errorf("list webhooks: %w", err)
+	}
+	return out, nil
+}
+
+// Get returns one endpoint of the account; another account's is not_found.
+func (s *Service) Get(ctx context.Context, account, id uuid.UUID) (Endpoint, error) {
+	e, err := scanEndpoint(s.pool.QueryRow(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints
+		WHERE id = $1 AND account_id = $2`, id, account))
+	return e, database.Interpret(err, "webhook endpoint not found")
+}
+
+// Delete removes an endpoint with its secrets, deliveries and log.
+func (s *Service) Delete(ctx context.Context, account, id uuid.UUID) error {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM webhook_endpoints WHERE id = $1 AND account_id = $2`, id, account)
+	if err != nil {
+		return fmt.Errorf("delete webhook: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return apperr.NotFoundf("webhook endpoint not found")
+	}
+	return nil
+}
+
+// Enable turns a disabled endpoint back on; its failure run starts afresh.
+// Deliveries that gave up while it was disabled are not sent again.
+func (s *Service) Enable(ctx context.Context, account, id uuid.UUID) (Endpoint, error) {
+	e, err := scanEndpoint(s.pool.QueryRow(ctx, `UPDATE webhook_endpoints
+		SET enabled = true, failing_since = NULL, disabled_at = NULL, disabled_reason = ''
+		WHERE id = $1 AND account_id = $2 RETURNING `+endpointColumns, id, account))
+	return e, database.Interpret(err, "webhook endpoint not found")
+}
+
+// Rotated is the outcome of a secret rotation.
+type Rotated struct {
+	Secret         string
+	OldExpiresAt   time.Time
+	ActiveSecrets  int
+	EndpointID     uuid.UUID
+	RotationWindow time.Duration
+}
+
+// Rotate gives the endpoint a new secret; the ones it had keep signing for
+// overlap (DefaultRotationOverlap when zero, 0 < overlap <= 7 days), so
+// every delivery meanwhile carries a signature for each.
+func (s *Service) Rotate(ctx context.Context, account, id uuid.UUID, overlap time.Duration) (Rotated, error) {
+	if overlap == 0 {
+		overlap = DefaultRotationOverlap
+	}
+	if overlap < 0 || overlap > maxRotationOverlap {
+		return Rotated{}, apperr.InvalidField("expire_in_seconds", "the old secret may keep signing for 0 to %d seconds",
+			int(maxRotationOverlap.Seconds()))
+	}
+	out := Rotated{Secret: newSecret(), EndpointID: id, RotationWindow: overlap}
+	err := database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var until time.Time
+		err := tx.QueryRow(ctx, `SELECT now() + $3::interval FROM webhook_endpoints
+			WHERE id = $1 AND account_id = $2 FOR UPDATE`, id, account, overlap).Scan(&until)
+		if err != nil {
+			return database.Interpret(err, "webhook endpoint not found")
+		}
+		out.OldExpiresAt = until
+		if _, err := tx.Exec(ctx, `UPDATE webhook_secrets SET expires_at = least(coalesce(expires_at, $2), $2)
+			WHERE endpoint_id = $1`, id, until); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO webhook_secrets (endpoint_id, secret) VALUES ($1, $2)`, id, out.Secret); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `SELECT count(*) FROM webhook_secrets WHERE endpoint_id = $1
+			AND (expires_at IS NULL OR expires_at > now())`, id).Scan(&out.ActiveSecrets)
+	})
+	if err != nil {
+		return Rotated{}, fmt.Errorf("rotate webhook secret: %w", err)
+	}
+	return out, nil
+}
+
+// Ping queues a ping event for this endpoint alone and returns its id.
+func (s *Service) Ping(ctx context.Context, account, id uuid.UUID) (string, error) {
+	var evt string
+	err := s.pool.QueryRow(ctx, `
+		WITH e AS (SELECT id, account_id FROM webhook_endpoints WHERE id = $1 AND account_id = $2),
+		ev AS (
+			INSERT INTO webhook_events (account_id, type, data)
+			SELECT account_id, $3, jsonb_build_object('endpoint_id', id) FROM e
+			RETURNING id
+		), d AS (
+			INSERT INTO webhook_deliveries (endpoint_id, event_id) SELECT e.id, ev.id FROM e, ev
+		)
+		SELECT id FROM ev`, id, account, outbox.Ping).Scan(&evt)
+	if err != nil {
+		return "", database.Interpret(err, "webhook endpoint not found")
+	}
+	return evt, nil
+}

@@ -1,0 +1,131 @@
+package webhook_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"broll/billing/billingtest"
+	"broll/internal/testkit"
+	"broll/webhook"
+)
+
+// loopback lets the tests' receivers, which listen on 127.0.0.1, through
+// the guard as BROLL_WEBHOOK_ALLOW_HOSTS would.
+func loopback(t *testing.T) webhook.Allow {
+	t.Helper()
+	a, err := webhook.ParseAllow([]string{"127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// message is one request a receiver got.
+type message struct {
+	Header http.Header
+	Body   []byte
+	At     time.Time
+}
+
+func (m message) event(t *testing.T) event {
+	t.Helper()
+	var e event
+	if err := json.Unmarshal(m.Body, &e); err != nil {
+		t.Fatalf("body %s: %v", m.Body, err)
+	}
+	return e
+}
+
+type event struct {
+	ID        string          `json:"id"`
+	Type      string          `json:"type"`
+	CreatedAt time.Time       `json:"created_at"`
+	Livemode  bool            `json:"livemode"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// receiver is a real HTTP server on loopback that records every request
+// and answers what status says for the n-th request (200 by default).
+type receiver struct {
+	*httptest.Server
+	mu     sync.Mutex
+	got    []message
+	status func(n int) int
+}
+
+func newReceiver(t *testing.T) *receiver {
+	r := &receiver{status: func(int) int { return http.StatusOK }}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		r.got = append(r.got, message{Header: req.Header.Clone(), Body: body, At: time.Now()})
+		n := len(r.got)
+		status := r.status
+		r.mu.Unlock()
+		w.WriteHeader(status(n))
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func (r *receiver) messages() []message {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]message(nil), r.got...)
+}
+
+// bundle is what a test needs: a database, an account, the services.
+type bundle struct {
+	pool      *pgxpool.Pool
+	url       string // the test database, for processes the test starts
+	acct      billingtest.Account
+	hooks     *webhook.Service
+	deliverer *webhook.Deliverer
+}
+
+func setup(t *testing.T) bundle {
+	t.Helper()
+	pool, url := testkit.NewPool(t)
+	allow := loopback(t)
+	return bundle{
+		pool:  pool,
+		url:   url,
+		acct:  billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100_000}),
+		hooks: webhook.New(pool, allow),
+		deliverer: webhook.NewDeliverer(pool, webhook.DeliveryOptions{
+			Allow: allow, RetryBase: time.Millisecond, RetryMax: 5 * time.Millisecond,
+		}),
+	}
+}
+
+// drain delivers until nothing is due and nothing pending remains (or the
+// deadline passes): retries are due within milliseconds in tests.
+func (b bundle) drain(t *testing.T, d *webhook.Deliverer) {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := d.DeliverDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var pending int
+		if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries d
+			JOIN webhook_endpoints e ON e.id = d.endpoint_id
+			WHERE d.state = 'pending' AND e.enabled`).Scan(&pending); err != nil {
+			t.Fatal(err)
+		}
+		if pending == 0 {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Fatal("deliveries still pending after 30s")
+}
