@@ -112,6 +112,7 @@ func New(opts Options) (*Worker, error) {
 	w := &Worker{opts: opts, store: opts.Catalog, logger: opts.Logger, handlers: map[string]asynq.Handler{},
 		metrics: newWorkerMetrics(opts.Metrics)}
 	w.handlers[catalog.TaskEmbedClip] = asynq.HandlerFunc(w.handleEmbedClip)
+	w.handlers[catalog.TaskProcessMedia] = asynq.HandlerFunc(w.handleProcessMedia)
 	return w, nil
 }
 
@@ -133,7 +134,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		BaseContext: func() context.Context { return context.WithoutCancel(ctx) },
 		// One slot per clip of every batch in flight; see batcher.
 		Concurrency: o.Concurrency * o.BatchSize,
-		Queues:      map[string]int{catalog.QueueEmbed: 2, "default": 1},
+		Queues:      map[string]int{catalog.QueueEmbed: 2, catalog.QueueMedia: 1, "default": 1},
 		// asynq polls rather than blocks on Redis: the interval is the
 		// latency of an idle worker.
 		TaskCheckInterval: o.PollInterval,

@@ -80,9 +80,16 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	metrics.RegisterPool(reg, pool)
 	inspector := asynq.NewInspectorFromRedisClient(rdb)
 	metrics.RegisterQueues(reg, inspector)
+	// The catalog reads clip files (probing, previews) and queues the
+	// embedding of a clip whose probe changed its text.
+	media, err := catalog.OpenMediaStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	queueClient := asynq.NewClientFromRedisClient(rdb)
 	w, err := worker.New(worker.Options{
 		Redis:       queueOpt,
-		Catalog:     catalog.New(pool, nil, nil),
+		Catalog:     catalog.New(pool, media, catalog.NewAsynqQueue(queueClient, inspector)),
 		Embedder:    embedder,
 		Logger:      logger,
 		Concurrency: cfg.WorkerConcurrency,

@@ -62,11 +62,11 @@ func (c *cli) open(ctx context.Context) (*env, func(), error) {
 		pool.Close()
 		return nil, nil, err
 	}
-	media, err := catalog.NewLocalMedia(cfg.MediaDir)
+	media, err := catalog.OpenMediaStore(ctx, cfg)
 	if err != nil {
 		pool.Close()
 		_ = rdb.Close()
-		return nil, nil, fmt.Errorf("BROLL_MEDIA_DIR: %w", err)
+		return nil, nil, err
 	}
 	queue := catalog.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
 	e := &env{
