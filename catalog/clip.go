@@ -40,9 +40,9 @@ type ClipInput struct {
 	MediaFile       string     `json:"media_file,omitempty"`
 	// UploadID names a finished upload (POST /api/ops/v1/uploads) to take
 	// as the full-quality file instead of MediaFile.
-	UploadID string `json:"upload_id,omitempty"`
-	PreviewFile     string     `json:"preview_file,omitempty"`
-	ThumbnailFile   string     `json:"thumbnail_file,omitempty"`
+	UploadID      string `json:"upload_id,omitempty"`
+	PreviewFile   string `json:"preview_file,omitempty"`
+	ThumbnailFile string `json:"thumbnail_file,omitempty"`
 }
 
 // ClipModel is the creator filmed in a clip.
@@ -104,14 +104,14 @@ func (e LineError) String() string {
 
 // clip is a validated ClipInput, normalised and with its files resolved.
 type clip struct {
-	line      int
-	id        uuid.UUID
-	hasID     bool
-	in        ClipInput
-	media     string // absolute or baseDir-relative paths of the source files
+	line  int
+	id    uuid.UUID
+	hasID bool
+	in    ClipInput
+	media string // absolute or baseDir-relative paths of the source files
 	// upload, when the clip names one, is its file already in the store.
-	upload   *uploadFile
-	uploadID uuid.UUID
+	upload    *uploadFile
+	uploadID  uuid.UUID
 	preview   string
 	thumbnail string
 }
