@@ -76,6 +76,9 @@ func New(d Deps) *fiber.App {
 		// other (and refuse it as JSON) instead of parsing it while
 		// reading, which failed mid-upload and dropped the connection.
 		DisablePreParseMultipartForm: true,
+		// Uploads to the local media store stream to disk; boundBodies
+		// reads every other body into memory within BodyLimit.
+		StreamRequestBody: true,
 	})
 	if d.Metrics == nil {
 		d.Metrics = metrics.NewRegistry()
@@ -93,6 +96,7 @@ func New(d Deps) *fiber.App {
 	app.Use(m.observe)
 	app.Use(recover.New())
 	app.Use(legacyPrefix, markLegacy(legacyHeaders(d.Config, d.Config.BaseURL())))
+	app.Use(boundBodies(d.Config.MaxBodyBytes))
 	app.Use(decodeBodies(d.Config.MaxBodyBytes))
 
 	h := &health{pool: d.Pool, rdb: d.Redis}
@@ -104,6 +108,7 @@ func New(d Deps) *fiber.App {
 		tenancy: d.Tenancy, catalog: d.Catalog, billing: d.Billing,
 		auth: d.Auth, gate: d.Gate, usage: d.Usage, media: d.Media,
 		metrics: m, clientAddr: clientAddr(d.Config.TrustedProxies), importDir: d.Config.ImportDir,
+		uploadMaxBytes: d.Config.UploadMaxBytes, uploadTTL: d.Config.UploadURLTTL,
 		downloads: billing.NewDownloadLimiter(d.Redis, d.Config.RedisPrefix, billing.DownloadLimits{
 			PerPurchase: d.Config.DownloadsPerPurchasePerMinute, PerAddress: d.Config.DownloadsPerAddressPerMinute,
 		}),
@@ -164,7 +169,10 @@ type server struct {
 	gate    *tenancy.Gate
 	usage   *tenancy.Usage
 	media   catalog.MediaStore
-	metrics *apiMetrics
+	// uploadMaxBytes and uploadTTL bound POST /api/ops/v1/uploads.
+	uploadMaxBytes int64
+	uploadTTL      time.Duration
+	metrics        *apiMetrics
 	// clientAddr is the client's address, through trusted proxies.
 	clientAddr func(*fiber.Ctx) string
 	// importDir holds the only files the HTTP import may read.

@@ -84,6 +84,7 @@ func ProbeMedia(ctx context.Context, src string) (Probe, error) {
 		return p, nil
 	}
 	p.Duration, _ = strconv.ParseFloat(doc.Format.Duration, 64)
+	p.Duration = math.Round(p.Duration*1000) / 1000
 	p.FPS = frameRate(st.AvgFrameRate)
 	if p.FPS == 0 {
 		p.FPS = frameRate(st.RFrameRate)
