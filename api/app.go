@@ -80,6 +80,7 @@ func New(d Deps) *fiber.App {
 		// reads every other body into memory within BodyLimit.
 		StreamRequestBody: true,
 	})
+	app.Server().HeaderReceived = streamLargeBodies(d.Config.MaxBodyBytes)
 	if d.Metrics == nil {
 		d.Metrics = metrics.NewRegistry()
 	}

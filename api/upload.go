@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
 
 	"broll/catalog"
 	"broll/internal/apperr"
@@ -80,10 +81,13 @@ func (s *server) receiveUpload(c *fiber.Ctx) error {
 func boundBodies(limit int) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		req := c.Request()
+		if len(req.Header.Peek(bodyOverLimit)) > 0 {
+			return bodyTooLarge(c, limit)
+		}
 		if !req.IsBodyStream() {
 			return c.Next()
 		}
-		if c.Method() == fiber.MethodPut && strings.HasPrefix(c.Path(), uploadsPath+"/") {
+		if isUploadPut(c.Method(), c.Path()) {
 			// An encoded body would be inflated in memory by decodeBodies.
 			if enc := contentEncoding(c); enc != "" && !strings.EqualFold(enc, "identity") {
 				return apperr.New(apperr.UnsupportedMedia, "send the upload's bytes as they are, without Content-Encoding")
@@ -91,20 +95,47 @@ func boundBodies(limit int) fiber.Handler {
 			return c.Next()
 		}
 		if cl := req.Header.ContentLength(); cl > limit {
-			return bodyTooLarge(limit)
+			return bodyTooLarge(c, limit)
 		}
 		b, err := io.ReadAll(io.LimitReader(c.Context().RequestBodyStream(), int64(limit)+1))
 		if err != nil {
 			return apperr.New(apperr.Invalid, "the request body could not be read")
 		}
 		if len(b) > limit {
-			return bodyTooLarge(limit)
+			return bodyTooLarge(c, limit)
 		}
 		req.SetBodyRaw(b)
 		return c.Next()
 	}
 }
 
-func bodyTooLarge(limit int) error {
+// bodyOverLimit marks a request whose announced body is over the limit.
+const bodyOverLimit = "X-Broll-Body-Over-Limit"
+
+// streamLargeBodies runs when a request's headers are in, before fasthttp
+// reads any of its body. With streamed bodies fasthttp would read up to
+// 8 KiB of an announced body over the limit before calling the handler, and
+// wait for it; but the answer (413) is known from the headers. So such a
+// request, unless it is an upload, is marked and its body not read at all:
+// boundBodies answers 413 and closes the connection.
+func streamLargeBodies(limit int) func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
+	return func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+		h.Del(bodyOverLimit)
+		if h.ContentLength() > limit && !isUploadPut(string(h.Method()), string(h.RequestURI())) {
+			h.Set(bodyOverLimit, "1")
+			h.SetContentLength(0)
+		}
+		return fasthttp.RequestConfig{}
+	}
+}
+
+func isUploadPut(method, path string) bool {
+	return method == fiber.MethodPut && strings.HasPrefix(path, uploadsPath+"/")
+}
+
+// bodyTooLarge also closes the connection: the rest of the body is never
+// read, so the connection cannot carry another request.
+func bodyTooLarge(c *fiber.Ctx, limit int) error {
+	c.Context().SetConnectionClose()
 	return apperr.New(apperr.PayloadTooLarge, "the request body is larger than %d bytes", limit)
 }
