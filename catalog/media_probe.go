@@ -176,7 +176,11 @@ func runFFmpeg(ctx context.Context, src string, args ...string) error {
 	var stderr bytes.Buffer
 	cmd.Stderr = &limitedBuffer{b: &stderr, n: 4096}
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("ffmpeg: %w: %s", err, firstLine(strings.ReplaceAll(stderr.String(), src, "the file"), ""))
+		msg := stderr.String()
+		if src != "" {
+			msg = strings.ReplaceAll(msg, src, "the file")
+		}
+		return fmt.Errorf("ffmpeg: %w: %s", err, firstLine(msg, ""))
 	}
 	return nil
 }
