@@ -17,26 +17,9 @@ import (
 
 	"broll/billing/billingtest"
 	"broll/catalog"
+	"broll/internal/testkit"
 	"broll/tenancy"
 )
-
-// testVideo renders a 1080x1920 H.264 MP4 of 7.5 s with ffmpeg's test
-// source (225 frames at 30 fps): a real file for the probe, made by the
-// test itself.
-func testVideo(t *testing.T) []byte {
-	t.Helper()
-	out := filepath.Join(t.TempDir(), "clip.mp4")
-	cmd := exec.Command("ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=1080x1920:rate=30:duration=7.5",
-		"-c:v", "libx264", "-preset", "ultrafast", "-crf", "40", "-pix_fmt", "yuv420p", out)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg (installed by deploy/local/stack.sh): %v: %s", err, b)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // ffprobeJSON reads a file's first video stream and format.
 func ffprobeJSON(t *testing.T, data []byte) (width, height int, format string) {
@@ -88,7 +71,11 @@ func (e *testEnv) fetchMedia(t *testing.T, link string) (status int, body []byte
 // s3, the bytes for local), logged once.
 func TestMediaStoreSuite(t *testing.T) {
 	t.Parallel()
-	video := testVideo(t)
+	// 225 frames at 30 fps: exactly 7.5 s.
+	video, err := os.ReadFile(testkit.RenderVideo(t, 1080, 1920, 7.5))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, store := range []string{"local", "s3"} {
 		t.Run(store, func(t *testing.T) {
 			t.Parallel()

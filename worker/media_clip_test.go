@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 
 	"broll/catalog"
 	"broll/embed"
+	"broll/internal/testkit"
 	"broll/worker"
 )
 
@@ -29,11 +29,7 @@ func TestWorkerProbesImportedClips(t *testing.T) {
 	}
 	e.cat = catalog.New(e.pool, media, e.queue)
 	src := t.TempDir()
-	video := filepath.Join(src, "tall.mp4")
-	if out, err := exec.Command("ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=1080x1920:rate=30:duration=7.5",
-		"-c:v", "libx264", "-preset", "ultrafast", "-crf", "40", "-pix_fmt", "yuv420p", video).CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg (installed by deploy/local/stack.sh): %v %s", err, out)
-	}
+	video := testkit.RenderVideo(t, 1080, 1920, 7.5)
 	junk := filepath.Join(src, "junk.mp4")
 	if err := os.WriteFile(junk, []byte("this is not a video"), 0o644); err != nil {
 		t.Fatal(err)
