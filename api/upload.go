@@ -90,9 +90,17 @@ func boundBodies(limit int) fiber.Handler {
 		if isUploadPut(c.Method(), c.Path()) {
 			// An encoded body would be inflated in memory by decodeBodies.
 			if enc := contentEncoding(c); enc != "" && !strings.EqualFold(enc, "identity") {
+				c.Context().SetConnectionClose()
 				return apperr.New(apperr.UnsupportedMedia, "send the upload's bytes as they are, without Content-Encoding")
 			}
-			return c.Next()
+			// A refusal (authentication, rate limit, the upload's own
+			// checks) leaves the body unread: the connection cannot carry
+			// another request.
+			err := c.Next()
+			if err != nil || c.Response().StatusCode() >= 400 {
+				c.Context().SetConnectionClose()
+			}
+			return err
 		}
 		if cl := req.Header.ContentLength(); cl > limit {
 			return bodyTooLarge(c, limit)
