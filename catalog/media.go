@@ -39,8 +39,8 @@ type MediaLinker interface {
 // MediaSource names a stored file for a program that reads it by name
 // (ffprobe, ffmpeg): a path for the local store, a presigned URL for s3.
 func MediaSource(ctx context.Context, m MediaStore, key string) (string, error) {
-	if l, ok := m.(MediaLinker); ok {
-		return l.GetURL(ctx, key, "", "")
+	if s3, ok := m.(*S3Media); ok {
+		return s3.internalURL(ctx, key)
 	}
 	if l, ok := m.(*LocalMedia); ok {
 		return l.path(key)

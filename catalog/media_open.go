@@ -14,7 +14,7 @@ func OpenMediaStore(ctx context.Context, cfg config.Config) (MediaStore, error) 
 		m, err := NewS3Media(ctx, S3Options{
 			Endpoint: cfg.S3.Endpoint, Bucket: cfg.S3.Bucket, Region: cfg.S3.Region,
 			AccessKey: cfg.S3.AccessKey.Reveal(), SecretKey: cfg.S3.SecretKey.Reveal(),
-			PathStyle: cfg.S3.PathStyle, PresignTTL: cfg.S3.PresignTTL,
+			PathStyle: cfg.S3.PathStyle, PresignTTL: cfg.S3.PresignTTL, PublicEndpoint: cfg.S3.PublicEndpoint,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("BROLL_S3_*: %w", err)

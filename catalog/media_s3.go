@@ -27,6 +27,10 @@ type S3Options struct {
 	PathStyle bool
 	// PresignTTL is how long the GET URLs handed to clients work.
 	PresignTTL time.Duration
+	// PublicEndpoint is the store as clients reach it, when that differs
+	// from how the service does (an in-cluster name): presigned URLs name
+	// it. "": Endpoint.
+	PublicEndpoint string
 }
 
 // S3Media is a MediaStore in an S3-compatible bucket (AWS S3, MinIO,
@@ -34,6 +38,9 @@ type S3Options struct {
 // so the bytes of a download never pass through the API.
 type S3Media struct {
 	client *minio.Client
+	// signer presigns the URLs clients get: client itself, or one for the
+	// public endpoint (presigning is local: it sends no request).
+	signer *minio.Client
 	bucket string
 	ttl    time.Duration
 }
@@ -44,9 +51,34 @@ const s3PartSize = 16 << 20
 
 // NewS3Media connects to the bucket, which must exist.
 func NewS3Media(ctx context.Context, o S3Options) (*S3Media, error) {
-	u, err := url.Parse(o.Endpoint)
+	client, err := newS3Client(o, o.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	signer := client
+	if o.PublicEndpoint != "" && o.PublicEndpoint != o.Endpoint {
+		if signer, err = newS3Client(o, o.PublicEndpoint); err != nil {
+			return nil, err
+		}
+	}
+	ok, err := client.BucketExists(ctx, o.Bucket)
+	if err != nil {
+		return nil, fmt.Errorf("s3 media: bucket %s: %w", o.Bucket, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("s3 media: bucket %s does not exist", o.Bucket)
+	}
+	ttl := o.PresignTTL
+	if ttl <= 0 {
+		ttl = time.Minute
+	}
+	return &S3Media{client: client, signer: signer, bucket: o.Bucket, ttl: ttl}, nil
+}
+
+func newS3Client(o S3Options, endpoint string) (*minio.Client, error) {
+	u, err := url.Parse(endpoint)
 	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("s3 media: endpoint %q is not a URL", o.Endpoint)
+		return nil, fmt.Errorf("s3 media: endpoint %q is not a URL", endpoint)
 	}
 	lookup := minio.BucketLookupDNS
 	if o.PathStyle {
@@ -62,18 +94,7 @@ func NewS3Media(ctx context.Context, o S3Options) (*S3Media, error) {
 	if err != nil {
 		return nil, fmt.Errorf("s3 media: %w", err)
 	}
-	ok, err := client.BucketExists(ctx, o.Bucket)
-	if err != nil {
-		return nil, fmt.Errorf("s3 media: bucket %s: %w", o.Bucket, err)
-	}
-	if !ok {
-		return nil, fmt.Errorf("s3 media: bucket %s does not exist", o.Bucket)
-	}
-	ttl := o.PresignTTL
-	if ttl <= 0 {
-		ttl = time.Minute
-	}
-	return &S3Media{client: client, bucket: o.Bucket, ttl: ttl}, nil
+	return client, nil
 }
 
 // Put uploads r under key. A file's size is known and sent up front; any
@@ -133,7 +154,7 @@ func (m *S3Media) GetURL(ctx context.Context, key, contentType, attachment strin
 	if attachment != "" {
 		params.Set("response-content-disposition", fmt.Sprintf(`attachment; filename="%s"`, attachment))
 	}
-	u, err := m.client.PresignedGetObject(ctx, m.bucket, key, m.ttl, params)
+	u, err := m.signer.PresignedGetObject(ctx, m.bucket, key, m.ttl, params)
 	if err != nil {
 		return "", fmt.Errorf("media presign %s: %w", key, err)
 	}
@@ -146,7 +167,7 @@ func (m *S3Media) PutURL(ctx context.Context, key, contentType string, size int6
 	h := http.Header{}
 	h.Set("Content-Type", contentType)
 	h.Set("Content-Length", strconv.FormatInt(size, 10))
-	u, err := m.client.PresignHeader(ctx, http.MethodPut, m.bucket, key, ttl, nil, h)
+	u, err := m.signer.PresignHeader(ctx, http.MethodPut, m.bucket, key, ttl, nil, h)
 	if err != nil {
 		return "", nil, fmt.Errorf("media presign %s: %w", key, err)
 	}
@@ -160,4 +181,14 @@ func (m *S3Media) fail(op, key string, err error) error {
 		return apperr.NotFoundf("media file not found")
 	}
 	return fmt.Errorf("media %s %s: %w", op, key, err)
+}
+
+// internalURL presigns a GET through the service's own endpoint, for the
+// worker's ffprobe and ffmpeg (which may not reach the public one).
+func (m *S3Media) internalURL(ctx context.Context, key string) (string, error) {
+	u, err := m.client.PresignedGetObject(ctx, m.bucket, key, m.ttl, nil)
+	if err != nil {
+		return "", fmt.Errorf("media presign %s: %w", key, err)
+	}
+	return u.String(), nil
 }

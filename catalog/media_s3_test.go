@@ -156,3 +156,36 @@ func TestS3PresignedGetExpires(t *testing.T) {
 		t.Fatalf("expired presigned url = %d, want 403", resp.StatusCode)
 	}
 }
+
+// With a public endpoint, the URLs clients get name it (the store as they
+// reach it) and work there; the worker's source stays on the service's own.
+func TestS3PublicEndpoint(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := testkit.StartS3(t)
+	public := strings.Replace(srv.Endpoint, "127.0.0.1", "localhost", 1)
+	m, err := NewS3Media(ctx, S3Options{Endpoint: srv.Endpoint, PublicEndpoint: public, Bucket: srv.Bucket, Region: srv.Region,
+		AccessKey: srv.AccessKey, SecretKey: srv.SecretKey, PathStyle: true, PresignTTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Put(ctx, "clips/p/full.mp4", strings.NewReader("public")); err != nil {
+		t.Fatal(err)
+	}
+	u, err := m.GetURL(ctx, "clips/p/full.mp4", "video/mp4", "")
+	if err != nil || !strings.HasPrefix(u, public+"/") {
+		t.Fatalf("get url %q: %v", u, err)
+	}
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(body) != "public" {
+		t.Fatalf("public get = %d %q", resp.StatusCode, body)
+	}
+	if src, err := MediaSource(ctx, m, "clips/p/full.mp4"); err != nil || !strings.HasPrefix(src, srv.Endpoint+"/") {
+		t.Fatalf("source %q: %v", src, err)
+	}
+}

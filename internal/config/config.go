@@ -110,6 +110,9 @@ type S3 struct {
 	PathStyle bool
 	// PresignTTL is how long a presigned GET handed to a client works.
 	PresignTTL time.Duration
+	// PublicEndpoint is the store's URL as clients reach it, for the
+	// presigned URLs ("": Endpoint).
+	PublicEndpoint string
 }
 
 // Secret is a string that never prints its value.
@@ -224,6 +227,7 @@ func Load(getenv func(string) string) (Config, error) {
 	str("BROLL_MEDIA_STORE", &c.MediaStore)
 	str("BROLL_S3_ENDPOINT", &c.S3.Endpoint)
 	str("BROLL_S3_BUCKET", &c.S3.Bucket)
+	str("BROLL_S3_PUBLIC_ENDPOINT", &c.S3.PublicEndpoint)
 	str("BROLL_S3_REGION", &c.S3.Region)
 	secret("BROLL_S3_ACCESS_KEY", &c.S3.AccessKey)
 	secret("BROLL_S3_SECRET_KEY", &c.S3.SecretKey)
@@ -435,6 +439,11 @@ func (c Config) validateMedia() error {
 	if u, err := url.Parse(c.S3.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
 		return fmt.Errorf("BROLL_S3_ENDPOINT must be an http(s) URL without a path (such as http://minio:9000), got %q", c.S3.Endpoint)
 	}
+	if e := c.S3.PublicEndpoint; e != "" {
+		if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			return fmt.Errorf("BROLL_S3_PUBLIC_ENDPOINT must be an http(s) URL without a path, got %q", e)
+		}
+	}
 	if n := len(c.S3.Bucket); n < 3 || n > 63 {
 		return fmt.Errorf("BROLL_S3_BUCKET must be a bucket name of 3 to 63 characters, got %q", c.S3.Bucket)
 	}
@@ -539,6 +548,7 @@ func (c Config) Summary() map[string]any {
 		"import_dir":            c.ImportDir,
 		"media_store":           c.MediaStore,
 		"s3_endpoint":           c.S3.Endpoint,
+		"s3_public_endpoint":    c.S3.PublicEndpoint,
 		"s3_bucket":             c.S3.Bucket,
 		"s3_region":             c.S3.Region,
 		"s3_access_key":         c.S3.AccessKey.String(),
