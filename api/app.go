@@ -81,7 +81,11 @@ func New(d Deps) *fiber.App {
 		// other (and refuse it as JSON) instead of parsing it while
 		// reading, which failed mid-upload and dropped the connection.
 		DisablePreParseMultipartForm: true,
+		// Uploads to the local media store stream to disk; boundBodies
+		// reads every other body into memory within BodyLimit.
+		StreamRequestBody: true,
 	})
+	app.Server().HeaderReceived = streamLargeBodies(d.Config.MaxBodyBytes)
 	if d.Metrics == nil {
 		d.Metrics = metrics.NewRegistry()
 	}
@@ -106,6 +110,7 @@ func New(d Deps) *fiber.App {
 	app.Use(m.observe)
 	app.Use(recover.New())
 	app.Use(legacyPrefix, markLegacy(legacyHeaders(d.Config, d.Config.BaseURL())))
+	app.Use(boundBodies(d.Config.MaxBodyBytes))
 	app.Use(decodeBodies(d.Config.MaxBodyBytes))
 
 	h := &health{pool: d.Pool, rdb: d.Redis}
@@ -117,7 +122,8 @@ func New(d Deps) *fiber.App {
 		tenancy: d.Tenancy, catalog: d.Catalog, billing: d.Billing, webhooks: d.Webhooks,
 		auth: d.Auth, gate: d.Gate, usage: d.Usage, media: d.Media,
 		metrics: m, clientAddr: clientAddr(d.Config.TrustedProxies), importDir: d.Config.ImportDir,
-		idem: idempotency.New(d.Pool, d.Config.IdempotencyWait, idempotencyStale),
+		idem:           idempotency.New(d.Pool, d.Config.IdempotencyWait, idempotencyStale),
+		uploadMaxBytes: d.Config.UploadMaxBytes, uploadTTL: d.Config.UploadURLTTL,
 		downloads: billing.NewDownloadLimiter(d.Redis, d.Config.RedisPrefix, billing.DownloadLimits{
 			PerPurchase: d.Config.DownloadsPerPurchasePerMinute, PerAddress: d.Config.DownloadsPerAddressPerMinute,
 		}),
@@ -182,7 +188,10 @@ type server struct {
 	gate     *tenancy.Gate
 	usage    *tenancy.Usage
 	media    catalog.MediaStore
-	metrics  *apiMetrics
+	// uploadMaxBytes and uploadTTL bound POST /api/ops/v1/uploads.
+	uploadMaxBytes int64
+	uploadTTL      time.Duration
+	metrics        *apiMetrics
 	// clientAddr is the client's address, through trusted proxies.
 	clientAddr func(*fiber.Ctx) string
 	// importDir holds the only files the HTTP import may read.

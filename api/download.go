@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"broll/billing"
+	"broll/catalog"
 	"broll/internal/apperr"
 )
 
@@ -33,6 +34,9 @@ func (s *server) download(c *fiber.Ctx) error {
 	d, err := s.billing.Authorize(ctx, id)
 	if err != nil {
 		return err
+	}
+	if linker, ok := s.media.(catalog.MediaLinker); ok {
+		return s.redirectDownload(c, linker, d, addr)
 	}
 	f, err := s.media.Open(ctx, d.MediaKey)
 	if err != nil {
@@ -83,6 +87,30 @@ func (s *server) download(c *fiber.Ctx) error {
 		}
 	}}
 	return c.SendStream(body, int(length))
+}
+
+// redirectDownload hands a checked download to the media store: the fetch
+// is logged (with the file's size as what was handed over, since the bytes
+// go from the store to the client) and answered with a 302 to a presigned
+// GET that works for seconds. HEAD is answered the same way, unlogged.
+func (s *server) redirectDownload(c *fiber.Ctx, linker catalog.MediaLinker, d billing.Download, addr string) error {
+	ctx := c.UserContext()
+	size, err := s.media.Stat(ctx, d.MediaKey)
+	if err != nil {
+		return fmt.Errorf("stat media %s: %w", d.MediaKey, err)
+	}
+	u, err := linker.GetURL(ctx, d.MediaKey, d.ContentType, d.VideoID.String()+extOf(d.MediaKey))
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderCacheControl, "private, no-store")
+	if c.Method() != fiber.MethodHead {
+		ev := billing.DownloadEvent{Download: d, ClientAddr: addr, UserAgent: c.Get(fiber.HeaderUserAgent), BytesSent: size, Status: fiber.StatusFound}
+		if _, err := s.billing.LogDownload(context.WithoutCancel(ctx), ev); err != nil {
+			s.logger.Error("download log failed", "request_id", requestID(c), "purchase_id", d.PurchaseID.String(), "error", err.Error())
+		}
+	}
+	return c.Redirect(u, fiber.StatusFound)
 }
 
 // countingReader counts the bytes fasthttp takes for the response body and,

@@ -37,6 +37,12 @@ func (s *server) publicMedia(kind string) fiber.Handler {
 		if err != nil {
 			return err
 		}
+		if m.URL != "" {
+			// The presigned URL works for seconds: the redirect must not
+			// be cached longer than that.
+			c.Set(fiber.HeaderCacheControl, "no-store")
+			return c.Redirect(m.URL, fiber.StatusFound)
+		}
 		c.Set(fiber.HeaderETag, m.ETag)
 		c.Set(fiber.HeaderCacheControl, mediaMaxAge)
 		c.Set(fiber.HeaderXContentTypeOptions, "nosniff")

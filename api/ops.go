@@ -21,6 +21,8 @@ func (s *server) opsRoutes(app *fiber.App) {
 	ops := app.Group("/api/ops/v1", s.authenticate, requireScope(tenancy.ScopeCatalogWrite))
 	ops.Post("/videos", s.opsImport)
 	ops.Delete("/videos/:id", s.opsRetire)
+	ops.Post("/uploads", s.createUpload)
+	ops.Put("/uploads/:id", s.receiveUpload)
 }
 
 // clipError is one problem with one posted clip: its 0-based index in the

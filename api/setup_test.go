@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -33,7 +34,9 @@ type testEnv struct {
 	rdb   *redis.Client
 	cfg   config.Config
 	logs  *syncBuffer
-	media *catalog.LocalMedia
+	media catalog.MediaStore
+	// s3 is the test's own S3 server when the env runs on the s3 store.
+	s3    *testkit.S3Server
 	nodes []*testNode
 }
 
@@ -49,6 +52,9 @@ type envOpts struct {
 	perMinute int
 	rdb       *redis.Client // overrides the test Redis (e.g. an unreachable one)
 	configure func(*config.Config)
+	// s3 runs the nodes on the s3 media store, over a versitygw of the
+	// test's own.
+	s3 bool
 }
 
 // setup builds API nodes over one fresh database and one Redis database,
@@ -76,11 +82,18 @@ func setup(t testing.TB, o envOpts) *testEnv {
 	if o.configure != nil {
 		o.configure(&cfg)
 	}
-	media, err := catalog.NewLocalMedia(cfg.MediaDir)
+	var s3 *testkit.S3Server
+	if o.s3 {
+		s3 = testkit.StartS3(t)
+		cfg.MediaStore = "s3"
+		cfg.S3 = config.S3{Endpoint: s3.Endpoint, Bucket: s3.Bucket, Region: s3.Region, PathStyle: true,
+			AccessKey: config.Secret(s3.AccessKey), SecretKey: config.Secret(s3.SecretKey), PresignTTL: cfg.S3.PresignTTL}
+	}
+	media, err := catalog.OpenMediaStore(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &testEnv{pool: pool, rdb: rdb, cfg: cfg, logs: &syncBuffer{}, media: media}
+	env := &testEnv{pool: pool, rdb: rdb, cfg: cfg, logs: &syncBuffer{}, media: media, s3: s3}
 	for i := 0; i < o.nodes; i++ {
 		logger := logging.New(env.logs, "debug")
 		usage := tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)

@@ -37,9 +37,12 @@ type ClipInput struct {
 	Difficulty      string     `json:"difficulty"`
 	ViralityScore   *int       `json:"virality_score,omitempty"`
 	Model           *ClipModel `json:"model,omitempty"`
-	MediaFile       string     `json:"media_file"`
-	PreviewFile     string     `json:"preview_file,omitempty"`
-	ThumbnailFile   string     `json:"thumbnail_file,omitempty"`
+	MediaFile       string     `json:"media_file,omitempty"`
+	// UploadID names a finished upload (POST /api/ops/v1/uploads) to take
+	// as the full-quality file instead of MediaFile.
+	UploadID      string `json:"upload_id,omitempty"`
+	PreviewFile   string `json:"preview_file,omitempty"`
+	ThumbnailFile string `json:"thumbnail_file,omitempty"`
 }
 
 // ClipModel is the creator filmed in a clip.
@@ -101,11 +104,14 @@ func (e LineError) String() string {
 
 // clip is a validated ClipInput, normalised and with its files resolved.
 type clip struct {
-	line      int
-	id        uuid.UUID
-	hasID     bool
-	in        ClipInput
-	media     string // absolute or baseDir-relative paths of the source files
+	line  int
+	id    uuid.UUID
+	hasID bool
+	in    ClipInput
+	media string // absolute or baseDir-relative paths of the source files
+	// upload, when the clip names one, is its file already in the store.
+	upload    *uploadFile
+	uploadID  uuid.UUID
 	preview   string
 	thumbnail string
 }
@@ -122,10 +128,14 @@ type validator struct {
 	root  string
 	files map[string]string // path -> problem ("" when fine)
 	ids   map[uuid.UUID]int // id -> line
+	// upload looks an upload up (nil: uploads cannot be named);
+	// uploadLines remembers which line took which.
+	upload      func(uuid.UUID) (uploadFile, bool, error)
+	uploadLines map[uuid.UUID]int
 }
 
 func newValidator(tiers map[string]money.Cents, baseDir string) *validator {
-	return &validator{tiers: tiers, baseDir: baseDir, files: map[string]string{}, ids: map[uuid.UUID]int{}}
+	return &validator{tiers: tiers, baseDir: baseDir, files: map[string]string{}, ids: map[uuid.UUID]int{}, uploadLines: map[uuid.UUID]int{}}
 }
 
 // check validates one clip and returns it normalised, with every problem
@@ -220,7 +230,13 @@ func (v *validator) check(line int, in ClipInput) (clip, []LineError) {
 		}
 	}
 
-	if in.MediaFile == "" {
+	if in.UploadID != "" {
+		if in.MediaFile != "" {
+			bad("upload_id", "names the file as media_file does: give one of them")
+		} else if msg := v.checkUpload(&c, in.UploadID); msg != "" {
+			bad("upload_id", "%s", msg)
+		}
+	} else if in.MediaFile == "" {
 		bad("media_file", "is required")
 	} else if p, msg := v.file(in.MediaFile); msg != "" {
 		bad("media_file", "%s", msg)
@@ -244,6 +260,32 @@ func (v *validator) check(line int, in ClipInput) (clip, []LineError) {
 
 	c.in = in
 	return c, errs
+}
+
+// checkUpload resolves an upload id to its stored file, once per import.
+func (v *validator) checkUpload(c *clip, raw string) string {
+	id, err := uuid.Parse(raw)
+	if err != nil || len(raw) != 36 {
+		return "must be the upload_id of POST /api/ops/v1/uploads"
+	}
+	if v.upload == nil {
+		return "uploads cannot be named here"
+	}
+	if prev, dup := v.uploadLines[id]; dup {
+		return fmt.Sprintf("is the upload of line %d already", prev)
+	}
+	f, ok, err := v.upload(id)
+	switch {
+	case err != nil:
+		return "could not be looked up; try again"
+	case !ok:
+		return "is not an upload whose file has arrived"
+	case f.videoID != uuid.Nil && (!c.hasID || f.videoID != c.id):
+		return fmt.Sprintf("is the file of clip %s already", f.videoID)
+	}
+	v.uploadLines[id] = c.line
+	c.upload, c.uploadID = &f, id
+	return ""
 }
 
 // file resolves a path against the base directory and checks that it names

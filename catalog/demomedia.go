@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"image"
@@ -12,15 +13,22 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
 )
 
-// Demo media is small but real: a JPEG thumbnail, an animated GIF preview
-// and a Motion-JPEG AVI that ordinary players open, all drawn in Go so the
-// demo needs no ffmpeg. Each variant is a colour gradient with a moving
-// shape, so clips are told apart at a glance.
+// Demo media is small but real. Where ffmpeg is installed (the local stack
+// installs it), the full file is a 3 s H.264 MP4 of one of ffmpeg's test
+// sources, tinted per variant, and the preview is made from it as the
+// worker makes previews (MakePreview): what `make run` shows and sells is
+// real video. Without ffmpeg (the distroless image's brollctl), a Motion-JPEG
+// AVI and an animated GIF drawn in Go stand in. The thumbnail is always a
+// JPEG drawn in Go: a colour gradient with a shape, so clips are told apart
+// at a glance.
 
 // demoVariantsPerOrientation is how many distinct media sets are drawn per
 // orientation; clips share them, which keeps seeding large counts fast.
@@ -39,6 +47,8 @@ const (
 func demoSize(orientation, kind string) (int, int) {
 	long, short := 256, 144
 	switch kind {
+	case "video":
+		long, short = 426, 240
 	case "thumbnail":
 		long, short = 320, 180
 	case "preview":
@@ -68,6 +78,9 @@ type demoFiles struct {
 // writeDemoMedia draws every variant into dir and returns the file sets by
 // orientation.
 func writeDemoMedia(dir string) (map[string][]demoFiles, error) {
+	_, err := exec.LookPath("ffmpeg")
+	ffmpeg := err == nil
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0)*2)
 	out := map[string][]demoFiles{}
 	var wg sync.WaitGroup
 	var errs []error
@@ -83,9 +96,22 @@ func writeDemoMedia(dir string) (map[string][]demoFiles, error) {
 			}
 			base := filepath.Join(dir, fmt.Sprintf("%s-%d", o, i))
 			files := demoFiles{Thumbnail: base + ".jpg", Preview: base + ".gif", Full: base + ".avi"}
+			if ffmpeg {
+				// One rendered video per source and orientation, shared by
+				// the variants (their thumbnails differ): seeding stays a
+				// few seconds.
+				shared := filepath.Join(dir, fmt.Sprintf("%s-%d", o, i%len(demoSources)))
+				files.Preview, files.Full = shared+"-preview.mp4", shared+".mp4"
+				if i >= len(demoSources) {
+					files.Preview, files.Full = "", ""
+				}
+			}
 			out[o][i] = files
 			wg.Go(func() {
-				if err := writeDemoVariant(v, files); err != nil {
+				// ffmpeg is a process per file: a few at a time.
+				slots <- struct{}{}
+				defer func() { <-slots }()
+				if err := writeDemoVariant(v, files, n); err != nil {
 					mu.Lock()
 					errs = append(errs, err)
 					mu.Unlock()
@@ -99,15 +125,31 @@ func writeDemoMedia(dir string) (map[string][]demoFiles, error) {
 			return nil, fmt.Errorf("demo media: %w", err)
 		}
 	}
+	for _, o := range Orientations() {
+		for i, f := range out[o] {
+			if f.Full == "" {
+				out[o][i].Full, out[o][i].Preview = out[o][i%len(demoSources)].Full, out[o][i%len(demoSources)].Preview
+			}
+		}
+	}
 	return out, nil
 }
 
-func writeDemoVariant(v demoVariant, files demoFiles) error {
+func writeDemoVariant(v demoVariant, files demoFiles, n int) error {
 	var thumb, preview, full bytes.Buffer
 	w, h := demoSize(v.orientation, "thumbnail")
 	thumbImg := drawDemoFrame(v, demoBackground(v, w, h), 0.35)
 	if err := jpeg.Encode(&thumb, thumbImg, &jpeg.Options{Quality: 80}); err != nil {
 		return err
+	}
+	if files.Full == "" || strings.HasSuffix(files.Full, ".mp4") {
+		if err := os.WriteFile(files.Thumbnail, thumb.Bytes(), 0o644); err != nil {
+			return err
+		}
+		if files.Full == "" {
+			return nil // shares the video of another variant
+		}
+		return renderDemoVideo(v, files, n)
 	}
 	if err := encodeDemoGIF(&preview, v); err != nil {
 		return err
@@ -134,6 +176,23 @@ func encodeDemoGIF(w io.Writer, v demoVariant) error {
 		anim.Delay = append(anim.Delay, demoGIFDelay)
 	}
 	return gif.EncodeAll(w, anim)
+}
+
+// demoSources are ffmpeg's test sources the variants take turns with.
+var demoSources = []string{"testsrc2", "smptehdbars", "testsrc"}
+
+// renderDemoVideo renders the variant's full file with ffmpeg (3 s at 25
+// fps, H.264, tinted by the variant's hue) and its preview from it.
+func renderDemoVideo(v demoVariant, files demoFiles, n int) error {
+	w, h := demoSize(v.orientation, "video")
+	ctx := context.Background()
+	src := fmt.Sprintf("%s=size=%dx%d:rate=25", demoSources[n%len(demoSources)], w, h)
+	if err := runFFmpeg(ctx, "", "-y", "-v", "error", "-f", "lavfi", "-i", src, "-t", "3",
+		"-vf", fmt.Sprintf("hue=h=%.0f,format=yuv420p", v.hue), "-c:v", "libx264", "-preset", "veryfast",
+		"-crf", "32", "-movflags", "+faststart", files.Full); err != nil {
+		return err
+	}
+	return MakePreview(ctx, files.Full, files.Preview)
 }
 
 // colorCube is a 6x6x6 palette, index r*36 + g*6 + b. Mapping a pixel onto

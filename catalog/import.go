@@ -160,7 +160,11 @@ func (s *Service) newValidator(ctx context.Context, baseDir string) (*validator,
 			return nil, fmt.Errorf("import: %w", err)
 		}
 	}
-	return newValidator(tiers, baseDir), nil
+	v := newValidator(tiers, baseDir)
+	if s.media != nil {
+		v.upload = func(id uuid.UUID) (uploadFile, bool, error) { return s.loadUpload(ctx, id) }
+	}
+	return v, nil
 }
 
 // importValid writes clips that passed validation, then queues embeddings.
@@ -184,6 +188,13 @@ func (s *Service) importValid(ctx context.Context, clips []clip, progress func(d
 		return ImportResult{}, err
 	}
 	res.Queued, err = s.enqueue(ctx, reembed)
+	ids := make([]uuid.UUID, len(clips))
+	for i := range clips {
+		ids[i] = clips[i].id
+	}
+	if merr := s.enqueueMedia(ctx, ids); merr != nil && err == nil {
+		err = merr
+	}
 	if progress != nil {
 		progress(len(clips), len(clips))
 	}

@@ -34,7 +34,7 @@ func importColumns() []string {
 		"id", "title", "description", "tags", "emotion", "gender", "age_range", "location",
 		"media_type", "orientation", "duration_seconds", "width", "height", "fps", "difficulty",
 		"virality_score", "model_id", "model_name", "media_key", "media_content_type", "media_size",
-		"preview_key", "thumbnail_key",
+		"preview_key", "thumbnail_key", "upload_id",
 	}
 }
 
@@ -48,7 +48,7 @@ const sqlCreateImportTable = `
 		width integer, height integer, fps double precision, difficulty text NOT NULL,
 		virality_score integer, model_id text, model_name text, media_key text NOT NULL,
 		media_content_type text NOT NULL, media_size bigint NOT NULL, preview_key text,
-		thumbnail_key text
+		thumbnail_key text, upload_id uuid
 	) ON COMMIT DROP`
 
 // embeddedTextChanged compares the fields DocumentText is made of; only a
@@ -77,11 +77,11 @@ const sqlUpsertClips = `
 		INSERT INTO videos AS v (id, title, description, tags, emotion, gender, age_range, location,
 		       media_type, orientation, duration_seconds, width, height, fps, difficulty,
 		       virality_score, model_id, model_name, media_key, media_content_type, media_size,
-		       preview_key, thumbnail_key)
+		       preview_key, thumbnail_key, media_status)
 		SELECT id, title, description, tags, emotion, gender, age_range, location,
 		       media_type, orientation, duration_seconds, width, height, fps, difficulty,
 		       virality_score, model_id, model_name, media_key, media_content_type, media_size,
-		       preview_key, thumbnail_key
+		       preview_key, thumbnail_key, 'pending'
 		FROM import_clips
 		ON CONFLICT (id) DO UPDATE SET
 		       title = EXCLUDED.title, description = EXCLUDED.description, tags = EXCLUDED.tags,
@@ -95,6 +95,7 @@ const sqlUpsertClips = `
 		       media_content_type = EXCLUDED.media_content_type,
 		       media_size = EXCLUDED.media_size, preview_key = EXCLUDED.preview_key,
 		       thumbnail_key = EXCLUDED.thumbnail_key, updated_at = now(),
+		       media_status = 'pending', media_error = NULL,
 		       embedding = CASE WHEN ` + embeddedTextChanged + ` THEN NULL ELSE v.embedding END,
 		       embedding_model = CASE WHEN ` + embeddedTextChanged + ` THEN NULL ELSE v.embedding_model END,
 		       embedding_status = CASE WHEN ` + embeddedTextChanged + ` THEN 'pending' ELSE v.embedding_status END,
@@ -104,6 +105,11 @@ const sqlUpsertClips = `
 	)
 	SELECT up.id, old.id IS NULL AS created, coalesce(old.changed, true) AS reembed
 	FROM up LEFT JOIN old ON old.id = up.id`
+
+// sqlTakeUploads gives each upload named by a clip to that clip.
+const sqlTakeUploads = `
+	UPDATE media_uploads u SET video_id = i.id
+	FROM import_clips i WHERE u.id = i.upload_id`
 
 // writeClips copies the clips' files into media storage while streaming
 // their rows into the staging table, then upserts them and commits. It
@@ -151,6 +157,9 @@ func (s *Service) writeClips(ctx context.Context, clips []clip, progress func(do
 	})
 	if err != nil {
 		return res, nil, fmt.Errorf("import: write clips: %w", err)
+	}
+	if _, err := tx.Exec(ctx, sqlTakeUploads); err != nil {
+		return res, nil, fmt.Errorf("import: uploads: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return res, nil, fmt.Errorf("import: commit: %w", err)
@@ -255,10 +264,18 @@ func (m *mediaCopy) stop() {
 // clip's staging row.
 func (s *Service) storeClipMedia(ctx context.Context, c *clip) ([]any, error) {
 	prefix := "clips/" + c.id.String() + "/"
-	mediaKey := prefix + "full" + fileExt(c.media)
-	size, err := s.putFile(ctx, mediaKey, c.media)
-	if err != nil {
-		return nil, err
+	var mediaKey string
+	var size int64
+	var uploadID *uuid.UUID
+	if c.upload != nil {
+		// The uploaded object stays where it is: no copy of a large file.
+		mediaKey, size, uploadID = c.upload.key, c.upload.size, &c.uploadID
+	} else {
+		mediaKey = prefix + "full" + fileExt(c.media)
+		var err error
+		if size, err = s.putFile(ctx, mediaKey, c.media); err != nil {
+			return nil, err
+		}
 	}
 	var previewKey, thumbKey *string
 	if c.preview != "" {
@@ -284,7 +301,7 @@ func (s *Service) storeClipMedia(ctx context.Context, c *clip) ([]any, error) {
 		c.id, in.Title, in.Description, in.Tags, in.Emotion, in.Gender, nullable(in.AgeRange),
 		nullable(in.Location), in.MediaType, nullable(in.Orientation), in.DurationSeconds,
 		in.Width, in.Height, in.FPS, in.Difficulty, in.ViralityScore, modelID, modelName,
-		mediaKey, ContentType(mediaKey), size, previewKey, thumbKey,
+		mediaKey, ContentType(mediaKey), size, previewKey, thumbKey, uploadID,
 	}, nil
 }
 

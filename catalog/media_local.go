@@ -139,3 +139,21 @@ func ContentType(key string) string {
 		return "application/octet-stream"
 	}
 }
+
+// Stat returns the size of the file under key; a missing key is not_found.
+func (m *LocalMedia) Stat(ctx context.Context, key string) (int64, error) {
+	p, err := m.path(key)
+	if err != nil {
+		return 0, err
+	}
+	st, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && !st.Mode().IsRegular()) {
+		return 0, apperr.NotFoundf("media file not found")
+	}
+	if err != nil {
+		return 0, fmt.Errorf("media stat: %w", err)
+	}
+	return st.Size(), nil
+}
+
+var errMediaSource = errors.New("media: this store cannot name its files for other programs")

@@ -68,37 +68,41 @@ func (q *AsynqQueue) EnqueueEmbed(ctx context.Context, ids []uuid.UUID) (int, er
 }
 
 func (q *AsynqQueue) enqueue(ctx context.Context, id uuid.UUID) error {
-	task := NewEmbedTask(id)
+	return q.enqueueTask(ctx, NewEmbedTask(id), QueueEmbed, "embed:"+id.String())
+}
+
+// enqueueTask queues task (of queue, with id taskID), replacing a finished
+// or archived task of the same id.
+func (q *AsynqQueue) enqueueTask(ctx context.Context, task *asynq.Task, queue, taskID string) error {
 	_, err := q.client.EnqueueContext(ctx, task)
 	if err == nil || errors.Is(err, asynq.ErrDuplicateTask) {
 		return nil
 	}
 	if !errors.Is(err, asynq.ErrTaskIDConflict) {
-		return fmt.Errorf("enqueue embed %s: %w", id, err)
+		return fmt.Errorf("enqueue %s: %w", taskID, err)
 	}
 	if q.inspector == nil {
 		return nil
 	}
-	taskID := "embed:" + id.String()
-	info, err := q.inspector.GetTaskInfo(QueueEmbed, taskID)
+	info, err := q.inspector.GetTaskInfo(queue, taskID)
 	if errors.Is(err, asynq.ErrTaskNotFound) {
 		_, err = q.client.EnqueueContext(ctx, task)
 		if err == nil || errors.Is(err, asynq.ErrTaskIDConflict) {
 			return nil
 		}
-		return fmt.Errorf("enqueue embed %s: %w", id, err)
+		return fmt.Errorf("enqueue %s: %w", taskID, err)
 	}
 	if err != nil {
-		return fmt.Errorf("enqueue embed %s: %w", id, err)
+		return fmt.Errorf("enqueue %s: %w", taskID, err)
 	}
 	if info.State != asynq.TaskStateArchived && info.State != asynq.TaskStateCompleted {
 		return nil
 	}
-	if err := q.inspector.DeleteTask(QueueEmbed, taskID); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
-		return fmt.Errorf("enqueue embed %s: clear old task: %w", id, err)
+	if err := q.inspector.DeleteTask(queue, taskID); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
+		return fmt.Errorf("enqueue %s: clear old task: %w", taskID, err)
 	}
 	if _, err := q.client.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
-		return fmt.Errorf("enqueue embed %s: %w", id, err)
+		return fmt.Errorf("enqueue %s: %w", taskID, err)
 	}
 	return nil
 }

@@ -76,7 +76,7 @@ func TestSeedDemoCoversTheCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ctype != "video/x-msvideo" || ContentType(preview) != "image/gif" || ContentType(thumb) != "image/jpeg" {
+	if ctype != "video/mp4" || ContentType(preview) != "video/mp4" || ContentType(thumb) != "image/jpeg" {
 		t.Fatalf("content types %s %s %s", ctype, preview, thumb)
 	}
 	f, err := b.media.Open(b.ctx, key)
@@ -86,7 +86,7 @@ func TestSeedDemoCoversTheCatalog(t *testing.T) {
 	head := make([]byte, 12)
 	_, _ = io.ReadFull(f, head)
 	f.Close()
-	if string(head[:4]) != "RIFF" || string(head[8:]) != "AVI " {
+	if string(head[4:8]) != "ftyp" {
 		t.Fatalf("stored full file starts %q", head)
 	}
 

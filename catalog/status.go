@@ -24,7 +24,28 @@ type Status struct {
 	// Failed clips ran out of retries; `clips reembed --failed` retries them.
 	Failed int    `json:"failed"`
 	Model  string `json:"model"`
+	// Media is the worker's probing of the clips' files.
+	Media MediaStatus `json:"media"`
 }
+
+// MediaStatus counts clips by media processing state; FailedClips lists
+// (some of) the failed ones with the reason.
+type MediaStatus struct {
+	Pending     int              `json:"pending"`
+	Ready       int              `json:"ready"`
+	Failed      int              `json:"failed"`
+	FailedClips []MediaFailedRow `json:"failed_clips,omitempty"`
+}
+
+// MediaFailedRow is one clip whose file could not be processed.
+type MediaFailedRow struct {
+	ID     uuid.UUID `json:"id"`
+	Title  string    `json:"title"`
+	Reason string    `json:"reason"`
+}
+
+// failedShown bounds the failed clips listed by status.
+const failedShown = 20
 
 // Reembed modes.
 const (
@@ -67,6 +88,26 @@ func (s *Service) Status(ctx context.Context, currentModel string) (Status, erro
 		return Status{}, fmt.Errorf("embedding status: %w", err)
 	}
 	st.Pending = st.Total - st.Embedded - st.Failed
+	err = s.pool.QueryRow(ctx, `
+		SELECT count(*) FILTER (WHERE media_status = 'pending'), count(*) FILTER (WHERE media_status = 'ready'),
+		       count(*) FILTER (WHERE media_status = 'failed')
+		FROM videos`).Scan(&st.Media.Pending, &st.Media.Ready, &st.Media.Failed)
+	if err != nil {
+		return Status{}, fmt.Errorf("media status: %w", err)
+	}
+	rows, err := s.pool.Query(ctx, `
+		SELECT id, title, coalesce(media_error, '') FROM videos WHERE media_status = 'failed'
+		ORDER BY media_processed_at DESC NULLS LAST, id LIMIT $1`, failedShown)
+	if err != nil {
+		return Status{}, fmt.Errorf("media status: %w", err)
+	}
+	var r MediaFailedRow
+	if _, err := pgx.ForEachRow(rows, []any{&r.ID, &r.Title, &r.Reason}, func() error {
+		st.Media.FailedClips = append(st.Media.FailedClips, r)
+		return nil
+	}); err != nil {
+		return Status{}, fmt.Errorf("media status: %w", err)
+	}
 	return st, nil
 }
 

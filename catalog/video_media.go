@@ -20,6 +20,9 @@ type PublicMedia struct {
 	// ETag changes whenever the clip is re-imported (its files may have
 	// been replaced under the same key).
 	ETag string
+	// URL, with a store that serves its files (s3), is a presigned GET to
+	// redirect to; File is then nil.
+	URL string
 }
 
 // Kinds of public media.
@@ -57,6 +60,13 @@ func (s *Service) OpenPublicMedia(ctx context.Context, id uuid.UUID, kind string
 	}
 	if key == nil {
 		return PublicMedia{}, apperr.NotFoundf("video %s has no %s", id, kind)
+	}
+	if l, ok := s.media.(MediaLinker); ok {
+		u, err := l.GetURL(ctx, *key, ContentType(*key), "")
+		if err != nil {
+			return PublicMedia{}, err
+		}
+		return PublicMedia{URL: u, ContentType: ContentType(*key)}, nil
 	}
 	f, err := s.media.Open(ctx, *key)
 	if err != nil {

@@ -15,6 +15,9 @@ type workerMetrics struct {
 	batches    *prometheus.CounterVec
 	batchTime  prometheus.Histogram
 	batchSize  prometheus.Histogram
+	// Media jobs: probing, previews and thumbnails.
+	mediaJobs    *prometheus.CounterVec
+	mediaLatency prometheus.Histogram
 }
 
 func newWorkerMetrics(reg prometheus.Registerer) *workerMetrics {
@@ -42,9 +45,18 @@ func newWorkerMetrics(reg prometheus.Registerer) *workerMetrics {
 			Help:    "Clips per embedder call.",
 			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128},
 		}),
+		mediaJobs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metrics.Namespace, Name: "media_jobs_total",
+			Help: "Media jobs (probe, preview, thumbnail) by outcome: done, refused (unreadable file, clip failed), retry, failed (gave up, archived), gone, interrupted.",
+		}, []string{"result"}),
+		mediaLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: metrics.Namespace, Name: "media_job_duration_seconds",
+			Help:    "Time to probe a clip's file and make its preview and thumbnail.",
+			Buckets: prometheus.ExponentialBuckets(0.05, 2, 12),
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.jobs, m.jobLatency, m.batches, m.batchTime, m.batchSize)
+		reg.MustRegister(m.jobs, m.jobLatency, m.batches, m.batchTime, m.batchSize, m.mediaJobs, m.mediaLatency)
 	}
 	return m
 }

@@ -59,6 +59,9 @@ type Options struct {
 	// ShutdownTimeout is how long in-flight tasks may finish after Run's
 	// context ends; tasks still running then go back to their queue.
 	ShutdownTimeout time.Duration
+	// NoMedia leaves the media queue alone (no ffmpeg on this machine):
+	// its tasks wait for a worker that has it.
+	NoMedia bool
 }
 
 func (o *Options) withDefaults() {
@@ -112,6 +115,9 @@ func New(opts Options) (*Worker, error) {
 	w := &Worker{opts: opts, store: opts.Catalog, logger: opts.Logger, handlers: map[string]asynq.Handler{},
 		metrics: newWorkerMetrics(opts.Metrics)}
 	w.handlers[catalog.TaskEmbedClip] = asynq.HandlerFunc(w.handleEmbedClip)
+	if !opts.NoMedia {
+		w.handlers[catalog.TaskProcessMedia] = asynq.HandlerFunc(w.handleProcessMedia)
+	}
 	return w, nil
 }
 
@@ -133,7 +139,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		BaseContext: func() context.Context { return context.WithoutCancel(ctx) },
 		// One slot per clip of every batch in flight; see batcher.
 		Concurrency: o.Concurrency * o.BatchSize,
-		Queues:      map[string]int{catalog.QueueEmbed: 2, "default": 1},
+		Queues:      w.queues(),
 		// asynq polls rather than blocks on Redis: the interval is the
 		// latency of an idle worker.
 		TaskCheckInterval: o.PollInterval,
@@ -178,6 +184,16 @@ func (w *Worker) Run(ctx context.Context) error {
 	srv.Shutdown()
 	w.logger.Info("worker stopped")
 	return nil
+}
+
+// queues are the asynq queues this worker takes tasks from, with their
+// priorities.
+func (w *Worker) queues() map[string]int {
+	q := map[string]int{catalog.QueueEmbed: 2, "default": 1}
+	if !w.opts.NoMedia {
+		q[catalog.QueueMedia] = 1
+	}
+	return q
 }
 
 // backoff doubles the delay from base with each retry, up to limit. Clips

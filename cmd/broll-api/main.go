@@ -75,9 +75,9 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	defer rdb.Close()
 	queueClient := asynq.NewClientFromRedisClient(rdb)
 
-	media, err := catalog.NewLocalMedia(cfg.MediaDir)
+	media, err := catalog.OpenMediaStore(ctx, cfg)
 	if err != nil {
-		return fmt.Errorf("BROLL_MEDIA_DIR: %w", err)
+		return err
 	}
 
 	embedder, err := embed.Select(ctx, cfg.EmbedProvider, cfg.OllamaHost, cfg.EmbedModel, logger)

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
 	"syscall"
 	"time"
@@ -81,13 +82,29 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	metrics.RegisterPool(reg, pool)
 	inspector := asynq.NewInspectorFromRedisClient(rdb)
 	metrics.RegisterQueues(reg, inspector)
+	// The catalog reads clip files (probing, previews) and queues the
+	// embedding of a clip whose probe changed its text.
+	media, err := catalog.OpenMediaStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	queueClient := asynq.NewClientFromRedisClient(rdb)
+	// Media jobs need ffmpeg; a worker without it (the distroless image)
+	// leaves them to one that has it.
+	_, ffprobeErr := exec.LookPath("ffprobe")
+	_, ffmpegErr := exec.LookPath("ffmpeg")
+	noMedia := ffprobeErr != nil || ffmpegErr != nil
+	if noMedia {
+		logger.Warn("media processing off: ffprobe/ffmpeg not found; media jobs wait for a worker that has them")
+	}
 	w, err := worker.New(worker.Options{
 		Redis:       queueOpt,
-		Catalog:     catalog.New(pool, nil, nil),
+		Catalog:     catalog.New(pool, media, catalog.NewAsynqQueue(queueClient, inspector)),
 		Embedder:    embedder,
 		Logger:      logger,
 		Concurrency: cfg.WorkerConcurrency,
 		Metrics:     reg,
+		NoMedia:     noMedia,
 
 		RetryBaseDelay: cfg.EmbedRetryBaseDelay,
 		RetryMaxDelay:  cfg.EmbedRetryMaxDelay,

@@ -62,11 +62,11 @@ func (c *cli) open(ctx context.Context) (*env, func(), error) {
 		pool.Close()
 		return nil, nil, err
 	}
-	media, err := catalog.NewLocalMedia(cfg.MediaDir)
+	media, err := catalog.OpenMediaStore(ctx, cfg)
 	if err != nil {
 		pool.Close()
 		_ = rdb.Close()
-		return nil, nil, fmt.Errorf("BROLL_MEDIA_DIR: %w", err)
+		return nil, nil, err
 	}
 	queue := catalog.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
 	e := &env{
@@ -358,12 +358,12 @@ func (c *cli) clipsImport(ctx context.Context, args []string) (any, error) {
 		in, baseDir = f, filepath.Dir(pos[0])
 	}
 	return c.with(ctx, func(e *env) (any, error) {
-		return e.catalog.Import(ctx, in, baseDir, c.progress("import"))
+		return e.catalog.Import(ctx, in, baseDir, c.progress("import", "lines"))
 	})
 }
 
 // progress reports on a terminal only: scripts reading stdout get JSON alone.
-func (c *cli) progress(what string) func(done, total int) {
+func (c *cli) progress(what, unit string) func(done, total int) {
 	f, ok := c.stderr.(*os.File)
 	if !ok {
 		return nil
@@ -375,7 +375,7 @@ func (c *cli) progress(what string) func(done, total int) {
 	start := time.Now()
 	return func(done, total int) {
 		rate := float64(done) / max(time.Since(start).Seconds(), 0.001)
-		fmt.Fprintf(f, "\r%s: %d/%d lines (%.0f/s)", what, done, total, rate)
+		fmt.Fprintf(f, "\r%s: %d/%d %s (%.0f/s)", what, done, total, unit, rate)
 		if done >= total {
 			fmt.Fprintln(f)
 		}

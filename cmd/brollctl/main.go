@@ -160,6 +160,10 @@ func (c *cli) dispatch(ctx context.Context, args []string) (any, error) {
 		}
 	case "seed-demo":
 		return c.seedDemo(ctx, rest)
+	case "media":
+		if sub == "migrate" {
+			return c.mediaMigrate(ctx, rest[1:])
+		}
 	case "audit":
 		if sub == "downloads" {
 			return c.auditDownloads(ctx, rest[1:])

@@ -62,6 +62,32 @@ ensure_packages() {
 	if [ "${#need[@]}" -gt 0 ]; then apt_install "${need[@]}"; fi
 	[ -n "$(pg_bindir)" ] || die "no PostgreSQL server found after install"
 	ensure_pgvector
+	ensure_media_tools
+}
+
+# Media tools: ffmpeg/ffprobe from the distribution (the worker probes clips
+# and makes previews with them) and versitygw, the S3-compatible server the
+# tests start for the s3 media store. versitygw is built with the Go
+# toolchain into the stack folder, so nothing outside the checkout changes.
+VERSITYGW_VERSION="${BROLL_VERSITYGW_VERSION:-v1.8.0}"
+versitygw_bin() { echo "$STACK_DIR/bin/versitygw"; }
+
+ensure_media_tools() {
+	if ! command -v ffmpeg >/dev/null 2>&1 || ! command -v ffprobe >/dev/null 2>&1; then
+		apt_install ffmpeg
+	fi
+	command -v ffprobe >/dev/null 2>&1 || die "no ffprobe found after installing ffmpeg"
+	local bin
+	bin="$(versitygw_bin)"
+	if [ ! -x "$bin" ]; then
+		local gobin
+		gobin="$(command -v go || echo /usr/local/go/bin/go)"
+		[ -x "$gobin" ] || die "go is needed to build versitygw"
+		log "building versitygw $VERSITYGW_VERSION (once; a few minutes)"
+		mkdir -p "$(dirname "$bin")"
+		GOBIN="$(dirname "$bin")" GOFLAGS=-mod=mod "$gobin" install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION" >/dev/null
+	fi
+	[ -x "$bin" ] || die "versitygw build failed"
 }
 
 # pgvector: Debian 12 has no binary package, so build it from Debian's source
@@ -219,6 +245,7 @@ write_env() {
 	cat >"$ENV_FILE.tmp" <<-EOF
 		DATABASE_URL=postgres://$DB_ROLE@127.0.0.1:$PG_PORT/$DB_NAME?sslmode=disable
 		REDIS_URL=redis://127.0.0.1:$REDIS_PORT/0
+		BROLL_TEST_VERSITYGW=$(versitygw_bin)
 	EOF
 	mv "$ENV_FILE.tmp" "$ENV_FILE"
 }

@@ -32,6 +32,15 @@ type Config struct {
 	SigningKey         Secret
 	SigningKeyPrevious Secret
 	MediaDir           string
+	// MediaStore is where clip files live: "local" (MediaDir, served by
+	// the API) or "s3" (an S3-compatible bucket; the API redirects to
+	// presigned URLs and never streams the bytes).
+	MediaStore string
+	S3         S3
+	// UploadMaxBytes bounds one upload; UploadURLTTL is how long an upload
+	// URL works.
+	UploadMaxBytes int64
+	UploadURLTTL   time.Duration
 	// ImportDir confines the files POST /api/ops/v1/videos may name.
 	ImportDir      string
 	DownloadURLTTL time.Duration
@@ -111,6 +120,24 @@ type Config struct {
 	LowBalanceThreshold int64
 }
 
+// S3 is the bucket of the s3 media store.
+type S3 struct {
+	// Endpoint is the store's URL (http://minio:9000, https://s3.eu-west-1.amazonaws.com).
+	Endpoint  string
+	Bucket    string
+	Region    string
+	AccessKey Secret
+	SecretKey Secret
+	// PathStyle addresses the bucket as endpoint/bucket rather than
+	// bucket.endpoint; most self-hosted stores need it.
+	PathStyle bool
+	// PresignTTL is how long a presigned GET handed to a client works.
+	PresignTTL time.Duration
+	// PublicEndpoint is the store's URL as clients reach it, for the
+	// presigned URLs ("": Endpoint).
+	PublicEndpoint string
+}
+
 // Secret is a string that never prints its value.
 type Secret string
 
@@ -138,6 +165,10 @@ func Defaults() Config {
 		OllamaHost:          "http://127.0.0.1:11434",
 		EmbedModel:          "nomic-embed-text",
 		MediaDir:            "./media",
+		MediaStore:          "local",
+		S3:                  S3{Region: "us-east-1", PathStyle: true, PresignTTL: time.Minute},
+		UploadMaxBytes:      5 << 30,
+		UploadURLTTL:        time.Hour,
 		ImportDir:           "./import",
 		DownloadURLTTL:      time.Hour,
 		IdempotencyWait:     5 * time.Second,
@@ -223,6 +254,29 @@ func Load(getenv func(string) string) (Config, error) {
 	secret("BROLL_SIGNING_KEY_PREVIOUS", &c.SigningKeyPrevious)
 	str("BROLL_MEDIA_DIR", &c.MediaDir)
 	str("BROLL_IMPORT_DIR", &c.ImportDir)
+	str("BROLL_MEDIA_STORE", &c.MediaStore)
+	str("BROLL_S3_ENDPOINT", &c.S3.Endpoint)
+	str("BROLL_S3_BUCKET", &c.S3.Bucket)
+	str("BROLL_S3_PUBLIC_ENDPOINT", &c.S3.PublicEndpoint)
+	str("BROLL_S3_REGION", &c.S3.Region)
+	secret("BROLL_S3_ACCESS_KEY", &c.S3.AccessKey)
+	secret("BROLL_S3_SECRET_KEY", &c.S3.SecretKey)
+	if v := strings.TrimSpace(getenv("BROLL_S3_PATH_STYLE")); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("BROLL_S3_PATH_STYLE: %q is not true or false", v))
+		}
+		c.S3.PathStyle = b
+	}
+	duration("BROLL_S3_PRESIGN_TTL", &c.S3.PresignTTL)
+	if v := strings.TrimSpace(getenv("BROLL_UPLOAD_MAX_BYTES")); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("BROLL_UPLOAD_MAX_BYTES: %q is not a whole number", v))
+		}
+		c.UploadMaxBytes = n
+	}
+	duration("BROLL_UPLOAD_URL_TTL", &c.UploadURLTTL)
 	duration("BROLL_DOWNLOAD_URL_TTL", &c.DownloadURLTTL)
 	duration("BROLL_IDEMPOTENCY_WAIT", &c.IdempotencyWait)
 	secret("BROLL_LEGACY_SECRET", &c.LegacySecret)
@@ -361,6 +415,9 @@ func (c Config) Validate() error {
 	if c.DownloadURLTTL < time.Minute || c.DownloadURLTTL > 7*24*time.Hour {
 		return fmt.Errorf("BROLL_DOWNLOAD_URL_TTL must be between 1m and 168h, got %s", c.DownloadURLTTL)
 	}
+	if err := c.validateMedia(); err != nil {
+		return err
+	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
@@ -430,6 +487,45 @@ func (c Config) Validate() error {
 		if o != "*" && !isOrigin(o) {
 			return fmt.Errorf("BROLL_MCP_ALLOWED_ORIGINS: %q is not an origin such as https://app.example.com or http://localhost:3000 (or *)", o)
 		}
+	}
+	return nil
+}
+
+// validateMedia checks the media store settings; the s3 ones only matter,
+// and are only required, when the store is s3.
+func (c Config) validateMedia() error {
+	if c.UploadMaxBytes < 1 || c.UploadMaxBytes > 5<<40 {
+		return fmt.Errorf("BROLL_UPLOAD_MAX_BYTES must be between 1 and 5497558138880 (5 TiB), got %d", c.UploadMaxBytes)
+	}
+	if c.UploadURLTTL < time.Minute || c.UploadURLTTL > 7*24*time.Hour {
+		return fmt.Errorf("BROLL_UPLOAD_URL_TTL must be between 1m and 168h, got %s", c.UploadURLTTL)
+	}
+	switch c.MediaStore {
+	case "local":
+		return nil
+	case "s3":
+	default:
+		return fmt.Errorf("BROLL_MEDIA_STORE must be local or s3, got %q", c.MediaStore)
+	}
+	if u, err := url.Parse(c.S3.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+		return fmt.Errorf("BROLL_S3_ENDPOINT must be an http(s) URL without a path (such as http://minio:9000), got %q", c.S3.Endpoint)
+	}
+	if e := c.S3.PublicEndpoint; e != "" {
+		if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			return fmt.Errorf("BROLL_S3_PUBLIC_ENDPOINT must be an http(s) URL without a path, got %q", e)
+		}
+	}
+	if n := len(c.S3.Bucket); n < 3 || n > 63 {
+		return fmt.Errorf("BROLL_S3_BUCKET must be a bucket name of 3 to 63 characters, got %q", c.S3.Bucket)
+	}
+	if c.S3.Region == "" {
+		return errors.New("BROLL_S3_REGION must not be empty")
+	}
+	if c.S3.AccessKey == "" || c.S3.SecretKey == "" {
+		return errors.New("BROLL_S3_ACCESS_KEY and BROLL_S3_SECRET_KEY are required with BROLL_MEDIA_STORE=s3")
+	}
+	if c.S3.PresignTTL < time.Second || c.S3.PresignTTL > time.Hour {
+		return fmt.Errorf("BROLL_S3_PRESIGN_TTL must be between 1s and 1h, got %s", c.S3.PresignTTL)
 	}
 	return nil
 }
@@ -522,6 +618,17 @@ func (c Config) Summary() map[string]any {
 		"signing_key":           c.SigningKey.String(),
 		"media_dir":             c.MediaDir,
 		"import_dir":            c.ImportDir,
+		"media_store":           c.MediaStore,
+		"s3_endpoint":           c.S3.Endpoint,
+		"s3_public_endpoint":    c.S3.PublicEndpoint,
+		"s3_bucket":             c.S3.Bucket,
+		"s3_region":             c.S3.Region,
+		"s3_access_key":         c.S3.AccessKey.String(),
+		"s3_secret_key":         c.S3.SecretKey.String(),
+		"s3_path_style":         c.S3.PathStyle,
+		"s3_presign_ttl":        c.S3.PresignTTL.String(),
+		"upload_max_bytes":      c.UploadMaxBytes,
+		"upload_url_ttl":        c.UploadURLTTL.String(),
 		"download_url_ttl":      c.DownloadURLTTL.String(),
 		"idempotency_wait":      c.IdempotencyWait.String(),
 		"legacy_secret":         c.LegacySecret.String(),

@@ -1,0 +1,149 @@
+package api
+
+import (
+	"encoding/json"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
+
+	"broll/catalog"
+	"broll/internal/apperr"
+)
+
+// uploadsPath is where ops keys ask for uploads and, with the local store,
+// send the bytes.
+const uploadsPath = "/api/ops/v1/uploads"
+
+type uploadJSON struct {
+	UploadID  uuid.UUID         `json:"upload_id"`
+	URL       string            `json:"url"`
+	Method    string            `json:"method"`
+	Headers   map[string]string `json:"headers"`
+	Size      int64             `json:"size"`
+	ExpiresAt time.Time         `json:"expires_at"`
+}
+
+// createUpload answers where and how to PUT one file: a presigned PUT of
+// the bucket (s3), whose signature binds size and type, or this API's own
+// PUT (local), which checks them as it streams.
+func (s *server) createUpload(c *fiber.Ctx) error {
+	var req catalog.UploadRequest
+	dec := json.NewDecoder(strings.NewReader(string(c.Body())))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return jsonError(err)
+	}
+	up, err := s.catalog.CreateUpload(c.UserContext(), principal(c).KeyID, req, s.uploadMaxBytes, s.uploadTTL)
+	if err != nil {
+		return err
+	}
+	out := uploadJSON{UploadID: up.ID, URL: up.URL, Method: fiber.MethodPut, Headers: up.Headers, Size: up.Size, ExpiresAt: up.ExpiresAt}
+	if out.URL == "" {
+		out.URL = s.baseURL + uploadsPath + "/" + up.ID.String()
+		out.Headers = map[string]string{
+			fiber.HeaderContentType:   req.ContentType,
+			fiber.HeaderContentLength: strconv.FormatInt(up.Size, 10),
+		}
+	}
+	return c.Status(fiber.StatusCreated).JSON(out)
+}
+
+// receiveUpload is the local store's PUT: the body streams to disk, never
+// whole in memory, and must have the size and type the upload was asked
+// with.
+func (s *server) receiveUpload(c *fiber.Ctx) error {
+	id, err := uuid.Parse(c.Params("id"))
+	if err != nil {
+		return apperr.InvalidField("id", "upload id %q is not a UUID", c.Params("id"))
+	}
+	if _, ok := s.media.(catalog.MediaLinker); ok {
+		return apperr.New(apperr.MethodNotAllowed, "uploads go to the presigned url POST %s returned", uploadsPath)
+	}
+	var body io.Reader = c.Context().RequestBodyStream()
+	if body == nil {
+		body = strings.NewReader(string(c.Body()))
+	}
+	if err := s.catalog.ReceiveUpload(c.UserContext(), id, c.Get(fiber.HeaderContentType), body); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// boundBodies keeps the one streamed route's body streamed and reads every
+// other body into memory up to limit, as fiber's BodyLimit did before
+// request bodies were streamed: a body over limit is 413, however it is
+// sent (Content-Length or chunked).
+func boundBodies(limit int) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		req := c.Request()
+		if len(req.Header.Peek(bodyOverLimit)) > 0 {
+			return bodyTooLarge(c, limit)
+		}
+		if !req.IsBodyStream() {
+			return c.Next()
+		}
+		if isUploadPut(c.Method(), c.Path()) {
+			// An encoded body would be inflated in memory by decodeBodies.
+			if enc := contentEncoding(c); enc != "" && !strings.EqualFold(enc, "identity") {
+				c.Context().SetConnectionClose()
+				return apperr.New(apperr.UnsupportedMedia, "send the upload's bytes as they are, without Content-Encoding")
+			}
+			// A refusal (authentication, rate limit, the upload's own
+			// checks) leaves the body unread: the connection cannot carry
+			// another request.
+			err := c.Next()
+			if err != nil || c.Response().StatusCode() >= 400 {
+				c.Context().SetConnectionClose()
+			}
+			return err
+		}
+		if cl := req.Header.ContentLength(); cl > limit {
+			return bodyTooLarge(c, limit)
+		}
+		b, err := io.ReadAll(io.LimitReader(c.Context().RequestBodyStream(), int64(limit)+1))
+		if err != nil {
+			return apperr.New(apperr.Invalid, "the request body could not be read")
+		}
+		if len(b) > limit {
+			return bodyTooLarge(c, limit)
+		}
+		req.SetBodyRaw(b)
+		return c.Next()
+	}
+}
+
+// bodyOverLimit marks a request whose announced body is over the limit.
+const bodyOverLimit = "X-Broll-Body-Over-Limit"
+
+// streamLargeBodies runs when a request's headers are in, before fasthttp
+// reads any of its body. With streamed bodies fasthttp would read up to
+// 8 KiB of an announced body over the limit before calling the handler, and
+// wait for it; but the answer (413) is known from the headers. So such a
+// request, unless it is an upload, is marked and its body not read at all:
+// boundBodies answers 413 and closes the connection.
+func streamLargeBodies(limit int) func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
+	return func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+		h.Del(bodyOverLimit)
+		if h.ContentLength() > limit && !isUploadPut(string(h.Method()), string(h.RequestURI())) {
+			h.Set(bodyOverLimit, "1")
+			h.SetContentLength(0)
+		}
+		return fasthttp.RequestConfig{}
+	}
+}
+
+func isUploadPut(method, path string) bool {
+	return method == fiber.MethodPut && strings.HasPrefix(path, uploadsPath+"/")
+}
+
+// bodyTooLarge also closes the connection: the rest of the body is never
+// read, so the connection cannot carry another request.
+func bodyTooLarge(c *fiber.Ctx, limit int) error {
+	c.Context().SetConnectionClose()
+	return apperr.New(apperr.PayloadTooLarge, "the request body is larger than %d bytes", limit)
+}

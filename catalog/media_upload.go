@@ -1,0 +1,189 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"broll/internal/apperr"
+)
+
+// UploadRequest is what an ops key asks to upload.
+type UploadRequest struct {
+	Filename    string `json:"filename"`
+	ContentType string `json:"content_type"`
+	Size        int64  `json:"size"`
+}
+
+// Upload is a place to put one file, and how.
+type Upload struct {
+	ID        uuid.UUID
+	MediaKey  string
+	Size      int64
+	ExpiresAt time.Time
+	// URL and Headers are the presigned PUT of an s3 store; empty with the
+	// local store, whose PUT the API serves itself.
+	URL     string
+	Headers map[string]string
+}
+
+// uploadTypes are the files a clip can be made from: the content type an
+// upload declares must be the one its extension stands for, so that the
+// stored key names the type it is served with.
+var uploadExts = []string{".mp4", ".webm", ".avi", ".gif", ".jpg", ".jpeg", ".png"}
+
+// CreateUpload records an upload of at most maxBytes that works for ttl.
+// keyID is the ops key that asked (uuid.Nil: none).
+func (s *Service) CreateUpload(ctx context.Context, keyID uuid.UUID, req UploadRequest, maxBytes int64, ttl time.Duration) (Upload, error) {
+	if s.media == nil {
+		return Upload{}, errors.New("upload: no media store configured")
+	}
+	name := strings.TrimSpace(req.Filename)
+	ext := strings.ToLower(path.Ext(name))
+	switch {
+	case name == "" || utf8.RuneCountInString(name) > 255 || strings.ContainsAny(name, "/\\\x00"):
+		return Upload{}, apperr.InvalidField("filename", "filename must be a file name of 1 to 255 characters without slashes")
+	case !containsStr(uploadExts, ext):
+		return Upload{}, apperr.InvalidField("filename", "filename must end in one of %s", strings.Join(uploadExts, ", "))
+	case req.ContentType != ContentType(name):
+		return Upload{}, apperr.InvalidField("content_type", "content_type must be %s for a %s file", ContentType(name), ext)
+	case req.Size < 1 || req.Size > maxBytes:
+		return Upload{}, apperr.InvalidField("size", "size must be between 1 and %d bytes", maxBytes)
+	}
+	id := uuid.New()
+	up := Upload{ID: id, MediaKey: "uploads/" + id.String() + "/full" + ext, Size: req.Size,
+		ExpiresAt: time.Now().Add(ttl).UTC().Truncate(time.Second)}
+	if l, ok := s.media.(MediaLinker); ok {
+		var err error
+		if up.URL, up.Headers, err = l.PutURL(ctx, up.MediaKey, req.ContentType, req.Size, ttl); err != nil {
+			return Upload{}, err
+		}
+	}
+	var key *uuid.UUID
+	if keyID != uuid.Nil {
+		key = &keyID
+	}
+	_, err := s.pool.Exec(ctx, `
+		INSERT INTO media_uploads (id, api_key_id, filename, content_type, size, media_key, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, id, key, name, req.ContentType, req.Size, up.MediaKey, up.ExpiresAt)
+	if err != nil {
+		return Upload{}, fmt.Errorf("upload: %w", err)
+	}
+	return up, nil
+}
+
+func containsStr(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ReceiveUpload stores the body of an API-served PUT (the local store): it
+// streams to the store through a reader that fails when the body is longer
+// or shorter than the upload's size, so a wrong body leaves nothing behind.
+func (s *Service) ReceiveUpload(ctx context.Context, id uuid.UUID, contentType string, body io.Reader) error {
+	var key, ctype string
+	var size int64
+	var expires time.Time
+	var used bool
+	err := s.pool.QueryRow(ctx, `
+		SELECT media_key, content_type, size, expires_at, video_id IS NOT NULL FROM media_uploads WHERE id = $1`, id).
+		Scan(&key, &ctype, &size, &expires, &used)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return apperr.NotFoundf("upload %s not found", id)
+	}
+	if err != nil {
+		return fmt.Errorf("upload: %w", err)
+	}
+	switch {
+	case time.Now().After(expires):
+		return apperr.New(apperr.Forbidden, "upload %s expired at %s; ask for a new one", id, expires.Format(time.RFC3339))
+	case used:
+		return apperr.New(apperr.Conflict, "upload %s is already a clip's file", id)
+	case contentType != ctype:
+		return apperr.New(apperr.UnsupportedMedia, "this upload takes Content-Type %s", ctype)
+	}
+	if _, err := s.media.Put(ctx, key, &exactReader{r: body, left: size}); err != nil {
+		var short *sizeError
+		if errors.As(err, &short) {
+			return apperr.New(apperr.Invalid, "the body must be exactly %d bytes, as the upload was asked for", size)
+		}
+		return err
+	}
+	_, err = s.pool.Exec(ctx, `UPDATE media_uploads SET received_at = now() WHERE id = $1`, id)
+	return err
+}
+
+type sizeError struct{}
+
+func (*sizeError) Error() string { return "body size differs from the upload's" }
+
+// exactReader passes exactly left bytes of r and fails on more or fewer.
+type exactReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (e *exactReader) Read(p []byte) (int, error) {
+	if e.left == 0 {
+		var one [1]byte
+		if n, _ := io.ReadFull(e.r, one[:]); n > 0 {
+			return 0, &sizeError{}
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > e.left {
+		p = p[:e.left]
+	}
+	n, err := e.r.Read(p)
+	e.left -= int64(n)
+	if errors.Is(err, io.EOF) {
+		if e.left > 0 {
+			return n, &sizeError{}
+		}
+		err = nil
+	}
+	return n, err
+}
+
+// uploadFile is an upload a clip may take as its full-quality file.
+type uploadFile struct {
+	key     string
+	size    int64
+	videoID uuid.UUID // the clip that took it already (uuid.Nil: none)
+}
+
+// loadUpload finds an upload a clip names and checks its file is in the
+// store; ok is false for an unknown id or a file that never arrived.
+func (s *Service) loadUpload(ctx context.Context, id uuid.UUID) (f uploadFile, ok bool, err error) {
+	var video *uuid.UUID
+	err = s.pool.QueryRow(ctx, `SELECT media_key, video_id FROM media_uploads WHERE id = $1`, id).Scan(&f.key, &video)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return f, false, nil
+	}
+	if err != nil {
+		return f, false, fmt.Errorf("import: upload %s: %w", id, err)
+	}
+	if video != nil {
+		f.videoID = *video
+	}
+	f.size, err = s.media.Stat(ctx, f.key)
+	if apperr.CodeOf(err) == apperr.NotFound {
+		return f, false, nil
+	}
+	if err != nil {
+		return f, false, fmt.Errorf("import: upload %s: %w", id, err)
+	}
+	return f, true, nil
+}

@@ -1,0 +1,86 @@
+package worker_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"broll/catalog"
+	"broll/embed"
+	"broll/internal/testkit"
+	"broll/worker"
+)
+
+// An imported clip whose line gives no figures gets them from its file
+// through the worker, with a preview and thumbnail; a file ffprobe cannot
+// read fails its clip with the reason, shown by the catalog's status.
+func TestWorkerProbesImportedClips(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	media, err := catalog.NewLocalMedia(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.cat = catalog.New(e.pool, media, e.queue)
+	src := t.TempDir()
+	video := testkit.RenderVideo(t, 1080, 1920, 7.5)
+	junk := filepath.Join(src, "junk.mp4")
+	if err := os.WriteFile(junk, []byte("this is not a video"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	good, bad := uuid.New(), uuid.New()
+	_, err = e.cat.ImportClips(ctx, []catalog.ClipInput{
+		{ID: good.String(), Title: "Tall pattern", Emotion: "neutral", Gender: "female", Difficulty: "easy", MediaFile: video},
+		{ID: bad.String(), Title: "Broken file", Emotion: "neutral", Gender: "male", Difficulty: "easy", MediaFile: junk},
+	}, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.start(t, worker.Options{Embedder: embed.NewBuiltin()})
+
+	mediaStatus := func(id uuid.UUID) (status, reason string) {
+		if err := e.pool.QueryRow(ctx, `SELECT media_status, coalesce(media_error, '') FROM videos WHERE id = $1`, id).Scan(&status, &reason); err != nil {
+			t.Fatal(err)
+		}
+		return status, reason
+	}
+	for _, id := range []uuid.UUID{good, bad} {
+		waitFor(t, 60*time.Second, func() bool { s, _ := mediaStatus(id); return s != "pending" },
+			func() string { s, r := mediaStatus(id); return fmt.Sprintf("clip %s media %s %s", id, s, r) })
+	}
+	if s, r := mediaStatus(good); s != "ready" {
+		t.Fatalf("good clip: %s %s", s, r)
+	}
+	var dur, fps float64
+	var w, h int
+	var orientation, mediaType, preview, thumb string
+	if err := e.pool.QueryRow(ctx, `SELECT duration_seconds, fps, width, height, orientation, media_type, preview_key, thumbnail_key
+		FROM videos WHERE id = $1`, good).Scan(&dur, &fps, &w, &h, &orientation, &mediaType, &preview, &thumb); err != nil {
+		t.Fatal(err)
+	}
+	if dur != 7.5 || fps != 30 || w != 1080 || h != 1920 || orientation != "vertical" || mediaType != "video" {
+		t.Fatalf("figures: %v s %v fps %dx%d %s %s", dur, fps, w, h, orientation, mediaType)
+	}
+	p, err := catalog.ProbeMedia(ctx, filepath.Join(media.Dir(), filepath.FromSlash(preview)))
+	if err != nil || max(p.Width, p.Height) != catalog.PreviewLongSide || p.Duration > catalog.PreviewMaxSeconds {
+		t.Fatalf("preview %s: %+v %v", preview, p, err)
+	}
+	if _, err := media.Stat(ctx, thumb); err != nil {
+		t.Fatalf("thumbnail %s: %v", thumb, err)
+	}
+
+	st, err := e.cat.Status(ctx, embed.NewBuiltin().Model())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Media.Ready != 1 || st.Media.Failed != 1 || len(st.Media.FailedClips) != 1 ||
+		st.Media.FailedClips[0].ID != bad || st.Media.FailedClips[0].Reason == "" {
+		t.Fatalf("status: %+v", st.Media)
+	}
+}
