@@ -197,129 +197,13 @@ export interface paths {
         delete: operations["revokeCustomerKey"];
         options?: never;
         head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/webhooks": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
         /**
-         * List webhook endpoints
-         * @description The account's endpoints, oldest first, with their failure state.
+         * Change a customer key
+         * @description Changes a customer key of the calling root key: `customer_label`, `spend_limit` (or `null` for none) and `rate_limit_per_minute` (or `null` for the service default). Every API node applies the change from the key's next request on. Another root key's customer key, or an unknown id, is 404.
          *
-         *     Required scope: `webhooks:manage` (root keys).
+         *     Required scope: `keys:manage`.
          */
-        get: operations["listWebhooks"];
-        put?: never;
-        /**
-         * Register a webhook endpoint
-         * @description Events of the account are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once. At most 20 endpoints per account.
-         *
-         *     Required scope: `webhooks:manage` (root keys).
-         */
-        post: operations["createWebhook"];
-        /**
-         * Delete a webhook endpoint
-         * @description Removes the endpoint with its secrets and delivery log; pending deliveries are dropped.
-         *
-         *     Required scope: `webhooks:manage` (root keys).
-         */
-        delete: operations["deleteWebhook"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/webhooks/{id}/deliveries": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Delivery log
-         * @description The latest attempts, newest first: event, status code, duration, error and the next retry.
-         *
-         *     Required scope: `webhooks:manage` (root keys).
-         */
-        get: operations["listWebhookDeliveries"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/webhooks/{id}/test": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Send a test ping
-         * @description Queues a `ping` event for this endpoint alone; the worker delivers it like any event and the delivery log shows the outcome.
-         *
-         *     Required scope: `webhooks:manage` (root keys).
-         */
-        post: operations["pingWebhook"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/webhooks/{id}/rotate": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Rotate the signing secret
-         * @description Issues a new secret (shown once). The previous ones keep signing until `previous_secrets_expire_at`, so every delivery meanwhile carries one signature per active secret.
-         *
-         *     Required scope: `webhooks:manage` (root keys).
-         */
-        post: operations["rotateWebhookSecret"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/webhooks/{id}/enable": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Re-enable an endpoint
-         * @description Turns an endpoint disabled after 3 days of failures back on. Deliveries that gave up are not sent again.
-         *
-         *     Required scope: `webhooks:manage` (root keys).
-         */
-        post: operations["enableWebhook"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
+        patch: operations["updateCustomerKey"];
         trace?: never;
     };
     "/api/v1/downloads/{purchase_id}": {
@@ -612,46 +496,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/docs/errors": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Error codes
-         * @description Every error code with its status, each linked to its page.
-         */
-        get: operations["listErrorCodes"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/docs/errors/{code}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * One error code
-         * @description The page a problem's `type` links to: what the error means and what to do.
-         */
-        get: operations["getErrorCode"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/docs/assets/{hash}/{file}": {
         parameters: {
             query?: never;
@@ -712,11 +556,217 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description The account's endpoints, oldest first, with their failure state.
+         *
+         *     Required scope: `webhooks:manage` (root keys).
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description Events of the account are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once. At most 20 endpoints per account.
+         *
+         *     Required scope: `webhooks:manage` (root keys).
+         */
+        post: operations["createWebhook"];
+        /**
+         * Delete a webhook endpoint
+         * @description Removes the endpoint with its secrets and delivery log; pending deliveries are dropped.
+         *
+         *     Required scope: `webhooks:manage` (root keys).
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Delivery log
+         * @description The latest attempts, newest first: event, status code, duration, error and the next retry.
+         *
+         *     Required scope: `webhooks:manage` (root keys).
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test ping
+         * @description Queues a `ping` event for this endpoint alone; the worker delivers it like any event and the delivery log shows the outcome.
+         *
+         *     Required scope: `webhooks:manage` (root keys).
+         */
+        post: operations["pingWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the signing secret
+         * @description Issues a new secret (shown once). The previous ones keep signing until `previous_secrets_expire_at`, so every delivery meanwhile carries one signature per active secret.
+         *
+         *     Required scope: `webhooks:manage` (root keys).
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-enable an endpoint
+         * @description Turns an endpoint disabled after 3 days of failures back on. Deliveries that gave up are not sent again.
+         *
+         *     Required scope: `webhooks:manage` (root keys).
+         */
+        post: operations["enableWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/errors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Error codes
+         * @description Every error code with its status, each linked to its page.
+         */
+        get: operations["listErrorCodes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/errors/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One error code
+         * @description The page a problem's `type` links to: what the error means and what to do.
+         */
+        get: operations["getErrorCode"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/ops/v1/uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for an upload
+         * @description Returns a PUT for one file with its size and content type bound: a presigned PUT of the bucket with the s3 media store (the store refuses another size or type), or this API's own streaming PUT with the local store. Then `POST /api/ops/v1/videos` may name the `upload_id` instead of `media_file`.
+         *
+         *     Required scope: `catalog:write`.
+         */
+        post: operations["createUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/ops/v1/uploads/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Send an upload's bytes (local store)
+         * @description With the local media store: the file's bytes, exactly `size` of them with the upload's Content-Type, streamed to disk. With the s3 store the bytes go to the presigned URL instead and this route answers 405.
+         *
+         *     Required scope: `catalog:write`.
+         */
+        put: operations["sendUpload"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`. */
+        /** @description An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`. */
         Problem: {
             /**
              * Format: uri
@@ -731,10 +781,10 @@ export interface components {
             /** @description What went wrong, for a person. */
             detail: string;
             /**
-             * @description Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict` and `price_changed` (409), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
+             * @description Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed` and `idempotency_key_in_use` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
              * @enum {string}
              */
-            code: "invalid_request" | "conflicting_search_params" | "unauthorized" | "insufficient_credits" | "insufficient_scope" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "price_changed" | "sunset" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "internal" | "unavailable";
+            code: "invalid_request" | "conflicting_search_params" | "unauthorized" | "insufficient_credits" | "spend_limit_exceeded" | "insufficient_scope" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "price_changed" | "sunset" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "internal" | "unavailable" | "idempotency_key_reused" | "idempotency_key_in_use";
             /** @description Also in the `X-Request-Id` header and in the server logs; quote it when reporting a problem. */
             request_id: string;
             /** @description The input field at fault, when there is one. */
@@ -1236,6 +1286,7 @@ export interface components {
             };
             pagination: components["schemas"]["PurchasePagination"];
         };
+        /** @description Customer keys also carry `spend_limit`, `spent` and `rate_limit_per_minute`. */
         Key: {
             /** Format: uuid */
             id: string;
@@ -1253,16 +1304,31 @@ export interface components {
             total_requests: number;
             /** Format: date-time */
             last_used_at: string | null;
+            spend_limit?: components["schemas"]["SpendLimit"];
+            spent?: components["schemas"]["Spent"];
+            /** @description Requests per minute for this key (burst = the same number); null: the service default. */
+            rate_limit_per_minute?: number | null;
         };
         /**
          * @example {
          *       "customer_label": "customer 42"
+         *     }
+         * @example {
+         *       "customer_label": "customer 43",
+         *       "spend_limit": {
+         *         "amount": 50,
+         *         "period": "month"
+         *       },
+         *       "rate_limit_per_minute": 120
          *     }
          */
         KeyCreate: {
             customer_label: string;
             /** @description A subset of the customer scopes; all of them when omitted. */
             scopes?: ("broll:read" | "broll:purchase" | "broll:billing" | "orders:read" | "orders:write" | "pricing:read" | "deliverables:read")[];
+            spend_limit?: components["schemas"]["SpendLimit"];
+            /** @description Requests per minute for this key (burst = the same number); null: the service default. */
+            rate_limit_per_minute?: number | null;
         };
         /**
          * @example {
@@ -1382,6 +1448,10 @@ export interface components {
                 /** @enum {string} */
                 kind: "root" | "customer";
                 customer_label: string;
+                /** @description Customer keys: the key's spend limit, null for none. */
+                spend_limit?: components["schemas"]["SpendLimit"];
+                /** @description Customer keys: what the key spent in its limit's period. */
+                spent?: components["schemas"]["Spent"];
             };
             /** @description Purchases since the first of the month (UTC) that the key can see. */
             month_to_date: {
@@ -1433,7 +1503,7 @@ export interface components {
                 currency: "USD";
             }[];
         };
-        /** @description One clip, as one line of `brollctl clips import`. With `id` an existing clip is updated; files are read from the API node's file system (paths relative to its working directory). */
+        /** @description One clip, as one line of `brollctl clips import`. With `id` an existing clip is updated; files are read from the API node's file system (paths relative to its working directory). Name the full-quality file with `media_file` or `upload_id`; figures left out (duration_seconds, fps, width, height, orientation) and a missing preview or thumbnail are made from the file by the worker. */
         ClipInput: {
             /** Format: uuid */
             id?: string;
@@ -1462,10 +1532,15 @@ export interface components {
             difficulty: string;
             virality_score?: number;
             model?: components["schemas"]["ClipModel"];
-            /** @description Path of the full-quality file. */
-            media_file: string;
+            /** @description Path of the full-quality file (or give upload_id). */
+            media_file?: string;
             preview_file?: string;
             thumbnail_file?: string;
+            /**
+             * Format: uuid
+             * @description A finished upload (POST /api/ops/v1/uploads) to take as the full-quality file, instead of media_file.
+             */
+            upload_id?: string;
         };
         ClipError: {
             index: number;
@@ -1637,6 +1712,60 @@ export interface components {
             /** @description Pass as `cursor` for the next page, with the same filters; null on the last page. Keys created meanwhile come after the cursor (the list is oldest first), so no key is listed twice or skipped. */
             next_cursor: string | null;
         };
+        /** @description A cap on what one customer key may be charged per period (UTC day, UTC calendar month, or the key's whole life). A purchase that would pass it is refused whole with 402 `spend_limit_exceeded`; the cap holds under any concurrency, on any number of nodes. `null`: no limit. */
+        SpendLimit: {
+            /** @description US dollars, exact to the cent. */
+            amount: number;
+            /** @enum {string} */
+            period: "day" | "month" | "total";
+            /**
+             * @description Shown in responses; not needed in requests.
+             * @constant
+             */
+            currency?: "USD";
+        } | null;
+        /** @description What the key was charged in the current period of its limit (its whole life when it has none). */
+        Spent: {
+            /** @description US dollars, exact to the cent. */
+            amount: number;
+            /** @constant */
+            currency: "USD";
+            /** @enum {string} */
+            period: "day" | "month" | "total";
+            /** Format: date-time */
+            period_start: string | null;
+            /**
+             * Format: date-time
+             * @description When the period's count starts again from zero; null for `total`.
+             */
+            period_resets_at: string | null;
+        };
+        /**
+         * @description Only the fields given change; `null` clears a limit.
+         * @example {
+         *       "spend_limit": {
+         *         "amount": 50,
+         *         "period": "month"
+         *       }
+         *     }
+         * @example {
+         *       "rate_limit_per_minute": 600
+         *     }
+         * @example {
+         *       "spend_limit": null
+         *     }
+         */
+        KeyUpdate: {
+            customer_label?: string;
+            spend_limit?: components["schemas"]["SpendLimit"];
+            /** @description Requests per minute for this key (burst = the same number); null: the service default. */
+            rate_limit_per_minute?: number | null;
+        };
+        KeyUpdated: {
+            /** @constant */
+            success: true;
+            key: components["schemas"]["Key"];
+        };
         /**
          * @example {
          *       "url": "https://hooks.example.com/broll",
@@ -1779,6 +1908,31 @@ export interface components {
             previous_secrets_expire_at: string;
             active_secrets: number;
         };
+        /** @description A file to upload: its name (the extension sets the type), its content type and its exact size in bytes. */
+        UploadRequest: {
+            /** @description File name ending in .mp4, .webm, .avi, .gif, .jpg, .jpeg or .png; no slashes. */
+            filename: string;
+            /** @description The type the extension stands for (video/mp4 for .mp4, ...). */
+            content_type: string;
+            /** @description Exact size in bytes, at most BROLL_UPLOAD_MAX_BYTES. */
+            size: number;
+        };
+        /** @description Where and how to send the file: PUT the bytes to `url` with `headers` before `expires_at`, then import a clip naming `upload_id`. With the s3 store the URL is presigned (no bearer key); with the local store it is this API's own PUT, which takes the ops key. */
+        Upload: {
+            /** Format: uuid */
+            upload_id: string;
+            /** Format: uri */
+            url: string;
+            /** @enum {string} */
+            method: "PUT";
+            /** @description Headers to send as they are (Content-Type, Content-Length). */
+            headers: {
+                [key: string]: string;
+            };
+            size: number;
+            /** Format: date-time */
+            expires_at: string;
+        };
     };
     responses: {
         /** @description Invalid input (`invalid_request`) or `search` with `semantic_search` (`conflicting_search_params`). */
@@ -1831,7 +1985,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The shared credit pool cannot pay for the new purchases; nothing was charged. */
+        /** @description The shared credit pool cannot pay for the new purchases (`insufficient_credits`), or the purchase would take the calling key past its spend limit (`spend_limit_exceeded`); nothing was charged. */
         PaymentRequired: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1844,7 +1998,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description `expected_total` was given and the purchase costs something else; nothing was charged. */
+        /** @description `expected_total` was given and the purchase costs something else (`price_changed`), or the first request with this Idempotency-Key is still running (`idempotency_key_in_use`); nothing was charged. */
         PriceChanged: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2033,6 +2187,32 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The Idempotency-Key was used before with a different request; nothing ran. */
+        IdempotencyKeyReused: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The first request with this Idempotency-Key is still running; retry shortly. */
+        IdempotencyKeyInUse: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The request conflicts with the resource's state (for webhooks: the account already has 20 endpoints). */
         Conflict: {
             headers: {
@@ -2103,6 +2283,8 @@ export interface components {
         content_encoding: "gzip" | "identity";
         /** @description `pagination.next_cursor` of the previous page of the same query (same filters and sort): the page after it, stable while clips are added. Not with `page` or `offset` (400); a cursor of another query is 400. */
         cursor: string;
+        /** @description Makes a retry safe: the first response to this key (per API key, kept 24 h) is stored, and a retry with the same key and the same body gets it again with `Idempotent-Replayed: true`, nothing running twice. The same key with another body is 422 `idempotency_key_reused`; a retry while the first request still runs waits for it (up to `BROLL_IDEMPOTENCY_WAIT`, 5 s) or gets 409 `idempotency_key_in_use`. Server errors (5xx) are not stored: a retry runs anew. */
+        idempotency_key: string;
     };
     requestBodies: never;
     headers: {
@@ -2145,6 +2327,8 @@ export interface components {
          * @example <https://api.example.com/docs/migration>; rel="deprecation", <https://api.example.com/docs/migration>; rel="sunset"
          */
         Link: string;
+        /** @description `true` when this response is the stored answer to an earlier request with the same Idempotency-Key. */
+        "Idempotent-Replayed": "true";
     };
     pathItems: never;
 }
@@ -2288,6 +2472,8 @@ export interface operations {
             header?: {
                 /** @description `gzip` to send the body compressed; it is inflated up to `BROLL_MAX_BODY_BYTES` (413 past it). Any other encoding is 415. */
                 "Content-Encoding"?: components["parameters"]["content_encoding"];
+                /** @description Makes a retry safe: the first response to this key (per API key, kept 24 h) is stored, and a retry with the same key and the same body gets it again with `Idempotent-Replayed: true`, nothing running twice. The same key with another body is 422 `idempotency_key_reused`; a retry while the first request still runs waits for it (up to `BROLL_IDEMPOTENCY_WAIT`, 5 s) or gets 409 `idempotency_key_in_use`. Server errors (5xx) are not stored: a retry runs anew. */
+                "Idempotency-Key"?: components["parameters"]["idempotency_key"];
             };
             path?: never;
             cookie?: never;
@@ -2305,6 +2491,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2319,6 +2506,7 @@ export interface operations {
             409: components["responses"]["PriceChanged"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -2476,6 +2664,8 @@ export interface operations {
             header?: {
                 /** @description `gzip` to send the body compressed; it is inflated up to `BROLL_MAX_BODY_BYTES` (413 past it). Any other encoding is 415. */
                 "Content-Encoding"?: components["parameters"]["content_encoding"];
+                /** @description Makes a retry safe: the first response to this key (per API key, kept 24 h) is stored, and a retry with the same key and the same body gets it again with `Idempotent-Replayed: true`, nothing running twice. The same key with another body is 422 `idempotency_key_reused`; a retry while the first request still runs waits for it (up to `BROLL_IDEMPOTENCY_WAIT`, 5 s) or gets 409 `idempotency_key_in_use`. Server errors (5xx) are not stored: a retry runs anew. */
+                "Idempotency-Key"?: components["parameters"]["idempotency_key"];
             };
             path?: never;
             cookie?: never;
@@ -2493,6 +2683,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2502,8 +2693,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
@@ -2542,86 +2735,26 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
-    listWebhooks: {
+    updateCustomerKey: {
         parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The endpoints. */
-            200: {
-                headers: {
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookList"];
-                };
+            query: {
+                /** @description The customer key's id. */
+                id: string;
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    createWebhook: {
-        parameters: {
-            query?: never;
-            header?: never;
+            header?: {
+                /** @description `gzip` to send the body compressed; it is inflated up to `BROLL_MAX_BODY_BYTES` (413 past it). Any other encoding is 415. */
+                "Content-Encoding"?: components["parameters"]["content_encoding"];
+            };
             path?: never;
             cookie?: never;
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WebhookCreate"];
+                "application/json": components["schemas"]["KeyUpdate"];
             };
         };
         responses: {
-            /** @description Created; keep the secret. */
-            201: {
-                headers: {
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookCreated"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    deleteWebhook: {
-        parameters: {
-            query: {
-                /** @description The webhook endpoint's id. */
-                id: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Deleted. */
+            /** @description The key as it is now. */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2631,116 +2764,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["WebhookDeleted"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    listWebhookDeliveries: {
-        parameters: {
-            query?: {
-                /** @description At most this many attempts (1-100, default 100). */
-                limit?: number;
-            };
-            header?: never;
-            path: {
-                /** @description The webhook endpoint's id. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The attempts. */
-            200: {
-                headers: {
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookDeliveries"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    pingWebhook: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The webhook endpoint's id. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Queued. */
-            202: {
-                headers: {
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookPing"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    rotateWebhookSecret: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The webhook endpoint's id. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["WebhookRotate"];
-            };
-        };
-        responses: {
-            /** @description The new secret. */
-            200: {
-                headers: {
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookRotated"];
+                    "application/json": components["schemas"]["KeyUpdated"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2749,40 +2773,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    enableWebhook: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The webhook endpoint's id. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The endpoint. */
-            200: {
-                headers: {
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Webhook"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -2833,6 +2823,15 @@ export interface operations {
                     "image/*": string;
                     "application/octet-stream": string;
                 };
+            };
+            /** @description With the s3 media store: the link checked and (for downloads) logged, a redirect to a presigned GET of the store valid for BROLL_S3_PRESIGN_TTL (60 s by default). The bytes come from the store. */
+            302: {
+                headers: {
+                    /** @description The presigned URL. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid, expired or revoked link: ask for a fresh one. */
             403: {
@@ -2895,6 +2894,15 @@ export interface operations {
                     "image/*": string;
                 };
             };
+            /** @description With the s3 media store: the link checked and (for downloads) logged, a redirect to a presigned GET of the store valid for BROLL_S3_PRESIGN_TTL (60 s by default). The bytes come from the store. */
+            302: {
+                headers: {
+                    /** @description The presigned URL. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Not modified since the ETag given. */
             304: {
                 headers: {
@@ -2947,6 +2955,15 @@ export interface operations {
                     "video/*": string;
                     "image/*": string;
                 };
+            };
+            /** @description With the s3 media store: the link checked and (for downloads) logged, a redirect to a presigned GET of the store valid for BROLL_S3_PRESIGN_TTL (60 s by default). The bytes come from the store. */
+            302: {
+                headers: {
+                    /** @description The presigned URL. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Not modified since the ETag given. */
             304: {
@@ -3404,50 +3421,6 @@ export interface operations {
             };
         };
     };
-    listErrorCodes: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The list of error codes (HTML). */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-        };
-    };
-    getErrorCode: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description An error code. */
-                code: "invalid_request" | "conflicting_search_params" | "unauthorized" | "insufficient_credits" | "insufficient_scope" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "price_changed" | "sunset" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "internal" | "unavailable";
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The page (HTML). */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            404: components["responses"]["NotFound"];
-        };
-    };
     getExplorerAsset: {
         parameters: {
             query?: never;
@@ -3529,6 +3502,378 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoints. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookCreate"];
+            };
+        };
+        responses: {
+            /** @description Created; keep the secret. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query: {
+                /** @description The webhook endpoint's id. */
+                id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeleted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description At most this many attempts (1-100, default 100). */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attempts. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveries"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    pingWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookPing"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WebhookRotate"];
+            };
+        };
+        responses: {
+            /** @description The new secret. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookRotated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    enableWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listErrorCodes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The list of error codes (HTML). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    getErrorCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An error code. */
+                code: "invalid_request" | "conflicting_search_params" | "unauthorized" | "insufficient_credits" | "insufficient_scope" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "price_changed" | "sunset" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "internal" | "unavailable";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page (HTML). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            404: components["responses"]["NotFound"];
+        };
+    };
+    createUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UploadRequest"];
+            };
+        };
+        responses: {
+            /** @description Where to PUT the file. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Upload"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sendUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The upload_id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "video/*": string;
+                "image/*": string;
+            };
+        };
+        responses: {
+            /** @description Stored. */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description The upload is a clip's file already. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
 }
