@@ -169,6 +169,8 @@ func (b *batcher) run(account uuid.UUID, jobs []*purchaseJob) {
 		var complete bool
 		complete, err = b.exec(ctx, account, jobs)
 		if err == nil && complete {
+			// Best effort by design: see writeSpendLimitEvents.
+			_ = b.writeSpendLimitEvents(ctx, account, jobs)
 			return
 		}
 		if err != nil && !database.IsUnavailable(err) && !database.IsRetryable(err) {

@@ -13,6 +13,7 @@ import (
 	"broll/billing"
 	"broll/billing/billingtest"
 	"broll/catalog"
+	"broll/internal/apperr"
 	"broll/internal/money"
 	"broll/internal/outbox"
 	"broll/tenancy"
@@ -76,6 +77,19 @@ func TestEveryEventTypeArrivesSigned(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A key whose monthly limit is below any price: both purchases are
+	// refused, and the period's one spend_limit.reached is sent once.
+	limited, err := tenants.CreateCustomerKeyWith(ctx, b.acct.Root, tenancy.CustomerKeySpec{
+		Label: "limited", SpendLimit: &tenancy.SpendLimit{Amount: 1, Period: tenancy.SpendMonth}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range videos {
+		_, err := bill.Purchase(ctx, billingtest.Principal(b.acct, limited), billing.PurchaseRequest{VideoIDs: []uuid.UUID{v}})
+		if apperr.CodeOf(err) != apperr.SpendLimitExceeded {
+			t.Fatalf("purchase over the limit: %v", err)
+		}
+	}
 	if _, err := tenants.RevokeCustomerKey(ctx, b.acct.Root, key.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -91,15 +105,18 @@ func TestEveryEventTypeArrivesSigned(t *testing.T) {
 
 	msgs := rcv.messages()
 	got := byType(t, msgs)
-	want := map[string]int{outbox.KeyCreated: 1, outbox.PurchaseCompleted: 2, outbox.BalanceLow: 1,
-		outbox.KeyRevoked: 1, outbox.ClipsEmbedded: 1}
+	want := map[string]int{outbox.KeyCreated: 2, outbox.PurchaseCompleted: 2, outbox.BalanceLow: 1,
+		outbox.KeyRevoked: 1, outbox.ClipsEmbedded: 1, outbox.SpendLimitReached: 1}
 	for _, typ := range outbox.Types {
 		if len(got[typ]) != want[typ] {
 			t.Errorf("%s: got %d events, want %d", typ, len(got[typ]), want[typ])
 		}
 	}
-	if len(msgs) != 6 {
-		t.Errorf("got %d messages, want 6", len(msgs))
+	if len(msgs) != 8 {
+		t.Errorf("got %d messages, want 8", len(msgs))
+	}
+	if l := got[outbox.SpendLimitReached]; len(l) > 0 && !strings.Contains(string(l[0].Data), limited.ID.String()) {
+		t.Errorf("spend_limit.reached names another key: %s", l[0].Data)
 	}
 	if p := got[outbox.PurchaseCompleted]; len(p) > 0 && !strings.Contains(string(p[0].Data), key.ID.String()) {
 		t.Errorf("purchase.completed names no key: %s", p[0].Data)

@@ -21,6 +21,7 @@ const (
 	KeyCreated        = "key.created"
 	KeyRevoked        = "key.revoked"
 	ClipsEmbedded     = "clips.embedded"
+	SpendLimitReached = "spend_limit.reached"
 	// Ping is sent by POST /api/v1/webhooks/{id}/test to one endpoint only;
 	// nobody subscribes to it.
 	Ping = "ping"
@@ -34,6 +35,7 @@ var Types = []string{
 	KeyCreated,
 	KeyRevoked,
 	ClipsEmbedded,
+	SpendLimitReached,
 }
 
 // Known reports whether t is a subscribable event type.
