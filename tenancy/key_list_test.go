@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"broll/internal/apperr"
+	"broll/internal/paging"
 )
 
 // customer issues a customer key under root and returns its principal.
@@ -167,8 +168,17 @@ func TestKeyListFilters(t *testing.T) {
 		t.Fatalf("second page: %v, has_more %v", ids(next), next.HasMore)
 	}
 
-	flip := []byte(first.NextCursor)
-	flip[len(flip)/2] ^= 1
+	// A cursor edited by hand: its query fingerprint changed, or its time
+	// made not a time. (Flipping a byte at random could land on a digit
+	// of the time and make a valid cursor of another position, which the
+	// list rightly accepts.)
+	var c keyCursorJSON
+	if err := paging.DecodeCursor(first.NextCursor, &c); err != nil {
+		t.Fatal(err)
+	}
+	edited, badTime := c, c
+	edited.Query += "x"
+	badTime.At = "yesterday"
 	bad := []struct {
 		name  string
 		kp    KeyListParams
@@ -180,7 +190,8 @@ func TestKeyListFilters(t *testing.T) {
 		{"label too long", KeyListParams{CustomerLabel: string(make([]byte, 201))}, "customer_label"},
 		{"cursor of other filters", KeyListParams{Cursor: first.NextCursor}, "cursor"},
 		{"cursor of another status", KeyListParams{CustomerLabel: "acme", Status: "revoked", Cursor: first.NextCursor}, "cursor"},
-		{"edited cursor", KeyListParams{CustomerLabel: "acme", Cursor: string(flip)}, "cursor"},
+		{"edited cursor", KeyListParams{CustomerLabel: "acme", Cursor: paging.EncodeCursor(edited)}, "cursor"},
+		{"cursor with no time", KeyListParams{CustomerLabel: "acme", Cursor: paging.EncodeCursor(badTime)}, "cursor"},
 		{"not a cursor", KeyListParams{Cursor: "%%%"}, "cursor"},
 	}
 	for _, tc := range bad {
