@@ -63,7 +63,9 @@ const maxEfSearch = 1000
 // the service is given another (BROLL_SEMANTIC_EF_SEARCH).
 const DefaultEfSearch = 120
 
-func (s *Service) hnsw() hnswSettings { return hnswSettings{efSearch: s.efSearch, maxScanTuples: 20_000} }
+func (s *Service) hnsw() hnswSettings {
+	return hnswSettings{efSearch: s.efSearch, maxScanTuples: 20_000}
+}
 
 const sqlHNSWSettings = `
 	SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
