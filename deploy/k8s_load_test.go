@@ -178,23 +178,35 @@ func TestKustomizationListsEveryManifest(t *testing.T) {
 			t.Errorf("kustomization.yaml lists %s: %v", r, err)
 		}
 	}
-	// Every container of ours says `image: broll`; the images entry is what
-	// points them at a registry.
+	// Every container of ours says `image: broll`, the worker's `image:
+	// broll-worker` (the image with ffmpeg); the images entries are what
+	// point them at a registry.
 	c := loadCluster(t)
-	found := false
-	for _, img := range k.Images {
-		found = found || img.Name == "broll" && img.NewName != "" && img.NewTag != ""
-	}
-	if !found {
-		t.Errorf("kustomization.yaml has no images entry for broll: %+v", k.Images)
+	for _, name := range []string{"broll", "broll-worker"} {
+		found := false
+		for _, img := range k.Images {
+			found = found || img.Name == name && img.NewName != "" && img.NewTag != ""
+		}
+		if !found {
+			t.Errorf("kustomization.yaml has no images entry for %s: %+v", name, k.Images)
+		}
 	}
 	for _, ps := range c.podSpecs() {
 		for _, ctr := range ps.spec.Containers {
-			if ctr.Image != "broll" {
-				t.Errorf("%s/%s: image %q; use `broll` and let kustomization.yaml set the registry and tag", ps.owner, ctr.Name, ctr.Image)
+			if want := podImage(ps.owner); ctr.Image != want {
+				t.Errorf("%s/%s: image %q; use `%s` and let kustomization.yaml set the registry and tag", ps.owner, ctr.Name, ctr.Image, want)
 			}
 		}
 	}
+}
+
+// podImage is the image name a pod's manifest says: the worker's has ffmpeg
+// for media jobs, every other pod runs the static image.
+func podImage(owner string) string {
+	if owner == "deployment/"+workerName {
+		return "broll-worker"
+	}
+	return "broll"
 }
 
 type ownedPodSpec struct {
