@@ -44,7 +44,11 @@ type kustomization struct {
 	Kind       string   `json:"kind"`
 	Namespace  string   `json:"namespace,omitempty"`
 	Resources  []string `json:"resources"`
-	Images     []struct {
+	// Patches are an overlay's strategic-merge patches, one file each.
+	Patches []struct {
+		Path string `json:"path"`
+	} `json:"patches,omitempty"`
+	Images []struct {
 		Name    string `json:"name"`
 		NewName string `json:"newName,omitempty"`
 		NewTag  string `json:"newTag,omitempty"`
@@ -87,62 +91,87 @@ func strict[T any](t *testing.T, file string, doc []byte) *T {
 	return &v
 }
 
-func loadCluster(t *testing.T) *cluster {
-	t.Helper()
-	c := &cluster{
+func newCluster() *cluster {
+	return &cluster{
 		configMaps: map[string]*corev1.ConfigMap{}, secrets: map[string]*corev1.Secret{},
 		pvcs: map[string]*corev1.PersistentVolumeClaim{}, services: map[string]*corev1.Service{},
 		deployments: map[string]*appsv1.Deployment{}, jobs: map[string]*batchv1.Job{},
 		hpas: map[string]*autoscalingv2.HorizontalPodAutoscaler{}, pdbs: map[string]*policyv1.PodDisruptionBudget{},
 	}
+}
+
+func loadCluster(t *testing.T) *cluster {
+	t.Helper()
+	c := newCluster()
 	for _, file := range manifestFiles(t) {
 		raw, err := os.ReadFile(filepath.Join(k8sDir, file))
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(raw), -1) {
-			if strings.TrimSpace(regexp.MustCompile(`(?m)^\s*#.*$`).ReplaceAllString(doc, "")) == "" {
-				continue
-			}
-			var tm metav1.TypeMeta
-			if err := yaml.Unmarshal([]byte(doc), &tm); err != nil {
-				t.Fatalf("%s: %v", file, err)
-			}
-			if want, ok := apiVersions[tm.Kind]; !ok {
-				t.Fatalf("%s: kind %q is not one the deployment uses", file, tm.Kind)
-			} else if tm.APIVersion != want {
-				t.Errorf("%s: %s has apiVersion %q, want %q", file, tm.Kind, tm.APIVersion, want)
-			}
-			b := []byte(doc)
-			switch tm.Kind {
-			case "ConfigMap":
-				o := strict[corev1.ConfigMap](t, file, b)
-				c.configMaps[o.Name] = o
-			case "Secret":
-				o := strict[corev1.Secret](t, file, b)
-				c.secrets[o.Name] = o
-			case "PersistentVolumeClaim":
-				o := strict[corev1.PersistentVolumeClaim](t, file, b)
-				c.pvcs[o.Name] = o
-			case "Service":
-				o := strict[corev1.Service](t, file, b)
-				c.services[o.Name] = o
-			case "Deployment":
-				o := strict[appsv1.Deployment](t, file, b)
-				c.deployments[o.Name] = o
-			case "Job":
-				o := strict[batchv1.Job](t, file, b)
-				c.jobs[o.Name] = o
-			case "HorizontalPodAutoscaler":
-				o := strict[autoscalingv2.HorizontalPodAutoscaler](t, file, b)
-				c.hpas[o.Name] = o
-			case "PodDisruptionBudget":
-				o := strict[policyv1.PodDisruptionBudget](t, file, b)
-				c.pdbs[o.Name] = o
-			}
-		}
+		c.add(t, file, raw)
 	}
 	return c
+}
+
+// yamlDocs splits a multi-document YAML stream, leaving out documents that
+// hold only comments.
+func yamlDocs(raw []byte) [][]byte {
+	var out [][]byte
+	for _, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(raw), -1) {
+		if strings.TrimSpace(regexp.MustCompile(`(?m)^\s*#.*$`).ReplaceAllString(doc, "")) == "" {
+			continue
+		}
+		out = append(out, []byte(doc))
+	}
+	return out
+}
+
+// kindOf reads a document's kind and checks its apiVersion.
+func kindOf(t *testing.T, file string, doc []byte) string {
+	t.Helper()
+	var tm metav1.TypeMeta
+	if err := yaml.Unmarshal(doc, &tm); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	if want, ok := apiVersions[tm.Kind]; !ok {
+		t.Fatalf("%s: kind %q is not one the deployment uses", file, tm.Kind)
+	} else if tm.APIVersion != want {
+		t.Errorf("%s: %s has apiVersion %q, want %q", file, tm.Kind, tm.APIVersion, want)
+	}
+	return tm.Kind
+}
+
+// add decodes every document of raw strictly into its Kubernetes type.
+func (c *cluster) add(t *testing.T, file string, raw []byte) {
+	t.Helper()
+	for _, b := range yamlDocs(raw) {
+		switch kindOf(t, file, b) {
+		case "ConfigMap":
+			o := strict[corev1.ConfigMap](t, file, b)
+			c.configMaps[o.Name] = o
+		case "Secret":
+			o := strict[corev1.Secret](t, file, b)
+			c.secrets[o.Name] = o
+		case "PersistentVolumeClaim":
+			o := strict[corev1.PersistentVolumeClaim](t, file, b)
+			c.pvcs[o.Name] = o
+		case "Service":
+			o := strict[corev1.Service](t, file, b)
+			c.services[o.Name] = o
+		case "Deployment":
+			o := strict[appsv1.Deployment](t, file, b)
+			c.deployments[o.Name] = o
+		case "Job":
+			o := strict[batchv1.Job](t, file, b)
+			c.jobs[o.Name] = o
+		case "HorizontalPodAutoscaler":
+			o := strict[autoscalingv2.HorizontalPodAutoscaler](t, file, b)
+			c.hpas[o.Name] = o
+		case "PodDisruptionBudget":
+			o := strict[policyv1.PodDisruptionBudget](t, file, b)
+			c.pdbs[o.Name] = o
+		}
+	}
 }
 
 func loadKustomization(t *testing.T) kustomization {
