@@ -141,35 +141,37 @@ func kindOf(t *testing.T, file string, doc []byte) string {
 	return tm.Kind
 }
 
+// put decodes one document strictly and files it by its name.
+func put[T any, P interface {
+	*T
+	GetName() string
+}](t *testing.T, objects map[string]*T, file string, doc []byte) {
+	t.Helper()
+	o := strict[T](t, file, doc)
+	objects[P(o).GetName()] = o
+}
+
 // add decodes every document of raw strictly into its Kubernetes type.
 func (c *cluster) add(t *testing.T, file string, raw []byte) {
 	t.Helper()
 	for _, b := range yamlDocs(raw) {
 		switch kindOf(t, file, b) {
 		case "ConfigMap":
-			o := strict[corev1.ConfigMap](t, file, b)
-			c.configMaps[o.Name] = o
+			put(t, c.configMaps, file, b)
 		case "Secret":
-			o := strict[corev1.Secret](t, file, b)
-			c.secrets[o.Name] = o
+			put(t, c.secrets, file, b)
 		case "PersistentVolumeClaim":
-			o := strict[corev1.PersistentVolumeClaim](t, file, b)
-			c.pvcs[o.Name] = o
+			put(t, c.pvcs, file, b)
 		case "Service":
-			o := strict[corev1.Service](t, file, b)
-			c.services[o.Name] = o
+			put(t, c.services, file, b)
 		case "Deployment":
-			o := strict[appsv1.Deployment](t, file, b)
-			c.deployments[o.Name] = o
+			put(t, c.deployments, file, b)
 		case "Job":
-			o := strict[batchv1.Job](t, file, b)
-			c.jobs[o.Name] = o
+			put(t, c.jobs, file, b)
 		case "HorizontalPodAutoscaler":
-			o := strict[autoscalingv2.HorizontalPodAutoscaler](t, file, b)
-			c.hpas[o.Name] = o
+			put(t, c.hpas, file, b)
 		case "PodDisruptionBudget":
-			o := strict[policyv1.PodDisruptionBudget](t, file, b)
-			c.pdbs[o.Name] = o
+			put(t, c.pdbs, file, b)
 		}
 	}
 }

@@ -105,32 +105,18 @@ func TestK8sS3OverlayFiles(t *testing.T) {
 
 // names lists a cluster's objects as kind/name.
 func names(c *cluster) []string {
-	var out []string
-	for n := range c.configMaps {
-		out = append(out, "configmap/"+n)
-	}
-	for n := range c.secrets {
-		out = append(out, "secret/"+n)
-	}
-	for n := range c.pvcs {
-		out = append(out, "pvc/"+n)
-	}
-	for n := range c.services {
-		out = append(out, "svc/"+n)
-	}
-	for n := range c.deployments {
-		out = append(out, "deploy/"+n)
-	}
-	for n := range c.jobs {
-		out = append(out, "job/"+n)
-	}
-	for n := range c.hpas {
-		out = append(out, "hpa/"+n)
-	}
-	for n := range c.pdbs {
-		out = append(out, "pdb/"+n)
-	}
+	out := slices.Concat(named("configmap", c.configMaps), named("secret", c.secrets),
+		named("pvc", c.pvcs), named("svc", c.services), named("deploy", c.deployments),
+		named("job", c.jobs), named("hpa", c.hpas), named("pdb", c.pdbs))
 	slices.Sort(out)
+	return out
+}
+
+func named[T any](kind string, objects map[string]*T) []string {
+	var out []string
+	for n := range objects {
+		out = append(out, kind+"/"+n)
+	}
 	return out
 }
 
