@@ -74,7 +74,8 @@ func TestComposeServices(t *testing.T) {
 		t.Errorf("postgres image %q: want the official pgvector image", img)
 	}
 	for name, s := range p.Services {
-		if s.Image == "" || strings.HasSuffix(s.Image, ":latest") && s.Image != "broll:latest" || !strings.Contains(s.Image, ":") {
+		ours := s.Image == "broll:latest" || s.Image == "broll-worker:latest"
+		if s.Image == "" || strings.HasSuffix(s.Image, ":latest") && !ours || !strings.Contains(s.Image, ":") {
 			t.Errorf("%s: image %q is not pinned to a tag", name, s.Image)
 		}
 	}
@@ -152,9 +153,7 @@ func TestComposeEnvironment(t *testing.T) {
 	progs := programs(t)
 	for _, name := range []string{"migrate", "api", "worker"} {
 		s := p.Services[name]
-		if s.Image != p.Services["migrate"].Image {
-			t.Errorf("%s runs image %q, migrate %q: one image serves every role", name, s.Image, p.Services["migrate"].Image)
-		}
+		checkComposeImage(t, p, name)
 		if len(s.Entrypoint) != 0 {
 			t.Errorf("%s sets entrypoint %v; the image's programs are chosen by command", name, s.Entrypoint)
 		}
@@ -192,8 +191,12 @@ func TestComposeEnvironment(t *testing.T) {
 				t.Errorf("%s: %s points at host %q, which is no service", name, raw, u.Hostname())
 			}
 		}
-		if name == "api" {
+		if name == "api" || name == "worker" {
+			// The API serves and imports media; the worker's media jobs read
+			// clips and write previews and thumbnails.
 			checkMediaMount(t, s, cfg.MediaDir)
+		}
+		if name == "api" {
 			_, port, _ := net.SplitHostPort(cfg.HTTPAddr)
 			published := false
 			for _, pc := range s.Ports {
@@ -216,6 +219,38 @@ func TestComposeEnvironment(t *testing.T) {
 				t.Errorf("api stop_grace_period %v must exceed BROLL_SHUTDOWN_TIMEOUT %s", s.StopGracePeriod, cfg.ShutdownTimeout)
 			}
 		}
+	}
+}
+
+// checkComposeImage: migrate and api run the static image (the Dockerfile's
+// api target), the worker the worker target, which has ffmpeg; both are
+// built from deploy/Dockerfile, and every image is built by one service.
+func checkComposeImage(t *testing.T, p *types.Project, name string) {
+	t.Helper()
+	want := map[string]struct{ image, target string }{
+		"migrate": {"broll:latest", "api"},
+		"api":     {"broll:latest", "api"},
+		"worker":  {"broll-worker:latest", "worker"},
+	}[name]
+	s := p.Services[name]
+	if s.Image != want.image {
+		t.Errorf("%s runs image %q, want %q", name, s.Image, want.image)
+	}
+	builder := ""
+	for other, o := range p.Services {
+		if o.Image == want.image && o.Build != nil {
+			if builder != "" {
+				t.Errorf("%s is built by both %s and %s", want.image, builder, other)
+			}
+			builder = other
+			if o.Build.Dockerfile != "deploy/Dockerfile" || o.Build.Target != want.target {
+				t.Errorf("%s builds %s from %s target %q, want deploy/Dockerfile target %q",
+					other, want.image, o.Build.Dockerfile, o.Build.Target, want.target)
+			}
+		}
+	}
+	if builder == "" {
+		t.Errorf("no service builds %s, which %s runs", want.image, name)
 	}
 }
 

@@ -44,7 +44,11 @@ type kustomization struct {
 	Kind       string   `json:"kind"`
 	Namespace  string   `json:"namespace,omitempty"`
 	Resources  []string `json:"resources"`
-	Images     []struct {
+	// Patches are an overlay's strategic-merge patches, one file each.
+	Patches []struct {
+		Path string `json:"path"`
+	} `json:"patches,omitempty"`
+	Images []struct {
 		Name    string `json:"name"`
 		NewName string `json:"newName,omitempty"`
 		NewTag  string `json:"newTag,omitempty"`
@@ -87,62 +91,89 @@ func strict[T any](t *testing.T, file string, doc []byte) *T {
 	return &v
 }
 
-func loadCluster(t *testing.T) *cluster {
-	t.Helper()
-	c := &cluster{
+func newCluster() *cluster {
+	return &cluster{
 		configMaps: map[string]*corev1.ConfigMap{}, secrets: map[string]*corev1.Secret{},
 		pvcs: map[string]*corev1.PersistentVolumeClaim{}, services: map[string]*corev1.Service{},
 		deployments: map[string]*appsv1.Deployment{}, jobs: map[string]*batchv1.Job{},
 		hpas: map[string]*autoscalingv2.HorizontalPodAutoscaler{}, pdbs: map[string]*policyv1.PodDisruptionBudget{},
 	}
+}
+
+func loadCluster(t *testing.T) *cluster {
+	t.Helper()
+	c := newCluster()
 	for _, file := range manifestFiles(t) {
 		raw, err := os.ReadFile(filepath.Join(k8sDir, file))
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(raw), -1) {
-			if strings.TrimSpace(regexp.MustCompile(`(?m)^\s*#.*$`).ReplaceAllString(doc, "")) == "" {
-				continue
-			}
-			var tm metav1.TypeMeta
-			if err := yaml.Unmarshal([]byte(doc), &tm); err != nil {
-				t.Fatalf("%s: %v", file, err)
-			}
-			if want, ok := apiVersions[tm.Kind]; !ok {
-				t.Fatalf("%s: kind %q is not one the deployment uses", file, tm.Kind)
-			} else if tm.APIVersion != want {
-				t.Errorf("%s: %s has apiVersion %q, want %q", file, tm.Kind, tm.APIVersion, want)
-			}
-			b := []byte(doc)
-			switch tm.Kind {
-			case "ConfigMap":
-				o := strict[corev1.ConfigMap](t, file, b)
-				c.configMaps[o.Name] = o
-			case "Secret":
-				o := strict[corev1.Secret](t, file, b)
-				c.secrets[o.Name] = o
-			case "PersistentVolumeClaim":
-				o := strict[corev1.PersistentVolumeClaim](t, file, b)
-				c.pvcs[o.Name] = o
-			case "Service":
-				o := strict[corev1.Service](t, file, b)
-				c.services[o.Name] = o
-			case "Deployment":
-				o := strict[appsv1.Deployment](t, file, b)
-				c.deployments[o.Name] = o
-			case "Job":
-				o := strict[batchv1.Job](t, file, b)
-				c.jobs[o.Name] = o
-			case "HorizontalPodAutoscaler":
-				o := strict[autoscalingv2.HorizontalPodAutoscaler](t, file, b)
-				c.hpas[o.Name] = o
-			case "PodDisruptionBudget":
-				o := strict[policyv1.PodDisruptionBudget](t, file, b)
-				c.pdbs[o.Name] = o
-			}
-		}
+		c.add(t, file, raw)
 	}
 	return c
+}
+
+// yamlDocs splits a multi-document YAML stream, leaving out documents that
+// hold only comments.
+func yamlDocs(raw []byte) [][]byte {
+	var out [][]byte
+	for _, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(raw), -1) {
+		if strings.TrimSpace(regexp.MustCompile(`(?m)^\s*#.*$`).ReplaceAllString(doc, "")) == "" {
+			continue
+		}
+		out = append(out, []byte(doc))
+	}
+	return out
+}
+
+// kindOf reads a document's kind and checks its apiVersion.
+func kindOf(t *testing.T, file string, doc []byte) string {
+	t.Helper()
+	var tm metav1.TypeMeta
+	if err := yaml.Unmarshal(doc, &tm); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	if want, ok := apiVersions[tm.Kind]; !ok {
+		t.Fatalf("%s: kind %q is not one the deployment uses", file, tm.Kind)
+	} else if tm.APIVersion != want {
+		t.Errorf("%s: %s has apiVersion %q, want %q", file, tm.Kind, tm.APIVersion, want)
+	}
+	return tm.Kind
+}
+
+// put decodes one document strictly and files it by its name.
+func put[T any, P interface {
+	*T
+	GetName() string
+}](t *testing.T, objects map[string]*T, file string, doc []byte) {
+	t.Helper()
+	o := strict[T](t, file, doc)
+	objects[P(o).GetName()] = o
+}
+
+// add decodes every document of raw strictly into its Kubernetes type.
+func (c *cluster) add(t *testing.T, file string, raw []byte) {
+	t.Helper()
+	for _, b := range yamlDocs(raw) {
+		switch kindOf(t, file, b) {
+		case "ConfigMap":
+			put(t, c.configMaps, file, b)
+		case "Secret":
+			put(t, c.secrets, file, b)
+		case "PersistentVolumeClaim":
+			put(t, c.pvcs, file, b)
+		case "Service":
+			put(t, c.services, file, b)
+		case "Deployment":
+			put(t, c.deployments, file, b)
+		case "Job":
+			put(t, c.jobs, file, b)
+		case "HorizontalPodAutoscaler":
+			put(t, c.hpas, file, b)
+		case "PodDisruptionBudget":
+			put(t, c.pdbs, file, b)
+		}
+	}
 }
 
 func loadKustomization(t *testing.T) kustomization {
@@ -178,23 +209,35 @@ func TestKustomizationListsEveryManifest(t *testing.T) {
 			t.Errorf("kustomization.yaml lists %s: %v", r, err)
 		}
 	}
-	// Every container of ours says `image: broll`; the images entry is what
-	// points them at a registry.
+	// Every container of ours says `image: broll`, the worker's `image:
+	// broll-worker` (the image with ffmpeg); the images entries are what
+	// point them at a registry.
 	c := loadCluster(t)
-	found := false
-	for _, img := range k.Images {
-		found = found || img.Name == "broll" && img.NewName != "" && img.NewTag != ""
-	}
-	if !found {
-		t.Errorf("kustomization.yaml has no images entry for broll: %+v", k.Images)
+	for _, name := range []string{"broll", "broll-worker"} {
+		found := false
+		for _, img := range k.Images {
+			found = found || img.Name == name && img.NewName != "" && img.NewTag != ""
+		}
+		if !found {
+			t.Errorf("kustomization.yaml has no images entry for %s: %+v", name, k.Images)
+		}
 	}
 	for _, ps := range c.podSpecs() {
 		for _, ctr := range ps.spec.Containers {
-			if ctr.Image != "broll" {
-				t.Errorf("%s/%s: image %q; use `broll` and let kustomization.yaml set the registry and tag", ps.owner, ctr.Name, ctr.Image)
+			if want := podImage(ps.owner); ctr.Image != want {
+				t.Errorf("%s/%s: image %q; use `%s` and let kustomization.yaml set the registry and tag", ps.owner, ctr.Name, ctr.Image, want)
 			}
 		}
 	}
+}
+
+// podImage is the image name a pod's manifest says: the worker's has ffmpeg
+// for media jobs, every other pod runs the static image.
+func podImage(owner string) string {
+	if owner == "deployment/"+workerName {
+		return "broll-worker"
+	}
+	return "broll"
 }
 
 type ownedPodSpec struct {

@@ -318,25 +318,33 @@ func TestK8sScaling(t *testing.T) {
 	}
 }
 
-// TestK8sMedia: every API pod mounts the same ReadWriteMany claim at
-// BROLL_MEDIA_DIR, since any of them may serve any clip.
+// TestK8sMedia: every API and worker pod mounts the same ReadWriteMany
+// claim at BROLL_MEDIA_DIR, since any API pod may serve any clip and any
+// worker pod process it.
 func TestK8sMedia(t *testing.T) {
 	c := loadCluster(t)
 	cfg := k8sConfig(t, c)
-	spec := c.deployments[apiName].Spec.Template.Spec
+	for _, name := range []string{apiName, workerName} {
+		checkK8sMediaMount(t, c, name, cfg.MediaDir)
+	}
+}
+
+func checkK8sMediaMount(t *testing.T, c *cluster, name, mediaDir string) {
+	t.Helper()
+	spec := c.deployments[name].Spec.Template.Spec
 	volumes := map[string]corev1.Volume{}
 	for _, v := range spec.Volumes {
 		volumes[v.Name] = v
 	}
 	mounted := false
 	for _, m := range spec.Containers[0].VolumeMounts {
-		if m.MountPath != cfg.MediaDir {
+		if m.MountPath != mediaDir {
 			continue
 		}
 		mounted = true
 		v := volumes[m.Name]
 		if v.PersistentVolumeClaim == nil {
-			t.Fatalf("media volume %s is not a PersistentVolumeClaim", m.Name)
+			t.Fatalf("%s: media volume %s is not a PersistentVolumeClaim", name, m.Name)
 		}
 		pvc := c.pvcs[v.PersistentVolumeClaim.ClaimName]
 		if pvc == nil {
@@ -347,16 +355,16 @@ func TestK8sMedia(t *testing.T) {
 			rwx = rwx || mode == corev1.ReadWriteMany
 		}
 		if !rwx {
-			t.Errorf("claim %s is %v: API pods on several nodes need ReadWriteMany", pvc.Name, pvc.Spec.AccessModes)
+			t.Errorf("claim %s is %v: pods on several nodes need ReadWriteMany", pvc.Name, pvc.Spec.AccessModes)
 		}
 		if m.ReadOnly {
-			t.Errorf("media is mounted read-only; imports write into it")
+			t.Errorf("%s: media is mounted read-only; imports and previews write into it", name)
 		}
 	}
 	if !mounted {
-		t.Errorf("the API mounts nothing at BROLL_MEDIA_DIR %s", cfg.MediaDir)
+		t.Errorf("%s mounts nothing at BROLL_MEDIA_DIR %s", name, mediaDir)
 	}
 	if sc := spec.SecurityContext; sc == nil || sc.FSGroup == nil {
-		t.Errorf("API pods set no fsGroup; the non-root user could not write the media volume")
+		t.Errorf("%s pods set no fsGroup; the non-root user could not write the media volume", name)
 	}
 }
