@@ -15,6 +15,10 @@ import (
 type EmbedInput struct {
 	ID   uuid.UUID
 	Text string
+	// ReadyWith names the model of the clip's vector when it is ready and
+	// its text has not changed since ("" otherwise): a worker running that
+	// model has nothing to do for it.
+	ReadyWith string
 }
 
 // Embedding is a vector made by a model for one clip.
@@ -28,7 +32,8 @@ type Embedding struct {
 func (s *Service) EmbeddingInputs(ctx context.Context, ids []uuid.UUID) ([]EmbedInput, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT id, title, description, tags, emotion, gender, coalesce(age_range, ''),
-		       coalesce(location, ''), media_type, coalesce(orientation, ''), coalesce(model_name, '')
+		       coalesce(location, ''), media_type, coalesce(orientation, ''), coalesce(model_name, ''),
+		       CASE WHEN embedding_status = 'ready' THEN coalesce(embedding_model, '') ELSE '' END
 		FROM videos WHERE id = ANY($1)`, ids)
 	if err != nil {
 		return nil, err
@@ -37,7 +42,7 @@ func (s *Service) EmbeddingInputs(ctx context.Context, ids []uuid.UUID) ([]Embed
 		var in EmbedInput
 		var title, desc, emotion, gender, age, loc, media, orient, model string
 		var tags []string
-		if err := r.Scan(&in.ID, &title, &desc, &tags, &emotion, &gender, &age, &loc, &media, &orient, &model); err != nil {
+		if err := r.Scan(&in.ID, &title, &desc, &tags, &emotion, &gender, &age, &loc, &media, &orient, &model, &in.ReadyWith); err != nil {
 			return in, err
 		}
 		in.Text = DocumentText(title, desc, tags, emotion, gender, age, loc, media, orient)

@@ -34,6 +34,10 @@ import (
 // errClipGone is a clip whose task outlived it.
 var errClipGone = errors.New("clip no longer exists")
 
+// errAlreadyEmbedded: the clip's vector is ready, of the worker's model, and
+// its text unchanged since; the task is done without the embedder.
+var errAlreadyEmbedded = errors.New("clip already embedded with this model")
+
 func (w *Worker) handleEmbedClip(ctx context.Context, t *asynq.Task) error {
 	var p catalog.EmbedPayload
 	if err := json.Unmarshal(t.Payload(), &p); err != nil {
@@ -48,6 +52,9 @@ func (w *Worker) handleEmbedClip(ctx context.Context, t *asynq.Task) error {
 	case err == nil:
 		w.metrics.jobs.WithLabelValues("done").Inc()
 		w.metrics.jobLatency.Observe(time.Since(start).Seconds())
+		return nil
+	case errors.Is(err, errAlreadyEmbedded):
+		w.metrics.jobs.WithLabelValues("current").Inc()
 		return nil
 	case errors.Is(err, errClipGone):
 		// Retrying cannot bring it back; archive the task at once.
@@ -100,10 +107,23 @@ func (w *Worker) embedClips(ctx context.Context, ids []uuid.UUID) map[uuid.UUID]
 	if err != nil {
 		return failAll(fmt.Errorf("load clip text: %w", err))
 	}
+	model := w.opts.Embedder.Model()
 	found := make(map[uuid.UUID]bool, len(inputs))
+	todo := inputs[:0]
+	for _, in := range inputs {
+		found[in.ID] = true
+		// A task queued again after its clip was embedded (an import
+		// retried through another node once the first task had finished)
+		// finds the vector current: nothing to embed.
+		if in.ReadyWith == model {
+			errs[in.ID] = errAlreadyEmbedded
+			continue
+		}
+		todo = append(todo, in)
+	}
+	inputs = todo
 	texts := make([]string, len(inputs))
 	for i, in := range inputs {
-		found[in.ID] = true
 		texts[i] = in.Text
 	}
 	for _, id := range ids {
@@ -114,7 +134,6 @@ func (w *Worker) embedClips(ctx context.Context, ids []uuid.UUID) map[uuid.UUID]
 	if len(inputs) == 0 {
 		return errs
 	}
-	model := w.opts.Embedder.Model()
 	w.metrics.batchSize.Observe(float64(len(texts)))
 	vecs, err := w.opts.Embedder.Embed(ctx, embed.Document, texts)
 	if err == nil && len(vecs) != len(texts) {

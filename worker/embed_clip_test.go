@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -243,4 +244,50 @@ func TestShutdownLetsInFlightJobFinish(t *testing.T) {
 	if s := e.state(t, id); s.Status != "ready" {
 		t.Fatalf("in-flight job did not finish: %+v", s)
 	}
+}
+
+// TestQueuedAgainAfterEmbeddingEmbedsNothing: a clip queued again once its
+// task has finished (an import retried through another node) finds its
+// vector current and costs the embedder nothing; a change of its text makes
+// it pending again, and the next task embeds it.
+func TestQueuedAgainAfterEmbeddingEmbedsNothing(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	id := e.insertClip(t, "A woman laughing at a phone")
+	rec := &recordingEmbedder{Embedder: embed.NewBuiltin()}
+	e.start(t, worker.Options{Embedder: rec, BatchWait: 10 * time.Millisecond})
+	e.enqueue(t, id)
+	e.waitStatus(t, id, "ready", 20*time.Second)
+	e.waitTaskDone(t, id)
+	if n := len(rec.sizes()); n != 1 {
+		t.Fatalf("%d embedder calls for one clip", n)
+	}
+
+	e.enqueue(t, id) // the finished task is replaced by a new one
+	e.waitTaskDone(t, id)
+	if n := len(rec.sizes()); n != 1 {
+		t.Fatalf("the clip was embedded again: %d embedder calls", n)
+	}
+
+	if _, err := e.pool.Exec(context.Background(),
+		`UPDATE videos SET title = 'A man laughing at a phone', embedding_status = 'pending' WHERE id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	e.enqueue(t, id)
+	e.waitStatus(t, id, "ready", 20*time.Second)
+	e.waitTaskDone(t, id)
+	if n := len(rec.sizes()); n != 2 {
+		t.Fatalf("a changed clip: %d embedder calls, want 2", n)
+	}
+}
+
+// waitTaskDone waits until the clip's task has been processed: a finished
+// task is not kept, so it is no longer found.
+func (e *env) waitTaskDone(t *testing.T, id uuid.UUID) {
+	t.Helper()
+	var err error
+	waitFor(t, 20*time.Second, func() bool {
+		_, err = e.insp.GetTaskInfo(catalog.QueueEmbed, taskID(id))
+		return errors.Is(err, asynq.ErrTaskNotFound)
+	}, func() string { return fmt.Sprintf("task of %s still there (%v)", id, err) })
 }

@@ -24,7 +24,7 @@ func newWorkerMetrics(reg prometheus.Registerer) *workerMetrics {
 	m := &workerMetrics{
 		jobs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: metrics.Namespace, Name: "embed_jobs_total",
-			Help: "Embedding jobs by outcome: done, retry (failed, will be retried), failed (gave up, archived), gone (clip deleted), interrupted (shutdown).",
+			Help: "Embedding jobs by outcome: done, retry (failed, will be retried), failed (gave up, archived), gone (clip deleted), current (vector already of this model, nothing to do), interrupted (shutdown).",
 		}, []string{"result"}),
 		jobLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: metrics.Namespace, Name: "embed_job_duration_seconds",
