@@ -34,7 +34,18 @@ func Select(ctx context.Context, provider, host, model string, logger *slog.Logg
 		if err != nil {
 			return nil, fmt.Errorf("select embedder: %w", err)
 		}
-		if err := o.Check(ctx); err != nil {
+		// A worker or node starting beside a model server that is up should
+		// not die of one dropped connection: the check is tried three times.
+		err = o.Check(ctx)
+		for wait := 200 * time.Millisecond; err != nil && wait <= 400*time.Millisecond && ctx.Err() == nil; wait *= 2 {
+			logger.Warn("ollama check failed; trying again", "err", err, "in", wait)
+			select {
+			case <-ctx.Done():
+			case <-time.After(wait):
+				err = o.Check(ctx)
+			}
+		}
+		if err != nil {
 			return nil, fmt.Errorf("select embedder: BROLL_EMBED_PROVIDER=ollama: %w", err)
 		}
 		logger.Info("embedder selected", "provider", "ollama", "model", o.Model(), "host", o.host,

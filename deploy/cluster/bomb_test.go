@@ -55,8 +55,14 @@ func TestGzipBomb(t *testing.T) {
 	}
 	after := vmHWM(t, api.cmd.Process.Pid)
 	t.Logf("VmHWM before %d KiB, after %d KiB (limit %d KiB)", before>>10, after>>10, limit>>10)
-	if grown := after - before; grown > int64(8*limit) {
-		t.Errorf("resident memory high-water mark grew by %d KiB, more than 8x the %d KiB body limit", grown>>10, limit>>10)
+	// Each refused bomb leaves its 1 MiB compressed body and up to twice
+	// the limit of inflated buffer as garbage until the next collection,
+	// and four of them may come before one (GOGC 100 over a heap of a few
+	// MiB): runs measured 3.5 to 8.6 MiB of growth. Sixteen times the
+	// limit holds that, and is still a sixty-fourth of what inflating one
+	// bomb would take.
+	if grown := after - before; grown > int64(16*limit) {
+		t.Errorf("resident memory high-water mark grew by %d KiB, more than 16x the %d KiB body limit", grown>>10, limit>>10)
 	}
 }
 
