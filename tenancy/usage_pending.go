@@ -21,7 +21,10 @@ import (
 
 // exactReadAttempts bounds the re-reads when flushes keep interleaving; after
 // them the stored counters are returned as they are (a flush's worth stale).
-const exactReadAttempts = 3
+// Flushes come a second or more apart, so a read is seldom taken again even
+// once; the bound is for flushes back to back (a node catching up), where
+// three attempts were seen to run out on a loaded machine.
+const exactReadAttempts = 8
 
 // readExact runs read, the Postgres read of some keys with their stored
 // counters that also reports whether flush batch batch is applied, and adds
