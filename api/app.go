@@ -95,6 +95,7 @@ func New(d Deps) *fiber.App {
 	d.Tenancy.OnKeyCreated(d.Auth.KeyCreated)
 	d.Tenancy.LimitPasswordHashing(d.Config.PasswordHashConcurrency)
 	d.Billing.SetLowBalanceThreshold(money.Cents(d.Config.LowBalanceThreshold))
+	d.Billing.SetTestBalance(money.Cents(d.Config.TestBalance))
 	if d.Webhooks == nil {
 		allow, err := webhook.ParseAllow(d.Config.WebhookAllowHosts)
 		if err != nil {

@@ -54,6 +54,8 @@ var errorDocs = []errorDoc{
 		"Quote again (`dry_run`) and confirm the new total."},
 	{apperr.IdempotencyKeyInUse, "A request with this `Idempotency-Key` is still running and did not finish within the wait.",
 		"Retry with the same key and body shortly: the first request's answer is then replayed."},
+	{apperr.PreviewNotReady, "The download link of a test-mode purchase serves the clip's preview, never the full-quality file, and this clip has no preview yet.",
+		"Retry once the worker has made the preview (`brollctl clips status`), or test with another clip."},
 	{apperr.Sunset, "The legacy v0 API has passed its sunset date.",
 		"Move to v1: see /docs/migration."},
 	{apperr.PayloadTooLarge, "The body is over `BROLL_MAX_BODY_BYTES`, counted after decompression.",

@@ -30,7 +30,7 @@ func statusOf(code apperr.Code) int {
 		return http.StatusMethodNotAllowed
 	case apperr.IdempotencyKeyReused:
 		return http.StatusUnprocessableEntity
-	case apperr.Conflict, apperr.PriceChanged, apperr.IdempotencyKeyInUse:
+	case apperr.Conflict, apperr.PriceChanged, apperr.IdempotencyKeyInUse, apperr.PreviewNotReady:
 		return http.StatusConflict
 	case apperr.Sunset:
 		return http.StatusGone
@@ -57,6 +57,7 @@ var titles = map[apperr.Code]string{
 	apperr.SpendLimitExceeded:   "Spend limit exceeded",
 	apperr.IdempotencyKeyReused: "Idempotency key reused",
 	apperr.IdempotencyKeyInUse:  "Idempotency key in use",
+	apperr.PreviewNotReady:      "Preview not ready",
 	apperr.InsufficientScope:    "Insufficient scope",
 	apperr.Forbidden:            "Forbidden",
 	apperr.NotFound:             "Not found",

@@ -48,7 +48,8 @@ const auditSQL = `
 	FROM download_log d
 	JOIN purchases p ON p.id = d.purchase_id
 	LEFT JOIN api_keys k ON k.id = p.api_key_id
-	WHERE d.downloaded_at >= $1
+	-- A test purchase's link serves a preview: nothing to redistribute.
+	WHERE d.downloaded_at >= $1 AND p.livemode
 	GROUP BY d.purchase_id, p.account_id, p.api_key_id, k.label, p.video_id
 	HAVING count(DISTINCT d.client_addr) > $2
 	ORDER BY count(DISTINCT d.client_addr) DESC, d.purchase_id`
@@ -134,7 +135,7 @@ func (s *Service) MonthlyStatement(ctx context.Context, accountID uuid.UUID, mon
 		SELECT p.api_key_id, CASE WHEN p.legacy THEN 'legacy' ELSE coalesce(k.label, '') END,
 		       CASE WHEN p.legacy THEN 'legacy' ELSE k.kind END, count(*), sum(p.price_cents)
 		FROM purchases p LEFT JOIN api_keys k ON k.id = p.api_key_id
-		WHERE p.account_id = $1 AND p.purchased_at >= $2 AND p.purchased_at < $3
+		WHERE p.account_id = $1 AND p.livemode AND p.purchased_at >= $2 AND p.purchased_at < $3
 		GROUP BY 1, 2, 3 ORDER BY sum(p.price_cents) DESC, 2`, accountID, start, end)
 	if err != nil {
 		return st, fmt.Errorf("statement: %w", err)
@@ -154,7 +155,7 @@ func (s *Service) MonthlyStatement(ctx context.Context, accountID uuid.UUID, mon
 	}
 	err = s.pool.QueryRow(ctx, `
 		SELECT coalesce(-sum(l.amount_cents), 0) FROM ledger l JOIN purchases p ON p.id = l.purchase_id
-		WHERE l.account_id = $1 AND l.kind = 'purchase' AND p.purchased_at >= $2 AND p.purchased_at < $3`,
+		WHERE l.account_id = $1 AND l.livemode AND l.kind = 'purchase' AND p.purchased_at >= $2 AND p.purchased_at < $3`,
 		accountID, start, end).Scan(&st.LedgerCharges)
 	return st, err
 }

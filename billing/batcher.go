@@ -32,17 +32,27 @@ const (
 	retryPause = 50 * time.Millisecond
 )
 
-// batcher groups concurrent purchases of the same account into one
-// statement. It never waits to fill a batch: while one batch of an account
+// batcher groups concurrent purchases of the same account and mode into
+// one statement: live and test purchases charge different rows, so they
+// queue apart. It never waits to fill a batch: while one batch of an account
 // runs, the purchases arriving meanwhile queue up and form the next one, so
 // an idle account pays no latency and a busy one amortises its row lock.
 type batcher struct {
 	pool *pgxpool.Pool
 	// lowBalance is the balance.low threshold of accounts without their own.
 	lowBalance money.Cents
+	// testBalance is what an account's test balance starts with.
+	testBalance money.Cents
 
 	mu     sync.Mutex
-	queues map[uuid.UUID]*accountQueue
+	queues map[poolKey]*accountQueue
+}
+
+// poolKey names the balance a batch charges: the account's live pool or
+// its test balance.
+type poolKey struct {
+	account uuid.UUID
+	test    bool
 }
 
 type accountQueue struct {
@@ -57,6 +67,7 @@ type purchaseJob struct {
 	ids      []uuid.UUID
 	expected *int64
 	dry      bool
+	test     bool // a test key's: paid from the test balance
 	// newIDs are the ids the job's purchases get if bought, one per video,
 	// chosen once: after a lost connection the batch runs again, and the
 	// purchases it finds under these ids are this job's, already charged.
@@ -67,8 +78,8 @@ type purchaseJob struct {
 	done chan struct{}
 }
 
-func newJob(key uuid.UUID, email string, ids []uuid.UUID, expected *money.Cents, dry bool) *purchaseJob {
-	j := &purchaseJob{key: key, email: email, ids: ids, dry: dry, newIDs: make([]uuid.UUID, len(ids))}
+func newJob(key uuid.UUID, email string, ids []uuid.UUID, expected *money.Cents, dry, test bool) *purchaseJob {
+	j := &purchaseJob{key: key, email: email, ids: ids, dry: dry, test: test, newIDs: make([]uuid.UUID, len(ids))}
 	if expected != nil {
 		e := int64(*expected)
 		j.expected = &e
@@ -90,7 +101,8 @@ func (j *purchaseJob) buyer() string {
 }
 
 func newBatcher(pool *pgxpool.Pool) *batcher {
-	return &batcher{pool: pool, lowBalance: DefaultLowBalanceThreshold, queues: map[uuid.UUID]*accountQueue{}}
+	return &batcher{pool: pool, lowBalance: DefaultLowBalanceThreshold, testBalance: DefaultTestBalance,
+		queues: map[poolKey]*accountQueue{}}
 }
 
 // do runs one purchase through the account's batches and waits for it. The
@@ -98,11 +110,12 @@ func newBatcher(pool *pgxpool.Pool) *batcher {
 // committed with its batch or not at all.
 func (b *batcher) do(account uuid.UUID, job *purchaseJob) {
 	job.done = make(chan struct{})
+	pk := poolKey{account: account, test: job.test}
 	b.mu.Lock()
-	q := b.queues[account]
+	q := b.queues[pk]
 	if q == nil {
 		q = &accountQueue{}
-		b.queues[account] = q
+		b.queues[pk] = q
 	}
 	q.pending = append(q.pending, job)
 	start := q.running < maxInFlight
@@ -111,25 +124,25 @@ func (b *batcher) do(account uuid.UUID, job *purchaseJob) {
 	}
 	b.mu.Unlock()
 	if start {
-		go b.drain(account, q)
+		go b.drain(pk, q)
 	}
 	<-job.done
 }
 
-func (b *batcher) drain(account uuid.UUID, q *accountQueue) {
+func (b *batcher) drain(pk poolKey, q *accountQueue) {
 	for {
 		b.mu.Lock()
 		if len(q.pending) == 0 {
 			q.running--
 			if q.running == 0 {
-				delete(b.queues, account)
+				delete(b.queues, pk)
 			}
 			b.mu.Unlock()
 			return
 		}
 		jobs := q.take()
 		b.mu.Unlock()
-		b.run(account, jobs)
+		b.run(pk.account, jobs)
 		for _, j := range jobs {
 			close(j.done)
 		}
@@ -153,7 +166,8 @@ func (q *accountQueue) take() []*purchaseJob {
 	return jobs
 }
 
-// run executes a batch and leaves each job its outcome or error. A failed
+// run executes a batch, whose jobs are all live or all test, and leaves
+// each job its outcome or error. A failed
 // connection (a terminated backend, a failover) or an unanswered line runs
 // the batch again: the account lock makes the second run see whatever the
 // first committed, and the jobs' own purchase ids tell it apart from what
@@ -189,7 +203,7 @@ func (b *batcher) run(account uuid.UUID, jobs []*purchaseJob) {
 
 const purchaseBatchSQL = `SELECT r_job, r_verdict, r_quote, r_available, r_balance, r_video_id, r_known,
 	r_purchase_id, r_price_cents, r_purchased_at, r_limit, r_period, r_spent, r_resets_at
-	FROM broll_purchase_batch($1, $2, $3, $4, $5, $6, $7, $8)`
+	FROM broll_purchase_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
 
 // exec runs the batch statement once, as binary arrays in and one row per
 // requested video out. complete is false when a bought job has a line
@@ -215,8 +229,9 @@ func (b *batcher) exec(ctx context.Context, account uuid.UUID, jobs []*purchaseJ
 	// The outbox statement follows in the same pipeline, hence the same
 	// implicit transaction and round trip (see purchaseEventsSQL).
 	pb := &pgx.Batch{}
-	pb.Queue(purchaseBatchSQL, account, keys, emails, expected, dry, lineJob, lineVideo, lineID)
-	queuePurchaseEvents(pb, account, jobs, b.lowBalance)
+	test := len(jobs) > 0 && jobs[0].test
+	pb.Queue(purchaseBatchSQL, account, keys, emails, expected, dry, lineJob, lineVideo, lineID, !test, int64(b.testBalance))
+	queuePurchaseEvents(pb, account, jobs, b.lowBalance, test)
 	br := b.pool.SendBatch(ctx, pb)
 	defer br.Close()
 	rows, err := br.Query()

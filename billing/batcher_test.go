@@ -35,13 +35,13 @@ func TestBatchRunAgainAfterLostAnswer(t *testing.T) {
 		SELECT id, 'clip', 'happy', 'female', 'easy', 'clips/x' FROM unnest($1::uuid[]) AS id`, videos); err != nil {
 		t.Fatal(err)
 	}
-	owned := newJob(key.ID, "", videos[:1], nil, false)
+	owned := newJob(key.ID, "", videos[:1], nil, false, false)
 	b := newBatcher(pool)
 	if complete, err := b.exec(ctx, acct.ID, []*purchaseJob{owned}); err != nil || !complete {
 		t.Fatalf("first purchase: %v %v", complete, err)
 	}
 
-	job := newJob(key.ID, "", videos, nil, false)
+	job := newJob(key.ID, "", videos, nil, false, false)
 	if _, err := b.exec(ctx, acct.ID, []*purchaseJob{job}); err != nil { // committed; its answer "lost"
 		t.Fatal(err)
 	}

@@ -99,10 +99,11 @@ func currentBalance(ctx context.Context, q tenancy.Querier, accountID uuid.UUID)
 	return money.Cents(b), database.Interpret(err, "account not found")
 }
 
-// LedgerSum returns the sum of an account's ledger, which must equal its balance.
+// LedgerSum returns the sum of an account's live ledger, which must equal
+// its balance.
 func (s *Service) LedgerSum(ctx context.Context, accountID uuid.UUID) (money.Cents, error) {
 	var b int64
-	err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(amount_cents), 0) FROM ledger WHERE account_id = $1`, accountID).Scan(&b)
+	err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(amount_cents), 0) FROM ledger WHERE account_id = $1 AND livemode`, accountID).Scan(&b)
 	return money.Cents(b), err
 }
 
@@ -110,6 +111,10 @@ func (s *Service) LedgerSum(ctx context.Context, accountID uuid.UUID) (money.Cen
 // threshold of its own gets balance.low (BROLL_LOW_BALANCE_THRESHOLD). Call
 // it before the service takes purchases.
 func (s *Service) SetLowBalanceThreshold(c money.Cents) { s.batch.lowBalance = c }
+
+// SetTestBalance sets what an account's test balance starts with (and what
+// ResetTestBalance restores).
+func (s *Service) SetTestBalance(c money.Cents) { s.batch.testBalance = c }
 
 // SetAccountLowBalance sets (or, with nil, clears back to the default) an
 // account's balance.low threshold.

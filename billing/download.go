@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"broll/catalog"
 	"broll/internal/apperr"
 )
 
@@ -18,14 +19,16 @@ type Download struct {
 	KeyID       uuid.NullUUID
 	VideoID     uuid.UUID
 	Title       string
-	MediaKey    string
+	MediaKey    string // what the link serves: the preview's for a test purchase
 	ContentType string
+	Livemode    bool
 }
 
 // authorizeSQL refuses purchases whose key, or whose key's root, is revoked:
 // a revoked key's links stop working with it.
 const authorizeSQL = `
-	SELECT p.id, p.account_id, p.api_key_id, v.id, v.title, v.media_key, v.media_content_type
+	SELECT p.id, p.account_id, p.api_key_id, v.id, v.title, v.media_key, v.media_content_type,
+	       p.livemode, v.preview_key
 	FROM purchases p
 	JOIN videos v ON v.id = p.video_id
 	` + keyJoinSQL + `
@@ -47,16 +50,26 @@ func (s *Service) VerifyLink(purchaseID, exp, version, sig string) (uuid.UUID, e
 }
 
 // Authorize returns what a verified link of purchase id may fetch, unless
-// the purchase's key (or its root) was revoked since.
+// the purchase's key (or its root) was revoked since. A test purchase paid
+// nothing real, so its link fetches the clip's preview, never the
+// full-quality file; a clip without a preview yet is preview_not_ready.
 func (s *Service) Authorize(ctx context.Context, id uuid.UUID) (Download, error) {
 	var d Download
+	var preview *string
 	err := s.pool.QueryRow(ctx, authorizeSQL, id).
-		Scan(&d.PurchaseID, &d.AccountID, &d.KeyID, &d.VideoID, &d.Title, &d.MediaKey, &d.ContentType)
+		Scan(&d.PurchaseID, &d.AccountID, &d.KeyID, &d.VideoID, &d.Title, &d.MediaKey, &d.ContentType, &d.Livemode, &preview)
 	if err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return Download{}, apperr.New(apperr.Forbidden, "this download link no longer works")
 		}
 		return Download{}, err
+	}
+	if !d.Livemode {
+		if preview == nil || *preview == "" {
+			return Download{}, apperr.New(apperr.PreviewNotReady,
+				"this test-mode purchase serves the clip's preview, which is not ready yet; retry later")
+		}
+		d.MediaKey, d.ContentType = *preview, catalog.ContentType(*preview)
 	}
 	return d, nil
 }

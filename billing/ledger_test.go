@@ -44,7 +44,7 @@ func TestLedgerRunningBalance(t *testing.T) {
 	wantBalances := []money.Cents{2250, 2000, 3000, 4000, 5000}
 	var all []billing.LedgerEntry
 	for offset := 0; offset < 6; offset += 2 {
-		page, err := svc.Ledger(ctx, acct.ID, 2, offset)
+		page, err := svc.Ledger(ctx, acct.ID, false, 2, offset)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +67,7 @@ func TestLedgerRunningBalance(t *testing.T) {
 	if all[0].Kind != "topup" || all[0].Note != "top-up" {
 		t.Fatalf("top-up entry: %+v", all[0])
 	}
-	if page, err := svc.Ledger(ctx, acct.ID, 2, 100); err != nil || len(page.Entries) != 0 || page.Total != 5 {
+	if page, err := svc.Ledger(ctx, acct.ID, false, 2, 100); err != nil || len(page.Entries) != 0 || page.Total != 5 {
 		t.Fatalf("past the end: %+v %v", page, err)
 	}
 }

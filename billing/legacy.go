@@ -63,7 +63,7 @@ func (s *Service) LegacyPurchase(ctx context.Context, b LegacyBuyer, videoIDs []
 	if b.AccountID == uuid.Nil {
 		return PurchaseResult{}, apperr.NotFoundf("unknown source")
 	}
-	return s.purchase(b.AccountID, newJob(uuid.Nil, b.CustomerEmail, ids, nil, false))
+	return s.purchase(b.AccountID, newJob(uuid.Nil, b.CustomerEmail, ids, nil, false, false))
 }
 
 // LegacyListParams are the raw query parameters of GET

@@ -141,6 +141,7 @@ type PurchaseRecord struct {
 	PricePaid     money.Cents
 	PurchasedAt   time.Time
 	Legacy        bool
+	Livemode      bool // false for a test key's purchase
 	CustomerEmail *string
 	Similarity    *float64
 	Video         VideoSummary
@@ -224,13 +225,13 @@ func (q ListQuery) filter(p tenancy.Principal) *listFilter {
 // recordColumns are the columns scanRecord reads, after the similarity.
 const recordColumns = `p.id, p.video_id, p.api_key_id, coalesce(k.label, ''), p.price_cents, p.purchased_at, p.legacy,
 	p.customer_email, v.title, v.emotion, v.gender, v.difficulty, v.media_type, v.duration_seconds,
-	v.retired_at IS NOT NULL, ` + keyRevokedSQL
+	v.retired_at IS NOT NULL, ` + keyRevokedSQL + `, p.livemode`
 
 func scanRecord(rows pgx.Rows, similarity **float64) (PurchaseRecord, error) {
 	var r PurchaseRecord
 	dest := []any{&r.PurchaseID, &r.VideoID, &r.APIKeyID, &r.CustomerLabel, &r.PricePaid, &r.PurchasedAt,
 		&r.Legacy, &r.CustomerEmail, &r.Video.Title, &r.Video.Emotion, &r.Video.Gender,
-		&r.Video.Difficulty, &r.Video.MediaType, &r.Video.DurationSeconds, &r.Video.Retired, &r.DownloadRevoked}
+		&r.Video.Difficulty, &r.Video.MediaType, &r.Video.DurationSeconds, &r.Video.Retired, &r.DownloadRevoked, &r.Livemode}
 	if similarity != nil {
 		dest = append([]any{similarity}, dest...)
 	}

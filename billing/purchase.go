@@ -35,11 +35,13 @@ type PurchasedVideo struct {
 type PurchaseResult struct {
 	Purchases    []PurchasedVideo
 	TotalCharged money.Cents
-	Balance      money.Cents
+	Balance      money.Cents // the live pool, or a test key's test balance
 	DryRun       bool
+	Livemode     bool // false for a test key's purchase
 }
 
-// Purchase buys videos for the calling key from its account's shared pool,
+// Purchase buys videos for the calling key from its account's shared pool
+// (a test key from the account's test balance),
 // all or nothing: unknown videos are 404 (naming them), an insufficient pool
 // is 402, a wrong expected_total is 409; in each case nothing is charged.
 // Videos the key already owns are returned again and not charged.
@@ -51,7 +53,7 @@ func (s *Service) Purchase(ctx context.Context, p tenancy.Principal, req Purchas
 	if p.AccountID == uuid.Nil {
 		return PurchaseResult{}, apperr.New(apperr.Forbidden, "this key belongs to no account")
 	}
-	return s.purchase(p.AccountID, newJob(p.KeyID, "", ids, req.ExpectedTotal, req.DryRun))
+	return s.purchase(p.AccountID, newJob(p.KeyID, "", ids, req.ExpectedTotal, req.DryRun, p.Test))
 }
 
 // purchase runs a job through the one purchase statement and signs the

@@ -14,9 +14,15 @@ import (
 // a threshold of its own gets balance.low.
 const DefaultLowBalanceThreshold = money.Cents(1000)
 
+// DefaultTestBalance is what an account's test balance starts with unless
+// the service is told otherwise (BROLL_TEST_BALANCE).
+const DefaultTestBalance = money.Cents(100000)
+
 // purchaseEventsSQL writes the outbox rows of a purchase batch: one
 // purchase.completed per job that bought something, and balance.low when the
-// batch took the balance across the account's threshold. It runs after the
+// batch took the balance across the account's threshold. A test batch's
+// events say livemode false, carry the test balance, and never include
+// balance.low, which is about the live pool alone. It runs after the
 // batch statement in the same implicit transaction (one pipeline, one Sync),
 // so the events commit with the purchases or not at all. It reads the
 // purchases by the ids the jobs chose, so a batch run again after a lost
@@ -26,7 +32,7 @@ const DefaultLowBalanceThreshold = money.Cents(1000)
 //
 // $1 account, $2 event id per line, $3 purchase id per line, $4 the
 // balance.low event id (empty when nothing was bought), $5 the default
-// threshold in cents.
+// threshold in cents, $6 livemode.
 const purchaseEventsSQL = `
 WITH bought AS (
     SELECT l.event_id, p.id, p.video_id, p.api_key_id, p.customer_email, p.price_cents, p.purchased_at
@@ -37,10 +43,12 @@ WITH bought AS (
     -- without endpoints pays for no event rows on its purchase path.
     SELECT DISTINCT unnest(events) AS type FROM webhook_endpoints WHERE account_id = $1 AND enabled
 ), acct AS (
-    SELECT balance_cents, coalesce(low_balance_cents, $5) AS threshold FROM accounts WHERE id = $1
+    SELECT balance_cents, coalesce(low_balance_cents, $5) AS threshold FROM accounts WHERE id = $1 AND $6
+    UNION ALL
+    SELECT balance_cents, NULL FROM test_balances WHERE account_id = $1 AND NOT $6
 ), completed AS (
-    INSERT INTO webhook_events (id, account_id, type, data)
-    SELECT b.event_id, $1, 'purchase.completed', jsonb_build_object(
+    INSERT INTO webhook_events (id, account_id, type, livemode, data)
+    SELECT b.event_id, $1, 'purchase.completed', $6, jsonb_build_object(
         'key', CASE WHEN k.id IS NULL THEN NULL
                     ELSE jsonb_build_object('id', k.id, 'kind', k.kind, 'label', k.label) END,
         'customer_email', min(b.customer_email),
@@ -58,7 +66,7 @@ INSERT INTO webhook_events (id, account_id, type, data)
 SELECT $4, $1, 'balance.low', jsonb_build_object(
     'balance', round(a.balance_cents / 100.0, 2), 'threshold', round(a.threshold / 100.0, 2), 'currency', 'USD')
 FROM acct a
-WHERE $4 <> '' AND EXISTS (SELECT 1 FROM subscribed WHERE type = 'balance.low')
+WHERE $4 <> '' AND $6 AND EXISTS (SELECT 1 FROM subscribed WHERE type = 'balance.low')
   AND a.balance_cents < a.threshold
   AND a.balance_cents + (SELECT coalesce(sum(price_cents), 0) FROM bought) >= a.threshold
 ON CONFLICT (id) DO NOTHING`
@@ -74,7 +82,7 @@ func eventID(typ string, purchase uuid.UUID) string {
 
 // queuePurchaseEvents adds the batch's event statement to pb. Quotes buy
 // nothing and add no lines.
-func queuePurchaseEvents(pb *pgx.Batch, account uuid.UUID, jobs []*purchaseJob, threshold money.Cents) {
+func queuePurchaseEvents(pb *pgx.Batch, account uuid.UUID, jobs []*purchaseJob, threshold money.Cents, test bool) {
 	var events []string
 	var ids []uuid.UUID
 	for _, j := range jobs {
@@ -91,5 +99,5 @@ func queuePurchaseEvents(pb *pgx.Batch, account uuid.UUID, jobs []*purchaseJob, 
 	if len(ids) > 0 {
 		low = eventID(outbox.BalanceLow, ids[0])
 	}
-	pb.Queue(purchaseEventsSQL, account, events, ids, low, int64(threshold))
+	pb.Queue(purchaseEventsSQL, account, events, ids, low, int64(threshold), !test)
 }

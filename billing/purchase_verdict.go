@@ -49,7 +49,7 @@ type spendLimit struct {
 // lost with its connection is recognised as bought when it runs again.
 func (j *purchaseJob) answer() (PurchaseResult, error) {
 	o := j.out
-	out := PurchaseResult{Balance: o.balance, DryRun: j.dry}
+	out := PurchaseResult{Balance: o.balance, DryRun: j.dry, Livemode: !j.test}
 	mine := make(map[uuid.UUID]bool, len(j.newIDs))
 	for _, id := range j.newIDs {
 		mine[id] = true

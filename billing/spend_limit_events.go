@@ -15,13 +15,13 @@ import (
 // refused for their spend limit: at most one per key and period (the id is
 // made from both, so a second refusal in the period, or a batch run again,
 // inserts nothing), and none when no enabled endpoint of the account
-// subscribes to it.
+// subscribes to it. A test key's event says livemode false.
 //
 // $1 account, then per refused key: $2 event id, $3 key, $4 limit, $5 spent,
 // $6 period, $7 the end of the period (NULL for 'total').
 const spendLimitEventsSQL = `
-INSERT INTO webhook_events (id, account_id, type, data)
-SELECT l.event_id, $1, '` + outbox.SpendLimitReached + `', jsonb_build_object(
+INSERT INTO webhook_events (id, account_id, type, livemode, data)
+SELECT l.event_id, $1, '` + outbox.SpendLimitReached + `', k.livemode, jsonb_build_object(
     'key', jsonb_build_object('id', k.id, 'kind', k.kind, 'label', k.label),
     'limit', round(l.lim / 100.0, 2), 'spent', round(l.spent / 100.0, 2),
     'period', l.period, 'period_resets_at', l.resets_at, 'currency', 'USD')

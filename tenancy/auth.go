@@ -26,6 +26,9 @@ type Principal struct {
 	// SettingsVersion is the key's settings_version when it was read: a
 	// newer change marker in Redis makes the principal stale (Gate.Admit).
 	SettingsVersion int64
+	// Test is a test-mode key's: its purchases are paid from the test
+	// balance and it sees test purchases only. The zero value is live.
+	Test bool
 }
 
 // Has reports whether the principal holds scope s.
@@ -154,7 +157,7 @@ func (a *Authenticator) Forget(ids ...uuid.UUID) {
 
 const lookupSQL = `
 	SELECT k.id, k.account_id, k.kind, coalesce(k.parent_id, k.id), k.label, k.scopes,
-	       coalesce(k.rate_limit_per_minute, 0), k.settings_version
+	       coalesce(k.rate_limit_per_minute, 0), k.settings_version, NOT k.livemode
 	FROM api_keys k
 	LEFT JOIN api_keys p ON p.id = k.parent_id
 	WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND p.revoked_at IS NULL`
@@ -164,7 +167,7 @@ func (a *Authenticator) lookup(ctx context.Context, hash []byte) (Principal, err
 	var account uuid.NullUUID
 	var scopes []string
 	err := a.pool.QueryRow(ctx, lookupSQL, hash).
-		Scan(&p.KeyID, &account, &p.Kind, &p.RootKeyID, &p.Label, &scopes, &p.RateLimitPerMinute, &p.SettingsVersion)
+		Scan(&p.KeyID, &account, &p.Kind, &p.RootKeyID, &p.Label, &scopes, &p.RateLimitPerMinute, &p.SettingsVersion, &p.Test)
 	if err == pgx.ErrNoRows {
 		return Principal{}, errUnauthorized
 	}

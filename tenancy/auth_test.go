@@ -50,7 +50,7 @@ func TestUnknownKeysCostOneQuery(t *testing.T) {
 
 	t.Run("repeated unknown key", func(t *testing.T) {
 		auth, lookups := countingAuthenticator(t, 30*time.Second)
-		key := newKey()
+		key := newKey(false)
 		for i := range 50 {
 			if _, err := auth.Authenticate(ctx, key, true); apperr.CodeOf(err) != apperr.Unauthorized {
 				t.Fatalf("request %d: %v, want unauthorized", i, err)
@@ -63,7 +63,7 @@ func TestUnknownKeysCostOneQuery(t *testing.T) {
 
 	t.Run("forgotten when the cache is dropped or a key is created", func(t *testing.T) {
 		auth, lookups := countingAuthenticator(t, 30*time.Second)
-		key := newKey()
+		key := newKey(false)
 		_, _ = auth.Authenticate(ctx, key, true)
 		auth.Drop()
 		_, _ = auth.Authenticate(ctx, key, true)
@@ -79,7 +79,7 @@ func TestUnknownKeysCostOneQuery(t *testing.T) {
 		auth, lookups := countingAuthenticator(t, 30*time.Second)
 		clock := testkit.NewClock(time.Now())
 		auth.now = clock.Now
-		key := newKey()
+		key := newKey(false)
 		_, _ = auth.Authenticate(ctx, key, true)
 		clock.Advance(maxUnknownTTL + time.Second)
 		_, _ = auth.Authenticate(ctx, key, true)
@@ -91,10 +91,10 @@ func TestUnknownKeysCostOneQuery(t *testing.T) {
 	t.Run("bounded", func(t *testing.T) {
 		u := newUnknownKeys(time.Minute)
 		now := time.Now()
-		first := string(hashKey(newKey()))
+		first := string(hashKey(newKey(false)))
 		u.add(first, now)
 		for range maxUnknownKeys {
-			u.add(string(hashKey(newKey())), now)
+			u.add(string(hashKey(newKey(false))), now)
 		}
 		if len(u.seen) != maxUnknownKeys || u.has(first, now) {
 			t.Fatalf("%d entries, oldest still there: %v", len(u.seen), u.has(first, now))

@@ -16,6 +16,7 @@ type CustomerKeySpec struct {
 	Scopes     []string
 	SpendLimit *SpendLimit // nil: no limit
 	RateLimit  *int        // nil: the service default
+	Test       bool        // a test-mode key (dsk_test_)
 }
 
 // CreateCustomerKey issues a key for one end customer under the calling
@@ -55,6 +56,7 @@ func (s *Service) CreateCustomerKeyWith(ctx context.Context, root Principal, spe
 		Scopes:             granted,
 		SpendLimit:         spec.SpendLimit,
 		RateLimitPerMinute: spec.RateLimit,
+		Test:               spec.Test,
 	}))
 }
 

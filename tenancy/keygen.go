@@ -9,13 +9,15 @@ import (
 
 const (
 	keyPrefix      = "dsk_"
-	keyBodyLen     = 43 // base62 digits needed for 256 random bits
-	displayPrefix  = 12 // characters shown in listings: "dsk_" + 8
+	testKeyPrefix  = "dsk_test_" // test-mode keys: visibly not live money
+	keyBodyLen     = 43          // base62 digits needed for 256 random bits
+	displayDigits  = 8           // random digits shown in listings after the prefix
 	base62Alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 )
 
-// newKey returns a fresh key: "dsk_" and 256 random bits in base62.
-func newKey() string {
+// newKey returns a fresh key: "dsk_" (a test key "dsk_test_") and 256
+// random bits in base62.
+func newKey(test bool) string {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		panic("crypto/rand failed: " + err.Error())
@@ -28,7 +30,16 @@ func newKey() string {
 		n.DivMod(n, base, mod)
 		digits[i] = base62Alphabet[mod.Int64()]
 	}
+	if test {
+		return testKeyPrefix + string(digits)
+	}
 	return keyPrefix + string(digits)
+}
+
+// displayedPrefix is the part of a key that listings show: its prefix and
+// a few random digits, so a test key reads as one at a glance.
+func displayedPrefix(key string) string {
+	return key[:len(key)-keyBodyLen+displayDigits]
 }
 
 // hashKey is what is stored and looked up. Keys carry 256 random bits, so a
@@ -40,10 +51,14 @@ func hashKey(key string) []byte {
 
 // wellFormed rejects garbage before any lookup.
 func wellFormed(key string) bool {
-	if !strings.HasPrefix(key, keyPrefix) || len(key) != len(keyPrefix)+keyBodyLen {
+	body, ok := strings.CutPrefix(key, testKeyPrefix)
+	if !ok {
+		body, ok = strings.CutPrefix(key, keyPrefix)
+	}
+	if !ok || len(body) != keyBodyLen {
 		return false
 	}
-	for i := len(keyPrefix); i < len(key); i++ {
+	for i := len(key) - keyBodyLen; i < len(key); i++ {
 		if strings.IndexByte(base62Alphabet, key[i]) < 0 {
 			return false
 		}

@@ -58,6 +58,10 @@ type Key struct {
 	SpendLimit         *SpendLimit // nil: no limit
 	Spent              Spent
 	SettingsVersion    int64 // bumped by every PATCH (Gate.MarkChanged)
+	// Test is a test-mode key's (dsk_test_): it buys from the account's
+	// test balance and only ever sees test purchases. Root and ops keys
+	// are live.
+	Test bool
 	TotalRequests      int64
 	LastUsedAt         *time.Time
 	CreatedAt          time.Time
@@ -157,7 +161,7 @@ func (s *Service) GetAccount(ctx context.Context, id uuid.UUID) (Account, error)
 // broll_key_spending: the purchase statement's own reading of the counters).
 const keyColumns = `id, account_id, kind, parent_id, label, scopes, key_prefix,
 	rate_limit_per_minute, total_requests, last_used_at, created_at, revoked_at,
-	spend_limit_cents, spend_limit_period, settings_version,
+	spend_limit_cents, spend_limit_period, settings_version, NOT livemode,
 	(SELECT spent FROM broll_key_spending(id, spend_limit_period, created_at)),
 	(SELECT period_start FROM broll_key_spending(id, spend_limit_period, created_at)),
 	(SELECT resets_at FROM broll_key_spending(id, spend_limit_period, created_at))`
@@ -174,7 +178,7 @@ func (r *keyRow) dest(extra ...any) []any {
 	k := &r.k
 	return append([]any{&k.ID, &k.AccountID, &k.Kind, &k.ParentID, &k.Label, &r.scopes, &k.Prefix,
 		&k.RateLimitPerMinute, &k.TotalRequests, &k.LastUsedAt, &k.CreatedAt, &k.RevokedAt,
-		&r.limitCents, &r.limitPeriod, &k.SettingsVersion, &k.Spent.Amount, &k.Spent.PeriodStart, &k.Spent.ResetsAt}, extra...)
+		&r.limitCents, &r.limitPeriod, &k.SettingsVersion, &k.Test, &k.Spent.Amount, &k.Spent.PeriodStart, &k.Spent.ResetsAt}, extra...)
 }
 
 func (r *keyRow) key() Key {
@@ -193,22 +197,22 @@ func scanKey(row pgx.Row) (Key, error) {
 }
 
 func insertKey(ctx context.Context, q Querier, k Key) (IssuedKey, error) {
-	secret := newKey()
+	secret := newKey(k.Test)
 	limitCents, limitPeriod := k.SpendLimit.columns()
 	// One statement, so key.created commits with the key even on a pool.
 	row := q.QueryRow(ctx, `
 		WITH k AS (
 			INSERT INTO api_keys (account_id, kind, parent_id, label, scopes, key_hash, key_prefix,
-			                      spend_limit_cents, spend_limit_period, rate_limit_per_minute)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+			                      spend_limit_cents, spend_limit_period, rate_limit_per_minute, livemode)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $12)
 			RETURNING *
 		), ev AS (
-			INSERT INTO webhook_events (account_id, type, data)
-			SELECT k.account_id, $11, `+keyEventData+` FROM k WHERE k.account_id IS NOT NULL
+			INSERT INTO webhook_events (account_id, type, livemode, data)
+			SELECT k.account_id, $11, k.livemode, `+keyEventData+` FROM k WHERE k.account_id IS NOT NULL
 		)
 		SELECT `+keyColumns+` FROM k`,
-		k.AccountID, k.Kind, k.ParentID, k.Label, scopeStrings(k.Scopes), hashKey(secret), secret[:displayPrefix],
-		limitCents, limitPeriod, k.RateLimitPerMinute, outbox.KeyCreated)
+		k.AccountID, k.Kind, k.ParentID, k.Label, scopeStrings(k.Scopes), hashKey(secret), displayedPrefix(secret),
+		limitCents, limitPeriod, k.RateLimitPerMinute, outbox.KeyCreated, !k.Test)
 	created, err := scanKey(row)
 	if err != nil {
 		return IssuedKey{}, err

@@ -29,7 +29,7 @@ func (h *handler) credits(c *fiber.Ctx) error {
 		return err
 	}
 	page := pageNumber(c.Query("page"))
-	ledger, err := h.Billing.Ledger(ctx, sess.AccountID, ledgerPerPage, (page-1)*ledgerPerPage)
+	ledger, err := h.Billing.Ledger(ctx, sess.AccountID, false, ledgerPerPage, (page-1)*ledgerPerPage)
 	if err != nil {
 		return err
 	}

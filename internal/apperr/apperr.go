@@ -33,8 +33,11 @@ const (
 	// request (422); IdempotencyKeyInUse: its first request still runs (409).
 	IdempotencyKeyReused Code = "idempotency_key_reused"
 	IdempotencyKeyInUse  Code = "idempotency_key_in_use"
-	Internal             Code = "internal"
-	Unavailable          Code = "unavailable"
+	// PreviewNotReady: a test purchase's link serves the clip's preview,
+	// and the clip has none yet (409); never the full-quality file instead.
+	PreviewNotReady Code = "preview_not_ready"
+	Internal        Code = "internal"
+	Unavailable     Code = "unavailable"
 )
 
 // Error is an error meant to be shown to a client: Message is safe to

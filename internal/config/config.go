@@ -118,6 +118,9 @@ type Config struct {
 	// LowBalanceThreshold (cents) is the balance below which an account
 	// without a threshold of its own gets the balance.low event.
 	LowBalanceThreshold int64
+	// TestBalance (cents) is what an account's test balance starts with
+	// and what `brollctl credits reset-test` sets it back to.
+	TestBalance int64
 }
 
 // S3 is the bucket of the s3 media store.
@@ -201,6 +204,7 @@ func Defaults() Config {
 		WebhookRetryMax:     10 * time.Hour,
 		WebhookPollInterval: time.Second,
 		LowBalanceThreshold: 1000,
+		TestBalance:         100000,
 	}
 }
 
@@ -339,6 +343,14 @@ func Load(getenv func(string) string) (Config, error) {
 			c.LowBalanceThreshold = int64(d)
 		}
 	}
+	if v := strings.TrimSpace(getenv("BROLL_TEST_BALANCE")); v != "" {
+		d, err := money.ParseDollars(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("BROLL_TEST_BALANCE: %q is not an amount in dollars (example: 1000.00)", v))
+		} else {
+			c.TestBalance = int64(d)
+		}
+	}
 
 	if len(errs) > 0 {
 		return Config{}, errs[0]
@@ -398,6 +410,9 @@ func (c Config) Validate() error {
 	}
 	if c.LowBalanceThreshold < 0 {
 		return errors.New("BROLL_LOW_BALANCE_THRESHOLD cannot be negative")
+	}
+	if c.TestBalance < 0 {
+		return errors.New("BROLL_TEST_BALANCE cannot be negative")
 	}
 	// An empty legacy secret keeps v0 off; an empty signing key is refused
 	// by the processes that sign (RequireSigningKey).
@@ -653,6 +668,7 @@ func (c Config) Summary() map[string]any {
 		"webhook_retry_max":                 c.WebhookRetryMax.String(),
 		"webhook_poll_interval":             c.WebhookPollInterval.String(),
 		"low_balance_threshold_cents":       c.LowBalanceThreshold,
+		"test_balance_cents":                c.TestBalance,
 	}
 }
 

@@ -16,6 +16,11 @@
 --   in_purchase    the id its purchase gets if bought; the caller picks
 --                  them, so that after a lost connection it can tell from
 --                  the rows what its batch committed
+-- and for the whole batch:
+--   in_livemode      false: every job is a test key's (the batcher groups
+--                    by mode), paid from the account's test_balances row
+--   in_test_balance  what that row starts with when this batch makes it
+--                    (BROLL_TEST_BALANCE)
 -- A job's videos are distinct and no two jobs of a batch have one buyer
 -- (the batcher sees to both), so (buyer, video) names one line.
 --
@@ -49,16 +54,25 @@
 -- hold every charge committed before. A batch has one job per buyer, so a
 -- key's check is its counter plus its own quote, with no running sum.
 --
--- The result's columns changed with spend limits; CREATE OR REPLACE cannot
--- change them, so the old form is dropped first, in the same transaction.
+-- Test mode goes through the same rules with another pool: a test batch
+-- locks, reads and charges its account's test_balances row (made on first
+-- use, with a ledger row for what it starts with) and never the account
+-- row, so test traffic does not queue behind live purchases; its purchases
+-- and ledger rows say livemode = false.
+--
+-- The arguments changed with test mode and the result's columns with spend
+-- limits; CREATE OR REPLACE can change neither, so the older forms are
+-- dropped first, in the same transaction.
 --
 -- plpgsql caches the statement's plan for the session; force_generic_plan
 -- keeps it from re-planning per call for the array sizes (custom plans buy
 -- nothing here: every access is by key through a unique index).
 DROP FUNCTION IF EXISTS broll_purchase_batch(uuid, uuid[], text[], bigint[], boolean[], int[], uuid[], uuid[]);
+DROP FUNCTION IF EXISTS broll_purchase_batch(uuid, uuid[], text[], bigint[], boolean[], int[], uuid[], uuid[],
+                                             boolean, bigint);
 CREATE FUNCTION broll_purchase_batch(
     in_account uuid, in_key uuid[], in_email text[], in_expected bigint[], in_dry boolean[],
-    in_line_job int[], in_line_video uuid[], in_purchase uuid[])
+    in_line_job int[], in_line_video uuid[], in_purchase uuid[], in_livemode boolean, in_test_balance bigint)
 RETURNS TABLE (r_job int, r_verdict text, r_quote bigint, r_available bigint, r_balance bigint,
                r_video_id uuid, r_known boolean, r_purchase_id uuid, r_price_cents bigint,
                r_purchased_at timestamptz, r_owned boolean,
@@ -71,7 +85,12 @@ BEGIN
     -- purchase statement's snapshot, taken after it, sees every purchase a
     -- batch committed while this one waited. Quotes need no lock.
     IF false = ANY (in_dry) THEN
-        PERFORM 1 FROM accounts WHERE id = in_account FOR UPDATE;
+        IF in_livemode THEN
+            PERFORM 1 FROM accounts WHERE id = in_account FOR UPDATE;
+        ELSE
+            PERFORM broll_test_balance_open(in_account, in_test_balance);
+            PERFORM 1 FROM test_balances WHERE account_id = in_account FOR UPDATE;
+        END IF;
     END IF;
     RETURN QUERY
     -- Per-job values are read from the input arrays by subscript (job + 1)
@@ -117,7 +136,12 @@ BEGIN
         LEFT JOIN LATERAL broll_key_spent(k.spend_limit_period, s.day_start, s.day_cents, s.month_start,
                                           s.month_cents, s.total_cents, k.created_at, now()) ks ON k.id IS NOT NULL
     ), pool AS (
-        SELECT a.balance_cents, a.source FROM accounts a WHERE a.id = in_account
+        SELECT a.balance_cents, a.source FROM accounts a WHERE in_livemode AND a.id = in_account
+        UNION ALL
+        -- A quote before the first test purchase sees what the row will hold.
+        SELECT coalesce((SELECT t.balance_cents FROM test_balances t WHERE t.account_id = in_account),
+                        in_test_balance), NULL
+        WHERE NOT in_livemode
     ), run (job, quote, available, remaining, verdict) AS (
         -- The running sum in arrival order: a job the pool cannot pay is
         -- refused and spends nothing, so a later, smaller one may still fit.
@@ -139,10 +163,10 @@ BEGIN
         FROM priced
     ), ins AS (
         INSERT INTO purchases (id, account_id, api_key_id, video_id, price_cents, tier, legacy, source,
-                               customer_email, purchased_at)
+                               customer_email, purchased_at, livemode)
         SELECT l.new_id, in_account, l.key, l.video, l.price, l.tier, l.key IS NULL,
                CASE WHEN l.key IS NULL THEN (SELECT source FROM pool) END,
-               CASE WHEN l.key IS NULL THEN nullif(l.email, '') END, now()
+               CASE WHEN l.key IS NULL THEN nullif(l.email, '') END, now(), in_livemode
         FROM lines l, decided d
         WHERE d.verdict[l.job + 1] = 'bought' AND l.owned_id IS NULL
         ORDER BY l.key, l.email, l.video
@@ -151,15 +175,21 @@ BEGIN
         ON CONFLICT DO NOTHING
         RETURNING id, api_key_id, price_cents
     ), led AS (
-        INSERT INTO ledger (account_id, amount_cents, kind, purchase_id, api_key_id, note)
+        INSERT INTO ledger (account_id, amount_cents, kind, purchase_id, api_key_id, note, livemode)
         SELECT in_account, -i.price_cents, 'purchase', i.id, i.api_key_id,
-               CASE WHEN i.api_key_id IS NULL THEN 'legacy v0' ELSE '' END
+               CASE WHEN i.api_key_id IS NULL THEN 'legacy v0' ELSE '' END, in_livemode
         FROM ins i WHERE i.price_cents > 0
         ORDER BY i.id
-    ), charge AS (
+    ), charge_live AS (
         UPDATE accounts SET balance_cents = balance_cents - (SELECT sum(price_cents) FROM ins)
-        WHERE id = in_account AND EXISTS (SELECT 1 FROM ins WHERE price_cents > 0)
+        WHERE in_livemode AND id = in_account AND EXISTS (SELECT 1 FROM ins WHERE price_cents > 0)
         RETURNING balance_cents
+    ), charge_test AS (
+        UPDATE test_balances SET balance_cents = balance_cents - (SELECT sum(price_cents) FROM ins)
+        WHERE NOT in_livemode AND account_id = in_account AND EXISTS (SELECT 1 FROM ins WHERE price_cents > 0)
+        RETURNING balance_cents
+    ), charge AS (
+        SELECT balance_cents FROM charge_live UNION ALL SELECT balance_cents FROM charge_test
     ), counted AS (
         -- Every key's counters move with its charges, limited or not, so
         -- that a limit set later starts from what was really spent.

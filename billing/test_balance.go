@@ -1,0 +1,71 @@
+package billing
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"broll/internal/database"
+	"broll/internal/money"
+)
+
+// An account's test balance is a row of its own (test_balances), made on
+// the first test purchase with BROLL_TEST_BALANCE by the purchase statement
+// (broll_test_balance_open). Like the live pool, it equals the sum of the
+// account's test ledger (livemode false) at every commit.
+
+// TestBalance returns an account's test balance: what it holds, or what it
+// will start with when no test purchase made it yet.
+func (s *Service) TestBalance(ctx context.Context, accountID uuid.UUID) (money.Cents, error) {
+	var b int64
+	err := s.pool.QueryRow(ctx, `
+		SELECT coalesce((SELECT t.balance_cents FROM test_balances t WHERE t.account_id = a.id), $2)
+		FROM accounts a WHERE a.id = $1`, accountID, int64(s.batch.testBalance)).Scan(&b)
+	return money.Cents(b), database.Interpret(err, "account not found")
+}
+
+// TestLedgerSum returns the sum of an account's test ledger, which must
+// equal its test balance once it exists.
+func (s *Service) TestLedgerSum(ctx context.Context, accountID uuid.UUID) (money.Cents, error) {
+	var b int64
+	err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(amount_cents), 0) FROM ledger
+		WHERE account_id = $1 AND NOT livemode`, accountID).Scan(&b)
+	return money.Cents(b), err
+}
+
+// ResetTestBalance sets an account's test balance back to what it starts
+// with, recording the difference in the test ledger. Test purchases are
+// kept: the keys still own what they bought, as a live key would.
+func (s *Service) ResetTestBalance(ctx context.Context, accountID uuid.UUID) (money.Cents, error) {
+	target := int64(s.batch.testBalance)
+	var balance int64
+	err := database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := currentBalance(ctx, tx, accountID); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `SELECT broll_test_balance_open($1, $2)`, accountID, target); err != nil {
+			return err
+		}
+		// The row lock orders this with test purchases in flight.
+		if err := tx.QueryRow(ctx, `SELECT balance_cents FROM test_balances WHERE account_id = $1 FOR UPDATE`,
+			accountID).Scan(&balance); err != nil {
+			return err
+		}
+		if balance == target {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `UPDATE test_balances SET balance_cents = $2 WHERE account_id = $1`, accountID, target); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO ledger (account_id, amount_cents, kind, note, livemode)
+			VALUES ($1, $2, 'adjustment', 'test balance reset', false)`, accountID, target-balance)
+		balance = target
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("reset test balance: %w", err)
+	}
+	return money.Cents(balance), nil
+}
