@@ -22,6 +22,8 @@ type keyJSON struct {
 	RevokedAt     *time.Time `json:"revoked_at"`
 	TotalRequests int64      `json:"total_requests"`
 	LastUsedAt    *time.Time `json:"last_used_at"`
+	Mode          string     `json:"mode"`     // live | test
+	Livemode      bool       `json:"livemode"` // false for a test key
 	// Customer keys only: root keys have no limits of their own.
 	SpendLimit         *spendLimitJSON `json:"spend_limit,omitempty"`
 	Spent              *spentJSON      `json:"spent,omitempty"`
@@ -63,6 +65,7 @@ func renderKey(k tenancy.Key) keyJSON {
 	out := keyJSON{
 		ID: k.ID, CustomerLabel: k.Label, KeyPrefix: k.Prefix, Kind: string(k.Kind), Scopes: scopes,
 		CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt, TotalRequests: k.TotalRequests, LastUsedAt: k.LastUsedAt,
+		Mode: tenancy.ModeName(k.Test), Livemode: !k.Test,
 	}
 	if k.Kind == tenancy.KindCustomer {
 		out.SpendLimit, out.Spent = renderSpend(k)
@@ -112,6 +115,7 @@ func (s *server) createKey(c *fiber.Ctx) error {
 		Scopes        []string         `json:"scopes"`
 		SpendLimit    *spendLimitInput `json:"spend_limit"`
 		RateLimit     *int             `json:"rate_limit_per_minute"`
+		Mode          *string          `json:"mode"`
 	}
 	if err := decodeJSON(c, &req); err != nil {
 		return err
@@ -123,8 +127,14 @@ func (s *server) createKey(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	test := false
+	if req.Mode != nil {
+		if test, err = tenancy.ParseKeyMode(*req.Mode); err != nil {
+			return err
+		}
+	}
 	k, err := s.tenancy.CreateCustomerKeyWith(c.UserContext(), principal(c), tenancy.CustomerKeySpec{
-		Label: *req.CustomerLabel, Scopes: req.Scopes, SpendLimit: limit, RateLimit: req.RateLimit})
+		Label: *req.CustomerLabel, Scopes: req.Scopes, SpendLimit: limit, RateLimit: req.RateLimit, Test: test})
 	if err != nil {
 		return err
 	}
@@ -145,7 +155,7 @@ type keyPaginationJSON struct {
 func (s *server) listKeys(c *fiber.Ctx) error {
 	q, err := tenancy.KeyListParams{
 		Limit: c.Query("limit"), Cursor: c.Query("cursor"),
-		CustomerLabel: c.Query("customer_label"), Status: c.Query("status"),
+		CustomerLabel: c.Query("customer_label"), Status: c.Query("status"), Mode: c.Query("mode"),
 	}.Parse()
 	if err != nil {
 		return err

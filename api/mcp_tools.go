@@ -52,7 +52,8 @@ func (s *server) addMCPTools(srv *toolSet) {
 			"(insufficient_credits) charges nothing, and so does a purchase that would take this key past its spend limit " +
 			"(spend_limit_exceeded, with limit, spent, required and period_resets_at: tell the user; get_balance shows the limit). Clips this key already owns come back with already_owned=true and a " +
 			"fresh link and are never charged twice, so repeating a call is safe. Each purchase licenses one end user: " +
-			"the files must not be shared, resold or redistributed."},
+			"the files must not be shared, resold or redistributed. A test-mode key (dsk_test_) buys from the account's test " +
+			"balance instead (livemode=false in the result): nothing real is spent and its links serve the clip's preview."},
 		tenancy.ScopeBrollPurchase, refinePurchaseSchema, s.purchaseVideosTool)
 
 	addTool(s, srv, &mcp.Tool{Name: "list_purchases", Title: "List purchases", Annotations: read,
@@ -67,7 +68,7 @@ func (s *server) addMCPTools(srv *toolSet) {
 		Description: "Account summary: the credit balance in USD shared by all keys of the account, which key is calling " +
 			"(root or customer, with its label; a customer key also its spend_limit and what it spent in that limit's period, " +
 			"with when the period resets), and this month's purchases visible to the key (count and amount). " +
-			"Check it before quoting a large purchase."},
+			"Check it before quoting a large purchase. For a test-mode key (livemode=false) the balance is the account's test balance."},
 		tenancy.ScopeBrollBilling, nil, s.getBalanceTool)
 }
 
@@ -259,6 +260,9 @@ func (s *server) purchaseVideosTool(ctx context.Context, c *fiber.Ctx, a purchas
 		summary = fmt.Sprintf("Bought %s for %s USD (%d already owned, not charged again); balance %s USD. "+
 			"Download links expire; ask again for fresh ones.", plural(len(res.Purchases), "clip"), res.TotalCharged, owned, res.Balance)
 	}
+	if !res.Livemode {
+		summary += " Test mode: paid from the test balance; the links serve previews."
+	}
 	return renderPurchase(res), summary, nil
 }
 
@@ -324,7 +328,11 @@ func (s *server) getBalanceTool(_ context.Context, c *fiber.Ctx, _ getBalanceArg
 	if err != nil {
 		return out, "", err
 	}
-	summary := fmt.Sprintf("Balance %s USD. Since %s: %s for %s USD (visible to this %s key).",
+	balance := "Balance"
+	if !out.Livemode {
+		balance = "Test balance"
+	}
+	summary := fmt.Sprintf("%s %s USD. Since %s: %s for %s USD (visible to this %s key).", balance,
 		out.Balance, out.MonthToDate.Since, plural(out.MonthToDate.Purchases, "purchase"), out.MonthToDate.Amount, out.Key.Kind)
 	return out, summary, nil
 }

@@ -30,6 +30,7 @@ type purchaseResultJSON struct {
 	Currency     string             `json:"currency"`
 	Balance      money.Cents        `json:"balance"`
 	DryRun       bool               `json:"dry_run"`
+	Livemode     bool               `json:"livemode"` // false: a test key's, paid from the test balance
 }
 
 // purchaseInput is the body of POST /api/v1/broll/purchase and the input of
@@ -68,7 +69,7 @@ func (in purchaseInput) request() (billing.PurchaseRequest, error) {
 
 func renderPurchase(r billing.PurchaseResult) purchaseResultJSON {
 	out := purchaseResultJSON{TotalCharged: r.TotalCharged, Currency: "USD", Balance: r.Balance, DryRun: r.DryRun,
-		Purchases: make([]purchaseLineJSON, 0, len(r.Purchases))}
+		Livemode: r.Livemode, Purchases: make([]purchaseLineJSON, 0, len(r.Purchases))}
 	for _, p := range r.Purchases {
 		line := purchaseLineJSON{VideoID: p.VideoID, PricePaid: p.PricePaid, Currency: "USD", AlreadyOwned: p.AlreadyOwned}
 		if p.PurchaseID != uuid.Nil {
@@ -105,6 +106,7 @@ type balanceJSON struct {
 	AccountID uuid.UUID   `json:"account_id"`
 	Balance   money.Cents `json:"balance"`
 	Currency  string      `json:"currency"`
+	Livemode  bool        `json:"livemode"` // false: a test key's, which sees the test balance
 	Key       struct {
 		ID            uuid.UUID `json:"id"`
 		Kind          string    `json:"kind"`
@@ -130,7 +132,7 @@ func (s *server) balanceView(c *fiber.Ctx) (balanceJSON, error) {
 		return balanceJSON{}, err
 	}
 	var out balanceJSON
-	out.AccountID, out.Balance, out.Currency = sum.AccountID, sum.Balance, "USD"
+	out.AccountID, out.Balance, out.Currency, out.Livemode = sum.AccountID, sum.Balance, "USD", sum.Livemode
 	out.Key.ID, out.Key.Kind, out.Key.CustomerLabel = p.KeyID, string(p.Kind), p.Label
 	if p.Kind == tenancy.KindCustomer {
 		k, err := s.tenancy.GetKey(c.UserContext(), p.KeyID)

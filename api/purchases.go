@@ -36,6 +36,7 @@ type purchaseRecordJSON struct {
 	DownloadRevoked bool              `json:"download_revoked"`
 	Video           purchaseVideoJSON `json:"video"`
 	Legacy          bool              `json:"legacy"`
+	Livemode        bool              `json:"livemode"` // false: a test key's purchase
 	CustomerEmail   *string           `json:"customer_email"`
 	Similarity      *float64          `json:"similarity,omitempty"`
 }
@@ -101,7 +102,7 @@ func renderListing(l billing.Listing) purchaseListJSON {
 			Video: purchaseVideoJSON{ID: r.Video.ID, Title: r.Video.Title, Emotion: r.Video.Emotion, Gender: r.Video.Gender,
 				Difficulty: r.Video.Difficulty, MediaType: r.Video.MediaType, DurationSeconds: r.Video.DurationSeconds,
 				Retired: r.Video.Retired},
-			Legacy: r.Legacy, CustomerEmail: r.CustomerEmail, Similarity: r.Similarity,
+			Legacy: r.Legacy, Livemode: r.Livemode, CustomerEmail: r.CustomerEmail, Similarity: r.Similarity,
 		})
 	}
 	out.Summary.TotalAmount, out.Summary.Currency, out.Summary.Count = l.Amount, "USD", l.Total

@@ -33,6 +33,7 @@ type KeyListParams struct {
 	Limit, Cursor string
 	CustomerLabel string // exact, after trimming
 	Status        string // active | revoked
+	Mode          string // live | test
 }
 
 // KeyListQuery is a validated key listing.
@@ -40,6 +41,7 @@ type KeyListQuery struct {
 	Limit  int
 	Label  string
 	Status string
+	Mode   string // "" for both
 	after  *keyPosition
 }
 
@@ -75,6 +77,13 @@ func (kp KeyListParams) Parse() (KeyListQuery, error) {
 		return q, apperr.InvalidField("status", "status must be active or revoked, got %q", kp.Status).
 			With("allowed_values", []string{KeyStatusActive, KeyStatusRevoked})
 	}
+	if kp.Mode != "" {
+		test, err := ParseKeyMode(kp.Mode)
+		if err != nil {
+			return q, err
+		}
+		q.Mode = ModeName(test)
+	}
 	if pr.Cursor != "" {
 		var c keyCursorJSON
 		if err := paging.DecodeCursor(pr.Cursor, &c); err != nil {
@@ -94,6 +103,8 @@ func (q KeyListQuery) fingerprint() string {
 	h.Write([]byte(q.Label))
 	h.Write([]byte{0})
 	h.Write([]byte(q.Status))
+	h.Write([]byte{0})
+	h.Write([]byte(q.Mode))
 	return strconv.FormatUint(h.Sum64(), 36)
 }
 
@@ -148,6 +159,12 @@ func (s *Service) customerKeyRows(ctx context.Context, root Principal, q KeyList
 		where += " AND revoked_at IS NULL"
 	case KeyStatusRevoked:
 		where += " AND revoked_at IS NOT NULL"
+	}
+	switch q.Mode {
+	case ModeLive:
+		where += " AND livemode"
+	case ModeTest:
+		where += " AND NOT livemode"
 	}
 	if q.after != nil {
 		where += " AND (created_at, id) > (" + arg(q.after.at) + ", " + arg(q.after.id) + ")"

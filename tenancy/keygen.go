@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"math/big"
 	"strings"
+
+	"broll/internal/apperr"
 )
 
 const (
@@ -14,6 +16,33 @@ const (
 	displayDigits  = 8           // random digits shown in listings after the prefix
 	base62Alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 )
+
+// Key modes: a live key spends the account's pool, a test key its test
+// balance (see billing).
+const (
+	ModeLive = "live"
+	ModeTest = "test"
+)
+
+// ParseKeyMode reads a key's "mode": live or test.
+func ParseKeyMode(mode string) (test bool, err error) {
+	switch mode {
+	case ModeLive:
+		return false, nil
+	case ModeTest:
+		return true, nil
+	}
+	return false, apperr.InvalidField("mode", "mode must be live or test, got %q", mode).
+		With("allowed_values", []string{ModeLive, ModeTest})
+}
+
+// ModeName is the mode a key's Test flag stands for.
+func ModeName(test bool) string {
+	if test {
+		return ModeTest
+	}
+	return ModeLive
+}
 
 // newKey returns a fresh key: "dsk_" (a test key "dsk_test_") and 256
 // random bits in base62.

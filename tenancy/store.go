@@ -61,11 +61,11 @@ type Key struct {
 	// Test is a test-mode key's (dsk_test_): it buys from the account's
 	// test balance and only ever sees test purchases. Root and ops keys
 	// are live.
-	Test bool
-	TotalRequests      int64
-	LastUsedAt         *time.Time
-	CreatedAt          time.Time
-	RevokedAt          *time.Time
+	Test          bool
+	TotalRequests int64
+	LastUsedAt    *time.Time
+	CreatedAt     time.Time
+	RevokedAt     *time.Time
 }
 
 // IssuedKey is a newly created key with its secret, shown exactly once.
