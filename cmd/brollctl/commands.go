@@ -75,6 +75,7 @@ func (c *cli) open(ctx context.Context) (*env, func(), error) {
 		billing: billing.New(pool, nil),
 		catalog: catalog.New(pool, media, queue),
 	}
+	e.billing.SetTestBalance(money.Cents(cfg.TestBalance))
 	return e, func() { pool.Close(); _ = rdb.Close() }, nil
 }
 

@@ -48,6 +48,7 @@ const usage = `usage: brollctl COMMAND [ARGS]
   key revoke --id ID
   key limit --id ID [--spend USD [--period day|month|total] | --no-spend-limit] [--rate N | --default-rate]
   credits add --account ID --amount USD
+  credits reset-test --account ID
   tiers list
   tiers set NAME PRICE
   clips import FILE|-
@@ -139,8 +140,11 @@ func (c *cli) dispatch(ctx context.Context, args []string) (any, error) {
 			return c.keyLimit(ctx, rest[1:])
 		}
 	case "credits":
-		if sub == "add" {
+		switch sub {
+		case "add":
 			return c.creditsAdd(ctx, rest[1:])
+		case "reset-test":
+			return c.creditsResetTest(ctx, rest[1:])
 		}
 	case "tiers":
 		switch sub {

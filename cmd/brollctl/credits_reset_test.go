@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"testing"
+)
+
+// credits reset-test sets the test balance to BROLL_TEST_BALANCE with a test
+// ledger row, so the test ledger keeps summing to the test balance, and
+// leaves the live pool and live ledger alone.
+func TestCreditsResetTest(t *testing.T) {
+	t.Parallel()
+	c := newCtl(t)
+	c.env["BROLL_TEST_BALANCE"] = "250.00"
+	code, acct, stderr := c.run(t, "", "account", "create", "--name", "Test Co", "--source", "testco", "--credits", "40")
+	if code != 0 {
+		t.Fatalf("account create: %d %s", code, stderr)
+	}
+	id := acct["account_id"].(string)
+	ctx := context.Background()
+	sums := func() (testBalance, testLedger, live, liveLedger int64) {
+		t.Helper()
+		if err := c.pool.QueryRow(ctx, `SELECT
+			(SELECT balance_cents FROM test_balances WHERE account_id = $1),
+			(SELECT coalesce(sum(amount_cents), 0) FROM ledger WHERE account_id = $1 AND NOT livemode),
+			(SELECT balance_cents FROM accounts WHERE id = $1),
+			(SELECT coalesce(sum(amount_cents), 0) FROM ledger WHERE account_id = $1 AND livemode)`, id).
+			Scan(&testBalance, &testLedger, &live, &liveLedger); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+
+	t.Run("first reset opens the test balance", func(t *testing.T) {
+		code, out, stderr := c.run(t, "", "credits", "reset-test", "--account", id)
+		if code != 0 || out["test_balance"].(float64) != 250 || out["livemode"] != false {
+			t.Fatalf("reset-test: %d %v %s", code, out, stderr)
+		}
+		tb, tl, live, ll := sums()
+		if tb != 25000 || tl != tb || live != 4000 || ll != live {
+			t.Fatalf("test %d (ledger %d), live %d (ledger %d)", tb, tl, live, ll)
+		}
+	})
+	t.Run("reset after spending restores it", func(t *testing.T) {
+		// What test purchases do to the row and its ledger, in short.
+		if _, err := c.pool.Exec(ctx, `UPDATE test_balances SET balance_cents = balance_cents - 1234 WHERE account_id = $1`, id); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.pool.Exec(ctx, `INSERT INTO ledger (account_id, amount_cents, kind, livemode) VALUES ($1, -1234, 'purchase', false)`, id); err != nil {
+			t.Fatal(err)
+		}
+		code, out, stderr := c.run(t, "", "credits", "reset-test", "--account", id)
+		if code != 0 || out["test_balance"].(float64) != 250 {
+			t.Fatalf("reset-test: %d %v %s", code, out, stderr)
+		}
+		tb, tl, live, ll := sums()
+		if tb != 25000 || tl != tb || live != 4000 || ll != live {
+			t.Fatalf("test %d (ledger %d), live %d (ledger %d)", tb, tl, live, ll)
+		}
+	})
+	t.Run("bad input", func(t *testing.T) {
+		if code, _, _ := c.run(t, "", "credits", "reset-test"); code == 0 {
+			t.Fatal("reset-test without --account succeeded")
+		}
+		if code, _, _ := c.run(t, "", "credits", "reset-test", "--account", "00000000-0000-0000-0000-000000000001"); code == 0 {
+			t.Fatal("reset-test of an unknown account succeeded")
+		}
+	})
+}
