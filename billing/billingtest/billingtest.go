@@ -83,6 +83,17 @@ func (a Account) CustomerKey(t testing.TB, pool *pgxpool.Pool, label string, sco
 	return k
 }
 
+// TestKey issues a test-mode customer key (dsk_test_) under the account's
+// root key.
+func (a Account) TestKey(t testing.TB, pool *pgxpool.Pool, label string) tenancy.IssuedKey {
+	t.Helper()
+	k, err := tenancy.New(pool).CreateCustomerKeyWith(context.Background(), a.Root, tenancy.CustomerKeySpec{Label: label, Test: true})
+	if err != nil {
+		t.Fatalf("create test key: %v", err)
+	}
+	return k
+}
+
 // Videos inserts n live clips of a tier straight into the catalog table and
 // returns their ids.
 func Videos(t testing.TB, pool *pgxpool.Pool, n int, tier string) []uuid.UUID {
@@ -107,5 +118,5 @@ func Principal(a Account, k tenancy.IssuedKey) tenancy.Principal {
 	if k.ParentID.Valid {
 		root = k.ParentID.UUID
 	}
-	return tenancy.Principal{KeyID: k.ID, AccountID: a.ID, RootKeyID: root, Kind: k.Kind, Label: k.Label, Scopes: k.Scopes}
+	return tenancy.Principal{KeyID: k.ID, AccountID: a.ID, RootKeyID: root, Kind: k.Kind, Label: k.Label, Scopes: k.Scopes, Test: k.Test}
 }
