@@ -1,0 +1,200 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"broll/billing/billingtest"
+)
+
+// testModeKey is a key object as the keys routes render it, with the mode.
+type testModeKey struct {
+	ID        uuid.UUID `json:"id"`
+	KeyPrefix string    `json:"key_prefix"`
+	Mode      string    `json:"mode"`
+	Livemode  bool      `json:"livemode"`
+}
+
+type testModeCreated struct {
+	APIKey  string      `json:"api_key"`
+	Details testModeKey `json:"details"`
+}
+
+type testModeBalance struct {
+	Balance     float64 `json:"balance"`
+	Livemode    bool    `json:"livemode"`
+	MonthToDate struct {
+		Purchases int     `json:"purchases"`
+		Amount    float64 `json:"amount"`
+	} `json:"month_to_date"`
+}
+
+type testModePurchase struct {
+	Purchases []struct {
+		PurchaseID  uuid.UUID `json:"purchase_id"`
+		DownloadURL string    `json:"download_url"`
+	} `json:"purchases"`
+	TotalCharged float64 `json:"total_charged"`
+	Balance      float64 `json:"balance"`
+	Livemode     bool    `json:"livemode"`
+}
+
+type testModeList struct {
+	Purchases []struct {
+		PurchaseID uuid.UUID `json:"purchase_id"`
+		Livemode   bool      `json:"livemode"`
+	} `json:"purchases"`
+	Summary struct {
+		Count       int     `json:"count"`
+		TotalAmount float64 `json:"total_amount"`
+	} `json:"summary"`
+}
+
+// decode checks a response's status and decodes its body into v.
+func (r response) decode(t *testing.T, status int, v any) {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status %d, want %d: %s", r.status, status, r.raw)
+	}
+	decodeInto(t, "response", r.raw, v)
+}
+
+// Test mode over HTTP: keys made with mode test, their purchases paid from
+// the test balance and invisible to live lists and balances, links that
+// serve the preview's bytes (never the full file's) on both media stores.
+func TestTestModeOverHTTP(t *testing.T) {
+	t.Parallel()
+	for _, store := range []string{"local", "s3"} {
+		t.Run(store, func(t *testing.T) {
+			t.Parallel()
+			e := setup(t, envOpts{s3: store == "s3"})
+			acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 10_000})
+			root := acct.RootKey.Secret
+
+			t.Run("mode is validated", func(t *testing.T) {
+				for _, mode := range []any{"bogus", "", "TEST", 1, true} {
+					r := e.do(t, 0, "POST", "/api/v1/keys", root, map[string]any{"customer_label": "x", "mode": mode})
+					if r.status != 400 || r.str("code") != "invalid_request" || r.str("field") != "mode" {
+						t.Errorf("mode %v: %d %s", mode, r.status, r.raw)
+					}
+				}
+				if r := e.do(t, 0, "GET", "/api/v1/keys?mode=sandbox", root, nil); r.status != 400 || r.str("field") != "mode" {
+					t.Errorf("list mode=sandbox: %d %s", r.status, r.raw)
+				}
+			})
+
+			r := e.do(t, 0, "POST", "/api/v1/keys", root, map[string]any{"customer_label": "tester", "mode": "test"})
+			var testKey testModeCreated
+			r.decode(t, 201, &testKey)
+			if !strings.HasPrefix(testKey.APIKey, "dsk_test_") || !strings.HasPrefix(testKey.Details.KeyPrefix, "dsk_test_") ||
+				len(testKey.Details.KeyPrefix) <= len("dsk_test_") || testKey.Details.Mode != "test" || testKey.Details.Livemode {
+				t.Fatalf("test key: %s", r.raw)
+			}
+			r = e.do(t, 0, "POST", "/api/v1/keys", root, map[string]any{"customer_label": "buyer"})
+			var liveKey testModeCreated
+			r.decode(t, 201, &liveKey)
+			if strings.HasPrefix(liveKey.APIKey, "dsk_test_") || liveKey.Details.Mode != "live" || !liveKey.Details.Livemode {
+				t.Fatalf("live key: %s", r.raw)
+			}
+
+			t.Run("the key list shows both and filters by mode", func(t *testing.T) {
+				for query, want := range map[string][]uuid.UUID{
+					"":           {testKey.Details.ID, liveKey.Details.ID},
+					"?mode=test": {testKey.Details.ID},
+					"?mode=live": {liveKey.Details.ID},
+				} {
+					var list struct {
+						Keys []testModeKey `json:"keys"`
+					}
+					e.do(t, 0, "GET", "/api/v1/keys"+query, root, nil).decode(t, 200, &list)
+					if len(list.Keys) != len(want) {
+						t.Fatalf("GET /api/v1/keys%s: %d keys, want %d", query, len(list.Keys), len(want))
+					}
+					for i, k := range list.Keys {
+						if k.ID != want[i] || k.Livemode != (k.Mode == "live") {
+							t.Errorf("GET /api/v1/keys%s: key %d is %+v", query, i, k)
+						}
+					}
+				}
+			})
+
+			videos := billingtest.Videos(t, e.pool, 2, "easy")
+			full, preview := bytes.Repeat([]byte("FULL"), 2500), bytes.Repeat([]byte("prev"), 700)
+			ctx := context.Background()
+			for _, v := range videos {
+				e.putMedia(t, v, full)
+			}
+
+			var bought testModePurchase
+			e.do(t, 0, "POST", "/api/v1/broll/purchase", testKey.APIKey, map[string]any{"video_ids": videos}).decode(t, 200, &bought)
+			if bought.Livemode || bought.TotalCharged != 10 || bought.Balance != 990 {
+				t.Fatalf("test purchase: %+v", bought)
+			}
+			var liveBought testModePurchase
+			e.do(t, 0, "POST", "/api/v1/broll/purchase", liveKey.APIKey, map[string]any{"video_ids": videos[:1]}).decode(t, 200, &liveBought)
+			if !liveBought.Livemode || liveBought.Balance != 95 {
+				t.Fatalf("live purchase: %+v", liveBought)
+			}
+
+			t.Run("balances", func(t *testing.T) {
+				for key, want := range map[string]testModeBalance{
+					testKey.APIKey: {Balance: 990, Livemode: false},
+					liveKey.APIKey: {Balance: 95, Livemode: true},
+					root:           {Balance: 95, Livemode: true},
+				} {
+					var got testModeBalance
+					e.do(t, 0, "GET", "/api/v1/balance", key, nil).decode(t, 200, &got)
+					if got.Balance != want.Balance || got.Livemode != want.Livemode {
+						t.Errorf("balance of %.12s: %+v, want %+v", key, got, want)
+					}
+					if !want.Livemode && (got.MonthToDate.Purchases != 2 || got.MonthToDate.Amount != 10) {
+						t.Errorf("test month to date %+v", got.MonthToDate)
+					}
+					if want.Livemode && (got.MonthToDate.Purchases != 1 || got.MonthToDate.Amount != 5) {
+						t.Errorf("live month to date of %.12s: %+v", key, got.MonthToDate)
+					}
+				}
+			})
+			t.Run("lists", func(t *testing.T) {
+				for key, want := range map[string]int{root: 1, liveKey.APIKey: 1, testKey.APIKey: 2} {
+					var got testModeList
+					e.do(t, 0, "GET", "/api/v1/broll/purchases", key, nil).decode(t, 200, &got)
+					if got.Summary.Count != want || len(got.Purchases) != want {
+						t.Fatalf("list of %.12s: %d purchases, want %d", key, got.Summary.Count, want)
+					}
+					for _, p := range got.Purchases {
+						if p.Livemode != (key != testKey.APIKey) {
+							t.Errorf("list of %.12s holds %+v", key, p)
+						}
+					}
+				}
+			})
+			t.Run("a test link serves the preview, never the full file", func(t *testing.T) {
+				link := bought.Purchases[0].DownloadURL
+				status, body, _ := e.fetchMedia(t, link)
+				if status != 409 || !strings.Contains(string(body), "preview_not_ready") || bytes.Contains(body, full[:16]) {
+					t.Fatalf("without a preview: %d %.200s", status, body)
+				}
+				key := "clips/" + videos[0].String() + "/preview.mp4"
+				if _, err := e.media.Put(ctx, key, bytes.NewReader(preview)); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := e.pool.Exec(ctx, `UPDATE videos SET preview_key = $2 WHERE id = $1`, videos[0], key); err != nil {
+					t.Fatal(err)
+				}
+				status, body, _ = e.fetchMedia(t, link)
+				if status != 200 || !bytes.Equal(body, preview) {
+					t.Fatalf("test link: %d, %d bytes (preview %d, full %d)", status, len(body), len(preview), len(full))
+				}
+				status, body, _ = e.fetchMedia(t, liveBought.Purchases[0].DownloadURL)
+				if status != 200 || !bytes.Equal(body, full) {
+					t.Fatalf("live link: %d, %d bytes", status, len(body))
+				}
+			})
+		})
+	}
+}
