@@ -30,6 +30,7 @@ type purchasesView struct {
 	Pager   pager
 	CSVLink string
 	KeyName string // the filtered key's name, when not among Keys
+	Test    bool   // test purchases (?mode=test)
 }
 
 type purchaseFilter struct {
@@ -62,7 +63,12 @@ func readFilter(c *fiber.Ctx) purchaseFilter {
 func (h *handler) purchases(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	sess := session(c)
+	test, err := readMode(c)
+	if err != nil {
+		return err
+	}
 	owner := tenancy.AccountOwner(sess.AccountID)
+	owner.Test = test
 	f := readFilter(c)
 	q, err := f.params(strconv.Itoa(purchasesPerPage), c.Query("page")).Parse(owner)
 	if err != nil {
@@ -76,17 +82,18 @@ func (h *handler) purchases(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v := purchasesView{Listing: listing, Filter: f, Keys: keys,
-		Pager: newPager(Prefix+"/purchases", f.values(), listing.Total, purchasesPerPage, q.Offset/purchasesPerPage+1)}
+	v := purchasesView{Listing: listing, Filter: f, Keys: keys, Test: test,
+		Pager: newPager(Prefix+"/purchases", modeValues(f.values(), test), listing.Total, purchasesPerPage, q.Offset/purchasesPerPage+1)}
 	if q.KeyID != nil {
 		v.KeyName = h.keyName(ctx, sess.AccountID, *q.KeyID, keys)
 	}
 	v.CSVLink = Prefix + "/purchases.csv"
-	if enc := f.values().Encode(); enc != "" {
+	if enc := modeValues(f.values(), test).Encode(); enc != "" {
 		v.CSVLink += "?" + enc
 	}
 	return h.show(c, http.StatusOK, "purchases", view{
 		Title: "Purchases", Nav: "purchases", Session: sess, Data: v,
+		Mode: newModeSwitch(Prefix+"/purchases", f.values(), test),
 	})
 }
 
@@ -108,10 +115,16 @@ var csvHeader = []string{"purchased_at", "purchase_id", "video_id", "video_title
 
 // purchasesCSV exports every purchase of the filter (not just a page),
 // oldest first, streamed as rows arrive. Its price_paid column adds up to
-// the page's total, which is summary.total_amount of the API.
+// the page's total, which is summary.total_amount of the API. Live
+// purchases only, unless ?mode=test asks for the test ones.
 func (h *handler) purchasesCSV(c *fiber.Ctx) error {
 	sess := session(c)
+	test, err := readMode(c)
+	if err != nil {
+		return err
+	}
 	owner := tenancy.AccountOwner(sess.AccountID)
+	owner.Test = test
 	f := readFilter(c)
 	q, err := f.params("", "").Parse(owner)
 	if err != nil {
@@ -124,6 +137,9 @@ func (h *handler) purchasesCSV(c *fiber.Ctx) error {
 		}
 	}
 	name := "purchases"
+	if test {
+		name = "test_purchases"
+	}
 	if f.StartDate != "" || f.EndDate != "" {
 		name += "_" + f.StartDate + "_" + f.EndDate
 	}

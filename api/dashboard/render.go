@@ -38,7 +38,10 @@ type view struct {
 	Session *tenancy.Session
 	Account string // the account's name
 	Notice  string // a one-line message above the content
-	Data    any
+	// Mode is the live/test switch of a page that shows money; nil on
+	// the others.
+	Mode *modeSwitch
+	Data any
 }
 
 type renderer struct {
