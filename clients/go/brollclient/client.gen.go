@@ -255,6 +255,24 @@ func (e KeyKind) Valid() bool {
 	}
 }
 
+// Defines values for KeyMode.
+const (
+	KeyModeLive KeyMode = "live"
+	KeyModeTest KeyMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the KeyMode enum.
+func (e KeyMode) Valid() bool {
+	switch e {
+	case KeyModeLive:
+		return true
+	case KeyModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for KeyScopes.
 const (
 	KeyScopesBrollBilling     KeyScopes = "broll:billing"
@@ -291,6 +309,24 @@ func (e KeyScopes) Valid() bool {
 	case KeyScopesPricingRead:
 		return true
 	case KeyScopesWebhooksManage:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for KeyCreateMode.
+const (
+	KeyCreateModeLive KeyCreateMode = "live"
+	KeyCreateModeTest KeyCreateMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the KeyCreateMode enum.
+func (e KeyCreateMode) Valid() bool {
+	switch e {
+	case KeyCreateModeLive:
+		return true
+	case KeyCreateModeTest:
 		return true
 	default:
 		return false
@@ -467,6 +503,7 @@ const (
 	ProblemCodeMethodNotAllowed        ProblemCode = "method_not_allowed"
 	ProblemCodeNotFound                ProblemCode = "not_found"
 	ProblemCodePayloadTooLarge         ProblemCode = "payload_too_large"
+	ProblemCodePreviewNotReady         ProblemCode = "preview_not_ready"
 	ProblemCodePriceChanged            ProblemCode = "price_changed"
 	ProblemCodeRangeNotSatisfiable     ProblemCode = "range_not_satisfiable"
 	ProblemCodeRateLimited             ProblemCode = "rate_limited"
@@ -503,6 +540,8 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeNotFound:
 		return true
 	case ProblemCodePayloadTooLarge:
+		return true
+	case ProblemCodePreviewNotReady:
 		return true
 	case ProblemCodePriceChanged:
 		return true
@@ -1785,6 +1824,24 @@ func (e ListCustomerKeysParamsStatus) Valid() bool {
 	}
 }
 
+// Defines values for ListCustomerKeysParamsMode.
+const (
+	ListCustomerKeysParamsModeLive ListCustomerKeysParamsMode = "live"
+	ListCustomerKeysParamsModeTest ListCustomerKeysParamsMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the ListCustomerKeysParamsMode enum.
+func (e ListCustomerKeysParamsMode) Valid() bool {
+	switch e {
+	case ListCustomerKeysParamsModeLive:
+		return true
+	case ListCustomerKeysParamsModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for UpdateCustomerKeyParamsContentEncoding.
 const (
 	UpdateCustomerKeyParamsContentEncodingGzip     UpdateCustomerKeyParamsContentEncoding = "gzip"
@@ -1884,11 +1941,11 @@ func (e GetErrorCodeParamsCode) Valid() bool {
 	}
 }
 
-// Balance Examples: {"account_id":"5b0f4e2a-7c1d-4e9f-a3b6-2d8c0e4f6a1b","balance":240,"currency":"USD","key":{"customer_label":"customer 42","id":"3d9c7b5a-1e2f-4a6b-8c0d-9e8f7a6b5c4d","kind":"customer"},"month_to_date":{"amount":30,"currency":"USD","purchases":3,"since":"2026-03-01"}}
+// Balance Examples: {"account_id":"5b0f4e2a-7c1d-4e9f-a3b6-2d8c0e4f6a1b","balance":240,"currency":"USD","key":{"customer_label":"customer 42","id":"3d9c7b5a-1e2f-4a6b-8c0d-9e8f7a6b5c4d","kind":"customer"},"livemode":true,"month_to_date":{"amount":30,"currency":"USD","purchases":3,"since":"2026-03-01"}}
 type Balance struct {
 	AccountId openapi_types.UUID `json:"account_id"`
 
-	// Balance The account's shared credit pool, in USD.
+	// Balance The account's shared credit pool, in USD (for a test key: the account's test balance).
 	//
 	// Examples: 10
 	Balance  float32         `json:"balance"`
@@ -1904,6 +1961,9 @@ type Balance struct {
 		// Spent Customer keys: what the key spent in its limit's period.
 		Spent *Spent `json:"spent,omitempty"`
 	} `json:"key"`
+
+	// Livemode False for a test-mode key: `balance` is then the account's test balance and `month_to_date` counts its test purchases.
+	Livemode bool `json:"livemode"`
 
 	// MonthToDate Purchases since the first of the month (UTC) that the key can see.
 	MonthToDate struct {
@@ -2048,6 +2108,12 @@ type Key struct {
 	Kind       KeyKind    `json:"kind"`
 	LastUsedAt *time.Time `json:"last_used_at"`
 
+	// Livemode False for a test-mode key.
+	Livemode bool `json:"livemode"`
+
+	// Mode `test`: a test-mode key (`dsk_test_...`), which buys from the account's test balance and sees test purchases only. Root and ops keys are live.
+	Mode KeyMode `json:"mode"`
+
 	// RateLimitPerMinute Requests per minute for this key (burst = the same number); null: the service default.
 	RateLimitPerMinute *int        `json:"rate_limit_per_minute,omitempty"`
 	RevokedAt          *time.Time  `json:"revoked_at"`
@@ -2066,12 +2132,18 @@ type Key struct {
 // KeyKind defines model for Key.Kind.
 type KeyKind string
 
+// KeyMode `test`: a test-mode key (`dsk_test_...`), which buys from the account's test balance and sees test purchases only. Root and ops keys are live.
+type KeyMode string
+
 // KeyScopes defines model for Key.Scopes.
 type KeyScopes string
 
-// KeyCreate Examples: {"customer_label":"customer 42"}, {"customer_label":"customer 43","rate_limit_per_minute":120,"spend_limit":{"amount":50,"period":"month"}}
+// KeyCreate Examples: {"customer_label":"customer 42"}, {"customer_label":"customer 43","rate_limit_per_minute":120,"spend_limit":{"amount":50,"period":"month"}}, {"customer_label":"integration tests","mode":"test"}
 type KeyCreate struct {
 	CustomerLabel string `json:"customer_label"`
+
+	// Mode `test` makes a test-mode key (`dsk_test_...`): it behaves like a live key (search, purchase, idempotency, limits, webhooks) but buys from the account's test balance (`BROLL_TEST_BALANCE`), its purchases never appear in live lists, statements or the live balance, and its download links serve the clip's preview file. Any other value is 400 `invalid_request`.
+	Mode *KeyCreateMode `json:"mode,omitempty"`
 
 	// RateLimitPerMinute Requests per minute for this key (burst = the same number); null: the service default.
 	RateLimitPerMinute *int `json:"rate_limit_per_minute,omitempty"`
@@ -2083,10 +2155,13 @@ type KeyCreate struct {
 	SpendLimit *SpendLimit `json:"spend_limit,omitempty"`
 }
 
+// KeyCreateMode `test` makes a test-mode key (`dsk_test_...`): it behaves like a live key (search, purchase, idempotency, limits, webhooks) but buys from the account's test balance (`BROLL_TEST_BALANCE`), its purchases never appear in live lists, statements or the live balance, and its download links serve the clip's preview file. Any other value is 400 `invalid_request`.
+type KeyCreateMode string
+
 // KeyCreateScopes defines model for KeyCreate.Scopes.
 type KeyCreateScopes string
 
-// KeyCreated Examples: {"api_key":"dsk_7Hq2xVb9Lm3Kp8Rt5Wz1Nc4Fy6Gd0Sj2Ae7Uh9Io","details":{"created_at":"2026-03-02T10:15:00Z","customer_label":"customer 42","id":"3d9c7b5a-1e2f-4a6b-8c0d-9e8f7a6b5c4d","key_prefix":"dsk_7Hq2","kind":"customer","last_used_at":null,"revoked_at":null,"scopes":["broll:read","broll:purchase","broll:billing","orders:read","orders:write","pricing:read","deliverables:read"],"total_requests":0},"success":true}
+// KeyCreated Examples: {"api_key":"dsk_7Hq2xVb9Lm3Kp8Rt5Wz1Nc4Fy6Gd0Sj2Ae7Uh9Io","details":{"created_at":"2026-03-02T10:15:00Z","customer_label":"customer 42","id":"3d9c7b5a-1e2f-4a6b-8c0d-9e8f7a6b5c4d","key_prefix":"dsk_7Hq2","kind":"customer","last_used_at":null,"livemode":true,"mode":"live","revoked_at":null,"scopes":["broll:read","broll:purchase","broll:billing","orders:read","orders:write","pricing:read","deliverables:read"],"total_requests":0},"success":true}
 type KeyCreated struct {
 	// ApiKey The new key. Shown only here: store it now.
 	ApiKey string `json:"api_key"`
@@ -2099,7 +2174,7 @@ type KeyCreated struct {
 // KeyCreatedSuccess defines model for KeyCreated.Success.
 type KeyCreatedSuccess bool
 
-// KeyList Examples: {"keys":[{"created_at":"2026-03-02T10:15:00Z","customer_label":"customer 42","id":"3d9c7b5a-1e2f-4a6b-8c0d-9e8f7a6b5c4d","key_prefix":"dsk_7Hq2","kind":"customer","last_used_at":null,"revoked_at":null,"scopes":["broll:read","broll:purchase","broll:billing","orders:read","orders:write","pricing:read","deliverables:read"],"total_requests":0}],"pagination":{"has_more":false,"limit":100,"next_cursor":null},"success":true}
+// KeyList Examples: {"keys":[{"created_at":"2026-03-02T10:15:00Z","customer_label":"customer 42","id":"3d9c7b5a-1e2f-4a6b-8c0d-9e8f7a6b5c4d","key_prefix":"dsk_7Hq2","kind":"customer","last_used_at":null,"livemode":true,"mode":"live","revoked_at":null,"scopes":["broll:read","broll:purchase","broll:billing","orders:read","orders:write","pricing:read","deliverables:read"],"total_requests":0}],"pagination":{"has_more":false,"limit":100,"next_cursor":null},"success":true}
 type KeyList struct {
 	Keys       []Key          `json:"keys"`
 	Pagination KeyPagination  `json:"pagination"`
@@ -2166,15 +2241,18 @@ type LegacyPurchaseRequest struct {
 
 // LegacyPurchaseResult defines model for LegacyPurchaseResult.
 type LegacyPurchaseResult struct {
-	// Balance The account's shared credit pool after the purchase, in USD.
+	// Balance The account's shared credit pool after the purchase, in USD (for a test key: the account's test balance).
 	//
 	// Examples: 10
 	Balance       float32                      `json:"balance"`
 	Currency      LegacyPurchaseResultCurrency `json:"currency"`
 	CustomerEmail *openapi_types.Email         `json:"customer_email"`
 	DryRun        bool                         `json:"dry_run"`
-	Purchases     []PurchaseLine               `json:"purchases"`
-	Source        string                       `json:"source"`
+
+	// Livemode False for test mode (a `dsk_test_` key): paid from the account's test balance, never from live credit. `balance` is then the test balance, and the links serve the clips' previews.
+	Livemode  bool           `json:"livemode"`
+	Purchases []PurchaseLine `json:"purchases"`
+	Source    string         `json:"source"`
 
 	// TotalCharged Charged by this request (or quoted, on a dry run), in USD.
 	//
@@ -2228,7 +2306,7 @@ type Problem struct {
 	Available *float32                  `json:"available,omitempty"`
 	Checks    *map[string]ProblemChecks `json:"checks,omitempty"`
 
-	// Code Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed` and `idempotency_key_in_use` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
+	// Code Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use` and `preview_not_ready` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
 	Code     ProblemCode      `json:"code"`
 	Currency *ProblemCurrency `json:"currency,omitempty"`
 
@@ -2283,7 +2361,7 @@ type Problem struct {
 // ProblemChecks defines model for Problem.Checks.
 type ProblemChecks string
 
-// ProblemCode Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed` and `idempotency_key_in_use` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
+// ProblemCode Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use` and `preview_not_ready` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
 type ProblemCode string
 
 // ProblemCurrency defines model for Problem.Currency.
@@ -2316,7 +2394,7 @@ type PurchaseLine struct {
 // PurchaseLineCurrency defines model for PurchaseLine.Currency.
 type PurchaseLineCurrency string
 
-// PurchaseList Examples: {"pagination":{"has_more":false,"limit":50,"next_cursor":null,"offset":0,"page":1,"total":1},"purchases":[{"api_key_id":"3d9c7b5a-1e2f-4a6b-8c0d-9e8f7a6b5c4d","currency":"USD","customer_email":null,"customer_label":"customer 42","download_revoked":false,"download_url":"https://api.example.com/api/v1/downloads/0f8e2d4c-9b1a-4c3e-8d7f-6a5b4c3d2e1f?exp=1767229200\u0026kv=1a2b3c4d\u0026sig=Xy9k2Qm7vB3nR8tL1pZ5wC4hJ6fD0sA2eG7uK9iO3yM","download_url_expires_at":"2026-03-02T11:15:00Z","legacy":false,"price_paid":10,"purchase_id":"0f8e2d4c-9b1a-4c3e-8d7f-6a5b4c3d2e1f","purchased_at":"2026-03-02T10:15:00Z","video":{"difficulty":"medium","duration_seconds":8.5,"emotion":"laughing","gender":"female","id":"11111111-2222-4333-8444-555555555555","media_type":"video","retired":false,"title":"Woman laughing at her phone on a sunny balcony"},"video_id":"11111111-2222-4333-8444-555555555555"}],"summary":{"count":1,"currency":"USD","end_date":"2026-03-31","start_date":"2026-03-01","total_amount":10}}
+// PurchaseList Examples: {"pagination":{"has_more":false,"limit":50,"next_cursor":null,"offset":0,"page":1,"total":1},"purchases":[{"api_key_id":"3d9c7b5a-1e2f-4a6b-8c0d-9e8f7a6b5c4d","currency":"USD","customer_email":null,"customer_label":"customer 42","download_revoked":false,"download_url":"https://api.example.com/api/v1/downloads/0f8e2d4c-9b1a-4c3e-8d7f-6a5b4c3d2e1f?exp=1767229200\u0026kv=1a2b3c4d\u0026sig=Xy9k2Qm7vB3nR8tL1pZ5wC4hJ6fD0sA2eG7uK9iO3yM","download_url_expires_at":"2026-03-02T11:15:00Z","legacy":false,"livemode":true,"price_paid":10,"purchase_id":"0f8e2d4c-9b1a-4c3e-8d7f-6a5b4c3d2e1f","purchased_at":"2026-03-02T10:15:00Z","video":{"difficulty":"medium","duration_seconds":8.5,"emotion":"laughing","gender":"female","id":"11111111-2222-4333-8444-555555555555","media_type":"video","retired":false,"title":"Woman laughing at her phone on a sunny balcony"},"video_id":"11111111-2222-4333-8444-555555555555"}],"summary":{"count":1,"currency":"USD","end_date":"2026-03-31","start_date":"2026-03-01","total_amount":10}}
 type PurchaseList struct {
 	Pagination PurchasePagination `json:"pagination"`
 	Purchases  []PurchaseRecord   `json:"purchases"`
@@ -2378,6 +2456,9 @@ type PurchaseRecord struct {
 	// Legacy Made through the legacy v0 API (visible to the account's root key).
 	Legacy bool `json:"legacy"`
 
+	// Livemode False for a test key's purchase; live lists never hold one.
+	Livemode bool `json:"livemode"`
+
 	// PricePaid US dollars, accurate to the cent (`currency` is always `USD`).
 	//
 	// Examples: 10
@@ -2410,15 +2491,18 @@ type PurchaseRequest struct {
 	VideoIds []openapi_types.UUID `json:"video_ids"`
 }
 
-// PurchaseResult Examples: {"balance":240,"currency":"USD","dry_run":false,"purchases":[{"already_owned":false,"currency":"USD","download_url":"https://api.example.com/api/v1/downloads/0f8e2d4c-9b1a-4c3e-8d7f-6a5b4c3d2e1f?exp=1767229200\u0026kv=1a2b3c4d\u0026sig=Xy9k2Qm7vB3nR8tL1pZ5wC4hJ6fD0sA2eG7uK9iO3yM","download_url_expires_at":"2026-03-02T11:15:00Z","price_paid":10,"purchase_id":"0f8e2d4c-9b1a-4c3e-8d7f-6a5b4c3d2e1f","purchased_at":"2026-03-02T10:15:00Z","video_id":"11111111-2222-4333-8444-555555555555"}],"total_charged":10}
+// PurchaseResult Examples: {"balance":240,"currency":"USD","dry_run":false,"livemode":true,"purchases":[{"already_owned":false,"currency":"USD","download_url":"https://api.example.com/api/v1/downloads/0f8e2d4c-9b1a-4c3e-8d7f-6a5b4c3d2e1f?exp=1767229200\u0026kv=1a2b3c4d\u0026sig=Xy9k2Qm7vB3nR8tL1pZ5wC4hJ6fD0sA2eG7uK9iO3yM","download_url_expires_at":"2026-03-02T11:15:00Z","price_paid":10,"purchase_id":"0f8e2d4c-9b1a-4c3e-8d7f-6a5b4c3d2e1f","purchased_at":"2026-03-02T10:15:00Z","video_id":"11111111-2222-4333-8444-555555555555"}],"total_charged":10}
 type PurchaseResult struct {
-	// Balance The account's shared credit pool after the purchase, in USD.
+	// Balance The account's shared credit pool after the purchase, in USD (for a test key: the account's test balance).
 	//
 	// Examples: 10
-	Balance   float32                `json:"balance"`
-	Currency  PurchaseResultCurrency `json:"currency"`
-	DryRun    bool                   `json:"dry_run"`
-	Purchases []PurchaseLine         `json:"purchases"`
+	Balance  float32                `json:"balance"`
+	Currency PurchaseResultCurrency `json:"currency"`
+	DryRun   bool                   `json:"dry_run"`
+
+	// Livemode False for test mode (a `dsk_test_` key): paid from the account's test balance, never from live credit. `balance` is then the test balance, and the links serve the clips' previews.
+	Livemode  bool           `json:"livemode"`
+	Purchases []PurchaseLine `json:"purchases"`
 
 	// TotalCharged Charged by this request (or quoted, on a dry run), in USD.
 	//
@@ -3190,7 +3274,7 @@ type ListCustomerKeysParams struct {
 	// Limit Keys per page: default 100; above 500 clamped to 500; below 1 or not a number is 400.
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor `pagination.next_cursor` of the previous page with the same `customer_label` and `status`. Another query's or an edited cursor is 400 `invalid_request`.
+	// Cursor `pagination.next_cursor` of the previous page with the same `customer_label`, `status` and `mode`. Another query's or an edited cursor is 400 `invalid_request`.
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// CustomerLabel Only keys with exactly this label (surrounding spaces ignored; at most 200 characters).
@@ -3198,10 +3282,16 @@ type ListCustomerKeysParams struct {
 
 	// Status `active`: keys not revoked; `revoked`: revoked keys. Absent: both. Another value is 400 `invalid_request` with `allowed_values`.
 	Status *ListCustomerKeysParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Mode `live`: live keys; `test`: test-mode keys. Absent: both. Another value is 400 `invalid_request` with `allowed_values`.
+	Mode *ListCustomerKeysParamsMode `form:"mode,omitempty" json:"mode,omitempty"`
 }
 
 // ListCustomerKeysParamsStatus defines parameters for ListCustomerKeys.
 type ListCustomerKeysParamsStatus string
+
+// ListCustomerKeysParamsMode defines parameters for ListCustomerKeys.
+type ListCustomerKeysParamsMode string
 
 // UpdateCustomerKeyParams defines parameters for UpdateCustomerKey.
 type UpdateCustomerKeyParams struct {
@@ -3913,7 +4003,7 @@ type ClientInterface interface {
 
 	// DownloadPurchase Download a purchased file (signed link)
 	//
-	// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`.
+	// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
 	//
 	// Corresponds with GET /api/v1/downloads/{purchase_id} (the `DownloadPurchase` operationId).
 	DownloadPurchase(ctx context.Context, purchaseId openapi_types.UUID, params *DownloadPurchaseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4534,7 +4624,7 @@ func (c *Client) GetVideo(ctx context.Context, id VideoIdPath, reqEditors ...Req
 
 // DownloadPurchase Download a purchased file (signed link)
 //
-// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`.
+// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
 //
 // Corresponds with GET /api/v1/downloads/{purchase_id} (the `DownloadPurchase` operationId).
 func (c *Client) DownloadPurchase(ctx context.Context, purchaseId openapi_types.UUID, params *DownloadPurchaseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6516,6 +6606,18 @@ func NewListCustomerKeysRequest(server string, params *ListCustomerKeysParams) (
 
 		}
 
+		if params.Mode != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "mode", *params.Mode, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -7571,7 +7673,7 @@ type ClientWithResponsesInterface interface {
 
 	// DownloadPurchaseWithResponse Download a purchased file (signed link)
 	//
-	// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`.
+	// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10073,6 +10175,11 @@ type DownloadPurchaseResponse403Headers struct {
 	XRequestId *string
 }
 
+// DownloadPurchaseResponse409Headers the declared response headers of an HTTP 409 response for DownloadPurchase
+type DownloadPurchaseResponse409Headers struct {
+	XRequestId *string
+}
+
 // DownloadPurchaseResponse416Headers the declared response headers of an HTTP 416 response for DownloadPurchase
 type DownloadPurchaseResponse416Headers struct {
 	ContentRange *string
@@ -10100,6 +10207,8 @@ type DownloadPurchaseResponse struct {
 	HTTPResponse *http.Response
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
 	// ApplicationproblemJSON416 the response for an HTTP 416 `application/problem+json` response
 	ApplicationproblemJSON416 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -10116,6 +10225,8 @@ type DownloadPurchaseResponse struct {
 	Headers302 *DownloadPurchaseResponse302Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *DownloadPurchaseResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DownloadPurchaseResponse409Headers
 	// Headers416 the parsed response headers for an HTTP 416 response
 	Headers416 *DownloadPurchaseResponse416Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -10129,6 +10240,11 @@ type DownloadPurchaseResponse struct {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r DownloadPurchaseResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r DownloadPurchaseResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON416 returns the response for an HTTP 416 `application/problem+json` response
@@ -12940,7 +13056,7 @@ func (c *ClientWithResponses) GetVideoWithResponse(ctx context.Context, id Video
 
 // DownloadPurchaseWithResponse Download a purchased file (signed link)
 //
-// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`.
+// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -17185,6 +17301,13 @@ func ParseDownloadPurchaseResponse(rsp *http.Response) (*DownloadPurchaseRespons
 		}
 		response.ApplicationproblemJSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 416:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -17256,6 +17379,16 @@ func ParseDownloadPurchaseResponse(rsp *http.Response) (*DownloadPurchaseRespons
 			headers.XRequestId = &value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers DownloadPurchaseResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 416:
 		var headers DownloadPurchaseResponse416Headers
 		if values := rsp.Header.Values("Content-Range"); len(values) > 0 {

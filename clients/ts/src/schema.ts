@@ -215,7 +215,7 @@ export interface paths {
         };
         /**
          * Download a purchased file (signed link)
-         * @description The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`.
+         * @description The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
          */
         get: operations["downloadPurchase"];
         put?: never;
@@ -781,10 +781,10 @@ export interface components {
             /** @description What went wrong, for a person. */
             detail: string;
             /**
-             * @description Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed` and `idempotency_key_in_use` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
+             * @description Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use` and `preview_not_ready` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
              * @enum {string}
              */
-            code: "invalid_request" | "conflicting_search_params" | "unauthorized" | "insufficient_credits" | "spend_limit_exceeded" | "insufficient_scope" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "price_changed" | "sunset" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "internal" | "unavailable" | "idempotency_key_reused" | "idempotency_key_in_use";
+            code: "invalid_request" | "conflicting_search_params" | "unauthorized" | "insufficient_credits" | "spend_limit_exceeded" | "insufficient_scope" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "price_changed" | "sunset" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "internal" | "unavailable" | "idempotency_key_reused" | "idempotency_key_in_use" | "preview_not_ready";
             /** @description Also in the `X-Request-Id` header and in the server logs; quote it when reporting a problem. */
             request_id: string;
             /** @description The input field at fault, when there is one. */
@@ -1145,7 +1145,8 @@ export interface components {
          *       "total_charged": 10,
          *       "currency": "USD",
          *       "balance": 240,
-         *       "dry_run": false
+         *       "dry_run": false,
+         *       "livemode": true
          *     }
          */
         PurchaseResult: {
@@ -1158,11 +1159,13 @@ export interface components {
             /** @constant */
             currency: "USD";
             /**
-             * @description The account's shared credit pool after the purchase, in USD.
+             * @description The account's shared credit pool after the purchase, in USD (for a test key: the account's test balance).
              * @example 10
              */
             balance: number;
             dry_run: boolean;
+            /** @description False for test mode (a `dsk_test_` key): paid from the account's test balance, never from live credit. `balance` is then the test balance, and the links serve the clips' previews. */
+            livemode: boolean;
         };
         PurchaseVideoSummary: {
             /** Format: uuid */
@@ -1221,6 +1224,8 @@ export interface components {
             customer_email: string | null;
             /** @description Only with `semantic_search`: cosine similarity to the search, at least the model's relevance floor. */
             similarity?: number;
+            /** @description False for a test key's purchase; live lists never hold one. */
+            livemode: boolean;
         };
         /**
          * @example {
@@ -1247,7 +1252,8 @@ export interface components {
          *             "retired": false
          *           },
          *           "legacy": false,
-         *           "customer_email": null
+         *           "customer_email": null,
+         *           "livemode": true
          *         }
          *       ],
          *       "summary": {
@@ -1308,6 +1314,13 @@ export interface components {
             spent?: components["schemas"]["Spent"];
             /** @description Requests per minute for this key (burst = the same number); null: the service default. */
             rate_limit_per_minute?: number | null;
+            /**
+             * @description `test`: a test-mode key (`dsk_test_...`), which buys from the account's test balance and sees test purchases only. Root and ops keys are live.
+             * @enum {string}
+             */
+            mode: "live" | "test";
+            /** @description False for a test-mode key. */
+            livemode: boolean;
         };
         /**
          * @example {
@@ -1321,6 +1334,10 @@ export interface components {
          *       },
          *       "rate_limit_per_minute": 120
          *     }
+         * @example {
+         *       "customer_label": "integration tests",
+         *       "mode": "test"
+         *     }
          */
         KeyCreate: {
             customer_label: string;
@@ -1329,6 +1346,12 @@ export interface components {
             spend_limit?: components["schemas"]["SpendLimit"];
             /** @description Requests per minute for this key (burst = the same number); null: the service default. */
             rate_limit_per_minute?: number | null;
+            /**
+             * @description `test` makes a test-mode key (`dsk_test_...`): it behaves like a live key (search, purchase, idempotency, limits, webhooks) but buys from the account's test balance (`BROLL_TEST_BALANCE`), its purchases never appear in live lists, statements or the live balance, and its download links serve the clip's preview file. Any other value is 400 `invalid_request`.
+             * @default live
+             * @enum {string}
+             */
+            mode: "live" | "test";
         };
         /**
          * @example {
@@ -1351,7 +1374,9 @@ export interface components {
          *         "created_at": "2026-03-02T10:15:00Z",
          *         "revoked_at": null,
          *         "total_requests": 0,
-         *         "last_used_at": null
+         *         "last_used_at": null,
+         *         "mode": "live",
+         *         "livemode": true
          *       }
          *     }
          */
@@ -1383,7 +1408,9 @@ export interface components {
          *           "created_at": "2026-03-02T10:15:00Z",
          *           "revoked_at": null,
          *           "total_requests": 0,
-         *           "last_used_at": null
+         *           "last_used_at": null,
+         *           "mode": "live",
+         *           "livemode": true
          *         }
          *       ],
          *       "pagination": {
@@ -1429,14 +1456,15 @@ export interface components {
          *         "amount": 30,
          *         "currency": "USD",
          *         "since": "2026-03-01"
-         *       }
+         *       },
+         *       "livemode": true
          *     }
          */
         Balance: {
             /** Format: uuid */
             account_id: string;
             /**
-             * @description The account's shared credit pool, in USD.
+             * @description The account's shared credit pool, in USD (for a test key: the account's test balance).
              * @example 10
              */
             balance: number;
@@ -1466,6 +1494,8 @@ export interface components {
                 /** Format: date */
                 since: string;
             };
+            /** @description False for a test-mode key: `balance` is then the account's test balance and `month_to_date` counts its test purchases. */
+            livemode: boolean;
         };
         /**
          * @example {
@@ -1676,7 +1706,8 @@ export interface components {
          *       "balance": 240,
          *       "dry_run": false,
          *       "source": "acme",
-         *       "customer_email": "ann@example.com"
+         *       "customer_email": "ann@example.com",
+         *       "livemode": true
          *     }
          */
         LegacyPurchaseResult: components["schemas"]["PurchaseResult"] & {
@@ -2625,12 +2656,14 @@ export interface operations {
             query?: {
                 /** @description Keys per page: default 100; above 500 clamped to 500; below 1 or not a number is 400. */
                 limit?: number;
-                /** @description `pagination.next_cursor` of the previous page with the same `customer_label` and `status`. Another query's or an edited cursor is 400 `invalid_request`. */
+                /** @description `pagination.next_cursor` of the previous page with the same `customer_label`, `status` and `mode`. Another query's or an edited cursor is 400 `invalid_request`. */
                 cursor?: string;
                 /** @description Only keys with exactly this label (surrounding spaces ignored; at most 200 characters). */
                 customer_label?: string;
                 /** @description `active`: keys not revoked; `revoked`: revoked keys. Absent: both. Another value is 400 `invalid_request` with `allowed_values`. */
                 status?: "active" | "revoked";
+                /** @description `live`: live keys; `test`: test-mode keys. Absent: both. Another value is 400 `invalid_request` with `allowed_values`. */
+                mode?: "live" | "test";
             };
             header?: never;
             path?: never;
@@ -2835,6 +2868,16 @@ export interface operations {
             };
             /** @description Invalid, expired or revoked link: ask for a fresh one. */
             403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A test-mode purchase's link, and the clip has no preview yet: the full-quality file is never served instead. */
+            409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
