@@ -119,7 +119,8 @@ type Statement struct {
 	LedgerCharges money.Cents `json:"ledger_charges"`
 }
 
-// MonthlyStatement builds the statement of one account for month "YYYY-MM" (UTC).
+// MonthlyStatement builds the statement of one account for month "YYYY-MM"
+// (UTC): live money only, test-mode purchases are no part of it.
 func (s *Service) MonthlyStatement(ctx context.Context, accountID uuid.UUID, month string) (Statement, error) {
 	start, err := time.Parse("2006-01", month)
 	if err != nil {

@@ -8,7 +8,8 @@
 //	api/mcp_tools.go (MCP)    ─┼─> Service.Purchase / Service.LegacyPurchase
 //	api/legacy.go (v0)        ─┘        │ a purchaseJob: buyer, video ids, expected total, dry run
 //	                                    v
-//	batcher.go: jobs of one account that arrive together form a batch (distinct buyers)
+//	batcher.go: jobs of one account and mode (live or test) that arrive together
+//	    form a batch (distinct buyers)
 //	                                    │ one statement, binary arrays in, one row per video out
 //	                                    v
 //	migrations/functions/purchase_batch.sql: lock the account row, price, check,
@@ -19,5 +20,9 @@
 //	    unknown -> 404, price_changed -> 409, insufficient_credits -> 402
 //
 // The rules of a purchase live in that SQL function alone; Go only carries
-// the arrays in and turns verdicts into answers.
+// the arrays in and turns verdicts into answers. Test mode is a parameter
+// of it: a test key's batch charges the account's test balance row
+// (test_balance.go) instead of the live pool, and every reader of live
+// money leaves livemode = false rows out (visibility.go, ledger.go,
+// audit.go, credits.go).
 package billing
