@@ -198,3 +198,62 @@ func TestTestModeOverHTTP(t *testing.T) {
 		})
 	}
 }
+
+// A test key is a customer key like any other: PATCH sets its spend limit,
+// which refuses its test purchases as it would live ones; Idempotency-Key
+// replays its answers; MCP get_balance and purchase_videos say livemode
+// false and show the test balance.
+func TestTestKeyLimitsIdempotencyAndMCP(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{})
+	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 10_000})
+	test := acct.TestKey(t, e.pool, "sandbox")
+	videos := billingtest.Videos(t, e.pool, 3, "easy")
+
+	r := e.do(t, 0, "PATCH", "/api/v1/keys?id="+test.ID.String(), acct.RootKey.Secret,
+		map[string]any{"spend_limit": map[string]any{"amount": 7, "period": "month"}})
+	var patched struct {
+		Key testModeKey `json:"key"`
+	}
+	r.decode(t, 200, &patched)
+	if patched.Key.Mode != "test" || patched.Key.Livemode {
+		t.Fatalf("PATCH of a test key: %s", r.raw)
+	}
+
+	buy := func(idem string, ids ...uuid.UUID) response {
+		return e.send(t, 0, "POST", "/api/v1/broll/purchase",
+			map[string]string{"Authorization": "Bearer " + test.Secret, "Idempotency-Key": idem},
+			map[string]any{"video_ids": ids})
+	}
+	first := buy("once", videos[0])
+	var res testModePurchase
+	first.decode(t, 200, &res)
+	if res.Livemode || res.Balance != 995 {
+		t.Fatalf("test purchase: %s", first.raw)
+	}
+	again := buy("once", videos[0])
+	if again.status != 200 || again.header.Get("Idempotent-Replayed") != "true" || !bytes.Equal(again.raw, first.raw) {
+		t.Fatalf("replay: %d %q %s", again.status, again.header.Get("Idempotent-Replayed"), again.raw)
+	}
+	if r := buy("twice", videos[1]); r.status != 402 || r.str("code") != "spend_limit_exceeded" {
+		t.Fatalf("over the test key's limit: %d %s", r.status, r.raw)
+	}
+	var live, testBalance int64
+	if err := e.pool.QueryRow(context.Background(), `SELECT a.balance_cents, t.balance_cents
+		FROM accounts a JOIN test_balances t ON t.account_id = a.id WHERE a.id = $1`, acct.ID).Scan(&live, &testBalance); err != nil {
+		t.Fatal(err)
+	}
+	if live != 10_000 || testBalance != 99_500 {
+		t.Fatalf("live %d, test %d after the refusal", live, testBalance)
+	}
+
+	cs := mcpMustConnect(t, e.serveLoopback(t), test.Secret)
+	bal := callToolOK(t, cs, "get_balance", nil)
+	if bal["livemode"] != false || bal["balance"] != 995.0 {
+		t.Fatalf("get_balance of a test key: %v", bal)
+	}
+	quote := callToolOK(t, cs, "purchase_videos", map[string]any{"video_ids": []string{videos[2].String()}, "dry_run": true})
+	if quote["livemode"] != false || quote["balance"] != 995.0 {
+		t.Fatalf("purchase_videos quote of a test key: %v", quote)
+	}
+}
