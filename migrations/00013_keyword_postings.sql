@@ -23,17 +23,29 @@ CREATE FUNCTION broll_term_impact(doc tsvector, lexeme text) RETURNS real
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN ts_rank(doc, quote_literal(lexeme)::tsquery);
 
--- An update deletes the old rows by their whole key (lexeme, impact, id),
--- each one a point in the index, then adds the new ones.
+-- New clips come in bulk (an import is one INSERT of thousands of rows), so
+-- their words are added once per statement from its transition table. An
+-- update changes one clip's words at a time, and most updates of a clip
+-- (its vector, its media) leave them alone, so it is a row trigger that
+-- fires only when they change: it deletes the old rows by their whole key
+-- (lexeme, impact, id), each a point in the index, and adds the new ones.
 -- +goose StatementBegin
-CREATE FUNCTION broll_video_terms() RETURNS trigger
+CREATE FUNCTION broll_video_terms_added() RETURNS trigger
     LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP = 'UPDATE' THEN
-        DELETE FROM video_terms t
-        USING unnest(OLD.search_tsv) u
-        WHERE t.lexeme = u.lexeme AND t.impact = broll_term_impact(OLD.search_tsv, u.lexeme) AND t.video_id = OLD.id;
-    END IF;
+    INSERT INTO video_terms (lexeme, impact, video_id)
+    SELECT u.lexeme, broll_term_impact(n.search_tsv, u.lexeme), n.id FROM added n, unnest(n.search_tsv) u;
+    RETURN NULL;
+END;
+$$;
+-- +goose StatementEnd
+-- +goose StatementBegin
+CREATE FUNCTION broll_video_terms_changed() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM video_terms t
+    USING unnest(OLD.search_tsv) u
+    WHERE t.lexeme = u.lexeme AND t.impact = broll_term_impact(OLD.search_tsv, u.lexeme) AND t.video_id = OLD.id;
     INSERT INTO video_terms (lexeme, impact, video_id)
     SELECT u.lexeme, broll_term_impact(NEW.search_tsv, u.lexeme), NEW.id FROM unnest(NEW.search_tsv) u;
     RETURN NULL;
@@ -45,10 +57,11 @@ $$;
 -- this migration commits, so no clip is added between the copy below and
 -- the triggers.
 CREATE TRIGGER videos_terms_insert AFTER INSERT ON videos
-    FOR EACH ROW EXECUTE FUNCTION broll_video_terms();
+    REFERENCING NEW TABLE AS added
+    FOR EACH STATEMENT EXECUTE FUNCTION broll_video_terms_added();
 CREATE TRIGGER videos_terms_update AFTER UPDATE ON videos
     FOR EACH ROW WHEN (OLD.search_tsv IS DISTINCT FROM NEW.search_tsv)
-    EXECUTE FUNCTION broll_video_terms();
+    EXECUTE FUNCTION broll_video_terms_changed();
 
 INSERT INTO video_terms (lexeme, impact, video_id)
 SELECT u.lexeme, broll_term_impact(v.search_tsv, u.lexeme), v.id FROM videos v, unnest(v.search_tsv) u;
@@ -59,6 +72,7 @@ CREATE INDEX video_terms_walk ON video_terms (lexeme, impact, video_id);
 -- +goose Down
 DROP TRIGGER videos_terms_update ON videos;
 DROP TRIGGER videos_terms_insert ON videos;
-DROP FUNCTION broll_video_terms();
+DROP FUNCTION broll_video_terms_changed();
+DROP FUNCTION broll_video_terms_added();
 DROP TABLE video_terms;
 DROP FUNCTION broll_term_impact(tsvector, text);
