@@ -114,16 +114,24 @@ func (s *Service) Search(ctx context.Context, q Query, qe QueryEmbedder) (Page, 
 	err := s.read(ctx, q.Owned != nil, func(db *pgxpool.Pool) error {
 		c := s.newCounter(ctx, db, sq, q.Owned == nil)
 		var err error
-		if q.semanticRanked() {
+		switch {
+		case q.semanticRanked():
 			rows, err = s.runNearest(ctx, db, q, sq, s.hnsw(), c)
-		} else {
+		case sq.walk != nil:
+			var n int
+			rows, n, err = collectWalk(db.Query(ctx, sq.walk.sql, sq.walk.args...))
+			if err == nil && n < walkDepth(q) {
+				rows, err = collectPage(db.Query(ctx, sq.page.sql, sq.page.args...))
+			}
+		default:
 			rows, err = collectPage(db.Query(ctx, sq.page.sql, sq.page.args...))
 		}
 		if err != nil {
 			return err
 		}
 		// A last page reached by offset says how many match: no count.
-		if !q.semanticRanked() && len(rows) <= q.Limit && q.after == nil && (len(rows) > 0 || q.Offset == 0) {
+		// Not so for a ranking, whose pages end where its candidates do.
+		if q.SortBy != SortRelevance && len(rows) <= q.Limit && q.after == nil && (len(rows) > 0 || q.Offset == 0) {
 			total = q.Offset + len(rows)
 			return nil
 		}

@@ -158,6 +158,11 @@ func TestTotalsEstimatePastTheBound(t *testing.T) {
 	if want := live + CountBound + 500; p.Total < want*8/10 || p.Total > want*12/10 {
 		t.Errorf("estimate %d, want about %d", p.Total, want)
 	}
+	// Two words, each also a prefix: the estimate is the total, near the
+	// truth.
+	if p := f.search(t, Query{Search: "bulk clip"}); p.TotalExact || p.Total < (CountBound+500)*8/10 || p.Total > (CountBound+500)*12/10 {
+		t.Errorf("bulk clip: total %d exact %v, want about %d, estimated", p.Total, p.TotalExact, CountBound+500)
+	}
 	// The estimate is kept for countCacheTTL: more clips and a fresh
 	// ANALYZE do not move it until then, and a page further on reports
 	// the same total without asking the planner again.

@@ -41,7 +41,10 @@ type statement struct {
 // which tells whether there is a next page; each row ends with its sort
 // key, for the next cursor) and the capped count.
 type searchSQL struct {
-	page  statement
+	page statement
+	// walk, when set, is the page read from video_terms (keywordWalkSQL),
+	// tried before page.
+	walk  *statement
 	count statement
 	// estimate is EXPLAIN of count: how many rows match and what the
 	// count would cost, without running it.
@@ -92,6 +95,12 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 
 	rank := ""
 	var rankWith func() string
+	// estimateWith is the keyword condition the planner is asked about
+	// when it differs from the one that matches (below); kw is the index
+	// of the matching one in b.conds.
+	var estimateWith func(*sqlBuilder) string
+	kw := -1
+	prefix := ""
 	if q.Search != "" {
 		if p := prefixTSQuery(q.Search); p != "" {
 			// Every clip the words match, their prefixes match too, so
@@ -101,8 +110,18 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 			// above prefixes.
 			// The words' own query is an argument of the rank alone, so it
 			// is added after the count has taken its arguments (below).
-			prefix := "to_tsquery('english', " + b.arg(p) + ")"
+			prefix = "to_tsquery('english', " + b.arg(p) + ")"
+			kw = len(b.conds)
 			b.where("v.search_tsv @@ " + prefix)
+			// The planner knows how often each word occurs, but not how
+			// often its prefixes do: it guesses a fixed share per prefix,
+			// so two words were estimated at 40 clips where 12,000
+			// matched, and counted. The words OR-ed with their prefixes
+			// match the same clips (a word is its own prefix) and are
+			// estimated from what the planner knows.
+			estimateWith = func(e *sqlBuilder) string {
+				return "v.search_tsv @@ (websearch_to_tsquery('english', " + e.arg(q.Search) + ") || " + prefix + ")"
+			}
 			if q.SortBy == SortRelevance {
 				rankWith = func() string {
 					return "ts_rank(v.search_tsv, websearch_to_tsquery('english', " + b.arg(q.Search) + ") || " + prefix + ")"
@@ -130,6 +149,14 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 		args: c.args,
 	}
 	estimate := statement{sql: "EXPLAIN (FORMAT JSON) " + count.sql, args: count.args}
+	if estimateWith != nil {
+		e := b.clone()
+		e.conds[kw] = estimateWith(e)
+		estimate = statement{
+			sql:  "EXPLAIN (FORMAT JSON) SELECT count(*) FROM (SELECT 1 FROM videos v WHERE " + e.whereSQL() + " LIMIT " + e.arg(CountBound+1) + ") matches",
+			args: e.args,
+		}
+	}
 	if rankWith != nil {
 		rank = rankWith()
 	}
@@ -144,7 +171,15 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 		similarity = "1 - (v.embedding <=> " + b.arg(pgvector.NewVector(vec)) + ")"
 	}
 	if rank != "" && q.SortBy == SortRelevance {
-		return searchSQL{page: keywordRankedSQL(b, q, rank, similarity), count: count, estimate: estimate, window: window}
+		sq := searchSQL{count: count, estimate: estimate, window: window}
+		// The words alone (and the retired check): the walk serves it.
+		if q.SemanticSearch == "" && kw >= 0 && len(b.conds) == 2 {
+			w := b.clone()
+			st := keywordWalkSQL(w, q, prefixTerms(q.Search), prefix, rank)
+			sq.walk = &st
+		}
+		sq.page = keywordRankedSQL(b, q, rank, similarity)
+		return sq
 	}
 	key, dir := sortKey(q, rank)
 	if q.after != nil {
@@ -166,14 +201,14 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 }
 
 // keywordRankedSQL pages a keyword search by relevance. Ranking reads each
-// candidate's tsvector: at most KeywordCandidates matches are ranked, the
+// candidate's tsvector: at most keywordScanCandidates matches are ranked, the
 // first the full-text index yields, instead of every match of a common
 // word. The candidates are ranked, sorted and cut to the page by id and
 // rank alone; only the page's rows are then joined for their columns (a
 // join before the sort fetched every candidate's row a second time).
 func keywordRankedSQL(b *sqlBuilder, q Query, rank, similarity string) statement {
 	cands := `SELECT v.id, ` + rank + ` AS rank FROM videos v WHERE ` + b.whereSQL() + `
-			LIMIT ` + b.arg(KeywordCandidates)
+			LIMIT ` + b.arg(keywordScanCandidates)
 	after := ""
 	if q.after != nil {
 		after = "\n\t\tWHERE (c.rank, c.id) < (" + b.arg(q.after.key) + ", " + b.arg(q.after.id) + ")"
@@ -188,10 +223,12 @@ func keywordRankedSQL(b *sqlBuilder, q Query, rank, similarity string) statement
 	return statement{sql: sql, args: b.args}
 }
 
-// KeywordCandidates bounds the matches a keyword search ranks by relevance:
-// the first that many matches are ranked and paged, all of them when fewer
-// match. A common word would otherwise cost a read of every row it is in.
-const KeywordCandidates = 1000
+// keywordScanCandidates bounds the matches a keyword search served by the
+// full-text index ranks by relevance (with filters, or words rare
+// together): the first that many matches are ranked and paged, all of them
+// when fewer match. A common word would otherwise cost a read of every row
+// it is in.
+const keywordScanCandidates = 1000
 
 // CountBound is how far a search counts its matches exactly: past it the
 // total is the planner's estimate (total_exact false). Counting stops at
@@ -279,24 +316,35 @@ func sortKey(q Query, rank string) (key, dir string) {
 }
 
 // prefixTSQuery turns the words of a plain keyword query into a tsquery
-// that requires each of them as a word prefix ("coff" finds "coffee"), to
-// be OR-ed with websearch_to_tsquery of the same text. A query that uses
-// websearch operators (quotes, "or", a leading "-") gets none: OR-ing it
-// would let back what a "-word" excluded. The result holds only letters,
-// digits and tsquery operators, so it cannot be malformed.
+// that requires each of them as a word prefix ("coff" finds "coffee"). A
+// query that uses websearch operators (quotes, "or", a leading "-") gets
+// none: widening it would let back what a "-word" excluded. The result
+// holds only letters, digits and tsquery operators, so it cannot be
+// malformed.
 func prefixTSQuery(search string) string {
+	terms := prefixTerms(search)
+	for i, t := range terms {
+		terms[i] = t + ":*"
+	}
+	return strings.Join(terms, " & ")
+}
+
+// prefixTerms are the words of a plain keyword query, lower-cased and cut
+// at anything but letters and digits, at most maxPrefixTerms; none for a
+// query with websearch operators.
+func prefixTerms(search string) []string {
 	var terms []string
 	for _, f := range strings.Fields(search) {
 		if strings.ContainsRune(f, '"') || strings.HasPrefix(f, "-") || strings.EqualFold(f, "or") {
-			return ""
+			return nil
 		}
 		words := strings.FieldsFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 		for _, w := range words {
 			if len(terms) == maxPrefixTerms {
-				return strings.Join(terms, " & ")
+				return terms
 			}
-			terms = append(terms, strings.ToLower(w)+":*")
+			terms = append(terms, strings.ToLower(w))
 		}
 	}
-	return strings.Join(terms, " & ")
+	return terms
 }

@@ -310,6 +310,18 @@ type queryClass struct {
 	semantic func(rng *rand.Rand) url.Values
 }
 
+// The keyword classes draw their words from the catalog's own (seed.go),
+// many queries of each kind, so that no answer is found in a cache the
+// way a handful of repeated queries would be: a "what" word (of the clip's
+// action) and a "where" word (its place, person or tag), 210 pairs; and a
+// prefix of 3 to 5 letters of any of them.
+var (
+	keywordWhat = []string{"laughing", "phone", "coffee", "drinking", "driving", "car", "unboxing", "package",
+		"waving", "camera", "cooking", "dinner", "walking", "dog", "laptop"}
+	keywordWhere    = []string{"home", "kitchen", "office", "street", "cafe", "park", "gym", "beach", "bedroom", "woman", "man", "teenager", "couple", "ugc"}
+	keywordPrefixOf = append(append([]string{}, keywordWhat...), keywordWhere[:9]...)
+)
+
 // queryClasses are the query classes of issue 14's table, the id lookup
 // first.
 func queryClasses(ids []uuid.UUID) []queryClass {
@@ -341,10 +353,11 @@ func queryClasses(ids []uuid.UUID) []queryClass {
 			return q(url.Values{"sort_by": {"price"}, "sort_order": {pick(rng, []string{"asc", "desc"})}, "page": {"50"}})
 		}},
 		{name: "keyword search, two words", path: func(rng *rand.Rand) string {
-			return q(url.Values{"search": {pick(rng, []string{"laughing phone", "coffee kitchen", "dog park", "car driving"})}})
+			return q(url.Values{"search": {pick(rng, keywordWhat) + " " + pick(rng, keywordWhere)}})
 		}},
 		{name: "keyword prefix", path: func(rng *rand.Rand) string {
-			return q(url.Values{"search": {pick(rng, []string{"unbox", "cook", "lapt", "wav"})}})
+			w := pick(rng, keywordPrefixOf)
+			return q(url.Values{"search": {w[:3+rng.IntN(min(3, len(w)-2))]}})
 		}},
 		{name: "semantic search", path: func(rng *rand.Rand) string { return q(semantic(rng)) }, semantic: semantic},
 		{name: "semantic search + two filters", path: func(rng *rand.Rand) string { return q(semanticFiltered(rng)) },
