@@ -11,14 +11,10 @@ import (
 // accountSet changes an account's settings: today its balance.low
 // threshold ("default" goes back to BROLL_LOW_BALANCE_THRESHOLD).
 func (c *cli) accountSet(ctx context.Context, args []string) (any, error) {
-	var account, low string
-	if _, err := c.flags("account set", args, 0, func(fs *flag.FlagSet) {
-		fs.StringVar(&account, "account", "", "account id")
+	var low string
+	id, err := c.idFlags("account set", args, "account", func(fs *flag.FlagSet) {
 		fs.StringVar(&low, "low-balance", "", `balance.low threshold in USD, or "default"`)
-	}); err != nil {
-		return nil, err
-	}
-	id, err := parseID("account", account)
+	})
 	if err != nil {
 		return nil, err
 	}

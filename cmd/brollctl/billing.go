@@ -45,14 +45,10 @@ func (c *cli) auditDownloads(ctx context.Context, args []string) (any, error) {
 }
 
 func (c *cli) billingStatement(ctx context.Context, args []string) (any, error) {
-	var account, month string
-	if _, err := c.flags("billing statement", args, 0, func(fs *flag.FlagSet) {
-		fs.StringVar(&account, "account", "", "account id")
+	var month string
+	id, err := c.idFlags("billing statement", args, "account", func(fs *flag.FlagSet) {
 		fs.StringVar(&month, "month", "", "YYYY-MM (UTC)")
-	}); err != nil {
-		return nil, err
-	}
-	id, err := parseID("account", account)
+	})
 	if err != nil {
 		return nil, err
 	}

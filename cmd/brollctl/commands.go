@@ -151,14 +151,10 @@ func (c *cli) accountCreate(ctx context.Context, args []string) (any, error) {
 }
 
 func (c *cli) keyCreateRoot(ctx context.Context, args []string) (any, error) {
-	var account, label string
-	if _, err := c.flags("key create-root", args, 0, func(fs *flag.FlagSet) {
-		fs.StringVar(&account, "account", "", "account id")
+	var label string
+	id, err := c.idFlags("key create-root", args, "account", func(fs *flag.FlagSet) {
 		fs.StringVar(&label, "label", "", "label")
-	}); err != nil {
-		return nil, err
-	}
-	id, err := parseID("account", account)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -188,13 +184,7 @@ func (c *cli) keyCreateOps(ctx context.Context, args []string) (any, error) {
 }
 
 func (c *cli) keyRevoke(ctx context.Context, args []string) (any, error) {
-	var idStr string
-	if _, err := c.flags("key revoke", args, 0, func(fs *flag.FlagSet) {
-		fs.StringVar(&idStr, "id", "", "key id")
-	}); err != nil {
-		return nil, err
-	}
-	id, err := parseID("id", idStr)
+	id, err := c.idFlags("key revoke", args, "id", func(*flag.FlagSet) {})
 	if err != nil {
 		return nil, err
 	}
@@ -216,20 +206,16 @@ func (c *cli) keyRevoke(ctx context.Context, args []string) (any, error) {
 // /api/v1/keys does for its root key, and publishes the change to the API
 // nodes' caches.
 func (c *cli) keyLimit(ctx context.Context, args []string) (any, error) {
-	var idStr, spend, period string
+	var spend, period string
 	var noSpend, defaultRate bool
 	var rate int
-	if _, err := c.flags("key limit", args, 0, func(fs *flag.FlagSet) {
-		fs.StringVar(&idStr, "id", "", "customer key id")
+	id, err := c.idFlags("key limit", args, "id", func(fs *flag.FlagSet) {
 		fs.StringVar(&spend, "spend", "", "spend limit in USD")
 		fs.StringVar(&period, "period", "month", "spend limit period: day, month or total")
 		fs.BoolVar(&noSpend, "no-spend-limit", false, "remove the spend limit")
 		fs.IntVar(&rate, "rate", 0, "requests per minute")
 		fs.BoolVar(&defaultRate, "default-rate", false, "back to the service's default rate limit")
-	}); err != nil {
-		return nil, err
-	}
-	id, err := parseID("id", idStr)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -278,14 +264,10 @@ func (c *cli) keyLimit(ctx context.Context, args []string) (any, error) {
 }
 
 func (c *cli) creditsAdd(ctx context.Context, args []string) (any, error) {
-	var account, amount string
-	if _, err := c.flags("credits add", args, 0, func(fs *flag.FlagSet) {
-		fs.StringVar(&account, "account", "", "account id")
+	var amount string
+	id, err := c.idFlags("credits add", args, "account", func(fs *flag.FlagSet) {
 		fs.StringVar(&amount, "amount", "", "amount in USD")
-	}); err != nil {
-		return nil, err
-	}
-	id, err := parseID("account", account)
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -9,13 +9,7 @@ import (
 // BROLL_TEST_BALANCE. Test purchases are kept (their keys still own the
 // clips); the ledger records the difference as a test adjustment.
 func (c *cli) creditsResetTest(ctx context.Context, args []string) (any, error) {
-	var account string
-	if _, err := c.flags("credits reset-test", args, 0, func(fs *flag.FlagSet) {
-		fs.StringVar(&account, "account", "", "account id")
-	}); err != nil {
-		return nil, err
-	}
-	id, err := parseID("account", account)
+	id, err := c.idFlags("credits reset-test", args, "account", func(*flag.FlagSet) {})
 	if err != nil {
 		return nil, err
 	}

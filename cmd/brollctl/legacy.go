@@ -46,13 +46,7 @@ type legacyCustomerJSON struct {
 // legacy purchases a customer key labelled with it, and prints the mapping
 // the platform stores next to its customers. Safe to run again.
 func (c *cli) legacyMigrateCustomers(ctx context.Context, args []string) (any, error) {
-	var account string
-	if _, err := c.flags("legacy migrate-customers", args, 0, func(fs *flag.FlagSet) {
-		fs.StringVar(&account, "account", "", "account id")
-	}); err != nil {
-		return nil, err
-	}
-	id, err := parseID("account", account)
+	id, err := c.idFlags("legacy migrate-customers", args, "account", func(*flag.FlagSet) {})
 	if err != nil {
 		return nil, err
 	}

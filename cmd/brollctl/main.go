@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/google/uuid"
+
 	"broll/catalog"
 	"broll/internal/apperr"
 )
@@ -199,6 +201,20 @@ func (c *cli) dispatch(ctx context.Context, args []string) (any, error) {
 		return nil, usageErr("%s needs a subcommand", cmd)
 	}
 	return nil, usageErr("unknown command %q", cmd+" "+sub)
+}
+
+// idFlags parses the flags of a subcommand about one record, named by its
+// UUID in the flag idFlag ("account", "id"), which is required, and
+// returns the id parsed. define adds the subcommand's other flags.
+func (c *cli) idFlags(name string, args []string, idFlag string, define func(*flag.FlagSet)) (uuid.UUID, error) {
+	var v string
+	if _, err := c.flags(name, args, 0, func(fs *flag.FlagSet) {
+		fs.StringVar(&v, idFlag, "", "the "+idFlag+" (a UUID)")
+		define(fs)
+	}); err != nil {
+		return uuid.Nil, err
+	}
+	return parseID(idFlag, v)
 }
 
 // flags parses a subcommand's flags, refusing stray positional arguments

@@ -44,14 +44,10 @@ func linkJSON(base string, l tenancy.PasswordLink) map[string]any {
 }
 
 func (c *cli) userCreate(ctx context.Context, args []string) (any, error) {
-	var account, email string
-	if _, err := c.flags("user create", args, 0, func(fs *flag.FlagSet) {
-		fs.StringVar(&account, "account", "", "account id")
+	var email string
+	id, err := c.idFlags("user create", args, "account", func(fs *flag.FlagSet) {
 		fs.StringVar(&email, "email", "", "the user's email (their sign-in name)")
-	}); err != nil {
-		return nil, err
-	}
-	id, err := parseID("account", account)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -96,13 +92,7 @@ func (c *cli) userReset(ctx context.Context, args []string) (any, error) {
 }
 
 func (c *cli) userList(ctx context.Context, args []string) (any, error) {
-	var account string
-	if _, err := c.flags("user list", args, 0, func(fs *flag.FlagSet) {
-		fs.StringVar(&account, "account", "", "account id")
-	}); err != nil {
-		return nil, err
-	}
-	id, err := parseID("account", account)
+	id, err := c.idFlags("user list", args, "account", func(*flag.FlagSet) {})
 	if err != nil {
 		return nil, err
 	}
