@@ -8,8 +8,9 @@ import (
 
 // A keyword search ranked by relevance, with no filter beside its words, is
 // served from video_terms (migration 00013), where each word's clips are
-// indexed best first: for each word of the query (and, as the word is also
-// a prefix, up to keywordExpansions indexed words it begins) the search
+// indexed best first: for each of the query's first keywordWalkWords words
+// (and, as a word is also a prefix, up to keywordExpansions indexed words
+// it begins) the search
 // walks that word's clips in order of impact, keeps those that match the
 // whole query, and stops when it has walkDepth of them or after
 // keywordWalkCap clips. The candidates are then ranked by ts_rank as
@@ -30,9 +31,15 @@ import (
 // filtered keyword searches use the full-text index, which combines with
 // the filters'.
 const (
-	// keywordWalkCap bounds the clips each word's walk looks at: words
-	// that rarely appear together stop here and go to the full-text index.
-	keywordWalkCap = 2000
+	// keywordWalkWords is how many of the query's words are walked. Every
+	// match has all of them, so the first words' walks find candidates
+	// for the whole query; more walks would only cost more.
+	keywordWalkWords = 2
+	// keywordWalkCap bounds the clips each walk looks at: words that
+	// rarely appear together stop here and go to the full-text index. With
+	// keywordWalkWords and keywordExpansions it bounds a search's walking
+	// at 8,000 index entries, whatever words a client sends.
+	keywordWalkCap = 1000
 	// keywordExpansions is how many indexed words a query word may stand
 	// for as a prefix ("cook" also walks "cookbook" and "cooki"), taken
 	// in byte order from the word itself.

@@ -175,7 +175,8 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 		// The words alone (and the retired check): the walk serves it.
 		if q.SemanticSearch == "" && kw >= 0 && len(b.conds) == 2 {
 			w := b.clone()
-			st := keywordWalkSQL(w, q, prefixTerms(q.Search), prefix, rank)
+			words := prefixTerms(q.Search)
+			st := keywordWalkSQL(w, q, words[:min(len(words), keywordWalkWords)], prefix, rank)
 			sq.walk = &st
 		}
 		sq.page = keywordRankedSQL(b, q, rank, similarity)
