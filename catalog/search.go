@@ -120,7 +120,7 @@ func (s *Service) Search(ctx context.Context, q Query, qe QueryEmbedder) (Page, 
 		case sq.walk != nil:
 			var n int
 			rows, n, err = collectWalk(db.Query(ctx, sq.walk.sql, sq.walk.args...))
-			if err == nil && n < walkDepth(q) {
+			if err == nil && n <= walkReach(q) {
 				rows, err = collectPage(db.Query(ctx, sq.page.sql, sq.page.args...))
 			}
 		default:

@@ -24,7 +24,7 @@ import (
 // page's cursor and is then not shown, which is the price of not ranking
 // every match.
 //
-// When the walks find fewer candidates than the page's depth, the words
+// When the walks find too few candidates to fill the page, the words
 // are rare together (or alone) and the full-text index, which then has few
 // matches to hand back, serves the search instead (keywordRankedSQL). With
 // filters the walk could pass over many clips the filters refuse, so
@@ -44,19 +44,23 @@ const (
 	// for as a prefix ("cook" also walks "cookbook" and "cooki"), taken
 	// in byte order from the word itself.
 	keywordExpansions = 4
-	// minWalkDepth is the fewest candidates a walk keeps per word.
-	minWalkDepth = 50
 )
 
-// walkDepth is how many clips matching the whole query each word's walk
-// keeps for a page: twice as deep as the page reaches, so that the ranking
-// has candidates beyond the page's edge.
-func walkDepth(q Query) int {
-	reach := q.Offset + q.Limit
+// walkReach is how far into the ranking a page reaches.
+func walkReach(q Query) int {
 	if q.after != nil {
-		reach = q.after.n + q.Limit
+		return q.after.n + q.Limit
 	}
-	return min(max(minWalkDepth, 2*reach), keywordScanCandidates)
+	return q.Offset + q.Limit
+}
+
+// walkDepth is how many clips matching the whole query each of a search's
+// walked words keeps for a page: together twice as many as the page
+// reaches, so that the ranking has candidates past the page's edge, and
+// each enough to fill the page alone.
+func walkDepth(q Query, words int) int {
+	reach := walkReach(q)
+	return min(max(reach+1, (2*reach+words-1)/max(words, 1)), keywordScanCandidates)
 }
 
 // keywordWalkSQL is the page of a ranked keyword search read from
@@ -103,7 +107,7 @@ func keywordWalkSQL(b *sqlBuilder, q Query, words []string, match, rank string) 
 			WHERE (SELECT ts_match_vq(v.search_tsv, (SELECT match FROM query)) FROM videos v
 			       WHERE v.id = p.video_id AND v.retired_at IS NULL)
 			ORDER BY p.impact DESC, p.video_id DESC
-			LIMIT ` + strconv.Itoa(walkDepth(q)) + `
+			LIMIT ` + strconv.Itoa(walkDepth(q, len(words))) + `
 		) m
 	), ranked AS (
 		SELECT v.id, ` + rank + ` AS rank FROM candidates c JOIN videos v ON v.id = c.video_id
