@@ -70,6 +70,7 @@ func main() {
 	flag.DurationVar(&u.duration, "duration", 5*time.Second, "with -users: load time per query class")
 	flag.DurationVar(&u.warmup, "warmup", 2*time.Second, "with -users: unmeasured load of each query class (other queries of its kind) before it is measured")
 	flag.IntVar(&u.efSearch, "semantic-ef", catalog.DefaultEfSearch, "with -users: the API's BROLL_SEMANTIC_EF_SEARCH")
+	flag.StringVar(&u.only, "classes", "", "with -users: measure only the query classes whose name contains this (the id lookup always)")
 	flag.StringVar(&u.reuse, "reuse", "", "with -users: the URL of a database an earlier run kept (-keep): measure it again, migrated to this build, without importing")
 	flag.Parse()
 	o.seed = uint64(seed)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -38,6 +39,9 @@ type userOptions struct {
 	efSearch int
 	// reuse is the URL of a catalog an earlier run kept: no import.
 	reuse string
+	// only, when set, keeps the query classes whose name contains it (the
+	// id lookup is always measured, as the anchor).
+	only string
 }
 
 // runUsers imports o.clips clips through catalog.Import (the path of
@@ -112,6 +116,15 @@ func runUsers(o userOptions) error {
 		return err
 	}
 	classes := queryClasses(ids)
+	if o.only != "" {
+		kept := classes[:1]
+		for _, c := range classes[1:] {
+			if strings.Contains(c.name, o.only) {
+				kept = append(kept, c)
+			}
+		}
+		classes = kept
+	}
 	request := func(c queryClass, seed uint64) func(w, n int) *http.Request {
 		return func(w, n int) *http.Request {
 			rng := rand.New(rand.NewPCG(seed+uint64(w), uint64(n)))
