@@ -67,11 +67,14 @@ func (s *Service) hnsw() hnswSettings {
 	return hnswSettings{efSearch: s.efSearch, maxScanTuples: 20_000}
 }
 
+// The third argument is the plan_cache_mode: force_generic_plan for a page
+// that may keep the plan its connection made once (searchSQL.planOnce),
+// force_custom_plan otherwise.
 const sqlHNSWSettings = `
 	SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
 	       set_config('hnsw.ef_search', $1, true),
 	       set_config('hnsw.max_scan_tuples', $2, true),
-	       set_config('plan_cache_mode', 'force_custom_plan', true)`
+	       set_config('plan_cache_mode', $3, true)`
 
 // sqlExactScan makes the rest of the transaction sort by computed distance
 // instead of walking the index. A custom plan makes the planner see it; a
@@ -311,7 +314,11 @@ func (s *Service) runNearest(ctx context.Context, db *pgxpool.Pool, q Query, sq 
 		offset = q.after.n
 	}
 	efSearch := strconv.Itoa(min(max(hs.efSearch, offset+q.Limit+1+rerankMargin), maxEfSearch))
-	rows, err := s.nearestPage(ctx, db, sq.page, sqlHNSWSettings, efSearch, strconv.Itoa(hs.maxScanTuples))
+	planning := "force_custom_plan"
+	if sq.planOnce {
+		planning = "force_generic_plan"
+	}
+	rows, err := s.nearestPage(ctx, db, sq.page, sqlHNSWSettings, efSearch, strconv.Itoa(hs.maxScanTuples), planning)
 	if err != nil || len(rows) > q.Limit {
 		return rows, err
 	}

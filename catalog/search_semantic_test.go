@@ -208,10 +208,10 @@ func randomUnit(rng *rand.Rand) []float32 {
 // indexOnly is a service whose connections are kept from sorting or
 // scanning the table, so every semantic search walks the HNSW index, as it
 // does on a large catalog (a small one is cheaper to sort whole).
-func indexOnly(t *testing.T, b bundle) *Service {
+func indexOnly(t *testing.T, b bundle, more ...string) *Service {
 	t.Helper()
 	url := b.pool.Config().ConnConfig.ConnString()
-	params := "enable_sort=off&enable_seqscan=off"
+	params := strings.Join(append([]string{"enable_sort=off", "enable_seqscan=off"}, more...), "&")
 	if strings.Contains(url, "?") {
 		url += "&" + params
 	} else {
@@ -261,7 +261,7 @@ func TestSemanticSearchFillsFilteredPages(t *testing.T) {
 		// With the search's settings the index alone fills the page (and
 		// the one more row that tells has_more), no exact scan needed.
 		hs := svc.hnsw()
-		if _, err := tx.Exec(b.ctx, sqlHNSWSettings, fmt.Sprint(hs.efSearch), fmt.Sprint(hs.maxScanTuples)); err != nil {
+		if _, err := tx.Exec(b.ctx, sqlHNSWSettings, fmt.Sprint(hs.efSearch), fmt.Sprint(hs.maxScanTuples), "force_custom_plan"); err != nil {
 			return err
 		}
 		filled, err := pageRows(b, tx, sq.page)
@@ -304,7 +304,7 @@ func TestSemanticSearchFillsFilteredPages(t *testing.T) {
 	sq = buildSearch(q, query, "random")
 	err = pgx.BeginFunc(b.ctx, svc.pool, func(tx pgx.Tx) error {
 		hs := svc.hnsw()
-		if _, err := tx.Exec(b.ctx, sqlHNSWSettings, fmt.Sprint(hs.efSearch), fmt.Sprint(hs.maxScanTuples)); err != nil {
+		if _, err := tx.Exec(b.ctx, sqlHNSWSettings, fmt.Sprint(hs.efSearch), fmt.Sprint(hs.maxScanTuples), "force_custom_plan"); err != nil {
 			return err
 		}
 		plan, err = explainSQL(b, tx, sq.page)
@@ -351,6 +351,115 @@ func TestSemanticSearchFillsFilteredPages(t *testing.T) {
 		t.Fatalf("rare: %d videos, total %d, recall %.2f", len(videos), total, recall(videos, want))
 	}
 	checkSimilarityOrder(t, videos)
+}
+
+// A semantic search whose filters do not change which rows the graph walk
+// should yield keeps the plan its connection made once, without the
+// arguments (planOnce); that plan walks the right graph, and a filter that
+// may match few clips is planned for its value every time.
+func TestSemanticPlanMadeOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	vecs := bulkClips(t, b, 600, 11)
+	// One connection, so the statements prepared by the searches are the
+	// ones this test then looks at.
+	svc := indexOnly(t, b, "pool_max_conns=1")
+	query := randomUnit(rand.New(rand.NewPCG(5, 5)))
+	qe := stubEmbedder{model: "random", vec: query}
+
+	angry := Query{SemanticSearch: "angry men", Emotion: "angry", Gender: "male", Limit: 5}
+	local := Query{SemanticSearch: "near", Location: "home", Limit: 5}
+	for _, q := range []*Query{&angry, &local} {
+		if err := q.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := buildSearch(*q, query, "random").planOnce, q.Location == ""; got != want {
+			t.Fatalf("%+v: planOnce %v", q, got)
+		}
+		for range 3 {
+			p, err := svc.Search(b.ctx, *q, qe)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSimilarityOrder(t, p.Videos)
+			for _, v := range p.Videos {
+				if (q.Emotion != "" && v.Emotion != q.Emotion) || (q.Location != "" && (v.Location == nil || *v.Location != q.Location)) {
+					t.Fatalf("filter ignored: %+v", v)
+				}
+			}
+		}
+	}
+	p, err := svc.Search(b.ctx, angry, qe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := exactTop(t, b, vecs, query, `emotion = 'angry' AND gender = 'male'`, angry.Limit)
+	if len(p.Videos) != angry.Limit || recall(p.Videos, want) < 0.8 {
+		t.Fatalf("angry men: %d videos, recall %.2f", len(p.Videos), recall(p.Videos, want))
+	}
+
+	conn, err := svc.pool.Acquire(b.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	plans := map[string][2]int{}
+	rows, err := conn.Query(b.ctx, `SELECT name, statement, generic_plans, custom_plans FROM pg_prepared_statements
+		WHERE statement LIKE '%WITH nearest%'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var angryStmt string
+	for rows.Next() {
+		var name, sql string
+		var generic, custom int
+		if err := rows.Scan(&name, &sql, &generic, &custom); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case strings.Contains(sql, "v.emotion = 'angry'"):
+			plans["angry"], angryStmt = [2]int{generic, custom}, name
+		case strings.Contains(sql, "v.location = "):
+			plans["location"] = [2]int{generic, custom}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if plans["angry"] != [2]int{4, 0} || plans["location"] != [2]int{0, 3} {
+		t.Fatalf("plans made (generic, custom) per statement: %v, want angry [4 0] and location [0 3]", plans)
+	}
+
+	// The plan made once walks the emotion's own graph: the emotion is in
+	// the text, the LIMIT too.
+	// EXECUTE takes no $n arguments: they are written as constants.
+	sq := buildSearch(angry, query, "random")
+	params := make([]string, len(sq.page.args))
+	for i, a := range sq.page.args {
+		switch a := a.(type) {
+		case fmt.Stringer, string:
+			params[i] = enumLiteral(fmt.Sprint(a))
+		case int:
+			params[i] = fmt.Sprint(a)
+		default:
+			t.Fatalf("argument %d: %T", i+1, a)
+		}
+	}
+	tx, err := conn.Begin(b.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(b.ctx) //nolint:errcheck // read only
+	if _, err := tx.Exec(b.ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := explainSQL(b, tx, statement{sql: "EXECUTE " + angryStmt + "(" + strings.Join(params, ", ") + ")"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plan, "videos_embedding_hnsw_angry") {
+		t.Fatalf("the plan made once does not walk the emotion's graph:\n%s", plan)
+	}
 }
 
 func explainSQL(b bundle, tx pgx.Tx, st statement) (string, error) {
