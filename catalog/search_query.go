@@ -240,6 +240,19 @@ func (q Query) limit() int {
 	return min(q.Limit, MaxLimit)
 }
 
+// plainFilters says the query filters, if at all, on an emotion and on
+// enums of a handful of values (gender, age range, orientation, media
+// type), whose share of the catalog the planner knows without the values:
+// a plan made once, without them, is the plan made for any of them. A
+// location, model, difficulty tier, duration, virality or ownership
+// filter, or keywords, may match few clips, which only a plan made for the
+// value can see (and then sort those few instead of walking an index in
+// order).
+func (q Query) plainFilters() bool {
+	return q.Location == "" && q.ModelID == "" && q.Difficulty == "" && q.MinDuration == nil &&
+		q.MaxDuration == nil && q.MinVirality == nil && q.Owned == nil && q.Search == ""
+}
+
 // semanticRanked says whether the results are the nearest clips in
 // similarity order, served by the vector index.
 func (q Query) semanticRanked() bool {

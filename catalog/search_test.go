@@ -150,6 +150,22 @@ func TestSearchPagination(t *testing.T) {
 		t.Fatalf("pages cover\n%v\nwant\n%v", seen, all)
 	}
 
+	// Offset pages of the orders whose ids come from the sort index alone
+	// (by price, newest, with and without an emotion) cover the order.
+	for _, q := range []Query{{SortBy: SortPrice, SortOrder: SortAsc}, {SortBy: SortPrice}, {SortOrder: SortAsc},
+		{SortBy: SortPrice, Emotion: "happy"}, {Emotion: "happy", SortOrder: SortAsc}} {
+		q.Limit = 100
+		whole := f.keys(f.search(t, q).Videos)
+		var paged []string
+		for off := 0; off < len(whole); off += 3 {
+			q.Limit, q.Offset = 3, off
+			paged = append(paged, f.keys(f.search(t, q).Videos)...)
+		}
+		if len(whole) <= 3 || !slices.Equal(paged, whole) {
+			t.Errorf("%+v: offset pages\n%v\nwant\n%v", q, paged, whole)
+		}
+	}
+
 	p := f.search(t, Query{Limit: 5, Offset: 3})
 	if got := f.keys(p.Videos); !slices.Equal(got, all[3:8]) || p.Page != 1 || !p.HasMore {
 		t.Fatalf("offset 3: %v page %d", got, p.Page)
