@@ -2,6 +2,7 @@ package tenancy
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -92,7 +93,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, key string, useCache b
 	}
 	p, err := a.lookup(ctx, []byte(h))
 	if err != nil {
-		if err == errUnauthorized && a.ttl > 0 {
+		if errors.Is(err, errUnauthorized) && a.ttl > 0 {
 			a.mu.Lock()
 			if a.generation == gen {
 				a.unknown.add(h, a.now())
@@ -168,7 +169,7 @@ func (a *Authenticator) lookup(ctx context.Context, hash []byte) (Principal, err
 	var scopes []string
 	err := a.pool.QueryRow(ctx, lookupSQL, hash).
 		Scan(&p.KeyID, &account, &p.Kind, &p.RootKeyID, &p.Label, &scopes, &p.RateLimitPerMinute, &p.SettingsVersion, &p.Test)
-	if err == pgx.ErrNoRows {
+	if errors.Is(err, pgx.ErrNoRows) {
 		return Principal{}, errUnauthorized
 	}
 	if err != nil {

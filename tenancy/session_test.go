@@ -2,6 +2,7 @@ package tenancy
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -62,7 +63,7 @@ func TestSignInAndSessions(t *testing.T) {
 	if err != nil || got.UserID != u.ID || got.CSRFToken != sess.CSRFToken {
 		t.Fatalf("lookup: %+v %v", got, err)
 	}
-	if _, err := s.Lookup(ctx, token+"x"); err != ErrNoSession {
+	if _, err := s.Lookup(ctx, token+"x"); !errors.Is(err, ErrNoSession) {
 		t.Fatalf("unknown token: %v", err)
 	}
 	var last *time.Time
@@ -81,7 +82,7 @@ func TestSignInAndSessions(t *testing.T) {
 		t.Fatalf("50 minutes after the last use: %v", err)
 	}
 	b.clock.Advance(61 * time.Minute)
-	if _, err := s.Lookup(ctx, token); err != ErrNoSession {
+	if _, err := s.Lookup(ctx, token); !errors.Is(err, ErrNoSession) {
 		t.Fatalf("61 idle minutes: %v", err)
 	}
 
@@ -97,7 +98,7 @@ func TestSignInAndSessions(t *testing.T) {
 		}
 	}
 	b.clock.Advance(21 * time.Minute)
-	if _, err := s.Lookup(ctx, busy); err != ErrNoSession {
+	if _, err := s.Lookup(ctx, busy); !errors.Is(err, ErrNoSession) {
 		t.Fatalf("busy session past its maximum age: %v", err)
 	}
 }
@@ -123,7 +124,7 @@ func TestSignOutAndSignOutEverywhere(t *testing.T) {
 	if err := s.End(ctx, laptop); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Lookup(ctx, laptop); err != ErrNoSession {
+	if _, err := s.Lookup(ctx, laptop); !errors.Is(err, ErrNoSession) {
 		t.Fatalf("signed-out session: %v", err)
 	}
 	if _, err := s.Lookup(ctx, phone); err != nil {
@@ -134,7 +135,7 @@ func TestSignOutAndSignOutEverywhere(t *testing.T) {
 		t.Fatalf("end all: %d %v", n, err)
 	}
 	for _, tok := range []string{phone, tablet} {
-		if _, err := s.Lookup(ctx, tok); err != ErrNoSession {
+		if _, err := s.Lookup(ctx, tok); !errors.Is(err, ErrNoSession) {
 			t.Fatalf("session after sign-out everywhere: %v", err)
 		}
 	}

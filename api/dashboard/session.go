@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
+	"errors"
 	"net/url"
 	"strconv"
 	"strings"
@@ -55,7 +56,7 @@ func (h *handler) clearSessionCookie(c *fiber.Ctx) {
 func (h *handler) requireSession(c *fiber.Ctx) error {
 	token := c.Cookies(sessionCookie)
 	sess, err := h.Sessions.Lookup(c.UserContext(), token)
-	if err == tenancy.ErrNoSession {
+	if errors.Is(err, tenancy.ErrNoSession) {
 		if token != "" {
 			h.clearSessionCookie(c)
 		}

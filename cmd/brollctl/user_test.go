@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"strings"
 	"testing"
@@ -54,7 +55,7 @@ func TestUserCommands(t *testing.T) {
 	if code != 0 || out["sessions_ended"].(float64) != 1 || out["set_password_url"] == link {
 		t.Fatalf("user reset: %d %v %s", code, out, stderr)
 	}
-	if _, err := sessions.Lookup(ctx, token); err != tenancy.ErrNoSession {
+	if _, err := sessions.Lookup(ctx, token); !errors.Is(err, tenancy.ErrNoSession) {
 		t.Fatalf("session after reset: %v", err)
 	}
 	if _, err := svc.CheckCredentials(ctx, "owner@acme.test", "a long enough passphrase"); err == nil {

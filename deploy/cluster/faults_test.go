@@ -70,8 +70,12 @@ func TestRedisStopped(t *testing.T) {
 
 	redisSrv.start()
 	eventually(t, 15*time.Second, "readyz after Redis returned", func() error {
-		if r, err := tryCall(api.url, "GET", "/readyz", "", nil); err != nil || r.body["status"] != "ready" {
-			return fmt.Errorf("%v %s", err, r.raw)
+		r, err := tryCall(api.url, "GET", "/readyz", "", nil)
+		if err != nil {
+			return fmt.Errorf("%w %s", err, r.raw)
+		}
+		if r.body["status"] != "ready" {
+			return fmt.Errorf("%s", r.raw)
 		}
 		return nil
 	})

@@ -61,7 +61,7 @@ func build(dir string) error {
 	cmd := exec.Command(gobin, "build", "-o", dir+"/", "./cmd/broll-api", "./cmd/broll-worker", "./cmd/brollctl")
 	cmd.Dir = "../.."
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("%v: %s", err, out)
+		return fmt.Errorf("%w: %s", err, out)
 	}
 	return nil
 }

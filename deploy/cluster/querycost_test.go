@@ -100,8 +100,12 @@ func TestQueryCost(t *testing.T) {
 			answered <- err
 		}()
 		eventually(t, 10*time.Second, "the catalog read waits on the lock", func() error {
-			if n, err := waitingOnVideos(pool); err != nil || n == 0 {
-				return fmt.Errorf("%d waiting (%v)", n, err)
+			n, err := waitingOnVideos(pool)
+			if err != nil {
+				return fmt.Errorf("%d waiting (%w)", n, err)
+			}
+			if n == 0 {
+				return fmt.Errorf("%d waiting", n)
 			}
 			return nil
 		})
@@ -109,8 +113,12 @@ func TestQueryCost(t *testing.T) {
 		<-answered
 		// The lock is still held: only a cancel ends the statement.
 		eventually(t, 10*time.Second, "the statement is cancelled", func() error {
-			if n, err := waitingOnVideos(pool); err != nil || n != 0 {
-				return fmt.Errorf("%d still waiting (%v)", n, err)
+			n, err := waitingOnVideos(pool)
+			if err != nil {
+				return fmt.Errorf("%d still waiting (%w)", n, err)
+			}
+			if n != 0 {
+				return fmt.Errorf("%d still waiting", n)
 			}
 			return nil
 		})

@@ -108,8 +108,11 @@ func TestReadReplica(t *testing.T) {
 				ID string `json:"id"`
 			} `json:"videos"`
 		}
-		if err := json.Unmarshal(r.raw, &out); err != nil || len(out.Videos) == 0 {
-			return "", fmt.Errorf("list: %v %s", err, r.raw)
+		if err := json.Unmarshal(r.raw, &out); err != nil {
+			return "", fmt.Errorf("list: %w %s", err, r.raw)
+		}
+		if len(out.Videos) == 0 {
+			return "", fmt.Errorf("list: no videos %s", r.raw)
 		}
 		return out.Videos[0].ID, nil
 	}

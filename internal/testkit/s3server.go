@@ -67,7 +67,7 @@ func StartS3(t testing.TB) *S3Server {
 		go func() { exited <- cmd.Wait() }()
 		if err := waitListening(addr, exited); err != nil {
 			_ = cmd.Process.Kill()
-			lastErr = fmt.Errorf("%v: %s", err, strings.TrimSpace(out.String()))
+			lastErr = fmt.Errorf("%w: %s", err, strings.TrimSpace(out.String()))
 			continue
 		}
 		t.Cleanup(func() {
@@ -97,7 +97,7 @@ func waitListening(addr string, exited <-chan error) error {
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-exited:
-			return fmt.Errorf("versitygw exited: %v", err)
+			return fmt.Errorf("versitygw exited: %w", err)
 		default:
 		}
 		if resp, err := client.Get("http://" + addr + "/"); err == nil {

@@ -218,7 +218,7 @@ func pgbenchCeiling(dbURL string, account uuid.UUID, clients int, d time.Duratio
 	out, err := exec.Command(bin, "-n", "-c", fmt.Sprint(clients), "-j", "2", "-T", fmt.Sprint(int(d.Seconds())),
 		"-f", script.Name(), dbURL).CombinedOutput()
 	if err != nil {
-		return 0, fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
+		return 0, fmt.Errorf("%w: %s", err, strings.TrimSpace(string(out)))
 	}
 	m := tpsRe.FindSubmatch(out)
 	if m == nil {

@@ -400,8 +400,11 @@ func semanticRecall(ctx context.Context, pool *pgxpool.Pool, base, key string, e
 		}
 		err = json.NewDecoder(res.Body).Decode(&page)
 		res.Body.Close()
-		if err != nil || res.StatusCode != http.StatusOK {
-			return 0, fmt.Errorf("semantic search: status %d: %v", res.StatusCode, err)
+		if err != nil {
+			return 0, fmt.Errorf("semantic search: status %d: %w", res.StatusCode, err)
+		}
+		if res.StatusCode != http.StatusOK {
+			return 0, fmt.Errorf("semantic search: status %d", res.StatusCode)
 		}
 		vecs, err := e.Embed(ctx, embed.Query, []string{embed.NormalizeQuery(v.Get("semantic_search"))})
 		if err != nil {
