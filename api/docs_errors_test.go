@@ -21,9 +21,13 @@ func TestErrorPages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		section := string(readme)
-		section = section[strings.Index(section, "\n## Errors\n"):]
-		section = section[:strings.Index(section[1:], "\n## ")]
+		_, section, ok := strings.Cut(string(readme), "\n## Errors\n")
+		if !ok {
+			t.Fatal("README has no Errors section")
+		}
+		if end := strings.Index(section, "\n## "); end >= 0 {
+			section = section[:end]
+		}
 		listed := regexp.MustCompile("`([a-z_]+)` \\(|`([a-z_]+)` and|, `([a-z_]+)`").FindAllStringSubmatch(section, -1)
 		seen := map[string]bool{}
 		for _, m := range listed {

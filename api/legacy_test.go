@@ -252,8 +252,8 @@ func TestLegacyOnlyForEnabledSources(t *testing.T) {
 			{"POST", "/api/external/broll/purchase", map[string]any{"source": source, "video_ids": []string{vids[0].String()}}},
 		}
 	}
-	// comparable drops what differs between any two responses.
-	comparable := func(r response) string {
+	// normalized drops what differs between any two responses.
+	normalized := func(r response) string {
 		delete(r.body, "request_id")
 		b, _ := json.Marshal(r.body)
 		return strconv.Itoa(r.status) + " " + string(b)
@@ -269,8 +269,8 @@ func TestLegacyOnlyForEnabledSources(t *testing.T) {
 	}
 	unknown := send("no-such-source")
 	for i, r := range send(acct.Source) {
-		if r.status != 404 || comparable(r) != comparable(unknown[i]) {
-			t.Errorf("not enabled, request %d: %s, unknown source: %s", i, comparable(r), comparable(unknown[i]))
+		if r.status != 404 || normalized(r) != normalized(unknown[i]) {
+			t.Errorf("not enabled, request %d: %s, unknown source: %s", i, normalized(r), normalized(unknown[i]))
 		}
 	}
 	if b := checkBalance(t, e, acct.ID); b != 5000 {
@@ -294,8 +294,8 @@ func TestLegacyOnlyForEnabledSources(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, r := range send(acct.Source) {
-		if comparable(r) != comparable(unknown[i]) {
-			t.Errorf("disabled again, request %d: %s", i, comparable(r))
+		if normalized(r) != normalized(unknown[i]) {
+			t.Errorf("disabled again, request %d: %s", i, normalized(r))
 		}
 	}
 }

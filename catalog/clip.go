@@ -320,8 +320,8 @@ func (v *validator) file(name string) (string, string) {
 // does not resolve (a missing file) is judged by its name against the
 // directory as configured, so that it is reported missing, not outside.
 func (v *validator) within(path string) bool {
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		return inside(v.root, real)
+	if resolved, err := filepath.EvalSymlinks(path); err == nil {
+		return inside(v.root, resolved)
 	}
 	return inside(v.baseDir, filepath.Clean(path))
 }

@@ -210,7 +210,7 @@ func TestImportCreatesThenUpdates(t *testing.T) {
 	b.writeFile(t, "media/full.avi", full)
 	b.writeFile(t, "media/preview.gif", []byte("GIF89a"))
 	b.writeFile(t, "media/thumb.jpg", []byte("\xff\xd8\xff"))
-	absThumb := filepath.Join(b.src, "media/thumb.jpg")
+	absThumb := filepath.Join(b.src, "media", "thumb.jpg")
 	idA, idB := uuid.New(), uuid.New()
 
 	clipA := map[string]any{

@@ -110,9 +110,9 @@ func (s *Service) ProcessMedia(ctx context.Context, id uuid.UUID) error {
 	return nil
 }
 
-// makeMedia runs make into a temporary file and stores it under key.
-func (s *Service) makeMedia(ctx context.Context, tmp, key string, make func(dst string) error) (string, error) {
-	if err := make(tmp); err != nil {
+// makeMedia runs produce into a temporary file and stores it under key.
+func (s *Service) makeMedia(ctx context.Context, tmp, key string, produce func(dst string) error) (string, error) {
+	if err := produce(tmp); err != nil {
 		return "", err
 	}
 	if _, err := s.putFile(ctx, key, tmp); err != nil {

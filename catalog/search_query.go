@@ -128,7 +128,9 @@ func ParseQuery(v url.Values) (Query, error) {
 		return q, err
 	}
 	q.Limit, q.Offset, q.Cursor = pr.Limit, pr.Offset, pr.Cursor
-	return q, q.Validate()
+	// Validate normalises q as it checks it: the caller gets the normalised q.
+	err = q.Validate()
+	return q, err
 }
 
 // Validate checks a Query built by hand (the MCP tool builds one) as

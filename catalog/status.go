@@ -116,7 +116,7 @@ func (s *Service) Status(ctx context.Context, currentModel string) (Status, erro
 // vector of a model other than currentModel; "failed" gives failed clips
 // another round of retries; "all" drops every vector and queues every clip,
 // which takes them out of semantic search until the worker catches up.
-func (s *Service) Reembed(ctx context.Context, mode string, currentModel string) (int, error) {
+func (s *Service) Reembed(ctx context.Context, mode, currentModel string) (int, error) {
 	if s.queue == nil {
 		return 0, errors.New("reembed: no embedding queue configured")
 	}

@@ -195,10 +195,10 @@ func titleOf(status int) string {
 	return http.StatusText(status)
 }
 
-// backLink is the page to go back to from an error on path.
-func backLink(path string) string {
+// backLink is the page to go back to from an error on page.
+func backLink(page string) string {
 	for _, p := range []string{"/keys", "/purchases", "/credits"} {
-		if strings.HasPrefix(path, Prefix+p) {
+		if strings.HasPrefix(page, Prefix+p) {
 			return Prefix + p
 		}
 	}

@@ -39,8 +39,9 @@ func main() {
 		os.Exit(healthcheck(os.Getenv))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Getenv, os.Stderr, nil); err != nil {
+	err := run(ctx, os.Getenv, os.Stderr, nil)
+	stop() // before os.Exit, which skips deferred calls
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "broll-api: %v\n", err)
 		os.Exit(1)
 	}

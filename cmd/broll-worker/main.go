@@ -42,8 +42,9 @@ func main() {
 		os.Exit(probe.Exit(addr))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Getenv, os.Stderr, nil); err != nil {
+	err := run(ctx, os.Getenv, os.Stderr, nil)
+	stop() // before os.Exit, which skips deferred calls
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "broll-worker: %v\n", err)
 		os.Exit(1)
 	}

@@ -4,6 +4,7 @@
 package idempotency
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -142,7 +143,7 @@ func (s *Store) try(ctx context.Context, keyID uuid.UUID, key string, hash []byt
 	if err != nil {
 		return false, nil, err
 	}
-	if string(stored) != string(hash) {
+	if !bytes.Equal(stored, hash) {
 		return false, nil, apperr.New(apperr.IdempotencyKeyReused, "this Idempotency-Key was used with a different request; use a new key for a new request")
 	}
 	if status == nil {
