@@ -159,8 +159,8 @@ func parseRange(h string, size int64) (start, end int64, partial bool, err error
 	if !ok {
 		return 0, 0, false, unsatisfiable
 	}
-	switch {
-	case a == "":
+	switch a {
+	case "":
 		n, perr := strconv.ParseInt(b, 10, 64)
 		if perr != nil || n <= 0 {
 			return 0, 0, false, unsatisfiable

@@ -64,7 +64,7 @@ func (s *server) receiveUpload(c *fiber.Ctx) error {
 	if _, ok := s.media.(catalog.MediaLinker); ok {
 		return apperr.New(apperr.MethodNotAllowed, "uploads go to the presigned url POST %s returned", uploadsPath)
 	}
-	var body io.Reader = c.Context().RequestBodyStream()
+	body := c.Context().RequestBodyStream()
 	if body == nil {
 		body = strings.NewReader(string(c.Body()))
 	}

@@ -13,7 +13,6 @@ import (
 // ranked keyword search to be served by the walk of video_terms.
 type walkFixture struct {
 	bundle
-	ids map[string]uuid.UUID
 }
 
 func newWalkFixture(t *testing.T) walkFixture {

@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -54,9 +53,10 @@ func TestMain(m *testing.M) {
 }
 
 func build(dir string) error {
+	// go test puts its own GOROOT/bin first on the PATH of the test binary.
 	gobin, err := exec.LookPath("go")
 	if err != nil {
-		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		return err
 	}
 	cmd := exec.Command(gobin, "build", "-o", dir+"/", "./cmd/broll-api", "./cmd/broll-worker", "./cmd/brollctl")
 	cmd.Dir = "../.."
