@@ -72,7 +72,7 @@ func StartS3(t testing.TB) *S3Server {
 		}
 		t.Cleanup(func() {
 			_ = cmd.Process.Kill()
-			<-exited
+			<-exited //nolint:errcheck // "signal: killed", from the Kill above: nothing to report
 		})
 		s.Endpoint = "http://" + addr
 		return s

@@ -35,14 +35,14 @@ func ScratchDatabase(ctx context.Context, admin string) (string, func(), error) 
 	}
 	name := fmt.Sprintf("broll_bench_%d", time.Now().UnixNano()%1e9)
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		conn.Close(ctx)
+		_ = conn.Close(ctx) // the CREATE's error is the one to report
 		return "", nil, err
 	}
 	cfg := conn.Config()
 	url := fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name)
 	return url, func() {
 		_, _ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-		conn.Close(context.Background())
+		_ = conn.Close(context.Background())
 	}, nil
 }
 

@@ -214,7 +214,10 @@ func pgbenchCeiling(dbURL string, account uuid.UUID, clients int, d time.Duratio
 	}
 	defer os.Remove(script.Name())
 	fmt.Fprintf(script, "UPDATE accounts SET balance_cents = balance_cents - 1 WHERE id = '%s';\n", account)
-	script.Close()
+	// A script that did not reach the disk whole would measure something else.
+	if err := script.Close(); err != nil {
+		return 0, err
+	}
 	out, err := exec.Command(bin, "-n", "-c", fmt.Sprint(clients), "-j", "2", "-T", fmt.Sprint(int(d.Seconds())),
 		"-f", script.Name(), dbURL).CombinedOutput()
 	if err != nil {
