@@ -79,7 +79,7 @@ chromium:
 	  $$as apt-get update -qq >/dev/null && \
 	  $$as env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
 
-test: stack-up chromium fmt-check vet clients-check
+test: stack-up chromium fmt-check vet clients-check lint-go
 	@if command -v npx >/dev/null 2>&1; then $(MAKE) --no-print-directory lint-openapi; \
 	else echo "make test: SKIPPED the OpenAPI lint (npx not found; install Node.js to run make lint-openapi)"; fi
 	bash deploy/local/stack.sh gc-test-dbs
