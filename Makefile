@@ -36,7 +36,7 @@ lint: fmt-check vet lint-go lint-openapi
 
 # golangci-lint at a pinned version (built once into .stack/bin by
 # deploy/local/golangci-lint.sh) with .golangci.yml: the import directions of
-# ARCHITECTURE.md (depguard), unused code, error wrapping (errorlint),
+# the layers (depguard; the rules are in .golangci.yml), unused code, error wrapping (errorlint),
 # unchecked errors, staticcheck and gocritic.
 GOLANGCI_LINT_VERSION ?= v2.15.0
 lint-go:

@@ -11,7 +11,7 @@ import (
 	"broll/internal/money"
 )
 
-// videoJSON is the Video object of API.md.
+// videoJSON is the Video object (the Video schema of api/openapi.json).
 type videoJSON struct {
 	ID              uuid.UUID   `json:"id"`
 	Title           string      `json:"title"`

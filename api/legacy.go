@@ -200,10 +200,9 @@ func (l *legacyAPI) purchases(c *fiber.Ctx) error {
 	return c.JSON(renderListing(listing))
 }
 
-// legacyHeaders are exactly what SPEC.md gives and v0 clients of the
-// original service read: "Deprecation: true" and the sunset as a bare date,
-// not the RFC 9745 / RFC 8594 forms. The links point both relations at the
-// migration guide.
+// legacyHeaders are exactly what v0 clients of the original service read:
+// "Deprecation: true" and the sunset as a bare date, not the RFC 9745 /
+// RFC 8594 forms. The links point both relations at the migration guide.
 func legacyHeaders(cfg config.Config, baseURL string) [][2]string {
 	guide := baseURL + migrationGuidePath
 	return [][2]string{

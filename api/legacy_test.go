@@ -62,7 +62,7 @@ func (e *testEnv) legacyNode(t *testing.T, clock *testClock) int {
 }
 
 // checkSunsetHeaders asserts the three headers every legacy response
-// carries, exactly as SPEC.md gives them and v0 clients read them.
+// carries, exactly as v0 clients of the original service read them.
 func checkSunsetHeaders(t *testing.T, what string, r response) {
 	t.Helper()
 	want := map[string]string{

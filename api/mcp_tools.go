@@ -19,7 +19,7 @@ import (
 	"broll/tenancy"
 )
 
-// The five tools of API.md. Each parses its arguments into the same domain
+// The five MCP tools. Each parses its arguments into the same domain
 // request REST builds, calls the same catalog/billing code and returns the
 // same body; only the summary line is MCP's own.
 func (s *server) addMCPTools(srv *toolSet) {

@@ -51,7 +51,7 @@ type ClipModel struct {
 	Name string `json:"name"`
 }
 
-// The allowed values of the clip enums, in the order API.md lists them.
+// The allowed values of the clip enums, in the order api/openapi.json lists them.
 // Functions rather than variables so no caller can change them.
 
 // Emotions lists the emotion values.

@@ -10,7 +10,7 @@ import (
 // Scope is a permission carried by a key.
 type Scope string
 
-// The scopes of SPEC.md, plus catalog:write for content-ops keys.
+// The scopes customer keys carry, plus catalog:write for content-ops keys.
 const (
 	ScopeBrollRead        Scope = "broll:read"
 	ScopeBrollPurchase    Scope = "broll:purchase"

@@ -278,7 +278,7 @@ start_redis() {
 	if redis_running; then return; fi
 	log "starting redis on 127.0.0.1:$REDIS_PORT"
 	# 64 databases so that test packages can each take one; no persistence:
-	# Redis never holds the only copy of anything (see ARCHITECTURE.md).
+	# Redis never holds the only copy of anything.
 	redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --dir "$STACK_DIR/redis" \
 		--daemonize yes --pidfile "$STACK_DIR/redis/redis.pid" --logfile "$STACK_DIR/redis/redis.log" \
 		--databases 64 --save "" --appendonly no >/dev/null

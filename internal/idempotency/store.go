@@ -18,7 +18,7 @@ import (
 	"broll/internal/apperr"
 )
 
-// TTL is how long a key's response is kept (API.md: 24 hours).
+// TTL is how long a key's response is kept (24 hours, as the README says).
 const TTL = 24 * time.Hour
 
 // Store holds the responses.
