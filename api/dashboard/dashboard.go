@@ -30,6 +30,7 @@ type Deps struct {
 	Usage    *tenancy.Usage
 	Gate     *tenancy.Gate
 	Auth     *tenancy.Authenticator
+	Revoker  *tenancy.Revoker
 	Sessions *tenancy.Sessions
 	// StatusOf maps an application error code to its HTTP status: the
 	// API's one mapping, shared so that pages and JSON agree.
