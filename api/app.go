@@ -163,7 +163,7 @@ func New(d Deps) *fiber.App {
 	}
 	err := dashboard.Mount(app, dashboard.Deps{
 		Config: d.Config, Logger: d.Logger, Tenancy: d.Tenancy, Billing: d.Billing, Webhooks: d.Webhooks, Usage: d.Usage,
-		Gate: d.Gate, Auth: d.Auth, Revoker: s.revoker, Sessions: d.Sessions, StatusOf: statusOf, Classify: appError, RequestID: requestID, Now: d.Now,
+		Gate: d.Gate, Auth: d.Auth, Revoker: s.revoker, Sessions: d.Sessions, RequestID: requestID, Now: d.Now,
 		ClientAddr: s.clientAddr,
 	})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"broll/billing"
 	"broll/internal/apperr"
+	"broll/internal/classify"
 	"broll/internal/metrics"
 	"broll/tenancy"
 )
@@ -123,7 +124,7 @@ func methodLabel(m string) string {
 func (m *apiMetrics) observePurchase(api string, res billing.PurchaseResult, err error) {
 	if err != nil {
 		var ae *apperr.Error
-		if errors.As(err, &ae) && statusOf(ae.Code) < 500 {
+		if errors.As(err, &ae) && classify.Status(ae.Code) < 500 {
 			m.purchaseCalls.WithLabelValues(api, "refused", string(ae.Code)).Inc()
 		} else {
 			m.purchaseCalls.WithLabelValues(api, "failed", "").Inc()
