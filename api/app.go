@@ -122,6 +122,7 @@ func New(d Deps) *fiber.App {
 		logger: d.Logger, now: d.Now,
 		tenancy: d.Tenancy, catalog: d.Catalog, billing: d.Billing, webhooks: d.Webhooks,
 		auth: d.Auth, gate: d.Gate, usage: d.Usage, media: d.Media,
+		revoker: tenancy.NewRevoker(d.Tenancy, d.Redis, d.Config.RedisPrefix, d.Auth),
 		metrics: m, clientAddr: clientAddr(d.Config.TrustedProxies), importDir: d.Config.ImportDir,
 		idem:           idempotency.New(d.Pool, d.Config.IdempotencyWait, idempotencyStale),
 		uploadMaxBytes: d.Config.UploadMaxBytes, uploadTTL: d.Config.UploadURLTTL,
@@ -162,7 +163,7 @@ func New(d Deps) *fiber.App {
 	}
 	err := dashboard.Mount(app, dashboard.Deps{
 		Config: d.Config, Logger: d.Logger, Tenancy: d.Tenancy, Billing: d.Billing, Webhooks: d.Webhooks, Usage: d.Usage,
-		Gate: d.Gate, Auth: d.Auth, Sessions: d.Sessions, StatusOf: statusOf, Classify: appError, RequestID: requestID, Now: d.Now,
+		Gate: d.Gate, Auth: d.Auth, Revoker: s.revoker, Sessions: d.Sessions, RequestID: requestID, Now: d.Now,
 		ClientAddr: s.clientAddr,
 	})
 	if err != nil {
@@ -187,8 +188,10 @@ type server struct {
 	webhooks *webhook.Service
 	auth     *tenancy.Authenticator
 	gate     *tenancy.Gate
-	usage    *tenancy.Usage
-	media    catalog.MediaStore
+	// revoker revokes keys everywhere at once (rows, markers, cache).
+	revoker *tenancy.Revoker
+	usage   *tenancy.Usage
+	media   catalog.MediaStore
 	// uploadMaxBytes and uploadTTL bound POST /api/ops/v1/uploads.
 	uploadMaxBytes int64
 	uploadTTL      time.Duration

@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"broll/internal/apperr"
+	"broll/internal/classify"
 )
 
 // errorDocsPath is where each problem's type URL points: one page per code.
@@ -116,7 +117,7 @@ func errorIndex(c *fiber.Ctx) error {
 		`<table><thead><tr><th>code</th><th>status</th><th>meaning</th></tr></thead><tbody>`)
 	for _, d := range errorDocs {
 		b.WriteString(`<tr><td><a href="` + errorDocsPath + "/" + string(d.code) + `"><code>` + string(d.code) + `</code></a></td><td>` +
-			strconv.Itoa(statusOf(d.code)) + `</td><td>` + codeMarkup(d.meaning) + `</td></tr>`)
+			strconv.Itoa(classify.Status(d.code)) + `</td><td>` + codeMarkup(d.meaning) + `</td></tr>`)
 	}
 	b.WriteString(`</tbody></table>`)
 	return sendErrorPage(c, "Error codes · B-roll API", b.String())
@@ -128,7 +129,7 @@ func errorPage(c *fiber.Ctx) error {
 	if !ok {
 		return apperr.NotFoundf("no such error code; see %s", errorDocsPath)
 	}
-	status := statusOf(d.code)
+	status := classify.Status(d.code)
 	return sendErrorPage(c, string(d.code)+" · B-roll API errors",
 		`<p><a href="`+errorDocsPath+`">Error codes</a></p><h1><code>`+string(d.code)+`</code>: `+html.EscapeString(titles[d.code])+`</h1>`+
 			`<p>HTTP status <strong>`+strconv.Itoa(status)+" "+html.EscapeString(http.StatusText(status))+`</strong></p>`+

@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/billing/billingtest"
+	"broll/internal/apperr"
 	"broll/tenancy"
 )
 
@@ -234,11 +235,8 @@ func TestRevocationIsImmediateOnEveryNode(t *testing.T) {
 	}
 
 	// Revoking the root (operator CLI path) takes its customer keys on both nodes.
-	_, affected, err := tenancy.New(e.pool).RevokeKey(context.Background(), acct.RootKey.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tenancy.MarkRevoked(context.Background(), e.rdb, e.cfg.RedisPrefix, affected...); err != nil {
+	revoker := tenancy.NewRevoker(tenancy.New(e.pool), e.rdb, e.cfg.RedisPrefix, nil)
+	if _, err := revoker.Revoke(context.Background(), tenancy.RevokeScope{}, acct.RootKey.ID); err != nil {
 		t.Fatal(err)
 	}
 	for n := 0; n < 2; n++ {
@@ -334,8 +332,10 @@ func TestRedisDownFallsBack(t *testing.T) {
 		t.Fatal("fallback not logged")
 	}
 	// Revocation still holds without Redis: the database is asked directly.
-	if _, _, err := tenancy.New(e.pool).RevokeKey(context.Background(), k.ID); err != nil {
-		t.Fatal(err)
+	// The revoker says its markers are not written, and the rows are revoked.
+	revoker := tenancy.NewRevoker(tenancy.New(e.pool), dead, e.cfg.RedisPrefix, nil)
+	if _, err := revoker.Revoke(context.Background(), tenancy.RevokeScope{}, k.ID); apperr.CodeOf(err) != apperr.Unavailable {
+		t.Fatalf("revoke without Redis: %v", err)
 	}
 	if r := e.do(t, 0, "GET", "/api/v1/pricing", k.Secret, nil); r.status != 401 {
 		t.Fatalf("revoked key during Redis outage: %d", r.status)

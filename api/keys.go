@@ -231,15 +231,9 @@ func (s *server) revokeKey(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	k, err := s.tenancy.RevokeCustomerKey(c.UserContext(), principal(c), id)
+	rev, err := s.revoker.Revoke(c.UserContext(), tenancy.CustomerKeysOf(principal(c)), id)
 	if err != nil {
 		return err
 	}
-	// The marker makes every node refuse the key on its next request. If it
-	// cannot be written, say so: the client retries (revocation is idempotent).
-	if err := s.gate.MarkRevoked(c.UserContext(), k.ID); err != nil {
-		return apperr.New(apperr.Unavailable, "key revoked in the database but not yet on every node; retry the request")
-	}
-	s.auth.Forget(k.ID)
-	return c.JSON(fiber.Map{"success": true, "id": k.ID, "revoked_at": k.RevokedAt})
+	return c.JSON(fiber.Map{"success": true, "id": rev.Key.ID, "revoked_at": rev.Key.RevokedAt})
 }

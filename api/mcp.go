@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"broll/internal/apperr"
+	"broll/internal/classify"
 	"broll/tenancy"
 )
 
@@ -148,8 +149,8 @@ func (ep *mcpEndpoint) problemFromSDK(c *fiber.Ctx) error {
 	}
 	msg := strings.TrimSpace(string(c.Response().Body()))
 	c.Response().ResetBody()
-	ae := fromFiber(fiber.NewError(status, msg))
-	if statusOf(ae.Code) >= 500 {
+	ae := classify.FromFiber(fiber.NewError(status, msg))
+	if classify.Status(ae.Code) >= 500 {
 		ep.server.logger.Error("mcp transport failed", "request_id", requestID(c), "status", status, "error", msg)
 		return ae
 	}

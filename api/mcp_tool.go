@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"broll/internal/apperr"
+	"broll/internal/classify"
 	"broll/internal/money"
 	"broll/tenancy"
 )
@@ -115,19 +116,19 @@ func toolErrorSchema() *jsonschema.Schema {
 	return s
 }
 
-// toolError is the MCP counterpart of errorHandler: the same application
-// codes, with retryable derived from statusOf, the one table that maps
-// codes to HTTP statuses. Errors of unknown origin are logged and shown
-// only as internal, exactly as REST shows them.
+// toolError is the MCP counterpart of errorHandler: the same classifier,
+// with retryable derived from its HTTP status. Errors of unknown origin are
+// logged and shown only as internal, exactly as REST shows them.
 func (s *server) toolError(c *fiber.Ctx, tool string, err error) *mcp.CallToolResult {
-	ae, known := appError(err)
-	if !known {
+	out := classify.Error(err)
+	ae := out.Err
+	if !out.Known {
 		s.logger.Error("mcp tool failed", "request_id", requestID(c), "tool", tool, "error", err.Error())
 	}
 	if ae.Code == apperr.Unavailable {
 		s.logger.Warn("unavailable", "request_id", requestID(c), "tool", tool, "error", err.Error())
 	}
-	status := statusOf(ae.Code)
+	status := out.Status
 	body := make(map[string]any, len(ae.Fields)+5)
 	for k, v := range ae.Fields {
 		body[k] = v

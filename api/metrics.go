@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"log/slog"
 	"strconv"
 	"time"
@@ -11,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"broll/billing"
-	"broll/internal/apperr"
+	"broll/internal/classify"
 	"broll/internal/metrics"
 	"broll/tenancy"
 )
@@ -122,9 +121,8 @@ func methodLabel(m string) string {
 // observePurchase counts one purchase call and what it charged.
 func (m *apiMetrics) observePurchase(api string, res billing.PurchaseResult, err error) {
 	if err != nil {
-		var ae *apperr.Error
-		if errors.As(err, &ae) && statusOf(ae.Code) < 500 {
-			m.purchaseCalls.WithLabelValues(api, "refused", string(ae.Code)).Inc()
+		if out := classify.Error(err); out.Status < 500 {
+			m.purchaseCalls.WithLabelValues(api, "refused", string(out.Err.Code)).Inc()
 		} else {
 			m.purchaseCalls.WithLabelValues(api, "failed", "").Inc()
 		}

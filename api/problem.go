@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -9,45 +8,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"broll/internal/apperr"
-	"broll/internal/database"
-	"broll/internal/redisx"
+	"broll/internal/classify"
 )
-
-// statusOf is the one place application error codes become HTTP statuses.
-func statusOf(code apperr.Code) int {
-	switch code {
-	case apperr.Invalid, apperr.ConflictingSearch:
-		return http.StatusBadRequest
-	case apperr.Unauthorized:
-		return http.StatusUnauthorized
-	case apperr.InsufficientCredits, apperr.SpendLimitExceeded:
-		return http.StatusPaymentRequired
-	case apperr.InsufficientScope, apperr.Forbidden:
-		return http.StatusForbidden
-	case apperr.NotFound:
-		return http.StatusNotFound
-	case apperr.MethodNotAllowed:
-		return http.StatusMethodNotAllowed
-	case apperr.IdempotencyKeyReused:
-		return http.StatusUnprocessableEntity
-	case apperr.Conflict, apperr.PriceChanged, apperr.IdempotencyKeyInUse, apperr.PreviewNotReady:
-		return http.StatusConflict
-	case apperr.Sunset:
-		return http.StatusGone
-	case apperr.PayloadTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case apperr.UnsupportedMedia:
-		return http.StatusUnsupportedMediaType
-	case apperr.RateLimited:
-		return http.StatusTooManyRequests
-	case apperr.RangeUnsatisfiable:
-		return http.StatusRequestedRangeNotSatisfiable
-	case apperr.Unavailable:
-		return http.StatusServiceUnavailable
-	default:
-		return http.StatusInternalServerError
-	}
-}
 
 var titles = map[apperr.Code]string{
 	apperr.Invalid:              "Invalid request",
@@ -73,59 +35,14 @@ var titles = map[apperr.Code]string{
 	apperr.Unavailable:          "Service unavailable",
 }
 
-// fromFiber converts fiber's own errors (unknown route, body limit, ...) so
-// that every non-2xx response in the app has the same shape.
-func fromFiber(fe *fiber.Error) *apperr.Error {
-	switch fe.Code {
-	case http.StatusNotFound:
-		return apperr.NotFoundf("no such route")
-	case http.StatusMethodNotAllowed:
-		return apperr.New(apperr.NotFound, "method not allowed on this route")
-	case http.StatusRequestEntityTooLarge:
-		return apperr.New(apperr.PayloadTooLarge, "request body is too large")
-	case http.StatusBadRequest, http.StatusUnprocessableEntity:
-		return apperr.New(apperr.Invalid, "malformed request")
-	case http.StatusServiceUnavailable:
-		return apperr.New(apperr.Unavailable, "service unavailable")
-	default:
-		if fe.Code >= 400 && fe.Code < 500 {
-			return apperr.New(apperr.Invalid, "%s", http.StatusText(fe.Code))
-		}
-		return apperr.New(apperr.Internal, "internal error")
-	}
-}
-
-// appError finds what a client may be told about err. Errors of unknown
-// origin (known false) become "internal"; callers log them.
-func appError(err error) (ae *apperr.Error, known bool) {
-	var fe *fiber.Error
-	switch {
-	case errors.As(err, &ae):
-		return ae, true
-	case errors.As(err, &fe):
-		return fromFiber(fe), true
-	case database.IsInvalidText(err):
-		// A client's text that no parser checked and Postgres refused: the
-		// client's mistake, not ours.
-		return apperr.New(apperr.Invalid, "text must be valid UTF-8 without NUL characters"), true
-	case database.IsTimeout(err):
-		// The statement timeout fired: the request was too costly for the
-		// moment. Retrying later may work; it is not the server failing.
-		return database.TimeoutError, true
-	case database.IsUnavailable(err) || redisx.IsUnavailable(err):
-		// A dependency is down or restarting: worth a retry, not a 500.
-		return apperr.New(apperr.Unavailable, "a backing service is unavailable; retry shortly"), true
-	}
-	return apperr.New(apperr.Internal, "internal error; quote the request id when reporting it"), false
-}
-
 // errorHandler renders every error as application/problem+json (RFC 9457).
 // Errors of unknown origin are logged with the request id and shown only as
 // "internal error": no SQL, stack or secret reaches a client.
 func errorHandler(logger *slog.Logger, baseURL string) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
-		ae, known := appError(err)
-		if !known {
+		out := classify.Error(err)
+		ae := out.Err
+		if !out.Known {
 			logger.Error("request failed", "request_id", requestID(c), "method", c.Method(),
 				"path", c.Path(), "error", err.Error())
 		}
@@ -136,18 +53,9 @@ func errorHandler(logger *slog.Logger, baseURL string) fiber.ErrorHandler {
 	}
 }
 
-// retryAfterUnavailable is the Retry-After of a 503: what the error says
-// (a timed-out query), else one second (a dependency restarting).
-func retryAfterUnavailable(ae *apperr.Error) int {
-	if secs, ok := ae.Fields["retry_after_seconds"].(int); ok && secs > 0 {
-		return secs
-	}
-	return 1
-}
-
 // writeProblem renders ae; its type is the code's page under baseURL.
 func writeProblem(c *fiber.Ctx, baseURL string, ae *apperr.Error) error {
-	status := statusOf(ae.Code)
+	status := classify.Status(ae.Code)
 	// Errors the server raises before any middleware ran (a body over the
 	// limit, headers too large) get an id here, so every problem has one.
 	if requestID(c) == "" {
@@ -173,7 +81,7 @@ func writeProblem(c *fiber.Ctx, baseURL string, ae *apperr.Error) error {
 		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="broll"`)
 	}
 	if status == http.StatusServiceUnavailable {
-		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(retryAfterUnavailable(ae)))
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(classify.RetryAfter(ae)))
 	}
 	if secs, ok := ae.Fields["retry_after_seconds"].(int); ok && status == http.StatusTooManyRequests &&
 		len(c.Response().Header.Peek(fiber.HeaderRetryAfter)) == 0 {

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"broll/internal/apperr"
+	"broll/internal/classify"
 	"broll/internal/money"
 )
 
@@ -93,7 +94,7 @@ func requireClientError(t *testing.T, what string, body []byte, err error) {
 	if !ok {
 		t.Fatalf("%s %q: %v is not an application error (would be a 500)", what, body, err)
 	}
-	if statusOf(ae.Code) != http.StatusBadRequest {
-		t.Fatalf("%s %q: %s is status %d, want 400", what, body, ae.Code, statusOf(ae.Code))
+	if classify.Status(ae.Code) != http.StatusBadRequest {
+		t.Fatalf("%s %q: %s is status %d, want 400", what, body, ae.Code, classify.Status(ae.Code))
 	}
 }

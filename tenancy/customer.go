@@ -7,7 +7,6 @@ import (
 
 	"broll/internal/apperr"
 	"broll/internal/database"
-	"broll/internal/outbox"
 )
 
 // CustomerKeySpec is what a new customer key is made with.
@@ -65,21 +64,5 @@ func (s *Service) CreateCustomerKeyWith(ctx context.Context, root Principal, spe
 func (s *Service) AccountKey(ctx context.Context, accountID, id uuid.UUID) (Key, error) {
 	k, err := scanKey(s.pool.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys
 		WHERE id = $1 AND account_id = $2`, id, accountID))
-	return k, database.Interpret(err, "key not found")
-}
-
-// RevokeCustomerKey revokes one customer key of the calling root key.
-// Revoking again is harmless and keeps the first revocation time.
-func (s *Service) RevokeCustomerKey(ctx context.Context, root Principal, id uuid.UUID) (Key, error) {
-	k, err := scanKey(s.pool.QueryRow(ctx, `
-		WITH k AS (
-			UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
-			WHERE id = $1 AND account_id = $2 AND parent_id = $3
-			RETURNING *
-		), ev AS (
-			INSERT INTO webhook_events (account_id, type, data)
-			SELECT k.account_id, $4, `+keyEventData+` FROM k WHERE k.revoked_at = now()
-		)
-		SELECT `+keyColumns+` FROM k`, id, root.AccountID, root.KeyID, outbox.KeyRevoked))
 	return k, database.Interpret(err, "key not found")
 }

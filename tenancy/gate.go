@@ -163,13 +163,6 @@ func (g *Gate) admitLocally(p Principal, limit redis_rate.Limit, now time.Time, 
 	return d
 }
 
-// MarkRevoked writes revocation markers so that every node refuses the keys
-// on their next request, whatever their caches hold. Markers outlive every
-// cache entry by far; after they expire the database says the same.
-func (g *Gate) MarkRevoked(ctx context.Context, ids ...uuid.UUID) error {
-	return MarkRevoked(ctx, g.rdb, g.prefix, ids...)
-}
-
 // MarkChanged publishes a key's new settings version: a node holding an
 // older copy of the key in its auth cache sees the marker in its next
 // admission of that key (Decision.Stale) and reads the key again. The
@@ -185,7 +178,10 @@ func MarkChanged(ctx context.Context, rdb *redis.Client, prefix string, id uuid.
 	return rdb.Set(ctx, changedKey(prefix, id), strconv.FormatInt(version, 10), 7*24*time.Hour).Err()
 }
 
-// MarkRevoked is the Gate-free form used by the CLI.
+// MarkRevoked writes revocation markers so that every node refuses the keys
+// on their next request, whatever their caches hold (Revoker writes them).
+// Markers outlive every cache entry by far; after they expire the database
+// says the same.
 func MarkRevoked(ctx context.Context, rdb *redis.Client, prefix string, ids ...uuid.UUID) error {
 	pipe := rdb.Pipeline()
 	for _, id := range ids {

@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"broll/internal/apperr"
+	"broll/internal/classify"
 	"broll/tenancy"
 )
 
@@ -53,7 +54,7 @@ func (h *handler) signIn(c *fiber.Ctx) error {
 			c.Set(fiber.HeaderRetryAfter, itoa(secs))
 		}
 		// Sign-in failures stay on the form, with the email kept.
-		return h.views.render(c, h.StatusOf(code), "signin", view{
+		return h.views.render(c, classify.Status(code), "signin", view{
 			Title: "Sign in",
 			Data: signInView{Email: email, Next: safeNext(c.FormValue("next")), Error: ae.Message,
 				CSRFToken: h.formToken(c)},

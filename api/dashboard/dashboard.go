@@ -12,6 +12,7 @@ import (
 
 	"broll/billing"
 	"broll/internal/apperr"
+	"broll/internal/classify"
 	"broll/internal/config"
 	"broll/tenancy"
 	"broll/webhook"
@@ -30,15 +31,8 @@ type Deps struct {
 	Usage    *tenancy.Usage
 	Gate     *tenancy.Gate
 	Auth     *tenancy.Authenticator
+	Revoker  *tenancy.Revoker
 	Sessions *tenancy.Sessions
-	// StatusOf maps an application error code to its HTTP status: the
-	// API's one mapping, shared so that pages and JSON agree.
-	StatusOf func(apperr.Code) int
-	// Classify finds what a client may be told about an error (the API's
-	// one classifier: a database outage or timeout is unavailable, not
-	// internal); known is false for errors of unknown origin. Nil: only
-	// application errors are known.
-	Classify func(error) (ae *apperr.Error, known bool)
 	// RequestID returns the request's id, shown on error pages.
 	RequestID func(*fiber.Ctx) string
 	// ClientAddr returns the client's address (through trusted proxies),
@@ -138,17 +132,13 @@ func (h *handler) handleErrors(c *fiber.Ctx) error {
 			err = apperr.NotFoundf("there is no such page")
 		}
 	}
-	classify := h.Classify
-	if classify == nil {
-		classify = apperr.As
-	}
-	ae, ok := classify(err)
-	if !ok {
+	out := classify.Error(err)
+	ae, status := out.Err, out.Status
+	if !out.Known {
 		h.Logger.Error("dashboard request failed", "request_id", h.RequestID(c), "method", c.Method(),
 			"path", c.Path(), "error", err.Error())
 		ae = apperr.New(apperr.Internal, "something went wrong on our side")
 	}
-	status := h.StatusOf(ae.Code)
 	if ae.Code == apperr.Unavailable {
 		h.Logger.Warn("dashboard unavailable", "request_id", h.RequestID(c), "path", c.Path(), "error", err.Error())
 	}
@@ -156,11 +146,7 @@ func (h *handler) handleErrors(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderRetryAfter, itoa(secs))
 	}
 	if status == http.StatusServiceUnavailable {
-		secs, ok := ae.Fields["retry_after_seconds"].(int)
-		if !ok {
-			secs = 1
-		}
-		c.Set(fiber.HeaderRetryAfter, itoa(secs))
+		c.Set(fiber.HeaderRetryAfter, itoa(classify.RetryAfter(ae)))
 	}
 	sess, _ := c.Locals(localSession).(*tenancy.Session)
 	return h.show(c, status, "error", view{

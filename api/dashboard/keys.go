@@ -213,8 +213,7 @@ func (h *handler) revokeForm(c *fiber.Ctx) error {
 }
 
 // revokeKey revokes a key of the account (a root key with its customer
-// keys) and writes the revocation markers, so that every API node refuses
-// the keys on their next request, as DELETE /api/v1/keys does.
+// keys) everywhere at once, as DELETE /api/v1/keys does.
 func (h *handler) revokeKey(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	sess := session(c)
@@ -222,17 +221,13 @@ func (h *handler) revokeKey(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	k, affected, err := h.Tenancy.RevokeAccountKey(ctx, sess.AccountID, id)
+	rev, err := h.Revoker.Revoke(ctx, tenancy.KeysOfAccount(sess.AccountID), id)
 	if err != nil {
 		return err
 	}
-	if err := h.Gate.MarkRevoked(ctx, affected...); err != nil {
-		return apperr.New(apperr.Unavailable, "the key is revoked in the database but not yet on every API node; submit the form again")
-	}
-	h.Auth.Forget(affected...)
 	h.Logger.Info("dashboard: key revoked", "request_id", h.RequestID(c), "account_id", sess.AccountID,
-		"user_id", sess.UserID, "key_id", k.ID, "revoked_keys", len(affected))
-	return c.Redirect(backFrom(k)+"?m=revoked", fiber.StatusSeeOther)
+		"user_id", sess.UserID, "key_id", rev.Key.ID, "revoked_keys", len(rev.Revoked))
+	return c.Redirect(backFrom(rev.Key)+"?m=revoked", fiber.StatusSeeOther)
 }
 
 // backFrom is the page listing a key: the keys page for a root key, its

@@ -138,6 +138,16 @@ func (p page) location() string { return p.header.Get("Location") }
 
 func (b *browser) do(t *testing.T, method, path string, form url.Values) page {
 	t.Helper()
+	p := b.send(t, method, path, form)
+	if p.status >= 500 {
+		t.Errorf("%s %s: %d\n%s\nlogs: %s", method, path, p.status, p.body, b.e.logs.String())
+	}
+	return p
+}
+
+// send is do for a test that expects a 5xx page.
+func (b *browser) send(t *testing.T, method, path string, form url.Values) page {
+	t.Helper()
 	var body io.Reader
 	if form != nil {
 		body = strings.NewReader(form.Encode())
@@ -164,9 +174,6 @@ func (b *browser) do(t *testing.T, method, path string, form url.Values) page {
 		} else {
 			b.cookies[c.Name] = c.Value
 		}
-	}
-	if res.StatusCode >= 500 {
-		t.Errorf("%s %s: %d\n%s\nlogs: %s", method, path, res.StatusCode, raw, b.e.logs.String())
 	}
 	return page{status: res.StatusCode, header: res.Header, body: string(raw)}
 }

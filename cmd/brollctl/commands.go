@@ -190,16 +190,12 @@ func (c *cli) keyRevoke(ctx context.Context, args []string) (any, error) {
 		return nil, err
 	}
 	return c.with(ctx, func(e *env) (any, error) {
-		k, affected, err := e.tenancy.RevokeKey(ctx, id)
+		// No auth cache here: the markers reach the API nodes' caches.
+		rev, err := tenancy.NewRevoker(e.tenancy, e.rdb, e.cfg.RedisPrefix, nil).Revoke(ctx, tenancy.RevokeScope{}, id)
 		if err != nil {
 			return nil, err
 		}
-		// API nodes cache key lookups; the markers make every node refuse the
-		// keys on their next request, as DELETE /api/v1/keys does.
-		if err := tenancy.MarkRevoked(ctx, e.rdb, e.cfg.RedisPrefix, affected...); err != nil {
-			return nil, fmt.Errorf("revoked in the database, but the revocation markers could not be written (run again): %w", err)
-		}
-		return map[string]any{"id": k.ID, "revoked_at": k.RevokedAt, "revoked_keys": affected}, nil
+		return map[string]any{"id": rev.Key.ID, "revoked_at": rev.Key.RevokedAt, "revoked_keys": rev.Revoked}, nil
 	})
 }
 

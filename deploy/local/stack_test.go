@@ -3,10 +3,14 @@
 package local
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 )
 
 func runStack(t *testing.T, args ...string) (string, string, error) {
@@ -30,7 +34,7 @@ func TestUpIsIdempotent(t *testing.T) {
 		if err != nil {
 			t.Fatalf("up #%d: %v\n%s", i+1, err, stderr)
 		}
-		for _, word := range []string{"installing", "building", "initdb", "fetching"} {
+		for _, word := range []string{"installing", "building", "initdb", "fetching", "shared_buffers"} {
 			if strings.Contains(stderr, word) {
 				t.Errorf("up #%d on a running stack did work (%q): %s", i+1, word, stderr)
 			}
@@ -48,5 +52,48 @@ func TestUpIsIdempotent(t *testing.T) {
 	}
 	if _, stderr, err := runStack(t, "bogus"); err == nil || !strings.Contains(stderr, "usage") {
 		t.Fatalf("unknown subcommand accepted: %v %s", err, stderr)
+	}
+}
+
+// TestPostgresMemory checks the memory settings `up` gives the stack's
+// Postgres: shared_buffers (BROLL_PG_SHARED_BUFFERS, 2 GB by default) and
+// glibc's malloc settings in the server's environment, which its backends
+// inherit (README, Postgres memory). It reads the server's files and
+// /proc, so it needs the stack's superuser role and the same machine.
+func TestPostgresMemory(t *testing.T) {
+	url := os.Getenv("DATABASE_URL")
+	if url == "" || os.Getenv("BROLL_STACK_DIR") != "" {
+		t.Skip("not on the local stack (run through make test)")
+	}
+	want := os.Getenv("BROLL_PG_SHARED_BUFFERS")
+	if want == "" {
+		want = "2GB"
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var sized bool
+	var pid int
+	// The postmaster's own environment: backends are forked from it (and
+	// write their status over their own copy of it).
+	if err := conn.QueryRow(ctx, `SELECT setting::bigint * 8192 = pg_size_bytes($1),
+		split_part(pg_read_file('postmaster.pid'), E'\n', 1)::int
+		FROM pg_settings WHERE name = 'shared_buffers'`, want).Scan(&sized, &pid); err != nil {
+		t.Fatal(err)
+	}
+	if !sized {
+		t.Errorf("shared_buffers is not %s", want)
+	}
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		t.Fatalf("the server's environment: %v", err)
+	}
+	for _, v := range []string{"MALLOC_MMAP_THRESHOLD_=", "MALLOC_TRIM_THRESHOLD_=", "MALLOC_TOP_PAD_="} {
+		if !strings.Contains(string(env), v) {
+			t.Errorf("the server runs without %s...", v)
+		}
 	}
 }

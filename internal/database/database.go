@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/jackc/puddle/v2"
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
@@ -179,14 +180,14 @@ func SetLocalStatementTimeout(ctx context.Context, tx pgx.Tx, d time.Duration) e
 
 // IsUnavailable reports errors that say the database could not be reached
 // or went away (refused or dropped connections, shutdown, a server still
-// starting): the request may succeed when retried later, and clients get
-// 503, not 500.
+// starting, a pool closed while the node shuts down): the request may
+// succeed when retried later, and clients get 503, not 500.
 func IsUnavailable(err error) bool {
 	if err == nil {
 		return false
 	}
 	var connErr *pgconn.ConnectError
-	if errors.As(err, &connErr) {
+	if errors.As(err, &connErr) || errors.Is(err, puddle.ErrClosedPool) {
 		return true
 	}
 	var pgErr *pgconn.PgError

@@ -1,0 +1,51 @@
+package api
+
+import (
+	"net/http"
+	"testing"
+
+	"broll/billing/billingtest"
+)
+
+// TestPostgresOutageIsUnavailable: with the node's pool closed (as when
+// Postgres is gone), REST and MCP both answer 503 unavailable, worth a
+// retry, never a 500. Keys are authenticated from the node's cache (as
+// they are while Postgres is away), so the failure is the handler's query.
+func TestPostgresOutageIsUnavailable(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{})
+	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 5000})
+	key := acct.CustomerKey(t, e.pool, "agent")
+	base := e.serveLoopback(t)
+	cs := mcpMustConnect(t, base, key.Secret)
+	if r := e.do(t, 0, "GET", "/api/v1/balance", key.Secret, nil); r.status != http.StatusOK {
+		t.Fatalf("balance before the outage: %d %s", r.status, r.raw)
+	}
+	if res, out := callTool(t, cs, "get_balance", nil); res.IsError {
+		t.Fatalf("get_balance before the outage: %v", out)
+	}
+
+	e.pool.Close()
+
+	t.Run("REST", func(t *testing.T) {
+		r := e.do(t, 0, "GET", "/api/v1/balance", key.Secret, nil)
+		if r.status != http.StatusServiceUnavailable || r.str("code") != "unavailable" {
+			t.Fatalf("balance without Postgres: %d %s", r.status, r.raw)
+		}
+		if r.header.Get("Retry-After") != "1" {
+			t.Fatalf("Retry-After %q", r.header.Get("Retry-After"))
+		}
+		if r.str("detail") != "a backing service is unavailable; retry shortly" {
+			t.Fatalf("detail %q", r.str("detail"))
+		}
+	})
+	t.Run("MCP", func(t *testing.T) {
+		res, out := callTool(t, cs, "get_balance", nil)
+		if !res.IsError || out["code"] != "unavailable" || out["retryable"] != true {
+			t.Fatalf("get_balance without Postgres: %v", out)
+		}
+		if out["message"] != "a backing service is unavailable; retry shortly" {
+			t.Fatalf("message %q", out["message"])
+		}
+	})
+}

@@ -1,0 +1,134 @@
+package tenancy
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
+
+	"broll/internal/apperr"
+	"broll/internal/database"
+	"broll/internal/outbox"
+)
+
+// RevokeScope bounds the keys one revocation may reach: the REST API
+// revokes a customer key of the calling root key, the dashboard any key of
+// the signed-in account, the operator CLI any key (the zero scope). A key
+// outside the scope is not_found, like an unknown one.
+type RevokeScope struct {
+	AccountID uuid.NullUUID
+	ParentID  uuid.NullUUID
+}
+
+// CustomerKeysOf is the scope of a root key revoking its customer keys.
+func CustomerKeysOf(root Principal) RevokeScope {
+	return RevokeScope{
+		AccountID: uuid.NullUUID{UUID: root.AccountID, Valid: true},
+		ParentID:  uuid.NullUUID{UUID: root.KeyID, Valid: true},
+	}
+}
+
+// KeysOfAccount is the scope of every key of one account.
+func KeysOfAccount(accountID uuid.UUID) RevokeScope {
+	return RevokeScope{AccountID: uuid.NullUUID{UUID: accountID, Valid: true}}
+}
+
+// Revocation is what one revocation did.
+type Revocation struct {
+	Key     Key         // the key named, as revoked (the first revocation's time)
+	Revoked []uuid.UUID // it and, for a root key, its customer keys
+}
+
+// Revoker revokes keys everywhere at once: the rows and their key.revoked
+// events in one transaction, then the Redis markers every API node checks
+// on each request (whatever its auth cache holds), then this process's own
+// auth cache. Every surface revokes through it, so none can leave a step
+// out.
+type Revoker struct {
+	svc    *Service
+	rdb    *redis.Client
+	prefix string
+	// auth is this process's authenticator; nil where nothing caches keys
+	// (the CLI).
+	auth *Authenticator
+}
+
+// NewRevoker returns the revoker of svc's keys, writing markers under
+// prefix in rdb and forgetting revoked keys in auth (nil: no cache).
+func NewRevoker(svc *Service, rdb *redis.Client, prefix string, auth *Authenticator) *Revoker {
+	return &Revoker{svc: svc, rdb: rdb, prefix: prefix, auth: auth}
+}
+
+// errMarkersPending is returned when the rows are revoked but the markers
+// could not be written: nodes may still accept the keys from their caches
+// until a retry (revocation is idempotent) writes them.
+var errMarkersPending = apperr.New(apperr.Unavailable, "key revoked in the database but not yet on every node; retry the request")
+
+// Revoke revokes the key id within scope; a root key takes its customer
+// keys with it. Revoking again keeps the first time and writes no second
+// event, but writes the markers again, which is how a failed attempt is
+// finished.
+func (r *Revoker) Revoke(ctx context.Context, scope RevokeScope, id uuid.UUID) (Revocation, error) {
+	rev, err := r.svc.revokeRows(ctx, scope, id)
+	if err != nil {
+		return Revocation{}, err
+	}
+	if err := MarkRevoked(ctx, r.rdb, r.prefix, rev.Revoked...); err != nil {
+		return rev, fmt.Errorf("%w: %w", errMarkersPending, err)
+	}
+	if r.auth != nil {
+		r.auth.Forget(rev.Revoked...)
+	}
+	return rev, nil
+}
+
+// RevokeCustomerKey revokes, in the database only, one customer key of the
+// calling root key. Serving code revokes through a Revoker.
+func (s *Service) RevokeCustomerKey(ctx context.Context, root Principal, id uuid.UUID) (Key, error) {
+	rev, err := s.revokeRows(ctx, CustomerKeysOf(root), id)
+	return rev.Key, err
+}
+
+// RevokeAccountKey revokes, in the database only, a key of one account.
+// Serving code revokes through a Revoker.
+func (s *Service) RevokeAccountKey(ctx context.Context, accountID, id uuid.UUID) (Key, []uuid.UUID, error) {
+	rev, err := s.revokeRows(ctx, KeysOfAccount(accountID), id)
+	return rev.Key, rev.Revoked, err
+}
+
+// revokeRows marks the key (and a root key's customer keys) revoked and
+// writes key.revoked for those this call revoked, in one transaction.
+func (s *Service) revokeRows(ctx context.Context, scope RevokeScope, id uuid.UUID) (Revocation, error) {
+	var rev Revocation
+	err := database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		k, err := scanKey(tx.QueryRow(ctx, `
+			UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
+			WHERE id = $1 AND ($2::uuid IS NULL OR account_id = $2) AND ($3::uuid IS NULL OR parent_id = $3)
+			RETURNING `+keyColumns, id, scope.AccountID, scope.ParentID))
+		if err != nil {
+			return database.Interpret(err, "key not found")
+		}
+		rev = Revocation{Key: k, Revoked: []uuid.UUID{k.ID}}
+		if k.Kind == KindRoot {
+			rows, err := tx.Query(ctx, `
+				UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE parent_id = $1
+				RETURNING id`, k.ID, k.RevokedAt)
+			if err != nil {
+				return err
+			}
+			ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+			if err != nil {
+				return err
+			}
+			rev.Revoked = append(rev.Revoked, ids...)
+		}
+		_, err = tx.Exec(ctx, keyRevokedEventsSQL, rev.Revoked, outbox.KeyRevoked)
+		return err
+	})
+	if err != nil {
+		return Revocation{}, err
+	}
+	return rev, nil
+}

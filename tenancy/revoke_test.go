@@ -1,0 +1,166 @@
+package tenancy
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"broll/internal/apperr"
+)
+
+// node is one API node's view of keys: its own auth cache and gate over the
+// shared Postgres and Redis.
+type node struct {
+	auth *Authenticator
+	gate *Gate
+}
+
+func (b *bundle) node() node {
+	return node{auth: NewAuthenticator(b.pool, time.Hour),
+		gate: NewGate(b.rdb, testPrefix, 60, b.usage, slog.New(slog.DiscardHandler))}
+}
+
+// admits authenticates secret from the node's cache, as the API does while
+// Redis answers, and asks the gate.
+func (n node) admits(t *testing.T, secret string) bool {
+	t.Helper()
+	ctx := context.Background()
+	p, err := n.auth.Authenticate(ctx, secret, true)
+	if apperr.CodeOf(err) == apperr.Unauthorized {
+		return false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := n.gate.Admit(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return !d.Revoked
+}
+
+// TestRevokerReachesEveryNode: a key revoked through one node is refused at
+// once by another node that holds it in its cache; the row says revoked,
+// the marker is in Redis, and a root key takes its customer keys.
+func TestRevokerReachesEveryNode(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	root := b.account(t)
+	issue := func(label string) IssuedKey {
+		k, err := b.svc.CreateCustomerKey(ctx, root, label, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	gone, kept, sibling := issue("gone"), issue("kept"), issue("sibling")
+	a, other := b.node(), b.node()
+	for _, n := range []node{a, other} {
+		for _, k := range []IssuedKey{gone, kept, sibling} {
+			if !n.admits(t, k.Secret) {
+				t.Fatalf("%s refused before any revocation", k.Label)
+			}
+		}
+	}
+	revoker := NewRevoker(b.svc, b.rdb, testPrefix, a.auth)
+
+	t.Run("customer key", func(t *testing.T) {
+		rev, err := revoker.Revoke(ctx, CustomerKeysOf(root), gone.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rev.Revoked) != 1 || rev.Revoked[0] != gone.ID || rev.Key.RevokedAt == nil {
+			t.Fatalf("revocation %+v", rev)
+		}
+		if other.admits(t, gone.Secret) || a.admits(t, gone.Secret) {
+			t.Fatal("revoked key admitted")
+		}
+		if !other.admits(t, kept.Secret) {
+			t.Fatal("another key of the root refused")
+		}
+		if n, err := b.rdb.Exists(ctx, revokedKey(testPrefix, gone.ID)).Result(); err != nil || n != 1 {
+			t.Fatalf("marker: %d %v", n, err)
+		}
+		k, err := b.svc.GetKey(ctx, gone.ID)
+		if err != nil || k.RevokedAt == nil {
+			t.Fatalf("row: %+v %v", k, err)
+		}
+	})
+
+	t.Run("again keeps the first time", func(t *testing.T) {
+		first, _ := b.svc.GetKey(ctx, gone.ID)
+		rev, err := revoker.Revoke(ctx, CustomerKeysOf(root), gone.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rev.Key.RevokedAt.Equal(*first.RevokedAt) {
+			t.Fatalf("revoked_at moved: %v, then %v", first.RevokedAt, rev.Key.RevokedAt)
+		}
+	})
+
+	t.Run("out of scope is not found", func(t *testing.T) {
+		stranger := b.account(t)
+		if _, err := revoker.Revoke(ctx, CustomerKeysOf(stranger), kept.ID); apperr.CodeOf(err) != apperr.NotFound {
+			t.Fatalf("another account's root: %v", err)
+		}
+		if _, err := revoker.Revoke(ctx, KeysOfAccount(root.AccountID), uuid.New()); apperr.CodeOf(err) != apperr.NotFound {
+			t.Fatalf("unknown key: %v", err)
+		}
+		if !other.admits(t, kept.Secret) {
+			t.Fatal("key refused after a refused revocation")
+		}
+	})
+
+	t.Run("root key takes its customer keys", func(t *testing.T) {
+		rev, err := revoker.Revoke(ctx, KeysOfAccount(root.AccountID), root.KeyID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rev.Revoked) != 4 { // the root and its three customer keys
+			t.Fatalf("revoked %v", rev.Revoked)
+		}
+		if other.admits(t, kept.Secret) || other.admits(t, sibling.Secret) {
+			t.Fatal("customer key of a revoked root admitted")
+		}
+		for _, id := range []uuid.UUID{root.KeyID, kept.ID, sibling.ID} {
+			k, err := b.svc.GetKey(ctx, id)
+			if err != nil || k.RevokedAt == nil {
+				t.Fatalf("row %s: %+v %v", id, k, err)
+			}
+		}
+	})
+}
+
+// TestRevokerWithoutRedis: the rows are revoked, the caller is told the
+// markers are not written yet (unavailable, worth a retry), and a retry
+// writes them.
+func TestRevokerWithoutRedis(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	root := b.account(t)
+	k, err := b.svc.CreateCustomerKey(ctx, root, "k", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	t.Cleanup(func() { _ = dead.Close() })
+	_, err = NewRevoker(b.svc, dead, testPrefix, nil).Revoke(ctx, CustomerKeysOf(root), k.ID)
+	if apperr.CodeOf(err) != apperr.Unavailable {
+		t.Fatalf("revoke without Redis: %v", err)
+	}
+	if row, err := b.svc.GetKey(ctx, k.ID); err != nil || row.RevokedAt == nil {
+		t.Fatalf("row: %+v %v", row, err)
+	}
+	if _, err := NewRevoker(b.svc, b.rdb, testPrefix, nil).Revoke(ctx, CustomerKeysOf(root), k.ID); err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	if n, err := b.rdb.Exists(ctx, revokedKey(testPrefix, k.ID)).Result(); err != nil || n != 1 {
+		t.Fatalf("marker after the retry: %d %v", n, err)
+	}
+}
