@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/compress"
 
 	"broll/docs"
 	"broll/internal/apperr"
@@ -30,9 +29,15 @@ var docsUI embed.FS
 const docsCSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; " +
 	"script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 
-// docsRoutes registers the explorer, its assets, the OpenAPI document and
-// the migration guide. None needs a key.
-func (s *server) docsRoutes(app *fiber.App) {
+// docsSite is the explorer page and its assets, served under a path that
+// carries their hash. None of the docs routes needs a key.
+type docsSite struct {
+	page   []byte
+	assets map[string][]byte
+	base   string
+}
+
+func newDocsSite() *docsSite {
 	// The files served under /docs/assets/<hash>/ and their place in
 	// docsUI; nothing else of the folder is served.
 	files := [][2]string{
@@ -42,46 +47,44 @@ func (s *server) docsRoutes(app *fiber.App) {
 		{"swagger-ui-bundle.js", "docsui/swagger-ui/swagger-ui-bundle.js"},
 		{"swagger-ui.css", "docsui/swagger-ui/swagger-ui.css"},
 	}
-	assets := make(map[string][]byte, len(files))
+	d := &docsSite{assets: make(map[string][]byte, len(files))}
 	h := sha256.New()
 	for _, f := range files {
 		b, err := fs.ReadFile(docsUI, f[1])
 		if err != nil {
 			panic("api: embedded explorer asset missing: " + err.Error())
 		}
-		assets[f[0]] = b
+		d.assets[f[0]] = b
 		h.Write([]byte(f[0]))
 		h.Write(b)
 	}
 	// The asset URLs carry a hash of the assets, so browsers may keep them
 	// forever and still never run an old explorer.js with a new bundle.
-	base := "/docs/assets/" + hex.EncodeToString(h.Sum(nil))[:12]
+	d.base = "/docs/assets/" + hex.EncodeToString(h.Sum(nil))[:12]
 	page, err := fs.ReadFile(docsUI, "docsui/explorer.html")
 	if err != nil {
 		panic("api: embedded explorer page missing: " + err.Error())
 	}
-	page = bytes.ReplaceAll(page, []byte("{{assets}}"), []byte(base))
+	d.page = bytes.ReplaceAll(page, []byte("{{assets}}"), []byte(d.base))
+	return d
+}
 
-	app.Get("/api/openapi.json", serveOpenAPI)
-	app.Get("/docs", func(c *fiber.Ctx) error {
-		c.Set(fiber.HeaderContentSecurityPolicy, docsCSP)
-		c.Set(fiber.HeaderCacheControl, "no-cache")
-		c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
-		return c.Send(page)
-	})
-	app.Get(migrationGuidePath, serveMigrationGuide)
-	app.Get(errorDocsPath, errorIndex)
-	app.Get(errorDocsPath+"/:code", errorPage)
-	app.Get("/docs/assets/:hash/:file", compress.New(), func(c *fiber.Ctx) error {
-		b, ok := assets[c.Params("file")]
-		if !ok || base != "/docs/assets/"+c.Params("hash") {
-			return apperr.NotFoundf("no such asset")
-		}
-		c.Set(fiber.HeaderCacheControl, "public, max-age=31536000, immutable")
-		c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
-		c.Type(strings.TrimPrefix(path.Ext(c.Params("file")), "."))
-		return c.Send(b)
-	})
+func (d *docsSite) explorer(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderContentSecurityPolicy, docsCSP)
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+	return c.Send(d.page)
+}
+
+func (d *docsSite) asset(c *fiber.Ctx) error {
+	b, ok := d.assets[c.Params("file")]
+	if !ok || d.base != "/docs/assets/"+c.Params("hash") {
+		return apperr.NotFoundf("no such asset")
+	}
+	c.Set(fiber.HeaderCacheControl, "public, max-age=31536000, immutable")
+	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+	c.Type(strings.TrimPrefix(path.Ext(c.Params("file")), "."))
+	return c.Send(b)
 }
 
 // serveMigrationGuide returns docs/migration.md: as Markdown to tools, and
