@@ -77,9 +77,10 @@ func (s *server) routes(app *fiber.App, d Deps) {
 	app.Get(errorDocsPath+"/:code", errorPage)
 	app.Get("/docs/assets/:hash/:file", compress.New(), site.asset)
 
-	// Dashboard: HTML pages with their own sign-in (a session cookie, a
-	// CSRF token on every form); its routes are listed in dashboard.Mount.
-	err := dashboard.Mount(app, dashboard.Deps{
+	// Dashboard: HTML pages with their own sign-in; error pages and
+	// security headers on every path, a session on every page behind it,
+	// and on every form post the Origin, the session and a CSRF token.
+	dash, err := dashboard.New(dashboard.Deps{
 		Config: d.Config, Logger: d.Logger, Tenancy: d.Tenancy, Billing: d.Billing, Webhooks: d.Webhooks, Usage: d.Usage,
 		Gate: d.Gate, Auth: d.Auth, Revoker: s.revoker, Sessions: d.Sessions, RequestID: requestID, Now: d.Now,
 		ClientAddr: s.clientAddr,
@@ -87,6 +88,32 @@ func (s *server) routes(app *fiber.App, d Deps) {
 	if err != nil {
 		panic("api: " + err.Error()) // embedded templates: a broken build, not a runtime condition
 	}
+	session := dash.RequireSession
+	form := func(page fiber.Handler) []fiber.Handler {
+		return []fiber.Handler{dash.CheckOrigin, dash.RequireSession, dash.CheckCSRF, page}
+	}
+	pages := app.Group(dashboard.Prefix, dash.HandleErrors, dash.SecurityHeaders)
+	pages.Get("/assets/:hash/:file", dash.Asset)
+	pages.Get("/sign-in", dash.SignInForm)
+	pages.Post("/sign-in", dash.CheckOrigin, dash.CheckFormToken, dash.SignIn)
+	pages.Get("/set-password", dash.SetPasswordForm)
+	pages.Post("/set-password", dash.CheckOrigin, dash.CheckFormToken, dash.SetPassword)
+	pages.Post("/sign-out", form(dash.SignOut)...)
+	pages.Post("/sign-out-everywhere", form(dash.SignOutEverywhere)...)
+	pages.Get("/", session, dash.Overview)
+	pages.Get("/keys", session, dash.Keys)
+	pages.Post("/keys", form(dash.CreateRootKey)...)
+	pages.Get("/keys/:id", session, dash.RootKey)
+	pages.Post("/keys/:id/customers", form(dash.CreateCustomerKey)...)
+	pages.Post("/keys/:id/limits", form(dash.SetLimits)...)
+	pages.Get("/keys/:id/revoke", session, dash.RevokeForm)
+	pages.Post("/keys/:id/revoke", form(dash.RevokeKey)...)
+	pages.Get("/purchases", session, dash.Purchases)
+	pages.Get("/purchases.csv", session, dash.PurchasesCSV)
+	pages.Get("/credits", session, dash.Credits)
+	pages.Get("/webhooks", session, dash.WebhooksPage)
+	pages.Post("/webhooks/:id/enable", form(dash.EnableWebhook)...)
+	pages.Use(dashboard.NotFound)
 
 	// Probes: no key.
 	h := &health{pool: d.Pool, rdb: d.Redis}
