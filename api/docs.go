@@ -29,15 +29,9 @@ var docsUI embed.FS
 const docsCSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; " +
 	"script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 
-// docsSite is the explorer page and its assets, served under a path that
+// docsSite serves the explorer page and its assets, under a path that
 // carries their hash. None of the docs routes needs a key.
-type docsSite struct {
-	page   []byte
-	assets map[string][]byte
-	base   string
-}
-
-func newDocsSite() *docsSite {
+func docsSite() (explorer, asset fiber.Handler) {
 	// The files served under /docs/assets/<hash>/ and their place in
 	// docsUI; nothing else of the folder is served.
 	files := [][2]string{
@@ -47,44 +41,42 @@ func newDocsSite() *docsSite {
 		{"swagger-ui-bundle.js", "docsui/swagger-ui/swagger-ui-bundle.js"},
 		{"swagger-ui.css", "docsui/swagger-ui/swagger-ui.css"},
 	}
-	d := &docsSite{assets: make(map[string][]byte, len(files))}
+	assets := make(map[string][]byte, len(files))
 	h := sha256.New()
 	for _, f := range files {
 		b, err := fs.ReadFile(docsUI, f[1])
 		if err != nil {
 			panic("api: embedded explorer asset missing: " + err.Error())
 		}
-		d.assets[f[0]] = b
+		assets[f[0]] = b
 		h.Write([]byte(f[0]))
 		h.Write(b)
 	}
 	// The asset URLs carry a hash of the assets, so browsers may keep them
 	// forever and still never run an old explorer.js with a new bundle.
-	d.base = "/docs/assets/" + hex.EncodeToString(h.Sum(nil))[:12]
+	base := "/docs/assets/" + hex.EncodeToString(h.Sum(nil))[:12]
 	page, err := fs.ReadFile(docsUI, "docsui/explorer.html")
 	if err != nil {
 		panic("api: embedded explorer page missing: " + err.Error())
 	}
-	d.page = bytes.ReplaceAll(page, []byte("{{assets}}"), []byte(d.base))
-	return d
-}
-
-func (d *docsSite) explorer(c *fiber.Ctx) error {
-	c.Set(fiber.HeaderContentSecurityPolicy, docsCSP)
-	c.Set(fiber.HeaderCacheControl, "no-cache")
-	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
-	return c.Send(d.page)
-}
-
-func (d *docsSite) asset(c *fiber.Ctx) error {
-	b, ok := d.assets[c.Params("file")]
-	if !ok || d.base != "/docs/assets/"+c.Params("hash") {
-		return apperr.NotFoundf("no such asset")
+	page = bytes.ReplaceAll(page, []byte("{{assets}}"), []byte(base))
+	explorer = func(c *fiber.Ctx) error {
+		c.Set(fiber.HeaderContentSecurityPolicy, docsCSP)
+		c.Set(fiber.HeaderCacheControl, "no-cache")
+		c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+		return c.Send(page)
 	}
-	c.Set(fiber.HeaderCacheControl, "public, max-age=31536000, immutable")
-	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
-	c.Type(strings.TrimPrefix(path.Ext(c.Params("file")), "."))
-	return c.Send(b)
+	asset = func(c *fiber.Ctx) error {
+		b, ok := assets[c.Params("file")]
+		if !ok || base != "/docs/assets/"+c.Params("hash") {
+			return apperr.NotFoundf("no such asset")
+		}
+		c.Set(fiber.HeaderCacheControl, "public, max-age=31536000, immutable")
+		c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+		c.Type(strings.TrimPrefix(path.Ext(c.Params("file")), "."))
+		return c.Send(b)
+	}
+	return explorer, asset
 }
 
 // serveMigrationGuide returns docs/migration.md: as Markdown to tools, and

@@ -40,12 +40,8 @@ type mcpEndpoint struct {
 	sdk     http.Handler
 }
 
-// newMCPEndpoint builds the endpoint. Order matters in its route: a
-// foreign Origin is refused before anything else, CORS preflights are
-// answered before authentication (they carry no key), and the JSON-RPC
-// handler only ever runs for a request that authenticate admitted, so 401
-// and 429 happen at the HTTP level and are counted and rate limited like
-// any v1 request.
+// newMCPEndpoint builds the endpoint; api/routes.go says in which order
+// its route checks a request.
 func (s *server) newMCPEndpoint(allowedOrigins []string) *mcpEndpoint {
 	ep := &mcpEndpoint{server: s, origins: newOriginPolicy(s.baseURL, allowedOrigins)}
 	sdkLog := slog.New(warnAndAbove{s.logger.With("component", "mcp").Handler()})

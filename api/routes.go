@@ -56,7 +56,9 @@ func (s *server) routes(app *fiber.App, d Deps) {
 	app.Get(previewsPath+":video_id", s.publicMedia(catalog.MediaPreview))
 	app.Get(thumbnailsPath+":video_id", s.publicMedia(catalog.MediaThumbnail))
 
-	// MCP: Origin check, CORS preflight, POST only, then a bearer key.
+	// MCP: a foreign Origin is refused first, CORS preflights (no key) are
+	// answered before authentication, and JSON-RPC runs only for requests
+	// authenticate admitted, so 401 and 429 are HTTP answers as in v1.
 	mcpEP := s.newMCPEndpoint(d.Config.MCPAllowedOrigins)
 	app.All(mcpPath, mcpEP.checkOrigin, mcpEP.cors(), postOnly, s.authenticate, mcpEP.serve)
 
@@ -69,13 +71,13 @@ func (s *server) routes(app *fiber.App, d Deps) {
 	legacy.Get("/:id", v0.details)
 
 	// Docs: no key.
-	site := newDocsSite()
+	explorer, asset := docsSite()
 	app.Get("/api/openapi.json", serveOpenAPI)
-	app.Get("/docs", site.explorer)
+	app.Get("/docs", explorer)
 	app.Get(migrationGuidePath, serveMigrationGuide)
 	app.Get(errorDocsPath, errorIndex)
 	app.Get(errorDocsPath+"/:code", errorPage)
-	app.Get("/docs/assets/:hash/:file", compress.New(), site.asset)
+	app.Get("/docs/assets/:hash/:file", compress.New(), asset)
 
 	// Dashboard: HTML pages with their own sign-in; error pages and
 	// security headers on every path, a session on every page behind it,
