@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
-	"broll/api/dashboard"
 	"broll/billing"
 	"broll/catalog"
 	"broll/embed"
@@ -114,10 +113,6 @@ func New(d Deps) *fiber.App {
 	app.Use(boundBodies(d.Config.MaxBodyBytes))
 	app.Use(decodeBodies(d.Config.MaxBodyBytes))
 
-	h := &health{pool: d.Pool, rdb: d.Redis}
-	app.Get("/healthz", h.live)
-	app.Get("/readyz", h.ready)
-
 	s := &server{
 		logger: d.Logger, now: d.Now,
 		tenancy: d.Tenancy, catalog: d.Catalog, billing: d.Billing, webhooks: d.Webhooks,
@@ -134,41 +129,10 @@ func New(d Deps) *fiber.App {
 		s.queryEmbedder = d.QueryEmbedder
 	}
 	s.baseURL = d.Config.BaseURL()
-	// Signed links need no bearer key: registered before the v1 group's
-	// authentication so that they never reach it.
-	app.Get(billing.DownloadPath+":purchase_id", s.download)
-
-	v1 := app.Group("/api/v1", s.authenticate)
-	keys := v1.Group("/keys", requireScope(tenancy.ScopeKeysManage))
-	keys.Post("", s.idempotent, s.createKey)
-	keys.Get("", s.listKeys)
-	keys.Delete("", s.revokeKey)
-	keys.Patch("", s.updateKey)
-	v1.Get("/pricing", requireScope(tenancy.ScopePricingRead), s.pricing)
-	v1.Get("/balance", requireScope(tenancy.ScopeBrollBilling), s.balance)
-	v1.Post("/broll/purchase", requireScope(tenancy.ScopeBrollPurchase), s.idempotent, s.purchase)
-	v1.Get("/broll/purchases", requireScope(tenancy.ScopeBrollBilling), s.listPurchases)
-	s.webhookRoutes(v1)
-	s.catalogRoutes(v1)
-	s.opsRoutes(app)
-	s.mediaRoutes(app)
-	// Legacy v0 lives outside /api/v1: no key authentication, no rate limit.
-	s.legacyRoutes(app, d.Config)
-	s.docsRoutes(app)
-	s.mcpRoutes(app, d.Config.MCPAllowedOrigins)
-	// The account dashboard: HTML pages over the same tenancy and billing
-	// services, with its own sign-in (not part of the JSON API).
 	if d.Sessions == nil {
 		d.Sessions = NewSessions(d.Config, d.Redis, d.Tenancy, d.Now)
 	}
-	err := dashboard.Mount(app, dashboard.Deps{
-		Config: d.Config, Logger: d.Logger, Tenancy: d.Tenancy, Billing: d.Billing, Webhooks: d.Webhooks, Usage: d.Usage,
-		Gate: d.Gate, Auth: d.Auth, Revoker: s.revoker, Sessions: d.Sessions, RequestID: requestID, Now: d.Now,
-		ClientAddr: s.clientAddr,
-	})
-	if err != nil {
-		panic("api: " + err.Error()) // embedded templates: a broken build, not a runtime condition
-	}
+	s.routes(app, d)
 
 	// Everything else: 405 with Allow on a known path, 404 problem+json on
 	// an unknown one. Fiber's own 405 never fires, since this catch-all

@@ -11,18 +11,7 @@ import (
 	"broll/catalog"
 	"broll/internal/apperr"
 	"broll/internal/money"
-	"broll/tenancy"
 )
-
-// catalogRoutes registers the catalog routes of v1 (list/search, filters,
-// details). Static paths are registered before /broll/:id; routes such as
-// /broll/purchases registered before this call keep precedence.
-func (s *server) catalogRoutes(v1 fiber.Router) {
-	read := requireScope(tenancy.ScopeBrollRead)
-	v1.Get("/broll", read, s.listBroll)
-	v1.Get("/broll/filters", read, s.brollFilters(&filterCache{}))
-	v1.Get("/broll/:id", read, s.getBroll)
-}
 
 type brollListJSON struct {
 	Videos     []videoJSON `json:"videos"`

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/compress"
 
 	"broll/docs"
 	"broll/internal/apperr"
@@ -30,9 +29,9 @@ var docsUI embed.FS
 const docsCSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; " +
 	"script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 
-// docsRoutes registers the explorer, its assets, the OpenAPI document and
-// the migration guide. None needs a key.
-func (s *server) docsRoutes(app *fiber.App) {
+// docsSite serves the explorer page and its assets, under a path that
+// carries their hash. None of the docs routes needs a key.
+func docsSite() (explorer, asset fiber.Handler) {
 	// The files served under /docs/assets/<hash>/ and their place in
 	// docsUI; nothing else of the folder is served.
 	files := [][2]string{
@@ -61,18 +60,13 @@ func (s *server) docsRoutes(app *fiber.App) {
 		panic("api: embedded explorer page missing: " + err.Error())
 	}
 	page = bytes.ReplaceAll(page, []byte("{{assets}}"), []byte(base))
-
-	app.Get("/api/openapi.json", serveOpenAPI)
-	app.Get("/docs", func(c *fiber.Ctx) error {
+	explorer = func(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderContentSecurityPolicy, docsCSP)
 		c.Set(fiber.HeaderCacheControl, "no-cache")
 		c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
 		return c.Send(page)
-	})
-	app.Get(migrationGuidePath, serveMigrationGuide)
-	app.Get(errorDocsPath, errorIndex)
-	app.Get(errorDocsPath+"/:code", errorPage)
-	app.Get("/docs/assets/:hash/:file", compress.New(), func(c *fiber.Ctx) error {
+	}
+	asset = func(c *fiber.Ctx) error {
 		b, ok := assets[c.Params("file")]
 		if !ok || base != "/docs/assets/"+c.Params("hash") {
 			return apperr.NotFoundf("no such asset")
@@ -81,7 +75,8 @@ func (s *server) docsRoutes(app *fiber.App) {
 		c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
 		c.Type(strings.TrimPrefix(path.Ext(c.Params("file")), "."))
 		return c.Send(b)
-	})
+	}
+	return explorer, asset
 }
 
 // serveMigrationGuide returns docs/migration.md: as Markdown to tools, and

@@ -37,19 +37,15 @@ type legacyAPI struct {
 	guideURL   string
 }
 
-// legacyRoutes registers the v0 routes. Without BROLL_LEGACY_SECRET they
-// exist only to say 404 (and, after the sunset, 410), so that a
+// newLegacyAPI builds the v0 routes' handlers. Without BROLL_LEGACY_SECRET
+// the routes exist only to say 404 (and, after the sunset, 410), so that a
 // deployment that never had v0 clients exposes nothing.
-func (s *server) legacyRoutes(app *fiber.App, cfg config.Config) {
+func (s *server) newLegacyAPI(cfg config.Config) *legacyAPI {
 	l := &legacyAPI{s: s, sunset: cfg.LegacySunset.UTC(), guideURL: s.baseURL + migrationGuidePath}
 	if secret := cfg.LegacySecret.Reveal(); secret != "" {
 		l.enabled, l.secretHash = true, sha256.Sum256([]byte(secret))
 	}
-	g := app.Group(legacyPrefix, l.guard)
-	g.Get("", l.list)
-	g.Get("/purchases", l.purchases)
-	g.Post("/purchase", l.purchase)
-	g.Get("/:id", l.details)
+	return l
 }
 
 // guard runs first on every legacy route, known or not. The sunset is

@@ -40,24 +40,26 @@ type mcpEndpoint struct {
 	sdk     http.Handler
 }
 
-// mcpRoutes mounts the endpoint. Order matters: a foreign Origin is refused
-// before anything else, CORS preflights are answered before authentication
-// (they carry no key), and the JSON-RPC handler only ever runs for a
-// request that authenticate admitted, so 401 and 429 happen at the HTTP
-// level and are counted and rate limited like any v1 request.
-func (s *server) mcpRoutes(app *fiber.App, allowedOrigins []string) {
+// newMCPEndpoint builds the endpoint; api/routes.go says in which order
+// its route checks a request.
+func (s *server) newMCPEndpoint(allowedOrigins []string) *mcpEndpoint {
 	ep := &mcpEndpoint{server: s, origins: newOriginPolicy(s.baseURL, allowedOrigins)}
 	sdkLog := slog.New(warnAndAbove{s.logger.With("component", "mcp").Handler()})
 	srv := s.newMCPServer(sdkLog)
 	ep.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: sdkLog})
-	app.All(mcpPath, ep.checkOrigin, cors.New(cors.Config{
+	return ep
+}
+
+// cors answers preflights and sets the CORS headers for allowed origins.
+func (ep *mcpEndpoint) cors() fiber.Handler {
+	return cors.New(cors.Config{
 		AllowOriginsFunc: ep.origins.allows,
 		AllowMethods:     fiber.MethodPost,
 		AllowHeaders:     "Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID",
 		ExposeHeaders:    "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, WWW-Authenticate",
 		MaxAge:           600,
-	}), postOnly, s.authenticate, ep.serve)
+	})
 }
 
 func (s *server) newMCPServer(logger *slog.Logger) *mcp.Server {

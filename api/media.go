@@ -4,7 +4,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
-	"broll/catalog"
 	"broll/internal/apperr"
 )
 
@@ -20,12 +19,6 @@ const (
 // mediaMaxAge lets browsers and CDNs keep a file for an hour; a re-imported
 // clip changes its ETag, so a revalidation after that picks up new files.
 const mediaMaxAge = "public, max-age=3600"
-
-// mediaRoutes registers the public preview and thumbnail routes.
-func (s *server) mediaRoutes(app *fiber.App) {
-	app.Get(previewsPath+":video_id", s.publicMedia(catalog.MediaPreview))
-	app.Get(thumbnailsPath+":video_id", s.publicMedia(catalog.MediaThumbnail))
-}
 
 func (s *server) publicMedia(kind string) fiber.Handler {
 	return func(c *fiber.Ctx) error {

@@ -11,19 +11,7 @@ import (
 
 	"broll/catalog"
 	"broll/internal/apperr"
-	"broll/tenancy"
 )
-
-// opsRoutes registers the content-operations routes. They take ops keys
-// (catalog:write), which no customer or root key holds, through the same
-// authentication, rate limit and usage counting as v1.
-func (s *server) opsRoutes(app *fiber.App) {
-	ops := app.Group("/api/ops/v1", s.authenticate, requireScope(tenancy.ScopeCatalogWrite))
-	ops.Post("/videos", s.opsImport)
-	ops.Delete("/videos/:id", s.opsRetire)
-	ops.Post("/uploads", s.createUpload)
-	ops.Put("/uploads/:id", s.receiveUpload)
-}
 
 // clipError is one problem with one posted clip: its 0-based index in the
 // array and the field at fault.

@@ -8,22 +8,8 @@ import (
 	"github.com/google/uuid"
 
 	"broll/internal/apperr"
-	"broll/tenancy"
 	"broll/webhook"
 )
-
-// webhookRoutes mounts /api/v1/webhooks: root keys only (webhooks:manage,
-// which customer keys are never granted).
-func (s *server) webhookRoutes(v1 fiber.Router) {
-	g := v1.Group("/webhooks", requireScope(tenancy.ScopeWebhooksManage))
-	g.Post("", s.createWebhook)
-	g.Get("", s.listWebhooks)
-	g.Delete("", s.deleteWebhook)
-	g.Get("/:id/deliveries", s.webhookDeliveries)
-	g.Post("/:id/test", s.pingWebhook)
-	g.Post("/:id/rotate", s.rotateWebhookSecret)
-	g.Post("/:id/enable", s.enableWebhook)
-}
 
 type webhookJSON struct {
 	ID             uuid.UUID  `json:"id"`

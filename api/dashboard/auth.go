@@ -30,7 +30,7 @@ type signInView struct {
 	CSRFToken string
 }
 
-func (h *handler) signInForm(c *fiber.Ctx) error {
+func (h *Dashboard) SignInForm(c *fiber.Ctx) error {
 	// Already signed in: straight to the dashboard.
 	if _, err := h.Sessions.Lookup(c.UserContext(), c.Cookies(sessionCookie)); err == nil {
 		return c.Redirect(safeNext(c.Query("next")), fiber.StatusSeeOther)
@@ -41,7 +41,7 @@ func (h *handler) signInForm(c *fiber.Ctx) error {
 	})
 }
 
-func (h *handler) signIn(c *fiber.Ctx) error {
+func (h *Dashboard) SignIn(c *fiber.Ctx) error {
 	email := c.FormValue("email")
 	_, token, err := h.Sessions.SignIn(c.UserContext(), email, c.FormValue("password"), h.ClientAddr(c))
 	if err != nil {
@@ -64,7 +64,7 @@ func (h *handler) signIn(c *fiber.Ctx) error {
 	return c.Redirect(safeNext(c.FormValue("next")), fiber.StatusSeeOther)
 }
 
-func (h *handler) signOut(c *fiber.Ctx) error {
+func (h *Dashboard) SignOut(c *fiber.Ctx) error {
 	token, _ := c.Locals(localToken).(string)
 	if err := h.Sessions.End(c.UserContext(), token); err != nil {
 		return err
@@ -73,7 +73,7 @@ func (h *handler) signOut(c *fiber.Ctx) error {
 	return c.Redirect(Prefix+"/sign-in?m=signed-out", fiber.StatusSeeOther)
 }
 
-func (h *handler) signOutEverywhere(c *fiber.Ctx) error {
+func (h *Dashboard) SignOutEverywhere(c *fiber.Ctx) error {
 	if _, err := h.Sessions.EndAll(c.UserContext(), session(c).UserID); err != nil {
 		return err
 	}
@@ -89,9 +89,9 @@ type setPasswordView struct {
 	MinLength int
 }
 
-// setPasswordForm shows the form of a one-time link, or says the link no
+// SetPasswordForm shows the form of a one-time link, or says the link no
 // longer works.
-func (h *handler) setPasswordForm(c *fiber.Ctx) error {
+func (h *Dashboard) SetPasswordForm(c *fiber.Ctx) error {
 	token := c.Query("token")
 	u, err := h.Tenancy.PasswordLinkUser(c.UserContext(), token, h.Now())
 	if err != nil {
@@ -106,7 +106,7 @@ func (h *handler) setPasswordForm(c *fiber.Ctx) error {
 	})
 }
 
-func (h *handler) setPassword(c *fiber.Ctx) error {
+func (h *Dashboard) SetPassword(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	token, password := c.FormValue("token"), c.FormValue("password")
 	again := func(msg string) error {

@@ -20,10 +20,10 @@ type creditsView struct {
 	Pager     pager
 }
 
-// credits shows the ledger with the balance after each entry. Top-ups are
+// Credits shows the ledger with the balance after each entry. Top-ups are
 // an operator's action; the page says how to ask for one. With ?mode=test
 // it shows the test balance and its ledger instead.
-func (h *handler) credits(c *fiber.Ctx) error {
+func (h *Dashboard) Credits(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	sess := session(c)
 	test, err := readMode(c)

@@ -41,20 +41,20 @@ type Deps struct {
 	Now        func() time.Time
 }
 
-// handler holds the dashboard's dependencies; the routes are its methods.
-type handler struct {
+// Dashboard holds the dashboard's dependencies; its pages and middleware
+// are its methods, mounted under Prefix by the route table in package api.
+type Dashboard struct {
 	Deps
 	views  *renderer
 	secure bool   // cookies are Secure (the service is served over HTTPS)
 	origin string // the public origin forms must come from
 }
 
-// Mount registers the dashboard's routes on app under Prefix, before the
-// app's catch-all.
-func Mount(app *fiber.App, d Deps) error {
+// New builds the dashboard.
+func New(d Deps) (*Dashboard, error) {
 	views, err := newRenderer()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if d.Now == nil {
 		d.Now = time.Now
@@ -62,43 +62,16 @@ func Mount(app *fiber.App, d Deps) error {
 	if d.ClientAddr == nil {
 		d.ClientAddr = func(c *fiber.Ctx) string { return c.Context().RemoteIP().String() }
 	}
-	h := &handler{Deps: d, views: views, secure: d.Config.SecureCookies(), origin: originOf(d.Config.BaseURL())}
-
-	g := app.Group(Prefix, h.handleErrors, h.securityHeaders)
-	g.Get("/assets/:hash/:file", h.asset)
-
-	g.Get("/sign-in", h.signInForm)
-	g.Post("/sign-in", h.checkOrigin, h.checkFormToken, h.signIn)
-	g.Get("/set-password", h.setPasswordForm)
-	g.Post("/set-password", h.checkOrigin, h.checkFormToken, h.setPassword)
-
-	// Everything below needs a session; every POST a CSRF token too.
-	signedIn := []fiber.Handler{h.requireSession}
-	form := []fiber.Handler{h.checkOrigin, h.requireSession, h.checkCSRF}
-	g.Post("/sign-out", append(form, h.signOut)...)
-	g.Post("/sign-out-everywhere", append(form, h.signOutEverywhere)...)
-
-	g.Get("/", append(signedIn, h.overview)...)
-	g.Get("/keys", append(signedIn, h.keys)...)
-	g.Post("/keys", append(form, h.createRootKey)...)
-	g.Get("/keys/:id", append(signedIn, h.rootKey)...)
-	g.Post("/keys/:id/customers", append(form, h.createCustomerKey)...)
-	g.Post("/keys/:id/limits", append(form, h.setLimits)...)
-	g.Get("/keys/:id/revoke", append(signedIn, h.revokeForm)...)
-	g.Post("/keys/:id/revoke", append(form, h.revokeKey)...)
-	g.Get("/purchases", append(signedIn, h.purchases)...)
-	g.Get("/purchases.csv", append(signedIn, h.purchasesCSV)...)
-	g.Get("/credits", append(signedIn, h.credits)...)
-	g.Get("/webhooks", append(signedIn, h.webhooks)...)
-	g.Post("/webhooks/:id/enable", append(form, h.enableWebhook)...)
-
-	g.Use(func(c *fiber.Ctx) error { return apperr.NotFoundf("there is no such page") })
-	return nil
+	return &Dashboard{Deps: d, views: views, secure: d.Config.SecureCookies(), origin: originOf(d.Config.BaseURL())}, nil
 }
 
-// securityHeaders: pages load nothing from elsewhere, run no inline code,
+// NotFound ends the dashboard's routes: an unknown page is an error page,
+// not the JSON API's 404.
+func NotFound(*fiber.Ctx) error { return apperr.NotFoundf("there is no such page") }
+
+// SecurityHeaders: pages load nothing from elsewhere, run no inline code,
 // cannot be framed and post only to this origin.
-func (h *handler) securityHeaders(c *fiber.Ctx) error {
+func (h *Dashboard) SecurityHeaders(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentSecurityPolicy, "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; "+
 		"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	c.Set(fiber.HeaderXFrameOptions, "DENY")
@@ -107,7 +80,8 @@ func (h *handler) securityHeaders(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-func (h *handler) asset(c *fiber.Ctx) error {
+// Asset serves the pages' stylesheet and script under a hashed path.
+func (h *Dashboard) Asset(c *fiber.Ctx) error {
 	b, ok := h.views.assets[c.Params("file")]
 	if !ok || h.views.base != Prefix+"/assets/"+c.Params("hash") {
 		return apperr.NotFoundf("no such asset")
@@ -117,10 +91,10 @@ func (h *handler) asset(c *fiber.Ctx) error {
 	return c.Send(b)
 }
 
-// handleErrors renders every error of a dashboard route as a page, with
+// HandleErrors renders every error of a dashboard route as a page, with
 // the status the JSON API would give it. Unknown errors are logged with the
 // request id and shown only as that id.
-func (h *handler) handleErrors(c *fiber.Ctx) error {
+func (h *Dashboard) HandleErrors(c *fiber.Ctx) error {
 	err := c.Next()
 	if err == nil {
 		return nil

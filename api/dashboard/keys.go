@@ -19,7 +19,8 @@ type keysView struct {
 	CSRFToken string
 }
 
-func (h *handler) keys(c *fiber.Ctx) error {
+// Keys lists the account's root keys.
+func (h *Dashboard) Keys(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	sess := session(c)
 	h.flushUsage(c)
@@ -50,9 +51,9 @@ type createdView struct {
 	IsRoot bool
 }
 
-// createRootKey issues a root key and shows it, once, in the response to
+// CreateRootKey issues a root key and shows it, once, in the response to
 // the form: it is never stored nor shown again.
-func (h *handler) createRootKey(c *fiber.Ctx) error {
+func (h *Dashboard) CreateRootKey(c *fiber.Ctx) error {
 	sess := session(c)
 	k, err := h.Tenancy.CreateRootKey(c.UserContext(), sess.AccountID, c.FormValue("label"))
 	if err != nil {
@@ -75,8 +76,8 @@ type rootKeyView struct {
 
 const customerKeysPerPage = 50
 
-// rootKey shows one root key and its customer keys.
-func (h *handler) rootKey(c *fiber.Ctx) error {
+// RootKey shows one root key and its customer keys.
+func (h *Dashboard) RootKey(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	sess := session(c)
 	id, err := keyID(c)
@@ -104,9 +105,9 @@ func (h *handler) rootKey(c *fiber.Ctx) error {
 	})
 }
 
-// createCustomerKey creates a customer key under one of the account's root
+// CreateCustomerKey creates a customer key under one of the account's root
 // keys through the same code as POST /api/v1/keys.
-func (h *handler) createCustomerKey(c *fiber.Ctx) error {
+func (h *Dashboard) CreateCustomerKey(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	sess := session(c)
 	id, err := keyID(c)
@@ -133,11 +134,11 @@ func (h *handler) createCustomerKey(c *fiber.Ctx) error {
 	})
 }
 
-// setLimits changes a customer key's spend limit and rate limit, as PATCH
+// SetLimits changes a customer key's spend limit and rate limit, as PATCH
 // /api/v1/keys does: an empty amount removes the spend limit, an empty rate
 // restores the service default. The change is published to every API node
 // before the page says it is saved.
-func (h *handler) setLimits(c *fiber.Ctx) error {
+func (h *Dashboard) SetLimits(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	sess := session(c)
 	id, err := keyID(c)
@@ -183,8 +184,8 @@ type revokeView struct {
 	CSRFToken string
 }
 
-// revokeForm asks for confirmation, saying what goes with the key.
-func (h *handler) revokeForm(c *fiber.Ctx) error {
+// RevokeForm asks for confirmation, saying what goes with the key.
+func (h *Dashboard) RevokeForm(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	sess := session(c)
 	id, err := keyID(c)
@@ -212,9 +213,9 @@ func (h *handler) revokeForm(c *fiber.Ctx) error {
 	})
 }
 
-// revokeKey revokes a key of the account (a root key with its customer
+// RevokeKey revokes a key of the account (a root key with its customer
 // keys) everywhere at once, as DELETE /api/v1/keys does.
-func (h *handler) revokeKey(c *fiber.Ctx) error {
+func (h *Dashboard) RevokeKey(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	sess := session(c)
 	id, err := keyID(c)

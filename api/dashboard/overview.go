@@ -25,7 +25,8 @@ type overviewView struct {
 	LiveCustomers  int
 }
 
-func (h *handler) overview(c *fiber.Ctx) error {
+// Overview is the landing page: balance, spend, requests and live keys.
+func (h *Dashboard) Overview(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	sess := session(c)
 	owner := tenancy.AccountOwner(sess.AccountID)
@@ -101,7 +102,7 @@ func spendChart(days []billing.DaySpend) barChart {
 // flushUsage moves the buffered usage counters to Postgres first, so that
 // the page's request numbers are exact up to this request, as GET
 // /api/v1/keys does. A failure only makes them a few seconds stale.
-func (h *handler) flushUsage(c *fiber.Ctx) {
+func (h *Dashboard) flushUsage(c *fiber.Ctx) {
 	if err := h.Usage.Flush(c.UserContext()); err != nil {
 		h.Logger.Warn("usage flush before a dashboard page failed", "request_id", h.RequestID(c), "error", err.Error())
 	}

@@ -60,7 +60,8 @@ func readFilter(c *fiber.Ctx) purchaseFilter {
 	}
 }
 
-func (h *handler) purchases(c *fiber.Ctx) error {
+// Purchases lists the account's purchases under the page's filter.
+func (h *Dashboard) Purchases(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	sess := session(c)
 	test, err := readMode(c)
@@ -98,7 +99,7 @@ func (h *handler) purchases(c *fiber.Ctx) error {
 }
 
 // keyName names the filtered key when the picker does not list it.
-func (h *handler) keyName(ctx context.Context, accountID, id uuid.UUID, listed []tenancy.Key) string {
+func (h *Dashboard) keyName(ctx context.Context, accountID, id uuid.UUID, listed []tenancy.Key) string {
 	for _, k := range listed {
 		if k.ID == id {
 			return ""
@@ -113,11 +114,11 @@ func (h *handler) keyName(ctx context.Context, accountID, id uuid.UUID, listed [
 var csvHeader = []string{"purchased_at", "purchase_id", "video_id", "video_title", "api_key_id", "customer_label",
 	"legacy", "customer_email", "price_paid", "currency"}
 
-// purchasesCSV exports every purchase of the filter (not just a page),
+// PurchasesCSV exports every purchase of the filter (not just a page),
 // oldest first, streamed as rows arrive. Its price_paid column adds up to
 // the page's total, which is summary.total_amount of the API. Live
 // purchases only, unless ?mode=test asks for the test ones.
-func (h *handler) purchasesCSV(c *fiber.Ctx) error {
+func (h *Dashboard) PurchasesCSV(c *fiber.Ctx) error {
 	sess := session(c)
 	test, err := readMode(c)
 	if err != nil {

@@ -77,7 +77,7 @@ func newRenderer() (*renderer, error) {
 
 // show renders a page of a signed-in user, naming the account in the
 // header.
-func (h *handler) show(c *fiber.Ctx, status int, page string, v view) error {
+func (h *Dashboard) show(c *fiber.Ctx, status int, page string, v view) error {
 	if v.Session != nil && v.Account == "" {
 		if acct, err := h.Tenancy.GetAccount(c.UserContext(), v.Session.AccountID); err == nil {
 			v.Account = acct.Name

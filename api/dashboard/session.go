@@ -32,7 +32,7 @@ const (
 // cookie is the shape of every dashboard cookie: HttpOnly, SameSite=Lax
 // (sent on top-level navigation, never on cross-site posts), Secure when
 // the service is served over HTTPS, and only sent to /dashboard.
-func (h *handler) cookie(name, value string, maxAge time.Duration) *fiber.Cookie {
+func (h *Dashboard) cookie(name, value string, maxAge time.Duration) *fiber.Cookie {
 	ck := &fiber.Cookie{Name: name, Value: value, Path: Prefix, HTTPOnly: true, SameSite: fiber.CookieSameSiteLaxMode,
 		Secure: h.secure}
 	switch {
@@ -47,13 +47,13 @@ func (h *handler) cookie(name, value string, maxAge time.Duration) *fiber.Cookie
 	return ck
 }
 
-func (h *handler) clearSessionCookie(c *fiber.Ctx) {
+func (h *Dashboard) clearSessionCookie(c *fiber.Ctx) {
 	c.Cookie(h.cookie(sessionCookie, "", -1))
 }
 
-// requireSession finds the request's session. Without one, a page request
+// RequireSession finds the request's session. Without one, a page request
 // is sent to sign in and comes back afterwards.
-func (h *handler) requireSession(c *fiber.Ctx) error {
+func (h *Dashboard) RequireSession(c *fiber.Ctx) error {
 	token := c.Cookies(sessionCookie)
 	sess, err := h.Sessions.Lookup(c.UserContext(), token)
 	if errors.Is(err, tenancy.ErrNoSession) {
@@ -97,18 +97,18 @@ func session(c *fiber.Ctx) *tenancy.Session {
 var errForgedForm = apperr.New(apperr.Forbidden,
 	"this form has expired or did not come from this dashboard; go back, reload the page and try again")
 
-// checkCSRF compares the form's token with the session's, in constant time.
-func (h *handler) checkCSRF(c *fiber.Ctx) error {
+// CheckCSRF compares the form's token with the session's, in constant time.
+func (h *Dashboard) CheckCSRF(c *fiber.Ctx) error {
 	if !sameToken(c.FormValue(csrfField), session(c).CSRFToken) {
 		return errForgedForm
 	}
 	return c.Next()
 }
 
-// checkFormToken is checkCSRF for the forms shown before sign-in: the
+// CheckFormToken is checkCSRF for the forms shown before sign-in: the
 // token must match the form cookie set with the form (a cross-site page can
 // neither read that cookie nor set it).
-func (h *handler) checkFormToken(c *fiber.Ctx) error {
+func (h *Dashboard) CheckFormToken(c *fiber.Ctx) error {
 	if !sameToken(c.FormValue(csrfField), c.Cookies(formCookie)) {
 		return errForgedForm
 	}
@@ -117,7 +117,7 @@ func (h *handler) checkFormToken(c *fiber.Ctx) error {
 
 // formToken returns the pre-session form token, setting its cookie when
 // the browser has none yet.
-func (h *handler) formToken(c *fiber.Ctx) string {
+func (h *Dashboard) formToken(c *fiber.Ctx) string {
 	tok := c.Cookies(formCookie)
 	if len(tok) < 32 || len(tok) > 64 {
 		tok = randomToken()
@@ -138,11 +138,11 @@ func randomToken() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// checkOrigin refuses a POST whose Origin (or, without one, Referer) names
+// CheckOrigin refuses a POST whose Origin (or, without one, Referer) names
 // another site: a second line behind the CSRF token. Browsers send at
 // least one of them on form posts; a request with neither is left to the
 // token.
-func (h *handler) checkOrigin(c *fiber.Ctx) error {
+func (h *Dashboard) CheckOrigin(c *fiber.Ctx) error {
 	from := c.Get(fiber.HeaderOrigin)
 	if from == "" || from == "null" {
 		if ref := c.Get(fiber.HeaderReferer); ref != "" {

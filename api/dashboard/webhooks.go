@@ -19,9 +19,9 @@ type webhookRow struct {
 // webhookLogRows is how many attempts the page shows per endpoint.
 const webhookLogRows = 5
 
-// webhooks lists the account's endpoints. One disabled after 3 days of
+// WebhooksPage lists the account's endpoints. One disabled after 3 days of
 // failures says so at the top, in place of an email nobody configured.
-func (h *handler) webhooks(c *fiber.Ctx) error {
+func (h *Dashboard) WebhooksPage(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	sess := session(c)
 	list, err := h.Webhooks.List(ctx, sess.AccountID)
@@ -44,8 +44,8 @@ func (h *handler) webhooks(c *fiber.Ctx) error {
 	})
 }
 
-// enableWebhook turns an automatically disabled endpoint back on.
-func (h *handler) enableWebhook(c *fiber.Ctx) error {
+// EnableWebhook turns an automatically disabled endpoint back on.
+func (h *Dashboard) EnableWebhook(c *fiber.Ctx) error {
 	sess := session(c)
 	id, err := uuid.Parse(c.Params("id"))
 	if err != nil {
