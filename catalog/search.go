@@ -76,14 +76,6 @@ const sqlHNSWSettings = `
 	       set_config('hnsw.max_scan_tuples', $2, true),
 	       set_config('plan_cache_mode', $3, true)`
 
-// sqlGenericPlan makes the rest of the transaction run its statement on
-// the plan its connection made once, without the arguments. A ranked
-// keyword walk (keywordWalkSQL) was planned anew for every search: 0.7 ms
-// of planning beside 0.9 ms of running, as its CTEs and videos' thirty
-// indexes give the planner much to weigh, while the plan is the same
-// whatever the words (each step is an index lookup of the step before).
-const sqlGenericPlan = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`
-
 // sqlExactScan makes the rest of the transaction sort by computed distance
 // instead of walking the index. A custom plan makes the planner see it; a
 // cached generic plan would not.
@@ -130,10 +122,7 @@ func (s *Service) Search(ctx context.Context, q Query, qe QueryEmbedder) (Page, 
 			rows, err = s.runNearest(ctx, db, q, sq, s.hnsw(), c)
 		case sq.walk != nil:
 			var n int
-			err = inSettings(ctx, db, *sq.walk, func(r pgx.Rows) error {
-				rows, n, err = collectWalk(r, nil)
-				return err
-			}, sqlGenericPlan)
+			rows, n, err = collectWalk(db.Query(ctx, sq.walk.sql, sq.walk.args...))
 			if err == nil && n <= walkReach(q) {
 				rows, err = collectPage(db.Query(ctx, sq.page.sql, sq.page.args...))
 			}
@@ -343,38 +332,28 @@ func (s *Service) runNearest(ctx context.Context, db *pgxpool.Pool, q Query, sq 
 	return rows, err
 }
 
-// nearestPage runs the page query after a settings statement (inSettings).
+// nearestPage runs the page query after a settings statement, both in one
+// round trip: a batch is one pipeline with a single Sync, which Postgres
+// runs as one implicit transaction, so the local settings last until the
+// page is read and no BEGIN and COMMIT round trips are paid (each one a
+// wait for a turn on the CPU when the node is busy).
 func (s *Service) nearestPage(ctx context.Context, db *pgxpool.Pool, page statement, settings string, args ...any) ([]row, error) {
-	var out []row
-	err := inSettings(ctx, db, page, func(r pgx.Rows) (err error) {
-		out, err = pgx.CollectRows(r, scanRow)
-		return err
-	}, settings, args...)
-	return out, err
-}
-
-// inSettings runs st after a settings statement, both in one round trip,
-// and hands its rows to collect: a batch is one pipeline with a single
-// Sync, which Postgres runs as one implicit transaction, so the local
-// settings last until the rows are read and no BEGIN and COMMIT round
-// trips are paid (each one a wait for a turn on the CPU when the node is
-// busy).
-func inSettings(ctx context.Context, db *pgxpool.Pool, st statement, collect func(pgx.Rows) error, settings string, args ...any) error {
 	batch := &pgx.Batch{}
 	batch.Queue(settings, args...)
-	batch.Queue(st.sql, st.args...)
+	batch.Queue(page.sql, page.args...)
 	br := db.SendBatch(ctx, batch)
 	_, err := br.Exec()
+	var out []row
 	if err == nil {
 		var rows pgx.Rows
 		if rows, err = br.Query(); err == nil {
-			err = collect(rows)
+			out, err = pgx.CollectRows(rows, scanRow)
 		}
 	}
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
-	return err
+	return out, err
 }
 
 // scanRow reads videoColumns, the similarity and the sort key.

@@ -114,7 +114,7 @@ func keywordWalkSQL(b *sqlBuilder, q Query, words []string, match, rank string) 
 	), page AS (
 		SELECT r.id, r.rank FROM ranked r` + after + `
 		ORDER BY r.rank DESC, r.id DESC
-		LIMIT ` + strconv.Itoa(q.Limit+1) + " OFFSET " + strconv.Itoa(q.Offset) + `
+		LIMIT ` + b.arg(q.Limit+1) + " OFFSET " + b.arg(q.Offset) + `
 	)
 	SELECT ` + videoColumns + `, NULL::float8, m.rank, n.n
 	FROM (SELECT count(*) AS n FROM candidates) n

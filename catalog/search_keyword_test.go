@@ -2,8 +2,6 @@ package catalog
 
 import (
 	"slices"
-
-	"broll/internal/database"
 	"testing"
 
 	"github.com/google/uuid"
@@ -226,64 +224,5 @@ func TestKeywordPostingsFollowTheClip(t *testing.T) {
 	}
 	if got := first(); got == id {
 		t.Fatal("retired clip still found")
-	}
-}
-
-// TestKeywordWalkPlanMadeOnce: a connection plans the walk once and runs
-// every later search of the same shape on that plan, whatever the words,
-// and the page is still the ranking's.
-func TestKeywordWalkPlanMadeOnce(t *testing.T) {
-	t.Parallel()
-	f := newWalkFixture(t)
-	// A pool of its own, so the statements prepared on its connections
-	// are the searches'.
-	pool, err := database.Open(f.ctx, f.pool.Config().ConnConfig.ConnString())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	svc := New(pool, nil, nil)
-	searches := []string{"sunset", "sunset beach", "sunset water", "sunset golden", "sunset evening", "sunset"}
-	for _, words := range searches {
-		q := Query{Search: words, Limit: 5}
-		if err := q.Validate(); err != nil {
-			t.Fatal(err)
-		}
-		walk := buildSearch(q, nil, "").walk
-		if walk == nil {
-			t.Fatalf("%q is not served by the walk", words)
-		}
-		p, err := svc.Search(f.ctx, q, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The same walk planned for its words gives the same page.
-		rows, _, err := collectWalk(f.pool.Query(f.ctx, "/* custom */"+walk.sql, walk.args...))
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := make([]uuid.UUID, 0, q.Limit)
-		for _, r := range rows[:min(len(rows), q.Limit)] {
-			want = append(want, r.video.ID)
-		}
-		if len(want) < q.Limit || !slices.Equal(ids(p.Videos), want) {
-			t.Fatalf("%q: page %v, planned for its words %v", words, ids(p.Videos), want)
-		}
-	}
-	// Every connection the searches used is idle now: count over all.
-	var generic, custom int
-	for _, conn := range pool.AcquireAllIdle(f.ctx) {
-		var g, c int
-		err := conn.QueryRow(f.ctx, `SELECT coalesce(sum(generic_plans), 0), coalesce(sum(custom_plans), 0)
-			FROM pg_prepared_statements WHERE statement LIKE '%WITH words AS%'`).Scan(&g, &c)
-		conn.Release()
-		if err != nil {
-			t.Fatal(err)
-		}
-		generic, custom = generic+g, custom+c
-	}
-	if generic < len(searches) || custom != 0 {
-		t.Fatalf("walks ran on %d generic and %d custom plans; want every one of %d on the plan made once",
-			generic, custom, len(searches))
 	}
 }
