@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/go-redis/redis_rate/v10"
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -24,49 +23,34 @@ import (
 	"broll/webhook"
 )
 
-// Deps is everything the HTTP layer needs, built once by cmd/broll-api.
+// Deps is everything the HTTP layer needs, built once by NewNode.
 type Deps struct {
-	Config  config.Config
-	Logger  *slog.Logger
-	Pool    *pgxpool.Pool
-	Redis   *redis.Client
-	Tenancy *tenancy.Service
-	Catalog *catalog.Service
-	Billing *billing.Service
-	// Webhooks manages webhook endpoints; nil builds it from Config.
+	Config   config.Config
+	Logger   *slog.Logger
+	Pool     *pgxpool.Pool
+	Redis    *redis.Client
+	Tenancy  *tenancy.Service
+	Catalog  *catalog.Service
+	Billing  *billing.Service
 	Webhooks *webhook.Service
 	Auth     *tenancy.Authenticator
 	Gate     *tenancy.Gate
 	Usage    *tenancy.Usage
 	Media    catalog.MediaStore
-	// QueryEmbedder embeds semantic_search texts (cached); nil disables
-	// semantic search on this node.
+	// QueryEmbedder embeds semantic_search texts (cached).
 	QueryEmbedder *embed.QueryCache
-	// Sessions signs dashboard users in; nil builds the store from Config
-	// and Redis.
+	// Sessions signs dashboard users in.
 	Sessions *tenancy.Sessions
-	// Now is the clock; tests inject one. Defaults to time.Now.
+	// Now is the clock; tests set it through NodeOptions.
 	Now func() time.Time
 	// Metrics is the registry the node's metrics listener serves (not the
 	// app: /metrics stays off the public port); the app adds its own
-	// metrics and the pool's. Nil gets a fresh one.
+	// metrics and the pool's.
 	Metrics *prometheus.Registry
 }
 
-// NewSessions is the dashboard's session store as the configuration says.
-func NewSessions(cfg config.Config, rdb *redis.Client, users *tenancy.Service, now func() time.Time) *tenancy.Sessions {
-	return tenancy.NewSessions(rdb, cfg.RedisPrefix, users, tenancy.SessionOptions{
-		IdleTimeout: cfg.SessionTTL, MaxAge: cfg.SessionMaxAge,
-		MaxFailures: cfg.SignInMaxFailures, Lockout: cfg.SignInLockout, Now: now,
-		GlobalAttempts: redis_rate.PerMinute(cfg.SignInGlobalPerMinute),
-	})
-}
-
-// New builds the fiber app with every route and middleware.
-func New(d Deps) *fiber.App {
-	if d.Now == nil {
-		d.Now = time.Now
-	}
+// newApp builds the fiber app with every route and middleware.
+func newApp(d Deps) *fiber.App {
 	app := fiber.New(fiber.Config{
 		AppName:               "broll-api",
 		BodyLimit:             d.Config.MaxBodyBytes,
@@ -85,9 +69,6 @@ func New(d Deps) *fiber.App {
 		StreamRequestBody: true,
 	})
 	app.Server().HeaderReceived = streamLargeBodies(d.Config.MaxBodyBytes)
-	if d.Metrics == nil {
-		d.Metrics = metrics.NewRegistry()
-	}
 	// When Redis loses its revocation markers the auth cache goes with them;
 	// a key issued here is never refused from the negative cache.
 	d.Gate.OnDataLoss(d.Auth.Drop)
@@ -95,13 +76,6 @@ func New(d Deps) *fiber.App {
 	d.Tenancy.LimitPasswordHashing(d.Config.PasswordHashConcurrency)
 	d.Billing.SetLowBalanceThreshold(money.Cents(d.Config.LowBalanceThreshold))
 	d.Billing.SetTestBalance(money.Cents(d.Config.TestBalance))
-	if d.Webhooks == nil {
-		allow, err := webhook.ParseAllow(d.Config.WebhookAllowHosts)
-		if err != nil {
-			panic("api: BROLL_WEBHOOK_ALLOW_HOSTS passed validation but does not parse: " + err.Error())
-		}
-		d.Webhooks = webhook.New(d.Pool, allow)
-	}
 	metrics.RegisterPool(d.Metrics, d.Pool)
 	m := newAPIMetrics(d.Metrics, d.Gate, d.Logger)
 	refuseUnknownMethods(app, d.Config.BaseURL())
@@ -116,7 +90,7 @@ func New(d Deps) *fiber.App {
 	s := &server{
 		logger: d.Logger, now: d.Now,
 		tenancy: d.Tenancy, catalog: d.Catalog, billing: d.Billing, webhooks: d.Webhooks,
-		auth: d.Auth, gate: d.Gate, usage: d.Usage, media: d.Media,
+		auth: d.Auth, gate: d.Gate, usage: d.Usage, media: d.Media, queryEmbedder: d.QueryEmbedder,
 		revoker: tenancy.NewRevoker(d.Tenancy, d.Redis, d.Config.RedisPrefix, d.Auth),
 		metrics: m, clientAddr: clientAddr(d.Config.TrustedProxies), importDir: d.Config.ImportDir,
 		idem:           idempotency.New(d.Pool, d.Config.IdempotencyWait, idempotencyStale),
@@ -125,13 +99,7 @@ func New(d Deps) *fiber.App {
 			PerPurchase: d.Config.DownloadsPerPurchasePerMinute, PerAddress: d.Config.DownloadsPerAddressPerMinute,
 		}),
 	}
-	if d.QueryEmbedder != nil {
-		s.queryEmbedder = d.QueryEmbedder
-	}
 	s.baseURL = d.Config.BaseURL()
-	if d.Sessions == nil {
-		d.Sessions = NewSessions(d.Config, d.Redis, d.Tenancy, d.Now)
-	}
 	s.routes(app, d)
 
 	// Everything else: 405 with Allow on a known path, 404 problem+json on
@@ -168,8 +136,7 @@ type server struct {
 	downloads *billing.DownloadLimiter
 	// idem keeps the answers to requests with an Idempotency-Key.
 	idem *idempotency.Store
-	// queryEmbedder is an interface so that a nil *embed.QueryCache in Deps
-	// becomes a true nil here.
+	// queryEmbedder embeds semantic_search texts.
 	queryEmbedder billing.QueryEmbedder
 	// baseURL is the public address preview and thumbnail URLs start with.
 	baseURL string

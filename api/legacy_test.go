@@ -8,13 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"broll/billing"
 	"broll/billing/billingtest"
-	"broll/catalog"
-	"broll/embed"
 	"broll/internal/config"
-	"broll/internal/logging"
-	"broll/internal/metrics"
 	"broll/tenancy"
 )
 
@@ -30,35 +25,15 @@ func newTestClock(t time.Time) *testClock {
 func (c *testClock) set(t time.Time) { c.unix.Store(t.UnixNano()) }
 func (c *testClock) now() time.Time  { return time.Unix(0, c.unix.Load()).UTC() }
 
-// addNode adds a node over the env's database and Redis with changed
-// dependencies (a legacy secret, a clock) and returns its index.
-func (e *testEnv) addNode(t *testing.T, change func(*Deps)) int {
-	t.Helper()
-	logger := logging.New(e.logs, "debug")
-	usage := tenancy.NewUsage(e.pool, e.rdb, e.cfg.RedisPrefix)
-	gate := tenancy.NewGate(e.rdb, e.cfg.RedisPrefix, e.cfg.RateLimitPerMinute, usage, logger)
-	d := Deps{
-		Metrics: metrics.NewRegistry(), Config: e.cfg, Logger: logger, Pool: e.pool, Redis: e.rdb,
-		Tenancy: tenancy.New(e.pool), Catalog: catalog.New(e.pool, e.media, nil),
-		Billing: billing.New(e.pool, billing.NewSigner(e.cfg.BaseURL(), e.cfg.SigningKey.Reveal(), "", e.cfg.DownloadURLTTL, nil)),
-		Auth:    tenancy.NewAuthenticator(e.pool, e.cfg.AuthCacheTTL), Gate: gate, Usage: usage, Media: e.media,
-		QueryEmbedder: embed.NewCachedQueryEmbedder(embed.NewBuiltin(), e.rdb, e.cfg.RedisPrefix+"qemb:", time.Hour),
-	}
-	change(&d)
-	e.nodes = append(e.nodes, &testNode{app: New(d), gate: gate, metrics: d.Metrics})
-	return len(e.nodes) - 1
-}
-
 // testLegacySecret is generated as an operator would make it: the
 // configuration refuses short or placeholder secrets.
 var testLegacySecret = config.GenerateSecret()
 
 // legacyNode is a node with v0 enabled and its sunset clock in the test's hands.
 func (e *testEnv) legacyNode(t *testing.T, clock *testClock) int {
-	return e.addNode(t, func(d *Deps) {
-		d.Config.LegacySecret = config.Secret(testLegacySecret)
-		d.Now = clock.now
-	})
+	cfg := e.cfg
+	cfg.LegacySecret = config.Secret(testLegacySecret)
+	return e.addNode(t, cfg, clock.now)
 }
 
 // checkSunsetHeaders asserts the three headers every legacy response
@@ -222,7 +197,7 @@ func TestLegacyDisabledWithoutSecret(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOpts{})
 	clock := newTestClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
-	n := e.addNode(t, func(d *Deps) { d.Now = clock.now })
+	n := e.addNode(t, e.cfg, clock.now)
 	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{})
 	for _, key := range []string{"", "anything"} {
 		r := e.send(t, n, "GET", "/api/external/broll?source="+acct.Source, map[string]string{"X-API-Key": key}, nil)

@@ -48,9 +48,10 @@ func TestOpsVideosOverHTTP(t *testing.T) {
 		t.Errorf("no key: %d", r.status)
 	}
 
+	// Both new clips go to the embedding queue, as on a production node.
 	r := e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, clips)
 	if r.status != 200 || r.body["created"].(float64) != 2 || r.body["updated"].(float64) != 0 ||
-		r.body["queued"].(float64) != 0 || r.header.Get("X-RateLimit-Limit") == "" {
+		r.body["queued"].(float64) != 2 || r.header.Get("X-RateLimit-Limit") == "" {
 		t.Fatalf("create: %d %s", r.status, r.raw)
 	}
 	v := e.do(t, 0, "GET", "/api/v1/broll/"+id, buyer.Secret, nil)

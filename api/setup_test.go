@@ -16,12 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
-	"broll/billing"
 	"broll/catalog"
-	"broll/embed"
 	"broll/internal/config"
-	"broll/internal/logging"
-	"broll/internal/metrics"
 	"broll/internal/testkit"
 	"broll/tenancy"
 )
@@ -45,6 +41,7 @@ type testNode struct {
 	gate *tenancy.Gate
 	// metrics is what the node's metrics listener would serve.
 	metrics *prometheus.Registry
+	media   catalog.MediaStore
 }
 
 type envOpts struct {
@@ -68,7 +65,8 @@ func setup(t testing.TB, o envOpts) *testEnv {
 	}
 	cfg, err := config.Load(func(k string) string {
 		return map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_MEDIA_DIR": t.TempDir(), "BROLL_IMPORT_DIR": t.TempDir(),
-			"BROLL_SIGNING_KEY": config.GenerateSecret(), "BROLL_PUBLIC_URL": "http://api.test"}[k]
+			"BROLL_SIGNING_KEY": config.GenerateSecret(), "BROLL_PUBLIC_URL": "http://api.test",
+			"BROLL_LOG_LEVEL": "debug", "BROLL_EMBED_PROVIDER": "builtin"}[k]
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -82,32 +80,31 @@ func setup(t testing.TB, o envOpts) *testEnv {
 	if o.configure != nil {
 		o.configure(&cfg)
 	}
-	var s3 *testkit.S3Server
+	env := &testEnv{pool: pool, rdb: rdb, cfg: cfg, logs: &syncBuffer{}}
 	if o.s3 {
-		s3 = testkit.StartS3(t)
-		cfg.MediaStore = "s3"
-		cfg.S3 = config.S3{Endpoint: s3.Endpoint, Bucket: s3.Bucket, Region: s3.Region, PathStyle: true,
-			AccessKey: config.Secret(s3.AccessKey), SecretKey: config.Secret(s3.SecretKey), PresignTTL: cfg.S3.PresignTTL}
+		env.s3 = testkit.StartS3(t)
+		env.cfg.MediaStore = "s3"
+		env.cfg.S3 = config.S3{Endpoint: env.s3.Endpoint, Bucket: env.s3.Bucket, Region: env.s3.Region, PathStyle: true,
+			AccessKey: config.Secret(env.s3.AccessKey), SecretKey: config.Secret(env.s3.SecretKey), PresignTTL: cfg.S3.PresignTTL}
 	}
-	media, err := catalog.OpenMediaStore(context.Background(), cfg)
+	for i := 0; i < o.nodes; i++ {
+		env.addNode(t, env.cfg, nil)
+	}
+	env.media = env.nodes[0].media
+	return env
+}
+
+// addNode adds a node over the env's database and Redis, as another process
+// with cfg and the clock now (nil: time.Now) would be, and returns its index.
+func (e *testEnv) addNode(t testing.TB, cfg config.Config, now func() time.Time) int {
+	t.Helper()
+	n, err := NewNode(context.Background(), cfg, NodeOptions{Pool: e.pool, Redis: e.rdb, Logs: e.logs, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &testEnv{pool: pool, rdb: rdb, cfg: cfg, logs: &syncBuffer{}, media: media, s3: s3}
-	for i := 0; i < o.nodes; i++ {
-		logger := logging.New(env.logs, "debug")
-		usage := tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
-		gate := tenancy.NewGate(rdb, cfg.RedisPrefix, cfg.RateLimitPerMinute, usage, logger)
-		reg := metrics.NewRegistry()
-		app := New(Deps{
-			Metrics: reg, Config: cfg, Logger: logger, Pool: pool, Redis: rdb,
-			Tenancy: tenancy.New(pool), Catalog: catalog.New(pool, media, nil), Billing: billing.New(pool, billing.NewSigner(cfg.BaseURL(), cfg.SigningKey.Reveal(), "", cfg.DownloadURLTTL, nil)),
-			Auth: tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL), Gate: gate, Usage: usage, Media: media,
-			QueryEmbedder: embed.NewCachedQueryEmbedder(embed.NewBuiltin(), rdb, cfg.RedisPrefix+"qemb:", time.Hour),
-		})
-		env.nodes = append(env.nodes, &testNode{app: app, gate: gate, metrics: reg})
-	}
-	return env
+	t.Cleanup(n.Close)
+	e.nodes = append(e.nodes, &testNode{app: n.App, gate: n.Gate, metrics: n.Metrics, media: n.Media})
+	return len(e.nodes) - 1
 }
 
 type response struct {

@@ -21,7 +21,7 @@ import (
 // Prefix is where the dashboard is mounted.
 const Prefix = "/dashboard"
 
-// Deps is what the dashboard needs; api.New passes its own.
+// Deps is what the dashboard needs; the api package passes its own.
 type Deps struct {
 	Config   config.Config
 	Logger   *slog.Logger

@@ -3,7 +3,6 @@ package dashboard_test
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -19,11 +18,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/api"
-	"broll/billing"
 	"broll/billing/billingtest"
-	"broll/catalog"
 	"broll/internal/config"
-	"broll/internal/logging"
 	"broll/internal/money"
 	"broll/internal/testkit"
 	"broll/tenancy"
@@ -57,7 +53,8 @@ func setup(t *testing.T, extra map[string]string) *env {
 	pool, dbURL := testkit.NewPool(t)
 	rdb, redisURL := testkit.Redis(t)
 	vars := map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_MEDIA_DIR": t.TempDir(),
-		"BROLL_SIGNING_KEY": config.GenerateSecret(), "BROLL_PUBLIC_URL": "http://dash.test"}
+		"BROLL_SIGNING_KEY": config.GenerateSecret(), "BROLL_PUBLIC_URL": "http://dash.test",
+		"BROLL_LOG_LEVEL": "debug", "BROLL_EMBED_PROVIDER": "builtin"}
 	for k, v := range extra {
 		vars[k] = v
 	}
@@ -65,24 +62,14 @@ func setup(t *testing.T, extra map[string]string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	media, err := catalog.NewLocalMedia(cfg.MediaDir)
+	logs := &strings.Builder{}
+	clk := testkit.NewClock(time.Now())
+	n, err := api.NewNode(context.Background(), cfg, api.NodeOptions{Pool: pool, Redis: rdb, Logs: &lockedBuilder{b: logs}, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &strings.Builder{}
-	logger := logging.New(&lockedBuilder{b: logs}, "debug")
-	clk := testkit.NewClock(time.Now())
-	usage := tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
-	svc := tenancy.New(pool)
-	app := api.New(api.Deps{
-		Config: cfg, Logger: logger, Pool: pool, Redis: rdb, Tenancy: svc,
-		Catalog: catalog.New(pool, media, nil),
-		Billing: billing.New(pool, billing.NewSigner(cfg.BaseURL(), cfg.SigningKey.Reveal(), "", cfg.DownloadURLTTL, nil)),
-		Auth:    tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL),
-		Gate:    tenancy.NewGate(rdb, cfg.RedisPrefix, cfg.RateLimitPerMinute, usage, slog.New(slog.DiscardHandler)),
-		Usage:   usage, Media: media, Now: clk.Now,
-	})
-	return &env{app: app, pool: pool, rdb: rdb, cfg: cfg, svc: svc, clock: clk, logs: logs}
+	t.Cleanup(n.Close)
+	return &env{app: n.App, pool: pool, rdb: rdb, cfg: cfg, svc: n.Tenancy, clock: clk, logs: logs}
 }
 
 const password = "correct horse battery staple"

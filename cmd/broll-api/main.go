@@ -16,21 +16,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"broll/api"
-	"broll/billing"
-	"broll/catalog"
-	"broll/embed"
 	"broll/internal/config"
-	"broll/internal/database"
-	"broll/internal/logging"
 	"broll/internal/metrics"
 	"broll/internal/probe"
-	"broll/internal/redisx"
-	"broll/internal/replica"
-	"broll/tenancy"
 )
 
 func main() {
@@ -58,57 +49,12 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	if err := cfg.RequireSigningKey(); err != nil {
 		return err
 	}
-	logger := logging.New(logOut, cfg.LogLevel)
-
-	pool, err := database.Open(ctx, cfg.DatabaseURL, database.StatementTimeout(cfg.StatementTimeout))
+	node, err := api.NewNode(ctx, cfg, api.NodeOptions{Logs: logOut})
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	// Catalog reads go to the replica while it keeps up (none when unset).
-	reads := replica.New(pool, cfg.DatabaseReadURL, logger)
-	defer reads.Close()
-
-	rdb, err := redisx.Open(cfg.RedisURL)
-	if err != nil {
-		return err
-	}
-	defer rdb.Close()
-	queueClient := asynq.NewClientFromRedisClient(rdb)
-
-	media, err := catalog.OpenMediaStore(ctx, cfg)
-	if err != nil {
-		return err
-	}
-
-	embedder, err := embed.Select(ctx, cfg.EmbedProvider, cfg.OllamaHost, cfg.EmbedModel, logger)
-	if err != nil {
-		return err
-	}
-	queryEmbedder := embed.NewCachedQueryEmbedder(embedder, rdb, cfg.RedisPrefix+"qemb:", embed.DefaultQueryCacheTTL)
-
-	usage := tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
-	tenants := tenancy.New(pool)
-	reg := metrics.NewRegistry()
-	app := api.New(api.Deps{
-		Metrics:  reg,
-		Config:   cfg,
-		Logger:   logger,
-		Pool:     pool,
-		Redis:    rdb,
-		Tenancy:  tenants,
-		Sessions: api.NewSessions(cfg, rdb, tenants, nil),
-		Catalog: catalog.New(pool, media, catalog.NewAsynqQueue(queueClient, asynq.NewInspectorFromRedisClient(rdb))).
-			WithReads(reads).WithEfSearch(cfg.SemanticEfSearch),
-		Billing: billing.New(pool, billing.NewSigner(cfg.BaseURL(), cfg.SigningKey.Reveal(),
-			cfg.SigningKeyPrevious.Reveal(), cfg.DownloadURLTTL, nil)),
-		Auth:  tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL),
-		Gate:  tenancy.NewGate(rdb, cfg.RedisPrefix, cfg.RateLimitPerMinute, usage, logger),
-		Usage: usage,
-		Media: media,
-
-		QueryEmbedder: queryEmbedder,
-	})
+	defer node.Close()
+	logger, usage, app := node.Logger, node.Usage, node.App
 
 	// Usage counted while Redis was unreachable lives in this process; flush
 	// it (and the shared Redis counters) periodically and once at shutdown.
@@ -132,7 +78,7 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 			return fmt.Errorf("BROLL_METRICS_ADDR: listen on %s: %w", cfg.MetricsAddr, err)
 		}
 		metricsAddr = mln.Addr().String()
-		msrv := metricsServer(reg)
+		msrv := metricsServer(node.Metrics)
 		go func() {
 			if err := msrv.Serve(mln); !errors.Is(err, http.ErrServerClosed) {
 				errc <- fmt.Errorf("metrics listener: %w", err)

@@ -9,21 +9,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
 	"broll/api"
-	"broll/billing"
 	"broll/billing/billingtest"
-	"broll/catalog"
 	"broll/clients/go/brollclient"
-	"broll/embed"
 	"broll/internal/config"
-	"broll/internal/logging"
-	"broll/internal/metrics"
 	"broll/internal/testkit"
-	"broll/tenancy"
 )
 
 // liveNode is an API node on a free loopback port over a fresh database,
@@ -44,25 +37,18 @@ func startNode(t *testing.T) liveNode {
 	base := "http://" + ln.Addr().String()
 	cfg, err := config.Load(func(k string) string {
 		return map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_MEDIA_DIR": t.TempDir(),
-			"BROLL_IMPORT_DIR": t.TempDir(), "BROLL_SIGNING_KEY": config.GenerateSecret(), "BROLL_PUBLIC_URL": base}[k]
+			"BROLL_IMPORT_DIR": t.TempDir(), "BROLL_SIGNING_KEY": config.GenerateSecret(), "BROLL_PUBLIC_URL": base,
+			"BROLL_EMBED_PROVIDER": "builtin"}[k]
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	media, err := catalog.NewLocalMedia(cfg.MediaDir)
+	node, err := api.NewNode(context.Background(), cfg, api.NodeOptions{Pool: pool, Redis: rdb})
 	if err != nil {
 		t.Fatal(err)
 	}
-	logger := logging.New(&testkit.SyncBuffer{}, "warn")
-	usage := tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
-	app := api.New(api.Deps{
-		Metrics: metrics.NewRegistry(), Config: cfg, Logger: logger, Pool: pool, Redis: rdb,
-		Tenancy: tenancy.New(pool), Catalog: catalog.New(pool, media, nil),
-		Billing: billing.New(pool, billing.NewSigner(cfg.BaseURL(), cfg.SigningKey.Reveal(), "", cfg.DownloadURLTTL, nil)),
-		Auth:    tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL), Gate: tenancy.NewGate(rdb, cfg.RedisPrefix, cfg.RateLimitPerMinute, usage, logger),
-		Usage: usage, Media: media,
-		QueryEmbedder: embed.NewCachedQueryEmbedder(embed.NewBuiltin(), rdb, cfg.RedisPrefix+"qemb:", time.Hour),
-	})
+	t.Cleanup(node.Close)
+	app := node.App
 	go func() { _ = app.Listener(ln) }()
 	t.Cleanup(func() { _ = app.Shutdown() })
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100_000})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -13,8 +14,6 @@ import (
 
 	"broll/api"
 	"broll/billing"
-	"broll/catalog"
-	"broll/embed"
 	"broll/internal/config"
 	"broll/internal/database"
 	"broll/internal/money"
@@ -29,9 +28,7 @@ type Scratch struct {
 	Pool   *pgxpool.Pool
 	Redis  *redis.Client
 	Config config.Config
-	// QueryEmbedder, when set before App, serves semantic_search.
-	QueryEmbedder *embed.QueryCache
-	close         []func()
+	close  []func()
 }
 
 // OpenScratch creates and migrates the database and opens the clients.
@@ -93,10 +90,17 @@ func (s *Scratch) open(ctx context.Context, redisURL string, redisPoolSize int) 
 	}
 	s.Redis = redis.NewClient(ropts)
 	s.close = append(s.close, func() { _ = s.Redis.Close() })
+	mediaDir, err := os.MkdirTemp("", "broll-bench-media-")
+	if err != nil {
+		return err
+	}
+	s.close = append(s.close, func() { _ = os.RemoveAll(mediaDir) })
 	signingKey := config.GenerateSecret()
+	// The built-in embedder: a benchmark measures the node, not a model
+	// server that may not be running.
 	cfg, err := config.Load(func(k string) string {
 		return map[string]string{"DATABASE_URL": s.URL, "REDIS_URL": redisURL,
-			"BROLL_SIGNING_KEY": signingKey}[k]
+			"BROLL_SIGNING_KEY": signingKey, "BROLL_MEDIA_DIR": mediaDir, "BROLL_EMBED_PROVIDER": "builtin"}[k]
 	})
 	if err != nil {
 		return err
@@ -116,19 +120,15 @@ func (s *Scratch) Close() {
 	}
 }
 
-// App builds the API as cmd/broll-api does, over the scratch world, with
-// the billing service and media store the benchmark chose.
-func (s *Scratch) App(bill *billing.Service, media catalog.MediaStore) (*fiber.App, *tenancy.Usage) {
-	logger := slog.New(slog.DiscardHandler)
-	usage := tenancy.NewUsage(s.Pool, s.Redis, s.Config.RedisPrefix)
-	app := api.New(api.Deps{
-		Config: s.Config, Logger: logger, Pool: s.Pool, Redis: s.Redis,
-		Tenancy: tenancy.New(s.Pool), Catalog: catalog.New(s.Pool, media, nil).WithEfSearch(s.Config.SemanticEfSearch), Billing: bill,
-		Auth: tenancy.NewAuthenticator(s.Pool, s.Config.AuthCacheTTL),
-		Gate: tenancy.NewGate(s.Redis, s.Config.RedisPrefix, s.Config.RateLimitPerMinute, usage, logger), Usage: usage,
-		QueryEmbedder: s.QueryEmbedder,
-	})
-	return app, usage
+// Node builds the API node as cmd/broll-api does, over the scratch world
+// and its Config as the benchmark left it; Close closes it.
+func (s *Scratch) Node(ctx context.Context) (*api.Node, error) {
+	n, err := api.NewNode(ctx, s.Config, api.NodeOptions{Pool: s.Pool, Redis: s.Redis})
+	if err != nil {
+		return nil, err
+	}
+	s.close = append(s.close, n.Close)
+	return n, nil
 }
 
 // Account opens an account and returns its root key, which no rate limit

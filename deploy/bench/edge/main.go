@@ -20,8 +20,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"broll/billing"
-	"broll/catalog"
 	"broll/deploy/bench/benchkit"
 )
 
@@ -47,11 +45,11 @@ func run(duration time.Duration, conns int) error {
 	if err != nil {
 		return err
 	}
-	media, err := catalog.NewLocalMedia(os.TempDir())
+	node, err := sc.Node(ctx)
 	if err != nil {
 		return err
 	}
-	app, usage := sc.App(billing.New(pool, nil), media)
+	app, usage := node.App, node.Usage
 	body := []byte(`{"currency":"USD","tiers":[{"name":"easy","price":5.00,"currency":"USD"},{"name":"medium","price":10.00,"currency":"USD"},{"name":"hard","price":25.00,"currency":"USD"}]}`)
 	bare := fiber.New(fiber.Config{DisableStartupMessage: true})
 	bare.Get("/api/v1/pricing", func(c *fiber.Ctx) error {

@@ -20,7 +20,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -58,18 +57,22 @@ func run(duration time.Duration, clients int, limits bool) error {
 		return err
 	}
 	defer sc.Close()
-	pool, cfg, dbURL := sc.Pool, sc.Config, sc.URL
+	pool, dbURL := sc.Pool, sc.URL
+	node, err := sc.Node(ctx)
+	if err != nil {
+		return err
+	}
 
 	// One account, one shared pool, many customer keys, plenty of clips so
 	// that every purchase is a new, charged one.
-	bill := billing.New(pool, billing.NewSigner("http://bench", cfg.SigningKey.Reveal(), "", time.Hour, nil))
+	bill := node.Billing
 	opened, err := bill.OpenAccount(ctx, "Bench", "bench", money.MaxCents)
 	if err != nil {
 		return err
 	}
 	root := tenancy.Principal{KeyID: opened.RootKey.ID, AccountID: opened.Account.ID, RootKeyID: opened.RootKey.ID,
 		Kind: tenancy.KindRoot, Scopes: tenancy.RootScopes()}
-	ten := tenancy.New(pool)
+	ten := node.Tenancy
 	keys := make([]string, clients)
 	principals := make([]tenancy.Principal, clients)
 	for i := range keys {
@@ -98,13 +101,11 @@ func run(duration time.Duration, clients int, limits bool) error {
 		return err
 	}
 
-	app, _ := sc.App(bill, nil)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, stop, err := benchkit.Serve(node.App)
 	if err != nil {
 		return err
 	}
-	go func() { _ = app.Listener(ln) }()
-	defer func() { _ = app.Shutdown() }()
+	defer stop()
 
 	// Where a purchase's time goes: the batch statement's own time comes
 	// from Postgres's function statistics, collected for this database.
@@ -115,7 +116,7 @@ func run(duration time.Duration, clients int, limits bool) error {
 
 	fmt.Printf("purchase benchmark: %d clients (one customer key each, one shared pool), %s per measurement, spend limits %v\n",
 		clients, duration, limits)
-	res := drive("http://"+ln.Addr().String()+"/api/v1/broll/purchase", keys, videoIDs, duration)
+	res := drive("http://"+addr+"/api/v1/broll/purchase", keys, videoIDs, duration)
 	fmt.Printf("%-46s %8.0f purchases/s  p50 %6.2f ms  p99 %6.2f ms  (%d ok, %d failed)\n",
 		"POST /api/v1/broll/purchase (HTTP, full path)", res.PerSecond(), benchkit.Millis(res.Percentile(0.5)),
 		benchkit.Millis(res.Percentile(0.99)), res.OK, res.Failed)

@@ -19,7 +19,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 
-	"broll/billing"
 	"broll/catalog"
 	"broll/deploy/bench/benchkit"
 	"broll/embed"
@@ -97,14 +96,12 @@ func runUsers(o userOptions) error {
 	if err != nil {
 		return err
 	}
-	media, err := catalog.NewLocalMedia(os.TempDir())
+	sc.Config.SemanticEfSearch = o.efSearch
+	node, err := sc.Node(ctx)
 	if err != nil {
 		return err
 	}
-	sc.QueryEmbedder = embed.NewCachedQueryEmbedder(builtin, sc.Redis, sc.Config.RedisPrefix+"qemb:", embed.DefaultQueryCacheTTL)
-	sc.Config.SemanticEfSearch = o.efSearch
-	app, _ := sc.App(billing.New(pool, nil), media)
-	addr, stop, err := benchkit.Serve(app)
+	addr, stop, err := benchkit.Serve(node.App)
 	if err != nil {
 		return err
 	}
