@@ -16,6 +16,7 @@ import (
 	"broll/billing"
 	"broll/catalog"
 	"broll/internal/apperr"
+	"broll/internal/paging"
 	"broll/tenancy"
 )
 
@@ -292,16 +293,13 @@ func refineListPurchasesSchema(s *jsonschema.Schema) {
 }
 
 func (s *server) listPurchasesTool(ctx context.Context, c *fiber.Ctx, a listPurchasesArgs) (purchaseListJSON, string, error) {
-	itoa := func(n *int) string {
-		if n == nil {
-			return ""
-		}
-		return strconv.Itoa(*n)
+	page, err := billing.ListBounds.Check(paging.Ask{Limit: a.Limit, Page: a.Page, Offset: a.Offset, Cursor: a.Cursor})
+	if err != nil {
+		return purchaseListJSON{}, "", err
 	}
 	params := billing.ListParams{
 		StartDate: a.StartDate, EndDate: a.EndDate, Search: a.Search, SemanticSearch: a.SemanticSearch,
-		Emotion: a.Emotion, APIKeyID: a.APIKeyID, Limit: itoa(a.Limit), Page: itoa(a.Page), Offset: itoa(a.Offset),
-		Cursor: a.Cursor,
+		Emotion: a.Emotion, APIKeyID: a.APIKeyID, Page: page,
 	}
 	p := principal(c)
 	q, err := params.Parse(p)
