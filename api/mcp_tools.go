@@ -109,7 +109,9 @@ func (a searchVideosArgs) query() (catalog.Query, error) {
 		return q, err
 	}
 	q.Limit, q.Offset, q.Cursor = pr.Limit, pr.Offset, pr.Cursor
-	return q, q.Validate()
+	// Validate normalises q as it checks it: the caller gets the normalised q.
+	err = q.Validate()
+	return q, err
 }
 
 func refineSearchSchema(s *jsonschema.Schema) {
