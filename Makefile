@@ -105,7 +105,7 @@ FUZZTIME ?= 30s
 FUZZFLAGS = -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 fuzz:
 	$(GO) test ./billing $(FUZZFLAGS) -fuzz '^FuzzListParams$$'
-	$(GO) test ./catalog $(FUZZFLAGS) -fuzz '^FuzzParseQuery$$'
+	$(GO) test ./catalog $(FUZZFLAGS) -fuzz '^FuzzQueryValidate$$'
 	$(GO) test ./api $(FUZZFLAGS) -fuzz '^FuzzPurchaseBody$$'
 
 

@@ -43,7 +43,7 @@ func (s *server) listBroll(c *fiber.Ctx) error {
 	if err != nil {
 		return apperr.New(apperr.Invalid, "malformed query string")
 	}
-	q, err := catalog.ParseQuery(values)
+	q, err := parseBrollQuery(values)
 	if err != nil {
 		return err
 	}

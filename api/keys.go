@@ -9,6 +9,7 @@ import (
 
 	"broll/internal/apperr"
 	"broll/internal/money"
+	"broll/internal/paging"
 	"broll/tenancy"
 )
 
@@ -153,8 +154,12 @@ type keyPaginationJSON struct {
 }
 
 func (s *server) listKeys(c *fiber.Ctx) error {
+	pr, err := paging.Parse(queryValues(c), tenancy.KeyListBounds)
+	if err != nil {
+		return err
+	}
 	q, err := tenancy.KeyListParams{
-		Limit: c.Query("limit"), Cursor: c.Query("cursor"),
+		Page:          pr,
 		CustomerLabel: c.Query("customer_label"), Status: c.Query("status"), Mode: c.Query("mode"),
 	}.Parse()
 	if err != nil {

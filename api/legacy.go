@@ -11,6 +11,7 @@ import (
 	"broll/billing"
 	"broll/internal/apperr"
 	"broll/internal/config"
+	"broll/internal/paging"
 	"broll/tenancy"
 )
 
@@ -177,10 +178,13 @@ func (l *legacyAPI) purchases(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	page, err := paging.Parse(queryValues(c), billing.LegacyListBounds)
+	if err != nil {
+		return err
+	}
 	q, err := billing.LegacyListParams{
 		CustomerEmail: c.Query("customer_email"),
-		StartDate:     c.Query("start_date"), EndDate: c.Query("end_date"),
-		Limit: c.Query("limit"), Page: c.Query("page"), Offset: c.Query("offset"),
+		StartDate:     c.Query("start_date"), EndDate: c.Query("end_date"), Page: page,
 	}.Parse()
 	if err != nil {
 		return err

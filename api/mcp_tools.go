@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -16,6 +15,7 @@ import (
 	"broll/billing"
 	"broll/catalog"
 	"broll/internal/apperr"
+	"broll/internal/paging"
 	"broll/tenancy"
 )
 
@@ -97,42 +97,21 @@ type searchVideosArgs struct {
 	Cursor         string   `json:"cursor,omitempty" jsonschema:"pagination.next_cursor of the previous call with the same arguments: the next page; not with page or offset"`
 }
 
-// values renders the arguments as the query string REST parses, so that
-// catalog.ParseQuery decides both: same defaults, bounds and messages.
-func (a searchVideosArgs) values() url.Values {
-	v := url.Values{}
-	set := func(k, s string) {
-		if s != "" {
-			v.Set(k, s)
-		}
+// query is the arguments as a catalog.Query, paged against the catalog's
+// bounds; Validate then checks it as it checks REST's.
+func (a searchVideosArgs) query() (catalog.Query, error) {
+	q := catalog.Query{Emotion: a.Emotion, Gender: a.Gender, AgeRange: a.AgeRange, Location: a.Location,
+		MediaType: a.MediaType, Orientation: a.Orientation, Difficulty: a.Difficulty, ModelID: a.ModelID,
+		MinDuration: a.MinDuration, MaxDuration: a.MaxDuration, MinVirality: a.MinVirality, Owned: a.Owned,
+		Search: a.Search, SemanticSearch: a.SemanticSearch, SortBy: a.SortBy, SortOrder: a.SortOrder}
+	pr, err := catalog.SearchBounds.Check(paging.Ask{Limit: a.Limit, Page: a.Page, Offset: a.Offset, Cursor: a.Cursor})
+	if err != nil {
+		return q, err
 	}
-	set("semantic_search", a.SemanticSearch)
-	set("search", a.Search)
-	set("emotion", a.Emotion)
-	set("gender", a.Gender)
-	set("age_range", a.AgeRange)
-	set("location", a.Location)
-	set("media_type", a.MediaType)
-	set("orientation", a.Orientation)
-	set("difficulty", a.Difficulty)
-	set("model_id", a.ModelID)
-	set("sort_by", a.SortBy)
-	set("sort_order", a.SortOrder)
-	set("cursor", a.Cursor)
-	for k, f := range map[string]*float64{"min_duration": a.MinDuration, "max_duration": a.MaxDuration} {
-		if f != nil {
-			v.Set(k, strconv.FormatFloat(*f, 'g', -1, 64))
-		}
-	}
-	for k, n := range map[string]*int{"min_virality": a.MinVirality, "limit": a.Limit, "page": a.Page, "offset": a.Offset} {
-		if n != nil {
-			v.Set(k, strconv.Itoa(*n))
-		}
-	}
-	if a.Owned != nil {
-		v.Set("owned", strconv.FormatBool(*a.Owned))
-	}
-	return v
+	q.Limit, q.Offset, q.Cursor = pr.Limit, pr.Offset, pr.Cursor
+	// Validate normalises q as it checks it: the caller gets the normalised q.
+	err = q.Validate()
+	return q, err
 }
 
 func refineSearchSchema(s *jsonschema.Schema) {
@@ -158,7 +137,7 @@ func refineSearchSchema(s *jsonschema.Schema) {
 
 func (s *server) searchVideosTool(ctx context.Context, c *fiber.Ctx, a searchVideosArgs) (brollListJSON, string, error) {
 	var out brollListJSON
-	q, err := catalog.ParseQuery(a.values())
+	q, err := a.query()
 	if err != nil {
 		return out, "", err
 	}
@@ -292,16 +271,13 @@ func refineListPurchasesSchema(s *jsonschema.Schema) {
 }
 
 func (s *server) listPurchasesTool(ctx context.Context, c *fiber.Ctx, a listPurchasesArgs) (purchaseListJSON, string, error) {
-	itoa := func(n *int) string {
-		if n == nil {
-			return ""
-		}
-		return strconv.Itoa(*n)
+	page, err := billing.ListBounds.Check(paging.Ask{Limit: a.Limit, Page: a.Page, Offset: a.Offset, Cursor: a.Cursor})
+	if err != nil {
+		return purchaseListJSON{}, "", err
 	}
 	params := billing.ListParams{
 		StartDate: a.StartDate, EndDate: a.EndDate, Search: a.Search, SemanticSearch: a.SemanticSearch,
-		Emotion: a.Emotion, APIKeyID: a.APIKeyID, Limit: itoa(a.Limit), Page: itoa(a.Page), Offset: itoa(a.Offset),
-		Cursor: a.Cursor,
+		Emotion: a.Emotion, APIKeyID: a.APIKeyID, Page: page,
 	}
 	p := principal(c)
 	q, err := params.Parse(p)

@@ -8,6 +8,7 @@ import (
 
 	"broll/billing"
 	"broll/internal/money"
+	"broll/internal/paging"
 )
 
 type purchaseVideoJSON struct {
@@ -112,11 +113,14 @@ func renderListing(l billing.Listing) purchaseListJSON {
 }
 
 func (s *server) listPurchases(c *fiber.Ctx) error {
+	page, err := paging.Parse(queryValues(c), billing.ListBounds)
+	if err != nil {
+		return err
+	}
 	params := billing.ListParams{
 		StartDate: c.Query("start_date"), EndDate: c.Query("end_date"),
 		Search: c.Query("search"), SemanticSearch: c.Query("semantic_search"),
-		Emotion: c.Query("emotion"), APIKeyID: c.Query("api_key_id"),
-		Limit: c.Query("limit"), Page: c.Query("page"), Offset: c.Query("offset"), Cursor: c.Query("cursor"),
+		Emotion: c.Query("emotion"), APIKeyID: c.Query("api_key_id"), Page: page,
 	}
 	p := principal(c)
 	q, err := params.Parse(p)

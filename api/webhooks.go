@@ -1,13 +1,13 @@
 package api
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
 	"broll/internal/apperr"
+	"broll/internal/paging"
 	"broll/webhook"
 )
 
@@ -107,15 +107,11 @@ func (s *server) webhookDeliveries(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	limit := webhook.MaxLogEntries
-	if raw := c.Query("limit"); raw != "" {
-		n, err := strconv.Atoi(raw)
-		if err != nil || n < 1 || n > webhook.MaxLogEntries {
-			return apperr.InvalidField("limit", "limit must be a whole number from 1 to %d", webhook.MaxLogEntries)
-		}
-		limit = n
+	page, err := paging.Parse(queryValues(c), webhook.LogBounds)
+	if err != nil {
+		return err
 	}
-	log, err := s.webhooks.Deliveries(c.UserContext(), principal(c).AccountID, id, limit)
+	log, err := s.webhooks.Deliveries(c.UserContext(), principal(c).AccountID, id, page.Limit)
 	if err != nil {
 		return err
 	}

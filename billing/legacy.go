@@ -13,6 +13,7 @@ import (
 	"broll/internal/apperr"
 	"broll/internal/database"
 	"broll/internal/money"
+	"broll/internal/paging"
 )
 
 // LegacyBuyer is who buys through the deprecated v0 API: the account its
@@ -66,12 +67,13 @@ func (s *Service) LegacyPurchase(ctx context.Context, b LegacyBuyer, videoIDs []
 	return s.purchase(b.AccountID, newJob(uuid.Nil, b.CustomerEmail, ids, nil, false, false))
 }
 
-// LegacyListParams are the raw query parameters of GET
-// /api/external/broll/purchases (source is resolved by the caller).
+// LegacyListParams are the query parameters of GET
+// /api/external/broll/purchases (source is resolved by the caller), the
+// page read against LegacyListBounds.
 type LegacyListParams struct {
-	CustomerEmail       string
-	StartDate, EndDate  string
-	Limit, Page, Offset string
+	CustomerEmail      string
+	StartDate, EndDate string
+	Page               paging.Request
 }
 
 // LegacyListQuery is a validated legacy purchase listing.
@@ -101,7 +103,7 @@ func (lp LegacyListParams) Parse() (LegacyListQuery, error) {
 	if q.Start != nil && q.End != nil && q.Start.After(*q.End) {
 		return q, apperr.InvalidField("start_date", "start_date %s is after end_date %s", lp.StartDate, lp.EndDate)
 	}
-	pr, err := parsePaging(lp.Limit, lp.Page, lp.Offset, "")
+	pr, err := LegacyListBounds.Apply(lp.Page)
 	q.Limit, q.Offset = pr.Limit, pr.Offset
 	return q, err
 }

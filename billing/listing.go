@@ -16,6 +16,7 @@ import (
 	"broll/internal/apperr"
 	"broll/internal/database"
 	"broll/internal/money"
+	"broll/internal/paging"
 	"broll/tenancy"
 )
 
@@ -28,16 +29,15 @@ type QueryEmbedder interface {
 	RelevanceFloor() float64
 }
 
-// ListParams are the raw inputs of a purchase listing, as they come from a
-// URL query or an MCP tool call.
+// ListParams are the inputs of a purchase listing: the filters as they come
+// from a URL query or an MCP tool call, and the page read against
+// ListBounds (its cursor a next_cursor of the same query).
 type ListParams struct {
 	StartDate, EndDate     string
 	Search, SemanticSearch string
 	Emotion                string
 	APIKeyID               string
-	Limit, Page, Offset    string
-	// Cursor is a next_cursor of the same query (not with Page or Offset).
-	Cursor string
+	Page                   paging.Request
 }
 
 // Limits of a purchase listing. A huge limit is clamped, not refused;
@@ -105,7 +105,7 @@ func (lp ListParams) Parse(p tenancy.Principal) (ListQuery, error) {
 		}
 		q.KeyID = &id
 	}
-	pr, err := parsePaging(lp.Limit, lp.Page, lp.Offset, lp.Cursor)
+	pr, err := ListBounds.Apply(lp.Page)
 	if err != nil {
 		return q, err
 	}

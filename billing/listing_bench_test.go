@@ -8,6 +8,7 @@ import (
 
 	"broll/billing"
 	"broll/billing/billingtest"
+	"broll/internal/paging"
 	"broll/internal/testkit"
 	"broll/tenancy"
 )
@@ -42,9 +43,9 @@ func BenchmarkListPurchasesRoot(b *testing.B) {
 		lp   billing.ListParams
 	}{
 		{"page1", billing.ListParams{}},
-		{"page20", billing.ListParams{Page: "20"}},
+		{"page20", billing.ListParams{Page: paging.Request{Offset: 19 * 50}}},
 		{"last30days", billing.ListParams{StartDate: time.Now().AddDate(0, 0, -30).Format("2006-01-02")}},
-		{"page20_by_cursor", billing.ListParams{Cursor: cursorTo(b, svc, a.Root, 20)}},
+		{"page20_by_cursor", billing.ListParams{Page: paging.Request{Cursor: cursorTo(b, svc, a.Root, 20)}}},
 	} {
 		q, err := bc.lp.Parse(a.Root)
 		if err != nil {
@@ -74,7 +75,7 @@ func cursorTo(b *testing.B, svc *billing.Service, p tenancy.Principal, page int)
 	b.Helper()
 	cursor := ""
 	for i := 1; i < page; i++ {
-		q, err := billing.ListParams{Cursor: cursor}.Parse(p)
+		q, err := billing.ListParams{Page: paging.Request{Cursor: cursor}}.Parse(p)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"broll/catalog"
 	"broll/embed"
 	"broll/internal/apperr"
+	"broll/internal/paging"
 	"broll/internal/testkit"
 	"broll/tenancy"
 )
@@ -59,7 +60,7 @@ func TestListCursorWalk(t *testing.T) {
 	}
 
 	var walked []uuid.UUID
-	page := list(billing.ListParams{Limit: "3"})
+	page := list(billing.ListParams{Page: paging.Request{Limit: 3}})
 	for i := 0; ; i++ {
 		if page.Query.Offset != len(walked) {
 			t.Errorf("page %d reports offset %d after %d rows", i, page.Query.Offset, len(walked))
@@ -74,13 +75,13 @@ func TestListCursorWalk(t *testing.T) {
 			t.Fatal("a next_cursor without has_more")
 		}
 		buy(alice, vids[8+i]) // arrives while the client pages
-		page = list(billing.ListParams{Limit: "3", Cursor: page.NextCursor})
+		page = list(billing.ListParams{Page: paging.Request{Limit: 3, Cursor: page.NextCursor}})
 	}
 	sameOrder(t, walked, all)
 	// An offset page carries a cursor too, so a client can switch to it.
-	if p := list(billing.ListParams{Limit: "2", Page: "2"}); p.NextCursor == "" {
+	if p := list(billing.ListParams{Page: paging.Request{Limit: 2, Offset: 2}}); p.NextCursor == "" {
 		t.Fatal("an offset page with more after it has no next_cursor")
-	} else if next := list(billing.ListParams{Limit: "2", Cursor: p.NextCursor}); next.Query.Offset != 4 {
+	} else if next := list(billing.ListParams{Page: paging.Request{Limit: 2, Cursor: p.NextCursor}}); next.Query.Offset != 4 {
 		t.Fatalf("after page 2 of 2: offset %d, want 4", next.Query.Offset)
 	}
 }
@@ -97,7 +98,7 @@ func TestListCursorRefused(t *testing.T) {
 	if _, err := svc.Purchase(ctx, acct.Root, billing.PurchaseRequest{VideoIDs: vids}); err != nil {
 		t.Fatal(err)
 	}
-	q, _ := billing.ListParams{Limit: "1"}.Parse(acct.Root)
+	q, _ := billing.ListParams{Page: paging.Request{Limit: 1}}.Parse(acct.Root)
 	l, err := svc.ListPurchases(ctx, acct.Root, q, nil)
 	if err != nil || l.NextCursor == "" {
 		t.Fatalf("first page: %v %q", err, l.NextCursor)
@@ -118,14 +119,13 @@ func TestListCursorRefused(t *testing.T) {
 		name string
 		lp   billing.ListParams
 	}{
-		{"another query's", billing.ListParams{Emotion: "happy", Cursor: cur}},
-		{"another date range", billing.ListParams{StartDate: "2026-01-01", Cursor: cur}},
-		{"semantic search", billing.ListParams{SemanticSearch: "cars", Cursor: cur}},
-		{"edited", billing.ListParams{Cursor: edited}},
-		{"not base64", billing.ListParams{Cursor: "!!!"}},
-		{"base64 of something else", billing.ListParams{Cursor: "eyJ4IjoxfQ"}},
-		{"with page", billing.ListParams{Cursor: cur, Page: "2"}},
-		{"with offset", billing.ListParams{Cursor: cur, Offset: "0"}},
+		{"another query's", billing.ListParams{Emotion: "happy", Page: paging.Request{Cursor: cur}}},
+		{"another date range", billing.ListParams{StartDate: "2026-01-01", Page: paging.Request{Cursor: cur}}},
+		{"semantic search", billing.ListParams{SemanticSearch: "cars", Page: paging.Request{Cursor: cur}}},
+		{"edited", billing.ListParams{Page: paging.Request{Cursor: edited}}},
+		{"not base64", billing.ListParams{Page: paging.Request{Cursor: "!!!"}}},
+		{"base64 of something else", billing.ListParams{Page: paging.Request{Cursor: "eyJ4IjoxfQ"}}},
+		{"with an offset", billing.ListParams{Page: paging.Request{Cursor: cur, Offset: 2}}},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
@@ -169,7 +169,7 @@ func TestListCursorSemantic(t *testing.T) {
 		t.Fatalf("semantic: %d matches, want at least 3", len(all.Purchases))
 	}
 	var walked []uuid.UUID
-	for page := list(billing.ListParams{Limit: "1"}); ; page = list(billing.ListParams{Limit: "1", Cursor: page.NextCursor}) {
+	for page := list(billing.ListParams{Page: paging.Request{Limit: 1}}); ; page = list(billing.ListParams{Page: paging.Request{Limit: 1, Cursor: page.NextCursor}}) {
 		for _, r := range page.Purchases {
 			walked = append(walked, r.PurchaseID)
 		}

@@ -1,6 +1,7 @@
 package billing_test
 
 import (
+	"net/url"
 	"slices"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"broll/billing"
 	"broll/internal/apperr"
 	"broll/internal/database"
+	"broll/internal/paging"
 	"broll/tenancy"
 )
 
@@ -40,8 +42,16 @@ func FuzzListParams(f *testing.F) {
 		f.Add(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], false)
 	}
 	f.Fuzz(func(t *testing.T, start, end, search, semantic, emotion, keyID, limit, page, offset string, root bool) {
+		// The page is read as the adapters read it, against the listing's bounds.
+		pr, err := paging.Parse(url.Values{"limit": {limit}, "page": {page}, "offset": {offset}}, billing.ListBounds)
+		if err != nil {
+			if apperr.CodeOf(err) != apperr.Invalid {
+				t.Fatalf("limit %q page %q offset %q: %v, want invalid_request", limit, page, offset, err)
+			}
+			return
+		}
 		lp := billing.ListParams{StartDate: start, EndDate: end, Search: search, SemanticSearch: semantic,
-			Emotion: emotion, APIKeyID: keyID, Limit: limit, Page: page, Offset: offset}
+			Emotion: emotion, APIKeyID: keyID, Page: pr}
 		p := tenancy.Principal{KeyID: uuid.New(), AccountID: uuid.New(), Kind: tenancy.KindCustomer}
 		if root {
 			p.Kind = tenancy.KindRoot

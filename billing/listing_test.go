@@ -11,6 +11,7 @@ import (
 	"broll/billing/billingtest"
 	"broll/embed"
 	"broll/internal/apperr"
+	"broll/internal/paging"
 	"broll/internal/testkit"
 	"broll/tenancy"
 )
@@ -76,7 +77,7 @@ func TestListPurchasesVisibilityAndSummary(t *testing.T) {
 		{"root sees customers, itself and legacy", acct.Root, billing.ListParams{}, 6, 3000},
 		{"root filters by key", acct.Root, billing.ListParams{APIKeyID: aliceKey.ID.String()}, 3, 1500},
 		{"another account sees nothing of it", mallory, billing.ListParams{}, 1, 500},
-		{"summary covers all pages", acct.Root, billing.ListParams{Limit: "2"}, 6, 3000},
+		{"summary covers all pages", acct.Root, billing.ListParams{Page: paging.Request{Limit: 2}}, 6, 3000},
 	}
 	for _, tc := range cases {
 		l, err := list(tc.p, tc.lp)
@@ -87,7 +88,7 @@ func TestListPurchasesVisibilityAndSummary(t *testing.T) {
 			t.Errorf("%s: %d purchases for %d cents, want %d for %d", tc.name, l.Total, l.Amount, tc.count, tc.cents)
 		}
 	}
-	l, _ := list(acct.Root, billing.ListParams{Limit: "2", Page: "3"})
+	l, _ := list(acct.Root, billing.ListParams{Page: paging.Request{Limit: 2, Offset: 4}})
 	if len(l.Purchases) != 2 || l.Query.Offset != 4 {
 		t.Fatalf("page 3: %d rows offset %d", len(l.Purchases), l.Query.Offset)
 	}
@@ -110,7 +111,7 @@ func TestListPurchasesVisibilityAndSummary(t *testing.T) {
 	}
 	for _, lp := range []billing.ListParams{
 		{StartDate: "2026-13-01"}, {EndDate: "yesterday"}, {StartDate: "2026-05-02", EndDate: "2026-05-01"},
-		{Limit: "0"}, {Limit: "x"}, {Page: "0"}, {Offset: "-1"}, {Emotion: "meh"}, {APIKeyID: "nope"},
+		{Page: paging.Request{Limit: -1}}, {Page: paging.Request{Offset: -1}}, {Emotion: "meh"}, {APIKeyID: "nope"},
 	} {
 		if _, err := list(acct.Root, lp); apperr.CodeOf(err) != apperr.Invalid {
 			t.Errorf("%+v: %v", lp, err)

@@ -1,19 +1,12 @@
 package billing
 
-import (
-	"net/url"
+import "broll/internal/paging"
 
-	"broll/internal/paging"
-)
+// ListBounds are a purchase listing's paging limits, for the adapters to
+// read a request's paging with: limit default 50, clamped to 500 however
+// large; offset + limit bounded by maxListWindow (a cursor goes further).
+var ListBounds = paging.Bounds{DefaultLimit: defaultListLimit, MaxLimit: maxListLimit, Window: maxListWindow}
 
-// listBounds are a purchase listing's paging limits: limit default 50,
-// clamped to 500 however large; offset + limit bounded by maxListWindow (a
-// cursor goes further).
-var listBounds = paging.Bounds{DefaultLimit: defaultListLimit, MaxLimit: maxListLimit, Window: maxListWindow}
-
-// parsePaging reads a purchase listing's limit, page or offset, and cursor
-// through the paging parser every list shares, so that they mean the same
-// here as on the catalog.
-func parsePaging(limit, page, offset, cursor string) (paging.Request, error) {
-	return paging.Parse(url.Values{"limit": {limit}, "page": {page}, "offset": {offset}, "cursor": {cursor}}, listBounds)
-}
+// LegacyListBounds are the v0 listing's: the same, by page or offset only
+// (v0 has no cursor).
+var LegacyListBounds = paging.Bounds{DefaultLimit: defaultListLimit, MaxLimit: maxListLimit, Window: maxListWindow, NoCursor: true}

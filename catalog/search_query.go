@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"math"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -84,57 +83,16 @@ type Query struct {
 	after *position
 }
 
-// ParseQuery reads the query parameters of GET /api/v1/broll. Every bad
+// SearchBounds are a search's paging limits, for the adapters to read a
+// request's paging with.
+var SearchBounds = paging.Bounds{DefaultLimit: DefaultLimit, MaxLimit: MaxLimit, Window: MaxResultWindow}
+
+// Validate checks a Query as the adapters fill it (from a URL query or an
+// MCP tool's arguments), and normalises its texts, sort and page. Every bad
 // value is an invalid_request naming the parameter (with allowed_values for
 // enums); search and semantic_search together are conflicting_search_params.
-// Unknown parameters are ignored, and so is an empty search. Difficulty is
-// checked against the tiers by Search.
-func ParseQuery(v url.Values) (Query, error) {
-	var q Query
-	get := func(name string) string { return strings.TrimSpace(v.Get(name)) }
-
-	q.Emotion, q.Gender, q.AgeRange = get("emotion"), get("gender"), get("age_range")
-	q.Location, q.MediaType, q.Orientation = get("location"), get("media_type"), get("orientation")
-	q.Difficulty, q.ModelID = get("difficulty"), get("model_id")
-	q.Search, q.SemanticSearch = get("search"), get("semantic_search")
-	q.SortBy, q.SortOrder = get("sort_by"), get("sort_order")
-
-	var err error
-	if q.MinDuration, err = parseSeconds("min_duration", get("min_duration")); err != nil {
-		return q, err
-	}
-	if q.MaxDuration, err = parseSeconds("max_duration", get("max_duration")); err != nil {
-		return q, err
-	}
-	if s := get("min_virality"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 || n > 100 {
-			return q, apperr.InvalidField("min_virality", "min_virality must be a whole number from 0 to 100, got %q", s)
-		}
-		q.MinVirality = &n
-	}
-	switch s := strings.ToLower(get("owned")); s {
-	case "":
-	case "true", "false":
-		b := s == "true"
-		q.Owned = &b
-	default:
-		return q, apperr.InvalidField("owned", "owned must be true or false, got %q", s).
-			With("allowed_values", []string{"true", "false"})
-	}
-
-	pr, err := paging.Parse(v, paging.Bounds{DefaultLimit: DefaultLimit, MaxLimit: MaxLimit, Window: MaxResultWindow})
-	if err != nil {
-		return q, err
-	}
-	q.Limit, q.Offset, q.Cursor = pr.Limit, pr.Offset, pr.Cursor
-	// Validate normalises q as it checks it: the caller gets the normalised q.
-	err = q.Validate()
-	return q, err
-}
-
-// Validate checks a Query built by hand (the MCP tool builds one) as
-// ParseQuery checks URL parameters, and normalises its sort and limit.
+// An empty search is no search. Difficulty is checked against the tiers by
+// Search.
 func (q *Query) Validate() error {
 	// Every text reaches Postgres, which refuses invalid UTF-8 and NUL: say
 	// which parameter is at fault instead of failing the query.
@@ -178,11 +136,19 @@ func (q *Query) Validate() error {
 	if utf8.RuneCountInString(q.ModelID) > maxModelIDChars {
 		return apperr.InvalidField("model_id", "model_id must be at most %d characters", maxModelIDChars)
 	}
+	for _, f := range []struct {
+		field string
+		value *float64
+	}{{"min_duration", q.MinDuration}, {"max_duration", q.MaxDuration}} {
+		if d := f.value; d != nil && (math.IsNaN(*d) || math.IsInf(*d, 0) || *d < 0) {
+			return BadNumber(f.field, strconv.FormatFloat(*d, 'g', -1, 64))
+		}
+	}
 	if q.MinDuration != nil && q.MaxDuration != nil && *q.MinDuration > *q.MaxDuration {
 		return apperr.InvalidField("min_duration", "min_duration %g is greater than max_duration %g", *q.MinDuration, *q.MaxDuration)
 	}
 	if q.MinVirality != nil && (*q.MinVirality < 0 || *q.MinVirality > 100) {
-		return apperr.InvalidField("min_virality", "min_virality must be from 0 to 100")
+		return BadNumber("min_virality", strconv.Itoa(*q.MinVirality))
 	}
 	q.Search, q.SemanticSearch = strings.TrimSpace(q.Search), strings.TrimSpace(q.SemanticSearch)
 	if q.Search != "" && q.SemanticSearch != "" {
@@ -206,21 +172,13 @@ func (q *Query) Validate() error {
 	if q.SortOrder == "" {
 		q.SortOrder = SortDesc
 	}
-	if q.Limit < 0 {
-		return apperr.InvalidField("limit", "limit must be at least 1")
+	pr, err := SearchBounds.Apply(paging.Request{Limit: q.Limit, Offset: q.Offset, Cursor: q.Cursor})
+	if err != nil {
+		return err
 	}
-	if q.Offset < 0 {
-		return apperr.InvalidField("offset", "offset must be at least 0")
-	}
-	q.Limit = q.limit()
-	if q.Offset > MaxResultWindow-q.Limit {
-		return paging.WindowError("offset", MaxResultWindow)
-	}
+	q.Limit, q.Offset = pr.Limit, pr.Offset
 	q.after = nil
 	if q.Cursor != "" {
-		if q.Offset != 0 {
-			return apperr.InvalidField("cursor", "use cursor or page/offset, not both")
-		}
 		after, err := q.decodeCursor()
 		if err != nil {
 			return err
@@ -233,13 +191,6 @@ func (q *Query) Validate() error {
 			With("max_result_window", MaxSemanticWindow)
 	}
 	return nil
-}
-
-func (q Query) limit() int {
-	if q.Limit == 0 {
-		return DefaultLimit
-	}
-	return min(q.Limit, MaxLimit)
 }
 
 // plainFilters says the query filters, if at all, on an emotion and on
@@ -261,15 +212,15 @@ func (q Query) semanticRanked() bool {
 	return q.SemanticSearch != "" && q.SortBy == SortRelevance
 }
 
-func parseSeconds(field, s string) (*float64, error) {
-	if s == "" {
-		return nil, nil
+// BadNumber is the invalid_request of a min_duration, max_duration or
+// min_virality that is not a number of its range, quoting the value as
+// given: the adapters refuse text that is no number with it, Validate a
+// number out of range.
+func BadNumber(field, given string) *apperr.Error {
+	if field == "min_virality" {
+		return apperr.InvalidField(field, "min_virality must be a whole number from 0 to 100, got %q", given)
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
-		return nil, apperr.InvalidField(field, "%s must be a number of seconds of at least 0, got %q", field, s)
-	}
-	return &f, nil
+	return apperr.InvalidField(field, "%s must be a number of seconds of at least 0, got %q", field, given)
 }
 
 func unknownValue(field, value string, allowed []string) *apperr.Error {

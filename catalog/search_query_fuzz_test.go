@@ -1,8 +1,8 @@
 package catalog
 
 import (
+	"fmt"
 	"math"
-	"net/url"
 	"slices"
 	"testing"
 	"unicode/utf8"
@@ -11,54 +11,74 @@ import (
 	"broll/internal/database"
 )
 
-// FuzzParseQuery drives the catalog list/search parser (GET /api/v1/broll,
-// the legacy list and the MCP search_videos tool) with arbitrary query
-// strings: it must never panic, must refuse only with invalid_request naming
-// a parameter or conflicting_search_params, and whatever it accepts must be
-// safe to run: a bounded page inside the result window, enum values from
-// their lists, text Postgres takes. The seeds run with every `go test`;
-// `make fuzz` explores further.
-func FuzzParseQuery(f *testing.F) {
-	for _, seed := range []string{
-		"",
-		"emotion=Happy&gender=female&age_range=25-34&location=%20Car%20&media_type=video&orientation=vertical" +
-			"&difficulty=Easy&model_id=m-1&min_duration=2.5&max_duration=30&min_virality=40&owned=true" +
-			"&search=coffee&sort_by=price&sort_order=asc&limit=500&page=3",
-		"semantic_search=woman+giggling+behind+the+wheel&gender=female&limit=10",
-		"search=coffee&semantic_search=coffee",
-		"search=%22coffee+shop%22+-phone&sort_by=relevance",
-		"semantic_search=x&offset=990&limit=20",
-		"limit=1e400", "limit=9223372036854775808", "limit=-9223372036854775809", "limit=0", "limit=%20",
-		"page=0", "page=10001", "page=9223372036854775807&limit=100", "offset=-1", "offset=9990&limit=11",
-		"page=2&offset=3", "min_duration=NaN", "min_duration=Inf", "min_duration=-0", "min_duration=1e308&max_duration=1",
-		"min_virality=101", "min_virality=0x10", "owned=yes", "owned=TRUE",
-		"emotion=%FF", "model_id=%FF", "difficulty=laugh%00car", "location=%C3%28", "search=%ED%A0%80",
-		"emotion=happy&emotion=sad", "sort_by=relevance", "sort_order=sideways", "location=" + url.QueryEscape(string(make([]byte, 101))),
-	} {
-		f.Add(seed)
+// FuzzQueryValidate drives the catalog's one check of a search (GET
+// /api/v1/broll and the MCP search_videos tool fill a Query, then call
+// Validate) with arbitrary values: it must never panic, must refuse only
+// with invalid_request naming a parameter or conflicting_search_params, and
+// whatever it accepts must be safe to run: a bounded page inside the result
+// window, enum values from their lists, text Postgres takes. The seeds run
+// with every `go test`; `make fuzz` explores further.
+func FuzzQueryValidate(f *testing.F) {
+	type seed struct {
+		emotion, gender, ageRange, location, mediaType, orientation, difficulty, modelID string
+		search, semantic, sortBy, sortOrder, cursor                                      string
+		minDur, maxDur                                                                   float64
+		minVir, limit, offset                                                            int
+		hasMinDur, hasMaxDur, hasMinVir                                                  bool
 	}
-	f.Fuzz(func(t *testing.T, raw string) {
-		v, err := url.ParseQuery(raw)
-		if err != nil {
-			return // the handler answers 400 before the parser runs
+	for _, s := range []seed{
+		{},
+		{emotion: "Happy", gender: "female", ageRange: "25-34", location: " Car ", mediaType: "video", orientation: "vertical",
+			difficulty: "Easy", modelID: "m-1", search: "coffee", sortBy: "price", sortOrder: "asc",
+			minDur: 2.5, maxDur: 30, minVir: 40, limit: 500, offset: 200, hasMinDur: true, hasMaxDur: true, hasMinVir: true},
+		{semantic: "woman giggling behind the wheel", gender: "female", limit: 10},
+		{search: "coffee", semantic: "coffee"},
+		{search: `"coffee shop" -phone`, sortBy: "relevance"},
+		{semantic: "x", offset: 990, limit: 20},
+		{limit: math.MaxInt}, {limit: math.MinInt}, {limit: -1}, {offset: -1}, {offset: math.MaxInt}, {offset: 9990, limit: 11},
+		{cursor: "abc", offset: 3}, {cursor: "!!!"},
+		{minDur: math.NaN(), hasMinDur: true}, {maxDur: math.Inf(1), hasMaxDur: true}, {minDur: math.Copysign(0, -1), hasMinDur: true},
+		{minDur: 1e308, maxDur: 1, hasMinDur: true, hasMaxDur: true},
+		{minVir: 101, hasMinVir: true}, {minVir: -1, hasMinVir: true},
+		{emotion: "\xff"}, {modelID: "\xff"}, {difficulty: "laugh\x00car"}, {location: "\xc3\x28"}, {search: "\xed\xa0\x80"},
+		{sortBy: "relevance"}, {sortOrder: "sideways"}, {location: string(make([]byte, 101))},
+	} {
+		f.Add(s.emotion, s.gender, s.ageRange, s.location, s.mediaType, s.orientation, s.difficulty, s.modelID,
+			s.search, s.semantic, s.sortBy, s.sortOrder, s.cursor, s.minDur, s.maxDur, s.minVir, s.limit, s.offset,
+			s.hasMinDur, s.hasMaxDur, s.hasMinVir)
+	}
+	f.Fuzz(func(t *testing.T, emotion, gender, ageRange, location, mediaType, orientation, difficulty, modelID,
+		search, semantic, sortBy, sortOrder, cursor string, minDur, maxDur float64, minVir, limit, offset int,
+		hasMinDur, hasMaxDur, hasMinVir bool) {
+		q := Query{Emotion: emotion, Gender: gender, AgeRange: ageRange, Location: location, MediaType: mediaType,
+			Orientation: orientation, Difficulty: difficulty, ModelID: modelID, Search: search, SemanticSearch: semantic,
+			SortBy: sortBy, SortOrder: sortOrder, Cursor: cursor, Limit: limit, Offset: offset}
+		if hasMinDur {
+			q.MinDuration = &minDur
 		}
-		q, err := ParseQuery(v)
-		if err != nil {
+		if hasMaxDur {
+			q.MaxDuration = &maxDur
+		}
+		if hasMinVir {
+			q.MinVirality = &minVir
+		}
+		raw := fmt.Sprintf("%+v", q)
+		if err := q.Validate(); err != nil {
 			ae, ok := apperr.As(err)
 			if !ok {
-				t.Fatalf("%q: %v is not an application error (would be a 500)", raw, err)
+				t.Fatalf("%s: %v is not an application error (would be a 500)", raw, err)
 			}
 			if !(ae.Code == apperr.Invalid && ae.Field != "") && ae.Code != apperr.ConflictingSearch {
-				t.Fatalf("%q: %s on field %q, want invalid_request naming a parameter", raw, ae.Code, ae.Field)
+				t.Fatalf("%s: %s on field %q, want invalid_request naming a parameter", raw, ae.Code, ae.Field)
 			}
 			return
 		}
 		checkAccepted(t, raw, q)
-		// Validate is what the MCP tool runs on a Query it builds: on an
-		// accepted one it must agree and change nothing.
+		// Validate normalises: on an accepted query it must agree and change
+		// nothing (the pointers are the same ones, so == compares them).
 		again := q
 		if err := again.Validate(); err != nil || again != q {
-			t.Fatalf("%q: Validate on the parsed query: %v, %+v != %+v", raw, err, again, q)
+			t.Fatalf("%s: Validate again: %v, %+v != %+v", raw, err, again, q)
 		}
 	})
 }

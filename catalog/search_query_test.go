@@ -1,8 +1,7 @@
 package catalog
 
 import (
-	"net/url"
-	"slices"
+	"math"
 	"strings"
 	"testing"
 
@@ -19,120 +18,34 @@ func requireInvalid(t *testing.T, err error, field string) *apperr.Error {
 	return ae
 }
 
-func TestParseQuery(t *testing.T) {
+// TestValidateTyped: a Query filled from typed arguments (an MCP tool's) is
+// held to the bounds and messages of the URL parameters.
+func TestValidateTyped(t *testing.T) {
 	t.Parallel()
-	parse := func(raw string) (Query, error) {
-		v, err := url.ParseQuery(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ParseQuery(v)
-	}
-
-	q, err := parse("emotion=Happy&gender=female&age_range=25-34&location=%20Car%20&media_type=video" +
-		"&orientation=vertical&difficulty=Easy&model_id=m-1&min_duration=2.5&max_duration=30&min_virality=40" +
-		"&owned=true&search=coffee&sort_by=price&sort_order=asc&limit=500&page=3&utm_source=x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := Query{Emotion: "happy", Gender: "female", AgeRange: "25-34", Location: "car", MediaType: "video",
-		Orientation: "vertical", Difficulty: "easy", ModelID: "m-1", Search: "coffee", SortBy: SortPrice,
-		SortOrder: SortAsc, Limit: MaxLimit, Offset: 200}
-	if q.Owned == nil || !*q.Owned || *q.MinDuration != 2.5 || *q.MaxDuration != 30 || *q.MinVirality != 40 {
-		t.Fatalf("pointers: %+v", q)
-	}
-	q.Owned, q.MinDuration, q.MaxDuration, q.MinVirality = nil, nil, nil, nil
-	if q != want {
-		t.Fatalf("got  %+v\nwant %+v", q, want)
-	}
-
-	if q, err = parse("limit=99999999999999999999999"); err != nil || q.Limit != MaxLimit {
-		t.Fatalf("huge limit: %+v %v", q, err)
-	}
-	q, err = parse("")
-	if err != nil || q.Limit != DefaultLimit || q.Offset != 0 || q.SortBy != SortCreatedAt || q.SortOrder != SortDesc {
-		t.Fatalf("defaults: %+v %v", q, err)
-	}
-	q, err = parse("semantic_search=woman+in+a+car&offset=40&search=%20%20")
-	if err != nil || q.SortBy != SortRelevance || q.Offset != 40 || q.Search != "" {
-		t.Fatalf("semantic defaults: %+v %v", q, err)
-	}
-	if q, err = parse("owned=false"); err != nil || q.Owned == nil || *q.Owned {
-		t.Fatalf("owned=false: %+v %v", q, err)
-	}
-}
-
-func TestParseQueryRejects(t *testing.T) {
-	t.Parallel()
-	long := strings.Repeat("é", MaxSearchChars+1)
+	f, n := func(v float64) *float64 { return &v }, func(v int) *int { return &v }
 	cases := []struct {
-		raw, field string
-		allowed    []string
+		q            Query
+		field, given string
 	}{
-		{"emotion=joyful", "emotion", Emotions()},
-		{"gender=other", "gender", Genders()},
-		{"age_range=30-40", "age_range", AgeRanges()},
-		{"media_type=audio", "media_type", MediaTypes()},
-		{"orientation=diagonal", "orientation", Orientations()},
-		{"sort_by=title", "sort_by", SortKeys()},
-		{"sort_order=up", "sort_order", []string{"asc", "desc"}},
-		{"owned=yes", "owned", []string{"true", "false"}},
-		{"limit=abc", "limit", nil},
-		{"limit=0", "limit", nil},
-		{"limit=-5", "limit", nil},
-		{"limit=2.5", "limit", nil},
-		{"page=0", "page", nil},
-		{"page=x", "page", nil},
-		{"page=99999999999999999999", "page", nil},
-		{"offset=-1", "offset", nil},
-		{"offset=1e3", "offset", nil},
-		{"page=2&offset=20", "page", nil},
-		{"offset=9990&limit=20", "offset", nil},
-		{"semantic_search=x&offset=990&limit=20", "offset", nil},
-		{"min_duration=abc", "min_duration", nil},
-		{"min_duration=-1", "min_duration", nil},
-		{"max_duration=NaN", "max_duration", nil},
-		{"max_duration=Inf", "max_duration", nil},
-		{"min_duration=10&max_duration=5", "min_duration", nil},
-		{"min_virality=ten", "min_virality", nil},
-		{"min_virality=101", "min_virality", nil},
-		{"semantic_search=" + url.QueryEscape(long), "semantic_search", nil},
-		{"search=" + url.QueryEscape(long), "search", nil},
-		{"location=" + strings.Repeat("x", 101), "location", nil},
+		{Query{MinDuration: f(-1)}, "min_duration", `"-1"`},
+		{Query{MaxDuration: f(math.NaN())}, "max_duration", `"NaN"`},
+		{Query{MaxDuration: f(math.Inf(1))}, "max_duration", `"+Inf"`},
+		{Query{MinVirality: n(101)}, "min_virality", `"101"`},
+		{Query{Limit: -5}, "limit", `"-5"`},
+		{Query{Offset: -1}, "offset", `"-1"`},
+		{Query{Offset: 9990, Limit: 20}, "offset", ""},
+		{Query{Offset: 20, Cursor: "abc"}, "cursor", ""},
 	}
 	for _, tc := range cases {
-		v, err := url.ParseQuery(tc.raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = ParseQuery(v)
-		ae, ok := apperr.As(err)
-		if !ok || ae.Code != apperr.Invalid || ae.Field != tc.field {
-			t.Errorf("%.60s: want invalid_request on %s, got %v", tc.raw, tc.field, err)
-			continue
-		}
-		if tc.allowed != nil {
-			if got, _ := ae.Fields["allowed_values"].([]string); !slices.Equal(got, tc.allowed) {
-				t.Errorf("%s: allowed_values %v", tc.raw, ae.Fields["allowed_values"])
-			}
-			if !strings.Contains(ae.Message, tc.allowed[0]) {
-				t.Errorf("%s: message %q does not list the values", tc.raw, ae.Message)
-			}
+		err := tc.q.Validate()
+		ae := requireInvalid(t, err, tc.field)
+		if !strings.Contains(ae.Message, tc.given) {
+			t.Errorf("%+v: message %q does not quote %s", tc.q, ae.Message, tc.given)
 		}
 	}
-
-	// Exactly MaxSearchChars is fine; both searches conflict.
-	v := url.Values{"semantic_search": {strings.Repeat("é", MaxSearchChars)}}
-	if _, err := ParseQuery(v); err != nil {
-		t.Fatalf("1000 characters: %v", err)
-	}
-	v = url.Values{"search": {"coffee"}, "semantic_search": {"coffee"}}
-	if _, err := ParseQuery(v); apperr.CodeOf(err) != apperr.ConflictingSearch {
-		t.Fatalf("both searches: %v", err)
-	}
-	v = url.Values{"search": {" "}, "semantic_search": {"coffee"}}
-	if _, err := ParseQuery(v); err != nil {
-		t.Fatalf("blank search with semantic_search: %v", err)
+	q := Query{Limit: 500}
+	if err := q.Validate(); err != nil || q.Limit != MaxLimit {
+		t.Fatalf("a limit above the maximum: %+v %v", q, err)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -16,10 +15,10 @@ import (
 	"broll/internal/paging"
 )
 
-// keyListBounds are GET /api/v1/keys' paging limits: 100 keys by default,
-// at most 500 (a larger limit is clamped, as on every list). It pages by
-// cursor only, so the window never binds.
-var keyListBounds = paging.Bounds{DefaultLimit: 100, MaxLimit: 500, Window: 500}
+// KeyListBounds are GET /api/v1/keys' paging limits, for the adapters to
+// read a request's paging with: 100 keys by default, at most 500 (a larger
+// limit is clamped, as on every list). It pages by cursor only.
+var KeyListBounds = paging.Bounds{DefaultLimit: 100, MaxLimit: 500, Window: 500, NoOffset: true}
 
 // Key statuses a list filters on.
 const (
@@ -27,10 +26,10 @@ const (
 	KeyStatusRevoked = "revoked"
 )
 
-// KeyListParams are the raw inputs of a key listing, as they come from a
-// URL query.
+// KeyListParams are the inputs of a key listing: the filters as they come
+// from a URL query, and the page read against KeyListBounds.
 type KeyListParams struct {
-	Limit, Cursor string
+	Page          paging.Request
 	CustomerLabel string // exact, after trimming
 	Status        string // active | revoked
 	Mode          string // live | test
@@ -62,7 +61,7 @@ type keyCursorJSON struct {
 // Parse validates the parameters: bad values are 400 naming them.
 func (kp KeyListParams) Parse() (KeyListQuery, error) {
 	var q KeyListQuery
-	pr, err := paging.Parse(url.Values{"limit": {kp.Limit}, "cursor": {kp.Cursor}}, keyListBounds)
+	pr, err := KeyListBounds.Apply(kp.Page)
 	if err != nil {
 		return q, err
 	}

@@ -3,6 +3,8 @@ package tenancy
 import (
 	"context"
 	"testing"
+
+	"broll/internal/paging"
 )
 
 // BenchmarkCustomerKeyPage lists pages of 100 of a root key's 5,000
@@ -30,7 +32,7 @@ func BenchmarkCustomerKeyPage(b *testing.B) {
 		for _, k := range p.Keys {
 			bb.admit(b, Principal{KeyID: k.ID, AccountID: root.AccountID, Kind: KindCustomer}, 1)
 		}
-		if q, err = (KeyListParams{Cursor: p.NextCursor}).Parse(); err != nil {
+		if q, err = (KeyListParams{Page: paging.Request{Cursor: p.NextCursor}}).Parse(); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -2,6 +2,8 @@ package tenancy
 
 import (
 	"context"
+	"fmt"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -35,6 +37,20 @@ func (b *bundle) bulkKeys(t testing.TB, root Principal, n int) {
 	}
 }
 
+// parsePage reads a page as GET /api/v1/keys does.
+func parsePage(t *testing.T, query string) paging.Request {
+	t.Helper()
+	v, err := url.ParseQuery(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := paging.Parse(v, KeyListBounds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pr
+}
+
 func (b *bundle) keyPage(t *testing.T, root Principal, kp KeyListParams) KeyPage {
 	t.Helper()
 	q, err := kp.Parse()
@@ -63,12 +79,12 @@ func TestKeyListWalksThousands(t *testing.T) {
 	for batch := 0; batch < 5; batch++ {
 		b.bulkKeys(t, root, 1000)
 	}
-	for _, limit := range []string{"500", "137"} {
-		t.Run("limit "+limit, func(t *testing.T) {
+	for _, limit := range []int{500, 137} {
+		t.Run(fmt.Sprint("limit ", limit), func(t *testing.T) {
 			seen := map[uuid.UUID]int{}
 			var added []uuid.UUID
 			var prev time.Time
-			page := b.keyPage(t, root, KeyListParams{Limit: limit})
+			page := b.keyPage(t, root, KeyListParams{Page: paging.Request{Limit: limit}})
 			for pages := 0; ; pages++ {
 				for _, k := range page.Keys {
 					seen[k.ID]++
@@ -86,7 +102,7 @@ func TestKeyListWalksThousands(t *testing.T) {
 				if pages < 3 {
 					added = append(added, b.customer(t, root, "added while paging").KeyID)
 				}
-				page = b.keyPage(t, root, KeyListParams{Limit: limit, Cursor: page.NextCursor})
+				page = b.keyPage(t, root, KeyListParams{Page: paging.Request{Limit: limit, Cursor: page.NextCursor}})
 			}
 			for id, n := range seen {
 				if n != 1 {
@@ -107,7 +123,7 @@ func TestKeyListWalksThousands(t *testing.T) {
 			}
 		})
 	}
-	if p := b.keyPage(t, root, KeyListParams{Limit: "100000"}); len(p.Keys) != 500 || !p.HasMore {
+	if p := b.keyPage(t, root, KeyListParams{Page: parsePage(t, "limit=100000")}); len(p.Keys) != 500 || !p.HasMore {
 		t.Fatalf("a huge limit: %d keys, has_more %v; want 500 and more", len(p.Keys), p.HasMore)
 	}
 	if p := b.keyPage(t, root, KeyListParams{}); len(p.Keys) != 100 {
@@ -160,11 +176,11 @@ func TestKeyListFilters(t *testing.T) {
 		t.Fatalf("active: %d keys, want 3", len(got.Keys))
 	}
 
-	first := b.keyPage(t, root, KeyListParams{Limit: "1", CustomerLabel: "acme"})
+	first := b.keyPage(t, root, KeyListParams{Page: paging.Request{Limit: 1}, CustomerLabel: "acme"})
 	if first.NextCursor == "" || !first.HasMore {
 		t.Fatal("no next_cursor on a first page of two")
 	}
-	if next := b.keyPage(t, root, KeyListParams{Limit: "1", CustomerLabel: "acme", Cursor: first.NextCursor}); !same(ids(next), a2.KeyID) || next.HasMore || next.NextCursor != "" {
+	if next := b.keyPage(t, root, KeyListParams{Page: paging.Request{Limit: 1, Cursor: first.NextCursor}, CustomerLabel: "acme"}); !same(ids(next), a2.KeyID) || next.HasMore || next.NextCursor != "" {
 		t.Fatalf("second page: %v, has_more %v", ids(next), next.HasMore)
 	}
 
@@ -185,14 +201,19 @@ func TestKeyListFilters(t *testing.T) {
 		field string
 	}{
 		{"unknown status", KeyListParams{Status: "paused"}, "status"},
-		{"limit zero", KeyListParams{Limit: "0"}, "limit"},
-		{"limit not a number", KeyListParams{Limit: "ten"}, "limit"},
 		{"label too long", KeyListParams{CustomerLabel: string(make([]byte, 201))}, "customer_label"},
-		{"cursor of other filters", KeyListParams{Cursor: first.NextCursor}, "cursor"},
-		{"cursor of another status", KeyListParams{CustomerLabel: "acme", Status: "revoked", Cursor: first.NextCursor}, "cursor"},
-		{"edited cursor", KeyListParams{CustomerLabel: "acme", Cursor: paging.EncodeCursor(edited)}, "cursor"},
-		{"cursor with no time", KeyListParams{CustomerLabel: "acme", Cursor: paging.EncodeCursor(badTime)}, "cursor"},
-		{"not a cursor", KeyListParams{Cursor: "%%%"}, "cursor"},
+		{"cursor of other filters", KeyListParams{Page: paging.Request{Cursor: first.NextCursor}}, "cursor"},
+		{"cursor of another status", KeyListParams{CustomerLabel: "acme", Status: "revoked", Page: paging.Request{Cursor: first.NextCursor}}, "cursor"},
+		{"edited cursor", KeyListParams{CustomerLabel: "acme", Page: paging.Request{Cursor: paging.EncodeCursor(edited)}}, "cursor"},
+		{"cursor with no time", KeyListParams{CustomerLabel: "acme", Page: paging.Request{Cursor: paging.EncodeCursor(badTime)}}, "cursor"},
+		{"not a cursor", KeyListParams{Page: paging.Request{Cursor: "%%%"}}, "cursor"},
+	}
+	// The limit is read by the paging parser against the list's bounds.
+	for _, query := range []string{"limit=0", "limit=ten", "limit=-1"} {
+		v, _ := url.ParseQuery(query)
+		if _, err := paging.Parse(v, KeyListBounds); apperr.CodeOf(err) != apperr.Invalid {
+			t.Errorf("%s: %v, want invalid_request", query, err)
+		}
 	}
 	for _, tc := range bad {
 		_, err := tc.kp.Parse()

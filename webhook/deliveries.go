@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"broll/internal/paging"
 )
 
 // Attempt is one entry of an endpoint's delivery log.
@@ -26,6 +28,12 @@ type Attempt struct {
 
 // MaxLogEntries bounds one read of the delivery log.
 const MaxLogEntries = 100
+
+// LogBounds are the delivery log's paging limits, for the adapters to read
+// a request's limit with: MaxLogEntries by default, a larger limit clamped
+// to it, as on every list. It has one page: no cursor, page or offset.
+var LogBounds = paging.Bounds{DefaultLimit: MaxLogEntries, MaxLimit: MaxLogEntries, Window: MaxLogEntries,
+	NoOffset: true, NoCursor: true}
 
 // Deliveries returns the endpoint's latest attempts, newest first.
 func (s *Service) Deliveries(ctx context.Context, account, id uuid.UUID, limit int) ([]Attempt, error) {

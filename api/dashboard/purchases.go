@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"broll/billing"
+	"broll/internal/paging"
 	"broll/tenancy"
 )
 
@@ -49,8 +50,8 @@ func (f purchaseFilter) values() url.Values {
 
 // params turns the page's filter into the API's listing parameters, so the
 // page validates and totals exactly like GET /api/v1/broll/purchases.
-func (f purchaseFilter) params(limit, page string) billing.ListParams {
-	return billing.ListParams{StartDate: f.StartDate, EndDate: f.EndDate, APIKeyID: f.APIKeyID, Limit: limit, Page: page}
+func (f purchaseFilter) params(page paging.Request) billing.ListParams {
+	return billing.ListParams{StartDate: f.StartDate, EndDate: f.EndDate, APIKeyID: f.APIKeyID, Page: page}
 }
 
 func readFilter(c *fiber.Ctx) purchaseFilter {
@@ -71,7 +72,12 @@ func (h *Dashboard) Purchases(c *fiber.Ctx) error {
 	owner := tenancy.AccountOwner(sess.AccountID)
 	owner.Test = test
 	f := readFilter(c)
-	q, err := f.params(strconv.Itoa(purchasesPerPage), c.Query("page")).Parse(owner)
+	// The page size is the page's own; only ?page= comes from the link.
+	page, err := paging.Parse(url.Values{"limit": {strconv.Itoa(purchasesPerPage)}, "page": {c.Query("page")}}, billing.ListBounds)
+	if err != nil {
+		return err
+	}
+	q, err := f.params(page).Parse(owner)
 	if err != nil {
 		return err
 	}
@@ -127,7 +133,7 @@ func (h *Dashboard) PurchasesCSV(c *fiber.Ctx) error {
 	owner := tenancy.AccountOwner(sess.AccountID)
 	owner.Test = test
 	f := readFilter(c)
-	q, err := f.params("", "").Parse(owner)
+	q, err := f.params(paging.Request{}).Parse(owner)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ package paging
 
 import (
 	"errors"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -12,7 +13,8 @@ import (
 	"broll/internal/apperr"
 )
 
-// Bounds are one list's paging limits.
+// Bounds are one list's paging limits. Each domain list exports its own,
+// and the adapters read a request's paging against them.
 type Bounds struct {
 	// DefaultLimit applies when limit is absent; a limit above MaxLimit is
 	// clamped to it.
@@ -20,6 +22,9 @@ type Bounds struct {
 	// Window bounds offset+limit: a deep OFFSET costs a scan of everything
 	// it skips. A cursor is not bounded by it (it costs one range scan).
 	Window int
+	// NoOffset: the list pages by cursor only; page and offset are not read.
+	// NoCursor: it pages by page or offset only; cursor is not read.
+	NoOffset, NoCursor bool
 }
 
 // Request is a page request: a limit, and an offset or a cursor (never
@@ -30,61 +35,96 @@ type Request struct {
 	Cursor string
 }
 
+// Ask is a page as a caller asked for it, already typed (an MCP tool's
+// arguments): nil for an absent number, "" for no cursor.
+type Ask struct {
+	Limit, Page, Offset *int
+	Cursor              string
+}
+
 // MaxCursorChars bounds a cursor parameter; the cursors handed out are far
 // shorter.
 const MaxCursorChars = 1024
 
-// Parse reads limit, page, offset and cursor from v. Every bad value is an
-// invalid_request naming the parameter; cursor with page or offset is one
-// too, and so is a page or offset past the window (with
-// max_result_window). The cursor is returned as given, for the list to
-// decode against its own query.
+// Parse reads limit, page, offset and cursor from v (those b reads) and
+// checks them with Check. A value that is not a whole number is an
+// invalid_request naming the parameter; one too large for an int is still
+// a number (a limit is clamped, a page or offset is past the window). The
+// cursor is returned as given, for the list to decode against its own
+// query.
 func Parse(v url.Values, b Bounds) (Request, error) {
-	get := func(name string) string { return strings.TrimSpace(v.Get(name)) }
-	r := Request{Limit: b.DefaultLimit}
-	if s := get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if tooLarge(s, err) {
-			n, err = b.MaxLimit, nil // a huge limit is still a limit above the maximum
+	get := func(name string, skip bool) string {
+		if skip {
+			return ""
 		}
-		if err != nil || n < 1 {
-			return r, apperr.InvalidField("limit", "limit must be a whole number of at least 1, got %q", s)
-		}
-		r.Limit = min(n, b.MaxLimit)
+		return strings.TrimSpace(v.Get(name))
 	}
-	page, offset, cursor := get("page"), get("offset"), get("cursor")
+	limit, page, offset := get("limit", false), get("page", b.NoOffset), get("offset", b.NoOffset)
+	a := Ask{Cursor: get("cursor", b.NoCursor)}
+	var ok bool
+	// The limit is checked before anything else, as Check does.
+	if a.Limit, ok = number(limit); !ok || (a.Limit != nil && *a.Limit < 1) {
+		return Request{Limit: b.DefaultLimit}, badLimit(limit)
+	}
+	pageN, pageOK := number(page)
+	offsetN, offsetOK := number(offset)
+	a.Page, a.Offset = orZero(page, pageN), orZero(offset, offsetN)
+	if err := a.conflict(); err != nil {
+		return Request{Limit: b.DefaultLimit}, err
+	}
+	// Refused here rather than by Check so the message quotes the text given.
+	if !pageOK || (pageN != nil && *pageN < 1) {
+		return Request{Limit: b.DefaultLimit}, badPage(page)
+	}
+	if !offsetOK || (offsetN != nil && *offsetN < 0) {
+		return Request{Limit: b.DefaultLimit}, badOffset(offset)
+	}
+	return b.Check(a)
+}
+
+// Check applies b to a typed request: the default limit, the clamp, the
+// window, and cursor with page or offset refused. Every bad value is an
+// invalid_request naming the parameter, with the message Parse gives for
+// the same value as text.
+func (b Bounds) Check(a Ask) (Request, error) {
+	r := Request{Limit: b.DefaultLimit}
+	a.Cursor = strings.TrimSpace(a.Cursor)
+	if b.NoCursor {
+		a.Cursor = ""
+	}
+	if b.NoOffset {
+		a.Page, a.Offset = nil, nil
+	}
+	if a.Limit != nil {
+		if *a.Limit < 1 {
+			return r, badLimit(strconv.Itoa(*a.Limit))
+		}
+		r.Limit = min(*a.Limit, b.MaxLimit)
+	}
+	if err := a.conflict(); err != nil {
+		return r, err
+	}
 	switch {
-	case cursor != "" && (page != "" || offset != ""):
-		return r, apperr.InvalidField("cursor", "use cursor or page/offset, not both")
-	case cursor != "":
-		if len(cursor) > MaxCursorChars {
+	case a.Cursor != "":
+		if len(a.Cursor) > MaxCursorChars {
 			return r, BadCursor()
 		}
-		r.Cursor = cursor
-	case page != "" && offset != "":
-		return r, apperr.InvalidField("page", "use page or offset, not both")
-	case page != "":
-		n, err := strconv.Atoi(page)
-		if tooLarge(page, err) {
-			return r, WindowError("page", b.Window)
-		}
-		if err != nil || n < 1 {
-			return r, apperr.InvalidField("page", "page must be a whole number of at least 1, got %q", page)
+		r.Cursor = a.Cursor
+	case a.Page != nil:
+		n := *a.Page
+		if n < 1 {
+			return r, badPage(strconv.Itoa(n))
 		}
 		// Bounded before multiplying so a huge page cannot overflow.
 		if n > b.Window {
 			return r, WindowError("page", b.Window)
 		}
 		r.Offset = (n - 1) * r.Limit
-	case offset != "":
-		n, err := strconv.Atoi(offset)
-		if tooLarge(offset, err) {
-			return r, WindowError("offset", b.Window)
+	case a.Offset != nil:
+		if *a.Offset < 0 {
+			return r, badOffset(strconv.Itoa(*a.Offset))
 		}
-		if err != nil || n < 0 {
-			return r, apperr.InvalidField("offset", "offset must be a whole number of at least 0, got %q", offset)
-		}
-		r.Offset = n
+		r.Offset = *a.Offset
 	}
 	if r.Offset > b.Window-r.Limit {
 		return r, WindowError("offset", b.Window)
@@ -92,11 +132,68 @@ func Parse(v url.Values, b Bounds) (Request, error) {
 	return r, nil
 }
 
-// tooLarge reports a whole number too large for an int: still a number, so
-// a limit is clamped and a page or offset is past the window, rather than
-// "not a number".
-func tooLarge(s string, err error) bool {
-	return errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(s, "-")
+// Apply checks a Request as the list receives it, against the list's own
+// bounds: one Parse or Check made is returned unchanged, and one built by
+// hand is held to the same rules (a zero limit is the default one).
+func (b Bounds) Apply(r Request) (Request, error) {
+	a := Ask{Cursor: r.Cursor}
+	if r.Limit != 0 {
+		a.Limit = &r.Limit
+	}
+	if r.Offset != 0 {
+		a.Offset = &r.Offset
+	}
+	return b.Check(a)
+}
+
+// conflict refuses cursor with page or offset, and page with offset.
+func (a Ask) conflict() error {
+	switch {
+	case a.Cursor != "" && (a.Page != nil || a.Offset != nil):
+		return apperr.InvalidField("cursor", "use cursor or page/offset, not both")
+	case a.Page != nil && a.Offset != nil:
+		return apperr.InvalidField("page", "use page or offset, not both")
+	}
+	return nil
+}
+
+// number reads a whole number: nil when s is empty, false when s is not a
+// whole number. One too large for an int reads as the largest int, past
+// every bound, so that it is clamped or refused as out of range rather
+// than as "not a number".
+func number(s string) (*int, bool) {
+	if s == "" {
+		return nil, true
+	}
+	n, err := strconv.Atoi(s)
+	if errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(s, "-") {
+		n, err = math.MaxInt, nil
+	}
+	if err != nil {
+		return nil, false
+	}
+	return &n, true
+}
+
+// orZero is n, or a present zero for a parameter given but not a number,
+// so that conflict sees every parameter given.
+func orZero(s string, n *int) *int {
+	if n == nil && s != "" {
+		return new(int)
+	}
+	return n
+}
+
+func badLimit(s string) error {
+	return apperr.InvalidField("limit", "limit must be a whole number of at least 1, got %q", s)
+}
+
+func badPage(s string) error {
+	return apperr.InvalidField("page", "page must be a whole number of at least 1, got %q", s)
+}
+
+func badOffset(s string) error {
+	return apperr.InvalidField("offset", "offset must be a whole number of at least 0, got %q", s)
 }
 
 // WindowError is the invalid_request of a page past the window.

@@ -59,3 +59,63 @@ func TestCursorRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// Check is Parse for a request that comes typed (an MCP tool's arguments):
+// the same defaults, clamp, window and fields at fault.
+func TestCheck(t *testing.T) {
+	b := Bounds{DefaultLimit: 20, MaxLimit: 100, Window: 1000}
+	n := func(i int) *int { return &i }
+	ok := []struct {
+		ask  Ask
+		want Request
+	}{
+		{Ask{}, Request{Limit: 20}},
+		{Ask{Limit: n(5), Page: n(3)}, Request{Limit: 5, Offset: 10}},
+		{Ask{Limit: n(500)}, Request{Limit: 100}},
+		{Ask{Offset: n(7)}, Request{Limit: 20, Offset: 7}},
+		{Ask{Limit: n(3), Cursor: "abc"}, Request{Limit: 3, Cursor: "abc"}},
+	}
+	for _, tc := range ok {
+		if got, err := b.Check(tc.ask); err != nil || got != tc.want {
+			t.Errorf("%+v: %+v %v, want %+v", tc.ask, got, err, tc.want)
+		}
+		// A checked request passes Apply unchanged.
+		if got, err := b.Apply(tc.want); err != nil || got != tc.want {
+			t.Errorf("Apply(%+v): %+v %v", tc.want, got, err)
+		}
+	}
+	if got, err := b.Apply(Request{}); err != nil || got != (Request{Limit: 20}) {
+		t.Errorf("Apply of the zero request: %+v %v, want the default limit", got, err)
+	}
+	if _, err := b.Apply(Request{Limit: 20, Offset: 990}); err == nil {
+		t.Error("Apply let a request past the window through")
+	}
+	bad := []struct {
+		ask   Ask
+		field string
+	}{
+		{Ask{Limit: n(0)}, "limit"}, {Ask{Page: n(0)}, "page"}, {Ask{Offset: n(-1)}, "offset"},
+		{Ask{Page: n(1), Offset: n(2)}, "page"}, {Ask{Cursor: "a", Offset: n(0)}, "cursor"},
+		{Ask{Page: n(1001)}, "page"}, {Ask{Page: n(51)}, "offset"},
+	}
+	for _, tc := range bad {
+		_, err := b.Check(tc.ask)
+		var ae *apperr.Error
+		if !errors.As(err, &ae) || ae.Code != apperr.Invalid || ae.Field != tc.field {
+			t.Errorf("%+v: %v, want invalid_request on %s", tc.ask, err, tc.field)
+		}
+	}
+}
+
+// A list that pages one way only does not read the other way's parameters.
+func TestParseReadsOnlyWhatTheListPagesBy(t *testing.T) {
+	keyset := Bounds{DefaultLimit: 20, MaxLimit: 100, Window: 100, NoOffset: true}
+	v := url.Values{"cursor": {"abc"}, "page": {"9"}, "offset": {"x"}}
+	if got, err := Parse(v, keyset); err != nil || got != (Request{Limit: 20, Cursor: "abc"}) {
+		t.Errorf("cursor-only list: %+v %v", got, err)
+	}
+	offsets := Bounds{DefaultLimit: 20, MaxLimit: 100, Window: 1000, NoCursor: true}
+	if got, err := Parse(url.Values{"cursor": {"abc"}, "page": {"2"}}, offsets); err != nil || got != (Request{Limit: 20, Offset: 20}) {
+		t.Errorf("offset-only list: %+v %v", got, err)
+	}
+}
