@@ -6,26 +6,12 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/internal/apperr"
 	"broll/internal/database"
 	"broll/internal/money"
 	"broll/tenancy"
 )
-
-// Service is the billing store.
-type Service struct {
-	pool  *pgxpool.Pool
-	links *Signer
-	batch *batcher
-}
-
-// New returns the billing service over pool; links signs download links
-// (nil where no links are handed out, as in the operator CLI).
-func New(pool *pgxpool.Pool, links *Signer) *Service {
-	return &Service{pool: pool, links: links, batch: newBatcher(pool)}
-}
 
 // OpenedAccount is a new account with its first root key.
 type OpenedAccount struct {
@@ -106,15 +92,6 @@ func (s *Service) LedgerSum(ctx context.Context, accountID uuid.UUID) (money.Cen
 	err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(amount_cents), 0) FROM ledger WHERE account_id = $1 AND livemode`, accountID).Scan(&b)
 	return money.Cents(b), err
 }
-
-// SetLowBalanceThreshold sets the balance below which an account without a
-// threshold of its own gets balance.low (BROLL_LOW_BALANCE_THRESHOLD). Call
-// it before the service takes purchases.
-func (s *Service) SetLowBalanceThreshold(c money.Cents) { s.batch.lowBalance = c }
-
-// SetTestBalance sets what an account's test balance starts with (and what
-// ResetTestBalance restores).
-func (s *Service) SetTestBalance(c money.Cents) { s.batch.testBalance = c }
 
 // SetAccountLowBalance sets (or, with nil, clears back to the default) an
 // account's balance.low threshold.
