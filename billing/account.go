@@ -19,10 +19,11 @@ type OpenedAccount struct {
 	RootKey tenancy.IssuedKey
 }
 
-// OpenAccount creates an account, its first root key and its opening credit
-// in one transaction: either all of it exists afterwards or none of it.
-func (s *Service) OpenAccount(ctx context.Context, name, source string, credits money.Cents) (OpenedAccount, error) {
-	if credits < 0 || credits > money.MaxCents {
+// OpenAccount creates an account, its first root key and its opening balance
+// in one transaction: either all of it exists afterwards or none of it. The
+// field named in an error is "credits", the operator CLI's flag.
+func (s *Service) OpenAccount(ctx context.Context, name, source string, opening money.Cents) (OpenedAccount, error) {
+	if opening < 0 || opening > money.MaxCents {
 		return OpenedAccount{}, apperr.InvalidField("credits", "credits must be between 0 and %s", money.MaxCents)
 	}
 	var out OpenedAccount
@@ -35,8 +36,8 @@ func (s *Service) OpenAccount(ctx context.Context, name, source string, credits 
 		if err != nil {
 			return err
 		}
-		if credits > 0 {
-			if acct.BalanceCents, err = addCredits(ctx, tx, acct.ID, credits, "opening credit"); err != nil {
+		if opening > 0 {
+			if acct.BalanceCents, err = topUp(ctx, tx, acct.ID, opening, "opening credit"); err != nil {
 				return err
 			}
 		}
@@ -46,21 +47,22 @@ func (s *Service) OpenAccount(ctx context.Context, name, source string, credits 
 	return out, err
 }
 
-// AddCredits tops up an account's pool and records it in the ledger.
-func (s *Service) AddCredits(ctx context.Context, accountID uuid.UUID, amount money.Cents, note string) (money.Cents, error) {
+// TopUp adds amount to an account's balance and records it in the ledger
+// as a top-up.
+func (s *Service) TopUp(ctx context.Context, accountID uuid.UUID, amount money.Cents, note string) (money.Cents, error) {
 	if amount <= 0 || amount > money.MaxCents {
 		return 0, apperr.InvalidField("amount", "amount must be more than 0 and at most %s", money.MaxCents)
 	}
 	var balance int64
 	err := database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
-		balance, err = addCredits(ctx, tx, accountID, amount, note)
+		balance, err = topUp(ctx, tx, accountID, amount, note)
 		return err
 	})
 	return money.Cents(balance), err
 }
 
-func addCredits(ctx context.Context, tx pgx.Tx, accountID uuid.UUID, amount money.Cents, note string) (int64, error) {
+func topUp(ctx context.Context, tx pgx.Tx, accountID uuid.UUID, amount money.Cents, note string) (int64, error) {
 	var balance int64
 	err := tx.QueryRow(ctx, `
 		UPDATE accounts SET balance_cents = balance_cents + $2 WHERE id = $1
