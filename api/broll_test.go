@@ -38,14 +38,14 @@ func seedCatalog(t *testing.T, e *testEnv) map[string]uuid.UUID {
 	t.Helper()
 	ctx := context.Background()
 	full, preview, thumb := e.clipFiles(t)
-	clip := func(title, emotion, gender, difficulty string, tags ...string) catalog.ClipInput {
-		return catalog.ClipInput{ID: uuid.NewString(), Title: title, Emotion: emotion, Gender: gender,
+	clip := func(title, emotion, gender, difficulty string, tags ...string) catalog.VideoInput {
+		return catalog.VideoInput{ID: uuid.NewString(), Title: title, Emotion: emotion, Gender: gender,
 			Difficulty: difficulty, Tags: tags, MediaFile: full, PreviewFile: preview, ThumbnailFile: thumb,
 			Location: "home", Orientation: "vertical", DurationSeconds: ptrTo(12.0), Width: ptrTo(1080),
 			Height: ptrTo(1920), FPS: ptrTo(30.0), ViralityScore: ptrTo(70),
-			Model: &catalog.ClipModel{ID: "m-1", Name: "Ava"}}
+			Model: &catalog.VideoModel{ID: "m-1", Name: "Ava"}}
 	}
-	clips := []catalog.ClipInput{
+	clips := []catalog.VideoInput{
 		clip("Woman laughing in a car", "laughing", "female", "easy", "car"),
 		clip("Man drinking coffee in the kitchen", "neutral", "male", "medium", "coffee"),
 		clip("Young woman laughing at her phone", "laughing", "female", "hard", "phone"),
@@ -53,7 +53,7 @@ func seedCatalog(t *testing.T, e *testEnv) map[string]uuid.UUID {
 	}
 	clips[3].ThumbnailFile, clips[3].PreviewFile, clips[3].Model = "", "", nil
 	svc := catalog.New(e.pool, e.media, nil)
-	if _, err := svc.ImportClips(ctx, clips, "", nil); err != nil {
+	if _, err := svc.ImportVideos(ctx, clips, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	ids := map[string]uuid.UUID{}

@@ -13,9 +13,9 @@ import (
 	"broll/internal/apperr"
 )
 
-// clipError is one problem with one posted clip: its 0-based index in the
+// videoError is one problem with one posted video: its 0-based index in the
 // array and the field at fault.
-type clipError struct {
+type videoError struct {
 	Index   int    `json:"index"`
 	Field   string `json:"field,omitempty"`
 	Message string `json:"message"`
@@ -45,13 +45,13 @@ func (s *server) opsImport(c *fiber.Ctx) error {
 	if len(raws) == 0 {
 		return apperr.New(apperr.Invalid, "the array holds no clips")
 	}
-	clips := make([]catalog.ClipInput, len(raws))
-	var bad []clipError
+	clips := make([]catalog.VideoInput, len(raws))
+	var bad []videoError
 	for i, raw := range raws {
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&clips[i]); err != nil {
-			ce := clipError{Index: i, Message: "must be a clip object like a line of `brollctl clips import`"}
+			ce := videoError{Index: i, Message: "must be a clip object like a line of `brollctl clips import`"}
 			if ae, ok := apperr.As(jsonError(err)); ok && ae.Field != "" {
 				ce.Field, ce.Message = ae.Field, ae.Message
 			}
@@ -59,16 +59,16 @@ func (s *server) opsImport(c *fiber.Ctx) error {
 		}
 	}
 	if len(bad) > 0 {
-		return rejectClips(bad, len(raws))
+		return rejectVideos(bad, len(raws))
 	}
 
-	res, err := s.catalog.ImportClipsWithin(c.UserContext(), s.importDir, clips)
+	res, err := s.catalog.ImportVideosWithin(c.UserContext(), s.importDir, clips)
 	var ie *catalog.ImportError
 	if errors.As(err, &ie) {
 		for _, l := range ie.Lines {
-			bad = append(bad, clipError{Index: l.Line - 1, Field: l.Field, Message: l.Message})
+			bad = append(bad, videoError{Index: l.Line - 1, Field: l.Field, Message: l.Message})
 		}
-		return rejectClips(bad, len(raws))
+		return rejectVideos(bad, len(raws))
 	}
 	out := importResultJSON{Created: res.Created, Updated: res.Updated, Queued: res.Queued}
 	if err != nil {
@@ -83,7 +83,7 @@ func (s *server) opsImport(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-func rejectClips(bad []clipError, total int) error {
+func rejectVideos(bad []videoError, total int) error {
 	clips := map[int]bool{}
 	for _, b := range bad {
 		clips[b.Index] = true

@@ -4,18 +4,18 @@
 //
 // Every purchase, whatever its door, takes one path to the commit:
 //
-//	api/purchase.go (REST v1) ─┐
-//	api/mcp_tools.go (MCP)    ─┼─> Service.Purchase / Service.LegacyPurchase
-//	api/legacy.go (v0)        ─┘        │ a purchaseJob: buyer, video ids, expected total, dry run
-//	                                    v
+//	api/purchase_create.go (REST v1) ─┐
+//	api/mcp_tools.go (MCP)           ─┼─> Service.Purchase / Service.LegacyPurchase
+//	api/legacy.go (v0)               ─┘        │ a purchaseJob: buyer, video ids, expected total, dry run
+//	                                           v
 //	batcher.go: jobs of one account and mode (live or test) that arrive together
 //	    form a batch (distinct buyers)
-//	                                    │ one statement, binary arrays in, one row per video out
-//	                                    v
+//	                                           │ one statement, binary arrays in, one row per video out
+//	                                           v
 //	migrations/functions/purchase_batch.sql: lock the account row, price, check,
 //	    running sum, insert purchases and ledger rows, charge the pool once; commit
-//	                                    │ a verdict per job
-//	                                    v
+//	                                           │ a verdict per job
+//	                                           v
 //	purchase_verdict.go: bought/owned/quoted -> PurchaseResult (links signed);
 //	    unknown -> 404, price_changed -> 409, insufficient_credits -> 402
 //
@@ -24,5 +24,5 @@
 // of it: a test key's batch charges the account's test balance row
 // (test_balance.go) instead of the live pool, and every reader of live
 // money leaves livemode = false rows out (visibility.go, ledger.go,
-// audit.go, credits.go).
+// audit.go, account.go).
 package billing

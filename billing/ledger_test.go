@@ -32,7 +32,7 @@ func TestLedgerRunningBalance(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := svc.AddCredits(ctx, acct.ID, 250, "top-up"); err != nil {
+	if _, err := svc.TopUp(ctx, acct.ID, 250, "top-up"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := svc.Purchase(ctx, billingtest.Principal(other, other.RootKey), billing.PurchaseRequest{VideoIDs: vids[3:]}); err != nil {

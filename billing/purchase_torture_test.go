@@ -101,7 +101,7 @@ func TestPurchaseTorture(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					if _, err := nodes[i%2].AddCredits(ctx, acct.ID, topup, "torture top-up"); err != nil {
+					if _, err := nodes[i%2].TopUp(ctx, acct.ID, topup, "torture top-up"); err != nil {
 						t.Errorf("top-up: %v", err)
 						return
 					}

@@ -69,7 +69,7 @@ func (e *ImportError) Unwrap() error {
 const maxLineBytes = 1 << 20
 
 // Import reads clips as JSON Lines (blank lines skipped) and imports them:
-// see ImportClips. Relative file paths resolve against baseDir (the
+// see ImportVideos. Relative file paths resolve against baseDir (the
 // directory of the file, or "" for the working directory). progress, if
 // not nil, is called every few thousand clips and once at the end.
 func (s *Service) Import(ctx context.Context, r io.Reader, baseDir string, progress func(done, total int)) (ImportResult, error) {
@@ -77,14 +77,14 @@ func (s *Service) Import(ctx context.Context, r io.Reader, baseDir string, progr
 	if err != nil {
 		return ImportResult{}, err
 	}
-	var clips []clip
+	var clips []validVideo
 	var bad []LineError
 	err = eachLine(r, func(line int, b []byte, tooLong bool) {
 		if tooLong {
 			bad = append(bad, LineError{Line: line, Message: fmt.Sprintf("is longer than %d bytes", maxLineBytes)})
 			return
 		}
-		in, lerr := decodeClipLine(b)
+		in, lerr := decodeVideoLine(b)
 		if lerr != nil {
 			lerr.Line = line
 			bad = append(bad, *lerr)
@@ -105,24 +105,24 @@ func (s *Service) Import(ctx context.Context, r io.Reader, baseDir string, progr
 	return s.importValid(ctx, clips, progress)
 }
 
-// ImportClips validates every clip, and only if all are valid copies their
+// ImportVideos validates every clip, and only if all are valid copies their
 // files into media storage and writes them in one transaction: a clip whose
 // id exists is replaced, any other is created (with a new id when it has
 // none). New clips and clips whose embedded text changed get their
 // embedding reset and are queued for the worker. A LineError's Line is the
 // clip's 1-based position in clips.
-func (s *Service) ImportClips(ctx context.Context, clips []ClipInput, baseDir string, progress func(done, total int)) (ImportResult, error) {
+func (s *Service) ImportVideos(ctx context.Context, clips []VideoInput, baseDir string, progress func(done, total int)) (ImportResult, error) {
 	v, err := s.newValidator(ctx, baseDir)
 	if err != nil {
 		return ImportResult{}, err
 	}
-	return s.importClips(ctx, v, clips, progress)
+	return s.importVideos(ctx, v, clips, progress)
 }
 
-// ImportClipsWithin is ImportClips for callers that must not read just any
+// ImportVideosWithin is ImportVideos for callers that must not read just any
 // file (the HTTP import): every file, relative or absolute, must resolve,
 // symbolic links followed, to a regular file inside root.
-func (s *Service) ImportClipsWithin(ctx context.Context, root string, clips []ClipInput) (ImportResult, error) {
+func (s *Service) ImportVideosWithin(ctx context.Context, root string, clips []VideoInput) (ImportResult, error) {
 	if root == "" {
 		return ImportResult{}, errors.New("import: no import directory")
 	}
@@ -133,11 +133,11 @@ func (s *Service) ImportClipsWithin(ctx context.Context, root string, clips []Cl
 	if v.root, err = filepath.EvalSymlinks(v.baseDir); err != nil {
 		return ImportResult{}, fmt.Errorf("import: import directory: %w", err)
 	}
-	return s.importClips(ctx, v, clips, nil)
+	return s.importVideos(ctx, v, clips, nil)
 }
 
-func (s *Service) importClips(ctx context.Context, v *validator, clips []ClipInput, progress func(done, total int)) (ImportResult, error) {
-	valid := make([]clip, 0, len(clips))
+func (s *Service) importVideos(ctx context.Context, v *validator, clips []VideoInput, progress func(done, total int)) (ImportResult, error) {
+	valid := make([]validVideo, 0, len(clips))
 	var bad []LineError
 	for i, in := range clips {
 		c, errs := v.check(i+1, in)
@@ -171,7 +171,7 @@ func (s *Service) newValidator(ctx context.Context, baseDir string) (*validator,
 // Queueing happens after the commit so the worker never looks for a row
 // that is not there yet; should it fail, the clips stay pending and
 // `brollctl clips reembed` queues them.
-func (s *Service) importValid(ctx context.Context, clips []clip, progress func(done, total int)) (ImportResult, error) {
+func (s *Service) importValid(ctx context.Context, clips []validVideo, progress func(done, total int)) (ImportResult, error) {
 	if len(clips) == 0 {
 		return ImportResult{}, nil
 	}
@@ -183,7 +183,7 @@ func (s *Service) importValid(ctx context.Context, clips []clip, progress func(d
 			clips[i].id = uuid.New()
 		}
 	}
-	res, reembed, err := s.writeClips(ctx, clips, progress)
+	res, reembed, err := s.writeVideos(ctx, clips, progress)
 	if err != nil {
 		return ImportResult{}, err
 	}
@@ -252,10 +252,10 @@ func skipLine(br *bufio.Reader) error {
 	}
 }
 
-// decodeClipLine parses one line strictly: unknown fields are refused so a
+// decodeVideoLine parses one line strictly: unknown fields are refused so a
 // misspelt optional field ("orientaton") is not silently dropped.
-func decodeClipLine(b []byte) (ClipInput, *LineError) {
-	var in ClipInput
+func decodeVideoLine(b []byte) (VideoInput, *LineError) {
+	var in VideoInput
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {

@@ -28,7 +28,7 @@ const (
 )
 
 // importColumns are the columns of the staging table, in the order of the
-// rows storeClipMedia builds.
+// rows storeVideoMedia builds.
 func importColumns() []string {
 	return []string{
 		"id", "title", "description", "tags", "emotion", "gender", "age_range", "location",
@@ -111,12 +111,12 @@ const sqlTakeUploads = `
 	UPDATE media_uploads u SET video_id = i.id
 	FROM import_clips i WHERE u.id = i.upload_id`
 
-// writeClips copies the clips' files into media storage while streaming
+// writeVideos copies the clips' files into media storage while streaming
 // their rows into the staging table, then upserts them and commits. It
 // returns the ids whose embedding must be (re)made. Files copied for a
 // transaction that then fails stay behind under their clip's prefix; a
 // rerun of the import overwrites them.
-func (s *Service) writeClips(ctx context.Context, clips []clip, progress func(done, total int)) (ImportResult, []uuid.UUID, error) {
+func (s *Service) writeVideos(ctx context.Context, clips []validVideo, progress func(done, total int)) (ImportResult, []uuid.UUID, error) {
 	var res ImportResult
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -182,7 +182,7 @@ type mediaCopy struct {
 	err error
 }
 
-func (s *Service) startMediaCopy(ctx context.Context, clips []clip, progress func(done, total int)) *mediaCopy {
+func (s *Service) startMediaCopy(ctx context.Context, clips []validVideo, progress func(done, total int)) *mediaCopy {
 	ctx, cancel := context.WithCancel(ctx)
 	m := &mediaCopy{rows: make(chan []any, 256), cancel: cancel, progress: progress, total: len(clips)}
 	jobs := make(chan int)
@@ -200,7 +200,7 @@ func (s *Service) startMediaCopy(ctx context.Context, clips []clip, progress fun
 	for range min(mediaWorkers, len(clips)) {
 		wg.Go(func() {
 			for i := range jobs {
-				row, err := s.storeClipMedia(ctx, &clips[i])
+				row, err := s.storeVideoMedia(ctx, &clips[i])
 				if err != nil {
 					m.fail(err)
 					return
@@ -260,9 +260,9 @@ func (m *mediaCopy) stop() {
 	}
 }
 
-// storeClipMedia copies a clip's files under clips/<id>/ and returns the
+// storeVideoMedia copies a clip's files under clips/<id>/ and returns the
 // clip's staging row.
-func (s *Service) storeClipMedia(ctx context.Context, c *clip) ([]any, error) {
+func (s *Service) storeVideoMedia(ctx context.Context, c *validVideo) ([]any, error) {
 	prefix := "clips/" + c.id.String() + "/"
 	var mediaKey string
 	var size int64

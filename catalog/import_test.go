@@ -188,18 +188,18 @@ func TestImportClipsReportsPositions(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.writeFile(t, "media/full.avi", []byte("RIFF"))
-	good := ClipInput{Title: "Man driving at night", Emotion: "excited", Gender: "male", Difficulty: "hard",
+	good := VideoInput{Title: "Man driving at night", Emotion: "excited", Gender: "male", Difficulty: "hard",
 		MediaFile: "media/full.avi"}
 	bad := good
 	bad.Gender = "robot"
-	_, err := b.svc.ImportClips(b.ctx, []ClipInput{good, good, bad}, b.src, nil)
+	_, err := b.svc.ImportVideos(b.ctx, []VideoInput{good, good, bad}, b.src, nil)
 	var ie *ImportError
 	if !errors.As(err, &ie) || len(ie.Lines) != 1 || ie.Lines[0] != (LineError{3, "gender", ie.Lines[0].Message}) {
 		t.Fatalf("err = %v", err)
 	}
-	res, err := b.svc.ImportClips(b.ctx, []ClipInput{good, good}, b.src, nil)
+	res, err := b.svc.ImportVideos(b.ctx, []VideoInput{good, good}, b.src, nil)
 	if err != nil || res != (ImportResult{Created: 2, Queued: 2}) {
-		t.Fatalf("ImportClips = %+v, %v", res, err)
+		t.Fatalf("ImportVideos = %+v, %v", res, err)
 	}
 }
 
@@ -399,12 +399,12 @@ func TestImportMediaFailureWritesNoRows(t *testing.T) {
 	b := setup(t)
 	svc := New(b.pool, &failingMedia{MediaStore: b.media, left: 50}, b.queue)
 	b.writeFile(t, "media/full.avi", []byte("RIFF"))
-	clips := make([]ClipInput, 500)
+	clips := make([]VideoInput, 500)
 	for i := range clips {
-		clips[i] = ClipInput{Title: "Dad cooking pasta", Emotion: "happy", Gender: "male", Difficulty: "easy",
+		clips[i] = VideoInput{Title: "Dad cooking pasta", Emotion: "happy", Gender: "male", Difficulty: "easy",
 			MediaFile: "media/full.avi"}
 	}
-	_, err := svc.ImportClips(b.ctx, clips, b.src, nil)
+	_, err := svc.ImportVideos(b.ctx, clips, b.src, nil)
 	if err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("err = %v", err)
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// ErrClipGone is a clip deleted before its media job ran.
-var ErrClipGone = errors.New("clip no longer exists")
+// ErrVideoGone is a video deleted before its media job ran.
+var ErrVideoGone = errors.New("clip no longer exists")
 
 const sqlMediaJob = `
 	SELECT media_key, media_type, orientation, duration_seconds, width, height, fps,
@@ -51,7 +51,7 @@ func (s *Service) ProcessMedia(ctx context.Context, id uuid.UUID) error {
 	var width, height *int
 	err := s.pool.QueryRow(ctx, sqlMediaJob, id).Scan(&key, &mediaType, &orientation, &duration, &width, &height, &fps, &preview, &thumb)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return ErrClipGone
+		return ErrVideoGone
 	}
 	if err != nil {
 		return fmt.Errorf("media job: %w", err)
@@ -97,7 +97,7 @@ func (s *Service) ProcessMedia(ctx context.Context, id uuid.UUID) error {
 	var textChanged bool
 	err = s.pool.QueryRow(ctx, sqlMediaDone, id, p.MediaType, p.Orientation(), dur, p.Width, p.Height, rate, newPreview, newThumb).Scan(&textChanged)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return ErrClipGone
+		return ErrVideoGone
 	}
 	if err != nil {
 		return fmt.Errorf("media job: %w", err)

@@ -55,7 +55,7 @@ func TestRetire(t *testing.T) {
 	// Importing it again updates it but does not bring it back.
 	in := clip.in
 	in.Title = "Man drinking coffee in the kitchen, updated"
-	if _, err := f.svc.ImportClips(f.ctx, []ClipInput{in}, f.src, nil); err != nil {
+	if _, err := f.svc.ImportVideos(f.ctx, []VideoInput{in}, f.src, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.svc.GetVideo(f.ctx, clip.id); apperr.CodeOf(err) != apperr.NotFound {

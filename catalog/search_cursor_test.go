@@ -77,9 +77,9 @@ func TestCursorStableWhileImporting(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for i := range 10 {
-			in := []ClipInput{{Title: fmt.Sprintf("New clip %d", i), Emotion: "happy", Gender: "female",
+			in := []VideoInput{{Title: fmt.Sprintf("New clip %d", i), Emotion: "happy", Gender: "female",
 				Difficulty: "easy", MediaFile: full}}
-			if _, err := f.svc.ImportClips(f.ctx, in, f.src, nil); err != nil {
+			if _, err := f.svc.ImportVideos(f.ctx, in, f.src, nil); err != nil {
 				errs <- err
 				return
 			}

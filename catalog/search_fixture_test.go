@@ -25,7 +25,7 @@ type fixture struct {
 type fixClip struct {
 	key     string
 	id      uuid.UUID
-	in      ClipInput
+	in      VideoInput
 	age     int // minutes before now: created_at order
 	retired bool
 	ready   bool // has a current-model vector
@@ -35,12 +35,12 @@ func ptr[T any](v T) *T { return &v }
 
 // named clips; the tests refer to them by key.
 func namedClips() []fixClip {
-	c := func(key, title, emotion, gender, age, loc, media, orient string, dur *float64, diff string, vir *int, model *ClipModel, tags ...string) fixClip {
-		return fixClip{key: key, in: ClipInput{Title: title, Emotion: emotion, Gender: gender, AgeRange: age,
+	c := func(key, title, emotion, gender, age, loc, media, orient string, dur *float64, diff string, vir *int, model *VideoModel, tags ...string) fixClip {
+		return fixClip{key: key, in: VideoInput{Title: title, Emotion: emotion, Gender: gender, AgeRange: age,
 			Location: loc, MediaType: media, Orientation: orient, DurationSeconds: dur, Difficulty: diff,
 			ViralityScore: vir, Model: model, Tags: tags}}
 	}
-	ava, bea := &ClipModel{ID: "m-ava", Name: "Ava Stone"}, &ClipModel{ID: "m-bea", Name: "Bea Cruz"}
+	ava, bea := &VideoModel{ID: "m-ava", Name: "Ava Stone"}, &VideoModel{ID: "m-bea", Name: "Bea Cruz"}
 	return []fixClip{
 		c("laughCouch", "Young woman laughing at her phone on the couch", "laughing", "female", "18-24", "home", "video", "vertical", ptr(12.5), "easy", ptr(80), ava, "phone", "couch", "lol"),
 		c("carSmile", "Woman smiling while driving her car", "happy", "female", "25-34", "car", "video", "vertical", ptr(8.0), "easy", ptr(65), bea, "car", "commute"),
@@ -63,7 +63,7 @@ func fillerClips(n int) []fixClip {
 	tiers := []string{"easy", "medium", "hard"}
 	out := make([]fixClip, n)
 	for i := range out {
-		in := ClipInput{
+		in := VideoInput{
 			Title:       fmt.Sprintf("Person number %d standing in the %s", i, places[i%3]),
 			Emotion:     Emotions()[i%13],
 			Gender:      Genders()[i%3],
@@ -95,7 +95,7 @@ func newFixture(t *testing.T) *fixture {
 	thumb := b.writeFile(t, "media/thumb.jpg", []byte("\xff\xd8\xff-thumbnail"))
 
 	f.clips = append(namedClips(), fillerClips(40)...)
-	inputs := make([]ClipInput, len(f.clips))
+	inputs := make([]VideoInput, len(f.clips))
 	ids := make([]uuid.UUID, len(f.clips))
 	for i := range f.clips {
 		fc := &f.clips[i]
@@ -107,7 +107,7 @@ func newFixture(t *testing.T) *fixture {
 		inputs[i], ids[i] = fc.in, fc.id
 		f.byKey[fc.key] = fc
 	}
-	if _, err := b.svc.ImportClips(b.ctx, inputs, b.src, nil); err != nil {
+	if _, err := b.svc.ImportVideos(b.ctx, inputs, b.src, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.pool.Exec(b.ctx, `

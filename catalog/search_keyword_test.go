@@ -187,9 +187,9 @@ func TestKeywordPostingsFollowTheClip(t *testing.T) {
 	f := newWalkFixture(t)
 	media := f.writeFile(t, "media/full.avi", []byte("RIFF0000AVI "))
 	id := uuid.New()
-	in := ClipInput{ID: id.String(), Title: "Plain evening scene", Description: "a sunset far away", Emotion: "neutral",
+	in := VideoInput{ID: id.String(), Title: "Plain evening scene", Description: "a sunset far away", Emotion: "neutral",
 		Gender: "male", Difficulty: "easy", MediaFile: media}
-	if _, err := f.svc.ImportClips(f.ctx, []ClipInput{in}, f.src, nil); err != nil {
+	if _, err := f.svc.ImportVideos(f.ctx, []VideoInput{in}, f.src, nil); err != nil {
 		t.Fatal(err)
 	}
 	first := func() uuid.UUID {
@@ -205,7 +205,7 @@ func TestKeywordPostingsFollowTheClip(t *testing.T) {
 	}
 	// The word now in the title, twice, and in the tags: the best clip.
 	in.Title, in.Tags = "Sunset, sunset over the sea", []string{"sunset"}
-	if _, err := f.svc.ImportClips(f.ctx, []ClipInput{in}, f.src, nil); err != nil {
+	if _, err := f.svc.ImportVideos(f.ctx, []VideoInput{in}, f.src, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := first(); got != id {

@@ -47,11 +47,11 @@ func (s *Service) SeedDemo(ctx context.Context, count int, seed int64) (ImportRe
 		names[i] = t.Name
 	}
 	g := demoGen{seed: uint64(seed), tiers: tierPattern(names), media: media, words: newDemoWords()}
-	clips := make([]ClipInput, count)
+	clips := make([]VideoInput, count)
 	for i := range clips {
 		clips[i] = g.clip(i)
 	}
-	res, err := s.ImportClips(ctx, clips, "", nil)
+	res, err := s.ImportVideos(ctx, clips, "", nil)
 	if err != nil {
 		return res, fmt.Errorf("seed: %w", err)
 	}
@@ -85,7 +85,7 @@ type demoGen struct {
 // emotions, 3 genders, 5 age ranges, 11 places, 7 orientation slots), so a
 // couple of hundred clips already cover every value and mix them well;
 // the words come from a random source of the clip's own.
-func (g demoGen) clip(i int) ClipInput {
+func (g demoGen) clip(i int) VideoInput {
 	rng := rand.New(rand.NewPCG(g.seed, uint64(i)))
 	var raw [16]byte
 	for j := range raw {
@@ -138,7 +138,7 @@ func (g demoGen) clip(i int) ClipInput {
 		tags = append(tags, "9:16", "social")
 	}
 
-	c := ClipInput{
+	c := VideoInput{
 		ID:          id.String(),
 		Title:       title,
 		Description: strings.Join(desc, " "),
@@ -157,7 +157,7 @@ func (g demoGen) clip(i int) ClipInput {
 	c.ViralityScore = &virality
 	for _, m := range g.words.models {
 		if m.gender == gender && m.age == ages[ageIdx] && rng.IntN(4) != 0 {
-			c.Model = &ClipModel{ID: m.id, Name: m.name}
+			c.Model = &VideoModel{ID: m.id, Name: m.name}
 			break
 		}
 	}

@@ -17,14 +17,14 @@ import (
 func importN(t *testing.T, b bundle, n int) []uuid.UUID {
 	t.Helper()
 	b.writeFile(t, "media/full.avi", []byte("RIFF"))
-	clips := make([]ClipInput, n)
+	clips := make([]VideoInput, n)
 	ids := make([]uuid.UUID, n)
 	for i := range clips {
 		ids[i] = uuid.New()
-		clips[i] = ClipInput{ID: ids[i].String(), Title: "Man waiting for the bus", Emotion: "neutral",
+		clips[i] = VideoInput{ID: ids[i].String(), Title: "Man waiting for the bus", Emotion: "neutral",
 			Gender: "male", Difficulty: "easy", MediaFile: "media/full.avi"}
 	}
-	if _, err := b.svc.ImportClips(b.ctx, clips, b.src, nil); err != nil {
+	if _, err := b.svc.ImportVideos(b.ctx, clips, b.src, nil); err != nil {
 		t.Fatal(err)
 	}
 	b.queue.reset()
@@ -124,12 +124,12 @@ func TestImportEnqueuesAsynqTasks(t *testing.T) {
 	svc := New(b.pool, b.media, NewAsynqQueue(client, inspector))
 
 	b.writeFile(t, "media/full.avi", []byte("RIFF"))
-	clips := make([]ClipInput, enqueueChunk+20) // more than one chunk
+	clips := make([]VideoInput, enqueueChunk+20) // more than one chunk
 	for i := range clips {
-		clips[i] = ClipInput{Title: "Woman jogging in the park", Emotion: "confident", Gender: "female",
+		clips[i] = VideoInput{Title: "Woman jogging in the park", Emotion: "confident", Gender: "female",
 			Difficulty: "medium", MediaFile: "media/full.avi"}
 	}
-	res, err := svc.ImportClips(context.Background(), clips, b.src, nil)
+	res, err := svc.ImportVideos(context.Background(), clips, b.src, nil)
 	if err != nil || res.Queued != len(clips) {
 		t.Fatalf("import = %+v, %v", res, err)
 	}

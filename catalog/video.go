@@ -36,7 +36,7 @@ type Video struct {
 	// Price is the clip's current tier price; a purchase records what it paid.
 	Price         money.Cents
 	ViralityScore *int
-	Model         *ClipModel
+	Model         *VideoModel
 	// HasPreview and HasThumbnail say whether the clip was imported with
 	// those files; previews fall back to the thumbnail.
 	HasPreview   bool
@@ -85,7 +85,7 @@ func scanVideo(row pgx.Row, extra ...any) (Video, error) {
 		v.Tags = []string{}
 	}
 	if modelID != nil {
-		v.Model = &ClipModel{ID: *modelID}
+		v.Model = &VideoModel{ID: *modelID}
 		if modelName != nil {
 			v.Model.Name = *modelName
 		}

@@ -22,7 +22,7 @@ func TestGetVideo(t *testing.T) {
 		ID: c.id, Title: c.in.Title, Tags: []string{"phone", "couch", "lol"}, Emotion: "laughing",
 		Gender: "female", AgeRange: ptr("18-24"), Location: ptr("home"), MediaType: "video",
 		Orientation: ptr("vertical"), DurationSeconds: ptr(12.5), Difficulty: "easy", Price: 500,
-		ViralityScore: ptr(80), Model: &ClipModel{ID: "m-ava", Name: "Ava Stone"},
+		ViralityScore: ptr(80), Model: &VideoModel{ID: "m-ava", Name: "Ava Stone"},
 		HasPreview: true, HasThumbnail: true, Description: "",
 	}
 	want.CreatedAt = v.CreatedAt
@@ -88,14 +88,14 @@ func TestOpenPublicMedia(t *testing.T) {
 	// the ETag.
 	in := f.byKey["carSmile"].in
 	in.ThumbnailFile = "media/thumb.jpg"
-	if _, err := f.svc.ImportClips(f.ctx, []ClipInput{in}, f.src, nil); err != nil {
+	if _, err := f.svc.ImportVideos(f.ctx, []VideoInput{in}, f.src, nil); err != nil {
 		t.Fatal(err)
 	}
 	body, first := read(bare, MediaPreview)
 	if body != "\xff\xd8\xff-thumbnail" {
 		t.Fatalf("preview fallback: %q", body)
 	}
-	if _, err := f.svc.ImportClips(f.ctx, []ClipInput{in}, f.src, nil); err != nil {
+	if _, err := f.svc.ImportVideos(f.ctx, []VideoInput{in}, f.src, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, again := read(bare, MediaPreview); again.ETag == first.ETag {

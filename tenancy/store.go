@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/internal/apperr"
 	"broll/internal/database"
@@ -73,34 +72,6 @@ type IssuedKey struct {
 	Key
 	Secret string
 }
-
-// Service is the tenancy store.
-type Service struct {
-	pool *pgxpool.Pool
-	// keyCreated runs after this service issued a key (the
-	// authenticator's KeyCreated); nil does nothing.
-	keyCreated func()
-	// hashing bounds the password hashes computed at once.
-	hashing hashSlots
-}
-
-// LimitPasswordHashing sets how many password hashes this process computes
-// at once (0: GOMAXPROCS). Set it before serving.
-func (s *Service) LimitPasswordHashing(n int) { s.hashing = newHashSlots(n) }
-
-// OnKeyCreated sets what runs after this service issues a key. Set it
-// before serving.
-func (s *Service) OnKeyCreated(f func()) { s.keyCreated = f }
-
-func (s *Service) issued(k IssuedKey, err error) (IssuedKey, error) {
-	if err == nil && s.keyCreated != nil {
-		s.keyCreated()
-	}
-	return k, err
-}
-
-// New returns the tenancy service over pool.
-func New(pool *pgxpool.Pool) *Service { return &Service{pool: pool, hashing: newHashSlots(0)} }
 
 var sourceRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 

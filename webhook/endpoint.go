@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/internal/apperr"
 	"broll/internal/database"
@@ -27,15 +26,6 @@ const (
 	DefaultRotationOverlap = 24 * time.Hour
 	maxRotationOverlap     = 7 * 24 * time.Hour
 )
-
-// Service manages an account's endpoints. Every call is scoped by account.
-type Service struct {
-	pool  *pgxpool.Pool
-	allow Allow
-}
-
-// New returns the endpoint service; allow is BROLL_WEBHOOK_ALLOW_HOSTS.
-func New(pool *pgxpool.Pool, allow Allow) *Service { return &Service{pool: pool, allow: allow} }
 
 // Endpoint is a registered receiver of an account's events.
 type Endpoint struct {

@@ -34,7 +34,7 @@ func (w *Worker) handleProcessMedia(ctx context.Context, t *asynq.Task) error {
 		w.metrics.mediaJobs.WithLabelValues("done").Inc()
 		w.metrics.mediaLatency.Observe(time.Since(start).Seconds())
 		return nil
-	case errors.Is(err, catalog.ErrClipGone):
+	case errors.Is(err, catalog.ErrVideoGone):
 		w.metrics.mediaJobs.WithLabelValues("gone").Inc()
 		return fmt.Errorf("media job %s: %w: %w", p.VideoID, err, asynq.SkipRetry)
 	case errors.Is(ctx.Err(), context.Canceled):

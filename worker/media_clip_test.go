@@ -35,7 +35,7 @@ func TestWorkerProbesImportedClips(t *testing.T) {
 		t.Fatal(err)
 	}
 	good, bad := uuid.New(), uuid.New()
-	_, err = e.cat.ImportClips(ctx, []catalog.ClipInput{
+	_, err = e.cat.ImportVideos(ctx, []catalog.VideoInput{
 		{ID: good.String(), Title: "Tall pattern", Emotion: "neutral", Gender: "female", Difficulty: "easy", MediaFile: video},
 		{ID: bad.String(), Title: "Broken file", Emotion: "neutral", Gender: "male", Difficulty: "easy", MediaFile: junk},
 	}, "", nil)

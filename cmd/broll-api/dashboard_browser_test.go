@@ -293,7 +293,7 @@ func seedDashboardAccount(t *testing.T, pool *pgxpool.Pool, base string) dashboa
 			t.Fatal(err)
 		}
 	}
-	if _, err := billing.New(pool, nil).AddCredits(ctx, acct.ID, 500_00, "invoice 2026-114"); err != nil {
+	if _, err := billing.New(pool, nil).TopUp(ctx, acct.ID, 500_00, "invoice 2026-114"); err != nil {
 		t.Fatal(err)
 	}
 	link, err := svc.CreateUser(ctx, acct.ID, d.email, time.Now(), time.Hour)

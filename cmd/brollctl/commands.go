@@ -276,7 +276,7 @@ func (c *cli) creditsAdd(ctx context.Context, args []string) (any, error) {
 		return nil, apperr.InvalidField("amount", "--amount: %v", err)
 	}
 	return c.with(ctx, func(e *env) (any, error) {
-		balance, err := e.billing.AddCredits(ctx, id, cents, "brollctl credits add")
+		balance, err := e.billing.TopUp(ctx, id, cents, "brollctl credits add")
 		if err != nil {
 			return nil, err
 		}

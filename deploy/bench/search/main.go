@@ -36,21 +36,21 @@ import (
 )
 
 type options struct {
-	clips, importClips, queries, k int
-	efSearch                       []int
-	m, efConstruction              int
-	seed                           uint64
-	data                           string
-	storage                        string
-	keep                           bool
-	emotionIndexes                 bool
+	clips, importVideos, queries, k int
+	efSearch                        []int
+	m, efConstruction               int
+	seed                            uint64
+	data                            string
+	storage                         string
+	keep                            bool
+	emotionIndexes                  bool
 }
 
 func main() {
 	var o options
 	var ef string
 	flag.IntVar(&o.clips, "clips", 100_000, "clips with vectors in the searched catalog")
-	flag.IntVar(&o.importClips, "import", 10_000, "clips sent through the real import path")
+	flag.IntVar(&o.importVideos, "import", 10_000, "clips sent through the real import path")
 	flag.IntVar(&o.queries, "queries", 200, "queries per scenario")
 	flag.IntVar(&o.k, "k", 10, "results per query (recall@k)")
 	flag.StringVar(&ef, "ef-search", "100,120,150", "hnsw.ef_search values to measure the raw index query at (catalog.Search uses its own, 120)")
@@ -114,13 +114,13 @@ func run(o options) error {
 	fmt.Printf("search benchmark: %d clips, %s vectors, %d queries per scenario, k=%d, GOMAXPROCS=%d\n",
 		o.clips, o.data, o.queries, o.k, runtime.GOMAXPROCS(0))
 
-	imp, err := importThroughput(ctx, pool, o.importClips, o.seed)
+	imp, err := importThroughput(ctx, pool, o.importVideos, o.seed)
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
 	fmt.Printf("import (catalog path, JSON Lines, 3 media files per clip): %d clips in %s = %.0f clips/s\n",
-		o.importClips, imp.Round(time.Millisecond), float64(o.importClips)/imp.Seconds())
-	fmt.Printf("BenchmarkImport/catalog 1 %d ns/op %.0f clips/s\n", imp.Nanoseconds(), float64(o.importClips)/imp.Seconds())
+		o.importVideos, imp.Round(time.Millisecond), float64(o.importVideos)/imp.Seconds())
+	fmt.Printf("BenchmarkImport/catalog 1 %d ns/op %.0f clips/s\n", imp.Nanoseconds(), float64(o.importVideos)/imp.Seconds())
 
 	load, err := loadCatalog(ctx, pool, o, vecs)
 	if err != nil {

@@ -82,10 +82,10 @@ func importThroughput(ctx context.Context, pool *pgxpool.Pool, n int, seed uint6
 	return elapsed, err
 }
 
-func randomClip(rng *rand.Rand, i int) catalog.ClipInput {
+func randomClip(rng *rand.Rand, i int) catalog.VideoInput {
 	emotions, genders, ages := catalog.Emotions(), catalog.Genders(), catalog.AgeRanges()
 	dur, vir := math.Round((3+rng.Float64()*27)*10)/10, rng.IntN(101)
-	return catalog.ClipInput{
+	return catalog.VideoInput{
 		Title: fmt.Sprintf("%s %s #%d", people[rng.IntN(len(people))], actions[rng.IntN(len(actions))], i),
 		Tags:  []string{"ugc", places[rng.IntN(len(places))]}, Emotion: emotions[rng.IntN(len(emotions))],
 		Gender: genders[rng.IntN(len(genders))], AgeRange: ages[rng.IntN(len(ages))],

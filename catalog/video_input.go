@@ -15,29 +15,29 @@ import (
 	"broll/internal/money"
 )
 
-// ClipInput is one clip as content ops describe it: a line of a `brollctl
+// VideoInput is one video as content ops describe it: a line of a `brollctl
 // clips import` file or an element of the ops endpoint's JSON array. A line
-// replaces the whole clip, so an optional field left out of an update is
+// replaces the whole video, so an optional field left out of an update is
 // cleared. File paths are read at import and copied into media storage.
-type ClipInput struct {
-	ID              string     `json:"id,omitempty"`
-	Title           string     `json:"title"`
-	Description     string     `json:"description,omitempty"`
-	Tags            []string   `json:"tags,omitempty"`
-	Emotion         string     `json:"emotion"`
-	Gender          string     `json:"gender"`
-	AgeRange        string     `json:"age_range,omitempty"`
-	Location        string     `json:"location,omitempty"`
-	MediaType       string     `json:"media_type,omitempty"`
-	Orientation     string     `json:"orientation,omitempty"`
-	DurationSeconds *float64   `json:"duration_seconds,omitempty"`
-	Width           *int       `json:"width,omitempty"`
-	Height          *int       `json:"height,omitempty"`
-	FPS             *float64   `json:"fps,omitempty"`
-	Difficulty      string     `json:"difficulty"`
-	ViralityScore   *int       `json:"virality_score,omitempty"`
-	Model           *ClipModel `json:"model,omitempty"`
-	MediaFile       string     `json:"media_file,omitempty"`
+type VideoInput struct {
+	ID              string      `json:"id,omitempty"`
+	Title           string      `json:"title"`
+	Description     string      `json:"description,omitempty"`
+	Tags            []string    `json:"tags,omitempty"`
+	Emotion         string      `json:"emotion"`
+	Gender          string      `json:"gender"`
+	AgeRange        string      `json:"age_range,omitempty"`
+	Location        string      `json:"location,omitempty"`
+	MediaType       string      `json:"media_type,omitempty"`
+	Orientation     string      `json:"orientation,omitempty"`
+	DurationSeconds *float64    `json:"duration_seconds,omitempty"`
+	Width           *int        `json:"width,omitempty"`
+	Height          *int        `json:"height,omitempty"`
+	FPS             *float64    `json:"fps,omitempty"`
+	Difficulty      string      `json:"difficulty"`
+	ViralityScore   *int        `json:"virality_score,omitempty"`
+	Model           *VideoModel `json:"model,omitempty"`
+	MediaFile       string      `json:"media_file,omitempty"`
 	// UploadID names a finished upload (POST /api/ops/v1/uploads) to take
 	// as the full-quality file instead of MediaFile.
 	UploadID      string `json:"upload_id,omitempty"`
@@ -45,8 +45,8 @@ type ClipInput struct {
 	ThumbnailFile string `json:"thumbnail_file,omitempty"`
 }
 
-// ClipModel is the creator filmed in a clip.
-type ClipModel struct {
+// VideoModel is the creator filmed in a video.
+type VideoModel struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
 }
@@ -102,12 +102,12 @@ func (e LineError) String() string {
 	return fmt.Sprintf("line %d: %s: %s", e.Line, e.Field, e.Message)
 }
 
-// clip is a validated ClipInput, normalised and with its files resolved.
-type clip struct {
+// validVideo is a validated VideoInput, normalised and with its files resolved.
+type validVideo struct {
 	line  int
 	id    uuid.UUID
 	hasID bool
-	in    ClipInput
+	in    VideoInput
 	media string // absolute or baseDir-relative paths of the source files
 	// upload, when the clip names one, is its file already in the store.
 	upload    *uploadFile
@@ -140,12 +140,12 @@ func newValidator(tiers map[string]money.Cents, baseDir string) *validator {
 
 // check validates one clip and returns it normalised, with every problem
 // found (not only the first) so that one run of the import lists them all.
-func (v *validator) check(line int, in ClipInput) (clip, []LineError) {
+func (v *validator) check(line int, in VideoInput) (validVideo, []LineError) {
 	var errs []LineError
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, LineError{Line: line, Field: field, Message: fmt.Sprintf(format, args...)})
 	}
-	c := clip{line: line}
+	c := validVideo{line: line}
 
 	if in.ID != "" {
 		id, err := uuid.Parse(in.ID)
@@ -263,7 +263,7 @@ func (v *validator) check(line int, in ClipInput) (clip, []LineError) {
 }
 
 // checkUpload resolves an upload id to its stored file, once per import.
-func (v *validator) checkUpload(c *clip, raw string) string {
+func (v *validator) checkUpload(c *validVideo, raw string) string {
 	id, err := uuid.Parse(raw)
 	if err != nil || len(raw) != 36 {
 		return "must be the upload_id of POST /api/ops/v1/uploads"

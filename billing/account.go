@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/internal/apperr"
 	"broll/internal/database"
@@ -14,29 +13,17 @@ import (
 	"broll/tenancy"
 )
 
-// Service is the billing store.
-type Service struct {
-	pool  *pgxpool.Pool
-	links *Signer
-	batch *batcher
-}
-
-// New returns the billing service over pool; links signs download links
-// (nil where no links are handed out, as in the operator CLI).
-func New(pool *pgxpool.Pool, links *Signer) *Service {
-	return &Service{pool: pool, links: links, batch: newBatcher(pool)}
-}
-
 // OpenedAccount is a new account with its first root key.
 type OpenedAccount struct {
 	Account tenancy.Account
 	RootKey tenancy.IssuedKey
 }
 
-// OpenAccount creates an account, its first root key and its opening credit
-// in one transaction: either all of it exists afterwards or none of it.
-func (s *Service) OpenAccount(ctx context.Context, name, source string, credits money.Cents) (OpenedAccount, error) {
-	if credits < 0 || credits > money.MaxCents {
+// OpenAccount creates an account, its first root key and its opening balance
+// in one transaction: either all of it exists afterwards or none of it. The
+// field named in an error is "credits", the operator CLI's flag.
+func (s *Service) OpenAccount(ctx context.Context, name, source string, opening money.Cents) (OpenedAccount, error) {
+	if opening < 0 || opening > money.MaxCents {
 		return OpenedAccount{}, apperr.InvalidField("credits", "credits must be between 0 and %s", money.MaxCents)
 	}
 	var out OpenedAccount
@@ -49,8 +36,8 @@ func (s *Service) OpenAccount(ctx context.Context, name, source string, credits 
 		if err != nil {
 			return err
 		}
-		if credits > 0 {
-			if acct.BalanceCents, err = addCredits(ctx, tx, acct.ID, credits, "opening credit"); err != nil {
+		if opening > 0 {
+			if acct.BalanceCents, err = topUp(ctx, tx, acct.ID, opening, "opening credit"); err != nil {
 				return err
 			}
 		}
@@ -60,21 +47,22 @@ func (s *Service) OpenAccount(ctx context.Context, name, source string, credits 
 	return out, err
 }
 
-// AddCredits tops up an account's pool and records it in the ledger.
-func (s *Service) AddCredits(ctx context.Context, accountID uuid.UUID, amount money.Cents, note string) (money.Cents, error) {
+// TopUp adds amount to an account's balance and records it in the ledger
+// as a top-up.
+func (s *Service) TopUp(ctx context.Context, accountID uuid.UUID, amount money.Cents, note string) (money.Cents, error) {
 	if amount <= 0 || amount > money.MaxCents {
 		return 0, apperr.InvalidField("amount", "amount must be more than 0 and at most %s", money.MaxCents)
 	}
 	var balance int64
 	err := database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
-		balance, err = addCredits(ctx, tx, accountID, amount, note)
+		balance, err = topUp(ctx, tx, accountID, amount, note)
 		return err
 	})
 	return money.Cents(balance), err
 }
 
-func addCredits(ctx context.Context, tx pgx.Tx, accountID uuid.UUID, amount money.Cents, note string) (int64, error) {
+func topUp(ctx context.Context, tx pgx.Tx, accountID uuid.UUID, amount money.Cents, note string) (int64, error) {
 	var balance int64
 	err := tx.QueryRow(ctx, `
 		UPDATE accounts SET balance_cents = balance_cents + $2 WHERE id = $1
@@ -106,15 +94,6 @@ func (s *Service) LedgerSum(ctx context.Context, accountID uuid.UUID) (money.Cen
 	err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(amount_cents), 0) FROM ledger WHERE account_id = $1 AND livemode`, accountID).Scan(&b)
 	return money.Cents(b), err
 }
-
-// SetLowBalanceThreshold sets the balance below which an account without a
-// threshold of its own gets balance.low (BROLL_LOW_BALANCE_THRESHOLD). Call
-// it before the service takes purchases.
-func (s *Service) SetLowBalanceThreshold(c money.Cents) { s.batch.lowBalance = c }
-
-// SetTestBalance sets what an account's test balance starts with (and what
-// ResetTestBalance restores).
-func (s *Service) SetTestBalance(c money.Cents) { s.batch.testBalance = c }
 
 // SetAccountLowBalance sets (or, with nil, clears back to the default) an
 // account's balance.low threshold.
