@@ -15,5 +15,8 @@ func LeakOptions() []goleak.Option {
 		// ends, so it outlives a server the test did shut down. A server
 		// left running still shows up: its accept loop is not ignored.
 		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
+		// fasthttp compresses responses on a process-wide pool of workers
+		// that it starts on first use and never stops.
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp/stackless.funcWorker"),
 	}
 }
