@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -38,18 +37,7 @@ type env struct {
 	cfg   config.Config
 	svc   *tenancy.Service
 	clock *testkit.Clock
-	logs  *strings.Builder
-}
-
-type lockedBuilder struct {
-	mu sync.Mutex
-	b  *strings.Builder
-}
-
-func (l *lockedBuilder) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
+	logs  *testkit.SyncBuffer
 }
 
 func setup(t *testing.T, extra map[string]string) *env {
@@ -69,8 +57,8 @@ func setup(t *testing.T, extra map[string]string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &strings.Builder{}
-	logger := logging.New(&lockedBuilder{b: logs}, "debug")
+	logs := &testkit.SyncBuffer{}
+	logger := logging.New(logs, "debug")
 	clk := testkit.NewClock(time.Now())
 	usage := tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
 	svc := tenancy.New(pool)
