@@ -86,28 +86,6 @@ func (l videoList) titles() []string {
 	return out
 }
 
-// purchaseLine is one line of a purchase result.
-type purchaseLine struct {
-	PurchaseID           *string `json:"purchase_id"`
-	VideoID              string  `json:"video_id"`
-	DownloadURL          *string `json:"download_url"`
-	DownloadURLExpiresAt *string `json:"download_url_expires_at"`
-	PricePaid            float64 `json:"price_paid"`
-	Currency             string  `json:"currency"`
-	PurchasedAt          *string `json:"purchased_at"`
-	AlreadyOwned         bool    `json:"already_owned"`
-}
-
-// purchaseResult is POST /api/v1/broll/purchase.
-type purchaseResult struct {
-	Purchases    []purchaseLine `json:"purchases"`
-	TotalCharged float64        `json:"total_charged"`
-	Currency     string         `json:"currency"`
-	Balance      float64        `json:"balance"`
-	DryRun       bool           `json:"dry_run"`
-	Livemode     bool           `json:"livemode"`
-}
-
 // purchaseRecord is one row of the purchases list.
 type purchaseRecord struct {
 	PurchaseID           string  `json:"purchase_id"`
@@ -147,85 +125,6 @@ type purchaseList struct {
 		EndDate     *string `json:"end_date"`
 	} `json:"summary"`
 	Pagination pageBody `json:"pagination"`
-}
-
-// spendLimitBody is a customer key's spend limit.
-type spendLimitBody struct {
-	Amount   float64 `json:"amount"`
-	Period   string  `json:"period"`
-	Currency string  `json:"currency"`
-}
-
-// spentBody is what a customer key spent in its limit's period.
-type spentBody struct {
-	Amount         float64 `json:"amount"`
-	Currency       string  `json:"currency"`
-	Period         string  `json:"period"`
-	PeriodStart    *string `json:"period_start"`
-	PeriodResetsAt *string `json:"period_resets_at"`
-}
-
-// keyBody is the key object of the keys API.
-type keyBody struct {
-	ID                 string          `json:"id"`
-	CustomerLabel      string          `json:"customer_label"`
-	KeyPrefix          string          `json:"key_prefix"`
-	Kind               string          `json:"kind"`
-	Scopes             []string        `json:"scopes"`
-	CreatedAt          string          `json:"created_at"`
-	RevokedAt          *string         `json:"revoked_at"`
-	TotalRequests      int64           `json:"total_requests"`
-	LastUsedAt         *string         `json:"last_used_at"`
-	Mode               string          `json:"mode"`
-	Livemode           bool            `json:"livemode"`
-	SpendLimit         *spendLimitBody `json:"spend_limit,omitempty"`
-	Spent              *spentBody      `json:"spent,omitempty"`
-	RateLimitPerMinute *int            `json:"rate_limit_per_minute,omitempty"`
-}
-
-// keyCreated is POST /api/v1/keys.
-type keyCreated struct {
-	Success bool    `json:"success"`
-	APIKey  string  `json:"api_key"`
-	Details keyBody `json:"details"`
-}
-
-// keyUpdated is PATCH /api/v1/keys.
-type keyUpdated struct {
-	Success bool    `json:"success"`
-	Key     keyBody `json:"key"`
-}
-
-// keyList is GET /api/v1/keys.
-type keyList struct {
-	Success    bool      `json:"success"`
-	Keys       []keyBody `json:"keys"`
-	Pagination struct {
-		Limit      int     `json:"limit"`
-		HasMore    bool    `json:"has_more"`
-		NextCursor *string `json:"next_cursor"`
-	} `json:"pagination"`
-}
-
-// balanceBody is GET /api/v1/balance.
-type balanceBody struct {
-	AccountID string  `json:"account_id"`
-	Balance   float64 `json:"balance"`
-	Currency  string  `json:"currency"`
-	Livemode  bool    `json:"livemode"`
-	Key       struct {
-		ID            string          `json:"id"`
-		Kind          string          `json:"kind"`
-		CustomerLabel string          `json:"customer_label"`
-		SpendLimit    *spendLimitBody `json:"spend_limit,omitempty"`
-		Spent         *spentBody      `json:"spent,omitempty"`
-	} `json:"key"`
-	MonthToDate struct {
-		Purchases int     `json:"purchases"`
-		Amount    float64 `json:"amount"`
-		Currency  string  `json:"currency"`
-		Since     string  `json:"since"`
-	} `json:"month_to_date"`
 }
 
 type valueCount struct {
