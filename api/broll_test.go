@@ -84,27 +84,6 @@ func seedCatalog(t *testing.T, e *testEnv) map[string]uuid.UUID {
 
 func ptrTo[T any](v T) *T { return &v }
 
-func videosOf(t *testing.T, r response) []map[string]any {
-	t.Helper()
-	raw, ok := r.body["videos"].([]any)
-	if !ok {
-		t.Fatalf("no videos array: %s", r.raw)
-	}
-	out := make([]map[string]any, len(raw))
-	for i, v := range raw {
-		out[i] = v.(map[string]any)
-	}
-	return out
-}
-
-func videoTitles(vs []map[string]any) []string {
-	out := make([]string, len(vs))
-	for i, v := range vs {
-		out[i] = v["title"].(string)
-	}
-	return out
-}
-
 func TestListBrollOverHTTP(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOpts{})
@@ -116,36 +95,32 @@ func TestListBrollOverHTTP(t *testing.T) {
 	if r.status != 200 {
 		t.Fatalf("list: %d %s", r.status, r.raw)
 	}
-	pg := r.body["pagination"].(map[string]any)
-	if pg["limit"].(float64) != 20 || pg["offset"].(float64) != 0 || pg["page"].(float64) != 1 ||
-		pg["total"].(float64) != 4 || pg["has_more"] != false || pg["total_exact"] != true {
-		t.Fatalf("pagination: %v", pg)
+	page := decode[videoList](t, r)
+	if pg := page.Pagination; pg.Limit != 20 || pg.Offset != 0 || pg.Page != 1 ||
+		pg.Total != 4 || pg.HasMore || pg.TotalExact == nil || !*pg.TotalExact {
+		t.Fatalf("pagination: %s", r.raw)
 	}
-	videos := videosOf(t, r)
+	videos := page.Videos
 	if len(videos) != 4 {
 		t.Fatalf("%d videos", len(videos))
 	}
-	v := videos[slices.Index(videoTitles(videos), "Woman laughing in a car")]
+	// decode holds every member of the Video object to be there (and
+	// similarity, an optional one, to be absent when nil).
+	v := videos[slices.Index(page.titles(), "Woman laughing in a car")]
 	id := ids["Woman laughing in a car"].String()
-	for _, k := range []string{"id", "title", "description", "tags", "emotion", "gender", "age_range", "location",
-		"media_type", "orientation", "duration_seconds", "width", "height", "fps", "difficulty", "price",
-		"currency", "virality_score", "model", "preview_url", "thumbnail_url", "owned", "download_url", "created_at"} {
-		if _, ok := v[k]; !ok {
-			t.Errorf("video lacks %q", k)
-		}
-	}
-	if _, ok := v["similarity"]; ok {
+	if v.Similarity != nil {
 		t.Error("similarity outside semantic search")
 	}
-	if v["id"] != id || v["price"].(float64) != 5 || v["currency"] != "USD" || v["owned"] != false ||
-		v["download_url"] != nil || v["age_range"] != nil || v["width"].(float64) != 1080 ||
-		v["preview_url"] != "http://api.test/media/previews/"+id || v["thumbnail_url"] != "http://api.test/media/thumbnails/"+id ||
-		v["model"].(map[string]any)["name"] != "Ava" {
-		t.Fatalf("video: %v", v)
+	if v.ID != id || v.Price != 5 || v.Currency != "USD" || v.Owned ||
+		v.DownloadURL != nil || v.AgeRange != nil || v.Width == nil || *v.Width != 1080 ||
+		v.PreviewURL != "http://api.test/media/previews/"+id ||
+		v.ThumbnailURL == nil || *v.ThumbnailURL != "http://api.test/media/thumbnails/"+id ||
+		v.Model == nil || v.Model.Name != "Ava" {
+		t.Fatalf("video: %+v", v)
 	}
-	angry := videos[slices.Index(videoTitles(videos), "Angry man shouting on the street")]
-	if angry["thumbnail_url"] != nil || angry["model"] != nil || angry["preview_url"] == nil {
-		t.Fatalf("clip without thumbnail: %v", angry)
+	angry := videos[slices.Index(page.titles(), "Angry man shouting on the street")]
+	if angry.ThumbnailURL != nil || angry.Model != nil || angry.PreviewURL == "" {
+		t.Fatalf("clip without thumbnail: %+v", angry)
 	}
 
 	list := func(query string) []string {
@@ -154,7 +129,7 @@ func TestListBrollOverHTTP(t *testing.T) {
 		if r.status != 200 {
 			t.Fatalf("%s: %d %s", query, r.status, r.raw)
 		}
-		return videoTitles(videosOf(t, r))
+		return decode[videoList](t, r).titles()
 	}
 	if got := list("emotion=laughing&sort_by=price&sort_order=desc"); !slices.Equal(got, []string{"Young woman laughing at her phone", "Woman laughing in a car"}) {
 		t.Errorf("laughing by price: %v", got)
@@ -175,12 +150,13 @@ func TestListBrollOverHTTP(t *testing.T) {
 		if r.status != 200 {
 			t.Fatalf("%s: %d %s", q, r.status, r.raw)
 		}
-		walked = append(walked, videoTitles(videosOf(t, r))...)
-		next, _ := r.body["pagination"].(map[string]any)["next_cursor"].(string)
-		if next == "" {
+		page := decode[videoList](t, r)
+		walked = append(walked, page.titles()...)
+		next := page.Pagination.NextCursor
+		if next == nil || *next == "" {
 			break
 		}
-		q = "limit=1&sort_by=price&cursor=" + url.QueryEscape(next)
+		q = "limit=1&sort_by=price&cursor=" + url.QueryEscape(*next)
 	}
 	if want := list("limit=100&sort_by=price"); !slices.Equal(walked, want) {
 		t.Errorf("by cursor: %v, want %v", walked, want)
@@ -188,18 +164,21 @@ func TestListBrollOverHTTP(t *testing.T) {
 
 	// Semantic search: similarity on every result, best first.
 	r = e.do(t, 0, "GET", "/api/v1/broll?semantic_search="+url.QueryEscape("lady giggling behind the wheel")+"&limit=3", cust.Secret, nil)
-	videos = videosOf(t, r)
-	if r.status != 200 || len(videos) != 3 || videos[0]["title"] != "Woman laughing in a car" {
-		t.Fatalf("semantic: %d %v", r.status, videoTitles(videos))
+	if r.status != 200 {
+		t.Fatalf("semantic: %d %s", r.status, r.raw)
+	}
+	semantic := decode[videoList](t, r)
+	videos = semantic.Videos
+	if len(videos) != 3 || videos[0].Title != "Woman laughing in a car" {
+		t.Fatalf("semantic: %d %v", r.status, semantic.titles())
 	}
 	for i, v := range videos {
-		sim, ok := v["similarity"].(float64)
-		if !ok || (i > 0 && videos[i-1]["similarity"].(float64) < sim) {
-			t.Fatalf("similarity order: %v", videos)
+		if v.Similarity == nil || (i > 0 && *videos[i-1].Similarity < *v.Similarity) {
+			t.Fatalf("similarity order: %s", r.raw)
 		}
 	}
-	if pg := r.body["pagination"].(map[string]any); pg["total"].(float64) != 4 || pg["has_more"] != true {
-		t.Fatalf("semantic pagination: %v", pg)
+	if pg := semantic.Pagination; pg.Total != 4 || !pg.HasMore {
+		t.Fatalf("semantic pagination: %+v", pg)
 	}
 
 	// Ownership is the calling key's.
@@ -207,17 +186,19 @@ func TestListBrollOverHTTP(t *testing.T) {
 	if buy.status != 200 {
 		t.Fatalf("purchase: %s", buy.raw)
 	}
-	owned := videosOf(t, e.do(t, 0, "GET", "/api/v1/broll?owned=true", cust.Secret, nil))
-	if len(owned) != 1 || owned[0]["id"] != id || owned[0]["owned"] != true ||
-		!strings.HasPrefix(owned[0]["download_url"].(string), "http://api.test/api/v1/downloads/") ||
-		owned[0]["download_url_expires_at"] == nil {
-		t.Fatalf("owned=true: %v", owned)
+	r = e.do(t, 0, "GET", "/api/v1/broll?owned=true", cust.Secret, nil)
+	owned := decode[videoList](t, r).Videos
+	if len(owned) != 1 || owned[0].ID != id || !owned[0].Owned || owned[0].DownloadURL == nil ||
+		!strings.HasPrefix(*owned[0].DownloadURL, "http://api.test/api/v1/downloads/") ||
+		owned[0].DownloadURLExpiresAt == nil {
+		t.Fatalf("owned=true: %s", r.raw)
 	}
 	if got := list("owned=false"); len(got) != 3 || slices.Contains(got, "Woman laughing in a car") {
 		t.Fatalf("owned=false: %v", got)
 	}
-	if got := videosOf(t, e.do(t, 0, "GET", "/api/v1/broll?owned=true", acct.RootKey.Secret, nil)); len(got) != 0 {
-		t.Fatalf("the root key did not buy it: %v", got)
+	r = e.do(t, 0, "GET", "/api/v1/broll?owned=true", acct.RootKey.Secret, nil)
+	if got := decode[videoList](t, r).Videos; len(got) != 0 {
+		t.Fatalf("the root key did not buy it: %s", r.raw)
 	}
 }
 
@@ -253,11 +234,12 @@ func TestListBrollRejectsBadInput(t *testing.T) {
 	}
 	for _, tc := range cases {
 		r := e.do(t, 0, "GET", "/api/v1/broll?"+tc.query, acct.RootKey.Secret, nil)
-		if r.status != 400 || r.str("code") != tc.code || r.str("field") != tc.field {
+		p := problemOf(t, r)
+		if r.status != 400 || p.Code != tc.code || p.Field != tc.field {
 			t.Errorf("%.40s: %d %s", tc.query, r.status, r.raw)
 			continue
 		}
-		if vals, ok := r.body["allowed_values"].([]any); tc.allowed && (!ok || len(vals) == 0) {
+		if tc.allowed && len(p.AllowedValues) == 0 {
 			t.Errorf("%s: no allowed_values: %s", tc.query, r.raw)
 		}
 		if strings.Contains(strings.ToLower(string(r.raw)), "select") {
@@ -266,7 +248,7 @@ func TestListBrollRejectsBadInput(t *testing.T) {
 	}
 	// A limit above the maximum is clamped, not refused.
 	r := e.do(t, 0, "GET", "/api/v1/broll?limit=1000&search=", acct.RootKey.Secret, nil)
-	if r.status != 200 || r.body["pagination"].(map[string]any)["limit"].(float64) != 100 {
+	if r.status != 200 || decode[videoList](t, r).Pagination.Limit != 100 {
 		t.Fatalf("limit=1000: %d %s", r.status, r.raw)
 	}
 }
@@ -280,22 +262,25 @@ func TestGetBrollAndFiltersOverHTTP(t *testing.T) {
 	id := ids["Man drinking coffee in the kitchen"].String()
 
 	r := e.do(t, 0, "GET", "/api/v1/broll/"+id, cust.Secret, nil)
-	if r.status != 200 || r.body["id"] != id || r.body["price"].(float64) != 10 || r.body["owned"] != false {
+	if r.status != 200 {
 		t.Fatalf("get: %d %s", r.status, r.raw)
 	}
-	if r := e.do(t, 0, "GET", "/api/v1/broll/not-a-uuid", cust.Secret, nil); r.status != 400 || r.str("field") != "id" {
+	if v := decode[videoBody](t, r); v.ID != id || v.Price != 10 || v.Owned {
+		t.Fatalf("get: %d %s", r.status, r.raw)
+	}
+	if r := e.do(t, 0, "GET", "/api/v1/broll/not-a-uuid", cust.Secret, nil); r.status != 400 || problemOf(t, r).Field != "id" {
 		t.Fatalf("bad id: %d %s", r.status, r.raw)
 	}
-	if r := e.do(t, 0, "GET", "/api/v1/broll/"+uuid.NewString(), cust.Secret, nil); r.status != 404 || r.str("code") != "not_found" {
+	if r := e.do(t, 0, "GET", "/api/v1/broll/"+uuid.NewString(), cust.Secret, nil); r.status != 404 || problemOf(t, r).Code != "not_found" {
 		t.Fatalf("unknown id: %d %s", r.status, r.raw)
 	}
 	e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{id}})
 	r = e.do(t, 0, "GET", "/api/v1/broll/"+id, cust.Secret, nil)
-	if r.body["owned"] != true || r.str("download_url") == "" {
+	if v := decode[videoBody](t, r); !v.Owned || v.DownloadURL == nil || *v.DownloadURL == "" {
 		t.Fatalf("owned get: %s", r.raw)
 	}
 	// The purchases list is its own route, not a video id.
-	if r := e.do(t, 0, "GET", "/api/v1/broll/purchases", cust.Secret, nil); r.status != 200 || r.body["purchases"] == nil {
+	if r := e.do(t, 0, "GET", "/api/v1/broll/purchases", cust.Secret, nil); r.status != 200 || decode[purchaseList](t, r).Purchases == nil {
 		t.Fatalf("purchases route shadowed: %d %s", r.status, r.raw)
 	}
 
@@ -303,21 +288,23 @@ func TestGetBrollAndFiltersOverHTTP(t *testing.T) {
 	if r.status != 200 {
 		t.Fatalf("filters: %d %s", r.status, r.raw)
 	}
-	emotions := r.body["emotion"].([]any)
-	if len(emotions) != 3 || emotions[0].(map[string]any)["value"] != "neutral" {
-		t.Fatalf("emotions: %v", emotions)
+	f := decode[filtersBody](t, r)
+	if len(f.Emotion) != 3 || f.Emotion[0].Value != "neutral" {
+		t.Fatalf("emotions: %+v", f.Emotion)
 	}
-	tiers := r.body["difficulty"].([]any)
-	if first := tiers[0].(map[string]any); first["name"] != "easy" || first["price"].(float64) != 5 ||
-		first["count"].(float64) != 2 || first["currency"] != "USD" {
-		t.Fatalf("difficulty: %v", tiers)
+	if len(f.Difficulty) == 0 {
+		t.Fatalf("difficulty: %s", r.raw)
 	}
-	models := r.body["models"].([]any)
-	if len(models) != 1 || models[0].(map[string]any)["id"] != "m-1" || models[0].(map[string]any)["count"].(float64) != 3 {
-		t.Fatalf("models: %v", models)
+	if first := f.Difficulty[0]; first.Name != "easy" || first.Price != 5 || first.Count != 2 || first.Currency != "USD" {
+		t.Fatalf("difficulty: %+v", f.Difficulty)
 	}
-	for _, k := range []string{"gender", "age_range", "location", "media_type", "orientation"} {
-		if _, ok := r.body[k].([]any); !ok {
+	if len(f.Models) != 1 || f.Models[0].ID != "m-1" || f.Models[0].Count != 3 {
+		t.Fatalf("models: %+v", f.Models)
+	}
+	// Every facet is a list, empty or not, never null.
+	for k, vals := range map[string][]valueCount{"gender": f.Gender, "age_range": f.AgeRange, "location": f.Location,
+		"media_type": f.MediaType, "orientation": f.Orientation} {
+		if vals == nil {
 			t.Errorf("filters lack %s: %s", k, r.raw)
 		}
 	}
@@ -333,7 +320,7 @@ func TestBrollNeedsReadScope(t *testing.T) {
 	}
 	for _, path := range []string{"/api/v1/broll", "/api/v1/broll/filters", "/api/v1/broll/" + ids["Woman laughing in a car"].String()} {
 		r := e.do(t, 0, "GET", path, ops.Secret, nil)
-		if r.status != 403 || r.str("code") != "insufficient_scope" || r.str("required_scope") != "broll:read" {
+		if p := problemOf(t, r); r.status != 403 || p.Code != "insufficient_scope" || p.RequiredScope != "broll:read" {
 			t.Errorf("ops key on %s: %d %s", path, r.status, r.raw)
 		}
 	}

@@ -94,7 +94,7 @@ func TestOpsVideosOverHTTP(t *testing.T) {
 		errs[0].(map[string]any)["field"] != "emotion" || errs[1].(map[string]any)["field"] != "media_file" {
 		t.Fatalf("validation errors: %d %s", r.status, r.raw)
 	}
-	if n := videosOf(t, e.do(t, 0, "GET", "/api/v1/broll?search=fine", buyer.Secret, nil)); len(n) != 0 {
+	if n := decode[videoList](t, e.do(t, 0, "GET", "/api/v1/broll?search=fine", buyer.Secret, nil)).Videos; len(n) != 0 {
 		t.Fatal("a rejected import wrote a clip")
 	}
 
@@ -149,12 +149,15 @@ func TestOpsVideosOverHTTP(t *testing.T) {
 	if r := e.do(t, 0, "GET", "/api/v1/broll/"+id, stranger.Secret, nil); r.status != 404 {
 		t.Fatalf("retired clip visible to a stranger: %d", r.status)
 	}
-	if r := e.do(t, 0, "GET", "/api/v1/broll/"+id, buyer.Secret, nil); r.status != 200 || r.body["retired"] != true ||
-		!strings.Contains(r.str("download_url"), "/downloads/") {
+	r = e.do(t, 0, "GET", "/api/v1/broll/"+id, buyer.Secret, nil)
+	if r.status != 200 {
+		t.Fatalf("retired clip of its buyer: %d %s", r.status, r.raw)
+	}
+	if v := decode[videoBody](t, r); !v.Retired || v.DownloadURL == nil || !strings.Contains(*v.DownloadURL, "/downloads/") {
 		t.Fatalf("retired clip of its buyer: %d %s", r.status, r.raw)
 	}
 	for _, key := range []string{buyer.Secret, stranger.Secret} {
-		if found := videoTitles(videosOf(t, e.do(t, 0, "GET", "/api/v1/broll?search=waving", key, nil))); len(found) != 0 {
+		if found := decode[videoList](t, e.do(t, 0, "GET", "/api/v1/broll?search=waving", key, nil)).titles(); len(found) != 0 {
 			t.Fatalf("retired clip in search: %v", found)
 		}
 	}

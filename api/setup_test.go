@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -22,14 +23,11 @@ import (
 	"broll/tenancy"
 )
 
-// syncBuffer collects logs from concurrent handlers.
-type syncBuffer = testkit.SyncBuffer
-
 type testEnv struct {
 	pool  *pgxpool.Pool
 	rdb   *redis.Client
 	cfg   config.Config
-	logs  *syncBuffer
+	logs  *testkit.SyncBuffer
 	media catalog.MediaStore
 	// s3 is the test's own S3 server when the env runs on the s3 store.
 	s3    *testkit.S3Server
@@ -80,7 +78,7 @@ func setup(t testing.TB, o envOpts) *testEnv {
 	if o.configure != nil {
 		o.configure(&cfg)
 	}
-	env := &testEnv{pool: pool, rdb: rdb, cfg: cfg, logs: &syncBuffer{}}
+	env := &testEnv{pool: pool, rdb: rdb, cfg: cfg, logs: &testkit.SyncBuffer{}}
 	if o.s3 {
 		env.s3 = testkit.StartS3(t)
 		env.cfg.MediaStore = "s3"
@@ -176,18 +174,63 @@ func (e *testEnv) sendUnchecked(t *testing.T, n int, method, path string, header
 	return out
 }
 
+// decode reads the body as T and fails the test unless T holds all of it:
+// a member T does not name (one renamed or added on the server) and a
+// member T names but the body lacks (one removed) are both drift from the
+// contract, where reading them as zero values would hide it.
+func decode[T any](t *testing.T, r response) T {
+	t.Helper()
+	var out T
+	dec := json.NewDecoder(bytes.NewReader(r.raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&out); err != nil {
+		t.Fatalf("decode %T: %v: %s", out, err, r.raw)
+	}
+	// Encoded again, T must give back the body it was read from: members
+	// are only left out where both omit them (omitempty on the optional ones).
+	again, err := json.Marshal(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got any
+	if err := json.Unmarshal(r.raw, &want); err != nil {
+		t.Fatalf("decode %T: %v", out, err)
+	}
+	if err := json.Unmarshal(again, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(want, got) {
+		t.Fatalf("decode %T: the body has members the type lacks or lacks members it names:\nbody %s\ntype %s", out, r.raw, again)
+	}
+	return out
+}
+
+// problemOf reads an error body. Problems carry extension members beyond
+// the ones the tests read, so only this decode lets unknown members pass.
+func problemOf(t *testing.T, r response) problem {
+	t.Helper()
+	var p problem
+	if err := json.Unmarshal(r.raw, &p); err != nil {
+		t.Fatalf("problem body: %v: %s", err, r.raw)
+	}
+	return p
+}
+
 // checkProblem asserts the RFC 9457 shape every error must have.
 func checkProblem(t *testing.T, what string, r response) {
 	t.Helper()
 	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/problem+json") {
 		t.Errorf("%s: content type %q, want application/problem+json", what, ct)
 	}
-	if int(r.body["status"].(float64)) != r.status {
-		t.Errorf("%s: body status %v != %d", what, r.body["status"], r.status)
+	p := problemOf(t, r)
+	if p.Status != r.status {
+		t.Errorf("%s: body status %v != %d", what, p.Status, r.status)
 	}
-	for _, k := range []string{"type", "title", "detail", "code", "request_id"} {
-		if r.str(k) == "" {
-			t.Errorf("%s: problem body lacks %q: %s", what, k, r.raw)
+	for _, m := range []struct{ name, value string }{
+		{"type", p.Type}, {"title", p.Title}, {"detail", p.Detail}, {"code", p.Code}, {"request_id", p.RequestID},
+	} {
+		if m.value == "" {
+			t.Errorf("%s: problem body lacks %q: %s", what, m.name, r.raw)
 		}
 	}
 }

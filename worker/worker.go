@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 
 	"broll/catalog"
 	"broll/embed"
@@ -132,7 +133,14 @@ func (w *Worker) Handle(taskType string, h asynq.Handler) { w.handlers[taskType]
 // its tasks to another worker once their lease expires. Run once per Worker.
 func (w *Worker) Run(ctx context.Context) error {
 	o := w.opts
-	srv := asynq.NewServer(o.Redis, asynq.Config{
+	// The worker owns the Redis client: asynq closes one it made itself
+	// only after a successful Start, so a failed Ping would leak it.
+	rc, ok := o.Redis.MakeRedisClient().(redis.UniversalClient)
+	if !ok {
+		return errors.New("worker: Redis connection option makes no Redis client")
+	}
+	defer rc.Close()
+	srv := asynq.NewServerFromRedisClient(rc, asynq.Config{
 		// Handlers get a context that outlives ctx, so that cancelling Run
 		// lets in-flight tasks finish; asynq cancels it itself after
 		// ShutdownTimeout.

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,18 +33,7 @@ type env struct {
 	cfg   config.Config
 	svc   *tenancy.Service
 	clock *testkit.Clock
-	logs  *strings.Builder
-}
-
-type lockedBuilder struct {
-	mu sync.Mutex
-	b  *strings.Builder
-}
-
-func (l *lockedBuilder) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
+	logs  *testkit.SyncBuffer
 }
 
 func setup(t *testing.T, extra map[string]string) *env {
@@ -62,9 +50,9 @@ func setup(t *testing.T, extra map[string]string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &strings.Builder{}
+	logs := &testkit.SyncBuffer{}
 	clk := testkit.NewClock(time.Now())
-	n, err := api.NewNode(context.Background(), cfg, api.NodeOptions{Pool: pool, Redis: rdb, Logs: &lockedBuilder{b: logs}, Now: clk.Now})
+	n, err := api.NewNode(context.Background(), cfg, api.NodeOptions{Pool: pool, Redis: rdb, Logs: logs, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
