@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"os"
 	"slices"
 	"strings"
@@ -30,7 +31,7 @@ func TestGuidePages(t *testing.T) {
 				t.Errorf("/docs does not link /docs/%s", g.Name)
 			}
 			md := e.send(t, 0, "GET", "/docs/"+g.Name, nil, nil)
-			if md.status != 200 || !strings.HasPrefix(md.header.Get("Content-Type"), "text/markdown") || string(md.raw) != string(file) {
+			if md.status != 200 || !strings.HasPrefix(md.header.Get("Content-Type"), "text/markdown") || !bytes.Equal(md.raw, file) {
 				t.Errorf("markdown: %d %q, %d bytes for a file of %d", md.status, md.header.Get("Content-Type"), len(md.raw), len(file))
 			}
 			page := e.send(t, 0, "GET", "/docs/"+g.Name, map[string]string{"Accept": "text/html,*/*;q=0.8"}, nil)
@@ -49,7 +50,7 @@ func TestGuidePages(t *testing.T) {
 		if r := e.do(t, 0, "GET", "/docs/errors", "", nil); r.status != 200 || !strings.Contains(string(r.raw), `href="/docs/errors/`) {
 			t.Errorf("/docs/errors: %d", r.status)
 		}
-		if r := e.send(t, 0, "GET", "/docs/migration", nil, nil); r.status != 200 || string(r.raw) != string(docs.Migration) {
+		if r := e.send(t, 0, "GET", "/docs/migration", nil, nil); r.status != 200 || !bytes.Equal(r.raw, docs.Migration) {
 			t.Errorf("/docs/migration: %d", r.status)
 		}
 	})
