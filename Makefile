@@ -90,7 +90,7 @@ test: stack-up chromium fmt-check vet clients-check lint-go
 test-browser: stack-up chromium
 	set -a && . .stack/env && set +a && $(GO) test -count=1 -v -run 'TestDashboardInChromium|TestDocsRenderInHeadlessChromium' ./cmd/broll-api ./api
 
-# Refreshes the README's dashboard screenshots (docs/dashboard-*.png).
+# Refreshes the dashboard screenshots of docs/dashboard.md (docs/dashboard-*.png).
 docs-screenshots: stack-up chromium
 	set -a && . .stack/env && set +a && BROLL_DASHBOARD_DOCS=1 $(GO) test -count=1 -run TestDashboardInChromium ./cmd/broll-api
 

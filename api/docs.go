@@ -29,8 +29,9 @@ var docsUI embed.FS
 const docsCSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; " +
 	"script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 
-// docsSite serves the explorer page and its assets, under a path that
-// carries their hash. None of the docs routes needs a key.
+// docsSite serves the explorer page, which links the guides, and its
+// assets, under a path that carries their hash. None of the docs routes
+// needs a key.
 func docsSite() (explorer, asset fiber.Handler) {
 	// The files served under /docs/assets/<hash>/ and their place in
 	// docsUI; nothing else of the folder is served.
@@ -60,6 +61,7 @@ func docsSite() (explorer, asset fiber.Handler) {
 		panic("api: embedded explorer page missing: " + err.Error())
 	}
 	page = bytes.ReplaceAll(page, []byte("{{assets}}"), []byte(base))
+	page = bytes.ReplaceAll(page, []byte("{{guides}}"), []byte(guideLinks(docs.Guides())))
 	explorer = func(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderContentSecurityPolicy, docsCSP)
 		c.Set(fiber.HeaderCacheControl, "no-cache")
@@ -79,19 +81,55 @@ func docsSite() (explorer, asset fiber.Handler) {
 	return explorer, asset
 }
 
-// serveMigrationGuide returns docs/migration.md: as Markdown to tools, and
-// wrapped in a minimal page to browsers, which would otherwise download it.
-func serveMigrationGuide(c *fiber.Ctx) error {
-	c.Set(fiber.HeaderCacheControl, "public, max-age=3600")
-	c.Vary(fiber.HeaderAccept)
-	if c.Accepts("text/markdown", "text/plain", "text/html") != "text/html" {
-		c.Set(fiber.HeaderContentType, "text/markdown; charset=utf-8")
-		return c.Send(docs.Migration)
-	}
-	c.Set(fiber.HeaderContentSecurityPolicy, "default-src 'none'; style-src 'unsafe-inline'")
-	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
-	return c.SendString(`<!doctype html><html lang="en"><head><meta charset="utf-8">` +
-		`<title>Migrating from the legacy v0 API to v1</title>` +
+// guidePage serves a Markdown guide: as Markdown to tools, and wrapped in a
+// minimal page to browsers, which would otherwise download it. The page
+// runs no script and loads nothing, and its CSP says so.
+func guidePage(title string, text []byte) fiber.Handler {
+	page := []byte(`<!doctype html><html lang="en"><head><meta charset="utf-8">` +
+		`<title>` + html.EscapeString(title) + `</title>` +
 		`<style>body{max-width:52em;margin:2em auto;padding:0 1em}pre{white-space:pre-wrap;font:15px/1.5 monospace}</style>` +
-		`</head><body><pre>` + html.EscapeString(string(docs.Migration)) + `</pre></body></html>`)
+		`</head><body><p><a href="/docs">API explorer and guides</a></p><pre>` + html.EscapeString(string(text)) + `</pre></body></html>`)
+	return func(c *fiber.Ctx) error {
+		c.Set(fiber.HeaderCacheControl, "public, max-age=3600")
+		c.Vary(fiber.HeaderAccept)
+		if c.Accepts("text/markdown", "text/plain", "text/html") != "text/html" {
+			c.Set(fiber.HeaderContentType, "text/markdown; charset=utf-8")
+			return c.Send(text)
+		}
+		c.Set(fiber.HeaderContentSecurityPolicy, "default-src 'none'; style-src 'unsafe-inline'")
+		c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+		return c.Send(page)
+	}
+}
+
+// migrationGuide serves docs/migration.md, the page every legacy
+// response's Link header names.
+func migrationGuide() fiber.Handler {
+	return guidePage("Migrating from the legacy v0 API to v1", docs.Migration)
+}
+
+// guidesSite serves each reference page of docs/ at /docs/<name>, the
+// pages the README links to; any other name is 404.
+func guidesSite() fiber.Handler {
+	guides := docs.Guides()
+	pages := make(map[string]fiber.Handler, len(guides))
+	for _, g := range guides {
+		pages[g.Name] = guidePage(g.Title, g.Text)
+	}
+	return func(c *fiber.Ctx) error {
+		page, ok := pages[c.Params("guide")]
+		if !ok {
+			return apperr.NotFoundf("no such guide; /docs lists them")
+		}
+		return page(c)
+	}
+}
+
+// guideLinks are the explorer header's links to the guides.
+func guideLinks(guides []docs.Guide) string {
+	links := make([]string, 0, len(guides))
+	for _, g := range guides {
+		links = append(links, `<a href="/docs/`+html.EscapeString(g.Name)+`">`+html.EscapeString(g.Title)+`</a>`)
+	}
+	return strings.Join(links, " &middot;\n    ")
 }

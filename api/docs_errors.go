@@ -29,7 +29,7 @@ type errorDoc struct {
 	action  string
 }
 
-// errorDocs are the codes of the README's Errors section, in its order.
+// errorDocs are the codes of the Errors section of docs/api.md, in its order.
 var errorDocs = []errorDoc{
 	{apperr.Invalid, "A parameter or the body is malformed or out of range; `field` names it when there is one.",
 		"Fix the request as `detail` says; sending it again unchanged fails again."},

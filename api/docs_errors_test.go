@@ -17,13 +17,13 @@ func TestErrorPages(t *testing.T) {
 	base := e.cfg.BaseURL()
 
 	t.Run("every code of the error table has a page", func(t *testing.T) {
-		readme, err := os.ReadFile("../README.md")
+		readme, err := os.ReadFile("../docs/api.md")
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, section, ok := strings.Cut(string(readme), "\n## Errors\n")
 		if !ok {
-			t.Fatal("README has no Errors section")
+			t.Fatal("docs/api.md has no Errors section")
 		}
 		if end := strings.Index(section, "\n## "); end >= 0 {
 			section = section[:end]
@@ -39,7 +39,7 @@ func TestErrorPages(t *testing.T) {
 		}
 		for code := range titles {
 			if !seen[string(code)] {
-				t.Errorf("code %s is not in the README's Errors section", code)
+				t.Errorf("code %s is not in the Errors section of docs/api.md", code)
 			}
 			if _, ok := errorDocOf(string(code)); !ok {
 				t.Errorf("code %s has no page", code)

@@ -79,7 +79,7 @@ func TestDocsRenderInHeadlessChromium(t *testing.T) {
 		}
 	}
 	if browser == "" {
-		t.Skip("no Chromium on this machine (apt-get install chromium); see README, API documentation")
+		t.Skip("no Chromium on this machine (apt-get install chromium); see docs/api.md, API documentation")
 	}
 	e := setup(t, envOpts{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -20,7 +20,7 @@ import (
 	"broll/tenancy"
 )
 
-// mcpPath is the MCP endpoint (README: "MCP endpoint for AI assistants").
+// mcpPath is the MCP endpoint (docs/mcp.md).
 const mcpPath = "/api/mcp"
 
 // mcpInstructions is what an assistant reads before using the tools: the

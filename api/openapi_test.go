@@ -317,5 +317,7 @@ func TestOpenAPIResponsesValidate(t *testing.T) {
 	check(200, "readiness", "GET", "/readyz", nil, nil)
 	check(200, "openapi", "GET", "/api/openapi.json", nil, nil)
 	check(200, "migration guide", "GET", "/docs/migration", nil, nil)
+	check(200, "guide", "GET", "/docs/api", nil, nil)
+	check(404, "unknown guide", "GET", "/docs/nothing", nil, nil)
 	check(200, "explorer", "GET", "/docs", nil, nil)
 }

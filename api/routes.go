@@ -74,10 +74,11 @@ func (s *server) routes(app *fiber.App, d Deps) {
 	explorer, asset := docsSite()
 	app.Get("/api/openapi.json", serveOpenAPI)
 	app.Get("/docs", explorer)
-	app.Get(migrationGuidePath, serveMigrationGuide)
+	app.Get(migrationGuidePath, migrationGuide())
 	app.Get(errorDocsPath, errorIndex)
 	app.Get(errorDocsPath+"/:code", errorPage)
 	app.Get("/docs/assets/:hash/:file", compress.New(), asset)
+	app.Get("/docs/:guide", guidesSite()) // after the fixed /docs paths, which it would otherwise take
 
 	// Dashboard: HTML pages with their own sign-in; error pages and
 	// security headers on every path, a session on every page behind it,

@@ -50,7 +50,7 @@ type row struct {
 // outer sort of nearestSQL. max_scan_tuples bounds the walk for filters
 // that almost nothing passes; when it ends short of a page although the
 // count says more clips match, the page is made again by exact scan.
-// The values are measured by deploy/bench/search (README, Performance).
+// The values are measured by deploy/bench/search (docs/performance.md).
 type hnswSettings struct {
 	efSearch      int
 	maxScanTuples int

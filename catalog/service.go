@@ -43,7 +43,7 @@ func (s *Service) WithReads(reads *replica.Reads) *Service {
 // WithEfSearch returns the catalog running semantic searches with an HNSW
 // candidate list of n (hnsw.ef_search, at most 1,000; a page deeper than n
 // raises it for that search). Recall grows with n and so does the cost of
-// a search: see the README (Performance) for both, measured.
+// a search: see docs/performance.md for both, measured.
 func (s *Service) WithEfSearch(n int) *Service {
 	c := *s
 	c.efSearch = min(max(n, 1), maxEfSearch)

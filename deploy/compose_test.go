@@ -84,7 +84,7 @@ func TestComposeServices(t *testing.T) {
 	}
 }
 
-// TestComposeOrder checks the start order the README promises: data stores
+// TestComposeOrder checks the start order docs/deploy.md promises: data stores
 // healthy, then the migration and the model pull done, then api and worker.
 func TestComposeOrder(t *testing.T) {
 	p := mustLoadCompose(t)
@@ -105,7 +105,7 @@ func TestComposeOrder(t *testing.T) {
 		}
 		for dep := range got {
 			if _, ok := deps[dep]; !ok {
-				t.Errorf("%s depends on %s, which the README does not describe", svc, dep)
+				t.Errorf("%s depends on %s, which docs/deploy.md does not describe", svc, dep)
 			}
 		}
 	}

@@ -122,7 +122,7 @@ func TestDockerfile(t *testing.T) {
 		t.Errorf("final stage %q: want a static base image (distroless/static or scratch)", final.from)
 	}
 	if final.name() != "api" {
-		t.Errorf("final stage %q: name it api, the target Compose and the README build", final.from)
+		t.Errorf("final stage %q: name it api, the target Compose and docs/deploy.md build", final.from)
 	}
 
 	builds := strings.Join(build.find("RUN"), "\n")

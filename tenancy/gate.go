@@ -68,7 +68,7 @@ func (g *Gate) Fallbacks() int64 { return g.fallbacks.Load() }
 
 // LimitFor is the per-minute limit of a principal. Burst equals the limit: a
 // client may spend its whole minute at once, then refills at limit/60 per
-// second (GCRA), as the README promises (BROLL_RATE_LIMIT_PER_MINUTE).
+// second (GCRA), as docs/api.md promises (BROLL_RATE_LIMIT_PER_MINUTE).
 func (g *Gate) LimitFor(p Principal) redis_rate.Limit {
 	n := g.defaultLimit
 	if p.RateLimitPerMinute > 0 {

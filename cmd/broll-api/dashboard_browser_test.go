@@ -34,7 +34,7 @@ import (
 // customer key, buy with it, find the purchase on the Purchases page,
 // revoke the customer key and see the API refuse it. Screenshots go to
 // .artifacts/screenshots/ (git-ignored); with BROLL_DASHBOARD_DOCS=1 the
-// overview and keys pages are also written to docs/ for the README.
+// overview and keys pages are also written to docs/ for docs/dashboard.md.
 //
 // It is skipped only where no Chromium exists; `make test` installs it.
 func TestDashboardInChromium(t *testing.T) {
@@ -162,7 +162,7 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Fatalf("its root key after the revocation: %d", status)
 	}
 
-	// The pages of the README, and the rest for whoever looks.
+	// The pages docs/dashboard.md shows, and the rest for whoever looks.
 	do(t, tab, "keys page", chromedp.Navigate(base+"/dashboard/keys"), chromedp.WaitVisible(chromedp.ID("create-root")))
 	shots.take(t, tab, "keys")
 	do(t, tab, "credits page", chromedp.Navigate(base+"/dashboard/credits"), chromedp.WaitVisible(chromedp.CSS("table")))

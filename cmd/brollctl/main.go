@@ -66,7 +66,7 @@ const usage = `usage: brollctl COMMAND [ARGS]
   user reset --email E
   user list --account ID
 
-Environment: DATABASE_URL, REDIS_URL, BROLL_PUBLIC_URL (see README.md).`
+Environment: DATABASE_URL, REDIS_URL, BROLL_PUBLIC_URL (see docs/operations.md).`
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := &cli{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}

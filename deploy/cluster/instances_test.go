@@ -61,7 +61,7 @@ func startRedisServer(t *testing.T, volatile bool) *redisServer {
 func (r *redisServer) URL() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", r.port) }
 
 // start runs redis-server on the instance's port with an append-only file,
-// as production runs it (README, Deploy): the queue and the usage counters
+// as production runs it (docs/deploy.md): the queue and the usage counters
 // not yet flushed survive a restart.
 func (r *redisServer) start() {
 	r.t.Helper()

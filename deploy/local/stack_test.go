@@ -58,7 +58,7 @@ func TestUpIsIdempotent(t *testing.T) {
 // TestPostgresMemory checks the memory settings `up` gives the stack's
 // Postgres: shared_buffers (BROLL_PG_SHARED_BUFFERS, 2 GB by default) and
 // glibc's malloc settings in the server's environment, which its backends
-// inherit (README, Postgres memory). It reads the server's files and
+// inherit (docs/deploy.md, Postgres memory). It reads the server's files and
 // /proc, so it needs the stack's superuser role and the same machine.
 func TestPostgresMemory(t *testing.T) {
 	url := os.Getenv("DATABASE_URL")

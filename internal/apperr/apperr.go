@@ -11,7 +11,7 @@ import (
 // Code is a stable snake_case identifier that clients may branch on.
 type Code string
 
-// The codes in use. README.md's Errors table documents each one.
+// The codes in use. The Errors section of docs/api.md documents each one.
 const (
 	Invalid             Code = "invalid_request"
 	ConflictingSearch   Code = "conflicting_search_params"

@@ -88,7 +88,7 @@ func TestSecretsAreMasked(t *testing.T) {
 }
 
 // TestSecretsRefusedAtStart: a short secret, an example value from the
-// README, docker-compose.yml or deploy/k8s/secret.example.yaml, or a typed
+// docs, docker-compose.yml or deploy/k8s/secret.example.yaml, or a typed
 // pattern is refused for each secret setting, with one line naming it; an
 // empty legacy secret keeps v0 off and is fine.
 func TestSecretsRefusedAtStart(t *testing.T) {

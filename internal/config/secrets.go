@@ -16,7 +16,7 @@ const minSecretChars = 32
 // pattern ("kkkk...", "abab..."), not a random value.
 const minSecretDistinct = 10
 
-// placeholderMarks are pieces of the example values in the README,
+// placeholderMarks are pieces of the example values in docs/,
 // docker-compose.yml and deploy/k8s/secret.example.yaml and of the usual
 // stand-ins, compared in lower case with only letters and digits kept. A
 // secret copied from an example is public, whatever its length.
@@ -56,7 +56,7 @@ func checkSecret(name string, s Secret) error {
 }
 
 // GenerateSecret returns a fresh secret that checkSecret accepts: 32 random
-// bytes in base64, as the README tells operators to make them. Test setups
+// bytes in base64, as docs/operations.md tells operators to make them. Test setups
 // and benchmarks use it instead of typing one.
 func GenerateSecret() string {
 	b := make([]byte, 32)

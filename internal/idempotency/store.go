@@ -18,7 +18,7 @@ import (
 	"broll/internal/apperr"
 )
 
-// TTL is how long a key's response is kept (24 hours, as the README says).
+// TTL is how long a key's response is kept (24 hours, as docs/api.md says).
 const TTL = 24 * time.Hour
 
 // Store holds the responses.

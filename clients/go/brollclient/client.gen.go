@@ -1941,6 +1941,45 @@ func (e GetErrorCodeParamsCode) Valid() bool {
 	}
 }
 
+// Defines values for GetGuideParamsGuide.
+const (
+	Api          GetGuideParamsGuide = "api"
+	Architecture GetGuideParamsGuide = "architecture"
+	Dashboard    GetGuideParamsGuide = "dashboard"
+	Deploy       GetGuideParamsGuide = "deploy"
+	Legacy       GetGuideParamsGuide = "legacy"
+	Mcp          GetGuideParamsGuide = "mcp"
+	Operations   GetGuideParamsGuide = "operations"
+	Performance  GetGuideParamsGuide = "performance"
+	Testing      GetGuideParamsGuide = "testing"
+)
+
+// Valid indicates whether the value is a known member of the GetGuideParamsGuide enum.
+func (e GetGuideParamsGuide) Valid() bool {
+	switch e {
+	case Api:
+		return true
+	case Architecture:
+		return true
+	case Dashboard:
+		return true
+	case Deploy:
+		return true
+	case Legacy:
+		return true
+	case Mcp:
+		return true
+	case Operations:
+		return true
+	case Performance:
+		return true
+	case Testing:
+		return true
+	default:
+		return false
+	}
+}
+
 // Balance Examples: {"account_id":"5b0f4e2a-7c1d-4e9f-a3b6-2d8c0e4f6a1b","balance":240,"currency":"USD","key":{"customer_label":"customer 42","id":"3d9c7b5a-1e2f-4a6b-8c0d-9e8f7a6b5c4d","kind":"customer"},"livemode":true,"month_to_date":{"amount":30,"currency":"USD","purchases":3,"since":"2026-03-01"}}
 type Balance struct {
 	AccountId openapi_types.UUID `json:"account_id"`
@@ -3332,6 +3371,9 @@ type ListWebhookDeliveriesParams struct {
 // GetErrorCodeParamsCode defines parameters for GetErrorCode.
 type GetErrorCodeParamsCode string
 
+// GetGuideParamsGuide defines parameters for GetGuide.
+type GetGuideParamsGuide string
+
 // GetPreviewParams defines parameters for GetPreview.
 type GetPreviewParams struct {
 	IfNoneMatch *string `json:"If-None-Match,omitempty"`
@@ -4205,6 +4247,13 @@ type ClientInterface interface {
 	// Corresponds with GET /docs/migration (the `GetMigrationGuide` operationId).
 	GetMigrationGuide(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetGuide A reference guide
+	//
+	// One page of the reference the README links to (`docs/<guide>.md` in the repository): Markdown by default, a simple HTML page for clients that prefer `text/html`. `/docs` links every guide.
+	//
+	// Corresponds with GET /docs/{guide} (the `GetGuide` operationId).
+	GetGuide(ctx context.Context, guide GetGuideParamsGuide, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// Liveness Liveness
 	//
 	// 200 while the process serves requests.
@@ -5036,6 +5085,23 @@ func (c *Client) GetErrorCode(ctx context.Context, code GetErrorCodeParamsCode, 
 // Corresponds with GET /docs/migration (the `GetMigrationGuide` operationId).
 func (c *Client) GetMigrationGuide(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetMigrationGuideRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetGuide A reference guide
+//
+// One page of the reference the README links to (`docs/<guide>.md` in the repository): Markdown by default, a simple HTML page for clients that prefer `text/html`. `/docs` links every guide.
+//
+// Corresponds with GET /docs/{guide} (the `GetGuide` operationId).
+func (c *Client) GetGuide(ctx context.Context, guide GetGuideParamsGuide, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetGuideRequest(c.Server, guide)
 	if err != nil {
 		return nil, err
 	}
@@ -7252,6 +7318,40 @@ func NewGetMigrationGuideRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewGetGuideRequest constructs an http.Request for the GetGuide method
+func NewGetGuideRequest(server string, guide GetGuideParamsGuide) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "guide", guide, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/docs/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewLivenessRequest constructs an http.Request for the Liveness method
 func NewLivenessRequest(server string) (*http.Request, error) {
 	var err error
@@ -7902,6 +8002,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /docs/migration (the `GetMigrationGuide` operationId).
 	GetMigrationGuideWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMigrationGuideResponse, error)
+
+	// GetGuideWithResponse A reference guide
+	//
+	// One page of the reference the README links to (`docs/<guide>.md` in the repository): Markdown by default, a simple HTML page for clients that prefer `text/html`. `/docs` links every guide.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /docs/{guide} (the `GetGuide` operationId).
+	GetGuideWithResponse(ctx context.Context, guide GetGuideParamsGuide, reqEditors ...RequestEditorFn) (*GetGuideResponse, error)
 
 	// LivenessWithResponse Liveness
 	//
@@ -12475,6 +12584,47 @@ func (r GetMigrationGuideResponse) ContentType() string {
 	return ""
 }
 
+type GetGuideResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetGuideResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetGuideResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetGuideResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetGuideResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetGuideResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type LivenessResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13416,6 +13566,21 @@ func (c *ClientWithResponses) GetMigrationGuideWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseGetMigrationGuideResponse(rsp)
+}
+
+// GetGuideWithResponse A reference guide
+//
+// One page of the reference the README links to (`docs/<guide>.md` in the repository): Markdown by default, a simple HTML page for clients that prefer `text/html`. `/docs` links every guide.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /docs/{guide} (the `GetGuide` operationId).
+func (c *ClientWithResponses) GetGuideWithResponse(ctx context.Context, guide GetGuideParamsGuide, reqEditors ...RequestEditorFn) (*GetGuideResponse, error) {
+	rsp, err := c.GetGuide(ctx, guide, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetGuideResponse(rsp)
 }
 
 // LivenessWithResponse Liveness
@@ -20942,6 +21107,32 @@ func ParseGetMigrationGuideResponse(rsp *http.Response) (*GetMigrationGuideRespo
 	response := &GetMigrationGuideResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
+	}
+
+	return response, nil
+}
+
+// ParseGetGuideResponse parses an HTTP response from a GetGuideWithResponse call
+func ParseGetGuideResponse(rsp *http.Response) (*GetGuideResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetGuideResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
 	}
 
 	return response, nil

@@ -718,6 +718,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/docs/{guide}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A reference guide
+         * @description One page of the reference the README links to (`docs/<guide>.md` in the repository): Markdown by default, a simple HTML page for clients that prefer `text/html`. `/docs` links every guide.
+         */
+        get: operations["getGuide"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/ops/v1/uploads": {
         parameters: {
             query?: never;
@@ -3835,6 +3855,39 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+        };
+    };
+    getGuide: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The guide's name. */
+                guide: "api" | "architecture" | "dashboard" | "deploy" | "legacy" | "mcp" | "operations" | "performance" | "testing";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The guide. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/markdown": string;
+                    "text/html": string;
+                };
+            };
+            /** @description No such guide. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     createUpload: {
