@@ -3364,7 +3364,7 @@ type DeleteWebhookParams struct {
 
 // ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
 type ListWebhookDeliveriesParams struct {
-	// Limit At most this many attempts (1-100, default 100).
+	// Limit At most this many attempts: default 100; above 100 clamped to 100; below 1 or not a number is 400.
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 }
 

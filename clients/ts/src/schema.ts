@@ -3671,7 +3671,7 @@ export interface operations {
     listWebhookDeliveries: {
         parameters: {
             query?: {
-                /** @description At most this many attempts (1-100, default 100). */
+                /** @description At most this many attempts: default 100; above 100 clamped to 100; below 1 or not a number is 400. */
                 limit?: number;
             };
             header?: never;
