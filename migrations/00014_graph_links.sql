@@ -5,7 +5,7 @@
 -- most of the walk is reading each visited element's neighbours' vectors:
 -- fewer links per element visit fewer vectors per step. recall@10 held at
 -- m 8 on the built-in embedder's vectors and on embedding-shaped ones, and
--- the walk took 40% less time (README, Performance).
+-- the walk took 40% less time (docs/performance.md, "The graph's m").
 -- Each graph is built beside the old one (CONCURRENTLY: imports, the
 -- worker and searches go on), then takes its name, so the planner and the
 -- tests find them as before. Should a build fail, drop the INVALID
