@@ -25,7 +25,7 @@ const mcpPath = "/api/mcp"
 
 // mcpInstructions is what an assistant reads before using the tools: the
 // licensing rules, then the quote-then-buy flow.
-const mcpInstructions = `B-roll clip library: search and preview clips for free, buy full-quality downloads with the account's prepaid USD credits.
+const mcpInstructions = `B-roll clip library: search and preview clips for free, buy full-quality downloads paid from the account's prepaid USD balance.
 
 Licensing: every purchase is a single-user license, so a downloaded file may go only to the end user it was bought for and must never be redistributed, resold, sublicensed or shared, and a platform serving several end users must use a separate API key per end customer instead of reusing one purchase for many. A violation costs 50,000 USD per incident plus immediate revocation of API access and possible legal action, and the operator may audit usage logs for redistribution patterns.
 

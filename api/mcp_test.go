@@ -77,7 +77,22 @@ func TestMCPInitializeAndListTools(t *testing.T) {
 			t.Errorf("%s: openWorldHint %v, want false (the catalog and the account are its whole world)", name, ow)
 		}
 	}
-	// The spending tool: not read-only and destructive (credits spent do not
+	// The tools speak REST's noun for the pool (GET /api/v1/balance): the
+	// balance; "credits" is left only in the error code insufficient_credits.
+	text := []string{cs.InitializeResult().Instructions}
+	for _, tool := range res.Tools {
+		text = append(text, tool.Title, tool.Description)
+	}
+	for _, s := range text {
+		if strings.Contains(strings.ToLower(strings.ReplaceAll(s, "insufficient_credits", "")), "credit") {
+			t.Errorf("MCP text still says credit: %q", s)
+		}
+	}
+	if !strings.Contains(tools["purchase_videos"].Title, "balance") || !strings.Contains(tools["get_balance"].Description, "the balance in USD") {
+		t.Errorf("purchase_videos title %q, get_balance %q", tools["purchase_videos"].Title, tools["get_balance"].Description)
+	}
+
+	// The spending tool: not read-only and destructive (money spent does not
 	// come back), so that hosts ask the user first; idempotent, since buying
 	// owned clips again charges nothing.
 	buy := tools["purchase_videos"]

@@ -24,7 +24,7 @@ import (
 // same body; only the summary line is MCP's own.
 func (s *server) addMCPTools(srv *toolSet) {
 	// The catalog and the account are the whole world of these tools. A
-	// purchase spends credits that do not come back: destructive, so that
+	// purchase spends balance that does not come back: destructive, so that
 	// hosts ask the user before calling it, and idempotent, since buying
 	// the same clips again charges nothing.
 	openWorld, destructive := false, true
@@ -42,10 +42,10 @@ func (s *server) addMCPTools(srv *toolSet) {
 			"if this key already owns it (owned=true)."},
 		tenancy.ScopeBrollRead, nil, s.getVideoTool)
 
-	addTool(s, srv, &mcp.Tool{Name: "purchase_videos", Title: "Buy B-roll clips (spends credits)",
+	addTool(s, srv, &mcp.Tool{Name: "purchase_videos", Title: "Buy B-roll clips (spends the balance)",
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: &destructive, OpenWorldHint: &openWorld},
-		Description: "Buy full-quality downloads of 1 to " + strconv.Itoa(billing.MaxVideosPerPurchase) + " clips with the " +
-			"account's credits; each clip costs its difficulty tier's price. Always quote first: call with dry_run=true, " +
+		Description: "Buy full-quality downloads of 1 to " + strconv.Itoa(billing.MaxVideosPerPurchase) + " clips, paid from the " +
+			"account's balance; each clip costs its difficulty tier's price. Always quote first: call with dry_run=true, " +
 			"tell the user total_charged and the balance, and only once they agree call again with the same video_ids and " +
 			"expected_total set to the quoted total_charged. If a price changed in between, that call fails with " +
 			"price_changed and charges nothing: quote again. All or nothing: an unknown id (not_found) or a short balance " +
@@ -65,7 +65,7 @@ func (s *server) addMCPTools(srv *toolSet) {
 		tenancy.ScopeBrollBilling, refineListPurchasesSchema, s.listPurchasesTool)
 
 	addTool(s, srv, &mcp.Tool{Name: "get_balance", Title: "Account balance", Annotations: read,
-		Description: "Account summary: the credit balance in USD shared by all keys of the account, which key is calling " +
+		Description: "Account summary: the balance in USD shared by all keys of the account, which key is calling " +
 			"(root or customer, with its label; a customer key also its spend_limit and what it spent in that limit's period, " +
 			"with when the period resets), and this month's purchases visible to the key (count and amount). " +
 			"Check it before quoting a large purchase. For a test-mode key (livemode=false) the balance is the account's test balance."},

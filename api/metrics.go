@@ -54,7 +54,7 @@ func newAPIMetrics(reg prometheus.Registerer, gate *tenancy.Gate, logger *slog.L
 		}),
 		chargedCents: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: metrics.Namespace, Name: "purchase_charged_cents_total",
-			Help: "Credits charged by purchases, in US cents.",
+			Help: "Amount charged to the account balance by purchases, in US cents.",
 		}),
 	}
 	reg.MustRegister(m.requests, m.latency, m.rateLimited, m.purchaseCalls, m.videosPurchased, m.chargedCents,

@@ -81,6 +81,13 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, got, ok, c.want)
 		}
 	}
+	// Help text speaks REST's noun for the pool, the balance; metric names
+	// and label values are an interface and keep theirs.
+	for name, fam := range fams {
+		if strings.HasPrefix(name, "broll_") && strings.Contains(strings.ToLower(fam.GetHelp()), "credit") {
+			t.Errorf("%s help still says credit: %q", name, fam.GetHelp())
+		}
+	}
 	for _, name := range []string{"pgxpool_acquired_conns", "pgxpool_max_conns", "go_goroutines", "process_resident_memory_bytes"} {
 		if _, ok := fams[name]; !ok {
 			t.Errorf("/metrics lacks %s", name)

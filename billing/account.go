@@ -37,7 +37,7 @@ func (s *Service) OpenAccount(ctx context.Context, name, source string, opening 
 			return err
 		}
 		if opening > 0 {
-			if acct.BalanceCents, err = topUp(ctx, tx, acct.ID, opening, "opening credit"); err != nil {
+			if acct.BalanceCents, err = topUp(ctx, tx, acct.ID, opening, "opening balance"); err != nil {
 				return err
 			}
 		}

@@ -33,7 +33,7 @@ func TestSignIn(t *testing.T) {
 	}
 	for _, c := range cases {
 		b := e.browser()
-		form := url.Values{"email": {c.email}, "password": {c.password}, "next": {"/dashboard/credits"}}
+		form := url.Values{"email": {c.email}, "password": {c.password}, "next": {"/dashboard/balance"}}
 		p := b.post(t, "/dashboard/sign-in", "/dashboard/sign-in", form)
 		if p.status != c.status || !strings.Contains(p.body, c.want) {
 			t.Errorf("%s: %d %.400s", c.name, p.status, p.body)
@@ -44,7 +44,7 @@ func TestSignIn(t *testing.T) {
 			}
 			continue
 		}
-		if p.location() != "/dashboard/credits" {
+		if p.location() != "/dashboard/balance" {
 			t.Errorf("%s: redirected to %q, want the page asked for", c.name, p.location())
 		}
 		setCookie := strings.Join(p.header.Values("Set-Cookie"), "\n")
@@ -190,12 +190,12 @@ func TestSessionExpiry(t *testing.T) {
 	tn := e.tenant(t, "Expiry Co", 0)
 	b := e.signedIn(t, tn)
 	e.clock.Advance(29 * time.Minute)
-	if p := b.get(t, "/dashboard/credits"); p.status != 200 {
+	if p := b.get(t, "/dashboard/balance"); p.status != 200 {
 		t.Fatalf("after 29 idle minutes: %d", p.status)
 	}
 	e.clock.Advance(31 * time.Minute)
-	p := b.get(t, "/dashboard/credits")
-	if p.status != http.StatusSeeOther || p.location() != "/dashboard/sign-in?next=%2Fdashboard%2Fcredits&m=expired" {
+	p := b.get(t, "/dashboard/balance")
+	if p.status != http.StatusSeeOther || p.location() != "/dashboard/sign-in?next=%2Fdashboard%2Fbalance&m=expired" {
 		t.Fatalf("after 31 idle minutes: %d %q", p.status, p.location())
 	}
 	if _, ok := b.cookies["broll_dashboard"]; ok {

@@ -12,7 +12,7 @@ import (
 
 const ledgerPerPage = 50
 
-type creditsView struct {
+type balanceView struct {
 	AccountID string
 	Test      bool
 	Balance   money.Cents
@@ -20,10 +20,10 @@ type creditsView struct {
 	Pager     pager
 }
 
-// Credits shows the ledger with the balance after each entry. Top-ups are
+// Balance shows the ledger with the balance after each entry. Top-ups are
 // an operator's action; the page says how to ask for one. With ?mode=test
 // it shows the test balance and its ledger instead.
-func (h *Dashboard) Credits(c *fiber.Ctx) error {
+func (h *Dashboard) Balance(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	sess := session(c)
 	test, err := readMode(c)
@@ -45,10 +45,21 @@ func (h *Dashboard) Credits(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.show(c, http.StatusOK, "credits", view{
-		Title: "Credits", Nav: "credits", Session: sess, Account: acct.Name,
-		Mode: newModeSwitch(Prefix+"/credits", url.Values{}, test),
-		Data: creditsView{AccountID: acct.ID.String(), Test: test, Balance: balance, Ledger: ledger,
-			Pager: newPager(Prefix+"/credits", modeValues(url.Values{}, test), ledger.Total, ledgerPerPage, page)},
+	return h.show(c, http.StatusOK, "balance", view{
+		Title: "Balance", Nav: "balance", Session: sess, Account: acct.Name,
+		Mode: newModeSwitch(Prefix+"/balance", url.Values{}, test),
+		Data: balanceView{AccountID: acct.ID.String(), Test: test, Balance: balance, Ledger: ledger,
+			Pager: newPager(Prefix+"/balance", modeValues(url.Values{}, test), ledger.Total, ledgerPerPage, page)},
 	})
+}
+
+// BalanceMoved answers the page's former address, /dashboard/credits, so
+// that bookmarks and sign-in links made before the page took the API's
+// noun keep working; the query (?mode=test, ?page=) goes along.
+func (h *Dashboard) BalanceMoved(c *fiber.Ctx) error {
+	target := Prefix + "/balance"
+	if q := string(c.Request().URI().QueryString()); q != "" {
+		target += "?" + q
+	}
+	return c.Redirect(target, fiber.StatusMovedPermanently)
 }

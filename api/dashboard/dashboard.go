@@ -157,7 +157,7 @@ func titleOf(status int) string {
 
 // backLink is the page to go back to from an error on page.
 func backLink(page string) string {
-	for _, p := range []string{"/keys", "/purchases", "/credits"} {
+	for _, p := range []string{"/keys", "/purchases", "/balance"} {
 		if strings.HasPrefix(page, Prefix+p) {
 			return Prefix + p
 		}

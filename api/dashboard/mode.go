@@ -8,7 +8,7 @@ import (
 	"broll/tenancy"
 )
 
-// modeSwitch is the live/test switch of the pages that show money (credits,
+// modeSwitch is the live/test switch of the pages that show money (balance,
 // purchases): ?mode=test shows the account's test data (test keys'
 // purchases, the test balance and its ledger) under a banner that says so;
 // live is the default, so a link without the parameter is never test data.

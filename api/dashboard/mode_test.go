@@ -27,8 +27,8 @@ func TestLiveAndTestSideBySide(t *testing.T) {
 		{"/dashboard/purchases?mode=test", []string{"Sandbox waterfall clip", "test-banner", "/dashboard/purchases.csv?mode=test"}, []string{"Live lighthouse clip"}},
 		{"/dashboard/purchases.csv", []string{"Live lighthouse clip"}, []string{"Sandbox waterfall clip"}},
 		{"/dashboard/purchases.csv?mode=test", []string{"Sandbox waterfall clip"}, []string{"Live lighthouse clip"}},
-		{"/dashboard/credits", []string{"$95.00", "Live lighthouse clip"}, []string{"Test balance", "Sandbox waterfall clip"}},
-		{"/dashboard/credits?mode=test", []string{"Test balance", "$995.00", "Sandbox waterfall clip", "test-banner"}, []string{"Live lighthouse clip", "$95.00"}},
+		{"/dashboard/balance", []string{"$95.00", "Live lighthouse clip"}, []string{"Test balance", "Sandbox waterfall clip"}},
+		{"/dashboard/balance?mode=test", []string{"Test balance", "$995.00", "Sandbox waterfall clip", "test-banner"}, []string{"Live lighthouse clip", "$95.00"}},
 		{"/dashboard/", []string{"$95.00"}, []string{"$995.00", "test-banner"}},
 	} {
 		p := b.get(t, c.path)
@@ -46,7 +46,7 @@ func TestLiveAndTestSideBySide(t *testing.T) {
 			}
 		}
 	}
-	for _, path := range []string{"/dashboard/purchases?mode=sandbox", "/dashboard/credits?mode=TEST", "/dashboard/purchases.csv?mode=x"} {
+	for _, path := range []string{"/dashboard/purchases?mode=sandbox", "/dashboard/balance?mode=TEST", "/dashboard/purchases.csv?mode=x"} {
 		if p := b.get(t, path); p.status != http.StatusBadRequest {
 			t.Errorf("%s: %d, want 400", path, p.status)
 		}

@@ -98,7 +98,7 @@ func TestPagesAreAccountScoped(t *testing.T) {
 		"/dashboard/keys": {"Mine Co", "root"},
 		"/dashboard/keys/" + mine.RootKey.ID.String(): {"Mine Co customer"},
 		"/dashboard/purchases":                        {"Woman laughing in a car", "$5.00"},
-		"/dashboard/credits":                          {"$95.00", "$100.00", "Woman laughing in a car"},
+		"/dashboard/balance":                          {"$95.00", "$100.00", "Woman laughing in a car"},
 		"/dashboard/purchases.csv":                    {"Woman laughing in a car"},
 	}
 	for path, wants := range lists {
@@ -320,9 +320,9 @@ func atoi(s string) int {
 	return n
 }
 
-// TestOverviewAndCredits: the overview's numbers and chart, and the
+// TestOverviewAndBalance: the overview's numbers and chart, and the
 // ledger's running balance.
-func TestOverviewAndCredits(t *testing.T) {
+func TestOverviewAndBalance(t *testing.T) {
 	t.Parallel()
 	e := setup(t, nil)
 	ctx := context.Background()
@@ -349,8 +349,8 @@ func TestOverviewAndCredits(t *testing.T) {
 	if _, err := e.pool.Exec(ctx, `INSERT INTO ledger (account_id, amount_cents, kind, note) VALUES ($1, 1234, 'topup', 'invoice 7')`, tn.ID); err != nil {
 		t.Fatal(err)
 	}
-	p = b.get(t, "/dashboard/credits")
-	// Newest first: the top-up, then the two purchases, then the opening credit.
+	p = b.get(t, "/dashboard/balance")
+	// Newest first: the top-up, then the two purchases, then the opening balance.
 	amounts := regexp.MustCompile(`class="num (?:plus|minus)">([^<]+)</td>\s*<td class="num">([^<]+)</td>`).FindAllStringSubmatch(p.body, -1)
 	want := [][2]string{{"+$12.34", "$462.34"}, {"-$25.00", "$450.00"}, {"-$25.00", "$475.00"}, {"+$500.00", "$500.00"}}
 	if len(amounts) != len(want) {
@@ -362,7 +362,29 @@ func TestOverviewAndCredits(t *testing.T) {
 		}
 	}
 	if !strings.Contains(p.body, "invoice 7") || !strings.Contains(p.body, tn.ID.String()) || !strings.Contains(p.body, "operator") {
-		t.Error("credits page lacks the top-up note, the account id or how to ask for a top-up")
+		t.Error("balance page lacks the top-up note, the account id or how to ask for a top-up")
+	}
+	// The page speaks the API's noun (GET /api/v1/balance): the pool is the
+	// balance, adding to it a top-up. "credits" is left only in the
+	// operator's command, which the CLI's contract names.
+	if !strings.Contains(p.body, "<h1>Balance</h1>") || !strings.Contains(p.body, `aria-current="page">Balance</a>`) ||
+		!strings.Contains(p.body, "Topping up") {
+		t.Error("balance page lacks its heading, its nav entry or how to top up")
+	}
+	for _, path := range []string{"/dashboard/", "/dashboard/balance", "/dashboard/balance?mode=test", "/dashboard/keys",
+		"/dashboard/keys/" + tn.RootKey.ID.String()} {
+		body := strings.ReplaceAll(b.get(t, path).body, "brollctl credits ", "")
+		if i := strings.Index(strings.ToLower(body), "credit"); i >= 0 {
+			t.Errorf("%s still says %q", path, body[max(0, i-40):min(len(body), i+40)])
+		}
+	}
+
+	// The page's former address still leads to it, with its query.
+	for old, moved := range map[string]string{"/dashboard/credits": "/dashboard/balance",
+		"/dashboard/credits?mode=test&page=2": "/dashboard/balance?mode=test&page=2"} {
+		if p := b.get(t, old); p.status != http.StatusMovedPermanently || p.location() != moved {
+			t.Errorf("GET %s: %d to %q, want 301 to %q", old, p.status, p.location(), moved)
+		}
 	}
 }
 

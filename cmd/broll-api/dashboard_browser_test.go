@@ -165,8 +165,8 @@ func TestDashboardInChromium(t *testing.T) {
 	// The pages docs/dashboard.md shows, and the rest for whoever looks.
 	do(t, tab, "keys page", chromedp.Navigate(base+"/dashboard/keys"), chromedp.WaitVisible(chromedp.ID("create-root")))
 	shots.take(t, tab, "keys")
-	do(t, tab, "credits page", chromedp.Navigate(base+"/dashboard/credits"), chromedp.WaitVisible(chromedp.CSS("table")))
-	shots.take(t, tab, "credits")
+	do(t, tab, "balance page", chromedp.Navigate(base+"/dashboard/balance"), chromedp.WaitVisible(chromedp.CSS("table")))
+	shots.take(t, tab, "balance")
 	do(t, tab, "overview", chromedp.Navigate(base+"/dashboard/"), chromedp.WaitVisible(chromedp.CSS(".chart rect")))
 	shots.take(t, tab, "overview")
 	if os.Getenv("BROLL_DASHBOARD_DOCS") == "1" {
@@ -243,10 +243,10 @@ func seedDashboardAccount(t *testing.T, pool *pgxpool.Pool, base string) dashboa
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Name: "Northwind Media"})
 	d := dashboardAccount{email: "ops@northwind.example", titles: clipTitles}
 	now := time.Now().UTC()
-	// The opening credit, a month ago, before the history below.
+	// The opening balance, a month ago, before the history below.
 	if _, err := pool.Exec(ctx, `
 		WITH l AS (INSERT INTO ledger (account_id, amount_cents, kind, note, created_at)
-		           VALUES ($1, 250000, 'topup', 'opening credit', $2))
+		           VALUES ($1, 250000, 'topup', 'opening balance', $2))
 		UPDATE accounts SET balance_cents = balance_cents + 250000 WHERE id = $1`, acct.ID, now.AddDate(0, 0, -31)); err != nil {
 		t.Fatal(err)
 	}

@@ -123,7 +123,7 @@ func (c *cli) accountCreate(ctx context.Context, args []string) (any, error) {
 	if _, err := c.flags("account create", args, 0, func(fs *flag.FlagSet) {
 		fs.StringVar(&name, "name", "", "account name")
 		fs.StringVar(&source, "source", "", "unique source slug")
-		fs.StringVar(&credits, "credits", "0", "opening credit in USD")
+		fs.StringVar(&credits, "credits", "0", "opening balance in USD")
 	}); err != nil {
 		return nil, err
 	}
