@@ -276,15 +276,27 @@ choose_ports() {
 start_redis() {
 	mkdir -p "$STACK_DIR/redis"
 	if redis_running; then return; fi
-	log "starting redis on 127.0.0.1:$REDIS_PORT"
-	# 64 databases so that test packages can each take one; no persistence:
-	# Redis never holds the only copy of anything.
-	redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --dir "$STACK_DIR/redis" \
-		--daemonize yes --pidfile "$STACK_DIR/redis/redis.pid" --logfile "$STACK_DIR/redis/redis.log" \
-		--databases 64 --save "" --appendonly no >/dev/null
-	for _ in $(seq 1 50); do
-		redis_running && return
-		sleep 0.1
+	# The port was free when chosen, but the default ports lie in the
+	# kernel's ephemeral range: on a busy machine a client connection may
+	# hold one as its local port when Redis binds. Then move on to the next
+	# free port (and remember it) rather than fail.
+	for _ in $(seq 1 10); do
+		log "starting redis on 127.0.0.1:$REDIS_PORT"
+		# 64 databases so that test packages can each take one; no
+		# persistence: Redis never holds the only copy of anything.
+		: >"$STACK_DIR/redis/redis.log"
+		redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --dir "$STACK_DIR/redis" \
+			--daemonize yes --pidfile "$STACK_DIR/redis/redis.pid" --logfile "$STACK_DIR/redis/redis.log" \
+			--databases 64 --save "" --appendonly no >/dev/null
+		for _ in $(seq 1 50); do
+			redis_running && return
+			grep -q "Address already in use" "$STACK_DIR/redis/redis.log" && break
+			sleep 0.1
+		done
+		grep -q "Address already in use" "$STACK_DIR/redis/redis.log" || break
+		REDIS_PORT=$((REDIS_PORT + 1))
+		while port_busy "$REDIS_PORT"; do REDIS_PORT=$((REDIS_PORT + 1)); done
+		printf 'PG_PORT=%s\nREDIS_PORT=%s\n' "$PG_PORT" "$REDIS_PORT" >"$PORTS_FILE"
 	done
 	die "redis did not start; see $STACK_DIR/redis/redis.log"
 }
