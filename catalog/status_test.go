@@ -1,16 +1,13 @@
 package catalog
 
 import (
-	"context"
 	"reflect"
 	"slices"
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/hibiken/asynq"
 
 	"broll/internal/apperr"
-	"broll/internal/testkit"
 )
 
 // importN imports n minimal clips and returns their ids in order.
@@ -112,39 +109,4 @@ func sameIDs(got []uuid.UUID, want ...uuid.UUID) bool {
 		}
 	}
 	return true
-}
-
-// The import enqueues real asynq tasks, one per clip, unique per clip.
-func TestImportEnqueuesAsynqTasks(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	rdb, _ := testkit.Redis(t)
-	client := asynq.NewClientFromRedisClient(rdb)
-	inspector := asynq.NewInspectorFromRedisClient(rdb)
-	svc := New(b.pool, b.media, NewAsynqQueue(client, inspector))
-
-	b.writeFile(t, "media/full.avi", []byte("RIFF"))
-	clips := make([]VideoInput, enqueueChunk+20) // more than one chunk
-	for i := range clips {
-		clips[i] = VideoInput{Title: "Woman jogging in the park", Emotion: "confident", Gender: "female",
-			Difficulty: "medium", MediaFile: "media/full.avi"}
-	}
-	res, err := svc.ImportVideos(context.Background(), clips, b.src, nil)
-	if err != nil || res.Queued != len(clips) {
-		t.Fatalf("import = %+v, %v", res, err)
-	}
-	info, err := inspector.GetQueueInfo(QueueEmbed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info.Pending != len(clips) {
-		t.Fatalf("pending tasks = %d, want %d", info.Pending, len(clips))
-	}
-	// Queueing a clip that is already queued is not an error and adds nothing.
-	if n, err := svc.Reembed(context.Background(), ReembedStale, "m"); err != nil || n != len(clips) {
-		t.Fatalf("reembed = %d, %v", n, err)
-	}
-	if info, _ := inspector.GetQueueInfo(QueueEmbed); info.Pending != len(clips) {
-		t.Fatalf("pending tasks after reembed = %d", info.Pending)
-	}
 }

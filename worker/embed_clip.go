@@ -13,6 +13,7 @@ import (
 
 	"broll/catalog"
 	"broll/embed"
+	"broll/internal/tasks"
 )
 
 // Batching design. The catalog enqueues one asynq task per clip, unique by
@@ -39,7 +40,7 @@ var errClipGone = errors.New("clip no longer exists")
 var errAlreadyEmbedded = errors.New("clip already embedded with this model")
 
 func (w *Worker) handleEmbedClip(ctx context.Context, t *asynq.Task) error {
-	var p catalog.EmbedPayload
+	var p tasks.EmbedPayload
 	if err := json.Unmarshal(t.Payload(), &p); err != nil {
 		return fmt.Errorf("embed clip: bad payload: %w: %w", err, asynq.SkipRetry)
 	}

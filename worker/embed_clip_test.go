@@ -13,9 +13,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 
-	"broll/catalog"
 	"broll/embed"
 	"broll/embed/embedtest"
+	"broll/internal/tasks"
 	"broll/worker"
 )
 
@@ -139,7 +139,7 @@ func TestFailingEmbedderRetriesThenArchivesAndRecovers(t *testing.T) {
 	// `brollctl clips reembed --failed` does. The archived task holds the
 	// clip's task id, so it is deleted first.
 	srv.Fail(0)
-	if err := e.insp.DeleteTask(catalog.QueueEmbed, taskID(id)); err != nil {
+	if err := e.insp.DeleteTask(tasks.QueueEmbed, taskID(id)); err != nil {
 		t.Fatal(err)
 	}
 	e.enqueue(t, id)
@@ -170,15 +170,15 @@ func TestBadPayloadIsArchived(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	e.start(t, worker.Options{Embedder: embed.NewBuiltin()})
-	task := asynq.NewTask(catalog.TaskEmbedClip, []byte(`{"video_id":"not-a-uuid"}`),
-		asynq.Queue(catalog.QueueEmbed), asynq.TaskID("bad"), asynq.MaxRetry(5))
+	task := asynq.NewTask(tasks.TaskEmbedClip, []byte(`{"video_id":"not-a-uuid"}`),
+		asynq.Queue(tasks.QueueEmbed), asynq.TaskID("bad"), asynq.MaxRetry(5))
 	if _, err := e.client.Enqueue(task); err != nil {
 		t.Fatal(err)
 	}
 	var info *asynq.TaskInfo
 	waitFor(t, 10*time.Second, func() bool {
 		var err error
-		info, err = e.insp.GetTaskInfo(catalog.QueueEmbed, "bad")
+		info, err = e.insp.GetTaskInfo(tasks.QueueEmbed, "bad")
 		return err == nil && info.State == asynq.TaskStateArchived
 	}, func() string { return fmt.Sprintf("task %+v not archived", info) })
 	if info.Retried != 0 {
@@ -206,7 +206,7 @@ func TestKilledMidJobLosesNothing(t *testing.T) {
 		t.Fatalf("after the kill: %+v, want pending", s)
 	}
 	// The task went back to its queue, not to the retry or archive sets.
-	info, err := e.insp.GetTaskInfo(catalog.QueueEmbed, taskID(id))
+	info, err := e.insp.GetTaskInfo(tasks.QueueEmbed, taskID(id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func (e *env) waitTaskDone(t *testing.T, id uuid.UUID) {
 	t.Helper()
 	var err error
 	waitFor(t, 20*time.Second, func() bool {
-		_, err = e.insp.GetTaskInfo(catalog.QueueEmbed, taskID(id))
+		_, err = e.insp.GetTaskInfo(tasks.QueueEmbed, taskID(id))
 		return errors.Is(err, asynq.ErrTaskNotFound)
 	}, func() string { return fmt.Sprintf("task of %s still there (%v)", id, err) })
 }

@@ -17,6 +17,7 @@ import (
 
 	"broll/catalog"
 	"broll/embed"
+	"broll/internal/tasks"
 )
 
 // Defaults for the zero values of Options.
@@ -115,9 +116,9 @@ func New(opts Options) (*Worker, error) {
 	opts.withDefaults()
 	w := &Worker{opts: opts, store: opts.Catalog, logger: opts.Logger, handlers: map[string]asynq.Handler{},
 		metrics: newWorkerMetrics(opts.Metrics)}
-	w.handlers[catalog.TaskEmbedClip] = asynq.HandlerFunc(w.handleEmbedClip)
+	w.handlers[tasks.TaskEmbedClip] = asynq.HandlerFunc(w.handleEmbedClip)
 	if !opts.NoMedia {
-		w.handlers[catalog.TaskProcessMedia] = asynq.HandlerFunc(w.handleProcessMedia)
+		w.handlers[tasks.TaskProcessMedia] = asynq.HandlerFunc(w.handleProcessMedia)
 	}
 	return w, nil
 }
@@ -197,9 +198,9 @@ func (w *Worker) Run(ctx context.Context) error {
 // queues are the asynq queues this worker takes tasks from, with their
 // priorities.
 func (w *Worker) queues() map[string]int {
-	q := map[string]int{catalog.QueueEmbed: 2, "default": 1}
+	q := map[string]int{tasks.QueueEmbed: 2, "default": 1}
 	if !w.opts.NoMedia {
-		q[catalog.QueueMedia] = 1
+		q[tasks.QueueMedia] = 1
 	}
 	return q
 }

@@ -17,6 +17,7 @@ import (
 
 	"broll/catalog"
 	"broll/embed"
+	"broll/internal/tasks"
 	"broll/internal/testkit"
 	"broll/worker"
 )
@@ -29,7 +30,7 @@ type env struct {
 	redis  asynq.RedisClientOpt
 	client *asynq.Client
 	insp   *asynq.Inspector
-	queue  *catalog.AsynqQueue
+	queue  *tasks.AsynqQueue
 }
 
 func setup(t *testing.T) *env {
@@ -44,7 +45,7 @@ func setup(t *testing.T) *env {
 	t.Cleanup(func() { _ = insp.Close() })
 	return &env{
 		pool: pool, cat: catalog.New(pool, nil, nil), redis: ropt,
-		client: client, insp: insp, queue: catalog.NewAsynqQueue(client, insp),
+		client: client, insp: insp, queue: tasks.NewAsynqQueue(client, insp),
 	}
 }
 
@@ -67,12 +68,12 @@ func (e *env) enqueue(t *testing.T, ids ...uuid.UUID) {
 	}
 }
 
-// enqueueWithRetries queues a task like catalog.NewEmbedTask but with its
+// enqueueWithRetries queues a task like tasks.NewEmbedTask but with its
 // own retry budget, so a failing embedder is archived quickly.
 func (e *env) enqueueWithRetries(t *testing.T, id uuid.UUID, maxRetry int) {
 	t.Helper()
-	b, _ := json.Marshal(catalog.EmbedPayload{VideoID: id})
-	task := asynq.NewTask(catalog.TaskEmbedClip, b, asynq.Queue(catalog.QueueEmbed),
+	b, _ := json.Marshal(tasks.EmbedPayload{VideoID: id})
+	task := asynq.NewTask(tasks.TaskEmbedClip, b, asynq.Queue(tasks.QueueEmbed),
 		asynq.TaskID(taskID(id)), asynq.MaxRetry(maxRetry), asynq.Timeout(time.Minute))
 	if _, err := e.client.Enqueue(task); err != nil {
 		t.Fatal(err)
@@ -165,7 +166,7 @@ func (e *env) waitTask(t *testing.T, id uuid.UUID, want asynq.TaskState, within 
 	var info *asynq.TaskInfo
 	var err error
 	waitFor(t, within, func() bool {
-		info, err = e.insp.GetTaskInfo(catalog.QueueEmbed, taskID(id))
+		info, err = e.insp.GetTaskInfo(tasks.QueueEmbed, taskID(id))
 		return err == nil && info.State == want
 	}, func() string { return fmt.Sprintf("task of %s: %+v, %v; want state %s", id, info, err, want) })
 	return info

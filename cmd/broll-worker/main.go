@@ -27,6 +27,7 @@ import (
 	"broll/internal/metrics"
 	"broll/internal/probe"
 	"broll/internal/redisx"
+	"broll/internal/tasks"
 	"broll/tenancy"
 	"broll/webhook"
 	"broll/worker"
@@ -100,7 +101,7 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	}
 	w, err := worker.New(worker.Options{
 		Redis:       queueOpt,
-		Catalog:     catalog.New(pool, media, catalog.NewAsynqQueue(queueClient, inspector)),
+		Catalog:     catalog.New(pool, media, tasks.NewAsynqQueue(queueClient, inspector)),
 		Embedder:    embedder,
 		Logger:      logger,
 		Concurrency: cfg.WorkerConcurrency,

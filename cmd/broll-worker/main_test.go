@@ -12,7 +12,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"broll/billing/billingtest"
-	"broll/catalog"
+	"broll/internal/tasks"
 	"broll/internal/testkit"
 )
 
@@ -35,7 +35,7 @@ func TestRunEmbedsQueuedClips(t *testing.T) {
 	}
 
 	id := billingtest.Videos(t, pool, 1, "easy")[0]
-	q := catalog.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
+	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
 	if _, err := q.EnqueueEmbed(ctx, []uuid.UUID{id}); err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ import (
 	"broll/internal/database"
 	"broll/internal/money"
 	"broll/internal/redisx"
+	"broll/internal/tasks"
 	"broll/tenancy"
 )
 
@@ -69,7 +70,7 @@ func (c *cli) open(ctx context.Context) (*env, func(), error) {
 		_ = rdb.Close()
 		return nil, nil, err
 	}
-	queue := catalog.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
+	queue := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
 	e := &env{
 		cfg: cfg, pool: pool, rdb: rdb,
 		tenancy: tenancy.New(pool),

@@ -18,9 +18,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/billing/billingtest"
-	"broll/catalog"
 	"broll/embed/embedtest"
 	"broll/internal/database"
+	"broll/internal/tasks"
 	"broll/internal/testkit"
 )
 
@@ -222,7 +222,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 
 	doomed := startWorker(t, env)
 	ollama.hold.Store(true)
-	q := catalog.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
+	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
 	if _, err := q.EnqueueEmbed(context.Background(), ids); err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	waitEmbedded(t, pool, ids, 150*time.Second)
 
 	ins := asynq.NewInspectorFromRedisClient(rdb)
-	info, err := ins.GetQueueInfo(catalog.QueueEmbed)
+	info, err := ins.GetQueueInfo(tasks.QueueEmbed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func TestEmbedderDown(t *testing.T) {
 	w := startWorker(t, env)
 	ollama.Fail(http.StatusInternalServerError)
 	ids := billingtest.Videos(t, pool, 5, "easy")
-	q := catalog.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
+	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
 	if _, err := q.EnqueueEmbed(context.Background(), ids); err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func TestEmbedderDown(t *testing.T) {
 	})
 	ins := asynq.NewInspectorFromRedisClient(rdb)
 	eventually(t, 10*time.Second, "every job archived", func() error {
-		info, err := ins.GetQueueInfo(catalog.QueueEmbed)
+		info, err := ins.GetQueueInfo(tasks.QueueEmbed)
 		if err != nil {
 			return err
 		}

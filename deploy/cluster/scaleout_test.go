@@ -13,9 +13,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/billing/billingtest"
-	"broll/catalog"
 	"broll/embed/embedtest"
 	"broll/internal/config"
+	"broll/internal/tasks"
 	"broll/internal/testkit"
 )
 
@@ -127,7 +127,7 @@ func TestScaleOut(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				q := catalog.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
+				q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
 				if _, err := q.EnqueueEmbed(context.Background(), ids); err != nil {
 					t.Error(err)
 				}

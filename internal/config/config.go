@@ -60,7 +60,7 @@ type Config struct {
 	// public port; MetricsOff turns it off.
 	MetricsAddr string
 	// A failed embedding is retried after EmbedRetryBaseDelay, doubling up
-	// to EmbedRetryMaxDelay; after catalog.EmbedMaxRetry retries the job is
+	// to EmbedRetryMaxDelay; after tasks.EmbedMaxRetry retries the job is
 	// archived.
 	EmbedRetryBaseDelay time.Duration
 	EmbedRetryMaxDelay  time.Duration

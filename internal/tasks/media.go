@@ -1,0 +1,40 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
+)
+
+// TaskProcessMedia asks a worker to probe one clip's full-quality file and
+// make its missing preview and thumbnail.
+const TaskProcessMedia = "media:process"
+
+// QueueMedia is the asynq queue media tasks go to.
+const QueueMedia = "media"
+
+// MediaMaxRetry is how often a failing media job (the store or ffmpeg
+// failing, not a file the probe cannot read) is retried before the task is
+// archived and the clip marked failed.
+const MediaMaxRetry = 5
+
+// MediaPayload is the body of a TaskProcessMedia task.
+type MediaPayload struct {
+	VideoID uuid.UUID `json:"video_id"`
+}
+
+// NewMediaTask builds the task for one clip.
+func NewMediaTask(id uuid.UUID) *asynq.Task {
+	b, _ := json.Marshal(MediaPayload{VideoID: id})
+	return asynq.NewTask(TaskProcessMedia, b,
+		asynq.Queue(QueueMedia), asynq.TaskID("media:"+id.String()),
+		asynq.MaxRetry(MediaMaxRetry), asynq.Timeout(10*time.Minute))
+}
+
+// EnqueueMedia queues the clips' media processing, one task per clip.
+func (q *AsynqQueue) EnqueueMedia(ctx context.Context, ids []uuid.UUID) (int, error) {
+	return q.enqueueEach(ctx, ids, QueueMedia, "media:", NewMediaTask)
+}

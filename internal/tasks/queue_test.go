@@ -1,0 +1,66 @@
+package tasks_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/hibiken/asynq"
+
+	"broll/catalog"
+	"broll/internal/tasks"
+	"broll/internal/testkit"
+)
+
+// The queue is what the catalog hands clips to in production.
+var (
+	_ catalog.EmbedQueue = (*tasks.AsynqQueue)(nil)
+	_ catalog.MediaQueue = (*tasks.AsynqQueue)(nil)
+)
+
+// The import enqueues real asynq tasks, one per clip, unique per clip.
+func TestImportEnqueuesAsynqTasks(t *testing.T) {
+	t.Parallel()
+	pool, _ := testkit.NewPool(t)
+	media, err := catalog.NewLocalMedia(filepath.Join(t.TempDir(), "media"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb, _ := testkit.Redis(t)
+	client := asynq.NewClientFromRedisClient(rdb)
+	inspector := asynq.NewInspectorFromRedisClient(rdb)
+	svc := catalog.New(pool, media, tasks.NewAsynqQueue(client, inspector))
+
+	src := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(src, "media"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "media", "full.avi"), []byte("RIFF"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// More than one of the catalog's enqueue chunks (500 clips).
+	clips := make([]catalog.VideoInput, 520)
+	for i := range clips {
+		clips[i] = catalog.VideoInput{Title: "Woman jogging in the park", Emotion: "confident", Gender: "female",
+			Difficulty: "medium", MediaFile: "media/full.avi"}
+	}
+	res, err := svc.ImportVideos(context.Background(), clips, src, nil)
+	if err != nil || res.Queued != len(clips) {
+		t.Fatalf("import = %+v, %v", res, err)
+	}
+	info, err := inspector.GetQueueInfo(tasks.QueueEmbed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Pending != len(clips) {
+		t.Fatalf("pending tasks = %d, want %d", info.Pending, len(clips))
+	}
+	// Queueing a clip that is already queued is not an error and adds nothing.
+	if n, err := svc.Reembed(context.Background(), catalog.ReembedStale, "m"); err != nil || n != len(clips) {
+		t.Fatalf("reembed = %d, %v", n, err)
+	}
+	if info, _ := inspector.GetQueueInfo(tasks.QueueEmbed); info.Pending != len(clips) {
+		t.Fatalf("pending tasks after reembed = %d", info.Pending)
+	}
+}
