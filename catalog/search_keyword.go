@@ -65,20 +65,23 @@ func walkDepth(q Query, words int) int {
 
 // keywordWalkSQL is the page of a ranked keyword search read from
 // video_terms. words are the query's words as typed (prefixTerms); match is
-// the tsquery every result satisfies and rank its relevance, both as
-// already built on b. The last column of every row is the number of
+// the tsquery every result satisfies and rankQuery the one its relevance is
+// ranked by (ts_rank), both as already built on b. The last column of every row is the number of
 // candidates; when the page is empty one row carries only that count
 // (collectWalk).
-func keywordWalkSQL(b *sqlBuilder, q Query, words []string, match, rank string) statement {
+func keywordWalkSQL(b *sqlBuilder, q Query, words []string, match, rankQuery string) statement {
 	after := ""
 	if q.after != nil {
 		after = "\n\t\tWHERE (r.rank, r.id) < (" + b.arg(q.after.key) + ", " + b.arg(q.after.id) + ")"
 	}
-	// The scalar subquery that checks each walked clip keeps the walk an
-	// ordered index scan that stops at its LIMIT: a join could be planned
-	// as a hash over every clip. ts_match_vq is @@ as a function, which
-	// no index serves, so the planner cannot turn the walk around into a
-	// full-text scan of every match.
+	// Each posting carries its clip's words (doc, migration 00015), so a
+	// walk checks the clips it passes against the whole query in the walk
+	// index alone and stops at its LIMIT; only the candidates' rows are
+	// read, to rank them. ts_match_vq is @@ as a function, which no index
+	// serves, so the planner cannot turn the walk around into a full-text
+	// scan of every match. The query and the rank's query are made once
+	// (the query CTE), not once per clip: a reused (generic) plan does not
+	// fold them into constants.
 	sql := `
 	WITH words AS (
 		SELECT DISTINCT l.lexeme COLLATE "C" AS lo
@@ -96,28 +99,28 @@ func keywordWalkSQL(b *sqlBuilder, q Query, words []string, match, rank string) 
 			SELECT r.lexeme FROM r WHERE r.lexeme IS NOT NULL
 		) x
 	), query AS MATERIALIZED (
-		SELECT ` + match + ` AS match
+		SELECT ` + match + ` AS match, ` + rankQuery + ` AS rank
 	), candidates AS MATERIALIZED (
 		SELECT DISTINCT m.video_id FROM lexemes x CROSS JOIN LATERAL (
 			SELECT p.video_id FROM (
-				SELECT t.video_id, t.impact FROM video_terms t WHERE t.lexeme = x.lexeme
+				SELECT t.video_id, t.impact, t.doc FROM video_terms t WHERE t.lexeme = x.lexeme
 				ORDER BY t.impact DESC, t.video_id DESC
 				LIMIT ` + strconv.Itoa(keywordWalkCap) + `
 			) p
-			WHERE (SELECT ts_match_vq(v.search_tsv, (SELECT match FROM query)) FROM videos v
-			       WHERE v.id = p.video_id AND v.retired_at IS NULL)
+			WHERE ts_match_vq(p.doc, (SELECT match FROM query))
 			ORDER BY p.impact DESC, p.video_id DESC
 			LIMIT ` + strconv.Itoa(walkDepth(q, len(words))) + `
 		) m
 	), ranked AS (
-		SELECT v.id, ` + rank + ` AS rank FROM candidates c JOIN videos v ON v.id = c.video_id
+		SELECT v.id, ts_rank(v.search_tsv, (SELECT rank FROM query)) AS rank
+		FROM candidates c JOIN videos v ON v.id = c.video_id AND v.retired_at IS NULL
 	), page AS (
 		SELECT r.id, r.rank FROM ranked r` + after + `
 		ORDER BY r.rank DESC, r.id DESC
 		LIMIT ` + b.arg(q.Limit+1) + " OFFSET " + b.arg(q.Offset) + `
 	)
 	SELECT ` + videoColumns + `, NULL::float8, m.rank, n.n
-	FROM (SELECT count(*) AS n FROM candidates) n
+	FROM (SELECT count(*) AS n FROM ranked) n
 	LEFT JOIN page m ON true
 	LEFT JOIN videos v ON v.id = m.id
 	ORDER BY m.rank DESC, v.id DESC`

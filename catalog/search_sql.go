@@ -110,7 +110,8 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 		b.where(owned)
 	}
 
-	rank := ""
+	// rank is a clip's relevance to the words, ts_rank of rankQuery.
+	rank, rankQuery := "", ""
 	var rankWith func() string
 	// estimateWith is the keyword condition the planner is asked about
 	// when it differs from the one that matches (below); kw is the index
@@ -141,13 +142,13 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 			}
 			if q.SortBy == SortRelevance {
 				rankWith = func() string {
-					return "ts_rank(v.search_tsv, websearch_to_tsquery('english', " + b.arg(q.Search) + ") || " + prefix + ")"
+					return "websearch_to_tsquery('english', " + b.arg(q.Search) + ") || " + prefix
 				}
 			}
 		} else {
 			tsq := "websearch_to_tsquery('english', " + b.arg(q.Search) + ")"
 			b.where("v.search_tsv @@ " + tsq)
-			rank = "ts_rank(v.search_tsv, " + tsq + ")"
+			rankQuery = tsq
 		}
 	}
 	if q.SemanticSearch != "" {
@@ -175,7 +176,10 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 		}
 	}
 	if rankWith != nil {
-		rank = rankWith()
+		rankQuery = rankWith()
+	}
+	if rankQuery != "" {
+		rank = "ts_rank(v.search_tsv, " + rankQuery + ")"
 	}
 	window := MaxResultWindow
 	if q.semanticRanked() {
@@ -194,7 +198,7 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 		if q.SemanticSearch == "" && kw >= 0 && len(b.conds) == 2 {
 			w := b.clone()
 			words := prefixTerms(q.Search)
-			st := keywordWalkSQL(w, q, words[:min(len(words), keywordWalkWords)], prefix, rank)
+			st := keywordWalkSQL(w, q, words[:min(len(words), keywordWalkWords)], prefix, rankQuery)
 			sq.walk = &st
 		}
 		sq.page = keywordRankedSQL(b, q, rank, similarity)
