@@ -25,12 +25,11 @@ func TestKeyLimitsOverHTTP(t *testing.T) {
 	if r.status != 201 {
 		t.Fatalf("create: %d %s", r.status, r.raw)
 	}
-	details := r.body["details"].(map[string]any)
-	key, id := r.str("api_key"), details["id"].(string)
-	lim, _ := details["spend_limit"].(map[string]any)
-	spent, _ := details["spent"].(map[string]any)
-	if lim["amount"] != 30.0 || lim["period"] != "day" || spent["amount"] != 0.0 || spent["period_resets_at"] == nil ||
-		details["rate_limit_per_minute"] != 7.0 {
+	created := decode[keyCreated](t, r)
+	key, d := created.APIKey, created.Details
+	id := d.ID
+	if d.SpendLimit == nil || d.SpendLimit.Amount != 30 || d.SpendLimit.Period != "day" || d.Spent == nil || d.Spent.Amount != 0 ||
+		d.Spent.PeriodResetsAt == nil || d.RateLimitPerMinute == nil || *d.RateLimitPerMinute != 7 {
 		t.Fatalf("created key: %s", r.raw)
 	}
 	limitOn := func(n int) string {
@@ -49,7 +48,7 @@ func TestKeyLimitsOverHTTP(t *testing.T) {
 		return e.do(t, n, "PATCH", "/api/v1/keys?id="+id, root, body)
 	}
 	if r := patch(0, map[string]any{"rate_limit_per_minute": 500}); r.status != 200 ||
-		r.body["key"].(map[string]any)["rate_limit_per_minute"] != 500.0 {
+		*decode[keyUpdated](t, r).Key.RateLimitPerMinute != 500 {
 		t.Fatalf("patch: %d %s", r.status, r.raw)
 	}
 	if got := limitOn(1); got != "500" {
@@ -68,8 +67,8 @@ func TestKeyLimitsOverHTTP(t *testing.T) {
 		t.Fatalf("first purchase: %d %s", r.status, r.raw)
 	}
 	r = e.do(t, 1, "POST", "/api/v1/broll/purchase", key, map[string]any{"video_ids": []string{hard[1].String()}})
-	if r.status != 402 || r.str("code") != "spend_limit_exceeded" || r.body["limit"] != 30.0 || r.body["spent"] != 25.0 ||
-		r.body["required"] != 25.0 || r.str("period_resets_at") == "" {
+	if p := problemOf(t, r); r.status != 402 || p.Code != "spend_limit_exceeded" || p.Limit != 30 || p.Spent != 25 ||
+		p.Required != 25 || p.PeriodResetsAt == "" {
 		t.Fatalf("over the limit: %d %s", r.status, r.raw)
 	}
 	// Raising it lets the purchase through; the list shows what was spent.
@@ -82,26 +81,15 @@ func TestKeyLimitsOverHTTP(t *testing.T) {
 	// get_balance over MCP shows the calling key's limit and spending.
 	cs := mcpMustConnect(t, e.serveLoopback(t), key)
 	bal := callToolOK(t, cs, "get_balance", nil)
-	bk := bal["key"].(map[string]any)
-	if bk["spend_limit"].(map[string]any)["amount"] != 50.0 || bk["spent"].(map[string]any)["amount"] != 50.0 {
-		t.Fatalf("get_balance: %v", bal)
+	if bk := decode[balanceBody](t, bal).Key; bk.SpendLimit.Amount != 50 || bk.Spent.Amount != 50 {
+		t.Fatalf("get_balance: %s", bal.raw)
 	}
 	// A purchase over MCP meets the same limit, with the same numbers.
 	extra := billingtest.Videos(t, e.pool, 1, "easy")[0].String()
-	if res, out := callTool(t, cs, "purchase_videos", map[string]any{"video_ids": []string{extra}}); !res.IsError ||
-		out["code"] != "spend_limit_exceeded" || out["spent"] != 50.0 || out["required"] != 5.0 {
-		t.Fatalf("purchase_videos over the limit: %v", out)
+	if out := callToolErr(t, cs, "purchase_videos", map[string]any{"video_ids": []string{extra}}, "spend_limit_exceeded"); out.Spent != 50 || out.Required != 5 {
+		t.Fatalf("purchase_videos over the limit: %+v", out)
 	}
-	var page struct {
-		Keys []struct {
-			CustomerLabel string `json:"customer_label"`
-			Spent         struct {
-				Amount float64 `json:"amount"`
-				Period string  `json:"period"`
-			} `json:"spent"`
-		} `json:"keys"`
-	}
-	decodeInto(t, "list", e.do(t, 0, "GET", "/api/v1/keys", root, nil).raw, &page)
+	page := decode[keyList](t, e.do(t, 0, "GET", "/api/v1/keys", root, nil))
 	if len(page.Keys) != 1 || page.Keys[0].CustomerLabel != "capped more" || page.Keys[0].Spent.Amount != 50 || page.Keys[0].Spent.Period != "month" {
 		t.Fatalf("list: %+v", page.Keys)
 	}

@@ -4,21 +4,8 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/google/uuid"
-
 	"broll/billing/billingtest"
 )
-
-type purchasePage struct {
-	Purchases []struct {
-		PurchaseID uuid.UUID `json:"purchase_id"`
-	} `json:"purchases"`
-	Pagination struct {
-		Offset     int     `json:"offset"`
-		HasMore    bool    `json:"has_more"`
-		NextCursor *string `json:"next_cursor"`
-	} `json:"pagination"`
-}
 
 // TestPurchasesCursor: over REST and MCP, next_cursor walks the purchase
 // list once each; a cursor of another query, an edited one, or one with page
@@ -38,7 +25,7 @@ func TestPurchasesCursor(t *testing.T) {
 		t.Fatalf("purchase: %d %s", r.status, r.raw)
 	}
 
-	seen := map[uuid.UUID]bool{}
+	seen := map[string]bool{}
 	path := "/api/v1/broll/purchases?limit=2"
 	var first string
 	for pages := 0; pages < 10; pages++ {
@@ -46,8 +33,7 @@ func TestPurchasesCursor(t *testing.T) {
 		if r.status != 200 {
 			t.Fatalf("%s: %d %s", path, r.status, r.raw)
 		}
-		var p purchasePage
-		decodeInto(t, path, r.raw, &p)
+		p := decode[purchaseList](t, r)
 		if p.Pagination.Offset != len(seen) {
 			t.Errorf("offset %d after %d rows", p.Pagination.Offset, len(seen))
 		}
@@ -85,9 +71,7 @@ func TestPurchasesCursor(t *testing.T) {
 	}
 
 	cs := mcpMustConnect(t, base, root)
-	out := callToolOK(t, cs, "list_purchases", map[string]any{"limit": 2, "cursor": first})
-	var p purchasePage
-	remarshal(t, "list_purchases", out, &p)
+	p := decode[purchaseList](t, callToolOK(t, cs, "list_purchases", map[string]any{"limit": 2, "cursor": first}))
 	if len(p.Purchases) != 2 || p.Pagination.Offset != 2 || p.Pagination.NextCursor == nil {
 		t.Fatalf("list_purchases after a cursor: %+v", p)
 	}

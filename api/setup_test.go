@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
@@ -117,6 +118,17 @@ func (r response) str(key string) string {
 	return s
 }
 
+// buy purchases the clips with key through node n; anything but 200
+// fails the test.
+func (e *testEnv) buy(t *testing.T, n int, key string, ids ...uuid.UUID) purchaseResult {
+	t.Helper()
+	r := e.do(t, n, "POST", "/api/v1/broll/purchase", key, map[string]any{"video_ids": ids})
+	if r.status != 200 {
+		t.Fatalf("purchase %v: %d %s", ids, r.status, r.raw)
+	}
+	return decode[purchaseResult](t, r)
+}
+
 // do sends one request to node n through the real fiber router, with key
 // as the bearer key when it is not empty.
 func (e *testEnv) do(t *testing.T, n int, method, path, key string, body any) response {
@@ -178,7 +190,7 @@ func (e *testEnv) sendUnchecked(t *testing.T, n int, method, path string, header
 // a member T does not name (one renamed or added on the server) and a
 // member T names but the body lacks (one removed) are both drift from the
 // contract, where reading them as zero values would hide it.
-func decode[T any](t *testing.T, r response) T {
+func decode[T any](t testing.TB, r response) T {
 	t.Helper()
 	var out T
 	dec := json.NewDecoder(bytes.NewReader(r.raw))
@@ -205,9 +217,18 @@ func decode[T any](t *testing.T, r response) T {
 	return out
 }
 
+// expect fails the test unless r has status, and decodes its body as T.
+func expect[T any](t testing.TB, r response, status int) T {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status %d, want %d: %s", r.status, status, r.raw)
+	}
+	return decode[T](t, r)
+}
+
 // problemOf reads an error body. Problems carry extension members beyond
 // the ones the tests read, so only this decode lets unknown members pass.
-func problemOf(t *testing.T, r response) problem {
+func problemOf(t testing.TB, r response) problem {
 	t.Helper()
 	var p problem
 	if err := json.Unmarshal(r.raw, &p); err != nil {
