@@ -64,52 +64,47 @@ func TestLegacyV0BeforeAndAfterSunset(t *testing.T) {
 	vids := billingtest.Videos(t, e.pool, 2, "medium")
 	auth := map[string]string{"Authorization": "Bearer " + testLegacySecret}
 	src := "?source=" + acct.Source
-	buy := func(email string, ids ...string) response {
+	buy := func(email string, ids ...string) legacyPurchaseResult {
 		body := map[string]any{"source": acct.Source, "video_ids": ids}
 		if email != "" {
 			body["customer_email"] = email
 		}
 		r := e.send(t, n, "POST", "/api/external/broll/purchase", auth, body)
 		checkSunsetHeaders(t, "purchase", r)
-		return r
+		return expect[legacyPurchaseResult](t, r, 200)
 	}
 
 	// Before the sunset: a purchase for a customer, then the same again
 	// (the same purchase, not charged), then another customer (charged).
 	r := buy("Ann@Example.com", vids[0].String())
-	if r.status != 200 || r.body["total_charged"].(float64) != 10 || r.body["balance"].(float64) != 40 ||
-		r.body["customer_email"] != "ann@example.com" || r.body["source"] != acct.Source {
-		t.Fatalf("first purchase: %d %s", r.status, r.raw)
+	if r.TotalCharged != 10 || r.Balance != 40 || r.CustomerEmail == nil || *r.CustomerEmail != "ann@example.com" || r.Source != acct.Source {
+		t.Fatalf("first purchase: %+v", r)
 	}
-	line := r.body["purchases"].([]any)[0].(map[string]any)
-	first := line["purchase_id"]
-	if !strings.HasPrefix(line["download_url"].(string), "http://api.test/api/v1/downloads/") {
-		t.Fatalf("download link: %v", line)
+	first := *r.Purchases[0].PurchaseID
+	if !strings.HasPrefix(r.link(0), "http://api.test/api/v1/downloads/") {
+		t.Fatalf("download link: %+v", r.Purchases[0])
 	}
 	r = buy("ann@example.com", vids[0].String())
-	line = r.body["purchases"].([]any)[0].(map[string]any)
-	if r.status != 200 || r.body["total_charged"].(float64) != 0 || r.body["balance"].(float64) != 40 ||
-		line["purchase_id"] != first || line["already_owned"] != true {
-		t.Fatalf("repeat purchase: %d %s", r.status, r.raw)
+	if line := r.Purchases[0]; r.TotalCharged != 0 || r.Balance != 40 || *line.PurchaseID != first || !line.AlreadyOwned {
+		t.Fatalf("repeat purchase: %+v", r)
 	}
-	r = buy("bob@example.com", vids[0].String())
-	if r.status != 200 || r.body["total_charged"].(float64) != 10 || r.body["balance"].(float64) != 30 {
-		t.Fatalf("second customer: %d %s", r.status, r.raw)
+	if r = buy("bob@example.com", vids[0].String()); r.TotalCharged != 10 || r.Balance != 30 {
+		t.Fatalf("second customer: %+v", r)
 	}
 
 	// The same key-less catalog as v1, with the secret in either header.
 	list := e.send(t, n, "GET", "/api/external/broll"+src+"&limit=1", map[string]string{"X-API-Key": testLegacySecret}, nil)
-	if list.status != 200 || len(list.body["videos"].([]any)) != 1 || list.body["pagination"].(map[string]any)["total"].(float64) != 2 {
-		t.Fatalf("list: %d %s", list.status, list.raw)
+	if l := expect[videoList](t, list, 200); len(l.Videos) != 1 || l.Pagination.Total != 2 {
+		t.Fatalf("list: %s", list.raw)
 	}
 	checkSunsetHeaders(t, "list", list)
 	one := e.send(t, n, "GET", "/api/external/broll/"+vids[1].String()+src, auth, nil)
-	if one.status != 200 || one.str("id") != vids[1].String() || one.body["price"].(float64) != 10 {
-		t.Fatalf("details: %d %s", one.status, one.raw)
+	if v := expect[videoBody](t, one, 200); v.ID != vids[1].String() || v.Price != 10 {
+		t.Fatalf("details: %s", one.raw)
 	}
 	hist := e.send(t, n, "GET", "/api/external/broll/purchases"+src+"&customer_email=ann@example.com", auth, nil)
-	if hist.status != 200 || hist.body["summary"].(map[string]any)["count"].(float64) != 1 {
-		t.Fatalf("legacy purchases: %d %s", hist.status, hist.raw)
+	if expect[purchaseList](t, hist, 200).Summary.Count != 1 {
+		t.Fatalf("legacy purchases: %s", hist.raw)
 	}
 
 	// Refusals, each a problem with the headers.
@@ -134,7 +129,7 @@ func TestLegacyV0BeforeAndAfterSunset(t *testing.T) {
 		{"GET", "/api/external/broll/a/b", auth, nil, 404, "not_found"},
 	} {
 		r := e.send(t, n, c.method, c.path, c.header, c.body)
-		if r.status != c.status || r.str("code") != c.code {
+		if r.status != c.status || problemOf(t, r).Code != c.code {
 			t.Errorf("%s %s: %d %s, want %d %s", c.method, c.path, r.status, r.raw, c.status, c.code)
 		}
 		checkSunsetHeaders(t, c.method+" "+c.path, r)
@@ -142,16 +137,16 @@ func TestLegacyV0BeforeAndAfterSunset(t *testing.T) {
 
 	// The account's root key sees the legacy purchases in v1.
 	v1 := e.do(t, n, "GET", "/api/v1/broll/purchases", acct.RootKey.Secret, nil)
-	if v1.status != 200 || v1.body["summary"].(map[string]any)["count"].(float64) != 2 {
-		t.Fatalf("v1 purchases: %d %s", v1.status, v1.raw)
+	v1List := expect[purchaseList](t, v1, 200)
+	if v1List.Summary.Count != 2 {
+		t.Fatalf("v1 purchases: %s", v1.raw)
 	}
-	emails := map[any]bool{}
-	for _, p := range v1.body["purchases"].([]any) {
-		p := p.(map[string]any)
-		if p["legacy"] != true || p["api_key_id"] != nil {
-			t.Fatalf("v1 record of a legacy purchase: %v", p)
+	emails := map[string]bool{}
+	for _, p := range v1List.Purchases {
+		if !p.Legacy || p.APIKeyID != nil || p.CustomerEmail == nil {
+			t.Fatalf("v1 record of a legacy purchase: %+v", p)
 		}
-		emails[p["customer_email"]] = true
+		emails[*p.CustomerEmail] = true
 	}
 	if !emails["ann@example.com"] || !emails["bob@example.com"] {
 		t.Fatalf("customer emails in v1: %v", emails)
@@ -174,7 +169,7 @@ func TestLegacyV0BeforeAndAfterSunset(t *testing.T) {
 		{"GET", "/api/external/broll/purchases" + src, nil, nil},
 	} {
 		r := e.send(t, n, c.method, c.path, c.header, c.body)
-		if r.status != 410 || r.str("code") != "sunset" || r.str("migration_guide") != "http://api.test/docs/migration" {
+		if p := problemOf(t, r); r.status != 410 || p.Code != "sunset" || p.MigrationGuide != "http://api.test/docs/migration" {
 			t.Errorf("after sunset, %s %s: %d %s", c.method, c.path, r.status, r.raw)
 		}
 		checkSunsetHeaders(t, "after sunset", r)
@@ -201,7 +196,7 @@ func TestLegacyDisabledWithoutSecret(t *testing.T) {
 	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{})
 	for _, key := range []string{"", "anything"} {
 		r := e.send(t, n, "GET", "/api/external/broll?source="+acct.Source, map[string]string{"X-API-Key": key}, nil)
-		if r.status != 404 || r.str("code") != "not_found" {
+		if r.status != 404 || problemOf(t, r).Code != "not_found" {
 			t.Fatalf("disabled legacy: %d %s", r.status, r.raw)
 		}
 		checkSunsetHeaders(t, "disabled", r)

@@ -65,25 +65,25 @@ func TestPurchaseOverHTTP(t *testing.T) {
 	}
 	for _, b := range bad {
 		r := e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, b.body)
-		if r.status != 400 || !strings.Contains(r.str("detail"), b.want) {
+		if r.status != 400 || !strings.Contains(problemOf(t, r).Detail, b.want) {
 			t.Errorf("%v: %d %s", b.body, r.status, r.raw)
 		}
 	}
 
-	quote := e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[0].String()}, "dry_run": true})
-	if quote.status != 200 || quote.body["total_charged"].(float64) != 10 || quote.body["dry_run"] != true {
-		t.Fatalf("quote: %s", quote.raw)
+	quote := expect[purchaseResult](t, e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[0].String()}, "dry_run": true}), 200)
+	if quote.TotalCharged != 10 || !quote.DryRun {
+		t.Fatalf("quote: %+v", quote)
 	}
-	r := e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[0].String()}, "expected_total": 10})
-	if r.status != 200 || r.body["total_charged"].(float64) != 10 || r.body["balance"].(float64) != 20 || r.body["currency"] != "USD" {
-		t.Fatalf("purchase: %s", r.raw)
+	bought := expect[purchaseResult](t, e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[0].String()}, "expected_total": 10}), 200)
+	if bought.TotalCharged != 10 || bought.Balance != 20 || bought.Currency != "USD" {
+		t.Fatalf("purchase: %+v", bought)
 	}
-	line := r.body["purchases"].([]any)[0].(map[string]any)
-	link := line["download_url"].(string)
-	if line["already_owned"] != false || line["price_paid"].(float64) != 10 || line["download_url_expires_at"] == nil ||
+	line, link := bought.Purchases[0], bought.link(0)
+	if line.AlreadyOwned || line.PricePaid != 10 || line.DownloadURLExpiresAt == nil || line.PurchaseID == nil ||
 		strings.Contains(link, cust.Secret) || !strings.HasPrefix(link, "http://api.test/api/v1/downloads/") {
-		t.Fatalf("purchase line: %v", line)
+		t.Fatalf("purchase line: %+v", line)
 	}
+	purchaseID := *line.PurchaseID
 
 	// The link serves the file, whole and in ranges, and logs each fetch.
 	res, body := e.get(t, 0, link, map[string]string{"User-Agent": "test-agent"})
@@ -108,13 +108,13 @@ func TestPurchaseOverHTTP(t *testing.T) {
 	}
 
 	// Tampering with any part is 403.
-	if !strings.Contains(link, line["purchase_id"].(string)) {
-		t.Fatalf("link %s does not name purchase %s", link, line["purchase_id"])
+	if !strings.Contains(link, purchaseID) {
+		t.Fatalf("link %s does not name purchase %s", link, purchaseID)
 	}
 	for _, tampered := range []string{
 		strings.Replace(link, "sig=", "sig=A", 1),
 		strings.Replace(link, "exp=", "exp=9", 1),
-		strings.Replace(link, line["purchase_id"].(string)[:8], "00000000", 1),
+		strings.Replace(link, purchaseID[:8], "00000000", 1),
 		strings.Replace(link, "kv=", "kv=f", 1),
 	} {
 		if res, body := e.get(t, 0, tampered, nil); res.StatusCode != 403 || !strings.Contains(string(body), `"code":"forbidden"`) {
@@ -123,36 +123,33 @@ func TestPurchaseOverHTTP(t *testing.T) {
 	}
 
 	// A repeat purchase is free and gives a fresh link to the same purchase.
-	again := e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[0].String()}})
-	againLine := again.body["purchases"].([]any)[0].(map[string]any)
-	if again.body["total_charged"].(float64) != 0 || againLine["already_owned"] != true || againLine["purchase_id"] != line["purchase_id"] {
-		t.Fatalf("repeat: %s", again.raw)
+	again := e.buy(t, 0, cust.Secret, vids[0])
+	if l := again.Purchases[0]; again.TotalCharged != 0 || !l.AlreadyOwned || l.PurchaseID == nil || *l.PurchaseID != purchaseID {
+		t.Fatalf("repeat: %+v", again)
 	}
 
 	// 404 naming unknown ids, 402 with required/available, 409 on a wrong total.
 	unknown := uuid.NewString()
-	r = e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[1].String(), unknown}})
+	r := e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[1].String(), unknown}})
 	if r.status != 404 || !strings.Contains(string(r.raw), unknown) {
 		t.Fatalf("unknown: %s", r.raw)
 	}
 	r = e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[1].String()}, "expected_total": 9.99})
-	if r.status != 409 || r.str("code") != "price_changed" {
+	if r.status != 409 || problemOf(t, r).Code != "price_changed" {
 		t.Fatalf("price_changed: %s", r.raw)
 	}
 	if _, err := e.pool.Exec(context.Background(), `UPDATE tiers SET price_cents = 5000 WHERE name = 'medium'`); err != nil {
 		t.Fatal(err)
 	}
 	r = e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[1].String()}})
-	if r.status != 402 || r.str("code") != "insufficient_credits" || r.body["required"].(float64) != 50 || r.body["available"].(float64) != 20 {
+	if p := problemOf(t, r); r.status != 402 || p.Code != "insufficient_credits" || p.Required != 50 || p.Available != 20 {
 		t.Fatalf("402: %s", r.raw)
 	}
 
 	// Balance: the pool and the month-to-date spend the key can see.
-	b := e.do(t, 0, "GET", "/api/v1/balance", cust.Secret, nil)
-	mtd := b.body["month_to_date"].(map[string]any)
-	if b.status != 200 || b.body["balance"].(float64) != 20 || mtd["purchases"].(float64) != 1 || mtd["amount"].(float64) != 10 ||
-		b.body["key"].(map[string]any)["kind"] != "customer" {
-		t.Fatalf("balance: %s", b.raw)
+	b := expect[balanceBody](t, e.do(t, 0, "GET", "/api/v1/balance", cust.Secret, nil), 200)
+	if b.Balance != 20 || b.MonthToDate.Purchases != 1 || b.MonthToDate.Amount != 10 || b.Key.Kind != "customer" {
+		t.Fatalf("balance: %+v", b)
 	}
 
 	// Revoking the key stops its links.
