@@ -310,6 +310,27 @@ type webhookBody struct {
 	Secret         string   `json:"secret,omitempty"`
 }
 
+type webhookList struct {
+	Webhooks []webhookBody `json:"webhooks"`
+}
+
+type webhookPing struct {
+	EventID string `json:"event_id"`
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+}
+
+type webhookRotated struct {
+	ID                      string `json:"id"`
+	Secret                  string `json:"secret"`
+	PreviousSecretsExpireAt string `json:"previous_secrets_expire_at"`
+	ActiveSecrets           int    `json:"active_secrets"`
+}
+
+type webhookDeliveries struct {
+	Deliveries []webhookDelivery `json:"deliveries"`
+}
+
 // webhookDelivery is one row of GET /api/v1/webhooks/{id}/deliveries.
 type webhookDelivery struct {
 	EventID     string  `json:"event_id"`
@@ -323,7 +344,7 @@ type webhookDelivery struct {
 	NextRetryAt *string `json:"next_retry_at"`
 }
 
-// importResult is POST /ops/v1/clips (the counts of an import).
+// importResult is POST /api/ops/v1/videos: the counts of an import.
 type importResult struct {
 	Created int    `json:"created"`
 	Updated int    `json:"updated"`
