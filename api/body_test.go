@@ -75,7 +75,7 @@ func TestCompressedBodies(t *testing.T) {
 	for _, s := range surfaces {
 		t.Run(s.name, func(t *testing.T) {
 			send := e.send
-			code := func(r response) string { return r.str("code") + ": " + r.str("detail") }
+			code := func(r response) string { return problemOf(t, r).Code + ": " + problemOf(t, r).Detail }
 			if s.html {
 				send = e.sendUnchecked
 				code = func(response) string { return "" }
@@ -97,7 +97,7 @@ func TestCompressedBodies(t *testing.T) {
 			// its decoded size is wrong.
 			big := append(bytes.Repeat([]byte(" "), e.cfg.MaxBodyBytes), s.body...)
 			r = send(t, n, "POST", s.path, gz, gzipped(t, big))
-			if r.status != 413 || (!s.html && r.str("code") != "payload_too_large") {
+			if r.status != 413 || (!s.html && problemOf(t, r).Code != "payload_too_large") {
 				t.Errorf("gzip over the limit: %d %s", r.status, r.raw)
 			}
 			legacy := strings.HasPrefix(s.path, legacyPrefix)
@@ -111,7 +111,7 @@ func TestCompressedBodies(t *testing.T) {
 					h[k] = v
 				}
 				r = send(t, n, "POST", s.path, h, string(s.body))
-				if r.status != 415 || (!s.html && r.str("code") != "unsupported_media_type") {
+				if r.status != 415 || (!s.html && problemOf(t, r).Code != "unsupported_media_type") {
 					t.Errorf("Content-Encoding %s: %d %s", enc, r.status, r.raw)
 				}
 				if legacy {
@@ -124,14 +124,14 @@ func TestCompressedBodies(t *testing.T) {
 	// A body that claims gzip and is not: 400, not a 500 or a hang.
 	r := e.send(t, n, "POST", "/api/v1/broll/purchase", map[string]string{"Authorization": "Bearer " + acct.RootKey.Secret,
 		"Content-Encoding": "gzip"}, `{"video_ids":[]}`)
-	if r.status != 400 || r.str("code") != "invalid_request" || !strings.Contains(r.str("detail"), "gzip") {
+	if r.status != 400 || problemOf(t, r).Code != "invalid_request" || !strings.Contains(problemOf(t, r).Detail, "gzip") {
 		t.Errorf("not gzip: %d %s", r.status, r.raw)
 	}
 	// A truncated stream is the same.
 	whole := gzipped(t, asJSON(map[string]any{"video_ids": vids}))
 	r = e.send(t, n, "POST", "/api/v1/broll/purchase", map[string]string{"Authorization": "Bearer " + acct.RootKey.Secret,
 		"Content-Encoding": "gzip"}, whole[:len(whole)-6])
-	if r.status != 400 || r.str("code") != "invalid_request" {
+	if r.status != 400 || problemOf(t, r).Code != "invalid_request" {
 		t.Errorf("truncated gzip: %d %s", r.status, r.raw)
 	}
 }

@@ -27,11 +27,7 @@ func (e *testEnv) buyLinks(t *testing.T, n int) []string {
 			content[j] = byte('0' + j%10)
 		}
 		e.putMedia(t, v, content)
-		r := e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []uuid.UUID{v}})
-		if r.status != 200 {
-			t.Fatalf("purchase: %s", r.raw)
-		}
-		links[i] = r.body["purchases"].([]any)[0].(map[string]any)["download_url"].(string)
+		links[i] = e.buy(t, 0, cust.Secret, v).link(0)
 	}
 	return links
 }

@@ -224,8 +224,10 @@ func TestLegacyOnlyForEnabledSources(t *testing.T) {
 	}
 	// normalized drops what differs between any two responses.
 	normalized := func(r response) string {
-		delete(r.body, "request_id")
-		b, _ := json.Marshal(r.body)
+		var body map[string]any // the raw shape: every member but request_id
+		_ = json.Unmarshal(r.raw, &body)
+		delete(body, "request_id")
+		b, _ := json.Marshal(body)
 		return strconv.Itoa(r.status) + " " + string(b)
 	}
 	send := func(source string) []response {

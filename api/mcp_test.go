@@ -135,8 +135,8 @@ func TestMCPToolsMatchREST(t *testing.T) {
 	same := func(what string, mcpOut response, path string) {
 		t.Helper()
 		r := e.do(t, 0, "GET", path, cust.Secret, nil)
-		var got any
-		if err := json.Unmarshal(mcpOut.raw, &got); err != nil || r.status != 200 || !reflect.DeepEqual(got, any(r.body)) {
+		var got, want any
+		if json.Unmarshal(mcpOut.raw, &got) != nil || json.Unmarshal(r.raw, &want) != nil || r.status != 200 || !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s over MCP differs from REST %d:\nmcp  %s\nrest %s", what, r.status, mcpOut.raw, r.raw)
 		}
 	}

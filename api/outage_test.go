@@ -27,14 +27,14 @@ func TestPostgresOutageIsUnavailable(t *testing.T) {
 
 	t.Run("REST", func(t *testing.T) {
 		r := e.do(t, 0, "GET", "/api/v1/balance", key.Secret, nil)
-		if r.status != http.StatusServiceUnavailable || r.str("code") != "unavailable" {
+		if r.status != http.StatusServiceUnavailable || problemOf(t, r).Code != "unavailable" {
 			t.Fatalf("balance without Postgres: %d %s", r.status, r.raw)
 		}
 		if r.header.Get("Retry-After") != "1" {
 			t.Fatalf("Retry-After %q", r.header.Get("Retry-After"))
 		}
-		if r.str("detail") != "a backing service is unavailable; retry shortly" {
-			t.Fatalf("detail %q", r.str("detail"))
+		if problemOf(t, r).Detail != "a backing service is unavailable; retry shortly" {
+			t.Fatalf("detail %q", problemOf(t, r).Detail)
 		}
 	})
 	t.Run("MCP", func(t *testing.T) {

@@ -65,7 +65,7 @@ func TestPurchasesCursor(t *testing.T) {
 		"with offset":     "offset=2&cursor=" + url.QueryEscape(first),
 	} {
 		r := e.do(t, 0, "GET", "/api/v1/broll/purchases?"+q, root, nil)
-		if r.status != 400 || r.str("code") != "invalid_request" {
+		if r.status != 400 || problemOf(t, r).Code != "invalid_request" {
 			t.Errorf("%s: %d %s, want 400 invalid_request", name, r.status, r.raw)
 		}
 	}

@@ -1,5 +1,7 @@
 package api
 
+import "encoding/json"
+
 // The response bodies the tests read, written from the contract (API.md and
 // api/openapi.json), not from the handlers' types: a field renamed on the
 // server is an unknown field here, and decode fails the test. Members the
@@ -172,6 +174,25 @@ type filtersBody struct {
 		Name  string `json:"name"`
 		Count int    `json:"count"`
 	} `json:"models"`
+}
+
+// rpcResponse is a JSON-RPC answer of the MCP endpoint, read below the SDK.
+type rpcResponse struct {
+	JSONRPC string `json:"jsonrpc"`
+	ID      any    `json:"id"`
+	Result  *struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+		IsError           bool            `json:"isError,omitempty"`
+	} `json:"result,omitempty"`
+	Error *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+		Data    any    `json:"data,omitempty"`
+	} `json:"error,omitempty"`
 }
 
 // purchaseLine is one clip of a purchase result.
