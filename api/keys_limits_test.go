@@ -63,9 +63,7 @@ func TestKeyLimitsOverHTTP(t *testing.T) {
 
 	// The spend limit: $25 fits, another $25 does not, and says why.
 	hard := billingtest.Videos(t, e.pool, 2, "hard")
-	if r := e.do(t, 0, "POST", "/api/v1/broll/purchase", key, map[string]any{"video_ids": []string{hard[0].String()}}); r.status != 200 {
-		t.Fatalf("first purchase: %d %s", r.status, r.raw)
-	}
+	e.buy(t, 0, key, hard[0])
 	r = e.do(t, 1, "POST", "/api/v1/broll/purchase", key, map[string]any{"video_ids": []string{hard[1].String()}})
 	if p := problemOf(t, r); r.status != 402 || p.Code != "spend_limit_exceeded" || p.Limit != 30 || p.Spent != 25 ||
 		p.Required != 25 || p.PeriodResetsAt == "" {
@@ -75,9 +73,7 @@ func TestKeyLimitsOverHTTP(t *testing.T) {
 	if r := patch(0, map[string]any{"spend_limit": map[string]any{"amount": 50, "period": "month"}, "customer_label": "capped more"}); r.status != 200 {
 		t.Fatalf("raise: %d %s", r.status, r.raw)
 	}
-	if r := e.do(t, 1, "POST", "/api/v1/broll/purchase", key, map[string]any{"video_ids": []string{hard[1].String()}}); r.status != 200 {
-		t.Fatalf("after raising: %d %s", r.status, r.raw)
-	}
+	e.buy(t, 1, key, hard[1])
 	// get_balance over MCP shows the calling key's limit and spending.
 	cs := mcpMustConnect(t, e.serveLoopback(t), key)
 	bal := callToolOK(t, cs, "get_balance", nil)

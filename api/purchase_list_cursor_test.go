@@ -17,13 +17,7 @@ func TestPurchasesCursor(t *testing.T) {
 	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 100000})
 	vids := billingtest.Videos(t, e.pool, 5, "easy")
 	root := acct.RootKey.Secret
-	ids := make([]string, len(vids))
-	for i, v := range vids {
-		ids[i] = v.String()
-	}
-	if r := e.do(t, 0, "POST", "/api/v1/broll/purchase", root, map[string]any{"video_ids": ids}); r.status != 200 {
-		t.Fatalf("purchase: %d %s", r.status, r.raw)
-	}
+	e.buy(t, 0, root, vids...)
 
 	seen := map[string]bool{}
 	path := "/api/v1/broll/purchases?limit=2"
