@@ -51,24 +51,21 @@ func TestPurchaseOverHTTP(t *testing.T) {
 	content := bytes.Repeat([]byte("0123456789"), 1000)
 	e.putMedia(t, vids[0], content)
 
-	bad := []struct {
-		body any
-		want string
-	}{
-		{map[string]any{}, "video_ids is required"},
-		{map[string]any{"video_ids": []string{}}, "1 to 50"},
-		{map[string]any{"video_ids": []string{"nope"}}, "not a UUID"},
-		{map[string]any{"video_ids": "x"}, "video_ids must be of type array"},
-		{map[string]any{"video_ids": []string{vids[0].String()}, "expected_total": 1.234}, "expected_total"},
-		{map[string]any{"video_ids": []string{vids[0].String()}, "source": "x"}, "unknown field"},
-		{`{"video_ids": [`, "malformed JSON"},
-	}
-	for _, b := range bad {
-		r := e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, b.body)
-		if r.status != 400 || !strings.Contains(problemOf(t, r).Detail, b.want) {
-			t.Errorf("%v: %d %s", b.body, r.status, r.raw)
+	t.Run("a bad body is 400 naming what is wrong", func(t *testing.T) {
+		for body, want := range map[string]string{
+			`{}`:                      "video_ids is required",
+			`{"video_ids": []}`:       "1 to 50",
+			`{"video_ids": ["nope"]}`: "not a UUID",
+			`{"video_ids": "x"}`:      "video_ids must be of type array",
+			`{"video_ids": ["` + vids[0].String() + `"], "expected_total": 1.234}`: "expected_total",
+			`{"video_ids": ["` + vids[0].String() + `"], "source": "x"}`:           "unknown field",
+			`{"video_ids": [`: "malformed JSON",
+		} {
+			if r := e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, body); r.status != 400 || !strings.Contains(problemOf(t, r).Detail, want) {
+				t.Errorf("%s: %d %s", body, r.status, r.raw)
+			}
 		}
-	}
+	})
 
 	quote := expect[purchaseResult](t, e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[0].String()}, "dry_run": true}), 200)
 	if quote.TotalCharged != 10 || !quote.DryRun {
@@ -85,78 +82,85 @@ func TestPurchaseOverHTTP(t *testing.T) {
 	}
 	purchaseID := *line.PurchaseID
 
-	// The link serves the file, whole and in ranges, and logs each fetch.
-	res, body := e.get(t, 0, link, map[string]string{"User-Agent": "test-agent"})
-	if res.StatusCode != 200 || !bytes.Equal(body, content) || res.Header.Get("Accept-Ranges") != "bytes" {
-		t.Fatalf("download: %d len %d", res.StatusCode, len(body))
-	}
-	res, body = e.get(t, 0, link, map[string]string{"Range": "bytes=10-19"})
-	if res.StatusCode != 206 || string(body) != "0123456789" || res.Header.Get("Content-Range") != "bytes 10-19/10000" {
-		t.Fatalf("range: %d %q %s", res.StatusCode, body, res.Header.Get("Content-Range"))
-	}
-	res, body = e.get(t, 0, link, map[string]string{"Range": "bytes=-5"})
-	if res.StatusCode != 206 || string(body) != "56789" {
-		t.Fatalf("suffix range: %d %q", res.StatusCode, body)
-	}
-	if res, _ := e.get(t, 0, link, map[string]string{"Range": "bytes=20000-"}); res.StatusCode != 416 {
-		t.Fatalf("unsatisfiable range: %d", res.StatusCode)
-	}
-	var logged int
-	_ = e.pool.QueryRow(context.Background(), `SELECT count(*) FROM download_log WHERE user_agent = 'test-agent'`).Scan(&logged)
-	if logged != 1 {
-		t.Fatalf("download log rows: %d", logged)
-	}
-
-	// Tampering with any part is 403.
-	if !strings.Contains(link, purchaseID) {
-		t.Fatalf("link %s does not name purchase %s", link, purchaseID)
-	}
-	for _, tampered := range []string{
-		strings.Replace(link, "sig=", "sig=A", 1),
-		strings.Replace(link, "exp=", "exp=9", 1),
-		strings.Replace(link, purchaseID[:8], "00000000", 1),
-		strings.Replace(link, "kv=", "kv=f", 1),
-	} {
-		if res, body := e.get(t, 0, tampered, nil); res.StatusCode != 403 || !strings.Contains(string(body), `"code":"forbidden"`) {
-			t.Errorf("tampered link %s: %d %s", tampered, res.StatusCode, body)
+	t.Run("the link serves the file, whole and in ranges, and logs each fetch", func(t *testing.T) {
+		res, body := e.get(t, 0, link, map[string]string{"User-Agent": "test-agent"})
+		if res.StatusCode != 200 || !bytes.Equal(body, content) || res.Header.Get("Accept-Ranges") != "bytes" {
+			t.Fatalf("download: %d len %d", res.StatusCode, len(body))
 		}
-	}
+		for _, c := range []struct {
+			rng, body, contentRange string
+			status                  int
+		}{{"bytes=10-19", "0123456789", "bytes 10-19/10000", 206}, {"bytes=-5", "56789", "bytes 9995-9999/10000", 206}} {
+			res, body := e.get(t, 0, link, map[string]string{"Range": c.rng})
+			if res.StatusCode != c.status || string(body) != c.body || res.Header.Get("Content-Range") != c.contentRange {
+				t.Fatalf("range %s: %d %q %s", c.rng, res.StatusCode, body, res.Header.Get("Content-Range"))
+			}
+		}
+		if res, _ := e.get(t, 0, link, map[string]string{"Range": "bytes=20000-"}); res.StatusCode != 416 {
+			t.Fatalf("unsatisfiable range: %d", res.StatusCode)
+		}
+		var logged int
+		_ = e.pool.QueryRow(context.Background(), `SELECT count(*) FROM download_log WHERE user_agent = 'test-agent'`).Scan(&logged)
+		if logged != 1 {
+			t.Fatalf("download log rows: %d", logged)
+		}
+	})
 
-	// A repeat purchase is free and gives a fresh link to the same purchase.
-	again := e.buy(t, 0, cust.Secret, vids[0])
-	if l := again.Purchases[0]; again.TotalCharged != 0 || !l.AlreadyOwned || l.PurchaseID == nil || *l.PurchaseID != purchaseID {
-		t.Fatalf("repeat: %+v", again)
-	}
+	t.Run("tampering with any part of the link is 403", func(t *testing.T) {
+		if !strings.Contains(link, purchaseID) {
+			t.Fatalf("link %s does not name purchase %s", link, purchaseID)
+		}
+		for _, tampered := range []string{
+			strings.Replace(link, "sig=", "sig=A", 1),
+			strings.Replace(link, "exp=", "exp=9", 1),
+			strings.Replace(link, purchaseID[:8], "00000000", 1),
+			strings.Replace(link, "kv=", "kv=f", 1),
+		} {
+			if res, body := e.get(t, 0, tampered, nil); res.StatusCode != 403 || !strings.Contains(string(body), `"code":"forbidden"`) {
+				t.Errorf("tampered link %s: %d %s", tampered, res.StatusCode, body)
+			}
+		}
+	})
 
-	// 404 naming unknown ids, 402 with required/available, 409 on a wrong total.
-	unknown := uuid.NewString()
-	r := e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[1].String(), unknown}})
-	if r.status != 404 || !strings.Contains(string(r.raw), unknown) {
-		t.Fatalf("unknown: %s", r.raw)
-	}
-	r = e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[1].String()}, "expected_total": 9.99})
-	if r.status != 409 || problemOf(t, r).Code != "price_changed" {
-		t.Fatalf("price_changed: %s", r.raw)
-	}
-	if _, err := e.pool.Exec(context.Background(), `UPDATE tiers SET price_cents = 5000 WHERE name = 'medium'`); err != nil {
-		t.Fatal(err)
-	}
-	r = e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[1].String()}})
-	if p := problemOf(t, r); r.status != 402 || p.Code != "insufficient_credits" || p.Required != 50 || p.Available != 20 {
-		t.Fatalf("402: %s", r.raw)
-	}
+	t.Run("a repeat purchase is free and gives a fresh link to the same purchase", func(t *testing.T) {
+		again := e.buy(t, 0, cust.Secret, vids[0])
+		if l := again.Purchases[0]; again.TotalCharged != 0 || !l.AlreadyOwned || l.PurchaseID == nil || *l.PurchaseID != purchaseID {
+			t.Fatalf("repeat: %+v", again)
+		}
+	})
 
-	// Balance: the pool and the month-to-date spend the key can see.
-	b := expect[balanceBody](t, e.do(t, 0, "GET", "/api/v1/balance", cust.Secret, nil), 200)
-	if b.Balance != 20 || b.MonthToDate.Purchases != 1 || b.MonthToDate.Amount != 10 || b.Key.Kind != "customer" {
-		t.Fatalf("balance: %+v", b)
-	}
+	t.Run("404 names unknown ids, 409 a wrong total, 402 the required and available", func(t *testing.T) {
+		unknown := uuid.NewString()
+		r := e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[1].String(), unknown}})
+		if r.status != 404 || !strings.Contains(string(r.raw), unknown) {
+			t.Fatalf("unknown: %s", r.raw)
+		}
+		r = e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[1].String()}, "expected_total": 9.99})
+		if r.status != 409 || problemOf(t, r).Code != "price_changed" {
+			t.Fatalf("price_changed: %s", r.raw)
+		}
+		if _, err := e.pool.Exec(context.Background(), `UPDATE tiers SET price_cents = 5000 WHERE name = 'medium'`); err != nil {
+			t.Fatal(err)
+		}
+		r = e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[1].String()}})
+		if p := problemOf(t, r); r.status != 402 || p.Code != "insufficient_credits" || p.Required != 50 || p.Available != 20 {
+			t.Fatalf("402: %s", r.raw)
+		}
+	})
 
-	// Revoking the key stops its links.
-	if r := e.do(t, 0, "DELETE", "/api/v1/keys?id="+cust.ID.String(), acct.RootKey.Secret, nil); r.status != 200 {
-		t.Fatal(r.status)
-	}
-	if res, _ := e.get(t, 0, link, nil); res.StatusCode != 403 {
-		t.Fatalf("link of a revoked key: %d", res.StatusCode)
-	}
+	t.Run("the balance shows the pool and the month to date the key can see", func(t *testing.T) {
+		b := expect[balanceBody](t, e.do(t, 0, "GET", "/api/v1/balance", cust.Secret, nil), 200)
+		if b.Balance != 20 || b.MonthToDate.Purchases != 1 || b.MonthToDate.Amount != 10 || b.Key.Kind != "customer" {
+			t.Fatalf("balance: %+v", b)
+		}
+	})
+
+	t.Run("revoking the key stops its links", func(t *testing.T) {
+		if r := e.do(t, 0, "DELETE", "/api/v1/keys?id="+cust.ID.String(), acct.RootKey.Secret, nil); r.status != 200 {
+			t.Fatal(r.status)
+		}
+		if res, _ := e.get(t, 0, link, nil); res.StatusCode != 403 {
+			t.Fatalf("link of a revoked key: %d", res.StatusCode)
+		}
+	})
 }
