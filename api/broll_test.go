@@ -91,11 +91,11 @@ func TestListBrollOverHTTP(t *testing.T) {
 	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 10000})
 	cust := acct.CustomerKey(t, e.pool, "alice")
 
-	page := func(key, query string) videoList {
+	page := func(t *testing.T, key, query string) videoList {
 		t.Helper()
 		return expect[videoList](t, e.do(t, 0, "GET", "/api/v1/broll?"+query, key, nil), 200)
 	}
-	first := page(cust.Secret, "")
+	first := page(t, cust.Secret, "")
 	if pg := first.Pagination; pg.Limit != 20 || pg.Offset != 0 || pg.Page != 1 ||
 		pg.Total != 4 || pg.HasMore || pg.TotalExact == nil || !*pg.TotalExact {
 		t.Fatalf("pagination: %+v", pg)
@@ -123,25 +123,25 @@ func TestListBrollOverHTTP(t *testing.T) {
 		t.Fatalf("clip without thumbnail: %+v", angry)
 	}
 
-	list := func(query string) []string { return page(cust.Secret, query).titles() }
+	list := func(t *testing.T, query string) []string { return page(t, cust.Secret, query).titles() }
 	t.Run("filters, sorts, keyword search and pages", func(t *testing.T) {
-		if got := list("emotion=laughing&sort_by=price&sort_order=desc"); !slices.Equal(got, []string{"Young woman laughing at her phone", "Woman laughing in a car"}) {
+		if got := list(t, "emotion=laughing&sort_by=price&sort_order=desc"); !slices.Equal(got, []string{"Young woman laughing at her phone", "Woman laughing in a car"}) {
 			t.Errorf("laughing by price: %v", got)
 		}
-		if got := list("search=coff"); !slices.Equal(got, []string{"Man drinking coffee in the kitchen"}) {
+		if got := list(t, "search=coff"); !slices.Equal(got, []string{"Man drinking coffee in the kitchen"}) {
 			t.Errorf("search: %v", got)
 		}
-		if got := list("search=" + url.QueryEscape("lady giggling")); len(got) != 0 {
+		if got := list(t, "search="+url.QueryEscape("lady giggling")); len(got) != 0 {
 			t.Errorf("keyword search is not semantic: %v", got)
 		}
-		if got := list("limit=1&page=2"); len(got) != 1 {
+		if got := list(t, "limit=1&page=2"); len(got) != 1 {
 			t.Errorf("page 2: %v", got)
 		}
 	})
 	t.Run("next_cursor walks the same list page by page", func(t *testing.T) {
 		var walked []string
 		for q := "limit=1&sort_by=price"; ; {
-			p := page(cust.Secret, q)
+			p := page(t, cust.Secret, q)
 			walked = append(walked, p.titles()...)
 			next := p.Pagination.NextCursor
 			if next == nil || *next == "" {
@@ -149,12 +149,12 @@ func TestListBrollOverHTTP(t *testing.T) {
 			}
 			q = "limit=1&sort_by=price&cursor=" + url.QueryEscape(*next)
 		}
-		if want := list("limit=100&sort_by=price"); !slices.Equal(walked, want) {
+		if want := list(t, "limit=100&sort_by=price"); !slices.Equal(walked, want) {
 			t.Errorf("by cursor: %v, want %v", walked, want)
 		}
 	})
 	t.Run("semantic search has similarity on every result, best first", func(t *testing.T) {
-		semantic := page(cust.Secret, "semantic_search="+url.QueryEscape("lady giggling behind the wheel")+"&limit=3")
+		semantic := page(t, cust.Secret, "semantic_search="+url.QueryEscape("lady giggling behind the wheel")+"&limit=3")
 		videos := semantic.Videos
 		if len(videos) != 3 || videos[0].Title != "Woman laughing in a car" {
 			t.Fatalf("semantic: %v", semantic.titles())
@@ -170,16 +170,16 @@ func TestListBrollOverHTTP(t *testing.T) {
 	})
 	t.Run("ownership is the calling key's", func(t *testing.T) {
 		e.buy(t, 0, cust.Secret, ids["Woman laughing in a car"])
-		owned := page(cust.Secret, "owned=true").Videos
+		owned := page(t, cust.Secret, "owned=true").Videos
 		if len(owned) != 1 || owned[0].ID != id || !owned[0].Owned || owned[0].DownloadURL == nil ||
 			!strings.HasPrefix(*owned[0].DownloadURL, "http://api.test/api/v1/downloads/") ||
 			owned[0].DownloadURLExpiresAt == nil {
 			t.Fatalf("owned=true: %+v", owned)
 		}
-		if got := list("owned=false"); len(got) != 3 || slices.Contains(got, "Woman laughing in a car") {
+		if got := list(t, "owned=false"); len(got) != 3 || slices.Contains(got, "Woman laughing in a car") {
 			t.Fatalf("owned=false: %v", got)
 		}
-		if got := page(acct.RootKey.Secret, "owned=true").Videos; len(got) != 0 {
+		if got := page(t, acct.RootKey.Secret, "owned=true").Videos; len(got) != 0 {
 			t.Fatalf("the root key did not buy it: %+v", got)
 		}
 	})

@@ -131,8 +131,7 @@ func TestMCPToolsMatchREST(t *testing.T) {
 	vids := billingtest.Videos(t, e.pool, 3, "medium")
 	cs := mcpMustConnect(t, base, cust.Secret)
 
-	// Read tools return exactly the REST bodies.
-	same := func(what string, mcpOut response, path string) {
+	same := func(t *testing.T, what string, mcpOut response, path string) {
 		t.Helper()
 		r := e.do(t, 0, "GET", path, cust.Secret, nil)
 		var got, want any
@@ -140,62 +139,63 @@ func TestMCPToolsMatchREST(t *testing.T) {
 			t.Fatalf("%s over MCP differs from REST %d:\nmcp  %s\nrest %s", what, r.status, mcpOut.raw, r.raw)
 		}
 	}
-	same("get_balance", callToolOK(t, cs, "get_balance", nil), "/api/v1/balance")
-	same("search_videos", callToolOK(t, cs, "search_videos", map[string]any{"emotion": "happy", "limit": 2, "page": 2}),
-		"/api/v1/broll?emotion=happy&limit=2&page=2")
-	same("get_video", callToolOK(t, cs, "get_video", map[string]any{"video_id": vids[0].String()}), "/api/v1/broll/"+vids[0].String())
+	t.Run("read tools return exactly the REST bodies", func(t *testing.T) {
+		same(t, "get_balance", callToolOK(t, cs, "get_balance", nil), "/api/v1/balance")
+		same(t, "search_videos", callToolOK(t, cs, "search_videos", map[string]any{"emotion": "happy", "limit": 2, "page": 2}),
+			"/api/v1/broll?emotion=happy&limit=2&page=2")
+		same(t, "get_video", callToolOK(t, cs, "get_video", map[string]any{"video_id": vids[0].String()}), "/api/v1/broll/"+vids[0].String())
+		// Semantic search goes through the same query embedder (these clips
+		// have no vectors yet, so REST and MCP agree on an empty page).
+		same(t, "semantic search", callToolOK(t, cs, "search_videos", map[string]any{"semantic_search": "woman laughing in a cafe"}),
+			"/api/v1/broll?semantic_search=woman+laughing+in+a+cafe")
+		all := decode[videoList](t, callToolOK(t, cs, "search_videos", map[string]any{"sort_by": "price", "sort_order": "asc"}))
+		if len(all.Videos) != 3 || all.Pagination.Total != 3 {
+			t.Fatalf("search: %+v", all)
+		}
+	})
 
-	// Semantic search goes through the same query embedder (these clips have
-	// no vectors yet, so REST and MCP agree on an empty page).
-	same("semantic search", callToolOK(t, cs, "search_videos", map[string]any{"semantic_search": "woman laughing in a cafe"}),
-		"/api/v1/broll?semantic_search=woman+laughing+in+a+cafe")
-
-	all := decode[videoList](t, callToolOK(t, cs, "search_videos", map[string]any{"sort_by": "price", "sort_order": "asc"}))
-	if len(all.Videos) != 3 || all.Pagination.Total != 3 {
-		t.Fatalf("search: %+v", all)
-	}
-
-	// Quote, then buy with the quoted total.
 	ids := []string{vids[0].String(), vids[1].String()}
-	res, body := callTool(t, cs, "purchase_videos", map[string]any{"video_ids": ids, "dry_run": true})
-	if quote := decode[purchaseResult](t, body); res.IsError || quote.TotalCharged != 20 || quote.Balance != 50 || !quote.DryRun {
-		t.Fatalf("quote: %s", body.raw)
-	}
-	if !strings.Contains(resultText(res, 0), "Nothing was charged") {
-		t.Errorf("quote summary: %q", resultText(res, 0))
-	}
-	bought := decode[purchaseResult](t, callToolOK(t, cs, "purchase_videos", map[string]any{"video_ids": ids, "expected_total": 20}))
-	if bought.TotalCharged != 20 || bought.Balance != 30 || len(bought.Purchases) != 2 {
-		t.Fatalf("purchase: %+v", bought)
-	}
-	again := decode[purchaseResult](t, callToolOK(t, cs, "purchase_videos", map[string]any{"video_ids": ids[:1]}))
-	if again.TotalCharged != 0 || !again.Purchases[0].AlreadyOwned {
-		t.Fatalf("repeat purchase: %+v", again)
-	}
+	t.Run("purchase_videos quotes, then buys with the quoted total", func(t *testing.T) {
+		res, body := callTool(t, cs, "purchase_videos", map[string]any{"video_ids": ids, "dry_run": true})
+		if quote := decode[purchaseResult](t, body); res.IsError || quote.TotalCharged != 20 || quote.Balance != 50 || !quote.DryRun {
+			t.Fatalf("quote: %s", body.raw)
+		}
+		if !strings.Contains(resultText(res, 0), "Nothing was charged") {
+			t.Errorf("quote summary: %q", resultText(res, 0))
+		}
+		bought := decode[purchaseResult](t, callToolOK(t, cs, "purchase_videos", map[string]any{"video_ids": ids, "expected_total": 20}))
+		if bought.TotalCharged != 20 || bought.Balance != 30 || len(bought.Purchases) != 2 {
+			t.Fatalf("purchase: %+v", bought)
+		}
+		again := decode[purchaseResult](t, callToolOK(t, cs, "purchase_videos", map[string]any{"video_ids": ids[:1]}))
+		if again.TotalCharged != 0 || !again.Purchases[0].AlreadyOwned {
+			t.Fatalf("repeat purchase: %+v", again)
+		}
+	})
 
-	// The purchase made over MCP is visible over REST, and the other way round.
-	r := e.do(t, 0, "GET", "/api/v1/broll/purchases", cust.Secret, nil)
-	if s := decode[purchaseList](t, r).Summary; r.status != 200 || s.Count != 2 || s.TotalAmount != 20 {
-		t.Fatalf("REST purchases after MCP purchase: %d %s", r.status, r.raw)
-	}
-	if v := decode[videoBody](t, e.do(t, 0, "GET", "/api/v1/broll/"+vids[0].String(), cust.Secret, nil)); !v.Owned || v.DownloadURL == nil {
-		t.Fatalf("REST video after MCP purchase: %+v", v)
-	}
-	listed := decode[purchaseList](t, callToolOK(t, cs, "list_purchases", map[string]any{"emotion": "happy", "limit": 1}))
-	if s := listed.Summary; s.Count != 2 || s.TotalAmount != 20 || len(listed.Purchases) != 1 {
-		t.Fatalf("list_purchases: %+v", listed)
-	}
-	if bal := decode[balanceBody](t, callToolOK(t, cs, "get_balance", nil)); bal.Balance != 30 || bal.MonthToDate.Purchases != 2 {
-		t.Fatalf("balance after purchase: %+v", bal)
-	}
-	if owned := decode[videoBody](t, callToolOK(t, cs, "get_video", map[string]any{"video_id": vids[1].String()})); !owned.Owned || owned.DownloadURL == nil {
-		t.Fatalf("owned video: %+v", owned)
-	}
-	// The root key sees its customer's purchase over MCP too.
-	root := mcpMustConnect(t, base, acct.RootKey.Secret)
-	if mine := decode[purchaseList](t, callToolOK(t, root, "list_purchases", map[string]any{"api_key_id": cust.ID.String()})); mine.Summary.Count != 2 {
-		t.Fatalf("root's view of the customer: %+v", mine.Summary)
-	}
+	t.Run("a purchase made over MCP shows over REST, and the other way round", func(t *testing.T) {
+		if s := decode[purchaseList](t, e.do(t, 0, "GET", "/api/v1/broll/purchases", cust.Secret, nil)).Summary; s.Count != 2 || s.TotalAmount != 20 {
+			t.Fatalf("REST purchases after MCP purchase: %+v", s)
+		}
+		if v := decode[videoBody](t, e.do(t, 0, "GET", "/api/v1/broll/"+vids[0].String(), cust.Secret, nil)); !v.Owned || v.DownloadURL == nil {
+			t.Fatalf("REST video after MCP purchase: %+v", v)
+		}
+		listed := decode[purchaseList](t, callToolOK(t, cs, "list_purchases", map[string]any{"emotion": "happy", "limit": 1}))
+		if s := listed.Summary; s.Count != 2 || s.TotalAmount != 20 || len(listed.Purchases) != 1 {
+			t.Fatalf("list_purchases: %+v", listed)
+		}
+		if bal := decode[balanceBody](t, callToolOK(t, cs, "get_balance", nil)); bal.Balance != 30 || bal.MonthToDate.Purchases != 2 {
+			t.Fatalf("balance after purchase: %+v", bal)
+		}
+		if owned := decode[videoBody](t, callToolOK(t, cs, "get_video", map[string]any{"video_id": vids[1].String()})); !owned.Owned || owned.DownloadURL == nil {
+			t.Fatalf("owned video: %+v", owned)
+		}
+		// The root key sees its customer's purchase over MCP too.
+		root := mcpMustConnect(t, base, acct.RootKey.Secret)
+		if mine := decode[purchaseList](t, callToolOK(t, root, "list_purchases", map[string]any{"api_key_id": cust.ID.String()})); mine.Summary.Count != 2 {
+			t.Fatalf("root's view of the customer: %+v", mine.Summary)
+		}
+	})
 }
 
 func TestMCPToolErrors(t *testing.T) {
