@@ -49,11 +49,11 @@ func ffprobeJSON(t *testing.T, data []byte) (width, height int, format string) {
 // whether the bytes came from the store rather than the API.
 func (e *testEnv) fetchMedia(t *testing.T, link string) (status int, body []byte, fromStore bool) {
 	t.Helper()
-	res, body := e.get(t, 0, link, nil)
-	if res.StatusCode != http.StatusFound {
-		return res.StatusCode, body, false
+	r := e.open(t, 0, link, nil)
+	if r.status != http.StatusFound {
+		return r.status, r.raw, false
 	}
-	loc := res.Header.Get("Location")
+	loc := r.header.Get("Location")
 	if e.s3 == nil || len(loc) < len(e.s3.Endpoint) || loc[:len(e.s3.Endpoint)] != e.s3.Endpoint {
 		t.Fatalf("redirect to %q, not to the store", loc)
 	}
@@ -178,8 +178,8 @@ func TestMediaStoreSuite(t *testing.T) {
 				t.Fatalf("download log = %+v", log)
 			}
 			// A tampered link is refused before the store is asked.
-			if res, _ := e.get(t, 0, link+"0", nil); res.StatusCode != 403 && res.StatusCode != 400 {
-				t.Fatalf("tampered link: %d", res.StatusCode)
+			if r := e.open(t, 0, link+"0", nil); r.status != 403 && r.status != 400 {
+				t.Fatalf("tampered link: %d", r.status)
 			}
 		})
 	}

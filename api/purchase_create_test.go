@@ -3,9 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -22,24 +19,15 @@ func (e *testEnv) putMedia(t *testing.T, videoID uuid.UUID, content []byte) {
 	}
 }
 
-// get fetches a URL (a download link) through node n without a bearer key.
-func (e *testEnv) get(t *testing.T, n int, link string, header map[string]string) (*http.Response, []byte) {
+// open fetches a link (a download or media URL) through node n without a
+// bearer key, as a browser or a download manager would.
+func (e *testEnv) open(t *testing.T, n int, link string, header map[string]string) response {
 	t.Helper()
 	u, err := url.Parse(link)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := httptest.NewRequest("GET", u.RequestURI(), nil)
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	res, err := e.nodes[n].app.Test(req, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	body, _ := io.ReadAll(res.Body)
-	return res, body
+	return e.sendUnchecked(t, n, "GET", u.RequestURI(), header, nil)
 }
 
 func TestPurchaseOverHTTP(t *testing.T) {
@@ -83,21 +71,19 @@ func TestPurchaseOverHTTP(t *testing.T) {
 	purchaseID := *line.PurchaseID
 
 	t.Run("the link serves the file, whole and in ranges, and logs each fetch", func(t *testing.T) {
-		res, body := e.get(t, 0, link, map[string]string{"User-Agent": "test-agent"})
-		if res.StatusCode != 200 || !bytes.Equal(body, content) || res.Header.Get("Accept-Ranges") != "bytes" {
-			t.Fatalf("download: %d len %d", res.StatusCode, len(body))
+		if r := e.open(t, 0, link, map[string]string{"User-Agent": "test-agent"}); r.status != 200 || !bytes.Equal(r.raw, content) || r.header.Get("Accept-Ranges") != "bytes" {
+			t.Fatalf("download: %d len %d", r.status, len(r.raw))
 		}
 		for _, c := range []struct {
 			rng, body, contentRange string
 			status                  int
 		}{{"bytes=10-19", "0123456789", "bytes 10-19/10000", 206}, {"bytes=-5", "56789", "bytes 9995-9999/10000", 206}} {
-			res, body := e.get(t, 0, link, map[string]string{"Range": c.rng})
-			if res.StatusCode != c.status || string(body) != c.body || res.Header.Get("Content-Range") != c.contentRange {
-				t.Fatalf("range %s: %d %q %s", c.rng, res.StatusCode, body, res.Header.Get("Content-Range"))
+			if r := e.open(t, 0, link, map[string]string{"Range": c.rng}); r.status != c.status || string(r.raw) != c.body || r.header.Get("Content-Range") != c.contentRange {
+				t.Fatalf("range %s: %d %q %s", c.rng, r.status, r.raw, r.header.Get("Content-Range"))
 			}
 		}
-		if res, _ := e.get(t, 0, link, map[string]string{"Range": "bytes=20000-"}); res.StatusCode != 416 {
-			t.Fatalf("unsatisfiable range: %d", res.StatusCode)
+		if r := e.open(t, 0, link, map[string]string{"Range": "bytes=20000-"}); r.status != 416 {
+			t.Fatalf("unsatisfiable range: %d", r.status)
 		}
 		var logged int
 		_ = e.pool.QueryRow(context.Background(), `SELECT count(*) FROM download_log WHERE user_agent = 'test-agent'`).Scan(&logged)
@@ -116,8 +102,8 @@ func TestPurchaseOverHTTP(t *testing.T) {
 			strings.Replace(link, purchaseID[:8], "00000000", 1),
 			strings.Replace(link, "kv=", "kv=f", 1),
 		} {
-			if res, body := e.get(t, 0, tampered, nil); res.StatusCode != 403 || !strings.Contains(string(body), `"code":"forbidden"`) {
-				t.Errorf("tampered link %s: %d %s", tampered, res.StatusCode, body)
+			if r := e.open(t, 0, tampered, nil); r.status != 403 || problemOf(t, r).Code != "forbidden" {
+				t.Errorf("tampered link %s: %d %s", tampered, r.status, r.raw)
 			}
 		}
 	})
@@ -159,8 +145,8 @@ func TestPurchaseOverHTTP(t *testing.T) {
 		if r := e.do(t, 0, "DELETE", "/api/v1/keys?id="+cust.ID.String(), acct.RootKey.Secret, nil); r.status != 200 {
 			t.Fatal(r.status)
 		}
-		if res, _ := e.get(t, 0, link, nil); res.StatusCode != 403 {
-			t.Fatalf("link of a revoked key: %d", res.StatusCode)
+		if r := e.open(t, 0, link, nil); r.status != 403 {
+			t.Fatalf("link of a revoked key: %d", r.status)
 		}
 	})
 }
