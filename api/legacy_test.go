@@ -64,7 +64,8 @@ func TestLegacyV0BeforeAndAfterSunset(t *testing.T) {
 	vids := billingtest.Videos(t, e.pool, 2, "medium")
 	auth := map[string]string{"Authorization": "Bearer " + testLegacySecret}
 	src := "?source=" + acct.Source
-	buy := func(email string, ids ...string) legacyPurchaseResult {
+	buy := func(t *testing.T, email string, ids ...string) legacyPurchaseResult {
+		t.Helper()
 		body := map[string]any{"source": acct.Source, "video_ids": ids}
 		if email != "" {
 			body["customer_email"] = email
@@ -74,23 +75,23 @@ func TestLegacyV0BeforeAndAfterSunset(t *testing.T) {
 		return expect[legacyPurchaseResult](t, r, 200)
 	}
 
-	// Before the sunset: a purchase for a customer, then the same again
-	// (the same purchase, not charged), then another customer (charged).
-	r := buy("Ann@Example.com", vids[0].String())
-	if r.TotalCharged != 10 || r.Balance != 40 || r.CustomerEmail == nil || *r.CustomerEmail != "ann@example.com" || r.Source != acct.Source {
-		t.Fatalf("first purchase: %+v", r)
-	}
-	first := *r.Purchases[0].PurchaseID
-	if !strings.HasPrefix(r.link(0), "http://api.test/api/v1/downloads/") {
-		t.Fatalf("download link: %+v", r.Purchases[0])
-	}
-	r = buy("ann@example.com", vids[0].String())
-	if line := r.Purchases[0]; r.TotalCharged != 0 || r.Balance != 40 || *line.PurchaseID != first || !line.AlreadyOwned {
-		t.Fatalf("repeat purchase: %+v", r)
-	}
-	if r = buy("bob@example.com", vids[0].String()); r.TotalCharged != 10 || r.Balance != 30 {
-		t.Fatalf("second customer: %+v", r)
-	}
+	t.Run("a purchase is per customer: the same one again is not charged, another is", func(t *testing.T) {
+		r := buy(t, "Ann@Example.com", vids[0].String())
+		if r.TotalCharged != 10 || r.Balance != 40 || r.CustomerEmail == nil || *r.CustomerEmail != "ann@example.com" || r.Source != acct.Source {
+			t.Fatalf("first purchase: %+v", r)
+		}
+		first := *r.Purchases[0].PurchaseID
+		if !strings.HasPrefix(r.link(0), "http://api.test/api/v1/downloads/") {
+			t.Fatalf("download link: %+v", r.Purchases[0])
+		}
+		r = buy(t, "ann@example.com", vids[0].String())
+		if line := r.Purchases[0]; r.TotalCharged != 0 || r.Balance != 40 || *line.PurchaseID != first || !line.AlreadyOwned {
+			t.Fatalf("repeat purchase: %+v", r)
+		}
+		if r = buy(t, "bob@example.com", vids[0].String()); r.TotalCharged != 10 || r.Balance != 30 {
+			t.Fatalf("second customer: %+v", r)
+		}
+	})
 
 	// The same key-less catalog as v1, with the secret in either header.
 	list := e.send(t, n, "GET", "/api/external/broll"+src+"&limit=1", map[string]string{"X-API-Key": testLegacySecret}, nil)
