@@ -76,7 +76,7 @@ func mcpMustConnect(t testing.TB, baseURL, key string) *toolClient {
 }
 
 // callTool runs a tool and returns its result, with structuredContent as
-// the body of a response for decode and toolErrorOf.
+// the body of a response for decode and errorOf.
 func callTool(t testing.TB, cs *toolClient, tool string, args map[string]any) (*mcp.CallToolResult, response) {
 	t.Helper()
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
@@ -101,21 +101,10 @@ func callTool(t testing.TB, cs *toolClient, tool string, args map[string]any) (*
 		}
 	}
 	body := response{status: 200, raw: raw}
-	if res.IsError != (toolErrorOf(t, body).Code != "") {
+	if res.IsError != (errorOf[toolError](t, body).Code != "") {
 		t.Fatalf("%s: isError %v with %s", tool, res.IsError, raw)
 	}
 	return res, body
-}
-
-// toolErrorOf reads the structuredContent of a failed call; like
-// problemOf, it lets the extension members pass.
-func toolErrorOf(t testing.TB, r response) toolError {
-	t.Helper()
-	var out toolError
-	if err := json.Unmarshal(r.raw, &out); err != nil {
-		t.Fatalf("tool error: %v: %s", err, r.raw)
-	}
-	return out
 }
 
 // outputSchema is the tool's output schema as tools/list shows it to this
@@ -156,7 +145,7 @@ func callToolOK(t testing.TB, cs *toolClient, tool string, args map[string]any) 
 func callToolErr(t testing.TB, cs *toolClient, tool string, args map[string]any, code string) toolError {
 	t.Helper()
 	res, body := callTool(t, cs, tool, args)
-	out := toolErrorOf(t, body)
+	out := errorOf[toolError](t, body)
 	if !res.IsError {
 		t.Fatalf("%s(%v): succeeded, want %s", tool, args, code)
 	}

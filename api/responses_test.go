@@ -11,7 +11,7 @@ import "encoding/json"
 
 // problem is the RFC 9457 body of every error, with the extension members
 // the tests read. Problems carry other extensions too, so it is decoded
-// without the unknown-field check (see problemOf).
+// without the unknown-field check (see errorOf).
 type problem struct {
 	Type          string   `json:"type"`
 	Title         string   `json:"title"`

@@ -219,15 +219,19 @@ func expect[T any](t testing.TB, r response, status int) T {
 	return decode[T](t, r)
 }
 
-// problemOf reads an error body. Problems carry extension members beyond
-// the ones the tests read, so only this decode lets unknown members pass.
-func problemOf(t testing.TB, r response) problem {
+// problemOf reads an error body.
+func problemOf(t testing.TB, r response) problem { return errorOf[problem](t, r) }
+
+// errorOf reads an error: a problem, or the result of a failed MCP tool
+// call. Errors carry extension members beyond the ones the tests read, so
+// unlike decode it lets unknown members pass.
+func errorOf[T any](t testing.TB, r response) T {
 	t.Helper()
-	var p problem
-	if err := json.Unmarshal(r.raw, &p); err != nil {
-		t.Fatalf("problem body: %v: %s", err, r.raw)
+	var out T
+	if err := json.Unmarshal(r.raw, &out); err != nil {
+		t.Fatalf("error body %T: %v: %s", out, err, r.raw)
 	}
-	return p
+	return out
 }
 
 // checkProblem asserts the RFC 9457 shape every error must have.
