@@ -22,7 +22,7 @@ func TestWebhooksOverHTTP(t *testing.T) {
 		t.Helper()
 		x := e.exchange(t, 0, name, method, path, header, body)
 		validate(t, router, x, want)
-		return response{status: x.status, header: x.header, raw: x.raw}
+		return x.response
 	}
 
 	created := decode[webhookBody](t, check(201, "create", "POST", "/api/v1/webhooks", root, map[string]any{
