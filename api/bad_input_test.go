@@ -24,7 +24,7 @@ func TestBadInputRegressions(t *testing.T) {
 	legacy := e.legacyNode(t, clock)
 	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 1000, Legacy: true})
 	key := acct.RootKey.Secret
-	legacyAuth := map[string]string{"Authorization": "Bearer " + testLegacySecret}
+	legacyAuth := bearerHeader(testLegacySecret)
 
 	// Text Postgres refuses (invalid UTF-8, NUL) was a 500 from the query;
 	// it is a 400 naming the parameter.

@@ -42,7 +42,6 @@ func TestCompressedBodies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bearer := func(k string) map[string]string { return map[string]string{"Authorization": "Bearer " + k} }
 	asJSON := func(v any) []byte { raw, _ := json.Marshal(v); return raw }
 	const formToken = "0123456789abcdef0123456789abcdef"
 	form := url.Values{"csrf_token": {formToken}, "email": {"nobody@example.com"}, "password": {"not the password"}}
@@ -56,14 +55,14 @@ func TestCompressedBodies(t *testing.T) {
 		// html: the dashboard answers errors with pages, not problem+json.
 		html bool
 	}{
-		{"REST purchase", "/api/v1/broll/purchase", bearer(acct.RootKey.Secret),
+		{"REST purchase", "/api/v1/broll/purchase", bearerHeader(acct.RootKey.Secret),
 			asJSON(map[string]any{"video_ids": vids, "dry_run": true}), 200, false},
-		{"REST keys", "/api/v1/keys", bearer(acct.RootKey.Secret),
+		{"REST keys", "/api/v1/keys", bearerHeader(acct.RootKey.Secret),
 			asJSON(map[string]any{"customer_label": "from a gzip body"}), 201, false},
 		{"MCP", mcpPath, map[string]string{"Authorization": "Bearer " + acct.RootKey.Secret,
 			"Accept": "application/json, text/event-stream"}, []byte(toolsCallBalance), 200, false},
 		// An import of no clips at all: valid, so it gets past decoding.
-		{"ops import", "/api/ops/v1/videos", bearer(ops.Secret), []byte(`[]`), 400, false},
+		{"ops import", "/api/ops/v1/videos", bearerHeader(ops.Secret), []byte(`[]`), 400, false},
 		{"legacy v0 purchase", "/api/external/broll/purchase", map[string]string{"X-API-Key": testLegacySecret},
 			asJSON(map[string]any{"source": acct.Source, "video_ids": vids}), 0, false},
 		// The form token only reaches the CSRF check when the body was

@@ -62,7 +62,7 @@ func TestLegacyV0BeforeAndAfterSunset(t *testing.T) {
 	n := e.legacyNode(t, clock)
 	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 5000, Legacy: true})
 	vids := billingtest.Videos(t, e.pool, 2, "medium")
-	auth := map[string]string{"Authorization": "Bearer " + testLegacySecret}
+	auth := bearerHeader(testLegacySecret)
 	src := "?source=" + acct.Source
 	buy := func(t *testing.T, email string, ids ...string) legacyPurchaseResult {
 		t.Helper()
@@ -214,7 +214,7 @@ func TestLegacyOnlyForEnabledSources(t *testing.T) {
 	n := e.legacyNode(t, newTestClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)))
 	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 5000})
 	vids := billingtest.Videos(t, e.pool, 1, "easy")
-	auth := map[string]string{"Authorization": "Bearer " + testLegacySecret}
+	auth := bearerHeader(testLegacySecret)
 	requests := func(source string) [][3]any {
 		return [][3]any{
 			{"GET", "/api/external/broll?source=" + source, nil},

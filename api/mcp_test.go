@@ -22,27 +22,30 @@ func TestMCPInitializeAndListTools(t *testing.T) {
 	base := e.serveLoopback(t)
 	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{})
 
-	for _, version := range []string{legacyProtocol, ""} { // initialize handshake, and the SDK's newest
-		cs, err := mcpConnect(t, base, acct.RootKey.Secret, version)
-		if err != nil {
-			t.Fatalf("connect %q: %v", version, err)
-		}
-		init := cs.InitializeResult()
-		if init.ServerInfo == nil || init.ServerInfo.Name != "broll" {
-			t.Fatalf("server info: %+v", init.ServerInfo)
-		}
-		for _, want := range []string{"single-user license", "50,000 USD", "separate API key per end customer", "dry_run=true", "expected_total"} {
-			if !strings.Contains(init.Instructions, want) {
-				t.Errorf("instructions lack %q", want)
+	// The initialize handshake of today's assistants, and the SDK's newest.
+	for name, version := range map[string]string{"protocol " + legacyProtocol: legacyProtocol, "newest protocol": ""} {
+		t.Run(name+" initializes with the server's instructions", func(t *testing.T) {
+			cs, err := mcpConnect(t, base, acct.RootKey.Secret, version)
+			if err != nil {
+				t.Fatalf("connect: %v", err)
 			}
-		}
-		// The tool list is fixed: no client should hold a listen stream open.
-		if tc := init.Capabilities.Tools; tc == nil || tc.ListChanged {
-			t.Errorf("tools capability: %+v", tc)
-		}
-		if bal := decode[balanceBody](t, callToolOK(t, cs, "get_balance", nil)); bal.Key.ID != acct.RootKey.ID.String() {
-			t.Errorf("protocol %q: get_balance %+v", version, bal)
-		}
+			init := cs.InitializeResult()
+			if init.ServerInfo == nil || init.ServerInfo.Name != "broll" {
+				t.Fatalf("server info: %+v", init.ServerInfo)
+			}
+			for _, want := range []string{"single-user license", "50,000 USD", "separate API key per end customer", "dry_run=true", "expected_total"} {
+				if !strings.Contains(init.Instructions, want) {
+					t.Errorf("instructions lack %q", want)
+				}
+			}
+			// The tool list is fixed: no client should hold a listen stream open.
+			if tc := init.Capabilities.Tools; tc == nil || tc.ListChanged {
+				t.Errorf("tools capability: %+v", tc)
+			}
+			if bal := decode[balanceBody](t, callToolOK(t, cs, "get_balance", nil)); bal.Key.ID != acct.RootKey.ID.String() {
+				t.Errorf("get_balance %+v", bal)
+			}
+		})
 	}
 
 	cs := mcpMustConnect(t, base, acct.RootKey.Secret)

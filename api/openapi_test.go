@@ -153,10 +153,6 @@ func (e *testEnv) exchange(t *testing.T, n int, name, method, path string, heade
 	return exchange{response{res.StatusCode, res.Header, out}, name, build(), raw}
 }
 
-func bearerHeader(key string) map[string]string {
-	return map[string]string{"Authorization": "Bearer " + key}
-}
-
 // validate checks a response (and, for a success, its request) against the
 // document: the status must be documented, the body and the headers the
 // document declares must match their schemas.

@@ -131,9 +131,13 @@ func (e *testEnv) do(t *testing.T, n int, method, path, key string, body any) re
 	t.Helper()
 	var header map[string]string
 	if key != "" {
-		header = map[string]string{"Authorization": "Bearer " + key}
+		header = bearerHeader(key)
 	}
 	return e.send(t, n, method, path, header, body)
+}
+
+func bearerHeader(key string) map[string]string {
+	return map[string]string{"Authorization": "Bearer " + key}
 }
 
 // send is do with arbitrary headers (X-API-Key, Accept, ...). A string body
