@@ -118,30 +118,28 @@ func TestKeyEndpoints(t *testing.T) {
 	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{})
 	root := acct.RootKey.Secret
 
-	bad := []struct {
-		body any
-		want string
-	}{
-		{`{"customer_label":`, "malformed JSON"},
-		{`[]`, "JSON object"},
-		{map[string]any{}, "customer_label is required"},
-		{map[string]any{"customer_label": "   "}, "customer_label is required"},
-		{map[string]any{"customer_label": strings.Repeat("x", 201)}, "at most 200"},
-		{map[string]any{"customer_label": 7}, "customer_label must be of type string"},
-		{map[string]any{"customer_label": "a", "scopes": []string{"keys:manage"}}, "not grantable"},
-		{map[string]any{"customer_label": "a", "scopes": []string{"broll:fly"}}, "not grantable"},
-		{map[string]any{"customer_label": "a", "customer_email": "x@y"}, "unknown field"},
-	}
-	for _, b := range bad {
-		r := e.do(t, 0, "POST", "/api/v1/keys", root, b.body)
-		if p := problemOf(t, r); r.status != 400 || p.Code != "invalid_request" || !strings.Contains(p.Detail, b.want) {
-			t.Errorf("POST %v: %d %s, want 400 containing %q", b.body, r.status, r.raw, b.want)
+	t.Run("a bad body is 400 naming what is wrong, and makes no key", func(t *testing.T) {
+		for body, want := range map[string]string{
+			`{"customer_label":`:        "malformed JSON",
+			`[]`:                        "JSON object",
+			`{}`:                        "customer_label is required",
+			`{"customer_label": "   "}`: "customer_label is required",
+			`{"customer_label": "` + strings.Repeat("x", 201) + `"}`: "at most 200",
+			`{"customer_label": 7}`:                                  "customer_label must be of type string",
+			`{"customer_label": "a", "scopes": ["keys:manage"]}`:     "not grantable",
+			`{"customer_label": "a", "scopes": ["broll:fly"]}`:       "not grantable",
+			`{"customer_label": "a", "customer_email": "x@y"}`:       "unknown field",
+		} {
+			r := e.do(t, 0, "POST", "/api/v1/keys", root, body)
+			if p := problemOf(t, r); r.status != 400 || p.Code != "invalid_request" || !strings.Contains(p.Detail, want) {
+				t.Errorf("POST %s: %d %s, want 400 containing %q", body, r.status, r.raw, want)
+			}
 		}
-	}
-	var n int
-	if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM api_keys WHERE parent_id IS NOT NULL`).Scan(&n); err != nil || n != 0 {
-		t.Fatalf("bad requests created keys: %d %v", n, err)
-	}
+		var n int
+		if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM api_keys WHERE parent_id IS NOT NULL`).Scan(&n); err != nil || n != 0 {
+			t.Fatalf("bad requests created keys: %d %v", n, err)
+		}
+	})
 
 	created := expect[keyCreated](t, e.do(t, 0, "POST", "/api/v1/keys", root, map[string]any{"customer_label": "  Acme customer 42  ", "scopes": []string{"broll:read", "broll:purchase"}}), 201)
 	secret, details := created.APIKey, created.Details
