@@ -93,91 +93,95 @@ func TestLegacyV0BeforeAndAfterSunset(t *testing.T) {
 		}
 	})
 
-	// The same key-less catalog as v1, with the secret in either header.
-	list := e.send(t, n, "GET", "/api/external/broll"+src+"&limit=1", map[string]string{"X-API-Key": testLegacySecret}, nil)
-	if l := expect[videoList](t, list, 200); len(l.Videos) != 1 || l.Pagination.Total != 2 {
-		t.Fatalf("list: %s", list.raw)
-	}
-	checkSunsetHeaders(t, "list", list)
-	one := e.send(t, n, "GET", "/api/external/broll/"+vids[1].String()+src, auth, nil)
-	if v := expect[videoBody](t, one, 200); v.ID != vids[1].String() || v.Price != 10 {
-		t.Fatalf("details: %s", one.raw)
-	}
-	hist := e.send(t, n, "GET", "/api/external/broll/purchases"+src+"&customer_email=ann@example.com", auth, nil)
-	if expect[purchaseList](t, hist, 200).Summary.Count != 1 {
-		t.Fatalf("legacy purchases: %s", hist.raw)
-	}
-
-	// Refusals, each a problem with the headers.
-	for _, c := range []struct {
-		method, path string
-		header       map[string]string
-		body         any
-		status       int
-		code         string
-	}{
-		{"GET", "/api/external/broll" + src, nil, nil, 401, "unauthorized"},
-		{"GET", "/api/external/broll" + src, map[string]string{"X-API-Key": "wrong"}, nil, 401, "unauthorized"},
-		{"GET", "/api/external/broll" + src, map[string]string{"Authorization": "Bearer " + testLegacySecret + "x"}, nil, 401, "unauthorized"},
-		{"GET", "/api/external/broll", auth, nil, 400, "invalid_request"},
-		{"GET", "/api/external/broll?source=nobody", auth, nil, 404, "not_found"},
-		{"GET", "/api/external/broll" + src + "&semantic_search=cats", auth, nil, 400, "invalid_request"},
-		{"GET", "/api/external/broll/not-a-uuid" + src, auth, nil, 400, "invalid_request"},
-		{"GET", "/api/external/broll/purchases", auth, nil, 400, "invalid_request"},
-		{"POST", "/api/external/broll/purchase", auth, map[string]any{"video_ids": []string{vids[1].String()}}, 400, "invalid_request"},
-		{"POST", "/api/external/broll/purchase", auth, map[string]any{"source": "nobody", "video_ids": []string{vids[1].String()}}, 404, "not_found"},
-		{"POST", "/api/external/broll/purchase", auth, map[string]any{"source": acct.Source, "video_ids": []string{vids[1].String()}, "customer_email": "nope"}, 400, "invalid_request"},
-		{"GET", "/api/external/broll/a/b", auth, nil, 404, "not_found"},
-	} {
-		r := e.send(t, n, c.method, c.path, c.header, c.body)
-		if r.status != c.status || problemOf(t, r).Code != c.code {
-			t.Errorf("%s %s: %d %s, want %d %s", c.method, c.path, r.status, r.raw, c.status, c.code)
+	t.Run("the same key-less catalog as v1, with the secret in either header", func(t *testing.T) {
+		list := e.send(t, n, "GET", "/api/external/broll"+src+"&limit=1", map[string]string{"X-API-Key": testLegacySecret}, nil)
+		if l := expect[videoList](t, list, 200); len(l.Videos) != 1 || l.Pagination.Total != 2 {
+			t.Fatalf("list: %s", list.raw)
 		}
-		checkSunsetHeaders(t, c.method+" "+c.path, r)
-	}
-
-	// The account's root key sees the legacy purchases in v1.
-	v1 := e.do(t, n, "GET", "/api/v1/broll/purchases", acct.RootKey.Secret, nil)
-	v1List := expect[purchaseList](t, v1, 200)
-	if v1List.Summary.Count != 2 {
-		t.Fatalf("v1 purchases: %s", v1.raw)
-	}
-	emails := map[string]bool{}
-	for _, p := range v1List.Purchases {
-		if !p.Legacy || p.APIKeyID != nil || p.CustomerEmail == nil {
-			t.Fatalf("v1 record of a legacy purchase: %+v", p)
+		checkSunsetHeaders(t, "list", list)
+		one := e.send(t, n, "GET", "/api/external/broll/"+vids[1].String()+src, auth, nil)
+		if v := expect[videoBody](t, one, 200); v.ID != vids[1].String() || v.Price != 10 {
+			t.Fatalf("details: %s", one.raw)
 		}
-		emails[*p.CustomerEmail] = true
-	}
-	if !emails["ann@example.com"] || !emails["bob@example.com"] {
-		t.Fatalf("customer emails in v1: %v", emails)
-	}
-	if v1.header.Get("Deprecation") != "" {
-		t.Fatal("a v1 response carries the legacy headers")
-	}
-
-	// From the sunset on: 410 everywhere, with the same headers, secret or not.
-	clock.set(time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC))
-	for _, c := range []struct {
-		method, path string
-		header       map[string]string
-		body         any
-	}{
-		{"GET", "/api/external/broll" + src, auth, nil},
-		{"GET", "/api/external/broll/" + vids[0].String() + src, auth, nil},
-		{"POST", "/api/external/broll/purchase", auth, map[string]any{"source": acct.Source, "video_ids": []string{vids[1].String()}}},
-		{"GET", "/api/external/broll/purchases" + src, auth, nil},
-		{"GET", "/api/external/broll/purchases" + src, nil, nil},
-	} {
-		r := e.send(t, n, c.method, c.path, c.header, c.body)
-		if p := problemOf(t, r); r.status != 410 || p.Code != "sunset" || p.MigrationGuide != "http://api.test/docs/migration" {
-			t.Errorf("after sunset, %s %s: %d %s", c.method, c.path, r.status, r.raw)
+		hist := e.send(t, n, "GET", "/api/external/broll/purchases"+src+"&customer_email=ann@example.com", auth, nil)
+		if expect[purchaseList](t, hist, 200).Summary.Count != 1 {
+			t.Fatalf("legacy purchases: %s", hist.raw)
 		}
-		checkSunsetHeaders(t, "after sunset", r)
-	}
-	if b := checkBalance(t, e, acct.ID); b != 3000 {
-		t.Fatalf("balance %d cents after sunset, want 3000", b)
-	}
+	})
+
+	t.Run("each refusal is a problem with the sunset headers", func(t *testing.T) {
+		for _, c := range []struct {
+			method, path string
+			header       map[string]string
+			body         any
+			status       int
+			code         string
+		}{
+			{"GET", "/api/external/broll" + src, nil, nil, 401, "unauthorized"},
+			{"GET", "/api/external/broll" + src, map[string]string{"X-API-Key": "wrong"}, nil, 401, "unauthorized"},
+			{"GET", "/api/external/broll" + src, bearerHeader(testLegacySecret + "x"), nil, 401, "unauthorized"},
+			{"GET", "/api/external/broll", auth, nil, 400, "invalid_request"},
+			{"GET", "/api/external/broll?source=nobody", auth, nil, 404, "not_found"},
+			{"GET", "/api/external/broll" + src + "&semantic_search=cats", auth, nil, 400, "invalid_request"},
+			{"GET", "/api/external/broll/not-a-uuid" + src, auth, nil, 400, "invalid_request"},
+			{"GET", "/api/external/broll/purchases", auth, nil, 400, "invalid_request"},
+			{"POST", "/api/external/broll/purchase", auth, map[string]any{"video_ids": []string{vids[1].String()}}, 400, "invalid_request"},
+			{"POST", "/api/external/broll/purchase", auth, map[string]any{"source": "nobody", "video_ids": []string{vids[1].String()}}, 404, "not_found"},
+			{"POST", "/api/external/broll/purchase", auth, map[string]any{"source": acct.Source, "video_ids": []string{vids[1].String()}, "customer_email": "nope"}, 400, "invalid_request"},
+			{"GET", "/api/external/broll/a/b", auth, nil, 404, "not_found"},
+		} {
+			r := e.send(t, n, c.method, c.path, c.header, c.body)
+			if r.status != c.status || problemOf(t, r).Code != c.code {
+				t.Errorf("%s %s: %d %s, want %d %s", c.method, c.path, r.status, r.raw, c.status, c.code)
+			}
+			checkSunsetHeaders(t, c.method+" "+c.path, r)
+		}
+	})
+
+	t.Run("the account's root key sees the legacy purchases in v1", func(t *testing.T) {
+		v1 := e.do(t, n, "GET", "/api/v1/broll/purchases", acct.RootKey.Secret, nil)
+		v1List := expect[purchaseList](t, v1, 200)
+		if v1List.Summary.Count != 2 {
+			t.Fatalf("v1 purchases: %s", v1.raw)
+		}
+		emails := map[string]bool{}
+		for _, p := range v1List.Purchases {
+			if !p.Legacy || p.APIKeyID != nil || p.CustomerEmail == nil {
+				t.Fatalf("v1 record of a legacy purchase: %+v", p)
+			}
+			emails[*p.CustomerEmail] = true
+		}
+		if !emails["ann@example.com"] || !emails["bob@example.com"] {
+			t.Fatalf("customer emails in v1: %v", emails)
+		}
+		if v1.header.Get("Deprecation") != "" {
+			t.Fatal("a v1 response carries the legacy headers")
+		}
+	})
+
+	t.Run("from the sunset on: 410 everywhere, with the same headers, secret or not", func(t *testing.T) {
+		clock.set(time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC))
+		for _, c := range []struct {
+			method, path string
+			header       map[string]string
+			body         any
+		}{
+			{"GET", "/api/external/broll" + src, auth, nil},
+			{"GET", "/api/external/broll/" + vids[0].String() + src, auth, nil},
+			{"POST", "/api/external/broll/purchase", auth, map[string]any{"source": acct.Source, "video_ids": []string{vids[1].String()}}},
+			{"GET", "/api/external/broll/purchases" + src, auth, nil},
+			{"GET", "/api/external/broll/purchases" + src, nil, nil},
+		} {
+			r := e.send(t, n, c.method, c.path, c.header, c.body)
+			if p := problemOf(t, r); r.status != 410 || p.Code != "sunset" || p.MigrationGuide != "http://api.test/docs/migration" {
+				t.Errorf("after sunset, %s %s: %d %s", c.method, c.path, r.status, r.raw)
+			}
+			checkSunsetHeaders(t, "after sunset", r)
+		}
+		if b := checkBalance(t, e, acct.ID); b != 3000 {
+			t.Fatalf("balance %d cents after sunset, want 3000", b)
+		}
+	})
 }
 
 func checkBalance(t *testing.T, e *testEnv, account any) int64 {
