@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"net/http/httptest"
 	"net/url"
@@ -22,11 +23,7 @@ func (e *testEnv) buyLinks(t *testing.T, n int) []string {
 	vids := billingtest.Videos(t, e.pool, n, "easy")
 	links := make([]string, n)
 	for i, v := range vids {
-		content := make([]byte, 10_000)
-		for j := range content {
-			content[j] = byte('0' + j%10)
-		}
-		e.putMedia(t, v, content)
+		e.putMedia(t, v, bytes.Repeat([]byte("0123456789"), 1000))
 		links[i] = e.buy(t, 0, cust.Secret, v).link(0)
 	}
 	return links

@@ -311,6 +311,7 @@ func TestMCPPrincipalPerRequest(t *testing.T) {
 					errs <- err
 					return
 				}
+				// Read here, not with decode: t.Fatal must not run off the test's goroutine.
 				raw, _ := json.Marshal(res.StructuredContent)
 				var got balanceBody
 				if err := json.Unmarshal(raw, &got); err != nil || got.Key.ID != key.ID.String() || got.Key.CustomerLabel != key.Label {
