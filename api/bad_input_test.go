@@ -24,7 +24,7 @@ func TestBadInputRegressions(t *testing.T) {
 	legacy := e.legacyNode(t, clock)
 	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 1000, Legacy: true})
 	key := acct.RootKey.Secret
-	legacyAuth := map[string]string{"Authorization": "Bearer " + testLegacySecret}
+	legacyAuth := bearerHeader(testLegacySecret)
 
 	// Text Postgres refuses (invalid UTF-8, NUL) was a 500 from the query;
 	// it is a 400 naming the parameter.
@@ -37,16 +37,16 @@ func TestBadInputRegressions(t *testing.T) {
 		{"/api/v1/broll/purchases?semantic_search=%00", "semantic_search"},
 	} {
 		r := e.do(t, 0, "GET", c.path, key, nil)
-		if r.status != http.StatusBadRequest || r.str("code") != "invalid_request" || r.str("field") != c.field {
+		if r.status != http.StatusBadRequest || problemOf(t, r).Code != "invalid_request" || problemOf(t, r).Field != c.field {
 			t.Errorf("GET %s: %d %s, want 400 naming %s", c.path, r.status, r.raw, c.field)
 		}
 	}
 	r := e.do(t, 0, "POST", "/api/v1/keys", key, `{"customer_label": "a\u0000b"}`)
-	if r.status != http.StatusBadRequest || r.str("field") != "customer_label" {
+	if r.status != http.StatusBadRequest || problemOf(t, r).Field != "customer_label" {
 		t.Errorf("label with NUL: %d %s", r.status, r.raw)
 	}
 	r = e.send(t, legacy, "GET", "/api/external/broll/purchases?source="+acct.Source+"&customer_email=a%00@b.co", legacyAuth, nil)
-	if r.status != http.StatusBadRequest || r.str("field") != "customer_email" {
+	if r.status != http.StatusBadRequest || problemOf(t, r).Field != "customer_email" {
 		t.Errorf("legacy email with NUL: %d %s", r.status, r.raw)
 	}
 	r = e.send(t, legacy, "GET", "/api/external/broll?source=%FF", legacyAuth, nil)
@@ -57,7 +57,7 @@ func TestBadInputRegressions(t *testing.T) {
 	// A method fiber does not know was a plain-text 400.
 	for _, m := range []string{"PROPFIND", "get", "BREW"} {
 		r := e.do(t, 0, m, "/api/v1/broll", key, nil) // do checks the problem shape
-		if r.status != http.StatusBadRequest || r.str("code") != "invalid_request" {
+		if r.status != http.StatusBadRequest || problemOf(t, r).Code != "invalid_request" {
 			t.Errorf("%s: %d %s", m, r.status, r.raw)
 		}
 	}

@@ -42,7 +42,6 @@ func TestCompressedBodies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bearer := func(k string) map[string]string { return map[string]string{"Authorization": "Bearer " + k} }
 	asJSON := func(v any) []byte { raw, _ := json.Marshal(v); return raw }
 	const formToken = "0123456789abcdef0123456789abcdef"
 	form := url.Values{"csrf_token": {formToken}, "email": {"nobody@example.com"}, "password": {"not the password"}}
@@ -56,14 +55,14 @@ func TestCompressedBodies(t *testing.T) {
 		// html: the dashboard answers errors with pages, not problem+json.
 		html bool
 	}{
-		{"REST purchase", "/api/v1/broll/purchase", bearer(acct.RootKey.Secret),
+		{"REST purchase", "/api/v1/broll/purchase", bearerHeader(acct.RootKey.Secret),
 			asJSON(map[string]any{"video_ids": vids, "dry_run": true}), 200, false},
-		{"REST keys", "/api/v1/keys", bearer(acct.RootKey.Secret),
+		{"REST keys", "/api/v1/keys", bearerHeader(acct.RootKey.Secret),
 			asJSON(map[string]any{"customer_label": "from a gzip body"}), 201, false},
 		{"MCP", mcpPath, map[string]string{"Authorization": "Bearer " + acct.RootKey.Secret,
 			"Accept": "application/json, text/event-stream"}, []byte(toolsCallBalance), 200, false},
 		// An import of no clips at all: valid, so it gets past decoding.
-		{"ops import", "/api/ops/v1/videos", bearer(ops.Secret), []byte(`[]`), 400, false},
+		{"ops import", "/api/ops/v1/videos", bearerHeader(ops.Secret), []byte(`[]`), 400, false},
 		{"legacy v0 purchase", "/api/external/broll/purchase", map[string]string{"X-API-Key": testLegacySecret},
 			asJSON(map[string]any{"source": acct.Source, "video_ids": vids}), 0, false},
 		// The form token only reaches the CSRF check when the body was
@@ -75,7 +74,7 @@ func TestCompressedBodies(t *testing.T) {
 	for _, s := range surfaces {
 		t.Run(s.name, func(t *testing.T) {
 			send := e.send
-			code := func(r response) string { return r.str("code") + ": " + r.str("detail") }
+			code := func(r response) string { return problemOf(t, r).Code + ": " + problemOf(t, r).Detail }
 			if s.html {
 				send = e.sendUnchecked
 				code = func(response) string { return "" }
@@ -97,7 +96,7 @@ func TestCompressedBodies(t *testing.T) {
 			// its decoded size is wrong.
 			big := append(bytes.Repeat([]byte(" "), e.cfg.MaxBodyBytes), s.body...)
 			r = send(t, n, "POST", s.path, gz, gzipped(t, big))
-			if r.status != 413 || (!s.html && r.str("code") != "payload_too_large") {
+			if r.status != 413 || (!s.html && problemOf(t, r).Code != "payload_too_large") {
 				t.Errorf("gzip over the limit: %d %s", r.status, r.raw)
 			}
 			legacy := strings.HasPrefix(s.path, legacyPrefix)
@@ -111,7 +110,7 @@ func TestCompressedBodies(t *testing.T) {
 					h[k] = v
 				}
 				r = send(t, n, "POST", s.path, h, string(s.body))
-				if r.status != 415 || (!s.html && r.str("code") != "unsupported_media_type") {
+				if r.status != 415 || (!s.html && problemOf(t, r).Code != "unsupported_media_type") {
 					t.Errorf("Content-Encoding %s: %d %s", enc, r.status, r.raw)
 				}
 				if legacy {
@@ -124,14 +123,14 @@ func TestCompressedBodies(t *testing.T) {
 	// A body that claims gzip and is not: 400, not a 500 or a hang.
 	r := e.send(t, n, "POST", "/api/v1/broll/purchase", map[string]string{"Authorization": "Bearer " + acct.RootKey.Secret,
 		"Content-Encoding": "gzip"}, `{"video_ids":[]}`)
-	if r.status != 400 || r.str("code") != "invalid_request" || !strings.Contains(r.str("detail"), "gzip") {
+	if r.status != 400 || problemOf(t, r).Code != "invalid_request" || !strings.Contains(problemOf(t, r).Detail, "gzip") {
 		t.Errorf("not gzip: %d %s", r.status, r.raw)
 	}
 	// A truncated stream is the same.
 	whole := gzipped(t, asJSON(map[string]any{"video_ids": vids}))
 	r = e.send(t, n, "POST", "/api/v1/broll/purchase", map[string]string{"Authorization": "Bearer " + acct.RootKey.Secret,
 		"Content-Encoding": "gzip"}, whole[:len(whole)-6])
-	if r.status != 400 || r.str("code") != "invalid_request" {
+	if r.status != 400 || problemOf(t, r).Code != "invalid_request" {
 		t.Errorf("truncated gzip: %d %s", r.status, r.raw)
 	}
 }

@@ -91,22 +91,22 @@ func TestListBrollOverHTTP(t *testing.T) {
 	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 10000})
 	cust := acct.CustomerKey(t, e.pool, "alice")
 
-	r := e.do(t, 0, "GET", "/api/v1/broll", cust.Secret, nil)
-	if r.status != 200 {
-		t.Fatalf("list: %d %s", r.status, r.raw)
+	page := func(t *testing.T, key, query string) videoList {
+		t.Helper()
+		return expect[videoList](t, e.do(t, 0, "GET", "/api/v1/broll?"+query, key, nil), 200)
 	}
-	page := decode[videoList](t, r)
-	if pg := page.Pagination; pg.Limit != 20 || pg.Offset != 0 || pg.Page != 1 ||
+	first := page(t, cust.Secret, "")
+	if pg := first.Pagination; pg.Limit != 20 || pg.Offset != 0 || pg.Page != 1 ||
 		pg.Total != 4 || pg.HasMore || pg.TotalExact == nil || !*pg.TotalExact {
-		t.Fatalf("pagination: %s", r.raw)
+		t.Fatalf("pagination: %+v", pg)
 	}
-	videos := page.Videos
+	videos := first.Videos
 	if len(videos) != 4 {
 		t.Fatalf("%d videos", len(videos))
 	}
 	// decode holds every member of the Video object to be there (and
 	// similarity, an optional one, to be absent when nil).
-	v := videos[slices.Index(page.titles(), "Woman laughing in a car")]
+	v := videos[slices.Index(first.titles(), "Woman laughing in a car")]
 	id := ids["Woman laughing in a car"].String()
 	if v.Similarity != nil {
 		t.Error("similarity outside semantic search")
@@ -118,88 +118,71 @@ func TestListBrollOverHTTP(t *testing.T) {
 		v.Model == nil || v.Model.Name != "Ava" {
 		t.Fatalf("video: %+v", v)
 	}
-	angry := videos[slices.Index(page.titles(), "Angry man shouting on the street")]
+	angry := videos[slices.Index(first.titles(), "Angry man shouting on the street")]
 	if angry.ThumbnailURL != nil || angry.Model != nil || angry.PreviewURL == "" {
 		t.Fatalf("clip without thumbnail: %+v", angry)
 	}
 
-	list := func(query string) []string {
-		t.Helper()
-		r := e.do(t, 0, "GET", "/api/v1/broll?"+query, cust.Secret, nil)
-		if r.status != 200 {
-			t.Fatalf("%s: %d %s", query, r.status, r.raw)
+	list := func(t *testing.T, query string) []string { return page(t, cust.Secret, query).titles() }
+	t.Run("filters, sorts, keyword search and pages", func(t *testing.T) {
+		if got := list(t, "emotion=laughing&sort_by=price&sort_order=desc"); !slices.Equal(got, []string{"Young woman laughing at her phone", "Woman laughing in a car"}) {
+			t.Errorf("laughing by price: %v", got)
 		}
-		return decode[videoList](t, r).titles()
-	}
-	if got := list("emotion=laughing&sort_by=price&sort_order=desc"); !slices.Equal(got, []string{"Young woman laughing at her phone", "Woman laughing in a car"}) {
-		t.Errorf("laughing by price: %v", got)
-	}
-	if got := list("search=coff"); !slices.Equal(got, []string{"Man drinking coffee in the kitchen"}) {
-		t.Errorf("search: %v", got)
-	}
-	if got := list("search=" + url.QueryEscape("lady giggling")); len(got) != 0 {
-		t.Errorf("keyword search is not semantic: %v", got)
-	}
-	if got := list("limit=1&page=2"); len(got) != 1 {
-		t.Errorf("page 2: %v", got)
-	}
-	// Keyset paging: next_cursor walks the same list page by page.
-	var walked []string
-	for q := "limit=1&sort_by=price"; ; {
-		r := e.do(t, 0, "GET", "/api/v1/broll?"+q, cust.Secret, nil)
-		if r.status != 200 {
-			t.Fatalf("%s: %d %s", q, r.status, r.raw)
+		if got := list(t, "search=coff"); !slices.Equal(got, []string{"Man drinking coffee in the kitchen"}) {
+			t.Errorf("search: %v", got)
 		}
-		page := decode[videoList](t, r)
-		walked = append(walked, page.titles()...)
-		next := page.Pagination.NextCursor
-		if next == nil || *next == "" {
-			break
+		if got := list(t, "search="+url.QueryEscape("lady giggling")); len(got) != 0 {
+			t.Errorf("keyword search is not semantic: %v", got)
 		}
-		q = "limit=1&sort_by=price&cursor=" + url.QueryEscape(*next)
-	}
-	if want := list("limit=100&sort_by=price"); !slices.Equal(walked, want) {
-		t.Errorf("by cursor: %v, want %v", walked, want)
-	}
-
-	// Semantic search: similarity on every result, best first.
-	r = e.do(t, 0, "GET", "/api/v1/broll?semantic_search="+url.QueryEscape("lady giggling behind the wheel")+"&limit=3", cust.Secret, nil)
-	if r.status != 200 {
-		t.Fatalf("semantic: %d %s", r.status, r.raw)
-	}
-	semantic := decode[videoList](t, r)
-	videos = semantic.Videos
-	if len(videos) != 3 || videos[0].Title != "Woman laughing in a car" {
-		t.Fatalf("semantic: %d %v", r.status, semantic.titles())
-	}
-	for i, v := range videos {
-		if v.Similarity == nil || (i > 0 && *videos[i-1].Similarity < *v.Similarity) {
-			t.Fatalf("similarity order: %s", r.raw)
+		if got := list(t, "limit=1&page=2"); len(got) != 1 {
+			t.Errorf("page 2: %v", got)
 		}
-	}
-	if pg := semantic.Pagination; pg.Total != 4 || !pg.HasMore {
-		t.Fatalf("semantic pagination: %+v", pg)
-	}
-
-	// Ownership is the calling key's.
-	buy := e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{id}})
-	if buy.status != 200 {
-		t.Fatalf("purchase: %s", buy.raw)
-	}
-	r = e.do(t, 0, "GET", "/api/v1/broll?owned=true", cust.Secret, nil)
-	owned := decode[videoList](t, r).Videos
-	if len(owned) != 1 || owned[0].ID != id || !owned[0].Owned || owned[0].DownloadURL == nil ||
-		!strings.HasPrefix(*owned[0].DownloadURL, "http://api.test/api/v1/downloads/") ||
-		owned[0].DownloadURLExpiresAt == nil {
-		t.Fatalf("owned=true: %s", r.raw)
-	}
-	if got := list("owned=false"); len(got) != 3 || slices.Contains(got, "Woman laughing in a car") {
-		t.Fatalf("owned=false: %v", got)
-	}
-	r = e.do(t, 0, "GET", "/api/v1/broll?owned=true", acct.RootKey.Secret, nil)
-	if got := decode[videoList](t, r).Videos; len(got) != 0 {
-		t.Fatalf("the root key did not buy it: %s", r.raw)
-	}
+	})
+	t.Run("next_cursor walks the same list page by page", func(t *testing.T) {
+		var walked []string
+		for q := "limit=1&sort_by=price"; ; {
+			p := page(t, cust.Secret, q)
+			walked = append(walked, p.titles()...)
+			next := p.Pagination.NextCursor
+			if next == nil || *next == "" {
+				break
+			}
+			q = "limit=1&sort_by=price&cursor=" + url.QueryEscape(*next)
+		}
+		if want := list(t, "limit=100&sort_by=price"); !slices.Equal(walked, want) {
+			t.Errorf("by cursor: %v, want %v", walked, want)
+		}
+	})
+	t.Run("semantic search has similarity on every result, best first", func(t *testing.T) {
+		semantic := page(t, cust.Secret, "semantic_search="+url.QueryEscape("lady giggling behind the wheel")+"&limit=3")
+		videos := semantic.Videos
+		if len(videos) != 3 || videos[0].Title != "Woman laughing in a car" {
+			t.Fatalf("semantic: %v", semantic.titles())
+		}
+		for i, v := range videos {
+			if v.Similarity == nil || (i > 0 && *videos[i-1].Similarity < *v.Similarity) {
+				t.Fatalf("similarity order: %+v", videos)
+			}
+		}
+		if pg := semantic.Pagination; pg.Total != 4 || !pg.HasMore {
+			t.Fatalf("semantic pagination: %+v", pg)
+		}
+	})
+	t.Run("ownership is the calling key's", func(t *testing.T) {
+		e.buy(t, 0, cust.Secret, ids["Woman laughing in a car"])
+		owned := page(t, cust.Secret, "owned=true").Videos
+		if len(owned) != 1 || owned[0].ID != id || !owned[0].Owned || owned[0].DownloadURL == nil ||
+			!strings.HasPrefix(*owned[0].DownloadURL, "http://api.test/api/v1/downloads/") ||
+			owned[0].DownloadURLExpiresAt == nil {
+			t.Fatalf("owned=true: %+v", owned)
+		}
+		if got := list(t, "owned=false"); len(got) != 3 || slices.Contains(got, "Woman laughing in a car") {
+			t.Fatalf("owned=false: %v", got)
+		}
+		if got := page(t, acct.RootKey.Secret, "owned=true").Videos; len(got) != 0 {
+			t.Fatalf("the root key did not buy it: %+v", got)
+		}
+	})
 }
 
 func TestListBrollRejectsBadInput(t *testing.T) {
@@ -261,12 +244,8 @@ func TestGetBrollAndFiltersOverHTTP(t *testing.T) {
 	cust := acct.CustomerKey(t, e.pool, "alice")
 	id := ids["Man drinking coffee in the kitchen"].String()
 
-	r := e.do(t, 0, "GET", "/api/v1/broll/"+id, cust.Secret, nil)
-	if r.status != 200 {
-		t.Fatalf("get: %d %s", r.status, r.raw)
-	}
-	if v := decode[videoBody](t, r); v.ID != id || v.Price != 10 || v.Owned {
-		t.Fatalf("get: %d %s", r.status, r.raw)
+	if v := expect[videoBody](t, e.do(t, 0, "GET", "/api/v1/broll/"+id, cust.Secret, nil), 200); v.ID != id || v.Price != 10 || v.Owned {
+		t.Fatalf("get: %+v", v)
 	}
 	if r := e.do(t, 0, "GET", "/api/v1/broll/not-a-uuid", cust.Secret, nil); r.status != 400 || problemOf(t, r).Field != "id" {
 		t.Fatalf("bad id: %d %s", r.status, r.raw)
@@ -274,26 +253,21 @@ func TestGetBrollAndFiltersOverHTTP(t *testing.T) {
 	if r := e.do(t, 0, "GET", "/api/v1/broll/"+uuid.NewString(), cust.Secret, nil); r.status != 404 || problemOf(t, r).Code != "not_found" {
 		t.Fatalf("unknown id: %d %s", r.status, r.raw)
 	}
-	e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{id}})
-	r = e.do(t, 0, "GET", "/api/v1/broll/"+id, cust.Secret, nil)
-	if v := decode[videoBody](t, r); !v.Owned || v.DownloadURL == nil || *v.DownloadURL == "" {
-		t.Fatalf("owned get: %s", r.raw)
+	e.buy(t, 0, cust.Secret, ids["Man drinking coffee in the kitchen"])
+	if v := decode[videoBody](t, e.do(t, 0, "GET", "/api/v1/broll/"+id, cust.Secret, nil)); !v.Owned || v.DownloadURL == nil || *v.DownloadURL == "" {
+		t.Fatalf("owned get: %+v", v)
 	}
 	// The purchases list is its own route, not a video id.
 	if r := e.do(t, 0, "GET", "/api/v1/broll/purchases", cust.Secret, nil); r.status != 200 || decode[purchaseList](t, r).Purchases == nil {
 		t.Fatalf("purchases route shadowed: %d %s", r.status, r.raw)
 	}
 
-	r = e.do(t, 0, "GET", "/api/v1/broll/filters", cust.Secret, nil)
-	if r.status != 200 {
-		t.Fatalf("filters: %d %s", r.status, r.raw)
-	}
-	f := decode[filtersBody](t, r)
+	f := expect[filtersBody](t, e.do(t, 0, "GET", "/api/v1/broll/filters", cust.Secret, nil), 200)
 	if len(f.Emotion) != 3 || f.Emotion[0].Value != "neutral" {
 		t.Fatalf("emotions: %+v", f.Emotion)
 	}
 	if len(f.Difficulty) == 0 {
-		t.Fatalf("difficulty: %s", r.raw)
+		t.Fatalf("difficulty: %+v", f)
 	}
 	if first := f.Difficulty[0]; first.Name != "easy" || first.Price != 5 || first.Count != 2 || first.Currency != "USD" {
 		t.Fatalf("difficulty: %+v", f.Difficulty)
@@ -305,7 +279,7 @@ func TestGetBrollAndFiltersOverHTTP(t *testing.T) {
 	for k, vals := range map[string][]valueCount{"gender": f.Gender, "age_range": f.AgeRange, "location": f.Location,
 		"media_type": f.MediaType, "orientation": f.Orientation} {
 		if vals == nil {
-			t.Errorf("filters lack %s: %s", k, r.raw)
+			t.Errorf("filters lack %s: %+v", k, f)
 		}
 	}
 }

@@ -66,10 +66,10 @@ func TestErrorPages(t *testing.T) {
 
 	t.Run("a real problem links to its page", func(t *testing.T) {
 		r := e.do(t, 0, "GET", "/api/v1/balance", "", nil)
-		if r.status != 401 || r.str("type") != base+"/docs/errors/"+string(apperr.Unauthorized) {
-			t.Fatalf("problem type %q", r.str("type"))
+		if r.status != 401 || problemOf(t, r).Type != base+"/docs/errors/"+string(apperr.Unauthorized) {
+			t.Fatalf("problem type %q", problemOf(t, r).Type)
 		}
-		page := e.do(t, 0, "GET", strings.TrimPrefix(r.str("type"), base), "", nil)
+		page := e.do(t, 0, "GET", strings.TrimPrefix(problemOf(t, r).Type, base), "", nil)
 		if page.status != 200 || !strings.Contains(string(page.raw), "401") {
 			t.Fatalf("page of the problem: %d", page.status)
 		}

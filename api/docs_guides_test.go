@@ -44,7 +44,7 @@ func TestGuidePages(t *testing.T) {
 	}
 
 	t.Run("an unknown guide is 404 and the fixed /docs paths keep their pages", func(t *testing.T) {
-		if r := e.do(t, 0, "GET", "/docs/no_such_guide", "", nil); r.status != 404 || r.str("code") != "not_found" {
+		if r := e.do(t, 0, "GET", "/docs/no_such_guide", "", nil); r.status != 404 || problemOf(t, r).Code != "not_found" {
 			t.Errorf("unknown guide: %d %s", r.status, r.raw)
 		}
 		if r := e.do(t, 0, "GET", "/docs/errors", "", nil); r.status != 200 || !strings.Contains(string(r.raw), `href="/docs/errors/`) {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"net/http/httptest"
 	"net/url"
@@ -22,16 +23,8 @@ func (e *testEnv) buyLinks(t *testing.T, n int) []string {
 	vids := billingtest.Videos(t, e.pool, n, "easy")
 	links := make([]string, n)
 	for i, v := range vids {
-		content := make([]byte, 10_000)
-		for j := range content {
-			content[j] = byte('0' + j%10)
-		}
-		e.putMedia(t, v, content)
-		r := e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []uuid.UUID{v}})
-		if r.status != 200 {
-			t.Fatalf("purchase: %s", r.raw)
-		}
-		links[i] = r.body["purchases"].([]any)[0].(map[string]any)["download_url"].(string)
+		e.putMedia(t, v, bytes.Repeat([]byte("0123456789"), 1000))
+		links[i] = e.buy(t, 0, cust.Secret, v).link(0)
 	}
 	return links
 }
@@ -83,11 +76,11 @@ func TestDownloadLog(t *testing.T) {
 	})
 
 	t.Run("bytes sent are logged", func(t *testing.T) {
-		if res, body := e.get(t, 0, link, nil); res.StatusCode != 200 || len(body) != 10_000 {
-			t.Fatalf("GET: %d, %d bytes", res.StatusCode, len(body))
+		if r := e.open(t, 0, link, nil); r.status != 200 || len(r.raw) != 10_000 {
+			t.Fatalf("GET: %d, %d bytes", r.status, len(r.raw))
 		}
-		if res, body := e.get(t, 0, link, map[string]string{"Range": "bytes=100-199"}); res.StatusCode != 206 || len(body) != 100 {
-			t.Fatalf("range: %d, %d bytes", res.StatusCode, len(body))
+		if r := e.open(t, 0, link, map[string]string{"Range": "bytes=100-199"}); r.status != 206 || len(r.raw) != 100 {
+			t.Fatalf("range: %d, %d bytes", r.status, len(r.raw))
 		}
 		got := e.downloadLog(t, link)
 		if len(got) != 2 {
@@ -109,22 +102,22 @@ func TestDownloadLimits(t *testing.T) {
 	links := e.buyLinks(t, 2)
 	wantLimited := func(t *testing.T, what, link string) {
 		t.Helper()
-		res, body := e.get(t, 0, link, nil)
-		if res.StatusCode != 429 {
-			t.Fatalf("%s: %d %s, want 429", what, res.StatusCode, body)
+		r := e.open(t, 0, link, nil)
+		if r.status != 429 {
+			t.Fatalf("%s: %d %s, want 429", what, r.status, r.raw)
 		}
-		if secs, err := strconv.Atoi(res.Header.Get("Retry-After")); err != nil || secs < 1 {
-			t.Errorf("%s: Retry-After %q", what, res.Header.Get("Retry-After"))
+		if secs, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || secs < 1 {
+			t.Errorf("%s: Retry-After %q", what, r.header.Get("Retry-After"))
 		}
 	}
 	for i := range 3 {
-		if res, _ := e.get(t, 0, links[0], nil); res.StatusCode != 200 {
-			t.Fatalf("fetch %d of purchase 1: %d", i, res.StatusCode)
+		if r := e.open(t, 0, links[0], nil); r.status != 200 {
+			t.Fatalf("fetch %d of purchase 1: %d", i, r.status)
 		}
 	}
 	wantLimited(t, "4th fetch of one purchase", links[0])
-	if res, _ := e.get(t, 0, links[1], nil); res.StatusCode != 200 {
-		t.Fatalf("another purchase from the same address: %d", res.StatusCode)
+	if r := e.open(t, 0, links[1], nil); r.status != 200 {
+		t.Fatalf("another purchase from the same address: %d", r.status)
 	}
 	wantLimited(t, "6th fetch from one address", links[1])
 	if got := len(e.downloadLog(t, links[0])) + len(e.downloadLog(t, links[1])); got != 4 {

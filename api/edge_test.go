@@ -55,70 +55,56 @@ func TestV1RoutesAuthMatrix(t *testing.T) {
 		{"DELETE", "/api/v1/keys?id=" + victim.ID.String(), nil, tenancy.ScopeKeysManage, 200},
 		{"GET", "/api/v1/pricing", nil, tenancy.ScopePricingRead, 200},
 	}
+	type caller struct {
+		who, key   string
+		wantStatus int
+		wantCode   string
+	}
 	for _, rt := range routes {
-		name := rt.method + " " + rt.path
-		cases := []struct {
-			who        string
-			key        string
-			wantStatus int
-			wantCode   string
-		}{
+		cases := []caller{
 			{"no key", "", 401, "unauthorized"},
 			{"garbage key", "dsk_nope", 401, "unauthorized"},
 			{"well-formed unknown key", "dsk_" + strings.Repeat("A", 43), 401, "unauthorized"},
 			{"revoked key", revoked.Secret, 401, "unauthorized"},
 		}
 		if rt.scope == tenancy.ScopeKeysManage {
-			cases = append(cases,
-				struct {
-					who, key   string
-					wantStatus int
-					wantCode   string
-				}{"customer key of another account", otherCust.Secret, 403, "insufficient_scope"},
-				struct {
-					who, key   string
-					wantStatus int
-					wantCode   string
-				}{"customer key lacking keys:manage", cust.Secret, 403, "insufficient_scope"},
-			)
+			cases = append(cases, caller{"customer key of another account", otherCust.Secret, 403, "insufficient_scope"},
+				caller{"customer key lacking keys:manage", cust.Secret, 403, "insufficient_scope"})
 		} else {
 			lacking := readOnly.Secret
 			if rt.scope == tenancy.ScopeBrollRead {
 				lacking = billingOnly.Secret
 			}
-			cases = append(cases, struct {
-				who, key   string
-				wantStatus int
-				wantCode   string
-			}{"key lacking the scope", lacking, 403, "insufficient_scope"})
+			cases = append(cases, caller{"key lacking the scope", lacking, 403, "insufficient_scope"})
 		}
-		cases = append(cases, struct {
-			who, key   string
-			wantStatus int
-			wantCode   string
-		}{"right key", acct.RootKey.Secret, rt.okStatus, ""})
+		cases = append(cases, caller{"right key", acct.RootKey.Secret, rt.okStatus, ""})
 
-		for _, tc := range cases {
-			r := e.do(t, 0, rt.method, rt.path, tc.key, rt.body)
-			if r.status != tc.wantStatus || r.str("code") != tc.wantCode {
-				t.Errorf("%s as %s: got %d %q, want %d %q (%s)", name, tc.who, r.status, r.str("code"),
-					tc.wantStatus, tc.wantCode, r.raw)
+		t.Run(rt.method+" "+rt.path, func(t *testing.T) {
+			for _, tc := range cases {
+				r := e.do(t, 0, rt.method, rt.path, tc.key, rt.body)
+				var p problem
+				if r.status >= 400 {
+					p = problemOf(t, r)
+				}
+				if r.status != tc.wantStatus || p.Code != tc.wantCode {
+					t.Errorf("as %s: got %d %q, want %d %q (%s)", tc.who, r.status, p.Code, tc.wantStatus, tc.wantCode, r.raw)
+				}
+				if tc.wantStatus == 401 && !strings.HasPrefix(r.header.Get("WWW-Authenticate"), "Bearer") {
+					t.Errorf("as %s: 401 without WWW-Authenticate: Bearer", tc.who)
+				}
+				if tc.wantCode == "insufficient_scope" && p.RequiredScope != string(rt.scope) {
+					t.Errorf("as %s: required_scope %q, want %q", tc.who, p.RequiredScope, rt.scope)
+				}
+				if tc.wantStatus < 400 && r.header.Get("X-RateLimit-Limit") == "" {
+					t.Errorf("as %s: no rate-limit headers", tc.who)
+				}
 			}
-			if tc.wantStatus == 401 && !strings.HasPrefix(r.header.Get("WWW-Authenticate"), "Bearer") {
-				t.Errorf("%s as %s: 401 without WWW-Authenticate: Bearer", name, tc.who)
-			}
-			if tc.wantCode == "insufficient_scope" && r.str("required_scope") != string(rt.scope) {
-				t.Errorf("%s as %s: required_scope %q, want %q", name, tc.who, r.str("required_scope"), rt.scope)
-			}
-			if tc.wantStatus < 400 && r.header.Get("X-RateLimit-Limit") == "" {
-				t.Errorf("%s as %s: no rate-limit headers", name, tc.who)
-			}
-		}
+		})
 	}
 
 	// Tenant isolation: another account's key id is 404, never 403.
 	r := e.do(t, 0, "DELETE", "/api/v1/keys?id="+cust.ID.String(), other.RootKey.Secret, nil)
-	if r.status != 404 || r.str("code") != "not_found" {
+	if r.status != 404 || problemOf(t, r).Code != "not_found" {
 		t.Errorf("revoking another account's key: %d %s", r.status, r.raw)
 	}
 	if r := e.do(t, 0, "GET", "/api/v1/pricing", cust.Secret, nil); r.status != 200 {
@@ -132,57 +118,48 @@ func TestKeyEndpoints(t *testing.T) {
 	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{})
 	root := acct.RootKey.Secret
 
-	bad := []struct {
-		body any
-		want string
-	}{
-		{`{"customer_label":`, "malformed JSON"},
-		{`[]`, "JSON object"},
-		{map[string]any{}, "customer_label is required"},
-		{map[string]any{"customer_label": "   "}, "customer_label is required"},
-		{map[string]any{"customer_label": strings.Repeat("x", 201)}, "at most 200"},
-		{map[string]any{"customer_label": 7}, "customer_label must be of type string"},
-		{map[string]any{"customer_label": "a", "scopes": []string{"keys:manage"}}, "not grantable"},
-		{map[string]any{"customer_label": "a", "scopes": []string{"broll:fly"}}, "not grantable"},
-		{map[string]any{"customer_label": "a", "customer_email": "x@y"}, "unknown field"},
-	}
-	for _, b := range bad {
-		r := e.do(t, 0, "POST", "/api/v1/keys", root, b.body)
-		if r.status != 400 || r.str("code") != "invalid_request" || !strings.Contains(r.str("detail"), b.want) {
-			t.Errorf("POST %v: %d %s, want 400 containing %q", b.body, r.status, r.raw, b.want)
+	t.Run("a bad body is 400 naming what is wrong, and makes no key", func(t *testing.T) {
+		for body, want := range map[string]string{
+			`{"customer_label":`:        "malformed JSON",
+			`[]`:                        "JSON object",
+			`{}`:                        "customer_label is required",
+			`{"customer_label": "   "}`: "customer_label is required",
+			`{"customer_label": "` + strings.Repeat("x", 201) + `"}`: "at most 200",
+			`{"customer_label": 7}`:                                  "customer_label must be of type string",
+			`{"customer_label": "a", "scopes": ["keys:manage"]}`:     "not grantable",
+			`{"customer_label": "a", "scopes": ["broll:fly"]}`:       "not grantable",
+			`{"customer_label": "a", "customer_email": "x@y"}`:       "unknown field",
+		} {
+			r := e.do(t, 0, "POST", "/api/v1/keys", root, body)
+			if p := problemOf(t, r); r.status != 400 || p.Code != "invalid_request" || !strings.Contains(p.Detail, want) {
+				t.Errorf("POST %s: %d %s, want 400 containing %q", body, r.status, r.raw, want)
+			}
 		}
-	}
-	var n int
-	if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM api_keys WHERE parent_id IS NOT NULL`).Scan(&n); err != nil || n != 0 {
-		t.Fatalf("bad requests created keys: %d %v", n, err)
-	}
+		var n int
+		if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM api_keys WHERE parent_id IS NOT NULL`).Scan(&n); err != nil || n != 0 {
+			t.Fatalf("bad requests created keys: %d %v", n, err)
+		}
+	})
 
-	r := e.do(t, 0, "POST", "/api/v1/keys", root, map[string]any{"customer_label": "  Acme customer 42  ", "scopes": []string{"broll:read", "broll:purchase"}})
-	if r.status != 201 || r.body["success"] != true {
-		t.Fatalf("create: %d %s", r.status, r.raw)
+	created := expect[keyCreated](t, e.do(t, 0, "POST", "/api/v1/keys", root, map[string]any{"customer_label": "  Acme customer 42  ", "scopes": []string{"broll:read", "broll:purchase"}}), 201)
+	secret, details := created.APIKey, created.Details
+	if !created.Success || !strings.HasPrefix(secret, "dsk_") || len(secret) < 4+43 || details.CustomerLabel != "Acme customer 42" ||
+		details.TotalRequests != 0 || details.LastUsedAt != nil {
+		t.Fatalf("create body: %+v", created)
 	}
-	secret := r.str("api_key")
-	details := r.body["details"].(map[string]any)
-	if !strings.HasPrefix(secret, "dsk_") || len(secret) < 4+43 || details["customer_label"] != "Acme customer 42" ||
-		details["total_requests"].(float64) != 0 || details["last_used_at"] != nil {
-		t.Fatalf("create body: %s", r.raw)
-	}
-	id := details["id"].(string)
+	id := details.ID
 
 	// The new key works, within its scopes only.
 	if r := e.do(t, 0, "GET", "/api/v1/keys", secret, nil); r.status != 403 {
 		t.Fatalf("customer key managed keys: %d", r.status)
 	}
 
-	r = e.do(t, 0, "GET", "/api/v1/keys", root, nil)
-	keys := r.body["keys"].([]any)
-	if r.status != 200 || len(keys) != 1 {
-		t.Fatalf("list: %d %s", r.status, r.raw)
+	keys := expect[keyList](t, e.do(t, 0, "GET", "/api/v1/keys", root, nil), 200).Keys
+	if len(keys) != 1 {
+		t.Fatalf("list: %+v", keys)
 	}
-	k := keys[0].(map[string]any)
-	if k["id"] != id || k["total_requests"].(float64) != 1 || k["last_used_at"] == nil ||
-		!strings.HasPrefix(secret, k["key_prefix"].(string)) || k["revoked_at"] != nil {
-		t.Fatalf("listed key: %v", k)
+	if k := keys[0]; k.ID != id || k.TotalRequests != 1 || k.LastUsedAt == nil || !strings.HasPrefix(secret, k.KeyPrefix) || k.RevokedAt != nil {
+		t.Fatalf("listed key: %+v", k)
 	}
 
 	for _, q := range []string{"", "?id=", "?id=nope"} {
@@ -193,10 +170,9 @@ func TestKeyEndpoints(t *testing.T) {
 	if r := e.do(t, 0, "DELETE", "/api/v1/keys?id="+uuid.NewString(), root, nil); r.status != 404 {
 		t.Errorf("DELETE unknown: %d", r.status)
 	}
-	first := e.do(t, 0, "DELETE", "/api/v1/keys?id="+id, root, nil)
-	again := e.do(t, 0, "DELETE", "/api/v1/keys?id="+id, root, nil)
-	if first.status != 200 || again.status != 200 || first.str("revoked_at") != again.str("revoked_at") {
-		t.Fatalf("revoke twice: %s / %s", first.raw, again.raw)
+	first := expect[keyRevoked](t, e.do(t, 0, "DELETE", "/api/v1/keys?id="+id, root, nil), 200)
+	if again := expect[keyRevoked](t, e.do(t, 0, "DELETE", "/api/v1/keys?id="+id, root, nil), 200); first.RevokedAt != again.RevokedAt {
+		t.Fatalf("revoke twice: %+v / %+v", first, again)
 	}
 	// A root key cannot revoke itself through the customer-key endpoint.
 	if r := e.do(t, 0, "DELETE", "/api/v1/keys?id="+acct.RootKey.ID.String(), root, nil); r.status != 404 {
@@ -276,7 +252,7 @@ func TestRateLimitSharedAcrossNodes(t *testing.T) {
 		t.Fatalf("got %d 429s for 61 requests, want exactly 1", limited)
 	}
 	retry, err := strconv.Atoi(last.header.Get("Retry-After"))
-	if err != nil || retry < 1 || last.header.Get("X-RateLimit-Limit") != "60" || last.str("code") != "rate_limited" {
+	if err != nil || retry < 1 || last.header.Get("X-RateLimit-Limit") != "60" || problemOf(t, last).Code != "rate_limited" {
 		t.Fatalf("429 response: %v %s", last.header, last.raw)
 	}
 	if r := e.do(t, 1, "GET", "/api/v1/pricing", k2.Secret, nil); r.status != 200 {
@@ -346,7 +322,7 @@ func TestUnknownRouteAndBodyLimit(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOpts{})
 	r := e.do(t, 0, "GET", "/nope", "", nil)
-	if r.status != http.StatusNotFound || r.str("code") != "not_found" {
+	if r.status != http.StatusNotFound || problemOf(t, r).Code != "not_found" {
 		t.Fatalf("unknown route: %d %s", r.status, r.raw)
 	}
 	// The body limit is enforced by the server before routing, so this part

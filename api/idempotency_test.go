@@ -43,12 +43,12 @@ func TestIdempotentReplay(t *testing.T) {
 		acct.Root.KeyID).Scan(&made); err != nil || made != 1 {
 		t.Fatalf("%d keys made (%v), want 1", made, err)
 	}
-	if r := send(0, "/api/v1/keys", root, "create-1", map[string]any{"customer_label": "twice"}); r.status != 422 || r.str("code") != "idempotency_key_reused" {
+	if r := send(0, "/api/v1/keys", root, "create-1", map[string]any{"customer_label": "twice"}); r.status != 422 || problemOf(t, r).Code != "idempotency_key_reused" {
 		t.Fatalf("reuse with another body: %d %s", r.status, r.raw)
 	}
 
 	// A purchase: charged once, answered twice; an error answer is kept too.
-	customer := first.str("api_key")
+	customer := decode[keyCreated](t, first).APIKey
 	clip := billingtest.Videos(t, e.pool, 1, "hard")[0].String()
 	buy := map[string]any{"video_ids": []string{clip}}
 	p1 := send(0, "/api/v1/broll/purchase", customer, "buy-1", buy)
@@ -121,7 +121,7 @@ func TestIdempotentConcurrentDuplicates(t *testing.T) {
 			var dup response
 			if c.wait == 0 {
 				dup = e.send(t, 1, "POST", "/api/v1/broll/purchase", header, buy)
-				if dup.status != 409 || dup.str("code") != "idempotency_key_in_use" {
+				if dup.status != 409 || problemOf(t, dup).Code != "idempotency_key_in_use" {
 					t.Fatalf("duplicate while the first runs: %d %s", dup.status, dup.raw)
 				}
 				if err := hold.Commit(ctx); err != nil {

@@ -22,18 +22,14 @@ func TestKeyLimitsOverHTTP(t *testing.T) {
 	root := acct.RootKey.Secret
 	r := e.do(t, 0, "POST", "/api/v1/keys", root, map[string]any{"customer_label": "capped",
 		"spend_limit": map[string]any{"amount": 30, "period": "day"}, "rate_limit_per_minute": 7})
-	if r.status != 201 {
-		t.Fatalf("create: %d %s", r.status, r.raw)
-	}
-	details := r.body["details"].(map[string]any)
-	key, id := r.str("api_key"), details["id"].(string)
-	lim, _ := details["spend_limit"].(map[string]any)
-	spent, _ := details["spent"].(map[string]any)
-	if lim["amount"] != 30.0 || lim["period"] != "day" || spent["amount"] != 0.0 || spent["period_resets_at"] == nil ||
-		details["rate_limit_per_minute"] != 7.0 {
+	created := expect[keyCreated](t, r, 201)
+	key, d := created.APIKey, created.Details
+	id := d.ID
+	if d.SpendLimit == nil || d.SpendLimit.Amount != 30 || d.SpendLimit.Period != "day" || d.Spent == nil || d.Spent.Amount != 0 ||
+		d.Spent.PeriodResetsAt == nil || d.RateLimitPerMinute == nil || *d.RateLimitPerMinute != 7 {
 		t.Fatalf("created key: %s", r.raw)
 	}
-	limitOn := func(n int) string {
+	limitOn := func(t *testing.T, n int) string {
 		t.Helper()
 		r := e.do(t, n, "GET", "/api/v1/pricing", key, nil)
 		if r.status != 200 {
@@ -41,90 +37,81 @@ func TestKeyLimitsOverHTTP(t *testing.T) {
 		}
 		return r.header.Get("X-RateLimit-Limit")
 	}
-	if limitOn(0) != "7" || limitOn(1) != "7" {
-		t.Fatal("the key's own rate limit is not applied")
-	}
-	patch := func(n int, body any) response {
+	patch := func(t *testing.T, n int, body any) response {
 		t.Helper()
 		return e.do(t, n, "PATCH", "/api/v1/keys?id="+id, root, body)
 	}
-	if r := patch(0, map[string]any{"rate_limit_per_minute": 500}); r.status != 200 ||
-		r.body["key"].(map[string]any)["rate_limit_per_minute"] != 500.0 {
-		t.Fatalf("patch: %d %s", r.status, r.raw)
-	}
-	if got := limitOn(1); got != "500" {
-		t.Fatalf("node 1 applies %s requests/min after the change, want 500", got)
-	}
-	if r := patch(1, map[string]any{"rate_limit_per_minute": nil}); r.status != 200 {
-		t.Fatalf("patch to default: %d %s", r.status, r.raw)
-	}
-	if got, want := limitOn(0), e.cfg.RateLimitPerMinute; got != strconv.Itoa(want) {
-		t.Fatalf("node 0 applies %s requests/min after the reset, want the default %d", got, want)
-	}
 
-	// The spend limit: $25 fits, another $25 does not, and says why.
-	hard := billingtest.Videos(t, e.pool, 2, "hard")
-	if r := e.do(t, 0, "POST", "/api/v1/broll/purchase", key, map[string]any{"video_ids": []string{hard[0].String()}}); r.status != 200 {
-		t.Fatalf("first purchase: %d %s", r.status, r.raw)
-	}
-	r = e.do(t, 1, "POST", "/api/v1/broll/purchase", key, map[string]any{"video_ids": []string{hard[1].String()}})
-	if r.status != 402 || r.str("code") != "spend_limit_exceeded" || r.body["limit"] != 30.0 || r.body["spent"] != 25.0 ||
-		r.body["required"] != 25.0 || r.str("period_resets_at") == "" {
-		t.Fatalf("over the limit: %d %s", r.status, r.raw)
-	}
-	// Raising it lets the purchase through; the list shows what was spent.
-	if r := patch(0, map[string]any{"spend_limit": map[string]any{"amount": 50, "period": "month"}, "customer_label": "capped more"}); r.status != 200 {
-		t.Fatalf("raise: %d %s", r.status, r.raw)
-	}
-	if r := e.do(t, 1, "POST", "/api/v1/broll/purchase", key, map[string]any{"video_ids": []string{hard[1].String()}}); r.status != 200 {
-		t.Fatalf("after raising: %d %s", r.status, r.raw)
-	}
-	// get_balance over MCP shows the calling key's limit and spending.
-	cs := mcpMustConnect(t, e.serveLoopback(t), key)
-	bal := callToolOK(t, cs, "get_balance", nil)
-	bk := bal["key"].(map[string]any)
-	if bk["spend_limit"].(map[string]any)["amount"] != 50.0 || bk["spent"].(map[string]any)["amount"] != 50.0 {
-		t.Fatalf("get_balance: %v", bal)
-	}
-	// A purchase over MCP meets the same limit, with the same numbers.
-	extra := billingtest.Videos(t, e.pool, 1, "easy")[0].String()
-	if res, out := callTool(t, cs, "purchase_videos", map[string]any{"video_ids": []string{extra}}); !res.IsError ||
-		out["code"] != "spend_limit_exceeded" || out["spent"] != 50.0 || out["required"] != 5.0 {
-		t.Fatalf("purchase_videos over the limit: %v", out)
-	}
-	var page struct {
-		Keys []struct {
-			CustomerLabel string `json:"customer_label"`
-			Spent         struct {
-				Amount float64 `json:"amount"`
-				Period string  `json:"period"`
-			} `json:"spent"`
-		} `json:"keys"`
-	}
-	decodeInto(t, "list", e.do(t, 0, "GET", "/api/v1/keys", root, nil).raw, &page)
-	if len(page.Keys) != 1 || page.Keys[0].CustomerLabel != "capped more" || page.Keys[0].Spent.Amount != 50 || page.Keys[0].Spent.Period != "month" {
-		t.Fatalf("list: %+v", page.Keys)
-	}
-
-	for _, bad := range []map[string]any{
-		{"rate_limit_per_minute": 0},
-		{"rate_limit_per_minute": 100_001},
-		{"spend_limit": map[string]any{"amount": 5, "period": "week"}},
-		{"spend_limit": map[string]any{"period": "day"}},
-		{"spend_limit": map[string]any{"amount": -1, "period": "day"}},
-		{"customer_label": ""},
-		{"nonsense": true},
-		{},
-	} {
-		if r := patch(0, bad); r.status != 400 {
-			t.Errorf("PATCH %v: %d %s", bad, r.status, r.raw)
+	t.Run("a PATCH on one node changes the rate limit the other node applies", func(t *testing.T) {
+		if limitOn(t, 0) != "7" || limitOn(t, 1) != "7" {
+			t.Fatal("the key's own rate limit is not applied")
 		}
-	}
-	other := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{})
-	if r := e.do(t, 0, "PATCH", "/api/v1/keys?id="+id, other.RootKey.Secret, map[string]any{"rate_limit_per_minute": 5}); r.status != 404 {
-		t.Fatalf("another account's key: %d %s", r.status, r.raw)
-	}
-	if r := e.do(t, 0, "PATCH", "/api/v1/keys?id="+id, key, map[string]any{"rate_limit_per_minute": 5}); r.status != 403 {
-		t.Fatalf("a customer key: %d %s", r.status, r.raw)
-	}
+		if r := patch(t, 0, map[string]any{"rate_limit_per_minute": 500}); r.status != 200 ||
+			*decode[keyUpdated](t, r).Key.RateLimitPerMinute != 500 {
+			t.Fatalf("patch: %d %s", r.status, r.raw)
+		}
+		if got := limitOn(t, 1); got != "500" {
+			t.Fatalf("node 1 applies %s requests/min after the change, want 500", got)
+		}
+		if r := patch(t, 1, map[string]any{"rate_limit_per_minute": nil}); r.status != 200 {
+			t.Fatalf("patch to default: %d %s", r.status, r.raw)
+		}
+		if got, want := limitOn(t, 0), e.cfg.RateLimitPerMinute; got != strconv.Itoa(want) {
+			t.Fatalf("node 0 applies %s requests/min after the reset, want the default %d", got, want)
+		}
+	})
+
+	t.Run("a purchase past the spend limit is 402 with the numbers, on REST and MCP", func(t *testing.T) {
+		// $25 fits, another $25 does not, and says why.
+		hard := billingtest.Videos(t, e.pool, 2, "hard")
+		e.buy(t, 0, key, hard[0])
+		r := e.do(t, 1, "POST", "/api/v1/broll/purchase", key, map[string]any{"video_ids": []string{hard[1].String()}})
+		if p := problemOf(t, r); r.status != 402 || p.Code != "spend_limit_exceeded" || p.Limit != 30 || p.Spent != 25 ||
+			p.Required != 25 || p.PeriodResetsAt == "" {
+			t.Fatalf("over the limit: %d %s", r.status, r.raw)
+		}
+		// Raising it lets the purchase through; the list shows what was spent.
+		if r := patch(t, 0, map[string]any{"spend_limit": map[string]any{"amount": 50, "period": "month"}, "customer_label": "capped more"}); r.status != 200 {
+			t.Fatalf("raise: %d %s", r.status, r.raw)
+		}
+		e.buy(t, 1, key, hard[1])
+		// get_balance over MCP shows the calling key's limit and spending.
+		cs := mcpMustConnect(t, e.serveLoopback(t), key)
+		if bk := decode[balanceBody](t, callToolOK(t, cs, "get_balance", nil)).Key; bk.SpendLimit.Amount != 50 || bk.Spent.Amount != 50 {
+			t.Fatalf("get_balance: %+v", bk)
+		}
+		// A purchase over MCP meets the same limit, with the same numbers.
+		extra := billingtest.Videos(t, e.pool, 1, "easy")[0].String()
+		if out := callToolErr(t, cs, "purchase_videos", map[string]any{"video_ids": []string{extra}}, "spend_limit_exceeded"); out.Spent != 50 || out.Required != 5 {
+			t.Fatalf("purchase_videos over the limit: %+v", out)
+		}
+		page := decode[keyList](t, e.do(t, 0, "GET", "/api/v1/keys", root, nil))
+		if len(page.Keys) != 1 || page.Keys[0].CustomerLabel != "capped more" || page.Keys[0].Spent.Amount != 50 || page.Keys[0].Spent.Period != "month" {
+			t.Fatalf("list: %+v", page.Keys)
+		}
+	})
+
+	t.Run("bad values are 400, another account's key 404, a customer key 403", func(t *testing.T) {
+		for _, bad := range []string{
+			`{"rate_limit_per_minute": 0}`,
+			`{"rate_limit_per_minute": 100001}`,
+			`{"spend_limit": {"amount": 5, "period": "week"}}`,
+			`{"spend_limit": {"period": "day"}}`,
+			`{"spend_limit": {"amount": -1, "period": "day"}}`,
+			`{"customer_label": ""}`,
+			`{"nonsense": true}`,
+			`{}`,
+		} {
+			if r := patch(t, 0, bad); r.status != 400 {
+				t.Errorf("PATCH %s: %d %s", bad, r.status, r.raw)
+			}
+		}
+		other := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{})
+		if r := e.do(t, 0, "PATCH", "/api/v1/keys?id="+id, other.RootKey.Secret, map[string]any{"rate_limit_per_minute": 5}); r.status != 404 {
+			t.Fatalf("another account's key: %d %s", r.status, r.raw)
+		}
+		if r := e.do(t, 0, "PATCH", "/api/v1/keys?id="+id, key, map[string]any{"rate_limit_per_minute": 5}); r.status != 403 {
+			t.Fatalf("a customer key: %d %s", r.status, r.raw)
+		}
+	})
 }

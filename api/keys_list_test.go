@@ -5,27 +5,9 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/google/uuid"
 
 	"broll/billing/billingtest"
 )
-
-type keyListPage struct {
-	Success bool `json:"success"`
-	Keys    []struct {
-		ID            uuid.UUID  `json:"id"`
-		CustomerLabel string     `json:"customer_label"`
-		TotalRequests int64      `json:"total_requests"`
-		LastUsedAt    *time.Time `json:"last_used_at"`
-	} `json:"keys"`
-	Pagination struct {
-		Limit      int     `json:"limit"`
-		HasMore    bool    `json:"has_more"`
-		NextCursor *string `json:"next_cursor"`
-	} `json:"pagination"`
-}
 
 // TestKeysListOverHTTP: GET /api/v1/keys pages by cursor with filters, and
 // its counters count every request made so far, on any node, with nothing
@@ -43,18 +25,16 @@ func TestKeysListOverHTTP(t *testing.T) {
 		}
 	}
 
-	list := func(query string) keyListPage {
+	list := func(query string) keyList {
 		t.Helper()
 		r := e.do(t, 0, "GET", "/api/v1/keys"+query, root, nil)
 		if r.status != 200 {
 			t.Fatalf("%s: %d %s", query, r.status, r.raw)
 		}
-		var p keyListPage
-		decodeInto(t, query, r.raw, &p)
-		return p
+		return decode[keyList](t, r)
 	}
 	p := list("?customer_label=busy")
-	if len(p.Keys) != 1 || p.Keys[0].ID != busy.ID || p.Keys[0].TotalRequests != 5 || p.Keys[0].LastUsedAt == nil {
+	if len(p.Keys) != 1 || p.Keys[0].ID != busy.ID.String() || p.Keys[0].TotalRequests != 5 || p.Keys[0].LastUsedAt == nil {
 		t.Fatalf("busy key: %+v", p.Keys)
 	}
 	var stored int64
@@ -83,7 +63,7 @@ func TestKeysListOverHTTP(t *testing.T) {
 		"label past 200 runes": "customer_label=" + strings.Repeat("x", 201),
 	} {
 		r := e.do(t, 0, "GET", "/api/v1/keys?"+q, root, nil)
-		if r.status != 400 || r.str("code") != "invalid_request" {
+		if r.status != 400 || problemOf(t, r).Code != "invalid_request" {
 			t.Errorf("%s: %d %s, want 400 invalid_request", name, r.status, r.raw)
 		}
 	}

@@ -62,126 +62,126 @@ func TestLegacyV0BeforeAndAfterSunset(t *testing.T) {
 	n := e.legacyNode(t, clock)
 	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 5000, Legacy: true})
 	vids := billingtest.Videos(t, e.pool, 2, "medium")
-	auth := map[string]string{"Authorization": "Bearer " + testLegacySecret}
+	auth := bearerHeader(testLegacySecret)
 	src := "?source=" + acct.Source
-	buy := func(email string, ids ...string) response {
+	buy := func(t *testing.T, email string, ids ...string) legacyPurchaseResult {
+		t.Helper()
 		body := map[string]any{"source": acct.Source, "video_ids": ids}
 		if email != "" {
 			body["customer_email"] = email
 		}
 		r := e.send(t, n, "POST", "/api/external/broll/purchase", auth, body)
 		checkSunsetHeaders(t, "purchase", r)
-		return r
+		return expect[legacyPurchaseResult](t, r, 200)
 	}
 
-	// Before the sunset: a purchase for a customer, then the same again
-	// (the same purchase, not charged), then another customer (charged).
-	r := buy("Ann@Example.com", vids[0].String())
-	if r.status != 200 || r.body["total_charged"].(float64) != 10 || r.body["balance"].(float64) != 40 ||
-		r.body["customer_email"] != "ann@example.com" || r.body["source"] != acct.Source {
-		t.Fatalf("first purchase: %d %s", r.status, r.raw)
-	}
-	line := r.body["purchases"].([]any)[0].(map[string]any)
-	first := line["purchase_id"]
-	if !strings.HasPrefix(line["download_url"].(string), "http://api.test/api/v1/downloads/") {
-		t.Fatalf("download link: %v", line)
-	}
-	r = buy("ann@example.com", vids[0].String())
-	line = r.body["purchases"].([]any)[0].(map[string]any)
-	if r.status != 200 || r.body["total_charged"].(float64) != 0 || r.body["balance"].(float64) != 40 ||
-		line["purchase_id"] != first || line["already_owned"] != true {
-		t.Fatalf("repeat purchase: %d %s", r.status, r.raw)
-	}
-	r = buy("bob@example.com", vids[0].String())
-	if r.status != 200 || r.body["total_charged"].(float64) != 10 || r.body["balance"].(float64) != 30 {
-		t.Fatalf("second customer: %d %s", r.status, r.raw)
-	}
-
-	// The same key-less catalog as v1, with the secret in either header.
-	list := e.send(t, n, "GET", "/api/external/broll"+src+"&limit=1", map[string]string{"X-API-Key": testLegacySecret}, nil)
-	if list.status != 200 || len(list.body["videos"].([]any)) != 1 || list.body["pagination"].(map[string]any)["total"].(float64) != 2 {
-		t.Fatalf("list: %d %s", list.status, list.raw)
-	}
-	checkSunsetHeaders(t, "list", list)
-	one := e.send(t, n, "GET", "/api/external/broll/"+vids[1].String()+src, auth, nil)
-	if one.status != 200 || one.str("id") != vids[1].String() || one.body["price"].(float64) != 10 {
-		t.Fatalf("details: %d %s", one.status, one.raw)
-	}
-	hist := e.send(t, n, "GET", "/api/external/broll/purchases"+src+"&customer_email=ann@example.com", auth, nil)
-	if hist.status != 200 || hist.body["summary"].(map[string]any)["count"].(float64) != 1 {
-		t.Fatalf("legacy purchases: %d %s", hist.status, hist.raw)
-	}
-
-	// Refusals, each a problem with the headers.
-	for _, c := range []struct {
-		method, path string
-		header       map[string]string
-		body         any
-		status       int
-		code         string
-	}{
-		{"GET", "/api/external/broll" + src, nil, nil, 401, "unauthorized"},
-		{"GET", "/api/external/broll" + src, map[string]string{"X-API-Key": "wrong"}, nil, 401, "unauthorized"},
-		{"GET", "/api/external/broll" + src, map[string]string{"Authorization": "Bearer " + testLegacySecret + "x"}, nil, 401, "unauthorized"},
-		{"GET", "/api/external/broll", auth, nil, 400, "invalid_request"},
-		{"GET", "/api/external/broll?source=nobody", auth, nil, 404, "not_found"},
-		{"GET", "/api/external/broll" + src + "&semantic_search=cats", auth, nil, 400, "invalid_request"},
-		{"GET", "/api/external/broll/not-a-uuid" + src, auth, nil, 400, "invalid_request"},
-		{"GET", "/api/external/broll/purchases", auth, nil, 400, "invalid_request"},
-		{"POST", "/api/external/broll/purchase", auth, map[string]any{"video_ids": []string{vids[1].String()}}, 400, "invalid_request"},
-		{"POST", "/api/external/broll/purchase", auth, map[string]any{"source": "nobody", "video_ids": []string{vids[1].String()}}, 404, "not_found"},
-		{"POST", "/api/external/broll/purchase", auth, map[string]any{"source": acct.Source, "video_ids": []string{vids[1].String()}, "customer_email": "nope"}, 400, "invalid_request"},
-		{"GET", "/api/external/broll/a/b", auth, nil, 404, "not_found"},
-	} {
-		r := e.send(t, n, c.method, c.path, c.header, c.body)
-		if r.status != c.status || r.str("code") != c.code {
-			t.Errorf("%s %s: %d %s, want %d %s", c.method, c.path, r.status, r.raw, c.status, c.code)
+	t.Run("a purchase is per customer: the same one again is not charged, another is", func(t *testing.T) {
+		r := buy(t, "Ann@Example.com", vids[0].String())
+		if r.TotalCharged != 10 || r.Balance != 40 || r.CustomerEmail == nil || *r.CustomerEmail != "ann@example.com" || r.Source != acct.Source {
+			t.Fatalf("first purchase: %+v", r)
 		}
-		checkSunsetHeaders(t, c.method+" "+c.path, r)
-	}
-
-	// The account's root key sees the legacy purchases in v1.
-	v1 := e.do(t, n, "GET", "/api/v1/broll/purchases", acct.RootKey.Secret, nil)
-	if v1.status != 200 || v1.body["summary"].(map[string]any)["count"].(float64) != 2 {
-		t.Fatalf("v1 purchases: %d %s", v1.status, v1.raw)
-	}
-	emails := map[any]bool{}
-	for _, p := range v1.body["purchases"].([]any) {
-		p := p.(map[string]any)
-		if p["legacy"] != true || p["api_key_id"] != nil {
-			t.Fatalf("v1 record of a legacy purchase: %v", p)
+		first := *r.Purchases[0].PurchaseID
+		if !strings.HasPrefix(r.link(0), "http://api.test/api/v1/downloads/") {
+			t.Fatalf("download link: %+v", r.Purchases[0])
 		}
-		emails[p["customer_email"]] = true
-	}
-	if !emails["ann@example.com"] || !emails["bob@example.com"] {
-		t.Fatalf("customer emails in v1: %v", emails)
-	}
-	if v1.header.Get("Deprecation") != "" {
-		t.Fatal("a v1 response carries the legacy headers")
-	}
-
-	// From the sunset on: 410 everywhere, with the same headers, secret or not.
-	clock.set(time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC))
-	for _, c := range []struct {
-		method, path string
-		header       map[string]string
-		body         any
-	}{
-		{"GET", "/api/external/broll" + src, auth, nil},
-		{"GET", "/api/external/broll/" + vids[0].String() + src, auth, nil},
-		{"POST", "/api/external/broll/purchase", auth, map[string]any{"source": acct.Source, "video_ids": []string{vids[1].String()}}},
-		{"GET", "/api/external/broll/purchases" + src, auth, nil},
-		{"GET", "/api/external/broll/purchases" + src, nil, nil},
-	} {
-		r := e.send(t, n, c.method, c.path, c.header, c.body)
-		if r.status != 410 || r.str("code") != "sunset" || r.str("migration_guide") != "http://api.test/docs/migration" {
-			t.Errorf("after sunset, %s %s: %d %s", c.method, c.path, r.status, r.raw)
+		r = buy(t, "ann@example.com", vids[0].String())
+		if line := r.Purchases[0]; r.TotalCharged != 0 || r.Balance != 40 || *line.PurchaseID != first || !line.AlreadyOwned {
+			t.Fatalf("repeat purchase: %+v", r)
 		}
-		checkSunsetHeaders(t, "after sunset", r)
-	}
-	if b := checkBalance(t, e, acct.ID); b != 3000 {
-		t.Fatalf("balance %d cents after sunset, want 3000", b)
-	}
+		if r = buy(t, "bob@example.com", vids[0].String()); r.TotalCharged != 10 || r.Balance != 30 {
+			t.Fatalf("second customer: %+v", r)
+		}
+	})
+
+	t.Run("the same key-less catalog as v1, with the secret in either header", func(t *testing.T) {
+		list := e.send(t, n, "GET", "/api/external/broll"+src+"&limit=1", map[string]string{"X-API-Key": testLegacySecret}, nil)
+		if l := expect[videoList](t, list, 200); len(l.Videos) != 1 || l.Pagination.Total != 2 {
+			t.Fatalf("list: %s", list.raw)
+		}
+		checkSunsetHeaders(t, "list", list)
+		one := e.send(t, n, "GET", "/api/external/broll/"+vids[1].String()+src, auth, nil)
+		if v := expect[videoBody](t, one, 200); v.ID != vids[1].String() || v.Price != 10 {
+			t.Fatalf("details: %s", one.raw)
+		}
+		hist := e.send(t, n, "GET", "/api/external/broll/purchases"+src+"&customer_email=ann@example.com", auth, nil)
+		if expect[purchaseList](t, hist, 200).Summary.Count != 1 {
+			t.Fatalf("legacy purchases: %s", hist.raw)
+		}
+	})
+
+	t.Run("each refusal is a problem with the sunset headers", func(t *testing.T) {
+		for _, c := range []struct {
+			method, path string
+			header       map[string]string
+			body         any
+			status       int
+			code         string
+		}{
+			{"GET", "/api/external/broll" + src, nil, nil, 401, "unauthorized"},
+			{"GET", "/api/external/broll" + src, map[string]string{"X-API-Key": "wrong"}, nil, 401, "unauthorized"},
+			{"GET", "/api/external/broll" + src, bearerHeader(testLegacySecret + "x"), nil, 401, "unauthorized"},
+			{"GET", "/api/external/broll", auth, nil, 400, "invalid_request"},
+			{"GET", "/api/external/broll?source=nobody", auth, nil, 404, "not_found"},
+			{"GET", "/api/external/broll" + src + "&semantic_search=cats", auth, nil, 400, "invalid_request"},
+			{"GET", "/api/external/broll/not-a-uuid" + src, auth, nil, 400, "invalid_request"},
+			{"GET", "/api/external/broll/purchases", auth, nil, 400, "invalid_request"},
+			{"POST", "/api/external/broll/purchase", auth, map[string]any{"video_ids": []string{vids[1].String()}}, 400, "invalid_request"},
+			{"POST", "/api/external/broll/purchase", auth, map[string]any{"source": "nobody", "video_ids": []string{vids[1].String()}}, 404, "not_found"},
+			{"POST", "/api/external/broll/purchase", auth, map[string]any{"source": acct.Source, "video_ids": []string{vids[1].String()}, "customer_email": "nope"}, 400, "invalid_request"},
+			{"GET", "/api/external/broll/a/b", auth, nil, 404, "not_found"},
+		} {
+			r := e.send(t, n, c.method, c.path, c.header, c.body)
+			if r.status != c.status || problemOf(t, r).Code != c.code {
+				t.Errorf("%s %s: %d %s, want %d %s", c.method, c.path, r.status, r.raw, c.status, c.code)
+			}
+			checkSunsetHeaders(t, c.method+" "+c.path, r)
+		}
+	})
+
+	t.Run("the account's root key sees the legacy purchases in v1", func(t *testing.T) {
+		v1 := e.do(t, n, "GET", "/api/v1/broll/purchases", acct.RootKey.Secret, nil)
+		v1List := expect[purchaseList](t, v1, 200)
+		if v1List.Summary.Count != 2 {
+			t.Fatalf("v1 purchases: %s", v1.raw)
+		}
+		emails := map[string]bool{}
+		for _, p := range v1List.Purchases {
+			if !p.Legacy || p.APIKeyID != nil || p.CustomerEmail == nil {
+				t.Fatalf("v1 record of a legacy purchase: %+v", p)
+			}
+			emails[*p.CustomerEmail] = true
+		}
+		if !emails["ann@example.com"] || !emails["bob@example.com"] {
+			t.Fatalf("customer emails in v1: %v", emails)
+		}
+		if v1.header.Get("Deprecation") != "" {
+			t.Fatal("a v1 response carries the legacy headers")
+		}
+	})
+
+	t.Run("from the sunset on: 410 everywhere, with the same headers, secret or not", func(t *testing.T) {
+		clock.set(time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC))
+		for _, c := range []struct {
+			method, path string
+			header       map[string]string
+			body         any
+		}{
+			{"GET", "/api/external/broll" + src, auth, nil},
+			{"GET", "/api/external/broll/" + vids[0].String() + src, auth, nil},
+			{"POST", "/api/external/broll/purchase", auth, map[string]any{"source": acct.Source, "video_ids": []string{vids[1].String()}}},
+			{"GET", "/api/external/broll/purchases" + src, auth, nil},
+			{"GET", "/api/external/broll/purchases" + src, nil, nil},
+		} {
+			r := e.send(t, n, c.method, c.path, c.header, c.body)
+			if p := problemOf(t, r); r.status != 410 || p.Code != "sunset" || p.MigrationGuide != "http://api.test/docs/migration" {
+				t.Errorf("after sunset, %s %s: %d %s", c.method, c.path, r.status, r.raw)
+			}
+			checkSunsetHeaders(t, "after sunset", r)
+		}
+		if b := checkBalance(t, e, acct.ID); b != 3000 {
+			t.Fatalf("balance %d cents after sunset, want 3000", b)
+		}
+	})
 }
 
 func checkBalance(t *testing.T, e *testEnv, account any) int64 {
@@ -201,7 +201,7 @@ func TestLegacyDisabledWithoutSecret(t *testing.T) {
 	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{})
 	for _, key := range []string{"", "anything"} {
 		r := e.send(t, n, "GET", "/api/external/broll?source="+acct.Source, map[string]string{"X-API-Key": key}, nil)
-		if r.status != 404 || r.str("code") != "not_found" {
+		if r.status != 404 || problemOf(t, r).Code != "not_found" {
 			t.Fatalf("disabled legacy: %d %s", r.status, r.raw)
 		}
 		checkSunsetHeaders(t, "disabled", r)
@@ -218,7 +218,7 @@ func TestLegacyOnlyForEnabledSources(t *testing.T) {
 	n := e.legacyNode(t, newTestClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)))
 	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 5000})
 	vids := billingtest.Videos(t, e.pool, 1, "easy")
-	auth := map[string]string{"Authorization": "Bearer " + testLegacySecret}
+	auth := bearerHeader(testLegacySecret)
 	requests := func(source string) [][3]any {
 		return [][3]any{
 			{"GET", "/api/external/broll?source=" + source, nil},
@@ -229,8 +229,10 @@ func TestLegacyOnlyForEnabledSources(t *testing.T) {
 	}
 	// normalized drops what differs between any two responses.
 	normalized := func(r response) string {
-		delete(r.body, "request_id")
-		b, _ := json.Marshal(r.body)
+		var body map[string]any // the raw shape: every member but request_id
+		_ = json.Unmarshal(r.raw, &body)
+		delete(body, "request_id")
+		b, _ := json.Marshal(body)
 		return strconv.Itoa(r.status) + " " + string(b)
 	}
 	send := func(source string) []response {

@@ -124,11 +124,7 @@ func malformedFixture(t *testing.T, e *testEnv, node int) (fixture, billingtest.
 	}
 	vids := billingtest.Videos(t, e.pool, 3, "easy")
 	e.putMedia(t, vids[0], bytes.Repeat([]byte("0123456789"), 100))
-	bought := e.do(t, node, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[0].String()}})
-	if bought.status != http.StatusOK {
-		t.Fatalf("fixture purchase: %d %s", bought.status, bought.raw)
-	}
-	link, err := url.Parse(bought.body["purchases"].([]any)[0].(map[string]any)["download_url"].(string))
+	link, err := url.Parse(e.buy(t, node, cust.Secret, vids[0]).link(0))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,8 +75,9 @@ func mcpMustConnect(t testing.TB, baseURL, key string) *toolClient {
 	return cs
 }
 
-// callTool runs a tool and returns its result with structuredContent decoded.
-func callTool(t testing.TB, cs *toolClient, tool string, args map[string]any) (*mcp.CallToolResult, map[string]any) {
+// callTool runs a tool and returns its result, with structuredContent as
+// the body of a response for decode and errorOf.
+func callTool(t testing.TB, cs *toolClient, tool string, args map[string]any) (*mcp.CallToolResult, response) {
 	t.Helper()
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
@@ -86,7 +87,7 @@ func callTool(t testing.TB, cs *toolClient, tool string, args map[string]any) (*
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out map[string]any
+	var out any
 	if err := json.Unmarshal(raw, &out); err != nil {
 		t.Fatalf("%s: structuredContent %s: %v", tool, raw, err)
 	}
@@ -99,10 +100,11 @@ func callTool(t testing.TB, cs *toolClient, tool string, args map[string]any) (*
 			t.Fatalf("%s: structuredContent does not match the output schema (strict clients would reject it): %v\n%s", tool, err, raw)
 		}
 	}
-	if res.IsError != (out["code"] != nil) {
+	body := response{status: 200, raw: raw}
+	if res.IsError != (errorOf[toolError](t, body).Code != "") {
 		t.Fatalf("%s: isError %v with %s", tool, res.IsError, raw)
 	}
-	return res, out
+	return res, body
 }
 
 // outputSchema is the tool's output schema as tools/list shows it to this
@@ -116,12 +118,7 @@ func (cs *toolClient) outputSchema(t testing.TB, tool string) *jsonschema.Resolv
 		}
 		cs.schemas = map[string]*jsonschema.Resolved{}
 		for _, tl := range res.Tools {
-			raw, _ := json.Marshal(tl.OutputSchema)
-			var s jsonschema.Schema
-			if err := json.Unmarshal(raw, &s); err != nil {
-				t.Fatalf("%s: output schema: %v", tl.Name, err)
-			}
-			r, err := s.Resolve(nil)
+			r, err := schemaOf(t, tl.OutputSchema).Resolve(nil)
 			if err != nil {
 				t.Fatalf("%s: output schema: %v", tl.Name, err)
 			}
@@ -132,11 +129,11 @@ func (cs *toolClient) outputSchema(t testing.TB, tool string) *jsonschema.Resolv
 }
 
 // callToolOK runs a tool that must succeed.
-func callToolOK(t testing.TB, cs *toolClient, tool string, args map[string]any) map[string]any {
+func callToolOK(t testing.TB, cs *toolClient, tool string, args map[string]any) response {
 	t.Helper()
 	res, out := callTool(t, cs, tool, args)
 	if res.IsError {
-		t.Fatalf("%s(%v): error result %v", tool, args, out)
+		t.Fatalf("%s(%v): error result %s", tool, args, out.raw)
 	}
 	if len(res.Content) < 1 || resultText(res, 0) == "" {
 		t.Fatalf("%s: no text summary", tool)
@@ -145,22 +142,37 @@ func callToolOK(t testing.TB, cs *toolClient, tool string, args map[string]any) 
 }
 
 // callToolErr runs a tool that must fail with code, and checks the error shape.
-func callToolErr(t testing.TB, cs *toolClient, tool string, args map[string]any, code string) map[string]any {
+func callToolErr(t testing.TB, cs *toolClient, tool string, args map[string]any, code string) toolError {
 	t.Helper()
-	res, out := callTool(t, cs, tool, args)
+	res, body := callTool(t, cs, tool, args)
+	out := errorOf[toolError](t, body)
 	if !res.IsError {
 		t.Fatalf("%s(%v): succeeded, want %s", tool, args, code)
 	}
-	if out["code"] != code {
-		t.Fatalf("%s(%v): code %v, want %s: %v", tool, args, out["code"], code, out)
+	if out.Code != code {
+		t.Fatalf("%s(%v): code %v, want %s: %s", tool, args, out.Code, code, body.raw)
 	}
-	if _, ok := out["retryable"].(bool); !ok || out["message"] == "" {
-		t.Fatalf("%s: error lacks message or retryable: %v", tool, out)
+	if out.Retryable == nil || out.Message == "" {
+		t.Fatalf("%s: error lacks message or retryable: %s", tool, body.raw)
 	}
 	if !strings.HasPrefix(resultText(res, 0), code+": ") {
 		t.Fatalf("%s: text %q does not start with the code", tool, resultText(res, 0))
 	}
 	return out
+}
+
+// schemaOf reads a tool's input or output schema as the SDK hands it over.
+func schemaOf(t testing.TB, v any) *jsonschema.Schema {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatalf("schema %s: %v", raw, err)
+	}
+	return &s
 }
 
 func resultText(res *mcp.CallToolResult, i int) string {
@@ -174,20 +186,14 @@ func resultText(res *mcp.CallToolResult, i int) string {
 	return tc.Text
 }
 
-// mcpResponse is one HTTP exchange with the endpoint, below the SDK client.
-type mcpResponse struct {
-	status int
-	header http.Header
-	body   map[string]any
-}
-
 // mcpPost sends one JSON-RPC message (or any body) straight over HTTP.
-func mcpPost(t *testing.T, baseURL, key string, header map[string]string, body string) mcpResponse {
+// The answer is a response, as the REST helpers give.
+func mcpPost(t *testing.T, baseURL, key string, header map[string]string, body string) response {
 	t.Helper()
 	return mcpSend(t, "POST", baseURL, key, header, body)
 }
 
-func mcpSend(t *testing.T, method, baseURL, key string, header map[string]string, body string) mcpResponse {
+func mcpSend(t *testing.T, method, baseURL, key string, header map[string]string, body string) response {
 	t.Helper()
 	req, err := http.NewRequest(method, baseURL+mcpPath, strings.NewReader(body))
 	if err != nil {
@@ -204,14 +210,12 @@ func mcpSend(t *testing.T, method, baseURL, key string, header map[string]string
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
-	out := mcpResponse{status: res.StatusCode, header: res.Header}
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &out.body); err != nil {
-			t.Fatalf("%s %s: body %q is not JSON", method, mcpPath, raw)
-		}
+	out := response{status: res.StatusCode, header: res.Header, raw: raw}
+	if len(raw) > 0 && !json.Valid(raw) {
+		t.Fatalf("%s %s: body %q is not JSON", method, mcpPath, raw)
 	}
 	if res.StatusCode >= 400 && !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
-		checkProblem(t, method+" "+mcpPath, response{status: res.StatusCode, header: res.Header, body: out.body, raw: raw})
+		checkProblem(t, method+" "+mcpPath, out)
 	}
 	return out
 }

@@ -19,8 +19,8 @@ func TestMCPHTTPEdge(t *testing.T) {
 	// 401 before JSON-RPC, for the raw request and for the SDK client.
 	for _, k := range []string{"", "dsk_" + strings.Repeat("A", 43)} {
 		r := mcpPost(t, base, k, nil, toolsCallBalance)
-		if r.status != 401 || r.body["code"] != "unauthorized" || !strings.HasPrefix(r.header.Get("WWW-Authenticate"), "Bearer") {
-			t.Fatalf("key %q: %d %v", k, r.status, r.body)
+		if r.status != 401 || problemOf(t, r).Code != "unauthorized" || !strings.HasPrefix(r.header.Get("WWW-Authenticate"), "Bearer") {
+			t.Fatalf("key %q: %d %s", k, r.status, r.raw)
 		}
 	}
 	if _, err := mcpConnect(t, base, "", legacyProtocol); err == nil || !strings.Contains(err.Error(), "Unauthorized") {
@@ -30,34 +30,34 @@ func TestMCPHTTPEdge(t *testing.T) {
 	// Stateless: no initialize needed, a session id is ignored, and every
 	// response carries the rate-limit headers of REST.
 	r := mcpPost(t, base, key, map[string]string{"Mcp-Session-Id": "made-up", "Mcp-Protocol-Version": legacyProtocol}, toolsCallBalance)
-	result, _ := r.body["result"].(map[string]any)
-	if r.status != 200 || result == nil || result["isError"] == true || r.header.Get("Mcp-Session-Id") != "" {
-		t.Fatalf("stateless call: %d %v %v", r.status, r.header, r.body)
+	result := expect[rpcResponse](t, r, 200).Result
+	if result == nil || result.IsError || r.header.Get("Mcp-Session-Id") != "" {
+		t.Fatalf("stateless call: %v %s", r.header, r.raw)
 	}
 	if !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") || r.header.Get("X-RateLimit-Limit") != "60" ||
 		r.header.Get("X-RateLimit-Remaining") == "" || r.header.Get("X-Request-Id") == "" {
 		t.Fatalf("headers: %v", r.header)
 	}
-	if sc := result["structuredContent"].(map[string]any); sc["balance"] != 7.0 {
-		t.Fatalf("structuredContent: %v", sc)
+	if bal := decode[balanceBody](t, response{raw: result.StructuredContent}); bal.Balance != 7 {
+		t.Fatalf("structuredContent: %+v", bal)
 	}
 
 	// GET and DELETE: 405 with Allow: POST, as the transport spec has a
 	// stateless server answer them.
 	for _, m := range []string{"GET", "DELETE"} {
 		r := mcpSend(t, m, base, key, map[string]string{"Accept": "text/event-stream"}, "")
-		if r.status != 405 || r.body["code"] != "method_not_allowed" || r.header.Get("Allow") != "POST" {
-			t.Fatalf("%s: %d %v %v", m, r.status, r.header, r.body)
+		if r.status != 405 || problemOf(t, r).Code != "method_not_allowed" || r.header.Get("Allow") != "POST" {
+			t.Fatalf("%s: %d %v %s", m, r.status, r.header, r.raw)
 		}
 	}
 
 	// Origin: the service's own passes (configured ones: TestMCPOriginAllowList),
 	// any other gets 403 before authentication.
-	if r := mcpPost(t, base, key, map[string]string{"Origin": "https://evil.example"}, toolsCallBalance); r.status != 403 || r.body["code"] != "forbidden" {
-		t.Fatalf("foreign origin: %d %v", r.status, r.body)
+	if r := mcpPost(t, base, key, map[string]string{"Origin": "https://evil.example"}, toolsCallBalance); r.status != 403 || problemOf(t, r).Code != "forbidden" {
+		t.Fatalf("foreign origin: %d %s", r.status, r.raw)
 	}
 	if r := mcpPost(t, base, "", map[string]string{"Origin": "http://evil.example"}, toolsCallBalance); r.status != 403 {
-		t.Fatalf("foreign origin without key: %d %v", r.status, r.body)
+		t.Fatalf("foreign origin without key: %d %s", r.status, r.raw)
 	}
 	own := "http://api.test" // BROLL_PUBLIC_URL of the test config
 	if r := mcpPost(t, base, key, map[string]string{"Origin": own}, toolsCallBalance); r.status != 200 || r.header.Get("Access-Control-Allow-Origin") != own {
@@ -72,18 +72,18 @@ func TestMCPHTTPEdge(t *testing.T) {
 
 	// The transport's own refusals are problem+json like the rest of the API;
 	// JSON-RPC errors stay JSON-RPC.
-	if r := mcpPost(t, base, key, map[string]string{"Content-Type": "text/plain"}, toolsCallBalance); r.status < 400 || r.status >= 500 || r.body["code"] != "invalid_request" {
-		t.Fatalf("text/plain body: %d %v", r.status, r.body)
+	if r := mcpPost(t, base, key, map[string]string{"Content-Type": "text/plain"}, toolsCallBalance); r.status < 400 || r.status >= 500 || problemOf(t, r).Code != "invalid_request" {
+		t.Fatalf("text/plain body: %d %s", r.status, r.raw)
 	}
-	if r := mcpPost(t, base, key, map[string]string{"Accept": "application/json"}, toolsCallBalance); r.status != 400 || r.body["code"] != "invalid_request" {
-		t.Fatalf("Accept without event-stream: %d %v", r.status, r.body)
+	if r := mcpPost(t, base, key, map[string]string{"Accept": "application/json"}, toolsCallBalance); r.status != 400 || problemOf(t, r).Code != "invalid_request" {
+		t.Fatalf("Accept without event-stream: %d %s", r.status, r.raw)
 	}
-	if r := mcpPost(t, base, key, nil, "["+toolsCallBalance+","+toolsCallBalance+"]"); r.status != 400 || r.body["code"] != "invalid_request" {
-		t.Fatalf("batch: %d %v", r.status, r.body)
+	if r := mcpPost(t, base, key, nil, "["+toolsCallBalance+","+toolsCallBalance+"]"); r.status != 400 || problemOf(t, r).Code != "invalid_request" {
+		t.Fatalf("batch: %d %s", r.status, r.raw)
 	}
 	r = mcpPost(t, base, key, nil, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"no_such_tool"}}`)
-	if r.status != 200 || r.body["error"] == nil {
-		t.Fatalf("unknown tool: %d %v", r.status, r.body)
+	if expect[rpcResponse](t, r, 200).Error == nil {
+		t.Fatalf("unknown tool: %s", r.raw)
 	}
 
 	// The SDK's per-session Info lines would be three per stateless call.
@@ -127,8 +127,8 @@ func TestMCPRateLimit(t *testing.T) {
 		t.Fatalf("REST call within the shared limit: %d %v", r.status, r.header)
 	}
 	r := mcpPost(t, base, key, nil, toolsCallBalance)
-	if r.status != 429 || r.body["code"] != "rate_limited" || r.header.Get("Retry-After") == "" || r.header.Get("X-RateLimit-Limit") != "4" {
-		t.Fatalf("past the limit: %d %v %v", r.status, r.header, r.body)
+	if r.status != 429 || problemOf(t, r).Code != "rate_limited" || r.header.Get("Retry-After") == "" || r.header.Get("X-RateLimit-Limit") != "4" {
+		t.Fatalf("past the limit: %d %v %s", r.status, r.header, r.raw)
 	}
 	if _, err := cs.CallTool(t.Context(), mcpCall("get_balance")); err == nil || !strings.Contains(err.Error(), "Too Many Requests") {
 		t.Fatalf("client past the limit: %v", err)

@@ -22,27 +22,30 @@ func TestMCPInitializeAndListTools(t *testing.T) {
 	base := e.serveLoopback(t)
 	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{})
 
-	for _, version := range []string{legacyProtocol, ""} { // initialize handshake, and the SDK's newest
-		cs, err := mcpConnect(t, base, acct.RootKey.Secret, version)
-		if err != nil {
-			t.Fatalf("connect %q: %v", version, err)
-		}
-		init := cs.InitializeResult()
-		if init.ServerInfo == nil || init.ServerInfo.Name != "broll" {
-			t.Fatalf("server info: %+v", init.ServerInfo)
-		}
-		for _, want := range []string{"single-user license", "50,000 USD", "separate API key per end customer", "dry_run=true", "expected_total"} {
-			if !strings.Contains(init.Instructions, want) {
-				t.Errorf("instructions lack %q", want)
+	// The initialize handshake of today's assistants, and the SDK's newest.
+	for name, version := range map[string]string{"protocol " + legacyProtocol: legacyProtocol, "newest protocol": ""} {
+		t.Run(name+" initializes with the server's instructions", func(t *testing.T) {
+			cs, err := mcpConnect(t, base, acct.RootKey.Secret, version)
+			if err != nil {
+				t.Fatalf("connect: %v", err)
 			}
-		}
-		// The tool list is fixed: no client should hold a listen stream open.
-		if tc := init.Capabilities.Tools; tc == nil || tc.ListChanged {
-			t.Errorf("tools capability: %+v", tc)
-		}
-		if bal := callToolOK(t, cs, "get_balance", nil); bal["key"].(map[string]any)["id"] != acct.RootKey.ID.String() {
-			t.Errorf("protocol %q: get_balance %v", version, bal)
-		}
+			init := cs.InitializeResult()
+			if init.ServerInfo == nil || init.ServerInfo.Name != "broll" {
+				t.Fatalf("server info: %+v", init.ServerInfo)
+			}
+			for _, want := range []string{"single-user license", "50,000 USD", "separate API key per end customer", "dry_run=true", "expected_total"} {
+				if !strings.Contains(init.Instructions, want) {
+					t.Errorf("instructions lack %q", want)
+				}
+			}
+			// The tool list is fixed: no client should hold a listen stream open.
+			if tc := init.Capabilities.Tools; tc == nil || tc.ListChanged {
+				t.Errorf("tools capability: %+v", tc)
+			}
+			if bal := decode[balanceBody](t, callToolOK(t, cs, "get_balance", nil)); bal.Key.ID != acct.RootKey.ID.String() {
+				t.Errorf("get_balance %+v", bal)
+			}
+		})
 	}
 
 	cs := mcpMustConnect(t, base, acct.RootKey.Secret)
@@ -63,9 +66,9 @@ func TestMCPInitializeAndListTools(t *testing.T) {
 		if tool == nil {
 			t.Fatalf("tool %s missing", name)
 		}
-		in, out := jsonMap(t, tool.InputSchema), jsonMap(t, tool.OutputSchema)
-		if in["type"] != "object" || out["type"] != "object" || len(out["anyOf"].([]any)) != 2 {
-			t.Errorf("%s: schemas in=%v out=%v", name, in, out)
+		in, out := schemaOf(t, tool.InputSchema), schemaOf(t, tool.OutputSchema)
+		if in.Type != "object" || out.Type != "object" || len(out.AnyOf) != 2 {
+			t.Errorf("%s: schemas in=%+v out=%+v", name, in, out)
 		}
 		if tool.Description == "" || tool.Annotations == nil {
 			t.Errorf("%s: no description or annotations", name)
@@ -104,36 +107,22 @@ func TestMCPInitializeAndListTools(t *testing.T) {
 		t.Errorf("purchase_videos: %+v %q", buy.Annotations, buy.Description)
 	}
 
-	search := jsonMap(t, tools["search_videos"].InputSchema)["properties"].(map[string]any)
-	emotion := search["emotion"].(map[string]any)
-	if emotion["type"] != "string" || !slices.Contains(emotion["enum"].([]any), any("laughing")) || emotion["description"] == "" {
-		t.Errorf("emotion schema: %v", emotion)
+	search := schemaOf(t, tools["search_videos"].InputSchema).Properties
+	if emotion := search["emotion"]; emotion.Type != "string" || !slices.Contains(emotion.Enum, any("laughing")) || emotion.Description == "" {
+		t.Errorf("emotion schema: %+v", emotion)
 	}
-	if limit := search["limit"].(map[string]any); limit["type"] != "integer" || limit["maximum"] != 100.0 || limit["minimum"] != 1.0 {
-		t.Errorf("limit schema: %v", limit)
+	if limit := search["limit"]; limit.Type != "integer" || *limit.Maximum != 100 || *limit.Minimum != 1 {
+		t.Errorf("limit schema: %+v", limit)
 	}
-	ids := jsonMap(t, buy.InputSchema)["properties"].(map[string]any)["video_ids"].(map[string]any)
-	if ids["type"] != "array" || ids["maxItems"] != 50.0 || ids["minItems"] != 1.0 {
-		t.Errorf("video_ids schema: %v", ids)
+	ids := schemaOf(t, buy.InputSchema).Properties["video_ids"]
+	if ids.Type != "array" || *ids.MaxItems != 50 || *ids.MinItems != 1 {
+		t.Errorf("video_ids schema: %+v", ids)
 	}
 	// The output schema describes the REST body: money is a number, ids are strings.
-	balance := jsonMap(t, tools["get_balance"].OutputSchema)["anyOf"].([]any)[0].(map[string]any)["properties"].(map[string]any)
-	if balance["balance"].(map[string]any)["type"] != "number" || balance["account_id"].(map[string]any)["format"] != "uuid" {
-		t.Errorf("balance output schema: %v", balance)
+	balance := schemaOf(t, tools["get_balance"].OutputSchema).AnyOf[0].Properties
+	if balance["balance"].Type != "number" || balance["account_id"].Format != "uuid" {
+		t.Errorf("balance output schema: %+v", balance)
 	}
-}
-
-func jsonMap(t *testing.T, s any) map[string]any {
-	t.Helper()
-	raw, err := json.Marshal(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
 
 func TestMCPToolsMatchREST(t *testing.T) {
@@ -145,76 +134,71 @@ func TestMCPToolsMatchREST(t *testing.T) {
 	vids := billingtest.Videos(t, e.pool, 3, "medium")
 	cs := mcpMustConnect(t, base, cust.Secret)
 
-	// Read tools return exactly the REST bodies.
-	same := func(what string, mcpOut map[string]any, path string) {
+	same := func(t *testing.T, what string, mcpOut response, path string) {
 		t.Helper()
 		r := e.do(t, 0, "GET", path, cust.Secret, nil)
-		if r.status != 200 {
-			t.Fatalf("REST %s: %d %s", path, r.status, r.raw)
-		}
-		if !reflect.DeepEqual(mcpOut, r.body) {
-			got, _ := json.Marshal(mcpOut)
-			t.Fatalf("%s over MCP differs from REST:\nmcp  %s\nrest %s", what, got, r.raw)
+		var got, want any
+		if json.Unmarshal(mcpOut.raw, &got) != nil || json.Unmarshal(r.raw, &want) != nil || r.status != 200 || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s over MCP differs from REST %d:\nmcp  %s\nrest %s", what, r.status, mcpOut.raw, r.raw)
 		}
 	}
-	same("get_balance", callToolOK(t, cs, "get_balance", nil), "/api/v1/balance")
-	same("search_videos", callToolOK(t, cs, "search_videos", map[string]any{"emotion": "happy", "limit": 2, "page": 2}),
-		"/api/v1/broll?emotion=happy&limit=2&page=2")
-	same("get_video", callToolOK(t, cs, "get_video", map[string]any{"video_id": vids[0].String()}), "/api/v1/broll/"+vids[0].String())
+	t.Run("read tools return exactly the REST bodies", func(t *testing.T) {
+		same(t, "get_balance", callToolOK(t, cs, "get_balance", nil), "/api/v1/balance")
+		same(t, "search_videos", callToolOK(t, cs, "search_videos", map[string]any{"emotion": "happy", "limit": 2, "page": 2}),
+			"/api/v1/broll?emotion=happy&limit=2&page=2")
+		same(t, "get_video", callToolOK(t, cs, "get_video", map[string]any{"video_id": vids[0].String()}), "/api/v1/broll/"+vids[0].String())
+		// Semantic search goes through the same query embedder (these clips
+		// have no vectors yet, so REST and MCP agree on an empty page).
+		same(t, "semantic search", callToolOK(t, cs, "search_videos", map[string]any{"semantic_search": "woman laughing in a cafe"}),
+			"/api/v1/broll?semantic_search=woman+laughing+in+a+cafe")
+		all := decode[videoList](t, callToolOK(t, cs, "search_videos", map[string]any{"sort_by": "price", "sort_order": "asc"}))
+		if len(all.Videos) != 3 || all.Pagination.Total != 3 {
+			t.Fatalf("search: %+v", all)
+		}
+	})
 
-	// Semantic search goes through the same query embedder (these clips have
-	// no vectors yet, so REST and MCP agree on an empty page).
-	same("semantic search", callToolOK(t, cs, "search_videos", map[string]any{"semantic_search": "woman laughing in a cafe"}),
-		"/api/v1/broll?semantic_search=woman+laughing+in+a+cafe")
-
-	all := callToolOK(t, cs, "search_videos", map[string]any{"sort_by": "price", "sort_order": "asc"})
-	if n := len(all["videos"].([]any)); n != 3 || all["pagination"].(map[string]any)["total"] != 3.0 {
-		t.Fatalf("search: %v", all)
-	}
-
-	// Quote, then buy with the quoted total.
 	ids := []string{vids[0].String(), vids[1].String()}
-	res, quote := callTool(t, cs, "purchase_videos", map[string]any{"video_ids": ids, "dry_run": true})
-	if res.IsError || quote["total_charged"] != 20.0 || quote["balance"] != 50.0 || quote["dry_run"] != true {
-		t.Fatalf("quote: %v", quote)
-	}
-	if !strings.Contains(resultText(res, 0), "Nothing was charged") {
-		t.Errorf("quote summary: %q", resultText(res, 0))
-	}
-	bought := callToolOK(t, cs, "purchase_videos", map[string]any{"video_ids": ids, "expected_total": quote["total_charged"]})
-	if bought["total_charged"] != 20.0 || bought["balance"] != 30.0 || len(bought["purchases"].([]any)) != 2 {
-		t.Fatalf("purchase: %v", bought)
-	}
-	again := callToolOK(t, cs, "purchase_videos", map[string]any{"video_ids": ids[:1]})
-	if again["total_charged"] != 0.0 || again["purchases"].([]any)[0].(map[string]any)["already_owned"] != true {
-		t.Fatalf("repeat purchase: %v", again)
-	}
+	t.Run("purchase_videos quotes, then buys with the quoted total", func(t *testing.T) {
+		res, body := callTool(t, cs, "purchase_videos", map[string]any{"video_ids": ids, "dry_run": true})
+		if quote := decode[purchaseResult](t, body); res.IsError || quote.TotalCharged != 20 || quote.Balance != 50 || !quote.DryRun {
+			t.Fatalf("quote: %s", body.raw)
+		}
+		if !strings.Contains(resultText(res, 0), "Nothing was charged") {
+			t.Errorf("quote summary: %q", resultText(res, 0))
+		}
+		bought := decode[purchaseResult](t, callToolOK(t, cs, "purchase_videos", map[string]any{"video_ids": ids, "expected_total": 20}))
+		if bought.TotalCharged != 20 || bought.Balance != 30 || len(bought.Purchases) != 2 {
+			t.Fatalf("purchase: %+v", bought)
+		}
+		again := decode[purchaseResult](t, callToolOK(t, cs, "purchase_videos", map[string]any{"video_ids": ids[:1]}))
+		if again.TotalCharged != 0 || !again.Purchases[0].AlreadyOwned {
+			t.Fatalf("repeat purchase: %+v", again)
+		}
+	})
 
-	// The purchase made over MCP is visible over REST, and the other way round.
-	r := e.do(t, 0, "GET", "/api/v1/broll/purchases", cust.Secret, nil)
-	if r.status != 200 || r.body["summary"].(map[string]any)["count"] != 2.0 || r.body["summary"].(map[string]any)["total_amount"] != 20.0 {
-		t.Fatalf("REST purchases after MCP purchase: %d %s", r.status, r.raw)
-	}
-	if r := e.do(t, 0, "GET", "/api/v1/broll/"+vids[0].String(), cust.Secret, nil); r.body["owned"] != true || r.str("download_url") == "" {
-		t.Fatalf("REST video after MCP purchase: %s", r.raw)
-	}
-	listed := callToolOK(t, cs, "list_purchases", map[string]any{"emotion": "happy", "limit": 1})
-	if s := listed["summary"].(map[string]any); s["count"] != 2.0 || s["total_amount"] != 20.0 || len(listed["purchases"].([]any)) != 1 {
-		t.Fatalf("list_purchases: %v", listed)
-	}
-	if bal := callToolOK(t, cs, "get_balance", nil); bal["balance"] != 30.0 || bal["month_to_date"].(map[string]any)["purchases"] != 2.0 {
-		t.Fatalf("balance after purchase: %v", bal)
-	}
-	owned := callToolOK(t, cs, "get_video", map[string]any{"video_id": vids[1].String()})
-	if owned["owned"] != true || owned["download_url"] == nil {
-		t.Fatalf("owned video: %v", owned)
-	}
-	// The root key sees its customer's purchase over MCP too.
-	root := mcpMustConnect(t, base, acct.RootKey.Secret)
-	mine := callToolOK(t, root, "list_purchases", map[string]any{"api_key_id": cust.ID.String()})
-	if mine["summary"].(map[string]any)["count"] != 2.0 {
-		t.Fatalf("root's view of the customer: %v", mine)
-	}
+	t.Run("a purchase made over MCP shows over REST, and the other way round", func(t *testing.T) {
+		if s := decode[purchaseList](t, e.do(t, 0, "GET", "/api/v1/broll/purchases", cust.Secret, nil)).Summary; s.Count != 2 || s.TotalAmount != 20 {
+			t.Fatalf("REST purchases after MCP purchase: %+v", s)
+		}
+		if v := decode[videoBody](t, e.do(t, 0, "GET", "/api/v1/broll/"+vids[0].String(), cust.Secret, nil)); !v.Owned || v.DownloadURL == nil {
+			t.Fatalf("REST video after MCP purchase: %+v", v)
+		}
+		listed := decode[purchaseList](t, callToolOK(t, cs, "list_purchases", map[string]any{"emotion": "happy", "limit": 1}))
+		if s := listed.Summary; s.Count != 2 || s.TotalAmount != 20 || len(listed.Purchases) != 1 {
+			t.Fatalf("list_purchases: %+v", listed)
+		}
+		if bal := decode[balanceBody](t, callToolOK(t, cs, "get_balance", nil)); bal.Balance != 30 || bal.MonthToDate.Purchases != 2 {
+			t.Fatalf("balance after purchase: %+v", bal)
+		}
+		if owned := decode[videoBody](t, callToolOK(t, cs, "get_video", map[string]any{"video_id": vids[1].String()})); !owned.Owned || owned.DownloadURL == nil {
+			t.Fatalf("owned video: %+v", owned)
+		}
+		// The root key sees its customer's purchase over MCP too.
+		root := mcpMustConnect(t, base, acct.RootKey.Secret)
+		if mine := decode[purchaseList](t, callToolOK(t, root, "list_purchases", map[string]any{"api_key_id": cust.ID.String()})); mine.Summary.Count != 2 {
+			t.Fatalf("root's view of the customer: %+v", mine.Summary)
+		}
+	})
 }
 
 func TestMCPToolErrors(t *testing.T) {
@@ -250,25 +234,24 @@ func TestMCPToolErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		out := callToolErr(t, cs, tc.tool, tc.args, tc.code)
-		if tc.field != "" && out["field"] != tc.field {
-			t.Errorf("%s(%v): field %v, want %s", tc.tool, tc.args, out["field"], tc.field)
+		if tc.field != "" && out.Field != tc.field {
+			t.Errorf("%s(%v): field %v, want %s", tc.tool, tc.args, out.Field, tc.field)
 		}
-		if out["retryable"] != false || out["request_id"] == "" {
-			t.Errorf("%s(%v): %v", tc.tool, tc.args, out)
+		if *out.Retryable || out.RequestID == "" {
+			t.Errorf("%s(%v): %+v", tc.tool, tc.args, out)
 		}
 	}
 	// Extra fields of the application error come along.
-	out := callToolErr(t, cs, "search_videos", map[string]any{"gender": "x"}, "invalid_request")
-	if _, ok := out["allowed_values"].([]any); !ok {
-		t.Errorf("no allowed_values: %v", out)
+	if out := callToolErr(t, cs, "search_videos", map[string]any{"gender": "x"}, "invalid_request"); out.AllowedValues == nil {
+		t.Errorf("no allowed_values: %+v", out)
 	}
-	out = callToolErr(t, cs, "purchase_videos", map[string]any{"video_ids": []string{vids[0].String(), vids[1].String()}}, "insufficient_credits")
-	if out["required"] != 20.0 || out["available"] != 15.0 {
-		t.Errorf("insufficient_credits extras: %v", out)
+	out := callToolErr(t, cs, "purchase_videos", map[string]any{"video_ids": []string{vids[0].String(), vids[1].String()}}, "insufficient_credits")
+	if out.Required != 20 || out.Available != 15 {
+		t.Errorf("insufficient_credits extras: %+v", out)
 	}
 	// Nothing was charged by any of the failures.
-	if bal := callToolOK(t, cs, "get_balance", nil); bal["balance"] != 15.0 {
-		t.Fatalf("balance after failures: %v", bal)
+	if bal := decode[balanceBody](t, callToolOK(t, cs, "get_balance", nil)); bal.Balance != 15 {
+		t.Fatalf("balance after failures: %+v", bal)
 	}
 }
 
@@ -290,19 +273,19 @@ func TestMCPScopes(t *testing.T) {
 	}
 	for tool, scope := range need {
 		out := callToolErr(t, reader, tool, args[tool], "insufficient_scope")
-		if out["required_scope"] != scope || out["retryable"] != false {
-			t.Errorf("%s: %v", tool, out)
+		if out.RequiredScope != scope || *out.Retryable {
+			t.Errorf("%s: %+v", tool, out)
 		}
 	}
 	callToolOK(t, reader, "search_videos", nil)
 	callToolOK(t, reader, "get_video", args["get_video"])
 	for _, tool := range []string{"search_videos", "get_video"} {
-		if out := callToolErr(t, billingOnly, tool, args[tool], "insufficient_scope"); out["required_scope"] != "broll:read" {
-			t.Errorf("%s: %v", tool, out)
+		if out := callToolErr(t, billingOnly, tool, args[tool], "insufficient_scope"); out.RequiredScope != "broll:read" {
+			t.Errorf("%s: %+v", tool, out)
 		}
 	}
 	callToolOK(t, billingOnly, "get_balance", nil)
-	if r := e.do(t, 0, "GET", "/api/v1/broll/purchases", acct.RootKey.Secret, nil); r.body["summary"].(map[string]any)["count"] != 0.0 {
+	if r := e.do(t, 0, "GET", "/api/v1/broll/purchases", acct.RootKey.Secret, nil); decode[purchaseList](t, r).Summary.Count != 0 {
 		t.Fatalf("a refused purchase charged: %s", r.raw)
 	}
 }
@@ -323,14 +306,16 @@ func TestMCPPrincipalPerRequest(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 8 {
-				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_balance", Arguments: map[string]any{}})
+				res, err := cs.CallTool(context.Background(), mcpCall("get_balance"))
 				if err != nil {
 					errs <- err
 					return
 				}
-				got := res.StructuredContent.(map[string]any)["key"].(map[string]any)
-				if got["id"] != key.ID.String() || got["customer_label"] != key.Label {
-					errs <- fmt.Errorf("key %s saw %v", key.ID, got)
+				// Read here, not with decode: t.Fatal must not run off the test's goroutine.
+				raw, _ := json.Marshal(res.StructuredContent)
+				var got balanceBody
+				if err := json.Unmarshal(raw, &got); err != nil || got.Key.ID != key.ID.String() || got.Key.CustomerLabel != key.Label {
+					errs <- fmt.Errorf("key %s saw %s", key.ID, raw)
 				}
 			}
 		}()
@@ -376,9 +361,8 @@ func TestMCPToolsPerScope(t *testing.T) {
 			t.Errorf("scopes %v: tools %v, want %v", c.scopes, got, want)
 		}
 		if !slices.Contains(got, "get_balance") {
-			out := callToolErr(t, cs, "get_balance", nil, "insufficient_scope")
-			if out["required_scope"] != "broll:billing" {
-				t.Errorf("scopes %v: get_balance refused with %v", c.scopes, out)
+			if out := callToolErr(t, cs, "get_balance", nil, "insufficient_scope"); out.RequiredScope != "broll:billing" {
+				t.Errorf("scopes %v: get_balance refused with %+v", c.scopes, out)
 			}
 		}
 	}

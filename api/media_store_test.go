@@ -49,11 +49,11 @@ func ffprobeJSON(t *testing.T, data []byte) (width, height int, format string) {
 // whether the bytes came from the store rather than the API.
 func (e *testEnv) fetchMedia(t *testing.T, link string) (status int, body []byte, fromStore bool) {
 	t.Helper()
-	res, body := e.get(t, 0, link, nil)
-	if res.StatusCode != http.StatusFound {
-		return res.StatusCode, body, false
+	r := e.open(t, 0, link, nil)
+	if r.status != http.StatusFound {
+		return r.status, r.raw, false
 	}
-	loc := res.Header.Get("Location")
+	loc := r.header.Get("Location")
 	if e.s3 == nil || len(loc) < len(e.s3.Endpoint) || loc[:len(e.s3.Endpoint)] != e.s3.Endpoint {
 		t.Fatalf("redirect to %q, not to the store", loc)
 	}
@@ -92,23 +92,19 @@ func TestMediaStoreSuite(t *testing.T) {
 				"content_type": {"filename": "x.mp4", "content_type": "text/html", "size": 10},
 				"size":         {"filename": "x.mp4", "content_type": "video/mp4", "size": e.cfg.UploadMaxBytes + 1},
 			} {
-				if r := e.do(t, 0, "POST", uploadsPath, ops.Secret, body); r.status != 400 || r.str("field") != field {
+				if r := e.do(t, 0, "POST", uploadsPath, ops.Secret, body); r.status != 400 || problemOf(t, r).Field != field {
 					t.Fatalf("bad %s: %d %s", field, r.status, r.raw)
 				}
 			}
 
-			r := e.do(t, 0, "POST", uploadsPath, ops.Secret, map[string]any{"filename": "clip.mp4", "content_type": "video/mp4", "size": len(video)})
-			if r.status != 201 || r.str("method") != "PUT" {
-				t.Fatalf("upload: %d %s", r.status, r.raw)
+			up := expect[uploadBody](t, e.do(t, 0, "POST", uploadsPath, ops.Secret, map[string]any{"filename": "clip.mp4", "content_type": "video/mp4", "size": len(video)}), 201)
+			if up.Method != "PUT" {
+				t.Fatalf("upload: %+v", up)
 			}
-			uploadID := r.str("upload_id")
-			headers := map[string]string{}
-			for k, v := range r.body["headers"].(map[string]any) {
-				headers[k] = v.(string)
-			}
+			uploadID, headers := up.UploadID, up.Headers
 			put := func(data []byte) int {
 				if store == "s3" {
-					req, _ := http.NewRequest(http.MethodPut, r.str("url"), bytes.NewReader(data))
+					req, _ := http.NewRequest(http.MethodPut, up.URL, bytes.NewReader(data))
 					req.Header.Set("Content-Type", headers["Content-Type"])
 					req.ContentLength = int64(len(data))
 					resp, err := http.DefaultClient.Do(req)
@@ -118,7 +114,7 @@ func TestMediaStoreSuite(t *testing.T) {
 					resp.Body.Close()
 					return resp.StatusCode
 				}
-				u, _ := url.Parse(r.str("url"))
+				u, _ := url.Parse(up.URL)
 				req := httptest.NewRequest(http.MethodPut, u.RequestURI(), bytes.NewReader(data))
 				req.Header.Set("Content-Type", headers["Content-Type"])
 				req.Header.Set("Authorization", "Bearer "+ops.Secret)
@@ -156,13 +152,10 @@ func TestMediaStoreSuite(t *testing.T) {
 			}
 			acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 10_000})
 			buyer := acct.CustomerKey(t, e.pool, "buyer")
-			d := e.do(t, 0, "GET", "/api/v1/broll/"+id.String(), buyer.Secret, nil)
-			if d.status != 200 {
-				t.Fatalf("detail: %d %s", d.status, d.raw)
-			}
-			if d.body["duration_seconds"] != 7.5 || d.body["width"] != 1080.0 || d.body["height"] != 1920.0 ||
-				d.body["orientation"] != "vertical" || d.body["fps"] != 30.0 || d.body["media_type"] != "video" {
-				t.Fatalf("figures not filled from the file: %s", d.raw)
+			d := expect[videoBody](t, e.do(t, 0, "GET", "/api/v1/broll/"+id.String(), buyer.Secret, nil), 200)
+			if d.DurationSeconds == nil || *d.DurationSeconds != 7.5 || d.Width == nil || *d.Width != 1080 || d.Height == nil || *d.Height != 1920 ||
+				d.Orientation == nil || *d.Orientation != "vertical" || d.FPS == nil || *d.FPS != 30 || d.MediaType != "video" {
+				t.Fatalf("figures not filled from the file: %+v", d)
 			}
 
 			status, preview, fromStore := e.fetchMedia(t, "http://api.test/media/previews/"+id.String())
@@ -176,11 +169,7 @@ func TestMediaStoreSuite(t *testing.T) {
 				t.Fatalf("thumbnail: %d, %d bytes", status, len(thumb))
 			}
 
-			p := e.do(t, 0, "POST", "/api/v1/broll/purchase", buyer.Secret, map[string]any{"video_ids": []uuid.UUID{id}})
-			if p.status != 200 {
-				t.Fatalf("purchase: %s", p.raw)
-			}
-			link := p.body["purchases"].([]any)[0].(map[string]any)["download_url"].(string)
+			link := e.buy(t, 0, buyer.Secret, id).link(0)
 			status, got, fromStore := e.fetchMedia(t, link)
 			if status != 200 || !bytes.Equal(got, video) || fromStore != (store == "s3") {
 				t.Fatalf("download: %d, %d bytes (want %d), from store %v", status, len(got), len(video), fromStore)
@@ -189,8 +178,8 @@ func TestMediaStoreSuite(t *testing.T) {
 				t.Fatalf("download log = %+v", log)
 			}
 			// A tampered link is refused before the store is asked.
-			if res, _ := e.get(t, 0, link+"0", nil); res.StatusCode != 403 && res.StatusCode != 400 {
-				t.Fatalf("tampered link: %d", res.StatusCode)
+			if r := e.open(t, 0, link+"0", nil); r.status != 403 && r.status != 400 {
+				t.Fatalf("tampered link: %d", r.status)
 			}
 		})
 	}

@@ -2,9 +2,6 @@ package api
 
 import (
 	"context"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/google/uuid"
@@ -12,48 +9,29 @@ import (
 	"broll/catalog"
 )
 
-// fetch sends a request without a bearer key through node 0.
-func (e *testEnv) fetch(t *testing.T, method, path string, header map[string]string) (*http.Response, []byte) {
-	t.Helper()
-	req := httptest.NewRequest(method, path, nil)
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	res, err := e.nodes[0].app.Test(req, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	body, _ := io.ReadAll(res.Body)
-	return res, body
-}
-
 func TestPublicMediaOverHTTP(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOpts{})
 	ids := seedCatalog(t, e)
 	id := ids["Woman laughing in a car"].String()
 
-	res, body := e.fetch(t, "GET", "/media/previews/"+id, nil)
-	if res.StatusCode != 200 || string(body) != "GIF89a-preview" || res.Header.Get("Content-Type") != "image/gif" ||
-		res.Header.Get("Content-Length") != "14" || res.Header.Get("Cache-Control") != "public, max-age=3600" {
-		t.Fatalf("preview: %d %q %v", res.StatusCode, body, res.Header)
+	r := e.open(t, 0, "/media/previews/"+id, nil)
+	if r.status != 200 || string(r.raw) != "GIF89a-preview" || r.header.Get("Content-Type") != "image/gif" ||
+		r.header.Get("Content-Length") != "14" || r.header.Get("Cache-Control") != "public, max-age=3600" {
+		t.Fatalf("preview: %d %q %v", r.status, r.raw, r.header)
 	}
-	etag := res.Header.Get("ETag")
+	etag := r.header.Get("ETag")
 	if etag == "" {
 		t.Fatal("no ETag")
 	}
-	res, body = e.fetch(t, "GET", "/media/previews/"+id, map[string]string{"If-None-Match": etag})
-	if res.StatusCode != 304 || len(body) != 0 {
-		t.Fatalf("revalidation: %d %q", res.StatusCode, body)
+	if r := e.open(t, 0, "/media/previews/"+id, map[string]string{"If-None-Match": etag}); r.status != 304 || len(r.raw) != 0 {
+		t.Fatalf("revalidation: %d %q", r.status, r.raw)
 	}
-	res, body = e.fetch(t, "GET", "/media/thumbnails/"+id, nil)
-	if res.StatusCode != 200 || string(body) != "\xff\xd8\xff-thumb" || res.Header.Get("Content-Type") != "image/jpeg" {
-		t.Fatalf("thumbnail: %d %q", res.StatusCode, body)
+	if r := e.open(t, 0, "/media/thumbnails/"+id, nil); r.status != 200 || string(r.raw) != "\xff\xd8\xff-thumb" || r.header.Get("Content-Type") != "image/jpeg" {
+		t.Fatalf("thumbnail: %d %q", r.status, r.raw)
 	}
-	res, body = e.fetch(t, "HEAD", "/media/thumbnails/"+id, nil)
-	if res.StatusCode != 200 || len(body) != 0 {
-		t.Fatalf("HEAD: %d %q", res.StatusCode, body)
+	if r := e.sendUnchecked(t, 0, "HEAD", "/media/thumbnails/"+id, nil, nil); r.status != 200 || len(r.raw) != 0 {
+		t.Fatalf("HEAD: %d %q", r.status, r.raw)
 	}
 
 	for path, want := range map[string]int{
@@ -62,9 +40,8 @@ func TestPublicMediaOverHTTP(t *testing.T) {
 		"/media/previews/not-a-uuid":                                            400,
 		"/media/full/" + id:                                                     404, // no such route
 	} {
-		res, body := e.fetch(t, "GET", path, nil)
-		if res.StatusCode != want || res.Header.Get("Content-Type") != "application/problem+json" {
-			t.Errorf("%s: %d %s", path, res.StatusCode, body)
+		if r := e.open(t, 0, path, nil); r.status != want || r.header.Get("Content-Type") != "application/problem+json" {
+			t.Errorf("%s: %d %s", path, r.status, r.raw)
 		}
 	}
 
@@ -72,7 +49,7 @@ func TestPublicMediaOverHTTP(t *testing.T) {
 	if _, err := catalog.New(e.pool, e.media, nil).Retire(context.Background(), uuid.MustParse(id)); err != nil {
 		t.Fatal(err)
 	}
-	if res, _ := e.fetch(t, "GET", "/media/previews/"+id, nil); res.StatusCode != 404 {
-		t.Fatalf("retired preview: %d", res.StatusCode)
+	if r := e.open(t, 0, "/media/previews/"+id, nil); r.status != 404 {
+		t.Fatalf("retired preview: %d", r.status)
 	}
 }

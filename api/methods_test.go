@@ -37,8 +37,8 @@ func TestMethodNotAllowed(t *testing.T) {
 		if r.status != c.status || r.header.Get("Allow") != c.allow {
 			t.Errorf("%s %s: %d Allow %q, want %d Allow %q: %s", c.method, c.path, r.status, r.header.Get("Allow"), c.status, c.allow, r.raw)
 		}
-		if c.status == 405 && r.str("code") != "method_not_allowed" {
-			t.Errorf("%s %s: code %q", c.method, c.path, r.str("code"))
+		if c.status == 405 && problemOf(t, r).Code != "method_not_allowed" {
+			t.Errorf("%s %s: code %q", c.method, c.path, problemOf(t, r).Code)
 		}
 	}
 }

@@ -118,12 +118,10 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 
 // exchange is one real request through the app and its response.
 type exchange struct {
-	name   string
-	req    *http.Request
-	body   []byte // request body, kept for request validation
-	status int
-	header http.Header
-	raw    []byte
+	response
+	name string
+	req  *http.Request
+	body []byte // request body, kept for request validation
 }
 
 func (e *testEnv) exchange(t *testing.T, n int, name, method, path string, header map[string]string, body any) exchange {
@@ -152,11 +150,7 @@ func (e *testEnv) exchange(t *testing.T, n int, name, method, path string, heade
 	}
 	defer res.Body.Close()
 	out, _ := io.ReadAll(res.Body)
-	return exchange{name: name, req: build(), body: raw, status: res.StatusCode, header: res.Header, raw: out}
-}
-
-func bearerHeader(key string) map[string]string {
-	return map[string]string{"Authorization": "Bearer " + key}
+	return exchange{response{res.StatusCode, res.Header, out}, name, build(), raw}
 }
 
 // validate checks a response (and, for a success, its request) against the
@@ -218,27 +212,20 @@ func TestOpenAPIResponsesValidate(t *testing.T) {
 		return map[string]any{"video_ids": out}
 	}
 
-	check := func(wantStatus int, name, method, path string, header map[string]string, body any) exchange {
+	check := func(wantStatus int, name, method, path string, header map[string]string, body any) response {
 		t.Helper()
 		x := e.exchange(t, n, name, method, path, header, body)
 		validate(t, router, x, wantStatus)
-		return x
+		return x.response
 	}
 
-	created := check(201, "create key", "POST", "/api/v1/keys", bearerHeader(root), map[string]any{"customer_label": "customer 43"})
-	var newKey struct{ Details struct{ ID string } }
-	_ = json.Unmarshal(created.raw, &newKey)
+	newKey := decode[keyCreated](t, check(201, "create key", "POST", "/api/v1/keys", bearerHeader(root), map[string]any{"customer_label": "customer 43"}))
 	check(200, "list keys", "GET", "/api/v1/keys", bearerHeader(root), nil)
-	keyPage := check(200, "list keys, paged and filtered", "GET", "/api/v1/keys?limit=1&status=active", bearerHeader(root), nil)
-	var keyList struct {
-		Pagination struct {
-			NextCursor *string `json:"next_cursor"`
-		}
+	keyPage := decode[keyList](t, check(200, "list keys, paged and filtered", "GET", "/api/v1/keys?limit=1&status=active", bearerHeader(root), nil))
+	if keyPage.Pagination.NextCursor == nil {
+		t.Fatalf("key page of 1 of 3 live keys: %+v", keyPage)
 	}
-	if err := json.Unmarshal(keyPage.raw, &keyList); err != nil || keyList.Pagination.NextCursor == nil {
-		t.Fatalf("key page of 1 of 3 live keys: %s", keyPage.raw)
-	}
-	check(200, "list keys after a cursor", "GET", "/api/v1/keys?limit=1&status=active&cursor="+url.QueryEscape(*keyList.Pagination.NextCursor), bearerHeader(root), nil)
+	check(200, "list keys after a cursor", "GET", "/api/v1/keys?limit=1&status=active&cursor="+url.QueryEscape(*keyPage.Pagination.NextCursor), bearerHeader(root), nil)
 	check(400, "list keys, unknown status", "GET", "/api/v1/keys?status=paused", bearerHeader(root), nil)
 	check(200, "revoke key", "DELETE", "/api/v1/keys?id="+newKey.Details.ID, bearerHeader(root), nil)
 	check(400, "revoke key without id", "DELETE", "/api/v1/keys", bearerHeader(root), nil)
@@ -249,24 +236,20 @@ func TestOpenAPIResponsesValidate(t *testing.T) {
 	check(403, "missing scope", "POST", "/api/v1/broll/purchase", bearerHeader(readOnly.Secret), ids(0))
 
 	check(200, "quote", "POST", "/api/v1/broll/purchase", bearerHeader(cust.Secret), map[string]any{"video_ids": []string{vids[0].String()}, "dry_run": true})
-	bought := check(200, "purchase", "POST", "/api/v1/broll/purchase", bearerHeader(cust.Secret), ids(0, 1))
+	bought := decode[purchaseResult](t, check(200, "purchase", "POST", "/api/v1/broll/purchase", bearerHeader(cust.Secret), ids(0, 1)))
 	check(200, "repeat purchase", "POST", "/api/v1/broll/purchase", bearerHeader(cust.Secret), ids(0))
 	check(402, "insufficient credits", "POST", "/api/v1/broll/purchase", bearerHeader(cust.Secret), ids(2, 3))
 	check(404, "unknown video", "POST", "/api/v1/broll/purchase", bearerHeader(cust.Secret), map[string]any{"video_ids": []string{"6f1c2a8e-8e53-4c1a-9d55-2f7f0c1f0a11"}})
 	check(409, "price changed", "POST", "/api/v1/broll/purchase", bearerHeader(cust.Secret), map[string]any{"video_ids": []string{vids[2].String()}, "expected_total": 1})
 	check(400, "malformed body", "POST", "/api/v1/broll/purchase", bearerHeader(cust.Secret), `{"video_ids": [`)
 	check(200, "purchases", "GET", "/api/v1/broll/purchases?start_date=2020-01-01", bearerHeader(root), nil)
-	purchasePage := check(200, "purchases, a page of one", "GET", "/api/v1/broll/purchases?limit=1", bearerHeader(root), nil)
-	var purchaseList struct {
-		Pagination struct {
-			NextCursor *string `json:"next_cursor"`
-		}
+	purchasePage := decode[purchaseList](t, check(200, "purchases, a page of one", "GET", "/api/v1/broll/purchases?limit=1", bearerHeader(root), nil))
+	next := purchasePage.Pagination.NextCursor
+	if next == nil {
+		t.Fatalf("purchase page of 1 of 2: %+v", purchasePage)
 	}
-	if err := json.Unmarshal(purchasePage.raw, &purchaseList); err != nil || purchaseList.Pagination.NextCursor == nil {
-		t.Fatalf("purchase page of 1 of 2: %s", purchasePage.raw)
-	}
-	check(200, "purchases after a cursor", "GET", "/api/v1/broll/purchases?limit=1&cursor="+url.QueryEscape(*purchaseList.Pagination.NextCursor), bearerHeader(root), nil)
-	check(400, "purchases, cursor with page", "GET", "/api/v1/broll/purchases?page=1&cursor="+url.QueryEscape(*purchaseList.Pagination.NextCursor), bearerHeader(root), nil)
+	check(200, "purchases after a cursor", "GET", "/api/v1/broll/purchases?limit=1&cursor="+url.QueryEscape(*next), bearerHeader(root), nil)
+	check(400, "purchases, cursor with page", "GET", "/api/v1/broll/purchases?page=1&cursor="+url.QueryEscape(*next), bearerHeader(root), nil)
 	check(400, "conflicting search", "GET", "/api/v1/broll/purchases?search=a&semantic_search=b", bearerHeader(root), nil)
 
 	check(200, "catalog", "GET", "/api/v1/broll?limit=2", bearerHeader(cust.Secret), nil)
@@ -275,15 +258,7 @@ func TestOpenAPIResponsesValidate(t *testing.T) {
 	check(200, "owned video", "GET", "/api/v1/broll/"+vids[0].String(), bearerHeader(cust.Secret), nil)
 	check(404, "unknown video details", "GET", "/api/v1/broll/6f1c2a8e-8e53-4c1a-9d55-2f7f0c1f0a11", bearerHeader(cust.Secret), nil)
 
-	var result struct {
-		Purchases []struct {
-			DownloadURL string `json:"download_url"`
-		}
-	}
-	if err := json.Unmarshal(bought.raw, &result); err != nil || len(result.Purchases) == 0 {
-		t.Fatalf("purchase result: %s", bought.raw)
-	}
-	link := strings.TrimPrefix(result.Purchases[0].DownloadURL, "http://api.test")
+	link := strings.TrimPrefix(bought.link(0), "http://api.test")
 	check(200, "download", "GET", link, nil, nil)
 	check(403, "tampered download", "GET", strings.Replace(link, "sig=", "sig=x", 1), nil, nil)
 

@@ -36,7 +36,7 @@ func TestOpsVideosOverHTTP(t *testing.T) {
 	// Only ops keys may write the catalog.
 	for who, key := range map[string]string{"root key": acct.RootKey.Secret, "customer key": buyer.Secret} {
 		r := e.do(t, 0, "POST", "/api/ops/v1/videos", key, clips)
-		if r.status != 403 || r.str("code") != "insufficient_scope" || r.str("required_scope") != "catalog:write" {
+		if p := problemOf(t, r); r.status != 403 || p.Code != "insufficient_scope" || p.RequiredScope != "catalog:write" {
 			t.Errorf("%s: %d %s", who, r.status, r.raw)
 		}
 		r = e.do(t, 0, "DELETE", "/api/ops/v1/videos/"+id, key, nil)
@@ -50,19 +50,18 @@ func TestOpsVideosOverHTTP(t *testing.T) {
 
 	// Both new clips go to the embedding queue, as on a production node.
 	r := e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, clips)
-	if r.status != 200 || r.body["created"].(float64) != 2 || r.body["updated"].(float64) != 0 ||
-		r.body["queued"].(float64) != 2 || r.header.Get("X-RateLimit-Limit") == "" {
-		t.Fatalf("create: %d %s", r.status, r.raw)
+	if got := expect[importResult](t, r, 200); got != (importResult{Created: 2, Queued: 2}) || r.header.Get("X-RateLimit-Limit") == "" {
+		t.Fatalf("create: %s", r.raw)
 	}
-	v := e.do(t, 0, "GET", "/api/v1/broll/"+id, buyer.Secret, nil)
-	if v.status != 200 || v.body["title"] != "Woman waving at the camera" || v.body["thumbnail_url"] == nil {
-		t.Fatalf("created clip: %d %s", v.status, v.raw)
+	v := expect[videoBody](t, e.do(t, 0, "GET", "/api/v1/broll/"+id, buyer.Secret, nil), 200)
+	if v.Title != "Woman waving at the camera" || v.ThumbnailURL == nil {
+		t.Fatalf("created clip: %+v", v)
 	}
 
 	clips[0]["title"] = "Woman waving hello at the camera"
 	r = e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, clips[:1])
-	if r.status != 200 || r.body["created"].(float64) != 0 || r.body["updated"].(float64) != 1 {
-		t.Fatalf("update: %d %s", r.status, r.raw)
+	if got := expect[importResult](t, r, 200); got.Created != 0 || got.Updated != 1 {
+		t.Fatalf("update: %s", r.raw)
 	}
 
 	// All or nothing, every problem listed by array index.
@@ -74,24 +73,21 @@ func TestOpsVideosOverHTTP(t *testing.T) {
 		"not an object",
 	}
 	r = e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, bad)
-	if r.status != 400 || r.str("code") != "invalid_request" {
+	p := problemOf(t, r)
+	if r.status != 400 || p.Code != "invalid_request" {
 		t.Fatalf("bad clips: %d %s", r.status, r.raw)
 	}
-	errs, _ := r.body["errors"].([]any)
-	got := map[float64]string{}
-	for _, x := range errs {
-		m := x.(map[string]any)
-		field, _ := m["field"].(string)
-		got[m["index"].(float64)] = field
+	got := map[int]string{}
+	for _, x := range p.Errors {
+		got[x.Index] = x.Field
 	}
 	if len(got) != 2 || got[2] != "orientaton" || got[4] != "" {
-		t.Fatalf("decode errors: %v", errs)
+		t.Fatalf("decode errors: %+v", p.Errors)
 	}
 	bad = bad[:4]
 	r = e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, []any{bad[0], bad[1], bad[3]})
-	errs, _ = r.body["errors"].([]any)
-	if r.status != 400 || len(errs) != 2 || errs[0].(map[string]any)["index"].(float64) != 1 ||
-		errs[0].(map[string]any)["field"] != "emotion" || errs[1].(map[string]any)["field"] != "media_file" {
+	if errs := problemOf(t, r).Errors; r.status != 400 || len(errs) != 2 || errs[0].Index != 1 ||
+		errs[0].Field != "emotion" || errs[1].Field != "media_file" {
 		t.Fatalf("validation errors: %d %s", r.status, r.raw)
 	}
 	if n := decode[videoList](t, e.do(t, 0, "GET", "/api/v1/broll?search=fine", buyer.Secret, nil)).Videos; len(n) != 0 {
@@ -113,8 +109,7 @@ func TestOpsVideosOverHTTP(t *testing.T) {
 	for _, path := range []string{outside, rel, link, "/etc/hostname"} {
 		clip := map[string]any{"title": "Escape", "emotion": "happy", "gender": "male", "difficulty": "easy", "media_file": path}
 		r := e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, []any{clip})
-		errs, _ := r.body["errors"].([]any)
-		if r.status != 400 || len(errs) != 1 || !strings.Contains(errs[0].(map[string]any)["message"].(string), "outside the import directory") {
+		if errs := problemOf(t, r).Errors; r.status != 400 || len(errs) != 1 || !strings.Contains(errs[0].Message, "outside the import directory") {
 			t.Errorf("media_file %q: %d %s", path, r.status, r.raw)
 		}
 	}
@@ -129,16 +124,13 @@ func TestOpsVideosOverHTTP(t *testing.T) {
 	}
 
 	// Retiring: idempotent, out of the catalog, kept by its buyer.
-	if r := e.do(t, 0, "POST", "/api/v1/broll/purchase", buyer.Secret, map[string]any{"video_ids": []string{id}}); r.status != 200 {
-		t.Fatalf("purchase: %s", r.raw)
+	e.buy(t, 0, buyer.Secret, uuid.MustParse(id))
+	ret := expect[retired](t, e.do(t, 0, "DELETE", "/api/ops/v1/videos/"+id, ops.Secret, nil), 200)
+	if ret.ID != id || ret.RetiredAt == "" || ret.AlreadyRetired {
+		t.Fatalf("retire: %+v", ret)
 	}
-	r = e.do(t, 0, "DELETE", "/api/ops/v1/videos/"+id, ops.Secret, nil)
-	if r.status != 200 || r.body["id"] != id || r.str("retired_at") == "" || r.body["already_retired"] != false {
-		t.Fatalf("retire: %d %s", r.status, r.raw)
-	}
-	again := e.do(t, 0, "DELETE", "/api/ops/v1/videos/"+id, ops.Secret, nil)
-	if again.status != 200 || again.body["already_retired"] != true || again.body["retired_at"] != r.body["retired_at"] {
-		t.Fatalf("retire again: %d %s", again.status, again.raw)
+	if again := expect[retired](t, e.do(t, 0, "DELETE", "/api/ops/v1/videos/"+id, ops.Secret, nil), 200); !again.AlreadyRetired || again.RetiredAt != ret.RetiredAt {
+		t.Fatalf("retire again: %+v", again)
 	}
 	if r := e.do(t, 0, "DELETE", "/api/ops/v1/videos/"+uuid.NewString(), ops.Secret, nil); r.status != 404 {
 		t.Fatalf("retire unknown: %d %s", r.status, r.raw)

@@ -21,31 +21,26 @@ func TestPostgresOutageIsUnavailable(t *testing.T) {
 	if r := e.do(t, 0, "GET", "/api/v1/balance", key.Secret, nil); r.status != http.StatusOK {
 		t.Fatalf("balance before the outage: %d %s", r.status, r.raw)
 	}
-	if res, out := callTool(t, cs, "get_balance", nil); res.IsError {
-		t.Fatalf("get_balance before the outage: %v", out)
-	}
+	callToolOK(t, cs, "get_balance", nil)
 
 	e.pool.Close()
 
 	t.Run("REST", func(t *testing.T) {
 		r := e.do(t, 0, "GET", "/api/v1/balance", key.Secret, nil)
-		if r.status != http.StatusServiceUnavailable || r.str("code") != "unavailable" {
+		if r.status != http.StatusServiceUnavailable || problemOf(t, r).Code != "unavailable" {
 			t.Fatalf("balance without Postgres: %d %s", r.status, r.raw)
 		}
 		if r.header.Get("Retry-After") != "1" {
 			t.Fatalf("Retry-After %q", r.header.Get("Retry-After"))
 		}
-		if r.str("detail") != "a backing service is unavailable; retry shortly" {
-			t.Fatalf("detail %q", r.str("detail"))
+		if problemOf(t, r).Detail != "a backing service is unavailable; retry shortly" {
+			t.Fatalf("detail %q", problemOf(t, r).Detail)
 		}
 	})
 	t.Run("MCP", func(t *testing.T) {
-		res, out := callTool(t, cs, "get_balance", nil)
-		if !res.IsError || out["code"] != "unavailable" || out["retryable"] != true {
-			t.Fatalf("get_balance without Postgres: %v", out)
-		}
-		if out["message"] != "a backing service is unavailable; retry shortly" {
-			t.Fatalf("message %q", out["message"])
+		out := callToolErr(t, cs, "get_balance", nil, "unavailable")
+		if !*out.Retryable || out.Message != "a backing service is unavailable; retry shortly" {
+			t.Fatalf("get_balance without Postgres: %+v", out)
 		}
 	})
 }

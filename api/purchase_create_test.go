@@ -3,9 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -22,24 +19,15 @@ func (e *testEnv) putMedia(t *testing.T, videoID uuid.UUID, content []byte) {
 	}
 }
 
-// get fetches a URL (a download link) through node n without a bearer key.
-func (e *testEnv) get(t *testing.T, n int, link string, header map[string]string) (*http.Response, []byte) {
+// open fetches a link (a download or media URL) through node n without a
+// bearer key, as a browser or a download manager would.
+func (e *testEnv) open(t *testing.T, n int, link string, header map[string]string) response {
 	t.Helper()
 	u, err := url.Parse(link)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := httptest.NewRequest("GET", u.RequestURI(), nil)
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	res, err := e.nodes[n].app.Test(req, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	body, _ := io.ReadAll(res.Body)
-	return res, body
+	return e.sendUnchecked(t, n, "GET", u.RequestURI(), header, nil)
 }
 
 func TestPurchaseOverHTTP(t *testing.T) {
@@ -51,115 +39,114 @@ func TestPurchaseOverHTTP(t *testing.T) {
 	content := bytes.Repeat([]byte("0123456789"), 1000)
 	e.putMedia(t, vids[0], content)
 
-	bad := []struct {
-		body any
-		want string
-	}{
-		{map[string]any{}, "video_ids is required"},
-		{map[string]any{"video_ids": []string{}}, "1 to 50"},
-		{map[string]any{"video_ids": []string{"nope"}}, "not a UUID"},
-		{map[string]any{"video_ids": "x"}, "video_ids must be of type array"},
-		{map[string]any{"video_ids": []string{vids[0].String()}, "expected_total": 1.234}, "expected_total"},
-		{map[string]any{"video_ids": []string{vids[0].String()}, "source": "x"}, "unknown field"},
-		{`{"video_ids": [`, "malformed JSON"},
-	}
-	for _, b := range bad {
-		r := e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, b.body)
-		if r.status != 400 || !strings.Contains(r.str("detail"), b.want) {
-			t.Errorf("%v: %d %s", b.body, r.status, r.raw)
+	t.Run("a bad body is 400 naming what is wrong", func(t *testing.T) {
+		for body, want := range map[string]string{
+			`{}`:                      "video_ids is required",
+			`{"video_ids": []}`:       "1 to 50",
+			`{"video_ids": ["nope"]}`: "not a UUID",
+			`{"video_ids": "x"}`:      "video_ids must be of type array",
+			`{"video_ids": ["` + vids[0].String() + `"], "expected_total": 1.234}`: "expected_total",
+			`{"video_ids": ["` + vids[0].String() + `"], "source": "x"}`:           "unknown field",
+			`{"video_ids": [`: "malformed JSON",
+		} {
+			if r := e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, body); r.status != 400 || !strings.Contains(problemOf(t, r).Detail, want) {
+				t.Errorf("%s: %d %s", body, r.status, r.raw)
+			}
 		}
-	}
+	})
 
-	quote := e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[0].String()}, "dry_run": true})
-	if quote.status != 200 || quote.body["total_charged"].(float64) != 10 || quote.body["dry_run"] != true {
-		t.Fatalf("quote: %s", quote.raw)
+	quote := expect[purchaseResult](t, e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[0].String()}, "dry_run": true}), 200)
+	if quote.TotalCharged != 10 || !quote.DryRun {
+		t.Fatalf("quote: %+v", quote)
 	}
-	r := e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[0].String()}, "expected_total": 10})
-	if r.status != 200 || r.body["total_charged"].(float64) != 10 || r.body["balance"].(float64) != 20 || r.body["currency"] != "USD" {
-		t.Fatalf("purchase: %s", r.raw)
+	bought := expect[purchaseResult](t, e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[0].String()}, "expected_total": 10}), 200)
+	if bought.TotalCharged != 10 || bought.Balance != 20 || bought.Currency != "USD" {
+		t.Fatalf("purchase: %+v", bought)
 	}
-	line := r.body["purchases"].([]any)[0].(map[string]any)
-	link := line["download_url"].(string)
-	if line["already_owned"] != false || line["price_paid"].(float64) != 10 || line["download_url_expires_at"] == nil ||
+	line, link := bought.Purchases[0], bought.link(0)
+	if line.AlreadyOwned || line.PricePaid != 10 || line.DownloadURLExpiresAt == nil || line.PurchaseID == nil ||
 		strings.Contains(link, cust.Secret) || !strings.HasPrefix(link, "http://api.test/api/v1/downloads/") {
-		t.Fatalf("purchase line: %v", line)
+		t.Fatalf("purchase line: %+v", line)
 	}
+	purchaseID := *line.PurchaseID
 
-	// The link serves the file, whole and in ranges, and logs each fetch.
-	res, body := e.get(t, 0, link, map[string]string{"User-Agent": "test-agent"})
-	if res.StatusCode != 200 || !bytes.Equal(body, content) || res.Header.Get("Accept-Ranges") != "bytes" {
-		t.Fatalf("download: %d len %d", res.StatusCode, len(body))
-	}
-	res, body = e.get(t, 0, link, map[string]string{"Range": "bytes=10-19"})
-	if res.StatusCode != 206 || string(body) != "0123456789" || res.Header.Get("Content-Range") != "bytes 10-19/10000" {
-		t.Fatalf("range: %d %q %s", res.StatusCode, body, res.Header.Get("Content-Range"))
-	}
-	res, body = e.get(t, 0, link, map[string]string{"Range": "bytes=-5"})
-	if res.StatusCode != 206 || string(body) != "56789" {
-		t.Fatalf("suffix range: %d %q", res.StatusCode, body)
-	}
-	if res, _ := e.get(t, 0, link, map[string]string{"Range": "bytes=20000-"}); res.StatusCode != 416 {
-		t.Fatalf("unsatisfiable range: %d", res.StatusCode)
-	}
-	var logged int
-	_ = e.pool.QueryRow(context.Background(), `SELECT count(*) FROM download_log WHERE user_agent = 'test-agent'`).Scan(&logged)
-	if logged != 1 {
-		t.Fatalf("download log rows: %d", logged)
-	}
-
-	// Tampering with any part is 403.
-	if !strings.Contains(link, line["purchase_id"].(string)) {
-		t.Fatalf("link %s does not name purchase %s", link, line["purchase_id"])
-	}
-	for _, tampered := range []string{
-		strings.Replace(link, "sig=", "sig=A", 1),
-		strings.Replace(link, "exp=", "exp=9", 1),
-		strings.Replace(link, line["purchase_id"].(string)[:8], "00000000", 1),
-		strings.Replace(link, "kv=", "kv=f", 1),
-	} {
-		if res, body := e.get(t, 0, tampered, nil); res.StatusCode != 403 || !strings.Contains(string(body), `"code":"forbidden"`) {
-			t.Errorf("tampered link %s: %d %s", tampered, res.StatusCode, body)
+	t.Run("the link serves the file, whole and in ranges, and logs each fetch", func(t *testing.T) {
+		if r := e.open(t, 0, link, map[string]string{"User-Agent": "test-agent"}); r.status != 200 || !bytes.Equal(r.raw, content) || r.header.Get("Accept-Ranges") != "bytes" {
+			t.Fatalf("download: %d len %d", r.status, len(r.raw))
 		}
-	}
+		for _, c := range []struct {
+			rng, body, contentRange string
+			status                  int
+		}{{"bytes=10-19", "0123456789", "bytes 10-19/10000", 206}, {"bytes=-5", "56789", "bytes 9995-9999/10000", 206}} {
+			if r := e.open(t, 0, link, map[string]string{"Range": c.rng}); r.status != c.status || string(r.raw) != c.body || r.header.Get("Content-Range") != c.contentRange {
+				t.Fatalf("range %s: %d %q %s", c.rng, r.status, r.raw, r.header.Get("Content-Range"))
+			}
+		}
+		if r := e.open(t, 0, link, map[string]string{"Range": "bytes=20000-"}); r.status != 416 {
+			t.Fatalf("unsatisfiable range: %d", r.status)
+		}
+		var logged int
+		_ = e.pool.QueryRow(context.Background(), `SELECT count(*) FROM download_log WHERE user_agent = 'test-agent'`).Scan(&logged)
+		if logged != 1 {
+			t.Fatalf("download log rows: %d", logged)
+		}
+	})
 
-	// A repeat purchase is free and gives a fresh link to the same purchase.
-	again := e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[0].String()}})
-	againLine := again.body["purchases"].([]any)[0].(map[string]any)
-	if again.body["total_charged"].(float64) != 0 || againLine["already_owned"] != true || againLine["purchase_id"] != line["purchase_id"] {
-		t.Fatalf("repeat: %s", again.raw)
-	}
+	t.Run("tampering with any part of the link is 403", func(t *testing.T) {
+		if !strings.Contains(link, purchaseID) {
+			t.Fatalf("link %s does not name purchase %s", link, purchaseID)
+		}
+		for _, tampered := range []string{
+			strings.Replace(link, "sig=", "sig=A", 1),
+			strings.Replace(link, "exp=", "exp=9", 1),
+			strings.Replace(link, purchaseID[:8], "00000000", 1),
+			strings.Replace(link, "kv=", "kv=f", 1),
+		} {
+			if r := e.open(t, 0, tampered, nil); r.status != 403 || problemOf(t, r).Code != "forbidden" {
+				t.Errorf("tampered link %s: %d %s", tampered, r.status, r.raw)
+			}
+		}
+	})
 
-	// 404 naming unknown ids, 402 with required/available, 409 on a wrong total.
-	unknown := uuid.NewString()
-	r = e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[1].String(), unknown}})
-	if r.status != 404 || !strings.Contains(string(r.raw), unknown) {
-		t.Fatalf("unknown: %s", r.raw)
-	}
-	r = e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[1].String()}, "expected_total": 9.99})
-	if r.status != 409 || r.str("code") != "price_changed" {
-		t.Fatalf("price_changed: %s", r.raw)
-	}
-	if _, err := e.pool.Exec(context.Background(), `UPDATE tiers SET price_cents = 5000 WHERE name = 'medium'`); err != nil {
-		t.Fatal(err)
-	}
-	r = e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[1].String()}})
-	if r.status != 402 || r.str("code") != "insufficient_credits" || r.body["required"].(float64) != 50 || r.body["available"].(float64) != 20 {
-		t.Fatalf("402: %s", r.raw)
-	}
+	t.Run("a repeat purchase is free and gives a fresh link to the same purchase", func(t *testing.T) {
+		again := e.buy(t, 0, cust.Secret, vids[0])
+		if l := again.Purchases[0]; again.TotalCharged != 0 || !l.AlreadyOwned || l.PurchaseID == nil || *l.PurchaseID != purchaseID {
+			t.Fatalf("repeat: %+v", again)
+		}
+	})
 
-	// Balance: the pool and the month-to-date spend the key can see.
-	b := e.do(t, 0, "GET", "/api/v1/balance", cust.Secret, nil)
-	mtd := b.body["month_to_date"].(map[string]any)
-	if b.status != 200 || b.body["balance"].(float64) != 20 || mtd["purchases"].(float64) != 1 || mtd["amount"].(float64) != 10 ||
-		b.body["key"].(map[string]any)["kind"] != "customer" {
-		t.Fatalf("balance: %s", b.raw)
-	}
+	t.Run("404 names unknown ids, 409 a wrong total, 402 the required and available", func(t *testing.T) {
+		unknown := uuid.NewString()
+		r := e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[1].String(), unknown}})
+		if r.status != 404 || !strings.Contains(string(r.raw), unknown) {
+			t.Fatalf("unknown: %s", r.raw)
+		}
+		r = e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[1].String()}, "expected_total": 9.99})
+		if r.status != 409 || problemOf(t, r).Code != "price_changed" {
+			t.Fatalf("price_changed: %s", r.raw)
+		}
+		if _, err := e.pool.Exec(context.Background(), `UPDATE tiers SET price_cents = 5000 WHERE name = 'medium'`); err != nil {
+			t.Fatal(err)
+		}
+		r = e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[1].String()}})
+		if p := problemOf(t, r); r.status != 402 || p.Code != "insufficient_credits" || p.Required != 50 || p.Available != 20 {
+			t.Fatalf("402: %s", r.raw)
+		}
+	})
 
-	// Revoking the key stops its links.
-	if r := e.do(t, 0, "DELETE", "/api/v1/keys?id="+cust.ID.String(), acct.RootKey.Secret, nil); r.status != 200 {
-		t.Fatal(r.status)
-	}
-	if res, _ := e.get(t, 0, link, nil); res.StatusCode != 403 {
-		t.Fatalf("link of a revoked key: %d", res.StatusCode)
-	}
+	t.Run("the balance shows the pool and the month to date the key can see", func(t *testing.T) {
+		b := expect[balanceBody](t, e.do(t, 0, "GET", "/api/v1/balance", cust.Secret, nil), 200)
+		if b.Balance != 20 || b.MonthToDate.Purchases != 1 || b.MonthToDate.Amount != 10 || b.Key.Kind != "customer" {
+			t.Fatalf("balance: %+v", b)
+		}
+	})
+
+	t.Run("revoking the key stops its links", func(t *testing.T) {
+		if r := e.do(t, 0, "DELETE", "/api/v1/keys?id="+cust.ID.String(), acct.RootKey.Secret, nil); r.status != 200 {
+			t.Fatal(r.status)
+		}
+		if r := e.open(t, 0, link, nil); r.status != 403 {
+			t.Fatalf("link of a revoked key: %d", r.status)
+		}
+	})
 }

@@ -4,21 +4,8 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/google/uuid"
-
 	"broll/billing/billingtest"
 )
-
-type purchasePage struct {
-	Purchases []struct {
-		PurchaseID uuid.UUID `json:"purchase_id"`
-	} `json:"purchases"`
-	Pagination struct {
-		Offset     int     `json:"offset"`
-		HasMore    bool    `json:"has_more"`
-		NextCursor *string `json:"next_cursor"`
-	} `json:"pagination"`
-}
 
 // TestPurchasesCursor: over REST and MCP, next_cursor walks the purchase
 // list once each; a cursor of another query, an edited one, or one with page
@@ -30,15 +17,9 @@ func TestPurchasesCursor(t *testing.T) {
 	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 100000})
 	vids := billingtest.Videos(t, e.pool, 5, "easy")
 	root := acct.RootKey.Secret
-	ids := make([]string, len(vids))
-	for i, v := range vids {
-		ids[i] = v.String()
-	}
-	if r := e.do(t, 0, "POST", "/api/v1/broll/purchase", root, map[string]any{"video_ids": ids}); r.status != 200 {
-		t.Fatalf("purchase: %d %s", r.status, r.raw)
-	}
+	e.buy(t, 0, root, vids...)
 
-	seen := map[uuid.UUID]bool{}
+	seen := map[string]bool{}
 	path := "/api/v1/broll/purchases?limit=2"
 	var first string
 	for pages := 0; pages < 10; pages++ {
@@ -46,8 +27,7 @@ func TestPurchasesCursor(t *testing.T) {
 		if r.status != 200 {
 			t.Fatalf("%s: %d %s", path, r.status, r.raw)
 		}
-		var p purchasePage
-		decodeInto(t, path, r.raw, &p)
+		p := decode[purchaseList](t, r)
 		if p.Pagination.Offset != len(seen) {
 			t.Errorf("offset %d after %d rows", p.Pagination.Offset, len(seen))
 		}
@@ -79,15 +59,13 @@ func TestPurchasesCursor(t *testing.T) {
 		"with offset":     "offset=2&cursor=" + url.QueryEscape(first),
 	} {
 		r := e.do(t, 0, "GET", "/api/v1/broll/purchases?"+q, root, nil)
-		if r.status != 400 || r.str("code") != "invalid_request" {
+		if r.status != 400 || problemOf(t, r).Code != "invalid_request" {
 			t.Errorf("%s: %d %s, want 400 invalid_request", name, r.status, r.raw)
 		}
 	}
 
 	cs := mcpMustConnect(t, base, root)
-	out := callToolOK(t, cs, "list_purchases", map[string]any{"limit": 2, "cursor": first})
-	var p purchasePage
-	remarshal(t, "list_purchases", out, &p)
+	p := decode[purchaseList](t, callToolOK(t, cs, "list_purchases", map[string]any{"limit": 2, "cursor": first}))
 	if len(p.Purchases) != 2 || p.Pagination.Offset != 2 || p.Pagination.NextCursor == nil {
 		t.Fatalf("list_purchases after a cursor: %+v", p)
 	}

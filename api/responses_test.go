@@ -1,5 +1,7 @@
 package api
 
+import "encoding/json"
+
 // The response bodies the tests read, written from the contract (API.md and
 // api/openapi.json), not from the handlers' types: a field renamed on the
 // server is an unknown field here, and decode fails the test. Members the
@@ -9,7 +11,7 @@ package api
 
 // problem is the RFC 9457 body of every error, with the extension members
 // the tests read. Problems carry other extensions too, so it is decoded
-// without the unknown-field check (see problemOf).
+// without the unknown-field check (see errorOf).
 type problem struct {
 	Type          string   `json:"type"`
 	Title         string   `json:"title"`
@@ -22,6 +24,27 @@ type problem struct {
 	RequiredScope string   `json:"required_scope"`
 	Required      float64  `json:"required"`
 	Available     float64  `json:"available"`
+	// spend_limit_exceeded
+	Limit          float64 `json:"limit"`
+	Spent          float64 `json:"spent"`
+	PeriodResetsAt string  `json:"period_resets_at"`
+	// sunset (legacy routes)
+	MigrationGuide string `json:"migration_guide"`
+	// the clips an import refused, by their index in the request
+	Errors []struct {
+		Index   int    `json:"index"`
+		Field   string `json:"field"`
+		Message string `json:"message"`
+	} `json:"errors"`
+}
+
+// toolError is the structuredContent of a failed MCP tool call: the
+// problem's code and extensions, with message and retryable beside them.
+// Like problem, it is read without the unknown-field check.
+type toolError struct {
+	problem
+	Message   string `json:"message"`
+	Retryable *bool  `json:"retryable"`
 }
 
 // videoBody is the Video object.
@@ -151,4 +174,218 @@ type filtersBody struct {
 		Name  string `json:"name"`
 		Count int    `json:"count"`
 	} `json:"models"`
+}
+
+// rpcResponse is a JSON-RPC answer of the MCP endpoint, read below the SDK.
+type rpcResponse struct {
+	JSONRPC string `json:"jsonrpc"`
+	ID      any    `json:"id"`
+	Result  *struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+		IsError           bool            `json:"isError,omitempty"`
+	} `json:"result,omitempty"`
+	Error *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+		Data    any    `json:"data,omitempty"`
+	} `json:"error,omitempty"`
+}
+
+// purchaseLine is one clip of a purchase result.
+type purchaseLine struct {
+	PurchaseID           *string `json:"purchase_id"`
+	VideoID              string  `json:"video_id"`
+	DownloadURL          *string `json:"download_url"`
+	DownloadURLExpiresAt *string `json:"download_url_expires_at"`
+	PricePaid            float64 `json:"price_paid"`
+	Currency             string  `json:"currency"`
+	PurchasedAt          *string `json:"purchased_at"`
+	AlreadyOwned         bool    `json:"already_owned"`
+}
+
+// purchaseResult is POST /api/v1/broll/purchase and the purchase_videos tool.
+type purchaseResult struct {
+	Purchases    []purchaseLine `json:"purchases"`
+	TotalCharged float64        `json:"total_charged"`
+	Currency     string         `json:"currency"`
+	Balance      float64        `json:"balance"`
+	DryRun       bool           `json:"dry_run"`
+	Livemode     bool           `json:"livemode"`
+}
+
+// link is the download link of the result's i-th clip.
+func (p purchaseResult) link(i int) string {
+	if l := p.Purchases[i].DownloadURL; l != nil {
+		return *l
+	}
+	return ""
+}
+
+// legacyPurchaseResult is POST /api/external/broll/purchase.
+type legacyPurchaseResult struct {
+	purchaseResult
+	Source        string  `json:"source"`
+	CustomerEmail *string `json:"customer_email"`
+}
+
+type spendLimit struct {
+	Amount   float64 `json:"amount"`
+	Period   string  `json:"period"`
+	Currency string  `json:"currency"`
+}
+
+type spentBody struct {
+	Amount         float64 `json:"amount"`
+	Currency       string  `json:"currency"`
+	Period         string  `json:"period"`
+	PeriodStart    *string `json:"period_start"`
+	PeriodResetsAt *string `json:"period_resets_at"`
+}
+
+// balanceBody is GET /api/v1/balance and the get_balance tool. A customer
+// key carries its spend limit and spending; a root key does not.
+type balanceBody struct {
+	AccountID string  `json:"account_id"`
+	Balance   float64 `json:"balance"`
+	Currency  string  `json:"currency"`
+	Livemode  bool    `json:"livemode"`
+	Key       struct {
+		ID            string      `json:"id"`
+		Kind          string      `json:"kind"`
+		CustomerLabel string      `json:"customer_label"`
+		SpendLimit    *spendLimit `json:"spend_limit,omitempty"`
+		Spent         *spentBody  `json:"spent,omitempty"`
+	} `json:"key"`
+	MonthToDate struct {
+		Purchases int     `json:"purchases"`
+		Amount    float64 `json:"amount"`
+		Currency  string  `json:"currency"`
+		Since     string  `json:"since"`
+	} `json:"month_to_date"`
+}
+
+// keyBody is the Key object of the keys routes.
+type keyBody struct {
+	ID                 string      `json:"id"`
+	CustomerLabel      string      `json:"customer_label"`
+	KeyPrefix          string      `json:"key_prefix"`
+	Kind               string      `json:"kind"`
+	Scopes             []string    `json:"scopes"`
+	CreatedAt          string      `json:"created_at"`
+	RevokedAt          *string     `json:"revoked_at"`
+	TotalRequests      int64       `json:"total_requests"`
+	LastUsedAt         *string     `json:"last_used_at"`
+	Mode               string      `json:"mode"`
+	Livemode           bool        `json:"livemode"`
+	SpendLimit         *spendLimit `json:"spend_limit,omitempty"`
+	Spent              *spentBody  `json:"spent,omitempty"`
+	RateLimitPerMinute *int        `json:"rate_limit_per_minute,omitempty"`
+}
+
+// keyCreated is POST /api/v1/keys.
+type keyCreated struct {
+	Success bool    `json:"success"`
+	APIKey  string  `json:"api_key"`
+	Details keyBody `json:"details"`
+}
+
+// keyUpdated is PATCH /api/v1/keys.
+type keyUpdated struct {
+	Success bool    `json:"success"`
+	Key     keyBody `json:"key"`
+}
+
+// keyRevoked is DELETE /api/v1/keys.
+type keyRevoked struct {
+	Success   bool   `json:"success"`
+	ID        string `json:"id"`
+	RevokedAt string `json:"revoked_at"`
+}
+
+// keyList is GET /api/v1/keys.
+type keyList struct {
+	Success    bool      `json:"success"`
+	Keys       []keyBody `json:"keys"`
+	Pagination struct {
+		Limit      int     `json:"limit"`
+		HasMore    bool    `json:"has_more"`
+		NextCursor *string `json:"next_cursor"`
+	} `json:"pagination"`
+}
+
+// webhookBody is the Webhook object; Secret is shown on creation only.
+type webhookBody struct {
+	ID             string   `json:"id"`
+	URL            string   `json:"url"`
+	Description    string   `json:"description"`
+	Events         []string `json:"events"`
+	Enabled        bool     `json:"enabled"`
+	FailingSince   *string  `json:"failing_since"`
+	DisabledAt     *string  `json:"disabled_at"`
+	DisabledReason *string  `json:"disabled_reason"`
+	CreatedAt      string   `json:"created_at"`
+	Secret         string   `json:"secret,omitempty"`
+}
+
+type webhookList struct {
+	Webhooks []webhookBody `json:"webhooks"`
+}
+
+type webhookPing struct {
+	EventID string `json:"event_id"`
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+}
+
+type webhookRotated struct {
+	ID                      string `json:"id"`
+	Secret                  string `json:"secret"`
+	PreviousSecretsExpireAt string `json:"previous_secrets_expire_at"`
+	ActiveSecrets           int    `json:"active_secrets"`
+}
+
+type webhookDeliveries struct {
+	Deliveries []webhookDelivery `json:"deliveries"`
+}
+
+// webhookDelivery is one row of GET /api/v1/webhooks/{id}/deliveries.
+type webhookDelivery struct {
+	EventID     string  `json:"event_id"`
+	EventType   string  `json:"event_type"`
+	AttemptedAt string  `json:"attempted_at"`
+	StatusCode  *int    `json:"status_code"`
+	DurationMS  int     `json:"duration_ms"`
+	Error       *string `json:"error"`
+	State       string  `json:"state"`
+	Attempts    int     `json:"attempts"`
+	NextRetryAt *string `json:"next_retry_at"`
+}
+
+// importResult is POST /api/ops/v1/videos: the counts of an import.
+type importResult struct {
+	Created int    `json:"created"`
+	Updated int    `json:"updated"`
+	Queued  int    `json:"queued"`
+	Warning string `json:"warning,omitempty"`
+}
+
+// retired is the answer to retiring a clip.
+type retired struct {
+	ID             string `json:"id"`
+	RetiredAt      string `json:"retired_at"`
+	AlreadyRetired bool   `json:"already_retired"`
+}
+
+// uploadBody is the answer to starting an upload.
+type uploadBody struct {
+	UploadID  string            `json:"upload_id"`
+	URL       string            `json:"url"`
+	Method    string            `json:"method"`
+	Headers   map[string]string `json:"headers"`
+	Size      int64             `json:"size"`
+	ExpiresAt string            `json:"expires_at"`
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
@@ -105,16 +106,23 @@ func (e *testEnv) addNode(t testing.TB, cfg config.Config, now func() time.Time)
 	return len(e.nodes) - 1
 }
 
+// response is one answer; its body is read through decode (a success) or
+// problemOf (an error).
 type response struct {
 	status int
 	header http.Header
-	body   map[string]any
 	raw    []byte
 }
 
-func (r response) str(key string) string {
-	s, _ := r.body[key].(string)
-	return s
+// buy purchases the clips with key through node n; anything but 200
+// fails the test.
+func (e *testEnv) buy(t *testing.T, n int, key string, ids ...uuid.UUID) purchaseResult {
+	t.Helper()
+	r := e.do(t, n, "POST", "/api/v1/broll/purchase", key, map[string]any{"video_ids": ids})
+	if r.status != 200 {
+		t.Fatalf("purchase %v: %d %s", ids, r.status, r.raw)
+	}
+	return decode[purchaseResult](t, r)
 }
 
 // do sends one request to node n through the real fiber router, with key
@@ -123,9 +131,13 @@ func (e *testEnv) do(t *testing.T, n int, method, path, key string, body any) re
 	t.Helper()
 	var header map[string]string
 	if key != "" {
-		header = map[string]string{"Authorization": "Bearer " + key}
+		header = bearerHeader(key)
 	}
 	return e.send(t, n, method, path, header, body)
+}
+
+func bearerHeader(key string) map[string]string {
+	return map[string]string{"Authorization": "Bearer " + key}
 }
 
 // send is do with arbitrary headers (X-API-Key, Accept, ...). A string body
@@ -165,20 +177,17 @@ func (e *testEnv) sendUnchecked(t *testing.T, n int, method, path string, header
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
-	out := response{status: res.StatusCode, header: res.Header, raw: raw}
-	if len(raw) > 0 && raw[0] == '{' {
-		if err := json.Unmarshal(raw, &out.body); err != nil {
-			t.Fatalf("%s %s: bad JSON %q", method, path, raw)
-		}
+	if len(raw) > 0 && raw[0] == '{' && !json.Valid(raw) {
+		t.Fatalf("%s %s: bad JSON %q", method, path, raw)
 	}
-	return out
+	return response{status: res.StatusCode, header: res.Header, raw: raw}
 }
 
 // decode reads the body as T and fails the test unless T holds all of it:
 // a member T does not name (one renamed or added on the server) and a
 // member T names but the body lacks (one removed) are both drift from the
 // contract, where reading them as zero values would hide it.
-func decode[T any](t *testing.T, r response) T {
+func decode[T any](t testing.TB, r response) T {
 	t.Helper()
 	var out T
 	dec := json.NewDecoder(bytes.NewReader(r.raw))
@@ -205,15 +214,28 @@ func decode[T any](t *testing.T, r response) T {
 	return out
 }
 
-// problemOf reads an error body. Problems carry extension members beyond
-// the ones the tests read, so only this decode lets unknown members pass.
-func problemOf(t *testing.T, r response) problem {
+// expect fails the test unless r has status, and decodes its body as T.
+func expect[T any](t testing.TB, r response, status int) T {
 	t.Helper()
-	var p problem
-	if err := json.Unmarshal(r.raw, &p); err != nil {
-		t.Fatalf("problem body: %v: %s", err, r.raw)
+	if r.status != status {
+		t.Fatalf("status %d, want %d: %s", r.status, status, r.raw)
 	}
-	return p
+	return decode[T](t, r)
+}
+
+// problemOf reads an error body.
+func problemOf(t testing.TB, r response) problem { return errorOf[problem](t, r) }
+
+// errorOf reads an error: a problem, or the result of a failed MCP tool
+// call. Errors carry extension members beyond the ones the tests read, so
+// unlike decode it lets unknown members pass.
+func errorOf[T any](t testing.TB, r response) T {
+	t.Helper()
+	var out T
+	if err := json.Unmarshal(r.raw, &out); err != nil {
+		t.Fatalf("error body %T: %v: %s", out, err, r.raw)
+	}
+	return out
 }
 
 // checkProblem asserts the RFC 9457 shape every error must have.

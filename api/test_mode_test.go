@@ -11,58 +11,6 @@ import (
 	"broll/billing/billingtest"
 )
 
-// testModeKey is a key object as the keys routes render it, with the mode.
-type testModeKey struct {
-	ID        uuid.UUID `json:"id"`
-	KeyPrefix string    `json:"key_prefix"`
-	Mode      string    `json:"mode"`
-	Livemode  bool      `json:"livemode"`
-}
-
-type testModeCreated struct {
-	APIKey  string      `json:"api_key"`
-	Details testModeKey `json:"details"`
-}
-
-type testModeBalance struct {
-	Balance     float64 `json:"balance"`
-	Livemode    bool    `json:"livemode"`
-	MonthToDate struct {
-		Purchases int     `json:"purchases"`
-		Amount    float64 `json:"amount"`
-	} `json:"month_to_date"`
-}
-
-type testModePurchase struct {
-	Purchases []struct {
-		PurchaseID  uuid.UUID `json:"purchase_id"`
-		DownloadURL string    `json:"download_url"`
-	} `json:"purchases"`
-	TotalCharged float64 `json:"total_charged"`
-	Balance      float64 `json:"balance"`
-	Livemode     bool    `json:"livemode"`
-}
-
-type testModeList struct {
-	Purchases []struct {
-		PurchaseID uuid.UUID `json:"purchase_id"`
-		Livemode   bool      `json:"livemode"`
-	} `json:"purchases"`
-	Summary struct {
-		Count       int     `json:"count"`
-		TotalAmount float64 `json:"total_amount"`
-	} `json:"summary"`
-}
-
-// decode checks a response's status and decodes its body into v.
-func (r response) decode(t *testing.T, status int, v any) {
-	t.Helper()
-	if r.status != status {
-		t.Fatalf("status %d, want %d: %s", r.status, status, r.raw)
-	}
-	decodeInto(t, "response", r.raw, v)
-}
-
 // Test mode over HTTP: keys made with mode test, their purchases paid from
 // the test balance and invisible to live lists and balances, links that
 // serve the preview's bytes (never the full file's) on both media stores.
@@ -78,39 +26,34 @@ func TestTestModeOverHTTP(t *testing.T) {
 			t.Run("mode is validated", func(t *testing.T) {
 				for _, mode := range []any{"bogus", "", "TEST", 1, true} {
 					r := e.do(t, 0, "POST", "/api/v1/keys", root, map[string]any{"customer_label": "x", "mode": mode})
-					if r.status != 400 || r.str("code") != "invalid_request" || r.str("field") != "mode" {
+					if p := problemOf(t, r); r.status != 400 || p.Code != "invalid_request" || p.Field != "mode" {
 						t.Errorf("mode %v: %d %s", mode, r.status, r.raw)
 					}
 				}
-				if r := e.do(t, 0, "GET", "/api/v1/keys?mode=sandbox", root, nil); r.status != 400 || r.str("field") != "mode" {
+				if r := e.do(t, 0, "GET", "/api/v1/keys?mode=sandbox", root, nil); r.status != 400 || problemOf(t, r).Field != "mode" {
 					t.Errorf("list mode=sandbox: %d %s", r.status, r.raw)
 				}
 			})
 
 			r := e.do(t, 0, "POST", "/api/v1/keys", root, map[string]any{"customer_label": "tester", "mode": "test"})
-			var testKey testModeCreated
-			r.decode(t, 201, &testKey)
+			testKey := expect[keyCreated](t, r, 201)
 			if !strings.HasPrefix(testKey.APIKey, "dsk_test_") || !strings.HasPrefix(testKey.Details.KeyPrefix, "dsk_test_") ||
 				len(testKey.Details.KeyPrefix) <= len("dsk_test_") || testKey.Details.Mode != "test" || testKey.Details.Livemode {
 				t.Fatalf("test key: %s", r.raw)
 			}
 			r = e.do(t, 0, "POST", "/api/v1/keys", root, map[string]any{"customer_label": "buyer"})
-			var liveKey testModeCreated
-			r.decode(t, 201, &liveKey)
+			liveKey := expect[keyCreated](t, r, 201)
 			if strings.HasPrefix(liveKey.APIKey, "dsk_test_") || liveKey.Details.Mode != "live" || !liveKey.Details.Livemode {
 				t.Fatalf("live key: %s", r.raw)
 			}
 
 			t.Run("the key list shows both and filters by mode", func(t *testing.T) {
-				for query, want := range map[string][]uuid.UUID{
+				for query, want := range map[string][]string{
 					"":           {testKey.Details.ID, liveKey.Details.ID},
 					"?mode=test": {testKey.Details.ID},
 					"?mode=live": {liveKey.Details.ID},
 				} {
-					var list struct {
-						Keys []testModeKey `json:"keys"`
-					}
-					e.do(t, 0, "GET", "/api/v1/keys"+query, root, nil).decode(t, 200, &list)
+					list := expect[keyList](t, e.do(t, 0, "GET", "/api/v1/keys"+query, root, nil), 200)
 					if len(list.Keys) != len(want) {
 						t.Fatalf("GET /api/v1/keys%s: %d keys, want %d", query, len(list.Keys), len(want))
 					}
@@ -129,25 +72,22 @@ func TestTestModeOverHTTP(t *testing.T) {
 				e.putMedia(t, v, full)
 			}
 
-			var bought testModePurchase
-			e.do(t, 0, "POST", "/api/v1/broll/purchase", testKey.APIKey, map[string]any{"video_ids": videos}).decode(t, 200, &bought)
+			bought := e.buy(t, 0, testKey.APIKey, videos...)
 			if bought.Livemode || bought.TotalCharged != 10 || bought.Balance != 990 {
 				t.Fatalf("test purchase: %+v", bought)
 			}
-			var liveBought testModePurchase
-			e.do(t, 0, "POST", "/api/v1/broll/purchase", liveKey.APIKey, map[string]any{"video_ids": videos[:1]}).decode(t, 200, &liveBought)
+			liveBought := e.buy(t, 0, liveKey.APIKey, videos[0])
 			if !liveBought.Livemode || liveBought.Balance != 95 {
 				t.Fatalf("live purchase: %+v", liveBought)
 			}
 
 			t.Run("balances", func(t *testing.T) {
-				for key, want := range map[string]testModeBalance{
+				for key, want := range map[string]balanceBody{
 					testKey.APIKey: {Balance: 990, Livemode: false},
 					liveKey.APIKey: {Balance: 95, Livemode: true},
 					root:           {Balance: 95, Livemode: true},
 				} {
-					var got testModeBalance
-					e.do(t, 0, "GET", "/api/v1/balance", key, nil).decode(t, 200, &got)
+					got := expect[balanceBody](t, e.do(t, 0, "GET", "/api/v1/balance", key, nil), 200)
 					if got.Balance != want.Balance || got.Livemode != want.Livemode {
 						t.Errorf("balance of %.12s: %+v, want %+v", key, got, want)
 					}
@@ -161,8 +101,7 @@ func TestTestModeOverHTTP(t *testing.T) {
 			})
 			t.Run("lists", func(t *testing.T) {
 				for key, want := range map[string]int{root: 1, liveKey.APIKey: 1, testKey.APIKey: 2} {
-					var got testModeList
-					e.do(t, 0, "GET", "/api/v1/broll/purchases", key, nil).decode(t, 200, &got)
+					got := expect[purchaseList](t, e.do(t, 0, "GET", "/api/v1/broll/purchases", key, nil), 200)
 					if got.Summary.Count != want || len(got.Purchases) != want {
 						t.Fatalf("list of %.12s: %d purchases, want %d", key, got.Summary.Count, want)
 					}
@@ -174,7 +113,7 @@ func TestTestModeOverHTTP(t *testing.T) {
 				}
 			})
 			t.Run("a test link serves the preview, never the full file", func(t *testing.T) {
-				link := bought.Purchases[0].DownloadURL
+				link := bought.link(0)
 				status, body, _ := e.fetchMedia(t, link)
 				if status != 409 || !strings.Contains(string(body), "preview_not_ready") || bytes.Contains(body, full[:16]) {
 					t.Fatalf("without a preview: %d %.200s", status, body)
@@ -190,7 +129,7 @@ func TestTestModeOverHTTP(t *testing.T) {
 				if status != 200 || !bytes.Equal(body, preview) {
 					t.Fatalf("test link: %d, %d bytes (preview %d, full %d)", status, len(body), len(preview), len(full))
 				}
-				status, body, _ = e.fetchMedia(t, liveBought.Purchases[0].DownloadURL)
+				status, body, _ = e.fetchMedia(t, liveBought.link(0))
 				if status != 200 || !bytes.Equal(body, full) {
 					t.Fatalf("live link: %d, %d bytes", status, len(body))
 				}
@@ -212,11 +151,7 @@ func TestTestKeyLimitsIdempotencyAndMCP(t *testing.T) {
 
 	r := e.do(t, 0, "PATCH", "/api/v1/keys?id="+test.ID.String(), acct.RootKey.Secret,
 		map[string]any{"spend_limit": map[string]any{"amount": 7, "period": "month"}})
-	var patched struct {
-		Key testModeKey `json:"key"`
-	}
-	r.decode(t, 200, &patched)
-	if patched.Key.Mode != "test" || patched.Key.Livemode {
+	if patched := expect[keyUpdated](t, r, 200); patched.Key.Mode != "test" || patched.Key.Livemode {
 		t.Fatalf("PATCH of a test key: %s", r.raw)
 	}
 
@@ -226,16 +161,14 @@ func TestTestKeyLimitsIdempotencyAndMCP(t *testing.T) {
 			map[string]any{"video_ids": ids})
 	}
 	first := buy("once", videos[0])
-	var res testModePurchase
-	first.decode(t, 200, &res)
-	if res.Livemode || res.Balance != 995 {
+	if res := expect[purchaseResult](t, first, 200); res.Livemode || res.Balance != 995 {
 		t.Fatalf("test purchase: %s", first.raw)
 	}
 	again := buy("once", videos[0])
 	if again.status != 200 || again.header.Get("Idempotent-Replayed") != "true" || !bytes.Equal(again.raw, first.raw) {
 		t.Fatalf("replay: %d %q %s", again.status, again.header.Get("Idempotent-Replayed"), again.raw)
 	}
-	if r := buy("twice", videos[1]); r.status != 402 || r.str("code") != "spend_limit_exceeded" {
+	if r := buy("twice", videos[1]); r.status != 402 || problemOf(t, r).Code != "spend_limit_exceeded" {
 		t.Fatalf("over the test key's limit: %d %s", r.status, r.raw)
 	}
 	var live, testBalance int64
@@ -248,12 +181,11 @@ func TestTestKeyLimitsIdempotencyAndMCP(t *testing.T) {
 	}
 
 	cs := mcpMustConnect(t, e.serveLoopback(t), test.Secret)
-	bal := callToolOK(t, cs, "get_balance", nil)
-	if bal["livemode"] != false || bal["balance"] != 995.0 {
-		t.Fatalf("get_balance of a test key: %v", bal)
+	if bal := decode[balanceBody](t, callToolOK(t, cs, "get_balance", nil)); bal.Livemode || bal.Balance != 995 {
+		t.Fatalf("get_balance of a test key: %+v", bal)
 	}
-	quote := callToolOK(t, cs, "purchase_videos", map[string]any{"video_ids": []string{videos[2].String()}, "dry_run": true})
-	if quote["livemode"] != false || quote["balance"] != 995.0 {
-		t.Fatalf("purchase_videos quote of a test key: %v", quote)
+	quote := decode[purchaseResult](t, callToolOK(t, cs, "purchase_videos", map[string]any{"video_ids": []string{videos[2].String()}, "dry_run": true}))
+	if quote.Livemode || quote.Balance != 995 {
+		t.Fatalf("purchase_videos quote of a test key: %+v", quote)
 	}
 }

@@ -37,11 +37,8 @@ func TestLocalUploadStreamsPastBodyLimit(t *testing.T) {
 		return res.StatusCode
 	}
 	newUpload := func() (id, u string) {
-		r := e.do(t, 0, "POST", uploadsPath, ops.Secret, map[string]any{"filename": "big.webm", "content_type": "video/webm", "size": size})
-		if r.status != 201 {
-			t.Fatalf("upload: %d %s", r.status, r.raw)
-		}
-		return r.str("upload_id"), r.str("url")
+		up := expect[uploadBody](t, e.do(t, 0, "POST", uploadsPath, ops.Secret, map[string]any{"filename": "big.webm", "content_type": "video/webm", "size": size}), 201)
+		return up.UploadID, up.URL
 	}
 
 	id, u := newUpload()

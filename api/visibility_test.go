@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"net/url"
 	"testing"
 
@@ -9,42 +8,6 @@ import (
 
 	"broll/billing/billingtest"
 )
-
-// visiblePurchases is the part of a purchase list the visibility matrix reads.
-type visiblePurchases struct {
-	Purchases []struct {
-		VideoID         uuid.UUID `json:"video_id"`
-		DownloadURL     *string   `json:"download_url"`
-		DownloadRevoked bool      `json:"download_revoked"`
-	} `json:"purchases"`
-	Summary struct {
-		Count       int     `json:"count"`
-		TotalAmount float64 `json:"total_amount"`
-	} `json:"summary"`
-}
-
-type visibleBalance struct {
-	MonthToDate struct {
-		Purchases int     `json:"purchases"`
-		Amount    float64 `json:"amount"`
-	} `json:"month_to_date"`
-}
-
-func decodeInto(t *testing.T, what string, raw []byte, v any) {
-	t.Helper()
-	if err := json.Unmarshal(raw, v); err != nil {
-		t.Fatalf("%s: %v in %s", what, err, raw)
-	}
-}
-
-func remarshal(t *testing.T, what string, m map[string]any, v any) {
-	t.Helper()
-	raw, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	decodeInto(t, what, raw, v)
-}
 
 // TestSiblingRootVisibilityMatrix: an account with two root keys, each with
 // a customer, and a legacy purchase. Over REST and MCP alike, each key's
@@ -62,18 +25,11 @@ func TestSiblingRootVisibilityMatrix(t *testing.T) {
 	otherCust := other.CustomerKey(t, e.pool, "other-customer")
 	vids := billingtest.Videos(t, e.pool, 6, "easy") // 5.00 each
 
-	buy := func(secret string, ids ...uuid.UUID) {
-		t.Helper()
-		r := e.do(t, 0, "POST", "/api/v1/broll/purchase", secret, map[string]any{"video_ids": ids})
-		if r.status != 200 {
-			t.Fatalf("purchase: %d %s", r.status, r.raw)
-		}
-	}
-	buy(a.RootKey.Secret, vids[0])
-	buy(aCust.Secret, vids[1], vids[2])
-	buy(b.RootKey.Secret, vids[3])
-	buy(bCust.Secret, vids[4])
-	buy(otherCust.Secret, vids[5])
+	e.buy(t, 0, a.RootKey.Secret, vids[0])
+	e.buy(t, 0, aCust.Secret, vids[1], vids[2])
+	e.buy(t, 0, b.RootKey.Secret, vids[3])
+	e.buy(t, 0, bCust.Secret, vids[4])
+	e.buy(t, 0, otherCust.Secret, vids[5])
 	if _, err := e.pool.Exec(t.Context(), `INSERT INTO purchases (account_id, video_id, price_cents, tier, legacy, source, customer_email)
 		VALUES ($1, $2, 500, 'easy', true, $3, 'old@customer.test')`, a.ID, vids[5], a.Source); err != nil {
 		t.Fatal(err)
@@ -89,12 +45,12 @@ func TestSiblingRootVisibilityMatrix(t *testing.T) {
 		{"A's customer", aCust.Secret, []uuid.UUID{vids[1], vids[2]}},
 		{"B's customer", bCust.Secret, []uuid.UUID{vids[4]}},
 	}
-	check := func(t *testing.T, surface string, l visiblePurchases, bal visibleBalance, want []uuid.UUID) {
+	check := func(t *testing.T, surface string, l purchaseList, bal balanceBody, want []uuid.UUID) {
 		t.Helper()
 		if l.Summary.Count != len(want) || l.Summary.TotalAmount != 5*float64(len(want)) || len(l.Purchases) != len(want) {
 			t.Fatalf("%s: %d purchases for %v USD listed %d, want %d", surface, l.Summary.Count, l.Summary.TotalAmount, len(l.Purchases), len(want))
 		}
-		seen := map[uuid.UUID]bool{}
+		seen := map[string]bool{}
 		for _, p := range l.Purchases {
 			seen[p.VideoID] = true
 			if p.DownloadURL == nil || p.DownloadRevoked {
@@ -102,7 +58,7 @@ func TestSiblingRootVisibilityMatrix(t *testing.T) {
 			}
 		}
 		for _, v := range want {
-			if !seen[v] {
+			if !seen[v.String()] {
 				t.Errorf("%s: does not list %s", surface, v)
 			}
 		}
@@ -112,19 +68,11 @@ func TestSiblingRootVisibilityMatrix(t *testing.T) {
 	}
 	for _, k := range keys {
 		t.Run(k.name, func(t *testing.T) {
-			var l visiblePurchases
-			var bal visibleBalance
-			r := e.do(t, 0, "GET", "/api/v1/broll/purchases", k.secret, nil)
-			decodeInto(t, "REST list", r.raw, &l)
-			r = e.do(t, 0, "GET", "/api/v1/balance", k.secret, nil)
-			decodeInto(t, "REST balance", r.raw, &bal)
-			check(t, "REST", l, bal, k.sees)
-
+			check(t, "REST", decode[purchaseList](t, e.do(t, 0, "GET", "/api/v1/broll/purchases", k.secret, nil)),
+				decode[balanceBody](t, e.do(t, 0, "GET", "/api/v1/balance", k.secret, nil)), k.sees)
 			cs := mcpMustConnect(t, base, k.secret)
-			l, bal = visiblePurchases{}, visibleBalance{}
-			remarshal(t, "list_purchases", callToolOK(t, cs, "list_purchases", nil), &l)
-			remarshal(t, "get_balance", callToolOK(t, cs, "get_balance", nil), &bal)
-			check(t, "MCP", l, bal, k.sees)
+			check(t, "MCP", decode[purchaseList](t, callToolOK(t, cs, "list_purchases", nil)),
+				decode[balanceBody](t, callToolOK(t, cs, "get_balance", nil)), k.sees)
 		})
 	}
 
@@ -153,24 +101,19 @@ func TestSiblingRootVisibilityMatrix(t *testing.T) {
 			}
 			args := map[string]any{"api_key_id": f.key.String()}
 			if f.count < 0 {
-				if r.status != 404 || r.str("code") != "not_found" {
+				if r.status != 404 || problemOf(t, r).Code != "not_found" {
 					t.Errorf("REST: %d %s, want 404 not_found", r.status, r.raw)
 				}
 				callToolErr(t, cs, "list_purchases", args, "not_found")
 				return
 			}
-			var l visiblePurchases
 			if r.status != 200 {
 				t.Fatalf("REST: %d %s", r.status, r.raw)
 			}
-			decodeInto(t, "REST", r.raw, &l)
-			if l.Summary.Count != f.count {
-				t.Errorf("REST: %d purchases, want %d", l.Summary.Count, f.count)
-			}
-			l = visiblePurchases{}
-			remarshal(t, "MCP", callToolOK(t, cs, "list_purchases", args), &l)
-			if l.Summary.Count != f.count {
-				t.Errorf("MCP: %d purchases, want %d", l.Summary.Count, f.count)
+			for surface, r := range map[string]response{"REST": r, "MCP": callToolOK(t, cs, "list_purchases", args)} {
+				if n := decode[purchaseList](t, r).Summary.Count; n != f.count {
+					t.Errorf("%s: %d purchases, want %d", surface, n, f.count)
+				}
 			}
 		})
 	}
@@ -180,10 +123,11 @@ func TestSiblingRootVisibilityMatrix(t *testing.T) {
 	if r := e.do(t, 0, "DELETE", "/api/v1/keys?id="+aCust.ID.String(), a.RootKey.Secret, nil); r.status != 200 {
 		t.Fatalf("revoke: %d %s", r.status, r.raw)
 	}
-	var rest, viaMCP visiblePurchases
-	decodeInto(t, "REST", e.do(t, 0, "GET", "/api/v1/broll/purchases?api_key_id="+aCust.ID.String(), a.RootKey.Secret, nil).raw, &rest)
-	remarshal(t, "MCP", callToolOK(t, csA, "list_purchases", map[string]any{"api_key_id": aCust.ID.String()}), &viaMCP)
-	for surface, l := range map[string]visiblePurchases{"REST": rest, "MCP": viaMCP} {
+	for surface, r := range map[string]response{
+		"REST": e.do(t, 0, "GET", "/api/v1/broll/purchases?api_key_id="+aCust.ID.String(), a.RootKey.Secret, nil),
+		"MCP":  callToolOK(t, csA, "list_purchases", map[string]any{"api_key_id": aCust.ID.String()}),
+	} {
+		l := decode[purchaseList](t, r)
 		if len(l.Purchases) != 2 {
 			t.Fatalf("%s: %d purchases of the revoked key, want 2", surface, len(l.Purchases))
 		}
