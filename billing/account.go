@@ -76,11 +76,6 @@ func topUp(ctx context.Context, tx pgx.Tx, accountID uuid.UUID, amount money.Cen
 	return balance, err
 }
 
-// Balance returns the pool of an account.
-func (s *Service) Balance(ctx context.Context, accountID uuid.UUID) (money.Cents, error) {
-	return currentBalance(ctx, s.pool, accountID)
-}
-
 func currentBalance(ctx context.Context, q tenancy.Querier, accountID uuid.UUID) (money.Cents, error) {
 	var b int64
 	err := q.QueryRow(ctx, `SELECT balance_cents FROM accounts WHERE id = $1`, accountID).Scan(&b)
