@@ -112,13 +112,9 @@ func (s *Service) revokeRows(ctx context.Context, scope RevokeScope, id uuid.UUI
 		}
 		rev = Revocation{Key: k, Revoked: []uuid.UUID{k.ID}}
 		if k.Kind == KindRoot {
-			rows, err := tx.Query(ctx, `
+			ids, err := database.Select(ctx, tx, pgx.RowTo[uuid.UUID], `
 				UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE parent_id = $1
 				RETURNING id`, k.ID, k.RevokedAt)
-			if err != nil {
-				return err
-			}
-			ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 			if err != nil {
 				return err
 			}

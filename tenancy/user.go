@@ -164,12 +164,8 @@ func (s *Service) ResetUser(ctx context.Context, email string, now time.Time, tt
 
 // ListUsers lists an account's dashboard users, oldest first.
 func (s *Service) ListUsers(ctx context.Context, accountID uuid.UUID) ([]User, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+userColumns+` FROM dashboard_users
+	users, err := database.Select(ctx, s.pool, func(r pgx.CollectableRow) (User, error) { return scanUser(r) }, `SELECT `+userColumns+` FROM dashboard_users
 		WHERE account_id = $1 ORDER BY created_at, id`, accountID)
-	if err != nil {
-		return nil, fmt.Errorf("list users: %w", err)
-	}
-	users, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (User, error) { return scanUser(r) })
 	if err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
 	}

@@ -22,6 +22,7 @@ import (
 	"broll/catalog"
 	"broll/deploy/bench/benchkit"
 	"broll/embed"
+	"broll/internal/database"
 )
 
 // userOptions are the settings of the -users run: what a client of the
@@ -238,16 +239,12 @@ func importCatalog(ctx context.Context, pool *pgxpool.Pool, o userOptions) error
 // dropped, then builds them again from their own definitions: one build is
 // far faster than n graph inserts, and is how a large catalog is loaded.
 func embedCatalog(ctx context.Context, pool *pgxpool.Pool, e embed.Embedder, n int) error {
-	rows, err := pool.Query(ctx, `
-		SELECT indexname, indexdef FROM pg_indexes
-		WHERE tablename = 'videos' AND indexdef LIKE '%USING hnsw%' ORDER BY indexname`)
-	if err != nil {
-		return err
-	}
-	indexes, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (hnswIndex, error) {
+	indexes, err := database.Select(ctx, pool, func(r pgx.CollectableRow) (hnswIndex, error) {
 		var ix hnswIndex
 		return ix, r.Scan(&ix.name, &ix.def)
-	})
+	}, `
+		SELECT indexname, indexdef FROM pg_indexes
+		WHERE tablename = 'videos' AND indexdef LIKE '%USING hnsw%' ORDER BY indexname`)
 	if err != nil {
 		return err
 	}
@@ -256,11 +253,7 @@ func embedCatalog(ctx context.Context, pool *pgxpool.Pool, e embed.Embedder, n i
 			return err
 		}
 	}
-	rows, err = pool.Query(ctx, `SELECT id FROM videos ORDER BY id LIMIT $1`, n)
-	if err != nil {
-		return err
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	ids, err := database.Select(ctx, pool, pgx.RowTo[uuid.UUID], `SELECT id FROM videos ORDER BY id LIMIT $1`, n)
 	if err != nil {
 		return err
 	}
