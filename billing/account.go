@@ -82,14 +82,6 @@ func currentBalance(ctx context.Context, q tenancy.Querier, accountID uuid.UUID)
 	return money.Cents(b), database.Interpret(err, "account not found")
 }
 
-// LedgerSum returns the sum of an account's live ledger, which must equal
-// its balance.
-func (s *Service) LedgerSum(ctx context.Context, accountID uuid.UUID) (money.Cents, error) {
-	var b int64
-	err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(amount_cents), 0) FROM ledger WHERE account_id = $1 AND livemode`, accountID).Scan(&b)
-	return money.Cents(b), err
-}
-
 // SetAccountLowBalance sets (or, with nil, clears back to the default) an
 // account's balance.low threshold.
 func (s *Service) SetAccountLowBalance(ctx context.Context, account uuid.UUID, c *money.Cents) error {

@@ -201,9 +201,8 @@ func TestTestModeIsolation(t *testing.T) {
 		if tpage.Total != 3 || tpage.Entries[0].Balance != billing.DefaultTestBalance-2000 {
 			t.Fatalf("test ledger %+v", tpage)
 		}
-		sum, err := svc.LedgerSum(ctx, acct.ID)
-		if err != nil || sum != 8000 {
-			t.Fatalf("live ledger sum %s %v", sum, err)
+		if sum := checkInvariants(t, pool, acct.ID); sum != 8000 {
+			t.Fatalf("live ledger sum %s", sum)
 		}
 	})
 	t.Run("a test download serves the preview, or refuses", func(t *testing.T) {
