@@ -13,7 +13,6 @@ import (
 	"broll/billing/billingtest"
 	"broll/internal/apperr"
 	"broll/internal/money"
-	"broll/internal/testkit"
 	"broll/tenancy"
 )
 
@@ -55,9 +54,7 @@ func purchaseIDs(l billing.Listing) map[uuid.UUID]bool {
 // and it sees none of the live ones.
 func TestTestModeIsolation(t *testing.T) {
 	t.Parallel()
-	pool, _ := testkit.NewPool(t)
-	ctx := context.Background()
-	svc := newService(pool)
+	pool, ctx, svc := setup(t)
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 10_000})
 	liveKey := billingtest.Principal(acct, acct.CustomerKey(t, pool, "live customer"))
 	testIssued := acct.TestKey(t, pool, "test customer")
