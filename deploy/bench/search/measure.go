@@ -123,11 +123,8 @@ func nearest(ctx context.Context, pool *pgxpool.Pool, st settings, sc scenario, 
 		if err := st.apply(ctx, tx); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, fmt.Sprintf(sqlNearest, sc.where), args...)
-		if err != nil {
-			return err
-		}
-		ids, err = pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+		var err error
+		ids, err = database.Select(ctx, tx, pgx.RowTo[uuid.UUID], fmt.Sprintf(sqlNearest, sc.where), args...)
 		return err
 	})
 	return ids, time.Since(start), err
