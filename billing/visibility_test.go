@@ -9,6 +9,7 @@ import (
 	"broll/billing"
 	"broll/billing/billingtest"
 	"broll/internal/apperr"
+	"broll/internal/testkit"
 	"broll/tenancy"
 )
 
@@ -152,7 +153,8 @@ func TestRevokedKeyPurchaseHasNoLink(t *testing.T) {
 	for i, k := range []tenancy.IssuedKey{gone, kept} {
 		mustBuy(ctx, t, svc, billingtest.Principal(a, k), vids[i:i+1])
 	}
-	if _, _, err := tenancy.New(pool).RevokeAccountKey(ctx, a.ID, gone.ID); err != nil {
+	rdb, _ := testkit.Redis(t)
+	if _, err := tenancy.NewRevoker(tenancy.New(pool), rdb, "test:", nil).Revoke(ctx, tenancy.KeysOfAccount(a.ID), gone.ID); err != nil {
 		t.Fatal(err)
 	}
 	q, _ := billing.ListParams{}.Parse(a.Root)

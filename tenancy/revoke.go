@@ -84,20 +84,6 @@ func (r *Revoker) Revoke(ctx context.Context, scope RevokeScope, id uuid.UUID) (
 	return rev, nil
 }
 
-// RevokeCustomerKey revokes, in the database only, one customer key of the
-// calling root key. Serving code revokes through a Revoker.
-func (s *Service) RevokeCustomerKey(ctx context.Context, root Principal, id uuid.UUID) (Key, error) {
-	rev, err := s.revokeRows(ctx, CustomerKeysOf(root), id)
-	return rev.Key, err
-}
-
-// RevokeAccountKey revokes, in the database only, a key of one account.
-// Serving code revokes through a Revoker.
-func (s *Service) RevokeAccountKey(ctx context.Context, accountID, id uuid.UUID) (Key, []uuid.UUID, error) {
-	rev, err := s.revokeRows(ctx, KeysOfAccount(accountID), id)
-	return rev.Key, rev.Revoked, err
-}
-
 // revokeRows marks the key (and a root key's customer keys) revoked and
 // writes key.revoked for those this call revoked, in one transaction.
 func (s *Service) revokeRows(ctx context.Context, scope RevokeScope, id uuid.UUID) (Revocation, error) {
