@@ -224,36 +224,15 @@ func Load(getenv func(string) string) (Config, error) {
 			*dst = Secret(v)
 		}
 	}
-	integer := func(name string, dst *int) {
-		if v := strings.TrimSpace(getenv(name)); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %q is not a whole number", name, v))
-				return
-			}
-			*dst = n
-		}
-	}
+	integer := func(name string, dst *int) { parseVar(getenv, &errs, name, "a whole number", strconv.Atoi, dst) }
 	duration := func(name string, dst *time.Duration) {
-		if v := strings.TrimSpace(getenv(name)); v != "" {
-			d, err := time.ParseDuration(v)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %q is not a duration (examples: 30s, 1h)", name, v))
-				return
-			}
-			*dst = d
-		}
+		parseVar(getenv, &errs, name, "a duration (examples: 30s, 1h)", time.ParseDuration, dst)
 	}
-
 	dollars := func(name string, dst *int64, example string) {
-		if v := strings.TrimSpace(getenv(name)); v != "" {
+		parseVar(getenv, &errs, name, "an amount in dollars (example: "+example+")", func(v string) (int64, error) {
 			d, err := money.ParseDollars(v)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %q is not an amount in dollars (example: %s)", name, v, example))
-				return
-			}
-			*dst = int64(d)
-		}
+			return int64(d), err
+		}, dst)
 	}
 
 	str("DATABASE_URL", &c.DatabaseURL)
@@ -276,33 +255,16 @@ func Load(getenv func(string) string) (Config, error) {
 	str("BROLL_S3_REGION", &c.S3.Region)
 	secret("BROLL_S3_ACCESS_KEY", &c.S3.AccessKey)
 	secret("BROLL_S3_SECRET_KEY", &c.S3.SecretKey)
-	if v := strings.TrimSpace(getenv("BROLL_S3_PATH_STYLE")); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("BROLL_S3_PATH_STYLE: %q is not true or false", v))
-		}
-		c.S3.PathStyle = b
-	}
+	parseVar(getenv, &errs, "BROLL_S3_PATH_STYLE", "true or false", strconv.ParseBool, &c.S3.PathStyle)
 	duration("BROLL_S3_PRESIGN_TTL", &c.S3.PresignTTL)
-	if v := strings.TrimSpace(getenv("BROLL_UPLOAD_MAX_BYTES")); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("BROLL_UPLOAD_MAX_BYTES: %q is not a whole number", v))
-		}
-		c.UploadMaxBytes = n
-	}
+	parseVar(getenv, &errs, "BROLL_UPLOAD_MAX_BYTES", "a whole number",
+		func(v string) (int64, error) { return strconv.ParseInt(v, 10, 64) }, &c.UploadMaxBytes)
 	duration("BROLL_UPLOAD_URL_TTL", &c.UploadURLTTL)
 	duration("BROLL_DOWNLOAD_URL_TTL", &c.DownloadURLTTL)
 	duration("BROLL_IDEMPOTENCY_WAIT", &c.IdempotencyWait)
 	secret("BROLL_LEGACY_SECRET", &c.LegacySecret)
-	if v := strings.TrimSpace(getenv("BROLL_LEGACY_SUNSET")); v != "" {
-		t, err := time.Parse("2006-01-02", v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("BROLL_LEGACY_SUNSET: %q is not a date (YYYY-MM-DD)", v))
-		} else {
-			c.LegacySunset = t
-		}
-	}
+	parseVar(getenv, &errs, "BROLL_LEGACY_SUNSET", "a date (YYYY-MM-DD)",
+		func(v string) (time.Time, error) { return time.Parse("2006-01-02", v) }, &c.LegacySunset)
 	str("BROLL_LOG_LEVEL", &c.LogLevel)
 	duration("BROLL_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout)
 	integer("BROLL_MAX_BODY_BYTES", &c.MaxBodyBytes)
@@ -356,6 +318,22 @@ func Load(getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	return c, nil
+}
+
+// parseVar sets dst from the variable name when it is set; a value parse
+// refuses is reported as "NAME: "value" is not <what>", and dst is left as
+// it was.
+func parseVar[T any](getenv func(string) string, errs *[]error, name, what string, parse func(string) (T, error), dst *T) {
+	v := strings.TrimSpace(getenv(name))
+	if v == "" {
+		return
+	}
+	x, err := parse(v)
+	if err != nil {
+		*errs = append(*errs, fmt.Errorf("%s: %q is not %s", name, v, what))
+		return
+	}
+	*dst = x
 }
 
 // Validate checks values that parsed but make no sense.
