@@ -2,9 +2,7 @@ package tenancy
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -78,11 +76,7 @@ func scanUser(row pgx.Row) (User, error) {
 // newLinkToken returns a random token for a link (256 bits, URL-safe) and the
 // hash that is stored.
 func newLinkToken() (string, []byte) {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic("crypto/rand failed: " + err.Error())
-	}
-	tok := base64.RawURLEncoding.EncodeToString(b[:])
+	tok := RandomToken()
 	return tok, hashLinkToken(tok)
 }
 
