@@ -37,7 +37,7 @@ var errorDocs = []errorDoc{
 		"Send one of them."},
 	{apperr.Unauthorized, "No bearer key, or a key that is unknown or revoked.",
 		"Send `Authorization: Bearer dsk_...` with a live key."},
-	{apperr.InsufficientCredits, "The account's credit pool does not cover the purchase; nothing was charged. `available` and `total` say by how much.",
+	{apperr.InsufficientCredits, "The account's balance does not cover the purchase; nothing was charged. `available` and `total` say by how much.",
 		"Ask the operator for a top-up, or buy fewer clips."},
 	{apperr.SpendLimitExceeded, "The customer key's spend limit for its period (`period`: day, month or total) would be passed; nothing was charged. `limit`, `spent`, `required` and `period_resets_at` say by how much and until when.",
 		"Wait for `period_resets_at`, buy less, or have the platform raise the key's limit (`PATCH /api/v1/keys?id=`)."},

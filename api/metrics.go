@@ -31,31 +31,20 @@ type apiMetrics struct {
 func newAPIMetrics(reg prometheus.Registerer, gate *tenancy.Gate, logger *slog.Logger) *apiMetrics {
 	m := &apiMetrics{
 		logger: logger,
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: metrics.Namespace, Name: "http_requests_total",
-			Help: "HTTP requests by method, route pattern and status.",
-		}, []string{"method", "route", "status"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace: metrics.Namespace, Name: "http_request_duration_seconds",
-			Help:    "Time from the request's arrival to its handler's return, by method and route pattern.",
-			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
-		}, []string{"method", "route"}),
-		rateLimited: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: metrics.Namespace, Name: "rate_limited_total",
-			Help: "Requests refused with 429 by the per-key rate limit.",
-		}),
-		purchaseCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: metrics.Namespace, Name: "purchase_requests_total",
-			Help: "Purchase calls (REST, MCP and legacy) by outcome: charged, already_owned, dry_run, refused (with its error code) or failed.",
-		}, []string{"api", "result", "code"}),
-		videosPurchased: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: metrics.Namespace, Name: "videos_purchased_total",
-			Help: "New purchases (videos charged for); re-purchases of owned videos are not counted.",
-		}),
-		chargedCents: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: metrics.Namespace, Name: "purchase_charged_cents_total",
-			Help: "Amount charged to the account balance by purchases, in US cents.",
-		}),
+		requests: metrics.CounterVec("http_requests_total",
+			"HTTP requests by method, route pattern and status.", "method", "route", "status"),
+		latency: metrics.HistogramVec("http_request_duration_seconds",
+			"Time from the request's arrival to its handler's return, by method and route pattern.",
+			[]float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}, "method", "route"),
+		rateLimited: metrics.Counter("rate_limited_total",
+			"Requests refused with 429 by the per-key rate limit."),
+		purchaseCalls: metrics.CounterVec("purchase_requests_total",
+			"Purchase calls (REST, MCP and legacy) by outcome: charged, already_owned, dry_run, refused (with its error code) or failed.",
+			"api", "result", "code"),
+		videosPurchased: metrics.Counter("videos_purchased_total",
+			"New purchases (videos charged for); re-purchases of owned videos are not counted."),
+		chargedCents: metrics.Counter("purchase_charged_cents_total",
+			"Amount charged to the account balance by purchases, in US cents."),
 	}
 	reg.MustRegister(m.requests, m.latency, m.rateLimited, m.purchaseCalls, m.videosPurchased, m.chargedCents,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{

@@ -15,7 +15,7 @@ var titles = map[apperr.Code]string{
 	apperr.Invalid:              "Invalid request",
 	apperr.ConflictingSearch:    "Conflicting search parameters",
 	apperr.Unauthorized:         "Unauthorized",
-	apperr.InsufficientCredits:  "Insufficient credits",
+	apperr.InsufficientCredits:  "Insufficient balance",
 	apperr.SpendLimitExceeded:   "Spend limit exceeded",
 	apperr.IdempotencyKeyReused: "Idempotency key reused",
 	apperr.IdempotencyKeyInUse:  "Idempotency key in use",

@@ -76,23 +76,10 @@ func topUp(ctx context.Context, tx pgx.Tx, accountID uuid.UUID, amount money.Cen
 	return balance, err
 }
 
-// Balance returns the pool of an account.
-func (s *Service) Balance(ctx context.Context, accountID uuid.UUID) (money.Cents, error) {
-	return currentBalance(ctx, s.pool, accountID)
-}
-
 func currentBalance(ctx context.Context, q tenancy.Querier, accountID uuid.UUID) (money.Cents, error) {
 	var b int64
 	err := q.QueryRow(ctx, `SELECT balance_cents FROM accounts WHERE id = $1`, accountID).Scan(&b)
 	return money.Cents(b), database.Interpret(err, "account not found")
-}
-
-// LedgerSum returns the sum of an account's live ledger, which must equal
-// its balance.
-func (s *Service) LedgerSum(ctx context.Context, accountID uuid.UUID) (money.Cents, error) {
-	var b int64
-	err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(amount_cents), 0) FROM ledger WHERE account_id = $1 AND livemode`, accountID).Scan(&b)
-	return money.Cents(b), err
 }
 
 // SetAccountLowBalance sets (or, with nil, clears back to the default) an

@@ -1,7 +1,6 @@
 package billing_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -11,15 +10,12 @@ import (
 	"broll/billing"
 	"broll/billing/billingtest"
 	"broll/internal/apperr"
-	"broll/internal/testkit"
 	"broll/tenancy"
 )
 
 func TestAuditFlagsRedistribution(t *testing.T) {
 	t.Parallel()
-	pool, _ := testkit.NewPool(t)
-	ctx := context.Background()
-	svc := newService(pool)
+	pool, ctx, svc := setup(t)
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 10000})
 	honestKey := acct.CustomerKey(t, pool, "honest")
 	sharerKey := acct.CustomerKey(t, pool, "sharer")
@@ -63,9 +59,7 @@ func TestAuditFlagsRedistribution(t *testing.T) {
 // summary for the same month.
 func TestStatementMatchesListing(t *testing.T) {
 	t.Parallel()
-	pool, _ := testkit.NewPool(t)
-	ctx := context.Background()
-	svc := newService(pool)
+	pool, ctx, svc := setup(t)
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100000})
 	a := billingtest.Principal(acct, acct.CustomerKey(t, pool, "a"))
 	b := billingtest.Principal(acct, acct.CustomerKey(t, pool, "b"))
@@ -74,9 +68,7 @@ func TestStatementMatchesListing(t *testing.T) {
 		p   tenancy.Principal
 		ids []uuid.UUID
 	}{{a, vids[:3]}, {b, vids[1:2]}, {acct.Root, vids[3:]}} {
-		if _, err := svc.Purchase(ctx, buy.p, billing.PurchaseRequest{VideoIDs: buy.ids}); err != nil {
-			t.Fatal(err)
-		}
+		mustBuy(ctx, t, svc, buy.p, buy.ids)
 	}
 	month := time.Now().UTC().Format("2006-01")
 	st, err := svc.MonthlyStatement(ctx, acct.ID, month)

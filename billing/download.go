@@ -34,15 +34,6 @@ const authorizeSQL = `
 	` + keyJoinSQL + `
 	WHERE p.id = $1 AND NOT ` + keyRevokedSQL
 
-// Verify checks a download link and returns what it may fetch.
-func (s *Service) Verify(ctx context.Context, purchaseID, exp, version, sig string) (Download, error) {
-	id, err := s.VerifyLink(purchaseID, exp, version, sig)
-	if err != nil {
-		return Download{}, err
-	}
-	return s.Authorize(ctx, id)
-}
-
 // VerifyLink checks a link's signature and expiry only (no database): the
 // purchase it names, once the link is known to be genuine.
 func (s *Service) VerifyLink(purchaseID, exp, version, sig string) (uuid.UUID, error) {

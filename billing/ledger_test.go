@@ -1,7 +1,6 @@
 package billing_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 	"broll/billing/billingtest"
 	"broll/internal/apperr"
 	"broll/internal/money"
-	"broll/internal/testkit"
 	"broll/tenancy"
 )
 
@@ -20,9 +18,7 @@ import (
 // and nothing of another account.
 func TestLedgerRunningBalance(t *testing.T) {
 	t.Parallel()
-	pool, _ := testkit.NewPool(t)
-	ctx := context.Background()
-	svc := newService(pool)
+	pool, ctx, svc := setup(t)
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 5000})
 	other := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 9999})
 	alice := billingtest.Principal(acct, acct.CustomerKey(t, pool, "alice"))
@@ -35,9 +31,7 @@ func TestLedgerRunningBalance(t *testing.T) {
 	if _, err := svc.TopUp(ctx, acct.ID, 250, "top-up"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Purchase(ctx, billingtest.Principal(other, other.RootKey), billing.PurchaseRequest{VideoIDs: vids[3:]}); err != nil {
-		t.Fatal(err)
-	}
+	mustBuy(ctx, t, svc, billingtest.Principal(other, other.RootKey), vids[3:])
 
 	// Oldest to newest: +50.00, -10, -10, -10, +2.50 -> 22.50 now.
 	wantAmounts := []money.Cents{250, -1000, -1000, -1000, 5000}
@@ -74,21 +68,15 @@ func TestLedgerRunningBalance(t *testing.T) {
 
 func TestDailySpend(t *testing.T) {
 	t.Parallel()
-	pool, _ := testkit.NewPool(t)
-	ctx := context.Background()
-	svc := newService(pool)
+	pool, ctx, svc := setup(t)
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100000})
 	other := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100000})
 	alice := billingtest.Principal(acct, acct.CustomerKey(t, pool, "alice"))
 	vids := billingtest.Videos(t, pool, 4, "easy")
 	for _, p := range []tenancy.Principal{alice, acct.Root} {
-		if _, err := svc.Purchase(ctx, p, billing.PurchaseRequest{VideoIDs: vids[:2]}); err != nil {
-			t.Fatal(err)
-		}
+		mustBuy(ctx, t, svc, p, vids[:2])
 	}
-	if _, err := svc.Purchase(ctx, other.Root, billing.PurchaseRequest{VideoIDs: vids[:1]}); err != nil {
-		t.Fatal(err)
-	}
+	mustBuy(ctx, t, svc, other.Root, vids[:1])
 	// Two of alice's purchases happened three days ago.
 	if _, err := pool.Exec(ctx, `UPDATE purchases SET purchased_at = now() - interval '3 days' WHERE api_key_id = $1`, alice.KeyID); err != nil {
 		t.Fatal(err)
@@ -121,23 +109,15 @@ func TestDailySpend(t *testing.T) {
 // oldest first, and refuses another account's key.
 func TestExportPurchases(t *testing.T) {
 	t.Parallel()
-	pool, _ := testkit.NewPool(t)
-	ctx := context.Background()
-	svc := newService(pool)
+	pool, ctx, svc := setup(t)
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100000})
 	other := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100000})
 	aliceKey := acct.CustomerKey(t, pool, "alice")
 	alice := billingtest.Principal(acct, aliceKey)
 	vids := billingtest.Videos(t, pool, 5, "easy")
-	if _, err := svc.Purchase(ctx, alice, billing.PurchaseRequest{VideoIDs: vids[:3]}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.Purchase(ctx, acct.Root, billing.PurchaseRequest{VideoIDs: vids[3:4]}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.Purchase(ctx, other.Root, billing.PurchaseRequest{VideoIDs: vids[4:]}); err != nil {
-		t.Fatal(err)
-	}
+	mustBuy(ctx, t, svc, alice, vids[:3])
+	mustBuy(ctx, t, svc, acct.Root, vids[3:4])
+	mustBuy(ctx, t, svc, other.Root, vids[4:])
 	owner := tenancy.AccountOwner(acct.ID)
 	export := func(lp billing.ListParams) ([]billing.PurchaseRecord, error) {
 		q, err := lp.Parse(owner)

@@ -94,14 +94,8 @@ func (lp LegacyListParams) Parse() (LegacyListQuery, error) {
 		}
 		q.CustomerEmail = &email
 	}
-	if q.Start, err = parseDay("start_date", lp.StartDate); err != nil {
+	if q.Start, q.End, err = parseDays(lp.StartDate, lp.EndDate); err != nil {
 		return q, err
-	}
-	if q.End, err = parseDay("end_date", lp.EndDate); err != nil {
-		return q, err
-	}
-	if q.Start != nil && q.End != nil && q.Start.After(*q.End) {
-		return q, apperr.InvalidField("start_date", "start_date %s is after end_date %s", lp.StartDate, lp.EndDate)
 	}
 	pr, err := LegacyListBounds.Apply(lp.Page)
 	q.Limit, q.Offset = pr.Limit, pr.Offset

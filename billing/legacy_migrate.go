@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"broll/internal/apperr"
+	"broll/internal/database"
 	"broll/tenancy"
 )
 
@@ -67,11 +68,7 @@ func (s *Service) MigrateLegacyCustomers(ctx context.Context, accountID uuid.UUI
 	root := tenancy.Principal{KeyID: rootKey.ID, AccountID: accountID, RootKeyID: rootKey.ID,
 		Kind: tenancy.KindRoot, Label: rootKey.Label, Scopes: rootKey.Scopes}
 
-	rows, err := s.pool.Query(ctx, legacyCustomerEmailsSQL, accountID)
-	if err != nil {
-		return out, err
-	}
-	emails, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	emails, err := database.Select(ctx, s.pool, pgx.RowTo[string], legacyCustomerEmailsSQL, accountID)
 	if err != nil {
 		return out, err
 	}

@@ -1,7 +1,6 @@
 package billing_test
 
 import (
-	"context"
 	"sync"
 	"testing"
 
@@ -10,14 +9,11 @@ import (
 	"broll/billing"
 	"broll/billing/billingtest"
 	"broll/internal/apperr"
-	"broll/internal/testkit"
 )
 
 func TestLegacyPurchaseRules(t *testing.T) {
 	t.Parallel()
-	pool, _ := testkit.NewPool(t)
-	ctx := context.Background()
-	svc := newService(pool)
+	pool, ctx, svc := setup(t)
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 4000})
 	easy := billingtest.Videos(t, pool, 2, "easy")
 	hard := billingtest.Videos(t, pool, 1, "hard")
@@ -115,9 +111,7 @@ func TestNormalizeCustomerEmail(t *testing.T) {
 // Many concurrent purchases of one video for one customer charge it once.
 func TestLegacySameCustomerConcurrently(t *testing.T) {
 	t.Parallel()
-	pool, _ := testkit.NewPool(t)
-	ctx := context.Background()
-	svc := newService(pool)
+	pool, ctx, svc := setup(t)
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 10000})
 	vid := billingtest.Videos(t, pool, 1, "hard")[0]
 	buyer := billing.LegacyBuyer{AccountID: acct.ID, Source: acct.Source, CustomerEmail: "ann@example.com"}

@@ -68,14 +68,8 @@ type ListQuery struct {
 func (lp ListParams) Parse(p tenancy.Principal) (ListQuery, error) {
 	var q ListQuery
 	var err error
-	if q.Start, err = parseDay("start_date", lp.StartDate); err != nil {
+	if q.Start, q.End, err = parseDays(lp.StartDate, lp.EndDate); err != nil {
 		return q, err
-	}
-	if q.End, err = parseDay("end_date", lp.EndDate); err != nil {
-		return q, err
-	}
-	if q.Start != nil && q.End != nil && q.Start.After(*q.End) {
-		return q, apperr.InvalidField("start_date", "start_date %s is after end_date %s", lp.StartDate, lp.EndDate)
 	}
 	q.Search, q.SemanticSearch = strings.TrimSpace(lp.Search), strings.TrimSpace(lp.SemanticSearch)
 	// Postgres refuses invalid UTF-8 and NUL; name the parameter instead.
@@ -121,15 +115,25 @@ func (lp ListParams) Parse(p tenancy.Principal) (ListQuery, error) {
 	return q, nil
 }
 
-func parseDay(field, v string) (*time.Time, error) {
-	if v == "" {
-		return nil, nil
+// parseDays reads a start_date and end_date (YYYY-MM-DD, either absent)
+// and refuses a start after the end.
+func parseDays(start, end string) (*time.Time, *time.Time, error) {
+	var days [2]*time.Time
+	for i, f := range [2]string{"start_date", "end_date"} {
+		v := [2]string{start, end}[i]
+		if v == "" {
+			continue
+		}
+		t, err := time.Parse("2006-01-02", v)
+		if err != nil {
+			return nil, nil, apperr.InvalidField(f, "%s %q is not a date (YYYY-MM-DD)", f, v)
+		}
+		days[i] = &t
 	}
-	t, err := time.Parse("2006-01-02", v)
-	if err != nil {
-		return nil, apperr.InvalidField(field, "%s %q is not a date (YYYY-MM-DD)", field, v)
+	if days[0] != nil && days[1] != nil && days[0].After(*days[1]) {
+		return nil, nil, apperr.InvalidField("start_date", "start_date %s is after end_date %s", start, end)
 	}
-	return &t, nil
+	return days[0], days[1], nil
 }
 
 // PurchaseRecord is one purchase as listed for billing.

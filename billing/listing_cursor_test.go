@@ -16,7 +16,6 @@ import (
 	"broll/embed"
 	"broll/internal/apperr"
 	"broll/internal/paging"
-	"broll/internal/testkit"
 	"broll/tenancy"
 )
 
@@ -26,17 +25,13 @@ import (
 // batch's shared time are broken by id.
 func TestListCursorWalk(t *testing.T) {
 	t.Parallel()
-	pool, _ := testkit.NewPool(t)
-	ctx := context.Background()
-	svc := newService(pool)
+	pool, ctx, svc := setup(t)
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100000})
 	alice := billingtest.Principal(acct, acct.CustomerKey(t, pool, "alice"))
 	vids := billingtest.Videos(t, pool, 12, "easy")
 	buy := func(p tenancy.Principal, ids ...uuid.UUID) {
 		t.Helper()
-		if _, err := svc.Purchase(ctx, p, billing.PurchaseRequest{VideoIDs: ids}); err != nil {
-			t.Fatal(err)
-		}
+		mustBuy(ctx, t, svc, p, ids)
 	}
 	buy(alice, vids[0:4]...) // one batch: four purchases at one time
 	buy(acct.Root, vids[4:7]...)
@@ -90,14 +85,10 @@ func TestListCursorWalk(t *testing.T) {
 // out; anything else is invalid_request on the cursor, never a 500.
 func TestListCursorRefused(t *testing.T) {
 	t.Parallel()
-	pool, _ := testkit.NewPool(t)
-	ctx := context.Background()
-	svc := newService(pool)
+	pool, ctx, svc := setup(t)
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100000})
 	vids := billingtest.Videos(t, pool, 3, "easy")
-	if _, err := svc.Purchase(ctx, acct.Root, billing.PurchaseRequest{VideoIDs: vids}); err != nil {
-		t.Fatal(err)
-	}
+	mustBuy(ctx, t, svc, acct.Root, vids)
 	q, _ := billing.ListParams{Page: paging.Request{Limit: 1}}.Parse(acct.Root)
 	l, err := svc.ListPurchases(ctx, acct.Root, q, nil)
 	if err != nil || l.NextCursor == "" {
@@ -141,16 +132,12 @@ func TestListCursorRefused(t *testing.T) {
 // last similarity, so walking one by one gives the one-page order.
 func TestListCursorSemantic(t *testing.T) {
 	t.Parallel()
-	pool, _ := testkit.NewPool(t)
-	ctx := context.Background()
-	svc := newService(pool)
+	pool, ctx, svc := setup(t)
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100000})
 	builtin := embed.NewBuiltin()
 	vids := embeddedClips(t, pool, builtin, "Woman laughing at her phone", "Woman laughing on a couch",
 		"Man laughing in a car", "Woman laughing at her phone")
-	if _, err := svc.Purchase(ctx, acct.Root, billing.PurchaseRequest{VideoIDs: vids}); err != nil {
-		t.Fatal(err)
-	}
+	mustBuy(ctx, t, svc, acct.Root, vids)
 	list := func(lp billing.ListParams) billing.Listing {
 		t.Helper()
 		lp.SemanticSearch = "woman laughing at her phone"

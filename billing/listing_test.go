@@ -12,7 +12,6 @@ import (
 	"broll/embed"
 	"broll/internal/apperr"
 	"broll/internal/paging"
-	"broll/internal/testkit"
 	"broll/tenancy"
 )
 
@@ -31,9 +30,7 @@ func (f fixedEmbedder) EmbedQuery(ctx context.Context, text string) ([]float32, 
 
 func TestListPurchasesVisibilityAndSummary(t *testing.T) {
 	t.Parallel()
-	pool, _ := testkit.NewPool(t)
-	ctx := context.Background()
-	svc := newService(pool)
+	pool, ctx, svc := setup(t)
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100000})
 	other := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100000})
 	aliceKey := acct.CustomerKey(t, pool, "alice")
@@ -44,9 +41,7 @@ func TestListPurchasesVisibilityAndSummary(t *testing.T) {
 
 	buy := func(p tenancy.Principal, ids ...uuid.UUID) {
 		t.Helper()
-		if _, err := svc.Purchase(ctx, p, billing.PurchaseRequest{VideoIDs: ids}); err != nil {
-			t.Fatal(err)
-		}
+		mustBuy(ctx, t, svc, p, ids)
 	}
 	buy(alice, vids[0], vids[1], vids[2])
 	buy(bob, vids[0])
@@ -134,9 +129,7 @@ func mustList(t *testing.T, list func(tenancy.Principal, billing.ListParams) (bi
 // TestListPurchasesDateEdges: the range is inclusive, whole UTC days.
 func TestListPurchasesDateEdges(t *testing.T) {
 	t.Parallel()
-	pool, _ := testkit.NewPool(t)
-	ctx := context.Background()
-	svc := newService(pool)
+	pool, ctx, svc := setup(t)
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100000})
 	key := billingtest.Principal(acct, acct.CustomerKey(t, pool, "k"))
 	vids := billingtest.Videos(t, pool, 4, "easy")
@@ -167,18 +160,14 @@ func TestListPurchasesDateEdges(t *testing.T) {
 
 func TestListPurchasesSearch(t *testing.T) {
 	t.Parallel()
-	pool, _ := testkit.NewPool(t)
-	ctx := context.Background()
-	svc := newService(pool)
+	pool, ctx, svc := setup(t)
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100000})
 	key := billingtest.Principal(acct, acct.CustomerKey(t, pool, "k"))
 	builtin := embed.NewBuiltin()
 	vids := embeddedClips(t, pool, builtin, "Young woman laughing at her phone on the couch", "Man driving at night, excited",
 		"Chef chopping onions in a kitchen")
 	unembedded := billingtest.Videos(t, pool, 1, "easy")
-	if _, err := svc.Purchase(ctx, key, billing.PurchaseRequest{VideoIDs: append(unembedded, vids...)}); err != nil {
-		t.Fatal(err)
-	}
+	mustBuy(ctx, t, svc, key, append(unembedded, vids...))
 	run := func(lp billing.ListParams) billing.Listing {
 		t.Helper()
 		q, err := lp.Parse(key)

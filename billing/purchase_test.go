@@ -22,6 +22,22 @@ func newService(pool *pgxpool.Pool) *billing.Service {
 	return billing.New(pool, billing.NewSigner("http://api.test", "0123456789abcdef0123456789abcdef", "", time.Hour, nil))
 }
 
+// setup is how most tests start: a fresh database, a context and a billing
+// service on it.
+func setup(t *testing.T) (*pgxpool.Pool, context.Context, *billing.Service) {
+	t.Helper()
+	pool, _ := testkit.NewPool(t)
+	return pool, context.Background(), newService(pool)
+}
+
+// mustBuy buys ids for p and stops the test if the purchase fails.
+func mustBuy(ctx context.Context, t *testing.T, svc *billing.Service, p tenancy.Principal, ids []uuid.UUID) {
+	t.Helper()
+	if _, err := svc.Purchase(ctx, p, billing.PurchaseRequest{VideoIDs: ids}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // twoNodes opens a fresh database and two billing services on it, each
 // with its own pool, as two API nodes would be, and a pool for the test.
 func twoNodes(t *testing.T) (*pgxpool.Pool, []*billing.Service) {
@@ -65,9 +81,7 @@ func code(err error) apperr.Code {
 
 func TestPurchaseRules(t *testing.T) {
 	t.Parallel()
-	pool, _ := testkit.NewPool(t)
-	ctx := context.Background()
-	svc := newService(pool)
+	pool, ctx, svc := setup(t)
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 10000})
 	alice := billingtest.Principal(acct, acct.CustomerKey(t, pool, "alice"))
 	bob := billingtest.Principal(acct, acct.CustomerKey(t, pool, "bob"))
@@ -152,47 +166,60 @@ func TestPurchaseRules(t *testing.T) {
 	}
 }
 
-// TestSharedPoolUnderConcurrency: 200 concurrent purchases from 20 customer
-// keys of one account whose pool pays for exactly 37 of them.
+// TestSharedPoolUnderConcurrency: concurrent purchases from many customer
+// keys of one account, through one API node or two (each batching on its
+// own), spend a pool that pays for exactly `affordable` of them.
 func TestSharedPoolUnderConcurrency(t *testing.T) {
 	t.Parallel()
-	pool, _ := testkit.NewPool(t)
-	ctx := context.Background()
-	svc := newService(pool)
-	const affordable = 37
-	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: affordable * 500})
-	var keys []tenancy.Principal
-	for i := 0; i < 20; i++ {
-		keys = append(keys, billingtest.Principal(acct, acct.CustomerKey(t, pool, "k")))
-	}
-	videos := billingtest.Videos(t, pool, 10, "easy")
-
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	ok, refused := 0, 0
-	for i := 0; i < 200; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, err := svc.Purchase(ctx, keys[i%20], billing.PurchaseRequest{VideoIDs: []uuid.UUID{videos[i/20]}})
-			mu.Lock()
-			defer mu.Unlock()
-			switch code(err) {
-			case "":
-				ok++
-			case apperr.InsufficientCredits:
-				refused++
-			default:
-				t.Errorf("purchase %d: %v", i, err)
+	for _, tc := range []struct {
+		name                                  string
+		nodes, keys, videos, affordable, buys int
+	}{
+		{"one node, 20 keys", 1, 20, 10, 37, 200},
+		{"two nodes share one pool", 2, 16, 20, 53, 240},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			pool, _ := testkit.NewPool(t)
+			ctx := context.Background()
+			var nodes []*billing.Service
+			for range tc.nodes {
+				nodes = append(nodes, newService(pool))
 			}
-		}()
-	}
-	wg.Wait()
-	if ok != affordable || refused != 200-affordable {
-		t.Fatalf("%d succeeded, %d refused; want %d and %d", ok, refused, affordable, 200-affordable)
-	}
-	if b := checkInvariants(t, pool, acct.ID); b != 0 {
-		t.Fatalf("balance %s, want 0", b)
+			acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: money.Cents(tc.affordable * 500)})
+			var keys []tenancy.Principal
+			for range tc.keys {
+				keys = append(keys, billingtest.Principal(acct, acct.CustomerKey(t, pool, "k")))
+			}
+			videos := billingtest.Videos(t, pool, tc.videos, "easy")
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			ok, refused := 0, 0
+			for i := 0; i < tc.buys; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_, err := nodes[i%tc.nodes].Purchase(ctx, keys[i%tc.keys], billing.PurchaseRequest{VideoIDs: []uuid.UUID{videos[i/tc.keys]}})
+					mu.Lock()
+					defer mu.Unlock()
+					switch code(err) {
+					case "":
+						ok++
+					case apperr.InsufficientCredits:
+						refused++
+					default:
+						t.Errorf("purchase %d: %v", i, err)
+					}
+				}()
+			}
+			wg.Wait()
+			if ok != tc.affordable || refused != tc.buys-tc.affordable {
+				t.Fatalf("%d succeeded, %d refused; want %d and %d", ok, refused, tc.affordable, tc.buys-tc.affordable)
+			}
+			if b := checkInvariants(t, pool, acct.ID); b != 0 {
+				t.Fatalf("balance %s, want 0", b)
+			}
+		})
 	}
 }
 
@@ -200,9 +227,7 @@ func TestSharedPoolUnderConcurrency(t *testing.T) {
 // one key are charged once and all return the same purchase.
 func TestSameKeySameVideoConcurrently(t *testing.T) {
 	t.Parallel()
-	pool, _ := testkit.NewPool(t)
-	ctx := context.Background()
-	svc := newService(pool)
+	pool, ctx, svc := setup(t)
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100000})
 	key := billingtest.Principal(acct, acct.CustomerKey(t, pool, "k"))
 	video := billingtest.Videos(t, pool, 1, "hard")[0]
@@ -231,48 +256,5 @@ func TestSameKeySameVideoConcurrently(t *testing.T) {
 	}
 	if b := checkInvariants(t, pool, acct.ID); b != 100000-2500 {
 		t.Fatalf("balance %s, want charged once", b)
-	}
-}
-
-// TestTwoNodesShareOnePool: two services (two API nodes, each batching on
-// its own) spend one pool at once; the pool pays for exactly what it holds.
-func TestTwoNodesShareOnePool(t *testing.T) {
-	t.Parallel()
-	pool, _ := testkit.NewPool(t)
-	ctx := context.Background()
-	nodes := []*billing.Service{newService(pool), newService(pool)}
-	const affordable = 53
-	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: affordable * 500})
-	var keys []tenancy.Principal
-	for i := 0; i < 16; i++ {
-		keys = append(keys, billingtest.Principal(acct, acct.CustomerKey(t, pool, "k")))
-	}
-	videos := billingtest.Videos(t, pool, 20, "easy")
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	ok, refused := 0, 0
-	for i := 0; i < 240; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, err := nodes[i%2].Purchase(ctx, keys[i%16], billing.PurchaseRequest{VideoIDs: []uuid.UUID{videos[i/16]}})
-			mu.Lock()
-			defer mu.Unlock()
-			switch code(err) {
-			case "":
-				ok++
-			case apperr.InsufficientCredits:
-				refused++
-			default:
-				t.Errorf("purchase %d: %v", i, err)
-			}
-		}()
-	}
-	wg.Wait()
-	if ok != affordable || refused != 240-affordable {
-		t.Fatalf("%d succeeded, %d refused; want %d and %d", ok, refused, affordable, 240-affordable)
-	}
-	if b := checkInvariants(t, pool, acct.ID); b != 0 {
-		t.Fatalf("balance %s, want 0", b)
 	}
 }

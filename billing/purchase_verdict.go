@@ -102,7 +102,7 @@ func (o outcome) refusal(expected *int64) error {
 			With("total", o.quote).With("expected_total", want).With("currency", "USD")
 	case verdictInsufficient:
 		return apperr.New(apperr.InsufficientCredits,
-			"the account's credit pool holds %s USD; this purchase needs %s USD", o.available, o.quote).
+			"the account's balance holds %s USD; this purchase needs %s USD", o.available, o.quote).
 			With("required", o.quote).With("available", o.available).With("currency", "USD")
 	case verdictSpendLimit:
 		return o.limit.refusal(o.quote)

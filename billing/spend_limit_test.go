@@ -12,7 +12,6 @@ import (
 	"broll/billing/billingtest"
 	"broll/internal/apperr"
 	"broll/internal/money"
-	"broll/internal/testkit"
 	"broll/tenancy"
 )
 
@@ -136,17 +135,13 @@ func TestSpendLimitConcurrency(t *testing.T) {
 // the key buy again, and clearing it removes the check.
 func TestSpendLimitPeriodsAndChanges(t *testing.T) {
 	t.Parallel()
-	pool, _ := testkit.NewPool(t)
-	ctx := context.Background()
-	svc := newService(pool)
+	pool, ctx, svc := setup(t)
 	ten := tenancy.New(pool)
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100_000})
 	ik := acct.CustomerKey(t, pool, "later limited")
 	key := billingtest.Principal(acct, ik)
 	hard := billingtest.Videos(t, pool, 4, "hard")
-	if _, err := svc.Purchase(ctx, key, billing.PurchaseRequest{VideoIDs: hard[:1]}); err != nil {
-		t.Fatal(err)
-	}
+	mustBuy(ctx, t, svc, key, hard[:1])
 	// A purchase dated last month counts for 'total' but not for 'month'
 	// or 'day': the counters are moved back as if it were.
 	if _, err := pool.Exec(ctx, `UPDATE key_spend SET day_start = day_start - 40, month_start = (month_start - interval '1 month')::date

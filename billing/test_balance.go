@@ -26,15 +26,6 @@ func (s *Service) TestBalance(ctx context.Context, accountID uuid.UUID) (money.C
 	return money.Cents(b), database.Interpret(err, "account not found")
 }
 
-// TestLedgerSum returns the sum of an account's test ledger, which must
-// equal its test balance once it exists.
-func (s *Service) TestLedgerSum(ctx context.Context, accountID uuid.UUID) (money.Cents, error) {
-	var b int64
-	err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(amount_cents), 0) FROM ledger
-		WHERE account_id = $1 AND NOT livemode`, accountID).Scan(&b)
-	return money.Cents(b), err
-}
-
 // ResetTestBalance sets an account's test balance back to what it starts
 // with, recording the difference in the test ledger. Test purchases are
 // kept: the keys still own what they bought, as a live key would.

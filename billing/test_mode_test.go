@@ -13,7 +13,6 @@ import (
 	"broll/billing/billingtest"
 	"broll/internal/apperr"
 	"broll/internal/money"
-	"broll/internal/testkit"
 	"broll/tenancy"
 )
 
@@ -55,9 +54,7 @@ func purchaseIDs(l billing.Listing) map[uuid.UUID]bool {
 // and it sees none of the live ones.
 func TestTestModeIsolation(t *testing.T) {
 	t.Parallel()
-	pool, _ := testkit.NewPool(t)
-	ctx := context.Background()
-	svc := newService(pool)
+	pool, ctx, svc := setup(t)
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 10_000})
 	liveKey := billingtest.Principal(acct, acct.CustomerKey(t, pool, "live customer"))
 	testIssued := acct.TestKey(t, pool, "test customer")
@@ -201,9 +198,8 @@ func TestTestModeIsolation(t *testing.T) {
 		if tpage.Total != 3 || tpage.Entries[0].Balance != billing.DefaultTestBalance-2000 {
 			t.Fatalf("test ledger %+v", tpage)
 		}
-		sum, err := svc.LedgerSum(ctx, acct.ID)
-		if err != nil || sum != 8000 {
-			t.Fatalf("live ledger sum %s %v", sum, err)
+		if sum := checkInvariants(t, pool, acct.ID); sum != 8000 {
+			t.Fatalf("live ledger sum %s", sum)
 		}
 	})
 	t.Run("a test download serves the preview, or refuses", func(t *testing.T) {

@@ -1,7 +1,6 @@
 package billing_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -21,9 +20,7 @@ import (
 // all; the key filter, the export and the month to date follow the same rule.
 func TestSiblingRootVisibility(t *testing.T) {
 	t.Parallel()
-	pool, _ := testkit.NewPool(t)
-	ctx := context.Background()
-	svc := newService(pool)
+	pool, ctx, svc := setup(t)
 	a := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100000})
 	b := a.AnotherRoot(t, pool, "second integration")
 	other := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100000})
@@ -34,9 +31,7 @@ func TestSiblingRootVisibility(t *testing.T) {
 
 	buy := func(p tenancy.Principal, ids ...uuid.UUID) {
 		t.Helper()
-		if _, err := svc.Purchase(ctx, p, billing.PurchaseRequest{VideoIDs: ids}); err != nil {
-			t.Fatal(err)
-		}
+		mustBuy(ctx, t, svc, p, ids)
 	}
 	buy(a.Root, vids[0])
 	buy(billingtest.Principal(a, aCust), vids[1], vids[2])
@@ -150,19 +145,16 @@ func TestSiblingRootVisibility(t *testing.T) {
 // revoked; the others keep theirs.
 func TestRevokedKeyPurchaseHasNoLink(t *testing.T) {
 	t.Parallel()
-	pool, _ := testkit.NewPool(t)
-	ctx := context.Background()
-	svc := newService(pool)
+	pool, ctx, svc := setup(t)
 	a := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100000})
 	gone := a.CustomerKey(t, pool, "gone")
 	kept := a.CustomerKey(t, pool, "kept")
 	vids := billingtest.Videos(t, pool, 2, "easy")
 	for i, k := range []tenancy.IssuedKey{gone, kept} {
-		if _, err := svc.Purchase(ctx, billingtest.Principal(a, k), billing.PurchaseRequest{VideoIDs: vids[i : i+1]}); err != nil {
-			t.Fatal(err)
-		}
+		mustBuy(ctx, t, svc, billingtest.Principal(a, k), vids[i:i+1])
 	}
-	if _, _, err := tenancy.New(pool).RevokeAccountKey(ctx, a.ID, gone.ID); err != nil {
+	rdb, _ := testkit.Redis(t)
+	if _, err := tenancy.NewRevoker(tenancy.New(pool), rdb, "test:", nil).Revoke(ctx, tenancy.KeysOfAccount(a.ID), gone.ID); err != nil {
 		t.Fatal(err)
 	}
 	q, _ := billing.ListParams{}.Parse(a.Root)

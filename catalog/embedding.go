@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
 
+	"broll/internal/database"
 	"broll/internal/outbox"
 )
 
@@ -30,15 +31,7 @@ type Embedding struct {
 // EmbeddingInputs returns the document text of the given clips (retired ones
 // included: they stay in purchase history and its semantic search).
 func (s *Service) EmbeddingInputs(ctx context.Context, ids []uuid.UUID) ([]EmbedInput, error) {
-	rows, err := s.pool.Query(ctx, `
-		SELECT id, title, description, tags, emotion, gender, coalesce(age_range, ''),
-		       coalesce(location, ''), media_type, coalesce(orientation, ''), coalesce(model_name, ''),
-		       CASE WHEN embedding_status = 'ready' THEN coalesce(embedding_model, '') ELSE '' END
-		FROM videos WHERE id = ANY($1)`, ids)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (EmbedInput, error) {
+	return database.Select(ctx, s.pool, func(r pgx.CollectableRow) (EmbedInput, error) {
 		var in EmbedInput
 		var title, desc, emotion, gender, age, loc, media, orient, model string
 		var tags []string
@@ -47,7 +40,11 @@ func (s *Service) EmbeddingInputs(ctx context.Context, ids []uuid.UUID) ([]Embed
 		}
 		in.Text = DocumentText(title, desc, tags, emotion, gender, age, loc, media, orient)
 		return in, nil
-	})
+	}, `
+		SELECT id, title, description, tags, emotion, gender, coalesce(age_range, ''),
+		       coalesce(location, ''), media_type, coalesce(orientation, ''), coalesce(model_name, ''),
+		       CASE WHEN embedding_status = 'ready' THEN coalesce(embedding_model, '') ELSE '' END
+		FROM videos WHERE id = ANY($1)`, ids)
 }
 
 // DocumentText is the text a clip is embedded from: what a person would

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"broll/internal/apperr"
+	"broll/internal/database"
 )
 
 // Status is the embedding progress of the catalog for `brollctl clips
@@ -133,11 +134,7 @@ func (s *Service) Reembed(ctx context.Context, mode, currentModel string) (int, 
 		return 0, apperr.InvalidField("mode", "unknown reembed mode %q (one of %s, %s, %s)",
 			mode, ReembedStale, ReembedFailed, ReembedAll)
 	}
-	rows, err := s.pool.Query(ctx, query, args...)
-	if err != nil {
-		return 0, fmt.Errorf("reembed: %w", err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	ids, err := database.Select(ctx, s.pool, pgx.RowTo[uuid.UUID], query, args...)
 	if err != nil {
 		return 0, fmt.Errorf("reembed: %w", err)
 	}

@@ -41,11 +41,7 @@ const (
 
 // ListTiers returns every tier, cheapest first.
 func (s *Service) ListTiers(ctx context.Context) ([]Tier, error) {
-	rows, err := s.pool.Query(ctx, sqlListTiers)
-	if err != nil {
-		return nil, fmt.Errorf("list tiers: %w", err)
-	}
-	tiers, err := pgx.CollectRows(rows, scanTier)
+	tiers, err := database.Select(ctx, s.pool, scanTier, sqlListTiers)
 	if err != nil {
 		return nil, fmt.Errorf("list tiers: %w", err)
 	}

@@ -34,23 +34,19 @@ type RootKey struct {
 
 // ListRootKeys lists an account's root keys, live ones first, newest first.
 func (s *Service) ListRootKeys(ctx context.Context, accountID uuid.UUID) ([]RootKey, error) {
-	rows, err := s.pool.Query(ctx, `
+	out, err := database.Select(ctx, s.pool, func(r pgx.CollectableRow) (RootKey, error) {
+		var k RootKey
+		var row keyRow
+		err := r.Scan(row.dest(&k.CustomerKeys, &k.LiveCustomerKeys)...)
+		k.Key = row.key()
+		return k, err
+	}, `
 		SELECT `+keyColumns+`,
 		       (SELECT count(*) FROM api_keys c WHERE c.parent_id = r.id),
 		       (SELECT count(*) FROM api_keys c WHERE c.parent_id = r.id AND c.revoked_at IS NULL)
 		FROM api_keys r
 		WHERE r.account_id = $1 AND r.kind = 'root'
 		ORDER BY r.revoked_at IS NOT NULL, r.created_at DESC, r.id`, accountID)
-	if err != nil {
-		return nil, fmt.Errorf("list root keys: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (RootKey, error) {
-		var k RootKey
-		var row keyRow
-		err := r.Scan(row.dest(&k.CustomerKeys, &k.LiveCustomerKeys)...)
-		k.Key = row.key()
-		return k, err
-	})
 	if err != nil {
 		return nil, fmt.Errorf("list root keys: %w", err)
 	}
@@ -73,13 +69,9 @@ func (s *Service) CustomerKeysOf(ctx context.Context, accountID, rootID uuid.UUI
 	if err != nil {
 		return out, fmt.Errorf("customer keys: %w", err)
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+keyColumns+` FROM api_keys
+	out.Keys, err = database.Select(ctx, s.pool, func(r pgx.CollectableRow) (Key, error) { return scanKey(r) }, `SELECT `+keyColumns+` FROM api_keys
 		WHERE account_id = $1 AND parent_id = $2
 		ORDER BY revoked_at IS NOT NULL, created_at DESC, id LIMIT $3 OFFSET $4`, accountID, rootID, limit, offset)
-	if err != nil {
-		return out, fmt.Errorf("customer keys: %w", err)
-	}
-	out.Keys, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Key, error) { return scanKey(r) })
 	if err != nil {
 		return out, fmt.Errorf("customer keys: %w", err)
 	}
@@ -105,12 +97,8 @@ func (s *Service) RootPrincipal(ctx context.Context, accountID, rootID uuid.UUID
 // AccountKeys lists up to limit keys of the account, root keys first, then
 // by label, for choosing one (the purchases filter).
 func (s *Service) AccountKeys(ctx context.Context, accountID uuid.UUID, limit int) ([]Key, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE account_id = $1
+	keys, err := database.Select(ctx, s.pool, func(r pgx.CollectableRow) (Key, error) { return scanKey(r) }, `SELECT `+keyColumns+` FROM api_keys WHERE account_id = $1
 		ORDER BY kind <> 'root', lower(label), created_at, id LIMIT $2`, accountID, limit)
-	if err != nil {
-		return nil, fmt.Errorf("account keys: %w", err)
-	}
-	keys, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Key, error) { return scanKey(r) })
 	if err != nil {
 		return nil, fmt.Errorf("account keys: %w", err)
 	}

@@ -2,8 +2,6 @@ package tenancy
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"sync"
 
@@ -35,9 +33,7 @@ func epochKey(prefix string) string { return prefix + "epoch" }
 // read queues SET epoch <random> NX GET: one command both creates the epoch
 // when it is missing and returns the one in place otherwise.
 func (w *epochWatch) read(ctx context.Context, pipe redis.Pipeliner, prefix string) epochRead {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	offered := hex.EncodeToString(b[:])
+	offered := randomToken()
 	return epochRead{offered: offered, cmd: pipe.SetArgs(ctx, epochKey(prefix), offered, redis.SetArgs{Mode: "NX", Get: true})}
 }
 

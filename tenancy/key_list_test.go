@@ -142,7 +142,7 @@ func TestKeyListFilters(t *testing.T) {
 	a2 := b.customer(t, root, "acme")
 	b.customer(t, root, "acme corp")
 	b.customer(t, root, "ACME")
-	if _, err := b.svc.RevokeCustomerKey(ctx, root, a2.KeyID); err != nil {
+	if _, err := b.svc.revokeRows(ctx, CustomerKeysOf(root), a2.KeyID); err != nil {
 		t.Fatal(err)
 	}
 	ids := func(p KeyPage) []uuid.UUID {

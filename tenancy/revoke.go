@@ -84,20 +84,6 @@ func (r *Revoker) Revoke(ctx context.Context, scope RevokeScope, id uuid.UUID) (
 	return rev, nil
 }
 
-// RevokeCustomerKey revokes, in the database only, one customer key of the
-// calling root key. Serving code revokes through a Revoker.
-func (s *Service) RevokeCustomerKey(ctx context.Context, root Principal, id uuid.UUID) (Key, error) {
-	rev, err := s.revokeRows(ctx, CustomerKeysOf(root), id)
-	return rev.Key, err
-}
-
-// RevokeAccountKey revokes, in the database only, a key of one account.
-// Serving code revokes through a Revoker.
-func (s *Service) RevokeAccountKey(ctx context.Context, accountID, id uuid.UUID) (Key, []uuid.UUID, error) {
-	rev, err := s.revokeRows(ctx, KeysOfAccount(accountID), id)
-	return rev.Key, rev.Revoked, err
-}
-
 // revokeRows marks the key (and a root key's customer keys) revoked and
 // writes key.revoked for those this call revoked, in one transaction.
 func (s *Service) revokeRows(ctx context.Context, scope RevokeScope, id uuid.UUID) (Revocation, error) {
@@ -112,13 +98,9 @@ func (s *Service) revokeRows(ctx context.Context, scope RevokeScope, id uuid.UUI
 		}
 		rev = Revocation{Key: k, Revoked: []uuid.UUID{k.ID}}
 		if k.Kind == KindRoot {
-			rows, err := tx.Query(ctx, `
+			ids, err := database.Select(ctx, tx, pgx.RowTo[uuid.UUID], `
 				UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE parent_id = $1
 				RETURNING id`, k.ID, k.RevokedAt)
-			if err != nil {
-				return err
-			}
-			ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 			if err != nil {
 				return err
 			}

@@ -124,7 +124,9 @@ func (s *Sessions) userKey(id uuid.UUID) string {
 	return s.prefix + "dash:user-sessions:" + id.String()
 }
 
-func randomURLToken() string {
+// RandomToken returns 256 random bits, URL-safe: session, CSRF and
+// one-time link tokens.
+func RandomToken() string {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		panic("crypto/rand failed: " + err.Error())
@@ -143,8 +145,8 @@ func (s *Sessions) ttl(sess Session, now time.Time) time.Duration {
 // sessions from the user's index.
 func (s *Sessions) start(ctx context.Context, u User) (Session, string, error) {
 	now := s.opts.Now()
-	token := randomURLToken()
-	sess := Session{UserID: u.ID, AccountID: u.AccountID, Email: u.Email, CSRFToken: randomURLToken(),
+	token := RandomToken()
+	sess := Session{UserID: u.ID, AccountID: u.AccountID, Email: u.Email, CSRFToken: RandomToken(),
 		CreatedAt: now.UTC(), LastSeen: now.UTC()}
 	raw, err := json.Marshal(sess)
 	if err != nil {

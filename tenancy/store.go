@@ -35,7 +35,7 @@ const (
 	KindOps      Kind = "ops"
 )
 
-// Account is a tenant with one shared credit pool.
+// Account is a tenant with one shared balance.
 type Account struct {
 	ID           uuid.UUID
 	Name         string

@@ -330,6 +330,7 @@ func pairs(v any) map[string]string {
 	return out
 }
 
+// randomToken is 128 random bits in hex: flush batch ids and Redis epochs.
 func randomToken() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"broll/internal/database"
 )
 
 // HourCount is the number of requests an account's keys made in one hour.
@@ -34,16 +36,12 @@ func (s *Service) RequestsByHour(ctx context.Context, accountID uuid.UUID, now t
 	}
 	last := hourOf(now)
 	first := last.Add(-time.Duration(hours-1) * time.Hour)
-	rows, err := s.pool.Query(ctx, requestsByHourSQL, accountID, first, last)
-	if err != nil {
-		return nil, fmt.Errorf("requests by hour: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (HourCount, error) {
+	out, err := database.Select(ctx, s.pool, func(r pgx.CollectableRow) (HourCount, error) {
 		var h HourCount
 		err := r.Scan(&h.Hour, &h.Requests)
 		h.Hour = h.Hour.UTC()
 		return h, err
-	})
+	}, requestsByHourSQL, accountID, first, last)
 	if err != nil {
 		return nil, fmt.Errorf("requests by hour: %w", err)
 	}

@@ -2,9 +2,7 @@ package tenancy
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -78,11 +76,7 @@ func scanUser(row pgx.Row) (User, error) {
 // newLinkToken returns a random token for a link (256 bits, URL-safe) and the
 // hash that is stored.
 func newLinkToken() (string, []byte) {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic("crypto/rand failed: " + err.Error())
-	}
-	tok := base64.RawURLEncoding.EncodeToString(b[:])
+	tok := RandomToken()
 	return tok, hashLinkToken(tok)
 }
 
@@ -109,22 +103,44 @@ func issueLink(ctx context.Context, tx pgx.Tx, u User, now time.Time, ttl time.D
 // CreateUser adds a dashboard user to an account and returns the one-time
 // link with which they choose their password.
 func (s *Service) CreateUser(ctx context.Context, accountID uuid.UUID, email string, now time.Time, ttl time.Duration) (PasswordLink, error) {
+	return s.userLink(ctx, "create user", email, now, ttl, func(tx pgx.Tx, email string) (User, error) {
+		u, err := scanUser(tx.QueryRow(ctx, `
+			INSERT INTO dashboard_users (account_id, email, created_at)
+			SELECT id, $2, $3 FROM accounts WHERE id = $1
+			RETURNING `+userColumns, accountID, email, now))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return u, apperr.NotFoundf("account not found")
+		}
+		if database.IsUniqueViolation(err, "") {
+			return u, apperr.InvalidField("email", "a dashboard user with email %s exists already (brollctl user reset sends a new link)", email)
+		}
+		return u, err
+	})
+}
+
+// ResetUser clears a user's password (it stops working at once) and returns a
+// new one-time link; older links stop working too. The caller ends the
+// user's sessions (Sessions.EndAll).
+func (s *Service) ResetUser(ctx context.Context, email string, now time.Time, ttl time.Duration) (PasswordLink, error) {
+	return s.userLink(ctx, "reset user", email, now, ttl, func(tx pgx.Tx, email string) (User, error) {
+		u, err := scanUser(tx.QueryRow(ctx, `
+			UPDATE dashboard_users SET password_hash = NULL, password_set_at = NULL WHERE email = $1
+			RETURNING `+userColumns, email))
+		return u, database.Interpret(err, "no dashboard user has this email")
+	})
+}
+
+// userLink writes the user row (user, given the normalized email) and issues
+// its one-time link in one transaction.
+func (s *Service) userLink(ctx context.Context, op, email string, now time.Time, ttl time.Duration,
+	user func(tx pgx.Tx, email string) (User, error)) (PasswordLink, error) {
 	email, err := NormalizeEmail(email)
 	if err != nil {
 		return PasswordLink{}, err
 	}
 	var out PasswordLink
 	err = database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		u, err := scanUser(tx.QueryRow(ctx, `
-			INSERT INTO dashboard_users (account_id, email, created_at)
-			SELECT id, $2, $3 FROM accounts WHERE id = $1
-			RETURNING `+userColumns, accountID, email, now))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return apperr.NotFoundf("account not found")
-		}
-		if database.IsUniqueViolation(err, "") {
-			return apperr.InvalidField("email", "a dashboard user with email %s exists already (brollctl user reset sends a new link)", email)
-		}
+		u, err := user(tx, email)
 		if err != nil {
 			return err
 		}
@@ -132,44 +148,15 @@ func (s *Service) CreateUser(ctx context.Context, accountID uuid.UUID, email str
 		return err
 	})
 	if err != nil {
-		return PasswordLink{}, fmt.Errorf("create user: %w", err)
-	}
-	return out, nil
-}
-
-// ResetUser clears a user's password (it stops working at once) and returns a
-// new one-time link; older links stop working too. The caller ends the
-// user's sessions (Sessions.EndAll).
-func (s *Service) ResetUser(ctx context.Context, email string, now time.Time, ttl time.Duration) (PasswordLink, error) {
-	email, err := NormalizeEmail(email)
-	if err != nil {
-		return PasswordLink{}, err
-	}
-	var out PasswordLink
-	err = database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		u, err := scanUser(tx.QueryRow(ctx, `
-			UPDATE dashboard_users SET password_hash = NULL, password_set_at = NULL WHERE email = $1
-			RETURNING `+userColumns, email))
-		if err != nil {
-			return database.Interpret(err, "no dashboard user has this email")
-		}
-		out, err = issueLink(ctx, tx, u, now, ttl)
-		return err
-	})
-	if err != nil {
-		return PasswordLink{}, fmt.Errorf("reset user: %w", err)
+		return PasswordLink{}, fmt.Errorf("%s: %w", op, err)
 	}
 	return out, nil
 }
 
 // ListUsers lists an account's dashboard users, oldest first.
 func (s *Service) ListUsers(ctx context.Context, accountID uuid.UUID) ([]User, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+userColumns+` FROM dashboard_users
+	users, err := database.Select(ctx, s.pool, func(r pgx.CollectableRow) (User, error) { return scanUser(r) }, `SELECT `+userColumns+` FROM dashboard_users
 		WHERE account_id = $1 ORDER BY created_at, id`, accountID)
-	if err != nil {
-		return nil, fmt.Errorf("list users: %w", err)
-	}
-	users, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (User, error) { return scanUser(r) })
 	if err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
 	}

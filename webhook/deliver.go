@@ -15,6 +15,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"broll/internal/database"
 )
 
 // Defaults of DeliveryOptions.
@@ -171,15 +173,11 @@ FROM c JOIN webhook_endpoints e ON e.id = c.endpoint_id JOIN webhook_events ev O
 // DeliverDue claims and sends one round of due deliveries and returns how
 // many it sent.
 func (d *Deliverer) DeliverDue(ctx context.Context) (int, error) {
-	rows, err := d.pool.Query(ctx, claimSQL, d.opts.Concurrency, d.opts.Lease)
-	if err != nil {
-		return 0, fmt.Errorf("claim deliveries: %w", err)
-	}
-	batch, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (claimed, error) {
+	batch, err := database.Select(ctx, d.pool, func(r pgx.CollectableRow) (claimed, error) {
 		var c claimed
 		err := r.Scan(&c.id, &c.endpoint, &c.url, &c.attempts, &c.eventID, &c.eventType, &c.livemode, &c.data, &c.created, &c.secrets)
 		return c, err
-	})
+	}, claimSQL, d.opts.Concurrency, d.opts.Lease)
 	if err != nil {
 		return 0, fmt.Errorf("claim deliveries: %w", err)
 	}

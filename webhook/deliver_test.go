@@ -14,6 +14,18 @@ import (
 	"broll/webhook"
 )
 
+// subscribed creates an endpoint of rcv subscribed to typ and writes n
+// events of that type for it to receive.
+func subscribed(t *testing.T, b bundle, rcv *receiver, typ string, n int) webhook.Endpoint {
+	t.Helper()
+	ep, err := b.hooks.Create(context.Background(), b.acct.ID, uuid.Nil, webhook.NewEndpoint{URL: rcv.URL, Events: []string{typ}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeEvents(t, b, n, typ)
+	return ep.Endpoint
+}
+
 func writeEvents(t *testing.T, b bundle, n int, typ string) {
 	t.Helper()
 	_, err := b.pool.Exec(context.Background(), `INSERT INTO webhook_events (account_id, type, data)
@@ -36,11 +48,7 @@ func TestRetriesUntilSuccess(t *testing.T) {
 		}
 		return http.StatusOK
 	}
-	ep, err := b.hooks.Create(ctx, b.acct.ID, uuid.Nil, webhook.NewEndpoint{URL: rcv.URL, Events: []string{outbox.ClipsEmbedded}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeEvents(t, b, 1, outbox.ClipsEmbedded)
+	ep := subscribed(t, b, rcv, outbox.ClipsEmbedded, 1)
 	b.drain(t, b.deliverer)
 	// Nothing further is due: a few more rounds send nothing.
 	for range 3 {
@@ -78,11 +86,7 @@ func TestEndpointFailingForThreeDaysIsDisabled(t *testing.T) {
 	ctx := context.Background()
 	rcv := newReceiver(t)
 	rcv.status = func(int) int { return http.StatusServiceUnavailable }
-	ep, err := b.hooks.Create(ctx, b.acct.ID, uuid.Nil, webhook.NewEndpoint{URL: rcv.URL, Events: []string{outbox.KeyCreated}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeEvents(t, b, 1, outbox.KeyCreated)
+	ep := subscribed(t, b, rcv, outbox.KeyCreated, 1)
 	if _, err := b.deliverer.DeliverDue(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -180,11 +184,7 @@ func TestGuardRefusesBeforeConnecting(t *testing.T) {
 	b := setup(t)
 	rcv := newReceiver(t)
 	ctx := context.Background()
-	ep, err := b.hooks.Create(ctx, b.acct.ID, uuid.Nil, webhook.NewEndpoint{URL: rcv.URL, Events: []string{outbox.KeyRevoked}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeEvents(t, b, 1, outbox.KeyRevoked)
+	ep := subscribed(t, b, rcv, outbox.KeyRevoked, 1)
 	// The loopback receiver is allowed for b.hooks but not for this
 	// deliverer: the attempt fails and the receiver sees nothing.
 	strict := webhook.NewDeliverer(b.pool, webhook.DeliveryOptions{RetryBase: time.Hour})
@@ -208,10 +208,7 @@ func TestTwoWorkersDeliverEachEventOnce(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	rcv := newReceiver(t)
-	if _, err := b.hooks.Create(ctx, b.acct.ID, uuid.Nil, webhook.NewEndpoint{URL: rcv.URL, Events: []string{outbox.ClipsEmbedded}}); err != nil {
-		t.Fatal(err)
-	}
-	writeEvents(t, b, 1000, outbox.ClipsEmbedded)
+	subscribed(t, b, rcv, outbox.ClipsEmbedded, 1000)
 	var wg sync.WaitGroup
 	for range 2 {
 		d := webhook.NewDeliverer(b.pool, webhook.DeliveryOptions{Allow: loopback(t), Concurrency: 16})
@@ -252,11 +249,7 @@ func TestPruneKeepsRecentAndPending(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	rcv := newReceiver(t)
-	ep, err := b.hooks.Create(ctx, b.acct.ID, uuid.Nil, webhook.NewEndpoint{URL: rcv.URL, Events: []string{outbox.KeyRevoked}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeEvents(t, b, 3, outbox.KeyRevoked)
+	ep := subscribed(t, b, rcv, outbox.KeyRevoked, 3)
 	b.drain(t, b.deliverer)
 	writeEvents(t, b, 1, outbox.KeyRevoked) // pending
 	if _, err := b.pool.Exec(ctx, `UPDATE webhook_events SET created_at = now() - interval '31 days'

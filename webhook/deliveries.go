@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"broll/internal/database"
 	"broll/internal/paging"
 )
 
@@ -43,7 +44,13 @@ func (s *Service) Deliveries(ctx context.Context, account, id uuid.UUID, limit i
 	if limit <= 0 || limit > MaxLogEntries {
 		limit = MaxLogEntries
 	}
-	rows, err := s.pool.Query(ctx, `
+	out, err := database.Select(ctx, s.pool, func(r pgx.CollectableRow) (Attempt, error) {
+		var a Attempt
+		var ms int
+		err := r.Scan(&a.EventID, &a.EventType, &a.AttemptedAt, &a.StatusCode, &ms, &a.Error, &a.State, &a.Attempts, &a.NextAttemptAt)
+		a.Duration = time.Duration(ms) * time.Millisecond
+		return a, err
+	}, `
 		SELECT ev.id, ev.type, a.attempted_at, a.status_code, a.duration_ms, a.error, d.state, d.attempts,
 		       CASE WHEN d.state = 'pending' THEN d.next_attempt_at END
 		FROM webhook_attempts a
@@ -51,16 +58,6 @@ func (s *Service) Deliveries(ctx context.Context, account, id uuid.UUID, limit i
 		JOIN webhook_events ev ON ev.id = d.event_id
 		WHERE a.endpoint_id = $1
 		ORDER BY a.attempted_at DESC, a.id DESC LIMIT $2`, id, limit)
-	if err != nil {
-		return nil, fmt.Errorf("webhook deliveries: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Attempt, error) {
-		var a Attempt
-		var ms int
-		err := r.Scan(&a.EventID, &a.EventType, &a.AttemptedAt, &a.StatusCode, &ms, &a.Error, &a.State, &a.Attempts, &a.NextAttemptAt)
-		a.Duration = time.Duration(ms) * time.Millisecond
-		return a, err
-	})
 	if err != nil {
 		return nil, fmt.Errorf("webhook deliveries: %w", err)
 	}

@@ -148,12 +148,8 @@ func (s *Service) Create(ctx context.Context, account, key uuid.UUID, in NewEndp
 
 // List returns the account's endpoints, oldest first.
 func (s *Service) List(ctx context.Context, account uuid.UUID) ([]Endpoint, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints
+	out, err := database.Select(ctx, s.pool, func(r pgx.CollectableRow) (Endpoint, error) { return scanEndpoint(r) }, `SELECT `+endpointColumns+` FROM webhook_endpoints
 		WHERE account_id = $1 ORDER BY created_at, id`, account)
-	if err != nil {
-		return nil, fmt.Errorf("list webhooks: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Endpoint, error) { return scanEndpoint(r) })
 	if err != nil {
 		return nil, fmt.Errorf("list webhooks: %w", err)
 	}

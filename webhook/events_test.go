@@ -16,6 +16,7 @@ import (
 	"broll/internal/apperr"
 	"broll/internal/money"
 	"broll/internal/outbox"
+	"broll/internal/testkit"
 	"broll/tenancy"
 	"broll/webhook"
 )
@@ -90,10 +91,12 @@ func TestEveryEventTypeArrivesSigned(t *testing.T) {
 			t.Fatalf("purchase over the limit: %v", err)
 		}
 	}
-	if _, err := tenants.RevokeCustomerKey(ctx, b.acct.Root, key.ID); err != nil {
+	rdb, _ := testkit.Redis(t)
+	revoker := tenancy.NewRevoker(tenants, rdb, "test:", nil)
+	if _, err := revoker.Revoke(ctx, tenancy.CustomerKeysOf(b.acct.Root), key.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tenants.RevokeCustomerKey(ctx, b.acct.Root, key.ID); err != nil { // again: no second event
+	if _, err := revoker.Revoke(ctx, tenancy.CustomerKeysOf(b.acct.Root), key.ID); err != nil { // again: no second event
 		t.Fatal(err)
 	}
 	err = catalog.New(b.pool, nil, nil).StoreEmbeddings(ctx, "test-model",

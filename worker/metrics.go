@@ -22,38 +22,20 @@ type workerMetrics struct {
 
 func newWorkerMetrics(reg prometheus.Registerer) *workerMetrics {
 	m := &workerMetrics{
-		jobs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: metrics.Namespace, Name: "embed_jobs_total",
-			Help: "Embedding jobs by outcome: done, retry (failed, will be retried), failed (gave up, archived), gone (clip deleted), current (vector already of this model, nothing to do), interrupted (shutdown).",
-		}, []string{"result"}),
-		jobLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: metrics.Namespace, Name: "embed_job_duration_seconds",
-			Help:    "Time an embedding job spends in the worker: waiting for its batch, embedding and storing.",
-			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
-		}),
-		batches: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: metrics.Namespace, Name: "embed_batches_total",
-			Help: "Embedder calls by outcome (ok, error).",
-		}, []string{"result"}),
-		batchTime: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: metrics.Namespace, Name: "embed_batch_duration_seconds",
-			Help:    "Time to load, embed and store one batch of clips.",
-			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
-		}),
-		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: metrics.Namespace, Name: "embed_batch_size",
-			Help:    "Clips per embedder call.",
-			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128},
-		}),
-		mediaJobs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: metrics.Namespace, Name: "media_jobs_total",
-			Help: "Media jobs (probe, preview, thumbnail) by outcome: done, refused (unreadable file, clip failed), retry, failed (gave up, archived), gone, interrupted.",
-		}, []string{"result"}),
-		mediaLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: metrics.Namespace, Name: "media_job_duration_seconds",
-			Help:    "Time to probe a clip's file and make its preview and thumbnail.",
-			Buckets: prometheus.ExponentialBuckets(0.05, 2, 12),
-		}),
+		jobs: metrics.CounterVec("embed_jobs_total",
+			"Embedding jobs by outcome: done, retry (failed, will be retried), failed (gave up, archived), gone (clip deleted), current (vector already of this model, nothing to do), interrupted (shutdown).",
+			"result"),
+		jobLatency: metrics.Histogram("embed_job_duration_seconds",
+			"Time an embedding job spends in the worker: waiting for its batch, embedding and storing.", prometheus.ExponentialBuckets(0.005, 2, 14)),
+		batches: metrics.CounterVec("embed_batches_total", "Embedder calls by outcome (ok, error).", "result"),
+		batchTime: metrics.Histogram("embed_batch_duration_seconds",
+			"Time to load, embed and store one batch of clips.", prometheus.ExponentialBuckets(0.005, 2, 14)),
+		batchSize: metrics.Histogram("embed_batch_size", "Clips per embedder call.", []float64{1, 2, 4, 8, 16, 32, 64, 128}),
+		mediaJobs: metrics.CounterVec("media_jobs_total",
+			"Media jobs (probe, preview, thumbnail) by outcome: done, refused (unreadable file, clip failed), retry, failed (gave up, archived), gone, interrupted.",
+			"result"),
+		mediaLatency: metrics.Histogram("media_job_duration_seconds",
+			"Time to probe a clip's file and make its preview and thumbnail.", prometheus.ExponentialBuckets(0.05, 2, 12)),
 	}
 	if reg != nil {
 		reg.MustRegister(m.jobs, m.jobLatency, m.batches, m.batchTime, m.batchSize, m.mediaJobs, m.mediaLatency)

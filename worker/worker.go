@@ -123,10 +123,6 @@ func New(opts Options) (*Worker, error) {
 	return w, nil
 }
 
-// Handle registers a handler for another task type (periodic jobs of other
-// packages). It must be called before Run.
-func (w *Worker) Handle(taskType string, h asynq.Handler) { w.handlers[taskType] = h }
-
 // Run processes tasks until ctx ends, then shuts down gracefully: no new
 // tasks are taken, in-flight ones get ShutdownTimeout to finish, and those
 // still running are pushed back to their queue for the next worker. A

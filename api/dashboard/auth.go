@@ -92,16 +92,20 @@ type setPasswordView struct {
 // SetPasswordForm shows the form of a one-time link, or says the link no
 // longer works.
 func (h *Dashboard) SetPasswordForm(c *fiber.Ctx) error {
-	token := c.Query("token")
+	return h.showSetPassword(c, c.Query("token"), http.StatusOK, "")
+}
+
+// showSetPassword renders the form of a working link, with msg as its error.
+func (h *Dashboard) showSetPassword(c *fiber.Ctx, token string, status int, msg string) error {
 	u, err := h.Tenancy.PasswordLinkUser(c.UserContext(), token, h.Now())
 	if err != nil {
 		return err
 	}
 	// The token must not leak to other sites through the Referer header.
 	c.Set(fiber.HeaderReferrerPolicy, "no-referrer")
-	return h.views.render(c, http.StatusOK, "setpassword", view{
+	return h.views.render(c, status, "setpassword", view{
 		Title: "Choose your password",
-		Data: setPasswordView{Email: u.Email, Token: token, CSRFToken: h.formToken(c),
+		Data: setPasswordView{Email: u.Email, Token: token, Error: msg, CSRFToken: h.formToken(c),
 			MinLength: tenancy.MinPasswordLength},
 	})
 }
@@ -109,18 +113,7 @@ func (h *Dashboard) SetPasswordForm(c *fiber.Ctx) error {
 func (h *Dashboard) SetPassword(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	token, password := c.FormValue("token"), c.FormValue("password")
-	again := func(msg string) error {
-		u, err := h.Tenancy.PasswordLinkUser(ctx, token, h.Now())
-		if err != nil {
-			return err
-		}
-		c.Set(fiber.HeaderReferrerPolicy, "no-referrer")
-		return h.views.render(c, http.StatusBadRequest, "setpassword", view{
-			Title: "Choose your password",
-			Data: setPasswordView{Email: u.Email, Token: token, Error: msg, CSRFToken: h.formToken(c),
-				MinLength: tenancy.MinPasswordLength},
-		})
-	}
+	again := func(msg string) error { return h.showSetPassword(c, token, http.StatusBadRequest, msg) }
 	if password != c.FormValue("password_again") {
 		return again("The two passwords differ.")
 	}

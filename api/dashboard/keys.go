@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -34,14 +35,15 @@ func (h *Dashboard) Keys(c *fiber.Ctx) error {
 	})
 }
 
-// keyID reads the :id of a key route. Something that is not a UUID names
-// no key of this account: not_found, like another account's key.
-func keyID(c *fiber.Ctx) (uuid.UUID, error) {
+// keyRoute reads what a key route works with: its context, the session and
+// the :id. Something that is not a UUID names no key of this account:
+// not_found, like another account's key.
+func keyRoute(c *fiber.Ctx) (context.Context, *tenancy.Session, uuid.UUID, error) {
 	id, err := uuid.Parse(c.Params("id"))
 	if err != nil {
-		return uuid.Nil, apperr.NotFoundf("key not found")
+		return nil, nil, uuid.Nil, apperr.NotFoundf("key not found")
 	}
-	return id, nil
+	return c.UserContext(), session(c), id, nil
 }
 
 type createdView struct {
@@ -78,9 +80,7 @@ const customerKeysPerPage = 50
 
 // RootKey shows one root key and its customer keys.
 func (h *Dashboard) RootKey(c *fiber.Ctx) error {
-	ctx := c.UserContext()
-	sess := session(c)
-	id, err := keyID(c)
+	ctx, sess, id, err := keyRoute(c)
 	if err != nil {
 		return err
 	}
@@ -108,9 +108,7 @@ func (h *Dashboard) RootKey(c *fiber.Ctx) error {
 // CreateCustomerKey creates a customer key under one of the account's root
 // keys through the same code as POST /api/v1/keys.
 func (h *Dashboard) CreateCustomerKey(c *fiber.Ctx) error {
-	ctx := c.UserContext()
-	sess := session(c)
-	id, err := keyID(c)
+	ctx, sess, id, err := keyRoute(c)
 	if err != nil {
 		return err
 	}
@@ -139,9 +137,7 @@ func (h *Dashboard) CreateCustomerKey(c *fiber.Ctx) error {
 // restores the service default. The change is published to every API node
 // before the page says it is saved.
 func (h *Dashboard) SetLimits(c *fiber.Ctx) error {
-	ctx := c.UserContext()
-	sess := session(c)
-	id, err := keyID(c)
+	ctx, sess, id, err := keyRoute(c)
 	if err != nil {
 		return err
 	}
@@ -186,9 +182,7 @@ type revokeView struct {
 
 // RevokeForm asks for confirmation, saying what goes with the key.
 func (h *Dashboard) RevokeForm(c *fiber.Ctx) error {
-	ctx := c.UserContext()
-	sess := session(c)
-	id, err := keyID(c)
+	ctx, sess, id, err := keyRoute(c)
 	if err != nil {
 		return err
 	}
@@ -216,9 +210,7 @@ func (h *Dashboard) RevokeForm(c *fiber.Ctx) error {
 // RevokeKey revokes a key of the account (a root key with its customer
 // keys) everywhere at once, as DELETE /api/v1/keys does.
 func (h *Dashboard) RevokeKey(c *fiber.Ctx) error {
-	ctx := c.UserContext()
-	sess := session(c)
-	id, err := keyID(c)
+	ctx, sess, id, err := keyRoute(c)
 	if err != nil {
 		return err
 	}

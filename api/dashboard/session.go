@@ -1,9 +1,7 @@
 package dashboard
 
 import (
-	"crypto/rand"
 	"crypto/subtle"
-	"encoding/base64"
 	"errors"
 	"net/url"
 	"strconv"
@@ -120,7 +118,7 @@ func (h *Dashboard) CheckFormToken(c *fiber.Ctx) error {
 func (h *Dashboard) formToken(c *fiber.Ctx) string {
 	tok := c.Cookies(formCookie)
 	if len(tok) < 32 || len(tok) > 64 {
-		tok = randomToken()
+		tok = tenancy.RandomToken()
 		c.Cookie(h.cookie(formCookie, tok, 0))
 	}
 	return tok
@@ -128,14 +126,6 @@ func (h *Dashboard) formToken(c *fiber.Ctx) string {
 
 func sameToken(got, want string) bool {
 	return want != "" && len(got) == len(want) && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
-}
-
-func randomToken() string {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic("crypto/rand failed: " + err.Error())
-	}
-	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 // CheckOrigin refuses a POST whose Origin (or, without one, Referer) names

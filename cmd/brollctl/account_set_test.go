@@ -10,10 +10,7 @@ import (
 func TestAccountSetLowBalance(t *testing.T) {
 	t.Parallel()
 	c := newCtl(t)
-	code, acct, stderr := c.run(t, "", "account", "create", "--name", "Low Co", "--source", "lowco")
-	if code != 0 {
-		t.Fatalf("account create: %d %s", code, stderr)
-	}
+	acct := c.mustRun(t, "account", "create", "--name", "Low Co", "--source", "lowco")
 	id := acct["account_id"].(string)
 	threshold := func() *int64 {
 		var v *int64

@@ -12,10 +12,7 @@ func TestCreditsResetTest(t *testing.T) {
 	t.Parallel()
 	c := newCtl(t)
 	c.env["BROLL_TEST_BALANCE"] = "250.00"
-	code, acct, stderr := c.run(t, "", "account", "create", "--name", "Test Co", "--source", "testco", "--credits", "40")
-	if code != 0 {
-		t.Fatalf("account create: %d %s", code, stderr)
-	}
+	acct := c.mustRun(t, "account", "create", "--name", "Test Co", "--source", "testco", "--credits", "40")
 	id := acct["account_id"].(string)
 	ctx := context.Background()
 	sums := func() (testBalance, testLedger, live, liveLedger int64) {

@@ -14,15 +14,12 @@ func TestKeyLimit(t *testing.T) {
 	c := newCtl(t)
 	acct := billingtest.NewAccount(t, c.pool, billingtest.AccountOpts{})
 	id := acct.CustomerKey(t, c.pool, "operated").ID.String()
-	code, out, stderr := c.run(t, "", "key", "limit", "--id", id, "--spend", "50", "--period", "day", "--rate", "120")
-	if code != 0 {
-		t.Fatalf("set: %s", stderr)
-	}
+	out := c.mustRun(t, "key", "limit", "--id", id, "--spend", "50", "--period", "day", "--rate", "120")
 	lim, _ := out["spend_limit"].(map[string]any)
 	if lim["amount"] != 50.0 || lim["period"] != "day" || out["rate_limit_per_minute"] != 120.0 {
 		t.Fatalf("set: %v", out)
 	}
-	if code, out, stderr = c.run(t, "", "key", "limit", "--id", id, "--no-spend-limit", "--default-rate"); code != 0 ||
+	if code, out, stderr := c.run(t, "", "key", "limit", "--id", id, "--no-spend-limit", "--default-rate"); code != 0 ||
 		out["spend_limit"] != nil || out["rate_limit_per_minute"] != nil {
 		t.Fatalf("clear: %v %s", out, stderr)
 	}

@@ -15,10 +15,7 @@ func TestLegacyMigrateCustomers(t *testing.T) {
 	t.Parallel()
 	c := newCtl(t)
 	ctx := context.Background()
-	code, acct, stderr := c.run(t, "", "account", "create", "--name", "Legacy Platform", "--source", "oldplat", "--credits", "100")
-	if code != 0 {
-		t.Fatalf("account create: %d %s", code, stderr)
-	}
+	acct := c.mustRun(t, "account", "create", "--name", "Legacy Platform", "--source", "oldplat", "--credits", "100")
 	id := acct["account_id"].(string)
 	accountID := uuid.MustParse(id)
 	vids := billingtest.Videos(t, c.pool, 2, "easy")
@@ -35,10 +32,7 @@ func TestLegacyMigrateCustomers(t *testing.T) {
 	buy("bob@example.com", vids[0])
 	buy("", vids[1]) // no email: nobody to make a key for
 
-	code, first, stderr := c.run(t, "", "legacy", "migrate-customers", "--account", id)
-	if code != 0 {
-		t.Fatalf("migrate-customers: %d %s", code, stderr)
-	}
+	first := c.mustRun(t, "legacy", "migrate-customers", "--account", id)
 	if first["created"].(float64) != 2 || first["existing"].(float64) != 0 || first["root_key_id"] != acct["root_key_id"] {
 		t.Fatalf("first run: %v", first)
 	}
@@ -108,10 +102,7 @@ func TestLegacyMigrateCustomers(t *testing.T) {
 func TestLegacyEnableDisable(t *testing.T) {
 	t.Parallel()
 	c := newCtl(t)
-	code, acct, stderr := c.run(t, "", "account", "create", "--name", "Old Platform", "--source", "v0plat")
-	if code != 0 {
-		t.Fatalf("account create: %d %s", code, stderr)
-	}
+	acct := c.mustRun(t, "account", "create", "--name", "Old Platform", "--source", "v0plat")
 	enabled := func() bool {
 		var on bool
 		if err := c.pool.QueryRow(context.Background(), `SELECT legacy_enabled FROM accounts WHERE source = 'v0plat'`).Scan(&on); err != nil {

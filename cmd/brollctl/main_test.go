@@ -45,6 +45,17 @@ func (c *ctl) run(t *testing.T, stdin string, args ...string) (int, map[string]a
 	return code, body, errb.String()
 }
 
+// mustRun runs brollctl without stdin, stops the test unless it exits 0,
+// and returns its output.
+func (c *ctl) mustRun(t *testing.T, args ...string) map[string]any {
+	t.Helper()
+	code, out, stderr := c.run(t, "", args...)
+	if code != 0 {
+		t.Fatalf("brollctl %v: %d %s", args, code, stderr)
+	}
+	return out
+}
+
 func (c *ctl) count(t *testing.T, table string) int {
 	t.Helper()
 	var n int
@@ -57,10 +68,7 @@ func (c *ctl) count(t *testing.T, table string) int {
 func TestAccountKeysAndCredits(t *testing.T) {
 	t.Parallel()
 	c := newCtl(t)
-	code, acct, stderr := c.run(t, "", "account", "create", "--name", "Acme Video", "--source", "acme", "--credits", "250.50")
-	if code != 0 {
-		t.Fatalf("account create: %d %s", code, stderr)
-	}
+	acct := c.mustRun(t, "account", "create", "--name", "Acme Video", "--source", "acme", "--credits", "250.50")
 	if acct["source"] != "acme" || acct["balance"].(float64) != 250.5 || !strings.HasPrefix(acct["root_key"].(string), "dsk_") ||
 		acct["account_id"] == "" || acct["root_key_id"] == "" {
 		t.Fatalf("account create output: %v", acct)

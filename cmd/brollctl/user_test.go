@@ -23,10 +23,7 @@ func TestUserCommands(t *testing.T) {
 	_, acct, _ := c.run(t, "", "account", "create", "--name", "Acme Video", "--source", "acme")
 	id := acct["account_id"].(string)
 
-	code, out, stderr := c.run(t, "", "user", "create", "--account", id, "--email", "Owner@Acme.test")
-	if code != 0 {
-		t.Fatalf("user create: %d %s", code, stderr)
-	}
+	out := c.mustRun(t, "user", "create", "--account", id, "--email", "Owner@Acme.test")
 	link := out["set_password_url"].(string)
 	if out["email"] != "owner@acme.test" || out["account_id"] != id || !strings.HasPrefix(link, "https://broll.example.com/dashboard/set-password?token=") {
 		t.Fatalf("user create output: %v", out)
@@ -51,9 +48,9 @@ func TestUserCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, out, stderr = c.run(t, "", "user", "reset", "--email", "OWNER@acme.test")
-	if code != 0 || out["sessions_ended"].(float64) != 1 || out["set_password_url"] == link {
-		t.Fatalf("user reset: %d %v %s", code, out, stderr)
+	out = c.mustRun(t, "user", "reset", "--email", "OWNER@acme.test")
+	if out["sessions_ended"].(float64) != 1 || out["set_password_url"] == link {
+		t.Fatalf("user reset: %v", out)
 	}
 	if _, err := sessions.Lookup(ctx, token); !errors.Is(err, tenancy.ErrNoSession) {
 		t.Fatalf("session after reset: %v", err)
@@ -62,10 +59,10 @@ func TestUserCommands(t *testing.T) {
 		t.Fatal("the old password works after a reset")
 	}
 
-	code, out, _ = c.run(t, "", "user", "list", "--account", id)
+	out = c.mustRun(t, "user", "list", "--account", id)
 	users, _ := out["users"].([]any)
-	if code != 0 || len(users) != 1 || users[0].(map[string]any)["password_set"] != false {
-		t.Fatalf("user list: %d %v", code, out)
+	if len(users) != 1 || users[0].(map[string]any)["password_set"] != false {
+		t.Fatalf("user list: %v", out)
 	}
 
 	users0 := c.count(t, "dashboard_users")

@@ -224,25 +224,15 @@ func Load(getenv func(string) string) (Config, error) {
 			*dst = Secret(v)
 		}
 	}
-	integer := func(name string, dst *int) {
-		if v := strings.TrimSpace(getenv(name)); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %q is not a whole number", name, v))
-				return
-			}
-			*dst = n
-		}
-	}
+	integer := func(name string, dst *int) { parseVar(getenv, &errs, name, "a whole number", strconv.Atoi, dst) }
 	duration := func(name string, dst *time.Duration) {
-		if v := strings.TrimSpace(getenv(name)); v != "" {
-			d, err := time.ParseDuration(v)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %q is not a duration (examples: 30s, 1h)", name, v))
-				return
-			}
-			*dst = d
-		}
+		parseVar(getenv, &errs, name, "a duration (examples: 30s, 1h)", time.ParseDuration, dst)
+	}
+	dollars := func(name string, dst *int64, example string) {
+		parseVar(getenv, &errs, name, "an amount in dollars (example: "+example+")", func(v string) (int64, error) {
+			d, err := money.ParseDollars(v)
+			return int64(d), err
+		}, dst)
 	}
 
 	str("DATABASE_URL", &c.DatabaseURL)
@@ -265,33 +255,16 @@ func Load(getenv func(string) string) (Config, error) {
 	str("BROLL_S3_REGION", &c.S3.Region)
 	secret("BROLL_S3_ACCESS_KEY", &c.S3.AccessKey)
 	secret("BROLL_S3_SECRET_KEY", &c.S3.SecretKey)
-	if v := strings.TrimSpace(getenv("BROLL_S3_PATH_STYLE")); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("BROLL_S3_PATH_STYLE: %q is not true or false", v))
-		}
-		c.S3.PathStyle = b
-	}
+	parseVar(getenv, &errs, "BROLL_S3_PATH_STYLE", "true or false", strconv.ParseBool, &c.S3.PathStyle)
 	duration("BROLL_S3_PRESIGN_TTL", &c.S3.PresignTTL)
-	if v := strings.TrimSpace(getenv("BROLL_UPLOAD_MAX_BYTES")); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("BROLL_UPLOAD_MAX_BYTES: %q is not a whole number", v))
-		}
-		c.UploadMaxBytes = n
-	}
+	parseVar(getenv, &errs, "BROLL_UPLOAD_MAX_BYTES", "a whole number",
+		func(v string) (int64, error) { return strconv.ParseInt(v, 10, 64) }, &c.UploadMaxBytes)
 	duration("BROLL_UPLOAD_URL_TTL", &c.UploadURLTTL)
 	duration("BROLL_DOWNLOAD_URL_TTL", &c.DownloadURLTTL)
 	duration("BROLL_IDEMPOTENCY_WAIT", &c.IdempotencyWait)
 	secret("BROLL_LEGACY_SECRET", &c.LegacySecret)
-	if v := strings.TrimSpace(getenv("BROLL_LEGACY_SUNSET")); v != "" {
-		t, err := time.Parse("2006-01-02", v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("BROLL_LEGACY_SUNSET: %q is not a date (YYYY-MM-DD)", v))
-		} else {
-			c.LegacySunset = t
-		}
-	}
+	parseVar(getenv, &errs, "BROLL_LEGACY_SUNSET", "a date (YYYY-MM-DD)",
+		func(v string) (time.Time, error) { return time.Parse("2006-01-02", v) }, &c.LegacySunset)
 	str("BROLL_LOG_LEVEL", &c.LogLevel)
 	duration("BROLL_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout)
 	integer("BROLL_MAX_BODY_BYTES", &c.MaxBodyBytes)
@@ -335,22 +308,8 @@ func Load(getenv func(string) string) (Config, error) {
 	duration("BROLL_WEBHOOK_RETRY_BASE", &c.WebhookRetryBase)
 	duration("BROLL_WEBHOOK_RETRY_MAX", &c.WebhookRetryMax)
 	duration("BROLL_WEBHOOK_POLL_INTERVAL", &c.WebhookPollInterval)
-	if v := strings.TrimSpace(getenv("BROLL_LOW_BALANCE_THRESHOLD")); v != "" {
-		d, err := money.ParseDollars(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("BROLL_LOW_BALANCE_THRESHOLD: %q is not an amount in dollars (example: 10.00)", v))
-		} else {
-			c.LowBalanceThreshold = int64(d)
-		}
-	}
-	if v := strings.TrimSpace(getenv("BROLL_TEST_BALANCE")); v != "" {
-		d, err := money.ParseDollars(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("BROLL_TEST_BALANCE: %q is not an amount in dollars (example: 1000.00)", v))
-		} else {
-			c.TestBalance = int64(d)
-		}
-	}
+	dollars("BROLL_LOW_BALANCE_THRESHOLD", &c.LowBalanceThreshold, "10.00")
+	dollars("BROLL_TEST_BALANCE", &c.TestBalance, "1000.00")
 
 	if len(errs) > 0 {
 		return Config{}, errs[0]
@@ -359,6 +318,22 @@ func Load(getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	return c, nil
+}
+
+// parseVar sets dst from the variable name when it is set; a value parse
+// refuses is reported as "NAME: "value" is not <what>", and dst is left as
+// it was.
+func parseVar[T any](getenv func(string) string, errs *[]error, name, what string, parse func(string) (T, error), dst *T) {
+	v := strings.TrimSpace(getenv(name))
+	if v == "" {
+		return
+	}
+	x, err := parse(v)
+	if err != nil {
+		*errs = append(*errs, fmt.Errorf("%s: %q is not %s", name, v, what))
+		return
+	}
+	*dst = x
 }
 
 // Validate checks values that parsed but make no sense.
@@ -379,9 +354,6 @@ func (c Config) Validate() error {
 	}
 	if u, err := url.Parse(c.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
 		return errors.New("REDIS_URL must be a redis:// or rediss:// URL")
-	}
-	if c.RateLimitPerMinute < 1 || c.RateLimitPerMinute > 1_000_000 {
-		return fmt.Errorf("BROLL_RATE_LIMIT_PER_MINUTE must be between 1 and 1000000, got %d", c.RateLimitPerMinute)
 	}
 	switch c.EmbedProvider {
 	case "auto", "ollama", "builtin":
@@ -424,11 +396,41 @@ func (c Config) Validate() error {
 			return err
 		}
 	}
-	if c.IdempotencyWait < 0 || c.IdempotencyWait > time.Minute {
-		return fmt.Errorf("BROLL_IDEMPOTENCY_WAIT must be between 0s and 1m, got %s", c.IdempotencyWait)
+	// Settings that only have to lie between two bounds.
+	for _, r := range []struct {
+		name      string
+		v, lo, hi int
+	}{
+		{"BROLL_RATE_LIMIT_PER_MINUTE", c.RateLimitPerMinute, 1, 1_000_000},
+		{"BROLL_SEMANTIC_EF_SEARCH", c.SemanticEfSearch, 10, 1000},
+		{"BROLL_WORKER_CONCURRENCY", c.WorkerConcurrency, 1, 256},
+		{"BROLL_SIGNIN_MAX_FAILURES", c.SignInMaxFailures, 1, 100},
+		{"BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE", c.DownloadsPerPurchasePerMinute, 1, 100_000},
+		{"BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE", c.DownloadsPerAddressPerMinute, 1, 100_000},
+		{"BROLL_SIGNIN_GLOBAL_PER_MINUTE", c.SignInGlobalPerMinute, 1, 1_000_000},
+	} {
+		if r.v < r.lo || r.v > r.hi {
+			return fmt.Errorf("%s must be between %d and %d, got %d", r.name, r.lo, r.hi, r.v)
+		}
 	}
-	if c.DownloadURLTTL < time.Minute || c.DownloadURLTTL > 7*24*time.Hour {
-		return fmt.Errorf("BROLL_DOWNLOAD_URL_TTL must be between 1m and 168h, got %s", c.DownloadURLTTL)
+	for _, r := range []struct {
+		name      string
+		v, lo, hi time.Duration
+		bounds    string
+	}{
+		{"BROLL_IDEMPOTENCY_WAIT", c.IdempotencyWait, 0, time.Minute, "0s and 1m"},
+		{"BROLL_DOWNLOAD_URL_TTL", c.DownloadURLTTL, time.Minute, 7 * 24 * time.Hour, "1m and 168h"},
+		{"BROLL_AUTH_CACHE_TTL", c.AuthCacheTTL, 0, 10 * time.Minute, "0s and 10m"},
+		{"BROLL_SESSION_TTL", c.SessionTTL, time.Minute, 30 * 24 * time.Hour, "1m and 720h"},
+		{"BROLL_SIGNIN_LOCKOUT", c.SignInLockout, time.Minute, 24 * time.Hour, "1m and 24h"},
+		{"BROLL_PASSWORD_LINK_TTL", c.PasswordLinkTTL, 10 * time.Minute, 7 * 24 * time.Hour, "10m and 168h"},
+		{"BROLL_STATEMENT_TIMEOUT", c.StatementTimeout, 10 * time.Millisecond, time.Hour, "10ms and 1h"},
+		{"BROLL_CTL_STATEMENT_TIMEOUT", c.CtlStatementTimeout, time.Second, 24 * time.Hour, "1s and 24h"},
+		{"BROLL_UPLOAD_URL_TTL", c.UploadURLTTL, time.Minute, 7 * 24 * time.Hour, "1m and 168h"},
+	} {
+		if r.v < r.lo || r.v > r.hi {
+			return fmt.Errorf("%s must be between %s, got %s", r.name, r.bounds, r.v)
+		}
 	}
 	if err := c.validateMedia(); err != nil {
 		return err
@@ -456,47 +458,11 @@ func (c Config) Validate() error {
 		return fmt.Errorf("BROLL_EMBED_RETRY_BASE_DELAY must be at least 10ms and BROLL_EMBED_RETRY_MAX_DELAY at least as long, got %s and %s",
 			c.EmbedRetryBaseDelay, c.EmbedRetryMaxDelay)
 	}
-	if c.SemanticEfSearch < 10 || c.SemanticEfSearch > 1000 {
-		return fmt.Errorf("BROLL_SEMANTIC_EF_SEARCH must be between 10 and 1000, got %d", c.SemanticEfSearch)
-	}
-	if c.WorkerConcurrency < 1 || c.WorkerConcurrency > 256 {
-		return fmt.Errorf("BROLL_WORKER_CONCURRENCY must be between 1 and 256, got %d", c.WorkerConcurrency)
-	}
-	if c.AuthCacheTTL < 0 || c.AuthCacheTTL > 10*time.Minute {
-		return fmt.Errorf("BROLL_AUTH_CACHE_TTL must be between 0s and 10m, got %s", c.AuthCacheTTL)
-	}
-	if c.SessionTTL < time.Minute || c.SessionTTL > 30*24*time.Hour {
-		return fmt.Errorf("BROLL_SESSION_TTL must be between 1m and 720h, got %s", c.SessionTTL)
-	}
 	if c.SessionMaxAge < c.SessionTTL || c.SessionMaxAge > 90*24*time.Hour {
 		return fmt.Errorf("BROLL_SESSION_MAX_AGE must be at least BROLL_SESSION_TTL (%s) and at most 2160h, got %s", c.SessionTTL, c.SessionMaxAge)
 	}
-	if c.SignInMaxFailures < 1 || c.SignInMaxFailures > 100 {
-		return fmt.Errorf("BROLL_SIGNIN_MAX_FAILURES must be between 1 and 100, got %d", c.SignInMaxFailures)
-	}
-	if c.SignInLockout < time.Minute || c.SignInLockout > 24*time.Hour {
-		return fmt.Errorf("BROLL_SIGNIN_LOCKOUT must be between 1m and 24h, got %s", c.SignInLockout)
-	}
-	if c.PasswordLinkTTL < 10*time.Minute || c.PasswordLinkTTL > 7*24*time.Hour {
-		return fmt.Errorf("BROLL_PASSWORD_LINK_TTL must be between 10m and 168h, got %s", c.PasswordLinkTTL)
-	}
-	if c.StatementTimeout < 10*time.Millisecond || c.StatementTimeout > time.Hour {
-		return fmt.Errorf("BROLL_STATEMENT_TIMEOUT must be between 10ms and 1h, got %s", c.StatementTimeout)
-	}
-	if c.CtlStatementTimeout < time.Second || c.CtlStatementTimeout > 24*time.Hour {
-		return fmt.Errorf("BROLL_CTL_STATEMENT_TIMEOUT must be between 1s and 24h, got %s", c.CtlStatementTimeout)
-	}
-	if c.DownloadsPerPurchasePerMinute < 1 || c.DownloadsPerPurchasePerMinute > 100_000 {
-		return fmt.Errorf("BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE must be between 1 and 100000, got %d", c.DownloadsPerPurchasePerMinute)
-	}
-	if c.DownloadsPerAddressPerMinute < 1 || c.DownloadsPerAddressPerMinute > 100_000 {
-		return fmt.Errorf("BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE must be between 1 and 100000, got %d", c.DownloadsPerAddressPerMinute)
-	}
 	if c.PasswordHashConcurrency < 0 || c.PasswordHashConcurrency > 256 {
 		return fmt.Errorf("BROLL_PASSWORD_HASH_CONCURRENCY must be between 0 (GOMAXPROCS) and 256, got %d", c.PasswordHashConcurrency)
-	}
-	if c.SignInGlobalPerMinute < 1 || c.SignInGlobalPerMinute > 1_000_000 {
-		return fmt.Errorf("BROLL_SIGNIN_GLOBAL_PER_MINUTE must be between 1 and 1000000, got %d", c.SignInGlobalPerMinute)
 	}
 	for _, o := range c.MCPAllowedOrigins {
 		if o != "*" && !isOrigin(o) {
@@ -511,9 +477,6 @@ func (c Config) Validate() error {
 func (c Config) validateMedia() error {
 	if c.UploadMaxBytes < 1 || c.UploadMaxBytes > 5<<40 {
 		return fmt.Errorf("BROLL_UPLOAD_MAX_BYTES must be between 1 and 5497558138880 (5 TiB), got %d", c.UploadMaxBytes)
-	}
-	if c.UploadURLTTL < time.Minute || c.UploadURLTTL > 7*24*time.Hour {
-		return fmt.Errorf("BROLL_UPLOAD_URL_TTL must be between 1m and 168h, got %s", c.UploadURLTTL)
 	}
 	switch c.MediaStore {
 	case "local":

@@ -227,3 +227,19 @@ func IsRetryable(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
 }
+
+// Queryer is what both a pool and a transaction offer for reading rows.
+type Queryer interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// Select runs a query and collects every row with scan (pgx.RowTo[T] or a
+// package's row scanner), so that a failed query and a failed row are one
+// error for the caller to wrap.
+func Select[T any](ctx context.Context, q Queryer, scan pgx.RowToFunc[T], query string, args ...any) ([]T, error) {
+	rows, err := q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, scan)
+}

@@ -46,21 +46,6 @@ func ParseDollars(s string) (Cents, error) {
 	return c, nil
 }
 
-// FromFloat converts a JSON dollar number to cents, refusing fractions of a cent.
-func FromFloat(d float64) (Cents, error) {
-	if d < 0 {
-		return 0, fmt.Errorf("amount must not be negative")
-	}
-	c := Cents(d*100 + 0.5)
-	if float64(c) > float64(MaxCents) {
-		return 0, fmt.Errorf("amount is too large")
-	}
-	if diff := d*100 - float64(c); diff > 1e-6 || diff < -1e-6 {
-		return 0, fmt.Errorf("amount has fractions of a cent")
-	}
-	return c, nil
-}
-
 // String renders dollars with two decimals: "12.50".
 func (c Cents) String() string {
 	sign := ""

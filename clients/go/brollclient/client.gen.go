@@ -1984,7 +1984,7 @@ func (e GetGuideParamsGuide) Valid() bool {
 type Balance struct {
 	AccountId openapi_types.UUID `json:"account_id"`
 
-	// Balance The account's shared credit pool, in USD (for a test key: the account's test balance).
+	// Balance The account's shared balance, in USD (for a test key: the account's test balance).
 	//
 	// Examples: 10
 	Balance  float32         `json:"balance"`
@@ -2280,7 +2280,7 @@ type LegacyPurchaseRequest struct {
 
 // LegacyPurchaseResult defines model for LegacyPurchaseResult.
 type LegacyPurchaseResult struct {
-	// Balance The account's shared credit pool after the purchase, in USD (for a test key: the account's test balance).
+	// Balance The account's shared balance after the purchase, in USD (for a test key: the account's test balance).
 	//
 	// Examples: 10
 	Balance       float32                      `json:"balance"`
@@ -2288,7 +2288,7 @@ type LegacyPurchaseResult struct {
 	CustomerEmail *openapi_types.Email         `json:"customer_email"`
 	DryRun        bool                         `json:"dry_run"`
 
-	// Livemode False for test mode (a `dsk_test_` key): paid from the account's test balance, never from live credit. `balance` is then the test balance, and the links serve the clips' previews.
+	// Livemode False for test mode (a `dsk_test_` key): paid from the account's test balance, never from the live balance. `balance` is then the test balance, and the links serve the clips' previews.
 	Livemode  bool           `json:"livemode"`
 	Purchases []PurchaseLine `json:"purchases"`
 	Source    string         `json:"source"`
@@ -2381,7 +2381,7 @@ type Problem struct {
 	Status int                 `json:"status"`
 	Sunset *openapi_types.Date `json:"sunset,omitempty"`
 
-	// Title Examples: Insufficient credits
+	// Title Examples: Insufficient balance
 	Title string `json:"title"`
 
 	// Total US dollars, accurate to the cent (`currency` is always `USD`).
@@ -2532,14 +2532,14 @@ type PurchaseRequest struct {
 
 // PurchaseResult Examples: {"balance":240,"currency":"USD","dry_run":false,"livemode":true,"purchases":[{"already_owned":false,"currency":"USD","download_url":"https://api.example.com/api/v1/downloads/0f8e2d4c-9b1a-4c3e-8d7f-6a5b4c3d2e1f?exp=1767229200\u0026kv=1a2b3c4d\u0026sig=Xy9k2Qm7vB3nR8tL1pZ5wC4hJ6fD0sA2eG7uK9iO3yM","download_url_expires_at":"2026-03-02T11:15:00Z","price_paid":10,"purchase_id":"0f8e2d4c-9b1a-4c3e-8d7f-6a5b4c3d2e1f","purchased_at":"2026-03-02T10:15:00Z","video_id":"11111111-2222-4333-8444-555555555555"}],"total_charged":10}
 type PurchaseResult struct {
-	// Balance The account's shared credit pool after the purchase, in USD (for a test key: the account's test balance).
+	// Balance The account's shared balance after the purchase, in USD (for a test key: the account's test balance).
 	//
 	// Examples: 10
 	Balance  float32                `json:"balance"`
 	Currency PurchaseResultCurrency `json:"currency"`
 	DryRun   bool                   `json:"dry_run"`
 
-	// Livemode False for test mode (a `dsk_test_` key): paid from the account's test balance, never from live credit. `balance` is then the test balance, and the links serve the clips' previews.
+	// Livemode False for test mode (a `dsk_test_` key): paid from the account's test balance, never from the live balance. `balance` is then the test balance, and the links serve the clips' previews.
 	Livemode  bool           `json:"livemode"`
 	Purchases []PurchaseLine `json:"purchases"`
 
@@ -3972,7 +3972,7 @@ type ClientInterface interface {
 
 	// GetBalance Account balance and month-to-date spend
 	//
-	// The shared credit pool and what the key can see of this month's purchases; the same summary as the MCP tool `get_balance`.
+	// The shared balance and what the key can see of this month's purchases; the same summary as the MCP tool `get_balance`.
 	//
 	// Required scope: `broll:billing`.
 	//
@@ -3999,7 +3999,7 @@ type ClientInterface interface {
 
 	// PurchaseVideosWithBody Purchase videos
 	//
-	// Buys clips for the calling key from the account's shared credit pool, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient pool is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
+	// Buys clips for the calling key from the account's shared balance, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient balance is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
 	//
 	// Required scope: `broll:purchase`.
 	//
@@ -4010,7 +4010,7 @@ type ClientInterface interface {
 
 	// PurchaseVideos Purchase videos
 	//
-	// Buys clips for the calling key from the account's shared credit pool, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient pool is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
+	// Buys clips for the calling key from the account's shared balance, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient balance is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
 	//
 	// Required scope: `broll:purchase`.
 	//
@@ -4530,7 +4530,7 @@ func (c *Client) RetireClip(ctx context.Context, id VideoIdPath, reqEditors ...R
 
 // GetBalance Account balance and month-to-date spend
 //
-// The shared credit pool and what the key can see of this month's purchases; the same summary as the MCP tool `get_balance`.
+// The shared balance and what the key can see of this month's purchases; the same summary as the MCP tool `get_balance`.
 //
 // Required scope: `broll:billing`.
 //
@@ -4587,7 +4587,7 @@ func (c *Client) ListFilterValues(ctx context.Context, reqEditors ...RequestEdit
 
 // PurchaseVideosWithBody Purchase videos
 //
-// Buys clips for the calling key from the account's shared credit pool, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient pool is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
+// Buys clips for the calling key from the account's shared balance, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient balance is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
 //
 // Required scope: `broll:purchase`.
 //
@@ -4608,7 +4608,7 @@ func (c *Client) PurchaseVideosWithBody(ctx context.Context, params *PurchaseVid
 
 // PurchaseVideos Purchase videos
 //
-// Buys clips for the calling key from the account's shared credit pool, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient pool is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
+// Buys clips for the calling key from the account's shared balance, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient balance is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
 //
 // Required scope: `broll:purchase`.
 //
@@ -7690,7 +7690,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetBalanceWithResponse Account balance and month-to-date spend
 	//
-	// The shared credit pool and what the key can see of this month's purchases; the same summary as the MCP tool `get_balance`.
+	// The shared balance and what the key can see of this month's purchases; the same summary as the MCP tool `get_balance`.
 	//
 	// Required scope: `broll:billing`.
 	//
@@ -7723,7 +7723,7 @@ type ClientWithResponsesInterface interface {
 
 	// PurchaseVideosWithBodyWithResponse Purchase videos
 	//
-	// Buys clips for the calling key from the account's shared credit pool, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient pool is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
+	// Buys clips for the calling key from the account's shared balance, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient balance is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
 	//
 	// Required scope: `broll:purchase`.
 	//
@@ -7734,7 +7734,7 @@ type ClientWithResponsesInterface interface {
 
 	// PurchaseVideosWithResponse Purchase videos
 	//
-	// Buys clips for the calling key from the account's shared credit pool, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient pool is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
+	// Buys clips for the calling key from the account's shared balance, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient balance is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
 	//
 	// Required scope: `broll:purchase`.
 	//
@@ -13081,7 +13081,7 @@ func (c *ClientWithResponses) RetireClipWithResponse(ctx context.Context, id Vid
 
 // GetBalanceWithResponse Account balance and month-to-date spend
 //
-// The shared credit pool and what the key can see of this month's purchases; the same summary as the MCP tool `get_balance`.
+// The shared balance and what the key can see of this month's purchases; the same summary as the MCP tool `get_balance`.
 //
 // Required scope: `broll:billing`.
 //
@@ -13132,7 +13132,7 @@ func (c *ClientWithResponses) ListFilterValuesWithResponse(ctx context.Context, 
 
 // PurchaseVideosWithBodyWithResponse Purchase videos
 //
-// Buys clips for the calling key from the account's shared credit pool, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient pool is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
+// Buys clips for the calling key from the account's shared balance, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient balance is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
 //
 // Required scope: `broll:purchase`.
 //
@@ -13149,7 +13149,7 @@ func (c *ClientWithResponses) PurchaseVideosWithBodyWithResponse(ctx context.Con
 
 // PurchaseVideosWithResponse Purchase videos
 //
-// Buys clips for the calling key from the account's shared credit pool, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient pool is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
+// Buys clips for the calling key from the account's shared balance, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient balance is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
 //
 // Required scope: `broll:purchase`.
 //

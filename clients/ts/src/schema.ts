@@ -81,7 +81,7 @@ export interface paths {
         put?: never;
         /**
          * Purchase videos
-         * @description Buys clips for the calling key from the account's shared credit pool, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient pool is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
+         * @description Buys clips for the calling key from the account's shared balance, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient balance is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
          *
          *     Required scope: `broll:purchase`.
          */
@@ -129,7 +129,7 @@ export interface paths {
         };
         /**
          * Account balance and month-to-date spend
-         * @description The shared credit pool and what the key can see of this month's purchases; the same summary as the MCP tool `get_balance`.
+         * @description The shared balance and what the key can see of this month's purchases; the same summary as the MCP tool `get_balance`.
          *
          *     Required scope: `broll:billing`.
          */
@@ -794,7 +794,7 @@ export interface components {
              * @example https://broll.example.com/docs/errors/insufficient_credits
              */
             type: string;
-            /** @example Insufficient credits */
+            /** @example Insufficient balance */
             title: string;
             /** @description Equals the HTTP status. */
             status: number;
@@ -1179,12 +1179,12 @@ export interface components {
             /** @constant */
             currency: "USD";
             /**
-             * @description The account's shared credit pool after the purchase, in USD (for a test key: the account's test balance).
+             * @description The account's shared balance after the purchase, in USD (for a test key: the account's test balance).
              * @example 10
              */
             balance: number;
             dry_run: boolean;
-            /** @description False for test mode (a `dsk_test_` key): paid from the account's test balance, never from live credit. `balance` is then the test balance, and the links serve the clips' previews. */
+            /** @description False for test mode (a `dsk_test_` key): paid from the account's test balance, never from the live balance. `balance` is then the test balance, and the links serve the clips' previews. */
             livemode: boolean;
         };
         PurchaseVideoSummary: {
@@ -1484,7 +1484,7 @@ export interface components {
             /** Format: uuid */
             account_id: string;
             /**
-             * @description The account's shared credit pool, in USD (for a test key: the account's test balance).
+             * @description The account's shared balance, in USD (for a test key: the account's test balance).
              * @example 10
              */
             balance: number;
@@ -2036,7 +2036,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The shared credit pool cannot pay for the new purchases (`insufficient_credits`), or the purchase would take the calling key past its spend limit (`spend_limit_exceeded`); nothing was charged. */
+        /** @description The shared balance cannot pay for the new purchases (`insufficient_credits`), or the purchase would take the calling key past its spend limit (`spend_limit_exceeded`); nothing was charged. */
         PaymentRequired: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2156,7 +2156,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The account's credit pool cannot pay; nothing was charged. */
+        /** @description The account's balance cannot pay; nothing was charged. */
         LegacyPaymentRequired: {
             headers: {
                 Deprecation: components["headers"]["Deprecation"];

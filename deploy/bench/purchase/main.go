@@ -35,6 +35,7 @@ import (
 
 	"broll/billing"
 	"broll/deploy/bench/benchkit"
+	"broll/internal/database"
 	"broll/internal/money"
 	"broll/tenancy"
 )
@@ -94,9 +95,7 @@ func run(duration time.Duration, clients int, limits bool) error {
 		SELECT 'Bench clip ' || g, 'happy', 'female', 'easy', 'clips/bench/' || g FROM generate_series(1, $1) g`, clips); err != nil {
 		return err
 	}
-	var videoIDs []uuid.UUID
-	rows, _ := pool.Query(ctx, `SELECT id FROM videos`)
-	videoIDs, err = pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	videoIDs, err := database.Select(ctx, pool, pgx.RowTo[uuid.UUID], `SELECT id FROM videos`)
 	if err != nil {
 		return err
 	}

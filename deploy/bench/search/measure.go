@@ -17,6 +17,7 @@ import (
 
 	"broll/catalog"
 	"broll/deploy/bench/benchkit"
+	"broll/internal/database"
 )
 
 // sqlNearest has the shape of the catalog's semantic query (nearestSQL):
@@ -122,11 +123,8 @@ func nearest(ctx context.Context, pool *pgxpool.Pool, st settings, sc scenario, 
 		if err := st.apply(ctx, tx); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, fmt.Sprintf(sqlNearest, sc.where), args...)
-		if err != nil {
-			return err
-		}
-		ids, err = pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+		var err error
+		ids, err = database.Select(ctx, tx, pgx.RowTo[uuid.UUID], fmt.Sprintf(sqlNearest, sc.where), args...)
 		return err
 	})
 	return ids, time.Since(start), err
@@ -220,11 +218,7 @@ func explain(ctx context.Context, pool *pgxpool.Pool, o options, q []float32) er
 		if err := (settings{iterative: true, efSearch: 100}).apply(ctx, tx); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, "EXPLAIN "+fmt.Sprintf(sqlNearest, sc.where), args...)
-		if err != nil {
-			return err
-		}
-		plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		plan, err := database.Select(ctx, tx, pgx.RowTo[string], "EXPLAIN "+fmt.Sprintf(sqlNearest, sc.where), args...)
 		if err != nil {
 			return err
 		}
@@ -286,11 +280,7 @@ func bufferUse(ctx context.Context, pool *pgxpool.Pool, st settings, sc scenario
 		if err := st.apply(ctx, tx); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+fmt.Sprintf(sqlNearest, sc.where), args...)
-		if err != nil {
-			return err
-		}
-		plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		plan, err := database.Select(ctx, tx, pgx.RowTo[string], "EXPLAIN (ANALYZE, BUFFERS) "+fmt.Sprintf(sqlNearest, sc.where), args...)
 		if err != nil {
 			return err
 		}

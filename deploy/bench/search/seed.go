@@ -20,6 +20,7 @@ import (
 
 	"broll/catalog"
 	"broll/embed"
+	"broll/internal/database"
 )
 
 // The model name the benchmark's vectors are stored under.
@@ -245,16 +246,12 @@ type loadResult struct {
 // left out, to measure searches without them.
 func loadCatalog(ctx context.Context, pool *pgxpool.Pool, o options, vecs *vectorSource) (loadResult, error) {
 	var res loadResult
-	rows, err := pool.Query(ctx, `
-		SELECT indexname, indexdef FROM pg_indexes
-		WHERE tablename = 'videos' AND indexdef LIKE '%USING hnsw%' ORDER BY indexname`)
-	if err != nil {
-		return res, err
-	}
-	indexes, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (hnswIndex, error) {
+	indexes, err := database.Select(ctx, pool, func(r pgx.CollectableRow) (hnswIndex, error) {
 		var ix hnswIndex
 		return ix, r.Scan(&ix.name, &ix.def)
-	})
+	}, `
+		SELECT indexname, indexdef FROM pg_indexes
+		WHERE tablename = 'videos' AND indexdef LIKE '%USING hnsw%' ORDER BY indexname`)
 	if err != nil {
 		return res, err
 	}

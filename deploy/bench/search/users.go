@@ -22,6 +22,7 @@ import (
 	"broll/catalog"
 	"broll/deploy/bench/benchkit"
 	"broll/embed"
+	"broll/internal/database"
 )
 
 // userOptions are the settings of the -users run: what a client of the
@@ -242,16 +243,12 @@ func importCatalog(ctx context.Context, pool *pgxpool.Pool, o userOptions) error
 // dropped, then builds them again from their own definitions: one build is
 // far faster than n graph inserts, and is how a large catalog is loaded.
 func embedCatalog(ctx context.Context, pool *pgxpool.Pool, e embed.Embedder, n int) error {
-	rows, err := pool.Query(ctx, `
-		SELECT indexname, indexdef FROM pg_indexes
-		WHERE tablename = 'videos' AND indexdef LIKE '%USING hnsw%' ORDER BY indexname`)
-	if err != nil {
-		return err
-	}
-	indexes, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (hnswIndex, error) {
+	indexes, err := database.Select(ctx, pool, func(r pgx.CollectableRow) (hnswIndex, error) {
 		var ix hnswIndex
 		return ix, r.Scan(&ix.name, &ix.def)
-	})
+	}, `
+		SELECT indexname, indexdef FROM pg_indexes
+		WHERE tablename = 'videos' AND indexdef LIKE '%USING hnsw%' ORDER BY indexname`)
 	if err != nil {
 		return err
 	}
@@ -260,11 +257,7 @@ func embedCatalog(ctx context.Context, pool *pgxpool.Pool, e embed.Embedder, n i
 			return err
 		}
 	}
-	rows, err = pool.Query(ctx, `SELECT id FROM videos ORDER BY id LIMIT $1`, n)
-	if err != nil {
-		return err
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	ids, err := database.Select(ctx, pool, pgx.RowTo[uuid.UUID], `SELECT id FROM videos ORDER BY id LIMIT $1`, n)
 	if err != nil {
 		return err
 	}
@@ -308,11 +301,7 @@ func embedCatalog(ctx context.Context, pool *pgxpool.Pool, e embed.Embedder, n i
 }
 
 func sampleIDs(ctx context.Context, pool *pgxpool.Pool, n int) ([]uuid.UUID, error) {
-	rows, err := pool.Query(ctx, `SELECT id FROM videos TABLESAMPLE SYSTEM (5) LIMIT $1`, n)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	return database.Select(ctx, pool, pgx.RowTo[uuid.UUID], `SELECT id FROM videos TABLESAMPLE SYSTEM (5) LIMIT $1`, n)
 }
 
 // queryClass is one row of the table: how to make its n-th request path.
@@ -439,15 +428,12 @@ func exactSimilarities(ctx context.Context, pool *pgxpool.Pool, vec []float32, m
 		if _, err := tx.Exec(ctx, `SET LOCAL enable_indexscan = off`); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `
+		var err error
+		out, err = database.Select(ctx, tx, pgx.RowTo[float64], `
 			SELECT 1 - (embedding <=> $1) FROM videos
 			WHERE retired_at IS NULL AND embedding_status = 'ready' AND embedding_model = $2
 			  AND ($3 = '' OR emotion = $3) AND ($4 = '' OR gender = $4)
 			ORDER BY embedding <=> $1 LIMIT `+strconv.Itoa(k), pgvector.NewVector(vec), model, emotion, gender)
-		if err != nil {
-			return err
-		}
-		out, err = pgx.CollectRows(rows, pgx.RowTo[float64])
 		return err
 	})
 	return out, err
