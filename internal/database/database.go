@@ -54,7 +54,9 @@ func Open(ctx context.Context, url string, opts ...Option) (*pgxpool.Pool, error
 	for _, o := range opts {
 		o(cfg)
 	}
-	if cfg.MaxConns < 16 {
+	// A pool size written in the URL is the operator's; otherwise the
+	// service wants more than pgx's default of one per CPU.
+	if cfg.MaxConns < 16 && !strings.Contains(url, "pool_max_conns") {
 		cfg.MaxConns = 16
 	}
 	cfg.MaxConnIdleTime = 5 * time.Minute

@@ -2,6 +2,7 @@ package database_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,4 +57,36 @@ func TestStatementTimeout(t *testing.T) {
 	if err := pool.QueryRow(ctx, `SHOW statement_timeout`).Scan(&setting); err != nil || setting != "200ms" {
 		t.Fatalf("after the transaction: %q (%v), want 200ms again", setting, err)
 	}
+}
+
+// TestPoolSize: the pool holds at least 16 connections unless the URL
+// names its own size, which then holds as written.
+func TestPoolSize(t *testing.T) {
+	t.Parallel()
+	url := testkit.NewDatabase(t)
+	ctx := context.Background()
+	for _, c := range []struct {
+		url  string
+		want int32
+	}{
+		{url, 16},
+		{url + sep(url) + "pool_max_conns=1", 1},
+		{url + sep(url) + "pool_max_conns=40", 40},
+	} {
+		pool, err := database.Open(ctx, c.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pool.Config().MaxConns; got != c.want {
+			t.Errorf("%s: %d connections, want %d", c.url[len(url):], got, c.want)
+		}
+		pool.Close()
+	}
+}
+
+func sep(url string) string {
+	if strings.Contains(url, "?") {
+		return "&"
+	}
+	return "?"
 }
