@@ -48,36 +48,26 @@ const MaxCursorChars = 1024
 
 // Parse reads limit, page, offset and cursor from v (those b reads) and
 // checks them with Check. A value that is not a whole number is an
-// invalid_request naming the parameter; one too large for an int is still
-// a number (a limit is clamped, a page or offset is past the window). The
-// cursor is returned as given, for the list to decode against its own
-// query.
+// invalid_request naming the parameter and quoting it; one too large for an
+// int is still a number (a limit is clamped, a page or offset is past the
+// window). The cursor is returned as given, for the list to decode against
+// its own query.
 func Parse(v url.Values, b Bounds) (Request, error) {
-	get := func(name string, skip bool) string {
-		if skip {
-			return ""
+	a := Ask{Cursor: v.Get("cursor")}
+	for _, p := range []struct {
+		name string
+		dst  **int
+		bad  func(string) error
+	}{{"limit", &a.Limit, badLimit}, {"page", &a.Page, badPage}, {"offset", &a.Offset, badOffset}} {
+		if b.NoOffset && p.name != "limit" {
+			continue
 		}
-		return strings.TrimSpace(v.Get(name))
-	}
-	limit, page, offset := get("limit", false), get("page", b.NoOffset), get("offset", b.NoOffset)
-	a := Ask{Cursor: get("cursor", b.NoCursor)}
-	var ok bool
-	// The limit is checked before anything else, as Check does.
-	if a.Limit, ok = number(limit); !ok || (a.Limit != nil && *a.Limit < 1) {
-		return Request{Limit: b.DefaultLimit}, badLimit(limit)
-	}
-	pageN, pageOK := number(page)
-	offsetN, offsetOK := number(offset)
-	a.Page, a.Offset = orZero(page, pageN), orZero(offset, offsetN)
-	if err := a.conflict(); err != nil {
-		return Request{Limit: b.DefaultLimit}, err
-	}
-	// Refused here rather than by Check so the message quotes the text given.
-	if !pageOK || (pageN != nil && *pageN < 1) {
-		return Request{Limit: b.DefaultLimit}, badPage(page)
-	}
-	if !offsetOK || (offsetN != nil && *offsetN < 0) {
-		return Request{Limit: b.DefaultLimit}, badOffset(offset)
+		s := strings.TrimSpace(v.Get(p.name))
+		n, ok := number(s)
+		if !ok {
+			return Request{Limit: b.DefaultLimit}, p.bad(s)
+		}
+		*p.dst = n
 	}
 	return b.Check(a)
 }
@@ -173,15 +163,6 @@ func number(s string) (*int, bool) {
 		return nil, false
 	}
 	return &n, true
-}
-
-// orZero is n, or a present zero for a parameter given but not a number,
-// so that conflict sees every parameter given.
-func orZero(s string, n *int) *int {
-	if n == nil && s != "" {
-		return new(int)
-	}
-	return n
 }
 
 func badLimit(s string) error {
