@@ -11,9 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
 	"broll/billing"
@@ -32,7 +30,6 @@ import (
 // usage error never needs a database.
 type env struct {
 	cfg     config.Config
-	pool    *pgxpool.Pool
 	rdb     *redis.Client
 	tenancy *tenancy.Service
 	billing *billing.Service
@@ -44,11 +41,32 @@ type call func(ctx context.Context, e *env) (any, error)
 
 // with opens the environment, makes the call and closes it.
 func (c *cli) with(ctx context.Context, fn call) (any, error) {
-	e, done, err := c.open(ctx)
+	cfg, err := config.Load(c.getenv)
 	if err != nil {
 		return nil, err
 	}
-	defer done()
+	pool, err := database.Open(ctx, cfg.DatabaseURL, database.StatementTimeout(cfg.CtlStatementTimeout))
+	if err != nil {
+		return nil, err
+	}
+	defer pool.Close()
+	rdb, err := redisx.Open(cfg.RedisURL)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = rdb.Close() }()
+	media, err := catalog.OpenMediaStore(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	queue := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
+	e := &env{
+		cfg: cfg, rdb: rdb,
+		tenancy: tenancy.New(pool),
+		billing: billing.New(pool, nil),
+		catalog: catalog.New(pool, media, queue),
+	}
+	e.billing.SetTestBalance(money.Cents(cfg.TestBalance))
 	return fn(ctx, e)
 }
 
@@ -56,48 +74,6 @@ func (c *cli) with(ctx context.Context, fn call) (any, error) {
 // on the opened environment.
 func (c *cli) opened(fn call) action {
 	return func(ctx context.Context) (any, error) { return c.with(ctx, fn) }
-}
-
-func (c *cli) open(ctx context.Context) (*env, func(), error) {
-	cfg, err := config.Load(c.getenv)
-	if err != nil {
-		return nil, nil, err
-	}
-	pool, err := database.Open(ctx, cfg.DatabaseURL, database.StatementTimeout(cfg.CtlStatementTimeout))
-	if err != nil {
-		return nil, nil, err
-	}
-	rdb, err := redisx.Open(cfg.RedisURL)
-	if err != nil {
-		pool.Close()
-		return nil, nil, err
-	}
-	media, err := catalog.OpenMediaStore(ctx, cfg)
-	if err != nil {
-		pool.Close()
-		_ = rdb.Close()
-		return nil, nil, err
-	}
-	queue := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
-	e := &env{
-		cfg: cfg, pool: pool, rdb: rdb,
-		tenancy: tenancy.New(pool),
-		billing: billing.New(pool, nil),
-		catalog: catalog.New(pool, media, queue),
-	}
-	e.billing.SetTestBalance(money.Cents(cfg.TestBalance))
-	return e, func() { pool.Close(); _ = rdb.Close() }, nil
-}
-
-func parseID(flagName, v string) (uuid.UUID, error) {
-	if v == "" {
-		return uuid.Nil, usageErr("--%s is required", flagName)
-	}
-	id, err := uuid.Parse(v)
-	if err != nil {
-		return uuid.Nil, apperr.InvalidField(flagName, "--%s %q is not a UUID", flagName, v)
-	}
-	return id, nil
 }
 
 func (c *cli) migrate(*flags) action {
@@ -127,13 +103,11 @@ func (c *cli) migrate(*flags) action {
 }
 
 func (c *cli) accountCreate(f *flags) action {
-	name := f.String("name", "", "account name")
-	source := f.String("source", "", "unique source slug")
+	const missing = "account create needs --name and --source"
+	name := f.required("name", "account name", missing)
+	source := f.required("source", "unique source slug", missing)
 	credits := f.String("credits", "0", "opening balance in USD")
 	return func(ctx context.Context) (any, error) {
-		if *name == "" || *source == "" {
-			return nil, usageErr("account create needs --name and --source")
-		}
 		amount, err := money.ParseDollars(*credits)
 		if err != nil {
 			return nil, apperr.InvalidField("credits", "--credits: %v", err)
@@ -238,7 +212,8 @@ func (c *cli) keyLimit(f *flags) action {
 			if err := tenancy.MarkChanged(ctx, e.rdb, e.cfg.RedisPrefix, k.ID, k.SettingsVersion); err != nil {
 				return nil, fmt.Errorf("changed in the database, but not yet on every API node (run again): %w", err)
 			}
-			out := map[string]any{"id": k.ID, "spend_limit": nil, "spent": k.Spent.Amount, "rate_limit_per_minute": k.RateLimitPerMinute}
+			out := map[string]any{"id": k.ID, "spend_limit": nil, "spent": k.Spent.Amount,
+				"rate_limit_per_minute": k.RateLimitPerMinute}
 			if k.SpendLimit != nil {
 				out["spend_limit"] = map[string]any{"amount": k.SpendLimit.Amount, "period": k.SpendLimit.Period, "currency": "USD"}
 			}
@@ -305,7 +280,8 @@ func (c *cli) clipsImport(f *flags) action {
 		if path := f.Arg(0); path != "-" {
 			file, err := os.Open(path)
 			if err != nil {
-				return nil, apperr.New(apperr.Invalid, "cannot open %s: %v", path, errorsUnwrapAll(err))
+				// The cause alone: os.Open's *PathError repeats the path.
+				return nil, apperr.New(apperr.Invalid, "cannot open %s: %v", path, errors.Unwrap(err))
 			}
 			defer file.Close()
 			in, baseDir = file, filepath.Dir(path)
@@ -385,11 +361,4 @@ func (c *cli) currentModel(ctx context.Context, cfg config.Config) string {
 		return cfg.EmbedModel
 	}
 	return e.Model()
-}
-
-func errorsUnwrapAll(err error) error {
-	if pe := (*os.PathError)(nil); errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

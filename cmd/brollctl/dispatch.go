@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+
+	"broll/internal/apperr"
 )
 
 // command is one line of the usage text and what runs it.
@@ -133,11 +135,13 @@ type flags struct {
 // id declares the required flag name ("account", "id") naming a record by
 // its UUID.
 func (f *flags) id(name string) *uuid.UUID {
-	v := f.String(name, "", "the "+name+" (a UUID)")
+	v := f.required(name, "the "+name+" (a UUID)", "--"+name+" is required")
 	id := new(uuid.UUID)
 	f.checks = append(f.checks, func() (err error) {
-		*id, err = parseID(name, *v)
-		return err
+		if *id, err = uuid.Parse(*v); err != nil {
+			return apperr.InvalidField(name, "--%s %q is not a UUID", name, *v)
+		}
+		return nil
 	})
 	return id
 }

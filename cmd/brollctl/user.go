@@ -66,7 +66,8 @@ func (c *cli) userReset(f *flags) action {
 		sessions := tenancy.NewSessions(e.rdb, e.cfg.RedisPrefix, e.tenancy, tenancy.SessionOptions{})
 		ended, err := sessions.EndAll(ctx, link.User.ID)
 		if err != nil {
-			return nil, fmt.Errorf("the password is cleared, but the user's sessions could not be ended (run again for a new link): %w", err)
+			return nil, fmt.Errorf("the password is cleared, but the user's sessions could not be ended "+
+				"(run again for a new link): %w", err)
 		}
 		out := linkJSON(e.cfg.BaseURL(), link)
 		out["sessions_ended"] = ended
