@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"strconv"
 	"strings"
 	"time"
@@ -26,36 +25,24 @@ func parseSince(v string, now time.Time) (time.Time, error) {
 	return time.Time{}, apperr.InvalidField("since", "--since %q is not a period (30d, 12h) or a date (YYYY-MM-DD)", v)
 }
 
-func (c *cli) auditDownloads(ctx context.Context, args []string) (any, error) {
-	var since string
-	var threshold int
-	if _, err := c.flags("audit downloads", args, 0, func(fs *flag.FlagSet) {
-		fs.StringVar(&since, "since", "30d", "period to audit: 30d, 12h or YYYY-MM-DD")
-		fs.IntVar(&threshold, "threshold", 3, "flag purchases fetched from more distinct addresses than this")
-	}); err != nil {
-		return nil, err
+func (c *cli) auditDownloads(f *flags) action {
+	since := f.String("since", "30d", "period to audit: 30d, 12h or YYYY-MM-DD")
+	threshold := f.Int("threshold", 3, "flag purchases fetched from more distinct addresses than this")
+	return func(ctx context.Context) (any, error) {
+		from, err := parseSince(*since, time.Now())
+		if err != nil {
+			return nil, err
+		}
+		return c.with(ctx, func(ctx context.Context, e *env) (any, error) {
+			return e.billing.AuditDownloads(ctx, from, *threshold)
+		})
 	}
-	from, err := parseSince(since, time.Now())
-	if err != nil {
-		return nil, err
-	}
-	return c.with(ctx, func(e *env) (any, error) {
-		return e.billing.AuditDownloads(ctx, from, threshold)
-	})
 }
 
-func (c *cli) billingStatement(ctx context.Context, args []string) (any, error) {
-	var month string
-	id, err := c.idFlags("billing statement", args, "account", func(fs *flag.FlagSet) {
-		fs.StringVar(&month, "month", "", "YYYY-MM (UTC)")
-	})
-	if err != nil {
-		return nil, err
-	}
-	if month == "" {
-		return nil, usageErr("--month is required (YYYY-MM)")
-	}
-	return c.with(ctx, func(e *env) (any, error) {
-		return e.billing.MonthlyStatement(ctx, id, month)
+func (c *cli) billingStatement(f *flags) action {
+	id := f.id("account")
+	month := f.required("month", "YYYY-MM (UTC)", "--month is required (YYYY-MM)")
+	return c.opened(func(ctx context.Context, e *env) (any, error) {
+		return e.billing.MonthlyStatement(ctx, *id, *month)
 	})
 }

@@ -15,17 +15,22 @@ func TestCreditsResetTest(t *testing.T) {
 	acct := c.mustRun(t, "account", "create", "--name", "Test Co", "--source", "testco", "--credits", "40")
 	id := acct["account_id"].(string)
 	ctx := context.Background()
-	sums := func() (testBalance, testLedger, live, liveLedger int64) {
+	// settled: the test balance is BROLL_TEST_BALANCE and the live one its
+	// opening 40, each the sum of its own ledger.
+	settled := func(t *testing.T) {
 		t.Helper()
+		var tb, tl, live, ll int64
 		if err := c.pool.QueryRow(ctx, `SELECT
 			(SELECT balance_cents FROM test_balances WHERE account_id = $1),
 			(SELECT coalesce(sum(amount_cents), 0) FROM ledger WHERE account_id = $1 AND NOT livemode),
 			(SELECT balance_cents FROM accounts WHERE id = $1),
 			(SELECT coalesce(sum(amount_cents), 0) FROM ledger WHERE account_id = $1 AND livemode)`, id).
-			Scan(&testBalance, &testLedger, &live, &liveLedger); err != nil {
+			Scan(&tb, &tl, &live, &ll); err != nil {
 			t.Fatal(err)
 		}
-		return
+		if tb != 25000 || tl != tb || live != 4000 || ll != live {
+			t.Fatalf("test %d (ledger %d), live %d (ledger %d)", tb, tl, live, ll)
+		}
 	}
 
 	t.Run("first reset opens the test balance", func(t *testing.T) {
@@ -33,10 +38,7 @@ func TestCreditsResetTest(t *testing.T) {
 		if code != 0 || out["test_balance"].(float64) != 250 || out["livemode"] != false {
 			t.Fatalf("reset-test: %d %v %s", code, out, stderr)
 		}
-		tb, tl, live, ll := sums()
-		if tb != 25000 || tl != tb || live != 4000 || ll != live {
-			t.Fatalf("test %d (ledger %d), live %d (ledger %d)", tb, tl, live, ll)
-		}
+		settled(t)
 	})
 	t.Run("reset after spending restores it", func(t *testing.T) {
 		// What test purchases do to the row and its ledger, in short.
@@ -50,17 +52,10 @@ func TestCreditsResetTest(t *testing.T) {
 		if code != 0 || out["test_balance"].(float64) != 250 {
 			t.Fatalf("reset-test: %d %v %s", code, out, stderr)
 		}
-		tb, tl, live, ll := sums()
-		if tb != 25000 || tl != tb || live != 4000 || ll != live {
-			t.Fatalf("test %d (ledger %d), live %d (ledger %d)", tb, tl, live, ll)
-		}
+		settled(t)
 	})
 	t.Run("bad input", func(t *testing.T) {
-		if code, _, _ := c.run(t, "", "credits", "reset-test"); code == 0 {
-			t.Fatal("reset-test without --account succeeded")
-		}
-		if code, _, _ := c.run(t, "", "credits", "reset-test", "--account", "00000000-0000-0000-0000-000000000001"); code == 0 {
-			t.Fatal("reset-test of an unknown account succeeded")
-		}
+		c.mustFail(t, "--account is required", "credits", "reset-test")
+		c.mustFail(t, "account not found", "credits", "reset-test", "--account", "00000000-0000-0000-0000-000000000001")
 	})
 }

@@ -31,9 +31,7 @@ func TestKeyLimit(t *testing.T) {
 		{"--id", id, "--rate", "100001"},
 		{"--id", acct.RootKey.ID.String(), "--rate", "5"},
 	} {
-		if code, _, _ := c.run(t, "", append([]string{"key", "limit"}, args...)...); code == 0 {
-			t.Errorf("key limit %v succeeded", args)
-		}
+		c.mustFail(t, "", append([]string{"key", "limit"}, args...)...)
 	}
 	var limited int
 	if err := c.pool.QueryRow(context.Background(), `SELECT count(*) FROM api_keys

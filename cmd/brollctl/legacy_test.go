@@ -91,9 +91,7 @@ func TestLegacyMigrateCustomers(t *testing.T) {
 		{"legacy", "migrate-customers", "--account", "6f1c2a8e-8e53-4c1a-9d55-2f7f0c1f0a11"},
 		{"legacy", "frob"},
 	} {
-		if code, _, _ := c.run(t, "", bad...); code == 0 {
-			t.Errorf("brollctl %v succeeded", bad)
-		}
+		c.mustFail(t, "", bad...)
 	}
 }
 
@@ -125,10 +123,6 @@ func TestLegacyEnableDisable(t *testing.T) {
 			t.Fatalf("legacy %s: stored %v", step.cmd, !step.want)
 		}
 	}
-	if code, _, stderr := c.run(t, "", "legacy", "enable", "--source", "nobody"); code == 0 || !strings.Contains(stderr, "unknown source") {
-		t.Fatalf("unknown source: %d %q", code, stderr)
-	}
-	if code, _, stderr := c.run(t, "", "legacy", "enable"); code == 0 || !strings.Contains(stderr, "--source") {
-		t.Fatalf("no source: %d %q", code, stderr)
-	}
+	c.mustFail(t, "unknown source", "legacy", "enable", "--source", "nobody")
+	c.mustFail(t, "--source", "legacy", "enable")
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
 
 	"broll/internal/testkit"
 )
@@ -17,13 +18,14 @@ import (
 type ctl struct {
 	env  map[string]string
 	pool *pgxpool.Pool
+	rdb  *redis.Client // the database of REDIS_URL
 }
 
 func newCtl(t *testing.T) *ctl {
 	t.Helper()
 	pool, dbURL := testkit.NewPool(t)
-	_, redisURL := testkit.Redis(t)
-	return &ctl{pool: pool, env: map[string]string{
+	rdb, redisURL := testkit.Redis(t)
+	return &ctl{pool: pool, rdb: rdb, env: map[string]string{
 		"DATABASE_URL": dbURL, "REDIS_URL": redisURL,
 		"BROLL_MEDIA_DIR": t.TempDir(), "BROLL_EMBED_PROVIDER": "builtin",
 	}}
@@ -54,6 +56,15 @@ func (c *ctl) mustRun(t *testing.T, args ...string) map[string]any {
 		t.Fatalf("brollctl %v: %d %s", args, code, stderr)
 	}
 	return out
+}
+
+// mustFail runs brollctl and fails the test unless it exits non-zero with a
+// message on stderr that mentions want.
+func (c *ctl) mustFail(t *testing.T, want string, args ...string) {
+	t.Helper()
+	if code, _, stderr := c.run(t, "", args...); code == 0 || stderr == "" || !strings.Contains(stderr, want) {
+		t.Errorf("brollctl %v: exit %d, stderr %q; want failure mentioning %q", args, code, stderr, want)
+	}
 }
 
 func (c *ctl) count(t *testing.T, table string) int {
@@ -99,7 +110,7 @@ func TestAccountKeysAndCredits(t *testing.T) {
 
 	// Bad input: one clear line on stderr, non-zero exit, nothing changed.
 	accounts, ledgerRows, keys := c.count(t, "accounts"), c.count(t, "ledger"), c.count(t, "api_keys")
-	bad := []struct {
+	for _, b := range []struct {
 		args []string
 		want string
 	}{
@@ -117,12 +128,8 @@ func TestAccountKeysAndCredits(t *testing.T) {
 		{[]string{"key", "explode"}, "unknown command"},
 		{[]string{"frobnicate"}, "unknown command"},
 		{[]string{"credits", "add", "--bogus"}, "flag provided but not defined"},
-	}
-	for _, b := range bad {
-		code, _, stderr := c.run(t, "", b.args...)
-		if code == 0 || !strings.Contains(stderr, b.want) {
-			t.Errorf("brollctl %v: exit %d, stderr %q; want failure mentioning %q", b.args, code, stderr, b.want)
-		}
+	} {
+		c.mustFail(t, b.want, b.args...)
 	}
 	if c.count(t, "accounts") != accounts || c.count(t, "ledger") != ledgerRows || c.count(t, "api_keys") != keys {
 		t.Fatal("a failed command changed the database")
@@ -131,11 +138,39 @@ func TestAccountKeysAndCredits(t *testing.T) {
 
 func TestBadConfigIsOneLine(t *testing.T) {
 	t.Parallel()
-	var out, errb bytes.Buffer
-	env := map[string]string{"DATABASE_URL": "postgres://x@127.0.0.1:1/x", "REDIS_URL": "redis://127.0.0.1:1/0", "BROLL_RATE_LIMIT_PER_MINUTE": "lots"}
-	code := run(context.Background(), []string{"tiers", "list"}, func(k string) string { return env[k] }, nil, &out, &errb)
-	if code == 0 || strings.Count(strings.TrimSpace(errb.String()), "\n") != 0 || !strings.Contains(errb.String(), "BROLL_RATE_LIMIT_PER_MINUTE") {
-		t.Fatalf("exit %d stderr %q", code, errb.String())
+	c := &ctl{env: map[string]string{"DATABASE_URL": "postgres://x@127.0.0.1:1/x", "REDIS_URL": "redis://127.0.0.1:1/0",
+		"BROLL_RATE_LIMIT_PER_MINUTE": "lots"}}
+	code, _, stderr := c.run(t, "", "tiers", "list")
+	if code == 0 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "BROLL_RATE_LIMIT_PER_MINUTE") {
+		t.Fatalf("exit %d stderr %q", code, stderr)
+	}
+}
+
+// TestUsage: a mistake in the command line exits 2 with its message and the
+// usage text (the command table's), before any configuration is read; and
+// docs/operations.md shows every command of the table.
+func TestUsage(t *testing.T) {
+	t.Parallel()
+	c := &ctl{} // no configuration: a usage error needs none
+	for args, want := range map[string]string{
+		"":               "usage: brollctl COMMAND [ARGS]",
+		"frobnicate":     `brollctl: unknown command "frobnicate"`,
+		"key --id x":     "brollctl: key needs a subcommand",
+		"key explode":    `brollctl: unknown command "key explode"`,
+		"migrate now":    `brollctl: migrate: unexpected argument "now"`,
+		"tiers set easy": "brollctl: tiers set: expected 2 argument(s), got 1",
+		"key revoke":     "brollctl: --id is required",
+	} {
+		code, _, stderr := c.run(t, "", strings.Fields(args)...)
+		if code != 2 || !strings.Contains(stderr, want) || !strings.Contains(stderr, (&cli{}).usage()) {
+			t.Errorf("brollctl %s: exit %d, stderr %q; want 2, %q and the usage text", args, code, stderr, want)
+		}
+	}
+	doc, err := os.ReadFile("../../docs/operations.md")
+	for _, cmd := range (&cli{}).commands() {
+		if err != nil || !strings.Contains(string(doc), "\nbrollctl "+cmd.words) {
+			t.Errorf("docs/operations.md shows no brollctl %s (%v)", cmd.words, err)
+		}
 	}
 }
 
@@ -156,9 +191,7 @@ func TestTiers(t *testing.T) {
 		t.Fatalf("tiers set: %d %v", code, out)
 	}
 	for _, args := range [][]string{{"tiers", "set", "Bad Name", "5"}, {"tiers", "set", "easy", "five"}, {"tiers", "set", "easy"}} {
-		if code, _, stderr := c.run(t, "", args...); code == 0 || stderr == "" {
-			t.Errorf("%v accepted", args)
-		}
+		c.mustFail(t, "", args...)
 	}
 }
 
@@ -205,16 +238,12 @@ not json
 	if code != 0 || seeded["created"].(float64) != 30 {
 		t.Fatalf("seed-demo: %d %v %s", code, seeded, stderr)
 	}
-	if code, _, _ := c.run(t, "", "seed-demo", "--count", "0"); code == 0 {
-		t.Fatal("seed-demo --count 0 accepted")
-	}
+	c.mustFail(t, "--count", "seed-demo", "--count", "0")
 	code, re, _ := c.run(t, "", "clips", "reembed", "--failed")
 	if code != 0 || re["queued"].(float64) != 0 {
 		t.Fatalf("reembed --failed: %v", re)
 	}
-	if code, _, _ := c.run(t, "", "clips", "reembed", "--all", "--failed"); code == 0 {
-		t.Fatal("--all --failed accepted")
-	}
+	c.mustFail(t, "not both", "clips", "reembed", "--all", "--failed")
 }
 
 func TestMigrateIsIdempotent(t *testing.T) {
@@ -234,10 +263,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 func TestAuditAndStatement(t *testing.T) {
 	t.Parallel()
 	c := newCtl(t)
-	code, acct, _ := c.run(t, "", "account", "create", "--name", "Stmt", "--source", "stmt", "--credits", "10")
-	if code != 0 {
-		t.Fatal("account create")
-	}
+	acct := c.mustRun(t, "account", "create", "--name", "Stmt", "--source", "stmt", "--credits", "10")
 	code, st, stderr := c.run(t, "", "billing", "statement", "--account", acct["account_id"].(string), "--month", "2026-11")
 	if code != 0 || st["month"] != "2026-11" || st["start_date"] != "2026-11-01" || st["end_date"] != "2026-11-30" || st["amount"].(float64) != 0 {
 		t.Fatalf("statement: %d %v %s", code, st, stderr)
@@ -252,8 +278,6 @@ func TestAuditAndStatement(t *testing.T) {
 		{"audit", "downloads", "--since", "forever"},
 		{"audit", "downloads", "--threshold", "0"},
 	} {
-		if code, _, stderr := c.run(t, "", args...); code == 0 || stderr == "" {
-			t.Errorf("%v accepted", args)
-		}
+		c.mustFail(t, "", args...)
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 
 	"broll/catalog"
 	"broll/internal/apperr"
@@ -12,31 +11,28 @@ import (
 // mediaMigrate copies the local media store (BROLL_MEDIA_DIR) into the S3
 // bucket of the BROLL_S3_* settings, whatever BROLL_MEDIA_STORE says, so
 // it can run before the switch. Run again, it resumes.
-func (c *cli) mediaMigrate(ctx context.Context, args []string) (any, error) {
-	var to string
-	if _, err := c.flags("media migrate", args, 0, func(fs *flag.FlagSet) {
-		fs.StringVar(&to, "to", "", "target store: s3")
-	}); err != nil {
-		return nil, err
+func (c *cli) mediaMigrate(f *flags) action {
+	to := f.String("to", "", "target store: s3")
+	return func(ctx context.Context) (any, error) {
+		if *to != "s3" {
+			return nil, apperr.InvalidField("to", "--to must be s3")
+		}
+		cfg, err := config.Load(c.getenv)
+		if err != nil {
+			return nil, err
+		}
+		from, err := catalog.NewLocalMedia(cfg.MediaDir)
+		if err != nil {
+			return nil, err
+		}
+		cfg.MediaStore = "s3"
+		if err := cfg.Validate(); err != nil {
+			return nil, err
+		}
+		dst, err := catalog.OpenMediaStore(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return catalog.MigrateMedia(ctx, from, dst, c.progress("media migrate", "files"))
 	}
-	if to != "s3" {
-		return nil, apperr.InvalidField("to", "--to must be s3")
-	}
-	cfg, err := config.Load(c.getenv)
-	if err != nil {
-		return nil, err
-	}
-	from, err := catalog.NewLocalMedia(cfg.MediaDir)
-	if err != nil {
-		return nil, err
-	}
-	cfg.MediaStore = "s3"
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	dst, err := catalog.OpenMediaStore(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return catalog.MigrateMedia(ctx, from, dst, c.progress("media migrate", "files"))
 }

@@ -37,9 +37,7 @@ func TestMediaMigrateToS3(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if code, _, stderr := c.run(t, "", "media", "migrate", "--to", "local"); code == 0 || stderr == "" {
-		t.Fatalf("--to local accepted: %d", code)
-	}
+	c.mustFail(t, "--to must be s3", "media", "migrate", "--to", "local")
 	code, out, stderr := c.run(t, "", "media", "migrate", "--to", "s3")
 	if code != 0 || out["copied"] != 3.0 || out["skipped"] != 0.0 {
 		t.Fatalf("migrate: %d %v %s", code, out, stderr)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"net/url"
 	"time"
@@ -43,19 +42,11 @@ func linkJSON(base string, l tenancy.PasswordLink) map[string]any {
 	}
 }
 
-func (c *cli) userCreate(ctx context.Context, args []string) (any, error) {
-	var email string
-	id, err := c.idFlags("user create", args, "account", func(fs *flag.FlagSet) {
-		fs.StringVar(&email, "email", "", "the user's email (their sign-in name)")
-	})
-	if err != nil {
-		return nil, err
-	}
-	if email == "" {
-		return nil, usageErr("--email is required")
-	}
-	return c.with(ctx, func(e *env) (any, error) {
-		link, err := e.tenancy.CreateUser(ctx, id, email, time.Now(), e.cfg.PasswordLinkTTL)
+func (c *cli) userCreate(f *flags) action {
+	id := f.id("account")
+	email := f.required("email", "the user's email (their sign-in name)", "--email is required")
+	return c.opened(func(ctx context.Context, e *env) (any, error) {
+		link, err := e.tenancy.CreateUser(ctx, *id, *email, time.Now(), e.cfg.PasswordLinkTTL)
 		if err != nil {
 			return nil, err
 		}
@@ -65,25 +56,18 @@ func (c *cli) userCreate(ctx context.Context, args []string) (any, error) {
 
 // userReset clears the password (it stops working at once), ends every
 // dashboard session of the user and prints a new one-time link.
-func (c *cli) userReset(ctx context.Context, args []string) (any, error) {
-	var email string
-	if _, err := c.flags("user reset", args, 0, func(fs *flag.FlagSet) {
-		fs.StringVar(&email, "email", "", "the user's email")
-	}); err != nil {
-		return nil, err
-	}
-	if email == "" {
-		return nil, usageErr("--email is required")
-	}
-	return c.with(ctx, func(e *env) (any, error) {
-		link, err := e.tenancy.ResetUser(ctx, email, time.Now(), e.cfg.PasswordLinkTTL)
+func (c *cli) userReset(f *flags) action {
+	email := f.required("email", "the user's email", "--email is required")
+	return c.opened(func(ctx context.Context, e *env) (any, error) {
+		link, err := e.tenancy.ResetUser(ctx, *email, time.Now(), e.cfg.PasswordLinkTTL)
 		if err != nil {
 			return nil, err
 		}
 		sessions := tenancy.NewSessions(e.rdb, e.cfg.RedisPrefix, e.tenancy, tenancy.SessionOptions{})
 		ended, err := sessions.EndAll(ctx, link.User.ID)
 		if err != nil {
-			return nil, fmt.Errorf("the password is cleared, but the user's sessions could not be ended (run again for a new link): %w", err)
+			return nil, fmt.Errorf("the password is cleared, but the user's sessions could not be ended "+
+				"(run again for a new link): %w", err)
 		}
 		out := linkJSON(e.cfg.BaseURL(), link)
 		out["sessions_ended"] = ended
@@ -91,16 +75,13 @@ func (c *cli) userReset(ctx context.Context, args []string) (any, error) {
 	})
 }
 
-func (c *cli) userList(ctx context.Context, args []string) (any, error) {
-	id, err := c.idFlags("user list", args, "account", func(*flag.FlagSet) {})
-	if err != nil {
-		return nil, err
-	}
-	return c.with(ctx, func(e *env) (any, error) {
-		if _, err := e.tenancy.GetAccount(ctx, id); err != nil {
+func (c *cli) userList(f *flags) action {
+	id := f.id("account")
+	return c.opened(func(ctx context.Context, e *env) (any, error) {
+		if _, err := e.tenancy.GetAccount(ctx, *id); err != nil {
 			return nil, err
 		}
-		users, err := e.tenancy.ListUsers(ctx, id)
+		users, err := e.tenancy.ListUsers(ctx, *id)
 		if err != nil {
 			return nil, err
 		}
@@ -108,6 +89,6 @@ func (c *cli) userList(ctx context.Context, args []string) (any, error) {
 		for i, u := range users {
 			out[i] = renderUser(u)
 		}
-		return map[string]any{"account_id": id, "users": out}, nil
+		return map[string]any{"account_id": *id, "users": out}, nil
 	})
 }

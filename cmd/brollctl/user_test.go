@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"broll/internal/redisx"
 	"broll/tenancy"
 )
 
@@ -38,12 +37,7 @@ func TestUserCommands(t *testing.T) {
 	}
 
 	// A live session, ended by the reset.
-	rdb, err := redisx.Open(c.env["REDIS_URL"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rdb.Close() })
-	sessions := tenancy.NewSessions(rdb, "broll:", svc, tenancy.SessionOptions{})
+	sessions := tenancy.NewSessions(c.rdb, "broll:", svc, tenancy.SessionOptions{})
 	_, token, err := sessions.SignIn(ctx, "owner@acme.test", "a long enough passphrase", "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
@@ -79,10 +73,7 @@ func TestUserCommands(t *testing.T) {
 		{[]string{"user", "list", "--account", "6f1c2a8e-8e53-4c1a-9d55-2f7f0c1f0a11"}, "account not found"},
 		{[]string{"user", "delete"}, "unknown command"},
 	} {
-		code, _, stderr := c.run(t, "", b.args...)
-		if code == 0 || !strings.Contains(stderr, b.want) {
-			t.Errorf("brollctl %v: exit %d, stderr %q; want failure mentioning %q", b.args, code, stderr, b.want)
-		}
+		c.mustFail(t, b.want, b.args...)
 	}
 	if c.count(t, "dashboard_users") != users0 {
 		t.Fatal("a failed command changed the users")
