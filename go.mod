@@ -4,7 +4,6 @@ go 1.26.8
 
 require (
 	github.com/IBM/pgxpoolprometheus v1.1.3
-	github.com/caarlos0/env/v11 v11.4.2
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/compose-spec/compose-go/v2 v2.16.2

@@ -10,71 +10,71 @@ import (
 	"net/netip"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
-
-	envlib "github.com/caarlos0/env/v11"
 
 	"broll/internal/money"
 )
 
 // Config is the whole configuration of the API node, the worker and the CLI.
-// Each setting is declared once, here: its variable and its default (none:
-// the zero value). Load reads them, Defaults and Summary come from them.
+// Each setting is declared once, on its field: its variable (env), its
+// default (default; none: the zero value) and what Validate holds it to
+// beyond its type (see checkDeclared). Load, Defaults and Summary read these.
 type Config struct {
 	DatabaseURL string `env:"DATABASE_URL"`
 	// DatabaseReadURL is a streaming replica of DatabaseURL for catalog
 	// reads ("": none); see internal/replica.
 	DatabaseReadURL    string `env:"BROLL_DATABASE_READ_URL"`
 	RedisURL           string `env:"REDIS_URL"`
-	HTTPAddr           string `env:"BROLL_HTTP_ADDR" envDefault:":8080"`
+	HTTPAddr           string `env:"BROLL_HTTP_ADDR" default:":8080"`
 	PublicURL          string `env:"BROLL_PUBLIC_URL"`
-	RateLimitPerMinute int    `env:"BROLL_RATE_LIMIT_PER_MINUTE" envDefault:"60"`
-	EmbedProvider      string `env:"BROLL_EMBED_PROVIDER" envDefault:"auto"`
-	OllamaHost         string `env:"OLLAMA_HOST" envDefault:"http://127.0.0.1:11434"`
-	EmbedModel         string `env:"BROLL_EMBED_MODEL" envDefault:"nomic-embed-text"`
-	SigningKey         Secret `env:"BROLL_SIGNING_KEY"`
-	SigningKeyPrevious Secret `env:"BROLL_SIGNING_KEY_PREVIOUS"`
-	MediaDir           string `env:"BROLL_MEDIA_DIR" envDefault:"./media"`
+	RateLimitPerMinute int    `env:"BROLL_RATE_LIMIT_PER_MINUTE" default:"60" range:"1,1000000"`
+	EmbedProvider      string `env:"BROLL_EMBED_PROVIDER" default:"auto" oneof:"auto,ollama,builtin"`
+	OllamaHost         string `env:"OLLAMA_HOST" default:"http://127.0.0.1:11434"`
+	EmbedModel         string `env:"BROLL_EMBED_MODEL" default:"nomic-embed-text"`
+	SigningKey         Secret `env:"BROLL_SIGNING_KEY" check:"secret"`
+	SigningKeyPrevious Secret `env:"BROLL_SIGNING_KEY_PREVIOUS" check:"secret"`
+	MediaDir           string `env:"BROLL_MEDIA_DIR" default:"./media"`
 	// MediaStore is where clip files live: "local" (MediaDir, served by
 	// the API) or "s3" (an S3-compatible bucket; the API redirects to
 	// presigned URLs and never streams the bytes).
-	MediaStore string `env:"BROLL_MEDIA_STORE" envDefault:"local"`
+	MediaStore string `env:"BROLL_MEDIA_STORE" default:"local" oneof:"local,s3"`
 	S3         S3
 	// UploadMaxBytes bounds one upload (5 GiB by default); UploadURLTTL is
 	// how long an upload URL works.
-	UploadMaxBytes int64         `env:"BROLL_UPLOAD_MAX_BYTES" envDefault:"5368709120"`
-	UploadURLTTL   time.Duration `env:"BROLL_UPLOAD_URL_TTL" envDefault:"1h"`
+	UploadMaxBytes int64         `env:"BROLL_UPLOAD_MAX_BYTES" default:"5368709120"`
+	UploadURLTTL   time.Duration `env:"BROLL_UPLOAD_URL_TTL" default:"1h" range:"1m,168h"`
 	// ImportDir confines the files POST /api/ops/v1/videos may name.
-	ImportDir      string        `env:"BROLL_IMPORT_DIR" envDefault:"./import"`
-	DownloadURLTTL time.Duration `env:"BROLL_DOWNLOAD_URL_TTL" envDefault:"1h"`
+	ImportDir      string        `env:"BROLL_IMPORT_DIR" default:"./import"`
+	DownloadURLTTL time.Duration `env:"BROLL_DOWNLOAD_URL_TTL" default:"1h" range:"1m,168h"`
 	// IdempotencyWait is how long a retry with an Idempotency-Key waits for
 	// the first request with it before it gets 409 idempotency_key_in_use.
-	IdempotencyWait time.Duration `env:"BROLL_IDEMPOTENCY_WAIT" envDefault:"5s"`
-	LegacySecret    Secret        `env:"BROLL_LEGACY_SECRET"`
-	LegacySunset    Date          `env:"BROLL_LEGACY_SUNSET" envDefault:"2026-09-01"`
-	LogLevel        string        `env:"BROLL_LOG_LEVEL" envDefault:"info"`
-	ShutdownTimeout time.Duration `env:"BROLL_SHUTDOWN_TIMEOUT" envDefault:"20s"`
+	IdempotencyWait time.Duration `env:"BROLL_IDEMPOTENCY_WAIT" default:"5s" range:"0s,1m"`
+	LegacySecret    Secret        `env:"BROLL_LEGACY_SECRET" check:"secret"`
+	LegacySunset    time.Time     `env:"BROLL_LEGACY_SUNSET" default:"2026-09-01"`
+	LogLevel        string        `env:"BROLL_LOG_LEVEL" default:"info" oneof:"debug,info,warn,error"`
+	ShutdownTimeout time.Duration `env:"BROLL_SHUTDOWN_TIMEOUT" default:"20s"`
 	// MaxBodyBytes bounds a request body (1 MiB by default).
-	MaxBodyBytes       int           `env:"BROLL_MAX_BODY_BYTES" envDefault:"1048576"`
-	UsageFlushInterval time.Duration `env:"BROLL_USAGE_FLUSH_INTERVAL" envDefault:"10s"`
-	WorkerConcurrency  int           `env:"BROLL_WORKER_CONCURRENCY" envDefault:"4"`
+	MaxBodyBytes       int           `env:"BROLL_MAX_BODY_BYTES" default:"1048576"`
+	UsageFlushInterval time.Duration `env:"BROLL_USAGE_FLUSH_INTERVAL" default:"10s"`
+	WorkerConcurrency  int           `env:"BROLL_WORKER_CONCURRENCY" default:"4" range:"1,256"`
 	// WorkerHTTPAddr is where a worker serves /healthz and /metrics.
-	WorkerHTTPAddr string `env:"BROLL_WORKER_HTTP_ADDR" envDefault:":9090"`
+	WorkerHTTPAddr string `env:"BROLL_WORKER_HTTP_ADDR" default:":9090"`
 	// MetricsAddr is the API node's own /metrics listener, kept off the
 	// public port; MetricsOff turns it off.
-	MetricsAddr string `env:"BROLL_METRICS_ADDR" envDefault:":9091"`
+	MetricsAddr string `env:"BROLL_METRICS_ADDR" default:":9091"`
 	// A failed embedding is retried after EmbedRetryBaseDelay, doubling up
 	// to EmbedRetryMaxDelay; after tasks.EmbedMaxRetry retries the job is
 	// archived.
-	EmbedRetryBaseDelay time.Duration `env:"BROLL_EMBED_RETRY_BASE_DELAY" envDefault:"1s"`
-	EmbedRetryMaxDelay  time.Duration `env:"BROLL_EMBED_RETRY_MAX_DELAY" envDefault:"5m"`
+	EmbedRetryBaseDelay time.Duration `env:"BROLL_EMBED_RETRY_BASE_DELAY" default:"1s"`
+	EmbedRetryMaxDelay  time.Duration `env:"BROLL_EMBED_RETRY_MAX_DELAY" default:"5m"`
 	// SemanticEfSearch is the HNSW candidate list of a semantic search
 	// (pgvector's hnsw.ef_search): higher finds more of the true nearest
 	// clips, lower costs less (catalog.Service.WithEfSearch).
-	SemanticEfSearch int           `env:"BROLL_SEMANTIC_EF_SEARCH" envDefault:"120"`
-	RedisPrefix      string        `env:"BROLL_REDIS_PREFIX" envDefault:"broll:"`
-	AuthCacheTTL     time.Duration `env:"BROLL_AUTH_CACHE_TTL" envDefault:"30s"`
+	SemanticEfSearch int           `env:"BROLL_SEMANTIC_EF_SEARCH" default:"120" range:"10,1000"`
+	RedisPrefix      string        `env:"BROLL_REDIS_PREFIX" default:"broll:"`
+	AuthCacheTTL     time.Duration `env:"BROLL_AUTH_CACHE_TTL" default:"30s" range:"0s,10m"`
 	// MCPAllowedOrigins are the browser origins (scheme://host[:port], or
 	// "*") allowed to call /api/mcp besides the service's own; requests
 	// without an Origin header (CLIs, desktop apps, servers) are unaffected.
@@ -85,30 +85,30 @@ type Config struct {
 	TrustedProxies []netip.Prefix `env:"BROLL_TRUSTED_PROXIES"`
 	// SessionTTL ends a dashboard session unused for this long;
 	// SessionMaxAge ends any session this long after sign-in.
-	SessionTTL    time.Duration `env:"BROLL_SESSION_TTL" envDefault:"8h"`
-	SessionMaxAge time.Duration `env:"BROLL_SESSION_MAX_AGE" envDefault:"168h"`
+	SessionTTL    time.Duration `env:"BROLL_SESSION_TTL" default:"8h" range:"1m,720h"`
+	SessionMaxAge time.Duration `env:"BROLL_SESSION_MAX_AGE" default:"168h"`
 	// SignInMaxFailures wrong passwords in a row lock an email out of the
 	// dashboard's sign-in for SignInLockout.
-	SignInMaxFailures int           `env:"BROLL_SIGNIN_MAX_FAILURES" envDefault:"5"`
-	SignInLockout     time.Duration `env:"BROLL_SIGNIN_LOCKOUT" envDefault:"15m"`
+	SignInMaxFailures int           `env:"BROLL_SIGNIN_MAX_FAILURES" default:"5" range:"1,100"`
+	SignInLockout     time.Duration `env:"BROLL_SIGNIN_LOCKOUT" default:"15m" range:"1m,24h"`
 	// PasswordLinkTTL is how long a one-time set-password link works.
-	PasswordLinkTTL time.Duration `env:"BROLL_PASSWORD_LINK_TTL" envDefault:"24h"`
+	PasswordLinkTTL time.Duration `env:"BROLL_PASSWORD_LINK_TTL" default:"24h" range:"10m,168h"`
 	// StatementTimeout bounds every SQL statement of the API and the
 	// worker; CtlStatementTimeout those of brollctl (imports, migrations of
 	// legacy data, reports run longer by design).
-	StatementTimeout    time.Duration `env:"BROLL_STATEMENT_TIMEOUT" envDefault:"5s"`
-	CtlStatementTimeout time.Duration `env:"BROLL_CTL_STATEMENT_TIMEOUT" envDefault:"10m"`
+	StatementTimeout    time.Duration `env:"BROLL_STATEMENT_TIMEOUT" default:"5s" range:"10ms,1h"`
+	CtlStatementTimeout time.Duration `env:"BROLL_CTL_STATEMENT_TIMEOUT" default:"10m" range:"1s,24h"`
 	// Download links may be fetched this many times a minute per purchase
 	// and per client address (an IPv6 client by its /64).
-	DownloadsPerPurchasePerMinute int `env:"BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE" envDefault:"30"`
-	DownloadsPerAddressPerMinute  int `env:"BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE" envDefault:"120"`
+	DownloadsPerPurchasePerMinute int `env:"BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE" default:"30" range:"1,100000"`
+	DownloadsPerAddressPerMinute  int `env:"BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE" default:"120" range:"1,100000"`
 	// PasswordHashConcurrency bounds the argon2 hashes computed at once in
 	// one process (each takes 19 MiB and a core for tens of milliseconds);
 	// 0 means GOMAXPROCS.
 	PasswordHashConcurrency int `env:"BROLL_PASSWORD_HASH_CONCURRENCY"`
 	// SignInGlobalPerMinute is the dashboard sign-in attempts allowed per
 	// minute across all nodes, whoever makes them.
-	SignInGlobalPerMinute int `env:"BROLL_SIGNIN_GLOBAL_PER_MINUTE" envDefault:"600"`
+	SignInGlobalPerMinute int `env:"BROLL_SIGNIN_GLOBAL_PER_MINUTE" default:"600" range:"1,1000000"`
 	// WebhookAllowHosts are the host names, addresses and CIDR ranges that
 	// webhooks may be sent to although they are not public (loopback,
 	// private, link-local); http:// endpoints are accepted only for them.
@@ -117,15 +117,15 @@ type Config struct {
 	// doubled after each further one up to WebhookRetryMax, for up to
 	// 3 days; WebhookPollInterval is how often a worker looks for due
 	// deliveries.
-	WebhookRetryBase    time.Duration `env:"BROLL_WEBHOOK_RETRY_BASE" envDefault:"10s"`
-	WebhookRetryMax     time.Duration `env:"BROLL_WEBHOOK_RETRY_MAX" envDefault:"10h"`
-	WebhookPollInterval time.Duration `env:"BROLL_WEBHOOK_POLL_INTERVAL" envDefault:"1s"`
+	WebhookRetryBase    time.Duration `env:"BROLL_WEBHOOK_RETRY_BASE" default:"10s"`
+	WebhookRetryMax     time.Duration `env:"BROLL_WEBHOOK_RETRY_MAX" default:"10h"`
+	WebhookPollInterval time.Duration `env:"BROLL_WEBHOOK_POLL_INTERVAL" default:"1s"`
 	// LowBalanceThreshold is the balance below which an account without a
 	// threshold of its own gets the balance.low event.
-	LowBalanceThreshold money.Cents `env:"BROLL_LOW_BALANCE_THRESHOLD" envDefault:"10.00"`
+	LowBalanceThreshold money.Cents `env:"BROLL_LOW_BALANCE_THRESHOLD" default:"10.00"`
 	// TestBalance is what an account's test balance starts with and what
 	// `brollctl credits reset-test` sets it back to.
-	TestBalance money.Cents `env:"BROLL_TEST_BALANCE" envDefault:"1000.00"`
+	TestBalance money.Cents `env:"BROLL_TEST_BALANCE" default:"1000.00"`
 }
 
 // S3 is the bucket of the s3 media store.
@@ -133,14 +133,14 @@ type S3 struct {
 	// Endpoint is the store's URL (http://minio:9000, https://s3.eu-west-1.amazonaws.com).
 	Endpoint  string `env:"BROLL_S3_ENDPOINT"`
 	Bucket    string `env:"BROLL_S3_BUCKET"`
-	Region    string `env:"BROLL_S3_REGION" envDefault:"us-east-1"`
+	Region    string `env:"BROLL_S3_REGION" default:"us-east-1"`
 	AccessKey Secret `env:"BROLL_S3_ACCESS_KEY"`
 	SecretKey Secret `env:"BROLL_S3_SECRET_KEY"`
 	// PathStyle addresses the bucket as endpoint/bucket rather than
 	// bucket.endpoint; most self-hosted stores need it.
-	PathStyle bool `env:"BROLL_S3_PATH_STYLE" envDefault:"true"`
+	PathStyle bool `env:"BROLL_S3_PATH_STYLE" default:"true"`
 	// PresignTTL is how long a presigned GET handed to a client works.
-	PresignTTL time.Duration `env:"BROLL_S3_PRESIGN_TTL" envDefault:"1m"`
+	PresignTTL time.Duration `env:"BROLL_S3_PRESIGN_TTL" default:"1m"`
 	// PublicEndpoint is the store's URL as clients reach it, for the
 	// presigned URLs ("": Endpoint).
 	PublicEndpoint string `env:"BROLL_S3_PUBLIC_ENDPOINT"`
@@ -166,10 +166,7 @@ const MetricsOff = "off"
 
 // Defaults returns the configuration used where the environment is silent.
 func Defaults() Config {
-	c, err := parse(func(string) string { return "" })
-	if err != nil {
-		panic(err) // a declared default that does not parse; every test of the package fails on it
-	}
+	c, _ := parse(func(string) string { return "" }) // the declared defaults parse: every Load reads them
 	return c
 }
 
@@ -192,32 +189,65 @@ func Load(getenv func(string) string) (Config, error) {
 // "NAME: "value" is not <what>".
 func parse(getenv func(string) string) (Config, error) {
 	var c Config
-	given := map[string]string{} // never nil: the library would read the process environment
-	names := map[string]string{} // field name -> variable, for the library's errors
-	eachSetting(reflect.ValueOf(&c).Elem(), func(name, field string, _ reflect.Value) {
-		names[field] = name
-		if v := strings.TrimSpace(getenv(name)); v != "" {
-			given[name] = v
+	var first error
+	parsers := parsers()
+	eachSetting(reflect.ValueOf(&c).Elem(), func(name string, f reflect.StructField, v reflect.Value) {
+		raw := strings.TrimSpace(getenv(name))
+		if raw == "" {
+			raw = f.Tag.Get("default")
 		}
+		if raw == "" || first != nil {
+			return
+		}
+		x, err := parsers[f.Type](raw) // a setting of a new type needs its entry in parsers
+		if err != nil {
+			first = fmt.Errorf("%s: %w", name, err)
+			return
+		}
+		v.Set(reflect.ValueOf(x))
 	})
-	err := envlib.ParseWithOptions(&c, envlib.Options{Environment: given, FuncMap: parsers()})
-	if pe := (envlib.ParseError{}); errors.As(err, &pe) {
-		return Config{}, fmt.Errorf("%s: %w", names[pe.Name], pe.Err)
-	}
-	return c, err
+	return c, first
 }
 
-// eachSetting calls fn with the variable, the field name and the value of
-// every declared setting of v, those of S3 included.
-func eachSetting(v reflect.Value, fn func(name, field string, value reflect.Value)) {
+// eachSetting calls fn with the variable, the field and the value of every
+// declared setting of v, those of S3 included.
+func eachSetting(v reflect.Value, fn func(name string, f reflect.StructField, value reflect.Value)) {
 	for i := range v.NumField() {
 		f := v.Type().Field(i)
 		if name := f.Tag.Get("env"); name != "" {
-			fn(name, f.Name, v.Field(i))
+			fn(name, f, v.Field(i))
 		} else if f.Type.Kind() == reflect.Struct {
 			eachSetting(v.Field(i), fn)
 		}
 	}
+}
+
+// checkDeclared holds each setting to what its field declares and reports
+// the first that fails: range:"lo,hi" (bounds written as values are),
+// oneof:"a,b,c", check:"secret" (checkSecret).
+func (c Config) checkDeclared() error {
+	var first error
+	eachSetting(reflect.ValueOf(c), func(name string, f reflect.StructField, v reflect.Value) {
+		if first != nil {
+			return
+		}
+		if f.Tag.Get("check") == "secret" {
+			first = checkSecret(name, v.Interface().(Secret))
+		}
+		if opts := strings.Split(f.Tag.Get("oneof"), ","); len(opts) > 1 && !slices.Contains(opts, v.String()) {
+			last := len(opts) - 1
+			first = fmt.Errorf("%s must be %s or %s, got %q", name, strings.Join(opts[:last], ", "), opts[last], v.String())
+		}
+		if lo, hi, ok := strings.Cut(f.Tag.Get("range"), ","); ok {
+			parse := parsers()[f.Type]
+			l, _ := parse(lo) // the declared bounds parse: every Load checks them
+			h, _ := parse(hi)
+			if x := v.Int(); x < reflect.ValueOf(l).Int() || x > reflect.ValueOf(h).Int() {
+				first = fmt.Errorf("%s must be between %s and %s, got %v", name, lo, hi, v.Interface())
+			}
+		}
+	})
+	return first
 }
 
 // Validate checks values that parsed but make no sense.
@@ -238,11 +268,6 @@ func (c Config) Validate() error {
 	}
 	if u, err := url.Parse(c.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
 		return errors.New("REDIS_URL must be a redis:// or rediss:// URL")
-	}
-	switch c.EmbedProvider {
-	case "auto", "ollama", "builtin":
-	default:
-		return fmt.Errorf("BROLL_EMBED_PROVIDER must be auto, ollama or builtin, got %q", c.EmbedProvider)
 	}
 	if u, err := url.Parse(c.OllamaHost); err != nil || u.Host == "" {
 		return fmt.Errorf("OLLAMA_HOST must be a URL such as http://127.0.0.1:11434, got %q", c.OllamaHost)
@@ -272,57 +297,11 @@ func (c Config) Validate() error {
 	}
 	// An empty legacy secret keeps v0 off; an empty signing key is refused
 	// by the processes that sign (RequireSigningKey).
-	for _, s := range []struct {
-		name  string
-		value Secret
-	}{{"BROLL_SIGNING_KEY", c.SigningKey}, {"BROLL_SIGNING_KEY_PREVIOUS", c.SigningKeyPrevious}, {"BROLL_LEGACY_SECRET", c.LegacySecret}} {
-		if err := checkSecret(s.name, s.value); err != nil {
-			return err
-		}
-	}
-	// Settings that only have to lie between two bounds.
-	for _, r := range []struct {
-		name      string
-		v, lo, hi int
-	}{
-		{"BROLL_RATE_LIMIT_PER_MINUTE", c.RateLimitPerMinute, 1, 1_000_000},
-		{"BROLL_SEMANTIC_EF_SEARCH", c.SemanticEfSearch, 10, 1000},
-		{"BROLL_WORKER_CONCURRENCY", c.WorkerConcurrency, 1, 256},
-		{"BROLL_SIGNIN_MAX_FAILURES", c.SignInMaxFailures, 1, 100},
-		{"BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE", c.DownloadsPerPurchasePerMinute, 1, 100_000},
-		{"BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE", c.DownloadsPerAddressPerMinute, 1, 100_000},
-		{"BROLL_SIGNIN_GLOBAL_PER_MINUTE", c.SignInGlobalPerMinute, 1, 1_000_000},
-	} {
-		if r.v < r.lo || r.v > r.hi {
-			return fmt.Errorf("%s must be between %d and %d, got %d", r.name, r.lo, r.hi, r.v)
-		}
-	}
-	for _, r := range []struct {
-		name      string
-		v, lo, hi time.Duration
-		bounds    string
-	}{
-		{"BROLL_IDEMPOTENCY_WAIT", c.IdempotencyWait, 0, time.Minute, "0s and 1m"},
-		{"BROLL_DOWNLOAD_URL_TTL", c.DownloadURLTTL, time.Minute, 7 * 24 * time.Hour, "1m and 168h"},
-		{"BROLL_AUTH_CACHE_TTL", c.AuthCacheTTL, 0, 10 * time.Minute, "0s and 10m"},
-		{"BROLL_SESSION_TTL", c.SessionTTL, time.Minute, 30 * 24 * time.Hour, "1m and 720h"},
-		{"BROLL_SIGNIN_LOCKOUT", c.SignInLockout, time.Minute, 24 * time.Hour, "1m and 24h"},
-		{"BROLL_PASSWORD_LINK_TTL", c.PasswordLinkTTL, 10 * time.Minute, 7 * 24 * time.Hour, "10m and 168h"},
-		{"BROLL_STATEMENT_TIMEOUT", c.StatementTimeout, 10 * time.Millisecond, time.Hour, "10ms and 1h"},
-		{"BROLL_CTL_STATEMENT_TIMEOUT", c.CtlStatementTimeout, time.Second, 24 * time.Hour, "1s and 24h"},
-		{"BROLL_UPLOAD_URL_TTL", c.UploadURLTTL, time.Minute, 7 * 24 * time.Hour, "1m and 168h"},
-	} {
-		if r.v < r.lo || r.v > r.hi {
-			return fmt.Errorf("%s must be between %s, got %s", r.name, r.bounds, r.v)
-		}
+	if err := c.checkDeclared(); err != nil {
+		return err
 	}
 	if err := c.validateMedia(); err != nil {
 		return err
-	}
-	switch c.LogLevel {
-	case "debug", "info", "warn", "error":
-	default:
-		return fmt.Errorf("BROLL_LOG_LEVEL must be debug, info, warn or error, got %q", c.LogLevel)
 	}
 	if c.ShutdownTimeout <= 0 {
 		return errors.New("BROLL_SHUTDOWN_TIMEOUT must be positive")
@@ -362,12 +341,8 @@ func (c Config) validateMedia() error {
 	if c.UploadMaxBytes < 1 || c.UploadMaxBytes > 5<<40 {
 		return fmt.Errorf("BROLL_UPLOAD_MAX_BYTES must be between 1 and 5497558138880 (5 TiB), got %d", c.UploadMaxBytes)
 	}
-	switch c.MediaStore {
-	case "local":
+	if c.MediaStore != "s3" {
 		return nil
-	case "s3":
-	default:
-		return fmt.Errorf("BROLL_MEDIA_STORE must be local or s3, got %q", c.MediaStore)
 	}
 	if u, err := url.Parse(c.S3.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
 		return fmt.Errorf("BROLL_S3_ENDPOINT must be an http(s) URL without a path (such as http://minio:9000), got %q", c.S3.Endpoint)
@@ -431,10 +406,12 @@ func (c Config) BaseURL() string {
 // removed from URLs.
 func (c Config) Summary() map[string]any {
 	out := map[string]any{}
-	eachSetting(reflect.ValueOf(c), func(name, _ string, f reflect.Value) {
+	eachSetting(reflect.ValueOf(c), func(name string, _ reflect.StructField, f reflect.Value) {
 		key := strings.ToLower(strings.TrimPrefix(name, "BROLL_"))
 		switch v := f.Interface().(type) {
-		case fmt.Stringer: // Secret masks itself; durations, dates and amounts read better as text
+		case time.Time:
+			out[key] = v.Format(time.DateOnly)
+		case fmt.Stringer: // Secret masks itself; durations and amounts read better as text
 			out[key] = v.String()
 		case string:
 			out[key] = redactURL(v)

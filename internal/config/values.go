@@ -8,42 +8,28 @@ import (
 	"strings"
 	"time"
 
-	envlib "github.com/caarlos0/env/v11"
-
 	"broll/internal/money"
 )
-
-// Date is a day, written YYYY-MM-DD, at UTC midnight.
-type Date struct{ time.Time }
-
-// UnmarshalText reads YYYY-MM-DD (time.Time's own reads a full timestamp).
-func (d *Date) UnmarshalText(b []byte) error {
-	t, err := time.Parse(time.DateOnly, string(b))
-	if err != nil {
-		return fmt.Errorf("%q is not a date (YYYY-MM-DD)", b)
-	}
-	d.Time = t
-	return nil
-}
-
-// String writes the day as it is configured.
-func (d Date) String() string { return d.Format(time.DateOnly) }
 
 // Origins are browser origins in the form browsers send in the Origin
 // header: lower-case scheme and host, no trailing slash.
 type Origins []string
 
-// parsers read the settings' types that need more than the library's
-// defaults: the wording of their errors, dollars into cents, and lists
-// with their entries trimmed and the empty ones dropped.
-func parsers() map[reflect.Type]envlib.ParserFunc {
+// parsers read each type a setting may have; their errors name the value
+// and what was expected (parse puts the variable in front). Lists have
+// their entries trimmed and the empty ones dropped.
+func parsers() map[reflect.Type]func(string) (any, error) {
 	int64s := func(v string) (int64, error) { return strconv.ParseInt(v, 10, 64) }
+	date := func(v string) (time.Time, error) { return time.Parse(time.DateOnly, v) }
 	origin := func(o string) string { return strings.ToLower(strings.TrimRight(strings.TrimSpace(o), "/")) }
-	return map[reflect.Type]envlib.ParserFunc{
+	return map[reflect.Type]func(string) (any, error){
+		reflect.TypeFor[string]():         func(v string) (any, error) { return v, nil },
+		reflect.TypeFor[Secret]():         func(v string) (any, error) { return Secret(v), nil },
 		reflect.TypeFor[int]():            parser("a whole number", strconv.Atoi),
 		reflect.TypeFor[int64]():          parser("a whole number", int64s),
 		reflect.TypeFor[bool]():           parser("true or false", strconv.ParseBool),
 		reflect.TypeFor[time.Duration]():  parser("a duration (examples: 30s, 1h)", time.ParseDuration),
+		reflect.TypeFor[time.Time]():      parser("a date (YYYY-MM-DD)", date),
 		reflect.TypeFor[money.Cents]():    parser("an amount in dollars (example: 10.00)", money.ParseDollars),
 		reflect.TypeFor[[]string]():       func(v string) (any, error) { return splitList(v, strings.TrimSpace), nil },
 		reflect.TypeFor[Origins]():        func(v string) (any, error) { return Origins(splitList(v, origin)), nil },
@@ -51,9 +37,9 @@ func parsers() map[reflect.Type]envlib.ParserFunc {
 	}
 }
 
-// parser adapts parse to the library, its error naming the value and what
-// was expected (parse puts the variable in front).
-func parser[T any](what string, parse func(string) (T, error)) envlib.ParserFunc {
+// parser wraps a parse function so that its error names the value and what
+// was expected.
+func parser[T any](what string, parse func(string) (T, error)) func(string) (any, error) {
 	return func(v string) (any, error) {
 		x, err := parse(v)
 		if err != nil {
