@@ -431,8 +431,5 @@ func redactURL(raw string) string {
 	if err != nil {
 		return "(unparseable)"
 	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
+	return u.Redacted()
 }
