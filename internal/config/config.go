@@ -4,6 +4,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -121,7 +122,8 @@ type Config struct {
 	WebhookRetryMax     time.Duration `env:"BROLL_WEBHOOK_RETRY_MAX" default:"10h"`
 	WebhookPollInterval time.Duration `env:"BROLL_WEBHOOK_POLL_INTERVAL" default:"1s"`
 	// LowBalanceThreshold is the balance below which an account without a
-	// threshold of its own gets the balance.low event.
+	// threshold of its own gets the balance.low event. Amounts are written in
+	// dollars, which money.ParseDollars never reads as negative.
 	LowBalanceThreshold money.Cents `env:"BROLL_LOW_BALANCE_THRESHOLD" default:"10.00"`
 	// TestBalance is what an account's test balance starts with and what
 	// `brollctl credits reset-test` sets it back to.
@@ -192,10 +194,7 @@ func parse(getenv func(string) string) (Config, error) {
 	var first error
 	parsers := parsers()
 	eachSetting(reflect.ValueOf(&c).Elem(), func(name string, f reflect.StructField, v reflect.Value) {
-		raw := strings.TrimSpace(getenv(name))
-		if raw == "" {
-			raw = f.Tag.Get("default")
-		}
+		raw := cmp.Or(strings.TrimSpace(getenv(name)), f.Tag.Get("default"))
 		if raw == "" || first != nil {
 			return
 		}
@@ -288,12 +287,6 @@ func (c Config) Validate() error {
 	}
 	if c.WebhookPollInterval <= 0 {
 		return fmt.Errorf("BROLL_WEBHOOK_POLL_INTERVAL must be positive, got %s", c.WebhookPollInterval)
-	}
-	if c.LowBalanceThreshold < 0 {
-		return errors.New("BROLL_LOW_BALANCE_THRESHOLD cannot be negative")
-	}
-	if c.TestBalance < 0 {
-		return errors.New("BROLL_TEST_BALANCE cannot be negative")
 	}
 	// An empty legacy secret keeps v0 off; an empty signing key is refused
 	// by the processes that sign (RequireSigningKey).
