@@ -44,7 +44,7 @@ type Config struct {
 	S3         S3
 	// UploadMaxBytes bounds one upload (5 GiB by default); UploadURLTTL is
 	// how long an upload URL works.
-	UploadMaxBytes int64         `env:"BROLL_UPLOAD_MAX_BYTES" default:"5368709120"`
+	UploadMaxBytes int64         `env:"BROLL_UPLOAD_MAX_BYTES" default:"5368709120" range:"1,5497558138880 (5 TiB)"`
 	UploadURLTTL   time.Duration `env:"BROLL_UPLOAD_URL_TTL" default:"1h" range:"1m,168h"`
 	// ImportDir confines the files POST /api/ops/v1/videos may name.
 	ImportDir      string        `env:"BROLL_IMPORT_DIR" default:"./import"`
@@ -106,7 +106,7 @@ type Config struct {
 	// PasswordHashConcurrency bounds the argon2 hashes computed at once in
 	// one process (each takes 19 MiB and a core for tens of milliseconds);
 	// 0 means GOMAXPROCS.
-	PasswordHashConcurrency int `env:"BROLL_PASSWORD_HASH_CONCURRENCY"`
+	PasswordHashConcurrency int `env:"BROLL_PASSWORD_HASH_CONCURRENCY" range:"0 (GOMAXPROCS),256"`
 	// SignInGlobalPerMinute is the dashboard sign-in attempts allowed per
 	// minute across all nodes, whoever makes them.
 	SignInGlobalPerMinute int `env:"BROLL_SIGNIN_GLOBAL_PER_MINUTE" default:"600" range:"1,1000000"`
@@ -222,8 +222,8 @@ func eachSetting(v reflect.Value, fn func(name string, f reflect.StructField, va
 }
 
 // checkDeclared holds each setting to what its field declares and reports
-// the first that fails: range:"lo,hi" (bounds written as values are),
-// oneof:"a,b,c", check:"secret" (checkSecret).
+// the first that fails: range:"lo,hi" (bounds written as values are, a note
+// may follow each), oneof:"a,b,c", check:"secret" (checkSecret).
 func (c Config) checkDeclared() error {
 	var first error
 	eachSetting(reflect.ValueOf(c), func(name string, f reflect.StructField, v reflect.Value) {
@@ -239,8 +239,8 @@ func (c Config) checkDeclared() error {
 		}
 		if lo, hi, ok := strings.Cut(f.Tag.Get("range"), ","); ok {
 			parse := parsers()[f.Type]
-			l, _ := parse(lo) // the declared bounds parse: every Load checks them
-			h, _ := parse(hi)
+			l, _ := parse(strings.Fields(lo)[0]) // the declared bounds parse: every Load checks them
+			h, _ := parse(strings.Fields(hi)[0])
 			if x := v.Int(); x < reflect.ValueOf(l).Int() || x > reflect.ValueOf(h).Int() {
 				first = fmt.Errorf("%s must be between %s and %s, got %v", name, lo, hi, v.Interface())
 			}
@@ -317,9 +317,6 @@ func (c Config) Validate() error {
 	if c.SessionMaxAge < c.SessionTTL || c.SessionMaxAge > 90*24*time.Hour {
 		return fmt.Errorf("BROLL_SESSION_MAX_AGE must be at least BROLL_SESSION_TTL (%s) and at most 2160h, got %s", c.SessionTTL, c.SessionMaxAge)
 	}
-	if c.PasswordHashConcurrency < 0 || c.PasswordHashConcurrency > 256 {
-		return fmt.Errorf("BROLL_PASSWORD_HASH_CONCURRENCY must be between 0 (GOMAXPROCS) and 256, got %d", c.PasswordHashConcurrency)
-	}
 	for _, o := range c.MCPAllowedOrigins {
 		if o != "*" && !isOrigin(o) {
 			return fmt.Errorf("BROLL_MCP_ALLOWED_ORIGINS: %q is not an origin such as https://app.example.com or http://localhost:3000 (or *)", o)
@@ -331,9 +328,6 @@ func (c Config) Validate() error {
 // validateMedia checks the media store settings; the s3 ones only matter,
 // and are only required, when the store is s3.
 func (c Config) validateMedia() error {
-	if c.UploadMaxBytes < 1 || c.UploadMaxBytes > 5<<40 {
-		return fmt.Errorf("BROLL_UPLOAD_MAX_BYTES must be between 1 and 5497558138880 (5 TiB), got %d", c.UploadMaxBytes)
-	}
 	if c.MediaStore != "s3" {
 		return nil
 	}
