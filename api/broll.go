@@ -1,6 +1,8 @@
 package api
 
 import (
+	"context"
+
 	"net/url"
 	"sync"
 	"time"
@@ -47,21 +49,31 @@ func (s *server) listBroll(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	_, out, err := s.searchBroll(c.UserContext(), c, q)
+	if err != nil {
+		return err
+	}
+	return c.JSON(out)
+}
+
+// searchBroll runs a catalog query for the calling key, as REST and MCP
+// both list clips: ownership, links and paging for that key.
+func (s *server) searchBroll(ctx context.Context, c *fiber.Ctx, q catalog.Query) (catalog.Page, brollListJSON, error) {
 	keyID := principal(c).KeyID
 	q.KeyID = keyID
 	var qe catalog.QueryEmbedder
-	if s.queryEmbedder != nil {
+	if s.queryEmbedder != nil { // a nil interface, not a typed nil, when there is none
 		qe = s.queryEmbedder
 	}
-	page, err := s.catalog.Search(c.UserContext(), q, qe)
+	page, err := s.catalog.Search(ctx, q, qe)
 	if err != nil {
-		return err
+		return page, brollListJSON{}, err
 	}
 	videos, err := s.renderVideos(c, keyID, page.Videos)
 	if err != nil {
-		return err
+		return page, brollListJSON{}, err
 	}
-	return c.JSON(brollList(page, videos))
+	return page, brollList(page, videos), nil
 }
 
 func (s *server) getBroll(c *fiber.Ctx) error {

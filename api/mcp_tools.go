@@ -136,26 +136,14 @@ func refineSearchSchema(s *jsonschema.Schema) {
 }
 
 func (s *server) searchVideosTool(ctx context.Context, c *fiber.Ctx, a searchVideosArgs) (brollListJSON, string, error) {
-	var out brollListJSON
 	q, err := a.query()
 	if err != nil {
-		return out, "", err
+		return brollListJSON{}, "", err
 	}
-	keyID := principal(c).KeyID
-	q.KeyID = keyID
-	var qe catalog.QueryEmbedder
-	if s.queryEmbedder != nil {
-		qe = s.queryEmbedder
-	}
-	page, err := s.catalog.Search(ctx, q, qe)
+	page, out, err := s.searchBroll(ctx, c, q)
 	if err != nil {
 		return out, "", err
 	}
-	videos, err := s.renderVideos(c, keyID, page.Videos)
-	if err != nil {
-		return out, "", err
-	}
-	out = brollList(page, videos)
 
 	matching := plural(page.Total, "clip")
 	if !page.TotalExact {
