@@ -40,7 +40,7 @@ var errClipGone = errors.New("clip no longer exists")
 var errAlreadyEmbedded = errors.New("clip already embedded with this model")
 
 func (w *Worker) handleEmbedClip(ctx context.Context, t *asynq.Task) error {
-	var p tasks.EmbedPayload
+	var p tasks.ClipPayload
 	if err := json.Unmarshal(t.Payload(), &p); err != nil {
 		return fmt.Errorf("embed clip: bad payload: %w: %w", err, asynq.SkipRetry)
 	}
