@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -165,14 +166,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	// graceful shutdown and end only when asynq has given up on its tasks.
 	batchCtx, stopBatches := context.WithCancel(context.WithoutCancel(ctx))
 	w.batcher = newBatcher(o.BatchSize, o.BatchWait, o.BatchTimeout, o.Concurrency, w.embedClips)
-	batchesDone := make(chan struct{})
-	go func() {
-		defer close(batchesDone)
-		w.batcher.run(batchCtx)
-	}()
+	var batches sync.WaitGroup
+	batches.Go(func() { w.batcher.run(batchCtx) })
 	defer func() {
 		stopBatches()
-		<-batchesDone
+		batches.Wait()
 	}()
 
 	mux := asynq.NewServeMux()
@@ -205,9 +203,7 @@ func (w *Worker) queues() map[string]int {
 // that failed together come back together and are embedded in one batch.
 func backoff(base, limit time.Duration) asynq.RetryDelayFunc {
 	return func(n int, _ error, _ *asynq.Task) time.Duration {
-		if n < 0 {
-			n = 0
-		}
+		n = max(n, 0)
 		if n >= 32 {
 			return limit
 		}

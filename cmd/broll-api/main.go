@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -59,14 +60,13 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	// Usage counted while Redis was unreachable lives in this process; flush
 	// it (and the shared Redis counters) periodically and once at shutdown.
 	usageCtx, stopUsage := context.WithCancel(context.WithoutCancel(ctx))
-	usageDone := make(chan struct{})
-	go func() {
-		defer close(usageDone)
+	var usageDone sync.WaitGroup
+	usageDone.Go(func() {
 		usage.Run(usageCtx, cfg.UsageFlushInterval, func(err error) {
 			logger.Warn("usage flush failed", "error", err.Error())
 		})
-	}()
-	defer func() { stopUsage(); <-usageDone }()
+	})
+	defer func() { stopUsage(); usageDone.Wait() }()
 
 	// /metrics has its own listener: the public port is behind the load
 	// balancer, and the metrics name routes, keys' traffic and revenue.

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -143,13 +144,12 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	}
 
 	usage := tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
-	usageDone := make(chan struct{})
-	go func() {
-		defer close(usageDone)
+	var background sync.WaitGroup
+	background.Go(func() {
 		usage.Run(ctx, cfg.UsageFlushInterval, func(err error) {
 			logger.Warn("usage flush failed", "error", err.Error())
 		})
-	}()
+	})
 	allow, err := webhook.ParseAllow(cfg.WebhookAllowHosts)
 	if err != nil {
 		return fmt.Errorf("BROLL_WEBHOOK_ALLOW_HOSTS: %w", err)
@@ -158,15 +158,10 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 		Allow: allow, Logger: logger.With("component", "webhooks"),
 		PollInterval: cfg.WebhookPollInterval, RetryBase: cfg.WebhookRetryBase, RetryMax: cfg.WebhookRetryMax,
 	})
-	hooksDone := make(chan struct{})
-	go func() {
-		defer close(hooksDone)
-		hooks.Run(ctx)
-	}()
+	background.Go(func() { hooks.Run(ctx) })
 	logger.Info("worker starting", "model", embedder.Model(), "http_addr", ln.Addr().String(), "config", cfg.Summary())
 	err = w.Run(ctx)
-	<-usageDone
-	<-hooksDone
+	background.Wait()
 	logger.Info("worker stopped")
 	return err
 }
