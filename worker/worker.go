@@ -115,9 +115,8 @@ func New(opts Options) (*Worker, error) {
 		return nil, errors.New("worker: Embedder is required")
 	}
 	opts.withDefaults()
-	w := &Worker{opts: opts, store: opts.Catalog, logger: opts.Logger, handlers: map[string]asynq.Handler{},
-		metrics: newWorkerMetrics(opts.Metrics)}
-	w.handlers[tasks.TaskEmbedClip] = asynq.HandlerFunc(w.handleEmbedClip)
+	w := &Worker{opts: opts, store: opts.Catalog, logger: opts.Logger, metrics: newWorkerMetrics(opts.Metrics)}
+	w.handlers = map[string]asynq.Handler{tasks.TaskEmbedClip: asynq.HandlerFunc(w.handleEmbedClip)}
 	if !opts.NoMedia {
 		w.handlers[tasks.TaskProcessMedia] = asynq.HandlerFunc(w.handleProcessMedia)
 	}

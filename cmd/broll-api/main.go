@@ -5,6 +5,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,7 +29,7 @@ import (
 func main() {
 	// -healthcheck lets a container probe the node without curl in the image.
 	if len(os.Args) == 2 && os.Args[1] == "-healthcheck" {
-		os.Exit(healthcheck(os.Getenv))
+		os.Exit(probe.Exit(cmp.Or(os.Getenv("BROLL_HTTP_ADDR"), config.Defaults().HTTPAddr)))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Getenv, os.Stderr, nil)
@@ -115,12 +116,4 @@ func metricsServer(reg *prometheus.Registry) *http.Server {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", metrics.Handler(reg))
 	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute}
-}
-
-func healthcheck(getenv func(string) string) int {
-	addr := getenv("BROLL_HTTP_ADDR")
-	if addr == "" {
-		addr = config.Defaults().HTTPAddr
-	}
-	return probe.Exit(addr)
 }

@@ -5,6 +5,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -37,11 +38,7 @@ import (
 func main() {
 	// -healthcheck lets a container probe the worker without curl in the image.
 	if len(os.Args) == 2 && os.Args[1] == "-healthcheck" {
-		addr := os.Getenv("BROLL_WORKER_HTTP_ADDR")
-		if addr == "" {
-			addr = config.Defaults().WorkerHTTPAddr
-		}
-		os.Exit(probe.Exit(addr))
+		os.Exit(probe.Exit(cmp.Or(os.Getenv("BROLL_WORKER_HTTP_ADDR"), config.Defaults().WorkerHTTPAddr)))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Getenv, os.Stderr, nil)
