@@ -120,10 +120,8 @@ func writeDemoMedia(dir string) (map[string][]demoFiles, error) {
 		}
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("demo media: %w", err)
-		}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("demo media: %w", errs[0])
 	}
 	for _, o := range Orientations() {
 		for i, f := range out[o] {

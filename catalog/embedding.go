@@ -50,41 +50,32 @@ func (s *Service) EmbeddingInputs(ctx context.Context, ids []uuid.UUID) ([]Embed
 // DocumentText is the text a clip is embedded from: what a person would
 // say about it, in the words a search would use.
 func DocumentText(title, desc string, tags []string, emotion, gender, age, location, media, orientation string) string {
-	var b strings.Builder
-	b.WriteString(title)
+	text := title
 	if desc != "" {
-		b.WriteString(". ")
-		b.WriteString(desc)
+		text += ". " + desc
 	}
 	if len(tags) > 0 {
-		b.WriteString(". Tags: ")
-		b.WriteString(strings.Join(tags, ", "))
+		text += ". Tags: " + strings.Join(tags, ", ")
 	}
-	b.WriteString(". Emotion: ")
-	b.WriteString(emotion)
-	b.WriteString(". Person: ")
-	b.WriteString(strings.ReplaceAll(gender, "_", "-"))
+	text += ". Emotion: " + emotion + ". Person: " + strings.ReplaceAll(gender, "_", "-")
 	if age != "" {
-		b.WriteString(", age ")
-		b.WriteString(age)
+		text += ", age " + age
 	}
 	if location != "" {
-		b.WriteString(". Location: ")
-		b.WriteString(location)
+		text += ". Location: " + location
 	}
 	if orientation != "" {
-		b.WriteString(". ")
-		b.WriteString(orientation)
-		b.WriteString(" ")
-		b.WriteString(media)
+		text += ". " + orientation + " " + media
 	}
-	return b.String()
+	return text
 }
 
 // StoreEmbeddings writes vectors made by model and marks the clips ready.
 func (s *Service) StoreEmbeddings(ctx context.Context, model string, embs []Embedding) error {
 	batch := &pgx.Batch{}
-	for _, e := range embs {
+	ids := make([]uuid.UUID, len(embs))
+	for i, e := range embs {
+		ids[i] = e.ID
 		batch.Queue(`
 			UPDATE videos SET embedding = $2, embedding_model = $3, embedding_status = 'ready',
 			       embedding_error = NULL, embedded_at = now()
@@ -92,10 +83,6 @@ func (s *Service) StoreEmbeddings(ctx context.Context, model string, embs []Embe
 	}
 	// The event rides in the same batch, whose single Sync makes it one
 	// implicit transaction with the updates: it exists exactly when they do.
-	ids := make([]uuid.UUID, len(embs))
-	for i, e := range embs {
-		ids[i] = e.ID
-	}
 	batch.Queue(`INSERT INTO webhook_events (type, data)
 		SELECT $1, jsonb_build_object('count', count(*), 'model', $3::text, 'video_ids', jsonb_agg(id ORDER BY id))
 		FROM videos WHERE id = ANY ($2) AND embedding_status = 'ready'
@@ -106,10 +93,8 @@ func (s *Service) StoreEmbeddings(ctx context.Context, model string, embs []Embe
 // MarkEmbeddingFailed records that a clip's embedding gave up after its last
 // retry; `brollctl clips reembed --failed` queues it again.
 func (s *Service) MarkEmbeddingFailed(ctx context.Context, id uuid.UUID, reason string) error {
-	if len(reason) > 500 {
-		reason = reason[:500]
-	}
 	_, err := s.pool.Exec(ctx, `
-		UPDATE videos SET embedding_status = 'failed', embedding_error = $2 WHERE id = $1`, id, reason)
+		UPDATE videos SET embedding_status = 'failed', embedding_error = $2
+		WHERE id = $1`, id, reason[:min(len(reason), 500)])
 	return err
 }

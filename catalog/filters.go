@@ -59,7 +59,7 @@ const sqlFilterValues = `
 	            WHEN GROUPING(difficulty) = 0 THEN 'difficulty'
 	            ELSE 'model' END AS facet,
 	       coalesce(emotion, gender, age_range, location, media_type, orientation, difficulty, model_id),
-	       max(model_name), count(*)
+	       coalesce(max(model_name), ''), count(*)
 	FROM videos
 	WHERE retired_at IS NULL
 	GROUP BY GROUPING SETS ((emotion), (gender), (age_range), (location), (media_type),
@@ -92,19 +92,15 @@ func (s *Service) Filters(ctx context.Context) (FilterValues, error) {
 // collectFilterValues reads the rows of sqlFilterValues into counts (per
 // facet and value) and models.
 func collectFilterValues(rows pgx.Rows, counts map[string]map[string]int, models *[]ModelCount) error {
-	var facet string
-	var value, name *string
+	var facet, name string
+	var value *string
 	var n int
 	_, err := pgx.ForEachRow(rows, []any{&facet, &value, &name, &n}, func() error {
 		if value == nil {
 			return nil
 		}
 		if facet == "model" {
-			m := ModelCount{ID: *value, Count: n}
-			if name != nil {
-				m.Name = *name
-			}
-			*models = append(*models, m)
+			*models = append(*models, ModelCount{ID: *value, Name: name, Count: n})
 			return nil
 		}
 		if counts[facet] == nil {

@@ -178,20 +178,18 @@ func (s *Service) importValid(ctx context.Context, clips []validVideo, progress 
 	if s.media == nil {
 		return ImportResult{}, errors.New("import: no media store configured")
 	}
+	ids := make([]uuid.UUID, len(clips))
 	for i := range clips {
 		if !clips[i].hasID {
 			clips[i].id = uuid.New()
 		}
+		ids[i] = clips[i].id
 	}
 	res, reembed, err := s.writeVideos(ctx, clips, progress)
 	if err != nil {
 		return ImportResult{}, err
 	}
 	res.Queued, err = s.enqueue(ctx, reembed)
-	ids := make([]uuid.UUID, len(clips))
-	for i := range clips {
-		ids[i] = clips[i].id
-	}
 	if merr := s.enqueueMedia(ctx, ids); merr != nil && err == nil {
 		err = merr
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -358,10 +359,8 @@ func (s *Service) enqueue(ctx context.Context, ids []uuid.UUID) (int, error) {
 			}
 		})
 	}
-	for len(ids) > 0 {
-		n := min(enqueueChunk, len(ids))
-		chunks <- ids[:n]
-		ids = ids[n:]
+	for c := range slices.Chunk(ids, enqueueChunk) {
+		chunks <- c
 	}
 	close(chunks)
 	wg.Wait()

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -122,22 +123,10 @@ func (f *localFile) Size() int64 { return f.size }
 // ContentType names the media type of a stored file from its extension, for
 // the Content-Type of downloads and for the media_content_type column.
 func ContentType(key string) string {
-	switch strings.ToLower(path.Ext(key)) {
-	case ".avi":
-		return "video/x-msvideo"
-	case ".mp4":
-		return "video/mp4"
-	case ".webm":
-		return "video/webm"
-	case ".gif":
-		return "image/gif"
-	case ".jpg", ".jpeg":
-		return "image/jpeg"
-	case ".png":
-		return "image/png"
-	default:
-		return "application/octet-stream"
-	}
+	return cmp.Or(map[string]string{
+		".avi": "video/x-msvideo", ".mp4": "video/mp4", ".webm": "video/webm",
+		".gif": "image/gif", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png",
+	}[strings.ToLower(path.Ext(key))], "application/octet-stream")
 }
 
 // Stat returns the size of the file under key; a missing key is not_found.

@@ -124,9 +124,8 @@ func (s *Service) makeMedia(ctx context.Context, tmp, key string, produce func(d
 // MarkMediaFailed records why a clip's file could not be processed, for
 // `brollctl clips status`.
 func (s *Service) MarkMediaFailed(ctx context.Context, id uuid.UUID, reason string) error {
-	if len(reason) > 500 {
-		reason = reason[:500]
-	}
-	_, err := s.pool.Exec(ctx, `UPDATE videos SET media_status = 'failed', media_error = $2, media_processed_at = now() WHERE id = $1`, id, reason)
+	_, err := s.pool.Exec(ctx, `
+		UPDATE videos SET media_status = 'failed', media_error = $2, media_processed_at = now()
+		WHERE id = $1`, id, reason[:min(len(reason), 500)])
 	return err
 }

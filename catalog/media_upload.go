@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -51,7 +52,7 @@ func (s *Service) CreateUpload(ctx context.Context, keyID uuid.UUID, req UploadR
 	switch {
 	case name == "" || utf8.RuneCountInString(name) > 255 || strings.ContainsAny(name, "/\\\x00"):
 		return Upload{}, apperr.InvalidField("filename", "filename must be a file name of 1 to 255 characters without slashes")
-	case !containsStr(uploadExts, ext):
+	case !slices.Contains(uploadExts, ext):
 		return Upload{}, apperr.InvalidField("filename", "filename must end in one of %s", strings.Join(uploadExts, ", "))
 	case req.ContentType != ContentType(name):
 		return Upload{}, apperr.InvalidField("content_type", "content_type must be %s for a %s file", ContentType(name), ext)
@@ -78,15 +79,6 @@ func (s *Service) CreateUpload(ctx context.Context, keyID uuid.UUID, req UploadR
 		return Upload{}, fmt.Errorf("upload: %w", err)
 	}
 	return up, nil
-}
-
-func containsStr(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // ReceiveUpload stores the body of an API-served PUT (the local store): it

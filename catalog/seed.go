@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -67,9 +68,7 @@ func tierPattern(names []string) []string {
 		if i == len(names)-1 && len(names) > 1 {
 			reps = 1
 		}
-		for range reps {
-			p = append(p, n)
-		}
+		p = append(p, slices.Repeat([]string{n}, reps)...)
 	}
 	return p
 }

@@ -1,5 +1,7 @@
 package catalog
 
+import "cmp"
+
 // The vocabulary of the demo catalog: who is in the shot, where, doing
 // what, in which mood, and how it was filmed, in the words real UGC B-roll
 // listings use. Activities never name their place, because titles put the
@@ -145,13 +147,7 @@ func newDemoWords() demoWords {
 }
 
 func demoPersonWord(gender string) string {
-	switch gender {
-	case "female":
-		return "woman"
-	case "male":
-		return "man"
-	}
-	return "non-binary"
+	return cmp.Or(map[string]string{"female": "woman", "male": "man"}[gender], "non-binary")
 }
 
 func demoFraming(orientation, mediaType string) string {

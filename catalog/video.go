@@ -76,8 +76,7 @@ func scanVideo(row pgx.Row, extra ...any) (Video, error) {
 		&v.Location, &v.MediaType, &v.Orientation, &v.DurationSeconds, &v.Width, &v.Height, &v.FPS,
 		&v.Difficulty, &cents, &v.ViralityScore, &modelID, &modelName, &v.HasPreview, &v.HasThumbnail,
 		&v.CreatedAt, &v.RetiredAt, &v.Similarity}, extra...)
-	err := row.Scan(dest...)
-	if err != nil {
+	if err := row.Scan(dest...); err != nil {
 		return v, err
 	}
 	v.Price = money.Cents(cents)

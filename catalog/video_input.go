@@ -3,6 +3,7 @@ package catalog
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -243,20 +244,19 @@ func (v *validator) check(line int, in VideoInput) (validVideo, []LineError) {
 	} else {
 		c.media = p
 	}
-	if in.PreviewFile != "" {
-		if p, msg := v.file(in.PreviewFile); msg != "" {
-			bad("preview_file", "%s", msg)
-		} else {
-			c.preview = p
+	optional := func(field, name string) string {
+		if name == "" {
+			return ""
 		}
-	}
-	if in.ThumbnailFile != "" {
-		if p, msg := v.file(in.ThumbnailFile); msg != "" {
-			bad("thumbnail_file", "%s", msg)
-		} else {
-			c.thumbnail = p
+		p, msg := v.file(name)
+		if msg != "" {
+			bad(field, "%s", msg)
+			return ""
 		}
+		return p
 	}
+	c.preview = optional("preview_file", in.PreviewFile)
+	c.thumbnail = optional("thumbnail_file", in.ThumbnailFile)
 
 	c.in = in
 	return c, errs
@@ -332,14 +332,9 @@ func inside(root, path string) bool {
 }
 
 func (v *validator) tierNames() []string {
-	names := make([]string, 0, len(v.tiers))
-	for n := range v.tiers {
-		names = append(names, n)
-	}
-	slices.SortFunc(names, func(a, b string) int {
+	return slices.SortedFunc(maps.Keys(v.tiers), func(a, b string) int {
 		return cmp.Or(cmp.Compare(v.tiers[a], v.tiers[b]), strings.Compare(a, b))
 	})
-	return names
 }
 
 // normaliseTags trims, lower-cases and de-duplicates tags: they are search

@@ -1,6 +1,7 @@
 package embed
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -53,9 +54,7 @@ func NewOllama(opts OllamaOptions) (*Ollama, error) {
 	if err != nil || u.Scheme == "" || u.Host == "" {
 		return nil, fmt.Errorf("ollama: host must be a URL such as http://127.0.0.1:11434")
 	}
-	if opts.Model == "" {
-		opts.Model = DefaultModel
-	}
+	opts.Model = cmp.Or(opts.Model, DefaultModel)
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = defaultBatchSize
 	}

@@ -1,6 +1,7 @@
 package embed
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -69,16 +70,9 @@ func Select(ctx context.Context, provider, host, model string, logger *slog.Logg
 		b := NewBuiltin()
 		logger.Warn("embedder selected", "provider", "builtin", "model", b.Model(),
 			"reason", "BROLL_EMBED_PROVIDER=auto and Ollama is not usable: "+err.Error(),
-			"hint", "semantic search is lexical only; run Ollama and `ollama pull "+modelOrDefault(model)+"` for real semantic search")
+			"hint", "semantic search is lexical only; run Ollama and `ollama pull "+cmp.Or(model, DefaultModel)+"` for real semantic search")
 		return b, nil
 	default:
 		return nil, fmt.Errorf("select embedder: provider must be auto, ollama or builtin, got %q", provider)
 	}
-}
-
-func modelOrDefault(model string) string {
-	if model == "" {
-		return DefaultModel
-	}
-	return model
 }

@@ -40,7 +40,7 @@ var errClipGone = errors.New("clip no longer exists")
 var errAlreadyEmbedded = errors.New("clip already embedded with this model")
 
 func (w *Worker) handleEmbedClip(ctx context.Context, t *asynq.Task) error {
-	var p tasks.EmbedPayload
+	var p tasks.ClipPayload
 	if err := json.Unmarshal(t.Payload(), &p); err != nil {
 		return fmt.Errorf("embed clip: bad payload: %w: %w", err, asynq.SkipRetry)
 	}
@@ -111,6 +111,7 @@ func (w *Worker) embedClips(ctx context.Context, ids []uuid.UUID) map[uuid.UUID]
 	model := w.opts.Embedder.Model()
 	found := make(map[uuid.UUID]bool, len(inputs))
 	todo := inputs[:0]
+	var texts []string
 	for _, in := range inputs {
 		found[in.ID] = true
 		// A task queued again after its clip was embedded (an import
@@ -121,12 +122,9 @@ func (w *Worker) embedClips(ctx context.Context, ids []uuid.UUID) map[uuid.UUID]
 			continue
 		}
 		todo = append(todo, in)
+		texts = append(texts, in.Text)
 	}
 	inputs = todo
-	texts := make([]string, len(inputs))
-	for i, in := range inputs {
-		texts[i] = in.Text
-	}
 	for _, id := range ids {
 		if !found[id] {
 			errs[id] = errClipGone
@@ -245,9 +243,7 @@ func (b *batcher) run(ctx context.Context) {
 			finish(batch, nil, ctx.Err())
 			return
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			defer func() { <-b.slots }()
 			bctx, cancel := context.WithTimeout(ctx, b.timeout)
 			defer cancel()
@@ -260,7 +256,7 @@ func (b *batcher) run(ctx context.Context) {
 				}
 			}
 			finish(batch, b.process(bctx, ids), nil)
-		}()
+		})
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 // store, ffmpeg) are retried with the embedding jobs' backoff, and the
 // clip is marked failed when asynq archives the task.
 func (w *Worker) handleProcessMedia(ctx context.Context, t *asynq.Task) error {
-	var p tasks.MediaPayload
+	var p tasks.ClipPayload
 	if err := json.Unmarshal(t.Payload(), &p); err != nil {
 		return fmt.Errorf("media job: bad payload: %w: %w", err, asynq.SkipRetry)
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -114,9 +115,8 @@ func New(opts Options) (*Worker, error) {
 		return nil, errors.New("worker: Embedder is required")
 	}
 	opts.withDefaults()
-	w := &Worker{opts: opts, store: opts.Catalog, logger: opts.Logger, handlers: map[string]asynq.Handler{},
-		metrics: newWorkerMetrics(opts.Metrics)}
-	w.handlers[tasks.TaskEmbedClip] = asynq.HandlerFunc(w.handleEmbedClip)
+	w := &Worker{opts: opts, store: opts.Catalog, logger: opts.Logger, metrics: newWorkerMetrics(opts.Metrics)}
+	w.handlers = map[string]asynq.Handler{tasks.TaskEmbedClip: asynq.HandlerFunc(w.handleEmbedClip)}
 	if !opts.NoMedia {
 		w.handlers[tasks.TaskProcessMedia] = asynq.HandlerFunc(w.handleProcessMedia)
 	}
@@ -165,14 +165,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	// graceful shutdown and end only when asynq has given up on its tasks.
 	batchCtx, stopBatches := context.WithCancel(context.WithoutCancel(ctx))
 	w.batcher = newBatcher(o.BatchSize, o.BatchWait, o.BatchTimeout, o.Concurrency, w.embedClips)
-	batchesDone := make(chan struct{})
-	go func() {
-		defer close(batchesDone)
-		w.batcher.run(batchCtx)
-	}()
+	var batches sync.WaitGroup
+	batches.Go(func() { w.batcher.run(batchCtx) })
 	defer func() {
 		stopBatches()
-		<-batchesDone
+		batches.Wait()
 	}()
 
 	mux := asynq.NewServeMux()
@@ -205,9 +202,7 @@ func (w *Worker) queues() map[string]int {
 // that failed together come back together and are embedded in one batch.
 func backoff(base, limit time.Duration) asynq.RetryDelayFunc {
 	return func(n int, _ error, _ *asynq.Task) time.Duration {
-		if n < 0 {
-			n = 0
-		}
+		n = max(n, 0)
 		if n >= 32 {
 			return limit
 		}

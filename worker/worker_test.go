@@ -72,7 +72,7 @@ func (e *env) enqueue(t *testing.T, ids ...uuid.UUID) {
 // own retry budget, so a failing embedder is archived quickly.
 func (e *env) enqueueWithRetries(t *testing.T, id uuid.UUID, maxRetry int) {
 	t.Helper()
-	b, _ := json.Marshal(tasks.EmbedPayload{VideoID: id})
+	b, _ := json.Marshal(tasks.ClipPayload{VideoID: id})
 	task := asynq.NewTask(tasks.TaskEmbedClip, b, asynq.Queue(tasks.QueueEmbed),
 		asynq.TaskID(taskID(id)), asynq.MaxRetry(maxRetry), asynq.Timeout(time.Minute))
 	if _, err := e.client.Enqueue(task); err != nil {

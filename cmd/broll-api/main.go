@@ -5,6 +5,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -27,7 +29,7 @@ import (
 func main() {
 	// -healthcheck lets a container probe the node without curl in the image.
 	if len(os.Args) == 2 && os.Args[1] == "-healthcheck" {
-		os.Exit(healthcheck(os.Getenv))
+		os.Exit(probe.Exit(cmp.Or(os.Getenv("BROLL_HTTP_ADDR"), config.Defaults().HTTPAddr)))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Getenv, os.Stderr, nil)
@@ -59,14 +61,13 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	// Usage counted while Redis was unreachable lives in this process; flush
 	// it (and the shared Redis counters) periodically and once at shutdown.
 	usageCtx, stopUsage := context.WithCancel(context.WithoutCancel(ctx))
-	usageDone := make(chan struct{})
-	go func() {
-		defer close(usageDone)
+	var usageDone sync.WaitGroup
+	usageDone.Go(func() {
 		usage.Run(usageCtx, cfg.UsageFlushInterval, func(err error) {
 			logger.Warn("usage flush failed", "error", err.Error())
 		})
-	}()
-	defer func() { stopUsage(); <-usageDone }()
+	})
+	defer func() { stopUsage(); usageDone.Wait() }()
 
 	// /metrics has its own listener: the public port is behind the load
 	// balancer, and the metrics name routes, keys' traffic and revenue.
@@ -115,12 +116,4 @@ func metricsServer(reg *prometheus.Registry) *http.Server {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", metrics.Handler(reg))
 	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute}
-}
-
-func healthcheck(getenv func(string) string) int {
-	addr := getenv("BROLL_HTTP_ADDR")
-	if addr == "" {
-		addr = config.Defaults().HTTPAddr
-	}
-	return probe.Exit(addr)
 }

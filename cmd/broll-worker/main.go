@@ -5,6 +5,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -36,11 +38,7 @@ import (
 func main() {
 	// -healthcheck lets a container probe the worker without curl in the image.
 	if len(os.Args) == 2 && os.Args[1] == "-healthcheck" {
-		addr := os.Getenv("BROLL_WORKER_HTTP_ADDR")
-		if addr == "" {
-			addr = config.Defaults().WorkerHTTPAddr
-		}
-		os.Exit(probe.Exit(addr))
+		os.Exit(probe.Exit(cmp.Or(os.Getenv("BROLL_WORKER_HTTP_ADDR"), config.Defaults().WorkerHTTPAddr)))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Getenv, os.Stderr, nil)
@@ -143,13 +141,12 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	}
 
 	usage := tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
-	usageDone := make(chan struct{})
-	go func() {
-		defer close(usageDone)
+	var background sync.WaitGroup
+	background.Go(func() {
 		usage.Run(ctx, cfg.UsageFlushInterval, func(err error) {
 			logger.Warn("usage flush failed", "error", err.Error())
 		})
-	}()
+	})
 	allow, err := webhook.ParseAllow(cfg.WebhookAllowHosts)
 	if err != nil {
 		return fmt.Errorf("BROLL_WEBHOOK_ALLOW_HOSTS: %w", err)
@@ -158,15 +155,10 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 		Allow: allow, Logger: logger.With("component", "webhooks"),
 		PollInterval: cfg.WebhookPollInterval, RetryBase: cfg.WebhookRetryBase, RetryMax: cfg.WebhookRetryMax,
 	})
-	hooksDone := make(chan struct{})
-	go func() {
-		defer close(hooksDone)
-		hooks.Run(ctx)
-	}()
+	background.Go(func() { hooks.Run(ctx) })
 	logger.Info("worker starting", "model", embedder.Model(), "http_addr", ln.Addr().String(), "config", cfg.Summary())
 	err = w.Run(ctx)
-	<-usageDone
-	<-hooksDone
+	background.Wait()
 	logger.Info("worker stopped")
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -73,15 +74,8 @@ func Hash(method, path string, body []byte) []byte {
 // Valid reports whether k is an acceptable Idempotency-Key: 1 to 255
 // printable ASCII characters.
 func Valid(k string) bool {
-	if len(k) < 1 || len(k) > 255 {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		if k[i] < 0x20 || k[i] > 0x7e {
-			return false
-		}
-	}
-	return true
+	return len(k) >= 1 && len(k) <= 255 &&
+		!strings.ContainsFunc(k, func(r rune) bool { return r < 0x20 || r > 0x7e })
 }
 
 // Begin claims key for the request named hash, or returns the stored
@@ -134,9 +128,8 @@ func (s *Store) try(ctx context.Context, keyID uuid.UUID, key string, hash []byt
 	var stored []byte
 	var r Response
 	var status *int
-	var ct *string
-	err = s.pool.QueryRow(ctx, `SELECT request_hash, status, content_type, body FROM idempotency_keys
-		WHERE api_key_id = $1 AND idem_key = $2`, keyID, key).Scan(&stored, &status, &ct, &r.Body)
+	err = s.pool.QueryRow(ctx, `SELECT request_hash, status, coalesce(content_type, ''), body FROM idempotency_keys
+		WHERE api_key_id = $1 AND idem_key = $2`, keyID, key).Scan(&stored, &status, &r.ContentType, &r.Body)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil, nil // released meanwhile: try again
 	}
@@ -150,9 +143,6 @@ func (s *Store) try(ctx context.Context, keyID uuid.UUID, key string, hash []byt
 		return false, nil, nil
 	}
 	r.Status = *status
-	if ct != nil {
-		r.ContentType = *ct
-	}
 	return false, &r, nil
 }
 

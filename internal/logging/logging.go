@@ -6,18 +6,11 @@ import (
 	"log/slog"
 )
 
-// New returns a JSON logger writing to w at the named level.
+// New returns a JSON logger writing to w at the named level (config allows
+// debug, info, warn and error). A name slog does not know leaves info, the
+// zero Level: UnmarshalText changes nothing when it fails.
 func New(w io.Writer, level string) *slog.Logger {
 	var l slog.Level
-	switch level {
-	case "debug":
-		l = slog.LevelDebug
-	case "warn":
-		l = slog.LevelWarn
-	case "error":
-		l = slog.LevelError
-	default:
-		l = slog.LevelInfo
-	}
+	_ = l.UnmarshalText([]byte(level))
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
 }

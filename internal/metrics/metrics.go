@@ -47,9 +47,8 @@ func RegisterQueues(reg prometheus.Registerer, inspector *asynq.Inspector) {
 // that fails (Redis down during a scrape) drops its own metrics only.
 func Handler(reg *prometheus.Registry) http.Handler {
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{
-		ErrorHandling:     promhttp.ContinueOnError,
-		Registry:          reg,
-		EnableOpenMetrics: false,
+		ErrorHandling: promhttp.ContinueOnError,
+		Registry:      reg,
 	})
 }
 

@@ -49,8 +49,11 @@ func New(primary *pgxpool.Pool, url string, logger *slog.Logger) *Reads {
 // Pool returns the replica's pool when it is known to keep up, else the
 // primary's. It never waits: a due check runs in the background.
 func (r *Reads) Pool() *pgxpool.Pool {
-	if r == nil || r.url == "" {
-		return r.primaryPool()
+	if r == nil {
+		return nil
+	}
+	if r.url == "" {
+		return r.primary
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -63,17 +66,6 @@ func (r *Reads) Pool() *pgxpool.Pool {
 	}
 	return r.primary
 }
-
-func (r *Reads) primaryPool() *pgxpool.Pool {
-	if r == nil {
-		return nil
-	}
-	return r.primary
-}
-
-// Primary is the primary's pool, for reads that must see the caller's own
-// writes.
-func (r *Reads) Primary() *pgxpool.Pool { return r.primary }
 
 // IsReplica says whether p is the replica's pool (a read that failed on
 // it is retried on the primary).

@@ -2,7 +2,6 @@ package tasks
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -21,20 +20,12 @@ const QueueMedia = "media"
 // archived and the clip marked failed.
 const MediaMaxRetry = 5
 
-// MediaPayload is the body of a TaskProcessMedia task.
-type MediaPayload struct {
-	VideoID uuid.UUID `json:"video_id"`
-}
-
 // NewMediaTask builds the task for one clip.
 func NewMediaTask(id uuid.UUID) *asynq.Task {
-	b, _ := json.Marshal(MediaPayload{VideoID: id})
-	return asynq.NewTask(TaskProcessMedia, b,
-		asynq.Queue(QueueMedia), asynq.TaskID("media:"+id.String()),
-		asynq.MaxRetry(MediaMaxRetry), asynq.Timeout(10*time.Minute))
+	return newClipTask(TaskProcessMedia, QueueMedia, id, MediaMaxRetry, 10*time.Minute)
 }
 
 // EnqueueMedia queues the clips' media processing, one task per clip.
 func (q *AsynqQueue) EnqueueMedia(ctx context.Context, ids []uuid.UUID) (int, error) {
-	return q.enqueueEach(ctx, ids, QueueMedia, "media:", NewMediaTask)
+	return q.enqueueEach(ctx, ids, QueueMedia, NewMediaTask)
 }

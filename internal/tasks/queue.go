@@ -25,8 +25,9 @@ const QueueEmbed = "embed"
 // exponential backoff) before the task is archived and the clip marked failed.
 const EmbedMaxRetry = 8
 
-// EmbedPayload is the body of a TaskEmbedClip task.
-type EmbedPayload struct {
+// ClipPayload is the body of a task about one clip (TaskEmbedClip,
+// TaskProcessMedia).
+type ClipPayload struct {
 	VideoID uuid.UUID `json:"video_id"`
 }
 
@@ -46,25 +47,30 @@ func NewAsynqQueue(client *asynq.Client, inspector *asynq.Inspector) *AsynqQueue
 
 // NewEmbedTask builds the task for one clip.
 func NewEmbedTask(id uuid.UUID) *asynq.Task {
-	b, _ := json.Marshal(EmbedPayload{VideoID: id})
-	return asynq.NewTask(TaskEmbedClip, b,
-		asynq.Queue(QueueEmbed), asynq.TaskID("embed:"+id.String()),
-		asynq.MaxRetry(EmbedMaxRetry), asynq.Timeout(2*time.Minute))
+	return newClipTask(TaskEmbedClip, QueueEmbed, id, EmbedMaxRetry, 2*time.Minute)
+}
+
+// newClipTask builds a task of typ about clip id on queue, its id the
+// queue's name and the clip's, so that a clip is queued once per queue.
+func newClipTask(typ, queue string, id uuid.UUID, maxRetry int, timeout time.Duration) *asynq.Task {
+	b, _ := json.Marshal(ClipPayload{VideoID: id})
+	return asynq.NewTask(typ, b, asynq.Queue(queue), asynq.TaskID(queue+":"+id.String()),
+		asynq.MaxRetry(maxRetry), asynq.Timeout(timeout))
 }
 
 // EnqueueEmbed queues the clips. A clip whose task is still waiting counts
 // as queued (the worker reads the clip when it runs); one whose old task is
 // archived or completed gets that task removed and a new one.
 func (q *AsynqQueue) EnqueueEmbed(ctx context.Context, ids []uuid.UUID) (int, error) {
-	return q.enqueueEach(ctx, ids, QueueEmbed, "embed:", NewEmbedTask)
+	return q.enqueueEach(ctx, ids, QueueEmbed, NewEmbedTask)
 }
 
-// enqueueEach queues one task per clip (ids prefix+clip id on queue) and
-// says how many were queued before an error.
-func (q *AsynqQueue) enqueueEach(ctx context.Context, ids []uuid.UUID, queue, prefix string,
+// enqueueEach queues one task per clip on queue (see newClipTask) and says
+// how many were queued before an error.
+func (q *AsynqQueue) enqueueEach(ctx context.Context, ids []uuid.UUID, queue string,
 	newTask func(uuid.UUID) *asynq.Task) (int, error) {
 	for i, id := range ids {
-		if err := q.enqueueTask(ctx, newTask(id), queue, prefix+id.String()); err != nil {
+		if err := q.enqueueTask(ctx, newTask(id), queue, queue+":"+id.String()); err != nil {
 			return i, err
 		}
 	}

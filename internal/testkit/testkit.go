@@ -174,9 +174,12 @@ func ensureTemplate(t testing.TB, ctx context.Context, admin string) string {
 
 	conn := connect(t, ctx, admin)
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(872341)`); err != nil {
-		t.Fatalf("lock: %v", err)
+	exec := func(what, sql string) {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
 	}
+	exec("lock", `SELECT pg_advisory_lock(872341)`)
 	defer func() { _, _ = conn.Exec(context.Background(), `SELECT pg_advisory_unlock(872341)`) }()
 
 	var ready bool
@@ -186,19 +189,13 @@ func ensureTemplate(t testing.TB, ctx context.Context, admin string) string {
 	}
 	if err == nil {
 		// A previous run died half way; start over.
-		if _, err := conn.Exec(ctx, fmt.Sprintf(`DROP DATABASE %s WITH (FORCE)`, name)); err != nil {
-			t.Fatalf("drop stale template: %v", err)
-		}
+		exec("drop stale template", fmt.Sprintf(`DROP DATABASE %s WITH (FORCE)`, name))
 	}
-	if _, err := conn.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %s`, name)); err != nil {
-		t.Fatalf("create template: %v", err)
-	}
+	exec("create template", fmt.Sprintf(`CREATE DATABASE %s`, name))
 	if _, err := database.Migrate(ctx, withDatabase(t, admin, name), slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatalf("migrate template: %v", err)
 	}
-	if _, err := conn.Exec(ctx, fmt.Sprintf(`ALTER DATABASE %s IS_TEMPLATE true`, name)); err != nil {
-		t.Fatalf("mark template: %v", err)
-	}
+	exec("mark template", fmt.Sprintf(`ALTER DATABASE %s IS_TEMPLATE true`, name))
 	return name
 }
 
