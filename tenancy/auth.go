@@ -166,9 +166,8 @@ const lookupSQL = `
 func (a *Authenticator) lookup(ctx context.Context, hash []byte) (Principal, error) {
 	var p Principal
 	var account uuid.NullUUID
-	var scopes []string
 	err := a.pool.QueryRow(ctx, lookupSQL, hash).
-		Scan(&p.KeyID, &account, &p.Kind, &p.RootKeyID, &p.Label, &scopes, &p.RateLimitPerMinute, &p.SettingsVersion, &p.Test)
+		Scan(&p.KeyID, &account, &p.Kind, &p.RootKeyID, &p.Label, &p.Scopes, &p.RateLimitPerMinute, &p.SettingsVersion, &p.Test)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Principal{}, errUnauthorized
 	}
@@ -176,6 +175,5 @@ func (a *Authenticator) lookup(ctx context.Context, hash []byte) (Principal, err
 		return Principal{}, err
 	}
 	p.AccountID = account.UUID
-	p.Scopes = toScopes(scopes)
 	return p, nil
 }

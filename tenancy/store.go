@@ -140,21 +140,19 @@ const keyColumns = `id, account_id, kind, parent_id, label, scopes, key_prefix,
 // keyRow scans keyColumns into a Key, then any extra columns after them.
 type keyRow struct {
 	k           Key
-	scopes      []string
 	limitCents  *int64
 	limitPeriod *string
 }
 
 func (r *keyRow) dest(extra ...any) []any {
 	k := &r.k
-	return append([]any{&k.ID, &k.AccountID, &k.Kind, &k.ParentID, &k.Label, &r.scopes, &k.Prefix,
+	return append([]any{&k.ID, &k.AccountID, &k.Kind, &k.ParentID, &k.Label, &k.Scopes, &k.Prefix,
 		&k.RateLimitPerMinute, &k.TotalRequests, &k.LastUsedAt, &k.CreatedAt, &k.RevokedAt,
 		&r.limitCents, &r.limitPeriod, &k.SettingsVersion, &k.Test, &k.Spent.Amount, &k.Spent.PeriodStart, &k.Spent.ResetsAt}, extra...)
 }
 
 func (r *keyRow) key() Key {
 	k := r.k
-	k.Scopes = toScopes(r.scopes)
 	if r.limitCents != nil && r.limitPeriod != nil {
 		k.SpendLimit = &SpendLimit{Amount: money.Cents(*r.limitCents), Period: SpendPeriod(*r.limitPeriod)}
 	}
@@ -182,7 +180,7 @@ func insertKey(ctx context.Context, q Querier, k Key) (IssuedKey, error) {
 			SELECT k.account_id, $11, k.livemode, `+keyEventData+` FROM k WHERE k.account_id IS NOT NULL
 		)
 		SELECT `+keyColumns+` FROM k`,
-		k.AccountID, k.Kind, k.ParentID, k.Label, scopeStrings(k.Scopes), hashKey(secret), displayedPrefix(secret),
+		k.AccountID, k.Kind, k.ParentID, k.Label, k.Scopes, hashKey(secret), displayedPrefix(secret),
 		limitCents, limitPeriod, k.RateLimitPerMinute, outbox.KeyCreated, !k.Test)
 	created, err := scanKey(row)
 	if err != nil {
