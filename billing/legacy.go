@@ -13,7 +13,6 @@ import (
 
 	"broll/internal/apperr"
 	"broll/internal/database"
-	"broll/internal/money"
 	"broll/internal/paging"
 )
 
@@ -113,12 +112,10 @@ func (s *Service) LegacyPurchases(ctx context.Context, accountID uuid.UUID, q Le
 		end = &e
 	}
 	out := Listing{Query: ListQuery{Start: q.Start, End: q.End, Limit: q.Limit, Offset: q.Offset}}
-	var amount int64
 	if err := s.pool.QueryRow(ctx, legacyListSummarySQL, accountID, q.CustomerEmail, q.Start, end).
-		Scan(&out.Total, &amount); err != nil {
+		Scan(&out.Total, &out.Amount); err != nil {
 		return Listing{}, fmt.Errorf("legacy purchases: %w", err)
 	}
-	out.Amount = money.Cents(amount)
 	var err error
 	out.Purchases, err = database.Select(ctx, s.pool, func(row pgx.CollectableRow) (PurchaseRecord, error) {
 		r := PurchaseRecord{Legacy: true}
