@@ -3,6 +3,7 @@ package tenancy
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -147,13 +148,9 @@ func (a *Authenticator) KeyCreated() {
 func (a *Authenticator) Forget(ids ...uuid.UUID) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for h, c := range a.cache {
-		for _, id := range ids {
-			if c.p.KeyID == id || c.p.RootKeyID == id {
-				delete(a.cache, h)
-			}
-		}
-	}
+	maps.DeleteFunc(a.cache, func(_ string, c cachedPrincipal) bool {
+		return slices.Contains(ids, c.p.KeyID) || slices.Contains(ids, c.p.RootKeyID)
+	})
 }
 
 const lookupSQL = `

@@ -112,20 +112,18 @@ func (g *Gate) admit(ctx context.Context, p Principal, count bool) (Decision, er
 	if err != nil {
 		return g.admitLocally(p, limit, now, err), nil
 	}
+	// The extras rode along Allow's first call, so revoked and changed are
+	// set whenever Allow succeeded.
 	d := Decision{
-		Allowed:    res.Allowed > 0,
+		Revoked:    revoked.Val() > 0,
+		Allowed:    res.Allowed > 0 && revoked.Val() == 0,
 		Limit:      limit.Rate,
 		Remaining:  res.Remaining,
 		ResetAfter: res.ResetAfter,
 		RetryAfter: max(res.RetryAfter, 0), // redis_rate says -1 when allowed
 	}
-	if revoked != nil && revoked.Val() > 0 {
-		d.Revoked, d.Allowed = true, false
-	}
-	if changed != nil {
-		if v, err := changed.Int64(); err == nil && v > p.SettingsVersion {
-			d.Stale = true
-		}
+	if v, err := changed.Int64(); err == nil && v > p.SettingsVersion {
+		d.Stale = true
 	}
 	if lost, first := g.epoch.check(epoch); lost {
 		if !first {
