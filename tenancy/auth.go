@@ -164,7 +164,8 @@ func (a *Authenticator) lookup(ctx context.Context, hash []byte) (Principal, err
 	var p Principal
 	var account uuid.NullUUID
 	err := a.pool.QueryRow(ctx, lookupSQL, hash).
-		Scan(&p.KeyID, &account, &p.Kind, &p.RootKeyID, &p.Label, &p.Scopes, &p.RateLimitPerMinute, &p.SettingsVersion, &p.Test)
+		Scan(&p.KeyID, &account, &p.Kind, &p.RootKeyID, &p.Label, &p.Scopes, &p.RateLimitPerMinute,
+			&p.SettingsVersion, &p.Test)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Principal{}, errUnauthorized
 	}

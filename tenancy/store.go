@@ -67,6 +67,13 @@ type Key struct {
 	RevokedAt     *time.Time
 }
 
+// accountColumns are an accounts row as Account holds it (Account.dest).
+const accountColumns = `id, name, source, balance_cents, created_at`
+
+func (a *Account) dest() []any {
+	return []any{&a.ID, &a.Name, &a.Source, &a.BalanceCents, &a.CreatedAt}
+}
+
 // IssuedKey is a newly created key with its secret, shown exactly once.
 type IssuedKey struct {
 	Key
@@ -106,10 +113,8 @@ func CreateAccount(ctx context.Context, q Querier, name, source string) (Account
 			"source must be 1-63 characters of a-z, 0-9, '-' or '_', starting with a letter or digit")
 	}
 	var a Account
-	err = q.QueryRow(ctx, `
-		INSERT INTO accounts (name, source) VALUES ($1, $2)
-		RETURNING id, name, source, balance_cents, created_at`, name, source).
-		Scan(&a.ID, &a.Name, &a.Source, &a.BalanceCents, &a.CreatedAt)
+	err = q.QueryRow(ctx, `INSERT INTO accounts (name, source) VALUES ($1, $2) RETURNING `+accountColumns, name, source).
+		Scan(a.dest()...)
 	if database.IsUniqueViolation(err, "") {
 		return Account{}, apperr.InvalidField("source", "source %q is already taken", source)
 	}
@@ -122,9 +127,7 @@ func CreateAccount(ctx context.Context, q Querier, name, source string) (Account
 // GetAccount returns one account.
 func (s *Service) GetAccount(ctx context.Context, id uuid.UUID) (Account, error) {
 	var a Account
-	err := s.pool.QueryRow(ctx, `
-		SELECT id, name, source, balance_cents, created_at FROM accounts WHERE id = $1`, id).
-		Scan(&a.ID, &a.Name, &a.Source, &a.BalanceCents, &a.CreatedAt)
+	err := s.pool.QueryRow(ctx, `SELECT `+accountColumns+` FROM accounts WHERE id = $1`, id).Scan(a.dest()...)
 	return a, database.Interpret(err, "account not found")
 }
 
