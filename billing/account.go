@@ -85,15 +85,10 @@ func currentBalance(ctx context.Context, q tenancy.Querier, accountID uuid.UUID)
 // SetAccountLowBalance sets (or, with nil, clears back to the default) an
 // account's balance.low threshold.
 func (s *Service) SetAccountLowBalance(ctx context.Context, account uuid.UUID, c *money.Cents) error {
-	var v *int64
-	if c != nil {
-		if *c < 0 {
-			return apperr.InvalidField("low_balance", "the low-balance threshold cannot be negative")
-		}
-		n := int64(*c)
-		v = &n
+	if c != nil && *c < 0 {
+		return apperr.InvalidField("low_balance", "the low-balance threshold cannot be negative")
 	}
-	tag, err := s.pool.Exec(ctx, `UPDATE accounts SET low_balance_cents = $2 WHERE id = $1`, account, v)
+	tag, err := s.pool.Exec(ctx, `UPDATE accounts SET low_balance_cents = $2 WHERE id = $1`, account, c)
 	if err != nil {
 		return fmt.Errorf("set low balance: %w", err)
 	}

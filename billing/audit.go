@@ -6,8 +6,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"broll/internal/apperr"
+	"broll/internal/database"
 	"broll/internal/money"
 )
 
@@ -132,7 +134,7 @@ func (s *Service) MonthlyStatement(ctx context.Context, accountID uuid.UUID, mon
 	if _, err := currentBalance(ctx, s.pool, accountID); err != nil {
 		return st, err
 	}
-	rows, err := s.pool.Query(ctx, `
+	st.Keys, err = database.Select(ctx, s.pool, pgx.RowToStructByPos[StatementLine], `
 		SELECT p.api_key_id, CASE WHEN p.legacy THEN 'legacy' ELSE coalesce(k.label, '') END,
 		       CASE WHEN p.legacy THEN 'legacy' ELSE k.kind END, count(*), sum(p.price_cents)
 		FROM purchases p LEFT JOIN api_keys k ON k.id = p.api_key_id
@@ -141,18 +143,9 @@ func (s *Service) MonthlyStatement(ctx context.Context, accountID uuid.UUID, mon
 	if err != nil {
 		return st, fmt.Errorf("statement: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var l StatementLine
-		if err := rows.Scan(&l.APIKeyID, &l.CustomerLabel, &l.Kind, &l.Purchases, &l.Amount); err != nil {
-			return st, fmt.Errorf("statement: %w", err)
-		}
-		st.Keys = append(st.Keys, l)
+	for _, l := range st.Keys {
 		st.Purchases += l.Purchases
 		st.Amount += l.Amount
-	}
-	if err := rows.Err(); err != nil {
-		return st, err
 	}
 	err = s.pool.QueryRow(ctx, `
 		SELECT coalesce(-sum(l.amount_cents), 0) FROM ledger l JOIN purchases p ON p.id = l.purchase_id

@@ -34,13 +34,11 @@ func (s *Service) Summary(ctx context.Context, p tenancy.Principal, now time.Tim
 			f.arg(int64(s.batch.testBalance)) + `)`
 	}
 	out := AccountSummary{AccountID: p.AccountID, Livemode: !p.Test}
-	var balance, amount int64
 	err := s.pool.QueryRow(ctx, `
 		SELECT `+balanceSQL+`, m.n, m.amount
 		FROM accounts a,
 		     (SELECT count(*) AS n, coalesce(sum(p.price_cents), 0)::bigint AS amount
 		      FROM purchases p WHERE `+f.and()+`) m
-		WHERE a.id = `+acct, f.args...).Scan(&balance, &out.MonthPurchases, &amount)
-	out.Balance, out.MonthAmount = money.Cents(balance), money.Cents(amount)
+		WHERE a.id = `+acct, f.args...).Scan(&out.Balance, &out.MonthPurchases, &out.MonthAmount)
 	return out, err
 }

@@ -271,10 +271,7 @@ func (b *batcher) exec(ctx context.Context, account uuid.UUID, jobs []*purchaseJ
 		if !known {
 			o.unknown = append(o.unknown, video.String())
 		}
-		var pv PurchasedVideo
-		if price != nil {
-			pv.PricePaid = money.Cents(*price)
-		}
+		pv := PurchasedVideo{PricePaid: money.Cents(deref(price))}
 		if pid != nil {
 			pv.PurchaseID, pv.PurchasedAt = *pid, *at
 		} else if o.verdict == verdictBought || o.verdict == verdictOwned {

@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
+	"broll/internal/database"
 	"broll/internal/money"
 )
 
@@ -72,20 +74,13 @@ const ledgerPageSQL = `
 // ledger), newest first, each entry with the balance after it.
 func (s *Service) Ledger(ctx context.Context, accountID uuid.UUID, test bool, limit, offset int) (LedgerPage, error) {
 	out := LedgerPage{Limit: limit, Offset: offset}
-	rows, err := s.pool.Query(ctx, ledgerPageSQL, accountID, limit, offset, !test)
-	if err != nil {
-		return out, fmt.Errorf("ledger: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
+	var err error
+	out.Entries, err = database.Select(ctx, s.pool, func(r pgx.CollectableRow) (LedgerEntry, error) {
 		var e LedgerEntry
-		if err := rows.Scan(&e.ID, &e.CreatedAt, &e.Kind, &e.Amount, &e.Balance, &e.Note, &e.PurchaseID,
-			&e.APIKeyID, &e.KeyLabel, &e.VideoTitle, &out.Total); err != nil {
-			return out, fmt.Errorf("ledger: %w", err)
-		}
-		out.Entries = append(out.Entries, e)
-	}
-	if err := rows.Err(); err != nil {
+		return e, r.Scan(&e.ID, &e.CreatedAt, &e.Kind, &e.Amount, &e.Balance, &e.Note, &e.PurchaseID,
+			&e.APIKeyID, &e.KeyLabel, &e.VideoTitle, &out.Total)
+	}, ledgerPageSQL, accountID, limit, offset, !test)
+	if err != nil {
 		return out, fmt.Errorf("ledger: %w", err)
 	}
 	if len(out.Entries) == 0 && offset > 0 {

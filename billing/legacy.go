@@ -9,10 +9,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"broll/internal/apperr"
 	"broll/internal/database"
-	"broll/internal/money"
 	"broll/internal/paging"
 )
 
@@ -112,29 +112,21 @@ func (s *Service) LegacyPurchases(ctx context.Context, accountID uuid.UUID, q Le
 		end = &e
 	}
 	out := Listing{Query: ListQuery{Start: q.Start, End: q.End, Limit: q.Limit, Offset: q.Offset}}
-	var amount int64
 	if err := s.pool.QueryRow(ctx, legacyListSummarySQL, accountID, q.CustomerEmail, q.Start, end).
-		Scan(&out.Total, &amount); err != nil {
+		Scan(&out.Total, &out.Amount); err != nil {
 		return Listing{}, fmt.Errorf("legacy purchases: %w", err)
 	}
-	out.Amount = money.Cents(amount)
-	rows, err := s.pool.Query(ctx, legacyListPageSQL, accountID, q.CustomerEmail, q.Start, end, q.Limit, q.Offset)
-	if err != nil {
-		return Listing{}, fmt.Errorf("legacy purchases: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
+	var err error
+	out.Purchases, err = database.Select(ctx, s.pool, func(row pgx.CollectableRow) (PurchaseRecord, error) {
 		r := PurchaseRecord{Legacy: true}
-		if err := rows.Scan(&r.PurchaseID, &r.VideoID, &r.PricePaid, &r.PurchasedAt, &r.CustomerEmail,
+		err := row.Scan(&r.PurchaseID, &r.VideoID, &r.PricePaid, &r.PurchasedAt, &r.CustomerEmail,
 			&r.Video.Title, &r.Video.Emotion, &r.Video.Gender, &r.Video.Difficulty, &r.Video.MediaType,
-			&r.Video.DurationSeconds, &r.Video.Retired); err != nil {
-			return Listing{}, fmt.Errorf("legacy purchases: %w", err)
-		}
+			&r.Video.DurationSeconds, &r.Video.Retired)
 		r.Video.ID = r.VideoID
 		r.Download = s.links.Sign(r.PurchaseID)
-		out.Purchases = append(out.Purchases, r)
-	}
-	if err := rows.Err(); err != nil {
+		return r, err
+	}, legacyListPageSQL, accountID, q.CustomerEmail, q.Start, end, q.Limit, q.Offset)
+	if err != nil {
 		return Listing{}, fmt.Errorf("legacy purchases: %w", err)
 	}
 	out.HasMore = q.Offset+len(out.Purchases) < out.Total

@@ -99,10 +99,7 @@ func (s *Signer) Verify(purchaseID, exp, version, sig string) (uuid.UUID, error)
 	default:
 		return uuid.Nil, errBadLink
 	}
-	if !hmac.Equal([]byte(key.sign(id, expUnix)), []byte(sig)) {
-		return uuid.Nil, errBadLink
-	}
-	if s.now().Unix() > expUnix {
+	if !hmac.Equal([]byte(key.sign(id, expUnix)), []byte(sig)) || s.now().Unix() > expUnix {
 		return uuid.Nil, errBadLink
 	}
 	return id, nil

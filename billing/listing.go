@@ -278,11 +278,10 @@ func (s *Service) ListPurchases(ctx context.Context, p tenancy.Principal, q List
 	}
 
 	out := Listing{Query: q}
-	var amount int64
-	if err := s.pool.QueryRow(ctx, `SELECT count(*), coalesce(sum(p.price_cents), 0)`+f.from(), f.args...).Scan(&out.Total, &amount); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT count(*), coalesce(sum(p.price_cents), 0)`+f.from(), f.args...).
+		Scan(&out.Total, &out.Amount); err != nil {
 		return Listing{}, fmt.Errorf("list purchases: %w", err)
 	}
-	out.Amount = money.Cents(amount)
 
 	// The summary covers every match; only the page starts after the cursor.
 	offset := q.Offset

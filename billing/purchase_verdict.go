@@ -1,7 +1,7 @@
 package billing
 
 import (
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -50,13 +50,11 @@ type spendLimit struct {
 func (j *purchaseJob) answer() (PurchaseResult, error) {
 	o := j.out
 	out := PurchaseResult{Balance: o.balance, DryRun: j.dry, Livemode: !j.test}
-	mine := make(map[uuid.UUID]bool, len(j.newIDs))
-	for _, id := range j.newIDs {
-		mine[id] = true
-	}
+	// At most MaxVideosPerPurchase ids each: a scan is as quick as a set.
+	mine := func(id uuid.UUID) bool { return slices.Contains(j.newIDs, id) }
 	bought := false
 	for _, id := range j.ids {
-		if pv, ok := o.lines[id]; ok && pv.PurchaseID != uuid.Nil && mine[pv.PurchaseID] {
+		if pv, ok := o.lines[id]; ok && pv.PurchaseID != uuid.Nil && mine(pv.PurchaseID) {
 			bought = true
 		}
 	}
@@ -74,7 +72,7 @@ func (j *purchaseJob) answer() (PurchaseResult, error) {
 			if !pv.AlreadyOwned {
 				out.TotalCharged += pv.PricePaid
 			}
-		case mine[pv.PurchaseID]:
+		case mine(pv.PurchaseID):
 			out.TotalCharged += pv.PricePaid
 		default:
 			pv.AlreadyOwned = true
@@ -91,13 +89,10 @@ func (o outcome) refusal(expected *int64) error {
 	case verdictBought, verdictOwned, verdictQuoted:
 		return nil
 	case verdictUnknown:
-		sort.Strings(o.unknown)
+		slices.Sort(o.unknown)
 		return apperr.NotFoundf("videos not found: %v", o.unknown).With("unknown_video_ids", o.unknown)
 	case verdictPriceChanged:
-		var want money.Cents
-		if expected != nil {
-			want = money.Cents(*expected)
-		}
+		want := money.Cents(deref(expected))
 		return apperr.New(apperr.PriceChanged, "the purchase costs %s USD, not the expected %s USD", o.quote, want).
 			With("total", o.quote).With("expected_total", want).With("currency", "USD")
 	case verdictInsufficient:
@@ -113,17 +108,7 @@ func (o outcome) refusal(expected *int64) error {
 // refusal is the 402 of a purchase that would take the key past its limit,
 // with the numbers the batch read under the account lock.
 func (l spendLimit) refusal(required money.Cents) error {
-	var limit, spent money.Cents
-	var period string
-	if l.limit != nil {
-		limit = money.Cents(*l.limit)
-	}
-	if l.spent != nil {
-		spent = money.Cents(*l.spent)
-	}
-	if l.period != nil {
-		period = *l.period
-	}
+	limit, spent, period := money.Cents(deref(l.limit)), money.Cents(deref(l.spent)), deref(l.period)
 	var resets any // JSON null for a 'total' limit, which never resets
 	if l.resetsAt != nil {
 		resets = l.resetsAt.UTC()
@@ -132,4 +117,13 @@ func (l spendLimit) refusal(required money.Cents) error {
 		"this key has spent %s of its %s USD %s limit; this purchase needs %s USD", spent, limit, period, required).
 		With("limit", limit).With("spent", spent).With("required", required).
 		With("period", period).With("period_resets_at", resets).With("currency", "USD")
+}
+
+// deref is *p, or the zero value for nil: a NULL of the batch statement.
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
 }

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"broll/internal/database"
 	"broll/internal/money"
 	"broll/tenancy"
 )
@@ -39,21 +42,13 @@ func (s *Service) DailySpend(ctx context.Context, p tenancy.Principal, now time.
 	first := last.AddDate(0, 0, -(days - 1))
 	f := visibleTo(p)
 	firstArg, lastArg := f.arg(first), f.arg(last)
-	rows, err := s.pool.Query(ctx, dailySpendSQL(f, firstArg, lastArg), f.args...)
-	if err != nil {
-		return nil, fmt.Errorf("daily spend: %w", err)
-	}
-	defer rows.Close()
-	var out []DaySpend
-	for rows.Next() {
+	out, err := database.Select(ctx, s.pool, func(r pgx.CollectableRow) (DaySpend, error) {
 		var d DaySpend
-		if err := rows.Scan(&d.Day, &d.Purchases, &d.Amount); err != nil {
-			return nil, fmt.Errorf("daily spend: %w", err)
-		}
+		err := r.Scan(&d.Day, &d.Purchases, &d.Amount)
 		d.Day = d.Day.UTC()
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
+		return d, err
+	}, dailySpendSQL(f, firstArg, lastArg), f.args...)
+	if err != nil {
 		return nil, fmt.Errorf("daily spend: %w", err)
 	}
 	return out, nil

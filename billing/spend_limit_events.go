@@ -50,10 +50,7 @@ func (b *batcher) writeSpendLimitEvents(ctx context.Context, account uuid.UUID, 
 			l.limit == nil || l.period == nil || l.spent == nil {
 			continue
 		}
-		var end time.Time
-		if l.resetsAt != nil {
-			end = *l.resetsAt
-		}
+		end := deref(l.resetsAt)
 		ids = append(ids, spendLimitEventID(j.key, *l.period, end))
 		keys = append(keys, j.key)
 		limits, spent, periods = append(limits, *l.limit), append(spent, *l.spent), append(periods, *l.period)

@@ -3,6 +3,7 @@ package tenancy
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -147,13 +148,9 @@ func (a *Authenticator) KeyCreated() {
 func (a *Authenticator) Forget(ids ...uuid.UUID) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for h, c := range a.cache {
-		for _, id := range ids {
-			if c.p.KeyID == id || c.p.RootKeyID == id {
-				delete(a.cache, h)
-			}
-		}
-	}
+	maps.DeleteFunc(a.cache, func(_ string, c cachedPrincipal) bool {
+		return slices.Contains(ids, c.p.KeyID) || slices.Contains(ids, c.p.RootKeyID)
+	})
 }
 
 const lookupSQL = `
@@ -166,9 +163,9 @@ const lookupSQL = `
 func (a *Authenticator) lookup(ctx context.Context, hash []byte) (Principal, error) {
 	var p Principal
 	var account uuid.NullUUID
-	var scopes []string
 	err := a.pool.QueryRow(ctx, lookupSQL, hash).
-		Scan(&p.KeyID, &account, &p.Kind, &p.RootKeyID, &p.Label, &scopes, &p.RateLimitPerMinute, &p.SettingsVersion, &p.Test)
+		Scan(&p.KeyID, &account, &p.Kind, &p.RootKeyID, &p.Label, &p.Scopes, &p.RateLimitPerMinute,
+			&p.SettingsVersion, &p.Test)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Principal{}, errUnauthorized
 	}
@@ -176,6 +173,5 @@ func (a *Authenticator) lookup(ctx context.Context, hash []byte) (Principal, err
 		return Principal{}, err
 	}
 	p.AccountID = account.UUID
-	p.Scopes = toScopes(scopes)
 	return p, nil
 }

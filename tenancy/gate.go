@@ -1,6 +1,7 @@
 package tenancy
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"math"
@@ -70,11 +71,7 @@ func (g *Gate) Fallbacks() int64 { return g.fallbacks.Load() }
 // client may spend its whole minute at once, then refills at limit/60 per
 // second (GCRA), as docs/api.md promises (BROLL_RATE_LIMIT_PER_MINUTE).
 func (g *Gate) LimitFor(p Principal) redis_rate.Limit {
-	n := g.defaultLimit
-	if p.RateLimitPerMinute > 0 {
-		n = p.RateLimitPerMinute
-	}
-	return redis_rate.PerMinute(n)
+	return redis_rate.PerMinute(cmp.Or(p.RateLimitPerMinute, g.defaultLimit))
 }
 
 func revokedKey(prefix string, id uuid.UUID) string { return prefix + "revoked:" + id.String() }
@@ -115,22 +112,18 @@ func (g *Gate) admit(ctx context.Context, p Principal, count bool) (Decision, er
 	if err != nil {
 		return g.admitLocally(p, limit, now, err), nil
 	}
+	// The extras rode along Allow's first call, so revoked and changed are
+	// set whenever Allow succeeded.
 	d := Decision{
-		Allowed:    res.Allowed > 0,
+		Revoked:    revoked.Val() > 0,
+		Allowed:    res.Allowed > 0 && revoked.Val() == 0,
 		Limit:      limit.Rate,
 		Remaining:  res.Remaining,
 		ResetAfter: res.ResetAfter,
+		RetryAfter: max(res.RetryAfter, 0), // redis_rate says -1 when allowed
 	}
-	if res.RetryAfter > 0 {
-		d.RetryAfter = res.RetryAfter
-	}
-	if revoked != nil && revoked.Val() > 0 {
-		d.Revoked, d.Allowed = true, false
-	}
-	if changed != nil {
-		if v, err := changed.Int64(); err == nil && v > p.SettingsVersion {
-			d.Stale = true
-		}
+	if v, err := changed.Int64(); err == nil && v > p.SettingsVersion {
+		d.Stale = true
 	}
 	if lost, first := g.epoch.check(epoch); lost {
 		if !first {

@@ -99,11 +99,7 @@ func (kp KeyListParams) Parse() (KeyListQuery, error) {
 
 func (q KeyListQuery) fingerprint() string {
 	h := fnv.New64a()
-	h.Write([]byte(q.Label))
-	h.Write([]byte{0})
-	h.Write([]byte(q.Status))
-	h.Write([]byte{0})
-	h.Write([]byte(q.Mode))
+	h.Write([]byte(q.Label + "\x00" + q.Status + "\x00" + q.Mode))
 	return strconv.FormatUint(h.Sum64(), 36)
 }
 

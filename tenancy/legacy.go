@@ -16,9 +16,8 @@ const errUnknownSource = "unknown source"
 // not found as one no account has.
 func (s *Service) LegacyAccount(ctx context.Context, source string) (Account, error) {
 	var a Account
-	err := s.pool.QueryRow(ctx, `
-		SELECT id, name, source, balance_cents, created_at FROM accounts WHERE source = $1 AND legacy_enabled`, source).
-		Scan(&a.ID, &a.Name, &a.Source, &a.BalanceCents, &a.CreatedAt)
+	err := s.pool.QueryRow(ctx, `SELECT `+accountColumns+` FROM accounts WHERE source = $1 AND legacy_enabled`, source).
+		Scan(a.dest()...)
 	return a, database.Interpret(err, errUnknownSource)
 }
 
@@ -31,11 +30,9 @@ type LegacyAccess struct {
 // SetLegacyEnabled marks the account of source as a v0 customer (enabled)
 // or not. Idempotent; an unknown source is not found.
 func (s *Service) SetLegacyEnabled(ctx context.Context, source string, enabled bool) (LegacyAccess, error) {
-	out := LegacyAccess{}
-	a := &out.Account
-	err := s.pool.QueryRow(ctx, `
-		UPDATE accounts SET legacy_enabled = $2 WHERE source = $1
-		RETURNING id, name, source, balance_cents, created_at, legacy_enabled`, source, enabled).
-		Scan(&a.ID, &a.Name, &a.Source, &a.BalanceCents, &a.CreatedAt, &out.Enabled)
+	var out LegacyAccess
+	err := s.pool.QueryRow(ctx, `UPDATE accounts SET legacy_enabled = $2 WHERE source = $1
+		RETURNING `+accountColumns+`, legacy_enabled`, source, enabled).
+		Scan(append(out.Account.dest(), &out.Enabled)...)
 	return out, database.Interpret(err, errUnknownSource)
 }

@@ -2,7 +2,6 @@ package tenancy
 
 import (
 	"slices"
-	"sort"
 
 	"broll/internal/apperr"
 )
@@ -62,10 +61,7 @@ func ParseCustomerScopes(requested []string) ([]Scope, error) {
 	for _, r := range requested {
 		s := Scope(r)
 		if !slices.Contains(allowed, s) {
-			names := make([]string, len(allowed))
-			for i, a := range allowed {
-				names[i] = string(a)
-			}
+			names := scopeStrings(allowed)
 			return nil, apperr.InvalidField("scopes", "unknown or not grantable scope %q; allowed: %v", r, names).
 				With("allowed_values", names)
 		}
@@ -74,7 +70,7 @@ func ParseCustomerScopes(requested []string) ([]Scope, error) {
 			out = append(out, s)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	slices.Sort(out)
 	return out, nil
 }
 
@@ -82,14 +78,6 @@ func scopeStrings(ss []Scope) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
 		out[i] = string(s)
-	}
-	return out
-}
-
-func toScopes(ss []string) []Scope {
-	out := make([]Scope, len(ss))
-	for i, s := range ss {
-		out[i] = Scope(s)
 	}
 	return out
 }

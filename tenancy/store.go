@@ -67,6 +67,13 @@ type Key struct {
 	RevokedAt     *time.Time
 }
 
+// accountColumns are an accounts row as Account holds it (Account.dest).
+const accountColumns = `id, name, source, balance_cents, created_at`
+
+func (a *Account) dest() []any {
+	return []any{&a.ID, &a.Name, &a.Source, &a.BalanceCents, &a.CreatedAt}
+}
+
 // IssuedKey is a newly created key with its secret, shown exactly once.
 type IssuedKey struct {
 	Key
@@ -106,10 +113,8 @@ func CreateAccount(ctx context.Context, q Querier, name, source string) (Account
 			"source must be 1-63 characters of a-z, 0-9, '-' or '_', starting with a letter or digit")
 	}
 	var a Account
-	err = q.QueryRow(ctx, `
-		INSERT INTO accounts (name, source) VALUES ($1, $2)
-		RETURNING id, name, source, balance_cents, created_at`, name, source).
-		Scan(&a.ID, &a.Name, &a.Source, &a.BalanceCents, &a.CreatedAt)
+	err = q.QueryRow(ctx, `INSERT INTO accounts (name, source) VALUES ($1, $2) RETURNING `+accountColumns, name, source).
+		Scan(a.dest()...)
 	if database.IsUniqueViolation(err, "") {
 		return Account{}, apperr.InvalidField("source", "source %q is already taken", source)
 	}
@@ -122,9 +127,7 @@ func CreateAccount(ctx context.Context, q Querier, name, source string) (Account
 // GetAccount returns one account.
 func (s *Service) GetAccount(ctx context.Context, id uuid.UUID) (Account, error) {
 	var a Account
-	err := s.pool.QueryRow(ctx, `
-		SELECT id, name, source, balance_cents, created_at FROM accounts WHERE id = $1`, id).
-		Scan(&a.ID, &a.Name, &a.Source, &a.BalanceCents, &a.CreatedAt)
+	err := s.pool.QueryRow(ctx, `SELECT `+accountColumns+` FROM accounts WHERE id = $1`, id).Scan(a.dest()...)
 	return a, database.Interpret(err, "account not found")
 }
 
@@ -140,21 +143,19 @@ const keyColumns = `id, account_id, kind, parent_id, label, scopes, key_prefix,
 // keyRow scans keyColumns into a Key, then any extra columns after them.
 type keyRow struct {
 	k           Key
-	scopes      []string
 	limitCents  *int64
 	limitPeriod *string
 }
 
 func (r *keyRow) dest(extra ...any) []any {
 	k := &r.k
-	return append([]any{&k.ID, &k.AccountID, &k.Kind, &k.ParentID, &k.Label, &r.scopes, &k.Prefix,
+	return append([]any{&k.ID, &k.AccountID, &k.Kind, &k.ParentID, &k.Label, &k.Scopes, &k.Prefix,
 		&k.RateLimitPerMinute, &k.TotalRequests, &k.LastUsedAt, &k.CreatedAt, &k.RevokedAt,
 		&r.limitCents, &r.limitPeriod, &k.SettingsVersion, &k.Test, &k.Spent.Amount, &k.Spent.PeriodStart, &k.Spent.ResetsAt}, extra...)
 }
 
 func (r *keyRow) key() Key {
 	k := r.k
-	k.Scopes = toScopes(r.scopes)
 	if r.limitCents != nil && r.limitPeriod != nil {
 		k.SpendLimit = &SpendLimit{Amount: money.Cents(*r.limitCents), Period: SpendPeriod(*r.limitPeriod)}
 	}
@@ -182,7 +183,7 @@ func insertKey(ctx context.Context, q Querier, k Key) (IssuedKey, error) {
 			SELECT k.account_id, $11, k.livemode, `+keyEventData+` FROM k WHERE k.account_id IS NOT NULL
 		)
 		SELECT `+keyColumns+` FROM k`,
-		k.AccountID, k.Kind, k.ParentID, k.Label, scopeStrings(k.Scopes), hashKey(secret), displayedPrefix(secret),
+		k.AccountID, k.Kind, k.ParentID, k.Label, k.Scopes, hashKey(secret), displayedPrefix(secret),
 		limitCents, limitPeriod, k.RateLimitPerMinute, outbox.KeyCreated, !k.Test)
 	created, err := scanKey(row)
 	if err != nil {

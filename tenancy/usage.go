@@ -311,21 +311,16 @@ func (u *Usage) Run(ctx context.Context, interval time.Duration, onErr func(erro
 	}
 }
 
+// pairs reads an HGETALL reply from takeBatch. A script's redis.call
+// speaks RESP2 (the script never calls redis.setresp), so the reply is a
+// flat list of fields and values even on a RESP3 connection.
 func pairs(v any) map[string]string {
+	x, _ := v.([]any)
 	out := map[string]string{}
-	switch x := v.(type) {
-	case []any:
-		for i := 0; i+1 < len(x); i += 2 {
-			k, _ := x[i].(string)
-			val, _ := x[i+1].(string)
-			out[k] = val
-		}
-	case map[any]any: // RESP3
-		for k, val := range x {
-			ks, _ := k.(string)
-			vs, _ := val.(string)
-			out[ks] = vs
-		}
+	for i := 0; i+1 < len(x); i += 2 {
+		k, _ := x[i].(string)
+		val, _ := x[i+1].(string)
+		out[k] = val
 	}
 	return out
 }

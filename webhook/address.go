@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -63,28 +64,18 @@ func ParseAllow(list []string) (Allow, error) {
 
 func (a Allow) name(host string) bool { return a.names[strings.ToLower(host)] }
 
-func (a Allow) addr(ip netip.Addr) bool {
-	for _, p := range a.prefixes {
-		if p.Contains(ip) {
-			return true
-		}
-	}
-	return false
+func (a Allow) addr(ip netip.Addr) bool { return within(a.prefixes, ip) }
+
+func within(prefixes []netip.Prefix, ip netip.Addr) bool {
+	return slices.ContainsFunc(prefixes, func(p netip.Prefix) bool { return p.Contains(ip) })
 }
 
 // public reports whether ip may be dialled without being allowed.
 func public(ip netip.Addr) bool {
 	ip = ip.Unmap()
-	if !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() ||
-		ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() {
-		return false
-	}
-	for _, p := range nonPublic {
-		if p.Contains(ip) {
-			return false
-		}
-	}
-	return true
+	return ip.IsValid() && !ip.IsLoopback() && !ip.IsPrivate() && !ip.IsLinkLocalUnicast() &&
+		!ip.IsLinkLocalMulticast() && !ip.IsInterfaceLocalMulticast() && !ip.IsMulticast() && !ip.IsUnspecified() &&
+		!within(nonPublic, ip)
 }
 
 // permits reports whether an endpoint URL's host may be used as written:

@@ -183,16 +183,14 @@ func (d *Deliverer) DeliverDue(ctx context.Context) (int, error) {
 	}
 	var wg sync.WaitGroup
 	for _, c := range batch {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			// The outcome is recorded even when ctx ends mid-attempt, so the
 			// log and the retry schedule stay true.
 			res := d.send(ctx, c)
 			if err := d.record(context.WithoutCancel(ctx), c, res); err != nil {
 				d.opts.Logger.Warn("webhook record", "delivery", c.id, "err", err)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	return len(batch), nil
@@ -268,9 +266,7 @@ func describe(err error) string {
 
 // backoff is the pause before attempt n+1 after n failed attempts.
 func (d *Deliverer) backoff(n int) time.Duration {
-	if n < 1 {
-		n = 1
-	}
+	n = max(n, 1)
 	if n > 30 {
 		return d.opts.RetryMax
 	}
