@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
 	"broll/billing"
@@ -45,7 +46,7 @@ func (c *cli) with(ctx context.Context, fn call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	pool, err := database.Open(ctx, cfg.DatabaseURL, database.StatementTimeout(cfg.CtlStatementTimeout))
+	pool, err := openPool(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -70,6 +71,12 @@ func (c *cli) with(ctx context.Context, fn call) (any, error) {
 	return fn(ctx, e)
 }
 
+// openPool opens the database as every command does: with the CLI's own
+// statement timeout, since imports and migrations run long by design.
+func openPool(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error) {
+	return database.Open(ctx, cfg.DatabaseURL, database.StatementTimeout(cfg.CtlStatementTimeout))
+}
+
 // opened is the action of a command with no checks but its flags': the call
 // on the opened environment.
 func (c *cli) opened(fn call) action {
@@ -86,7 +93,7 @@ func (c *cli) migrate(*flags) action {
 		if err != nil {
 			return nil, err
 		}
-		pool, err := database.Open(ctx, cfg.DatabaseURL, database.StatementTimeout(cfg.CtlStatementTimeout))
+		pool, err := openPool(ctx, cfg)
 		if err != nil {
 			return nil, err
 		}
