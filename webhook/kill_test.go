@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"broll/internal/database"
 	"broll/internal/outbox"
 	"broll/webhook"
@@ -69,7 +67,7 @@ func TestKilledWorkerLosesNothing(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(released)
-	if _, err := b.hooks.Create(ctx, b.acct.ID, uuid.Nil, webhook.NewEndpoint{URL: srv.URL, Events: []string{outbox.ClipsEmbedded}}); err != nil {
+	if _, err := b.hooks.Create(ctx, b.owner(), webhook.NewEndpoint{URL: srv.URL, Events: []string{outbox.ClipsEmbedded}}); err != nil {
 		t.Fatal(err)
 	}
 	writeEvents(t, b, 20, outbox.ClipsEmbedded)

@@ -91,6 +91,9 @@ type bundle struct {
 	deliverer *webhook.Deliverer
 }
 
+// owner is the account's root key, which the tests' endpoints belong to.
+func (b bundle) owner() webhook.Owner { return webhook.RootKey(b.acct.ID, b.acct.RootKey.ID) }
+
 func setup(t *testing.T) bundle {
 	t.Helper()
 	pool, url := testkit.NewPool(t)

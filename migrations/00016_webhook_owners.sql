@@ -1,0 +1,27 @@
+-- +goose Up
+-- Webhook endpoints belong to the root key that made them, by the purchases
+-- visibility rule: an account may hold one root key per integration, and
+-- one integration must not list, re-key, read the deliveries of or receive
+-- the events of another's endpoints. The fan-out that applies the rule to
+-- events is migrations/functions/webhook_fanout.sql.
+--
+-- Existing endpoints go to the root key that made them (created_by, filled
+-- in by every creation through the API). One without a root key of its own
+-- account there (written before created_by existed, or by hand) goes to the
+-- account's first root key, the oldest, revoked or not. An account with
+-- endpoints but no root key at all cannot have made them through the API
+-- and nobody could manage them: those endpoints are deleted.
+UPDATE webhook_endpoints e SET created_by = (
+    SELECT k.id FROM api_keys k WHERE k.account_id = e.account_id AND k.kind = 'root'
+    ORDER BY k.created_at, k.id LIMIT 1)
+WHERE NOT EXISTS (SELECT 1 FROM api_keys k
+                  WHERE k.id = e.created_by AND k.account_id = e.account_id AND k.kind = 'root');
+DELETE FROM webhook_endpoints WHERE created_by IS NULL;
+ALTER TABLE webhook_endpoints RENAME COLUMN created_by TO root_key_id;
+ALTER TABLE webhook_endpoints ALTER COLUMN root_key_id SET NOT NULL;
+CREATE INDEX webhook_endpoints_root_key_idx ON webhook_endpoints (root_key_id, created_at);
+
+-- +goose Down
+DROP INDEX webhook_endpoints_root_key_idx;
+ALTER TABLE webhook_endpoints ALTER COLUMN root_key_id DROP NOT NULL;
+ALTER TABLE webhook_endpoints RENAME COLUMN root_key_id TO created_by;
