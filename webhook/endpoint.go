@@ -125,11 +125,19 @@ func (s *Service) Create(ctx context.Context, o Owner, in NewEndpoint) (CreatedE
 	}
 	out := CreatedEndpoint{Secret: newSecret()}
 	err = database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		// The account row serialises concurrent creations for the cap.
+		// A lock of the account's endpoints serialises concurrent creations
+		// for the cap; the count is its own statement, after the lock, so
+		// that it sees every creation committed while this one waited (a
+		// count in the locking statement reads the snapshot taken before
+		// the wait). An advisory lock rather than the account row, which
+		// every purchase of the account locks.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('broll:webhook-endpoints:' || $1::text, 0))`,
+			o.Account); err != nil {
+			return err
+		}
 		var n int
-		if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM webhook_endpoints WHERE account_id = a.id)
-			FROM accounts a WHERE a.id = $1 FOR UPDATE`, o.Account).Scan(&n); err != nil {
-			return database.Interpret(err, "account not found")
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM webhook_endpoints WHERE account_id = $1`, o.Account).Scan(&n); err != nil {
+			return err
 		}
 		if n >= maxEndpointsPerAccount {
 			return apperr.New(apperr.Conflict, "an account has at most %d webhook endpoints; delete one first", maxEndpointsPerAccount)
