@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -245,23 +244,9 @@ func (d *Deliverer) send(ctx context.Context, c claimed) result {
 	_ = resp.Body.Close()
 	r := result{status: resp.StatusCode, duration: dur}
 	if !r.ok() {
-		r.err = fmt.Sprintf("the endpoint answered %d", resp.StatusCode)
+		r.err = "http " + strconv.Itoa(resp.StatusCode)
 	}
 	return r
-}
-
-// describe turns a transport error into a log line that names the kind of
-// failure and nothing internal.
-func describe(err error) string {
-	var ne interface{ Timeout() bool }
-	switch {
-	case errors.Is(err, ErrForbiddenAddress):
-		return "refused: the endpoint resolves to a non-public address"
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return fmt.Sprintf("no answer within %s", RequestTimeout)
-	default:
-		return "connection failed: " + err.Error()
-	}
 }
 
 // backoff is the pause before attempt n+1 after n failed attempts.
