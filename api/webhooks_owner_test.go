@@ -15,6 +15,7 @@ import (
 
 	"broll/billing/billingtest"
 	"broll/internal/config"
+	"broll/internal/seal"
 	"broll/webhook"
 )
 
@@ -97,7 +98,11 @@ func runDeliverer(t *testing.T, e *testEnv) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := webhook.NewDeliverer(e.pool, webhook.DeliveryOptions{Allow: allow, PollInterval: 20 * time.Millisecond,
+	sealer, err := seal.New(e.cfg.SigningKey.Reveal(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := webhook.NewDeliverer(e.pool, sealer, webhook.DeliveryOptions{Allow: allow, PollInterval: 20 * time.Millisecond,
 		RetryBase: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

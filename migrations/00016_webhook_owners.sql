@@ -21,7 +21,19 @@ ALTER TABLE webhook_endpoints RENAME COLUMN created_by TO root_key_id;
 ALTER TABLE webhook_endpoints ALTER COLUMN root_key_id SET NOT NULL;
 CREATE INDEX webhook_endpoints_root_key_idx ON webhook_endpoints (root_key_id, created_at);
 
+-- Signing secrets are sealed at rest (internal/seal, under a key derived
+-- from BROLL_SIGNING_KEY, which SQL does not have): every secret written
+-- from now on is sealed ('sealed:v1:...'). Those already stored in
+-- plaintext (whsec_...) are sealed in Go, not here: by the worker when it
+-- starts (webhook.SealSecrets, again hourly) and by `brollctl migrate`
+-- when it is given BROLL_SIGNING_KEY. Until then they still sign.
+ALTER TABLE webhook_secrets DROP CONSTRAINT webhook_secrets_secret_check;
+ALTER TABLE webhook_secrets ADD CONSTRAINT webhook_secrets_secret_check
+    CHECK (secret LIKE 'sealed:v1:%' OR secret LIKE 'whsec\_%');
+
 -- +goose Down
+-- Sealed secrets cannot be opened in SQL: going down leaves them sealed,
+-- and the constraint that admits them stays.
 DROP INDEX webhook_endpoints_root_key_idx;
 ALTER TABLE webhook_endpoints ALTER COLUMN root_key_id DROP NOT NULL;
 ALTER TABLE webhook_endpoints RENAME COLUMN root_key_id TO created_by;

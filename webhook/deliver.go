@@ -12,10 +12,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/internal/database"
+	"broll/internal/seal"
 )
 
 // Defaults of DeliveryOptions.
@@ -62,13 +64,15 @@ type DeliveryOptions struct {
 // each claims its deliveries with FOR UPDATE SKIP LOCKED.
 type Deliverer struct {
 	pool   *pgxpool.Pool
+	sealer *seal.Sealer
 	opts   DeliveryOptions
 	client *http.Client
 	now    func() time.Time
 }
 
-// NewDeliverer returns a deliverer over pool.
-func NewDeliverer(pool *pgxpool.Pool, opts DeliveryOptions) *Deliverer {
+// NewDeliverer returns a deliverer over pool; sealer opens the endpoints'
+// signing secrets (the API's sealer: both derive it from BROLL_SIGNING_KEY).
+func NewDeliverer(pool *pgxpool.Pool, sealer *seal.Sealer, opts DeliveryOptions) *Deliverer {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -97,7 +101,7 @@ func NewDeliverer(pool *pgxpool.Pool, opts DeliveryOptions) *Deliverer {
 			IdleConnTimeout:       90 * time.Second,
 		}
 	}
-	return &Deliverer{pool: pool, opts: opts, now: time.Now, client: &http.Client{
+	return &Deliverer{pool: pool, sealer: sealer, opts: opts, now: time.Now, client: &http.Client{
 		Transport: rt,
 		Timeout:   RequestTimeout,
 		// A redirect is an answer, not a 2xx: never follow it anywhere.
@@ -112,6 +116,7 @@ func (d *Deliverer) Run(ctx context.Context) {
 	defer t.Stop()
 	prune := time.NewTicker(time.Hour)
 	defer prune.Stop()
+	d.sealPlaintext(ctx)
 	for {
 		for {
 			n, err := d.DeliverDue(ctx)
@@ -130,7 +135,21 @@ func (d *Deliverer) Run(ctx context.Context) {
 			if _, err := d.Prune(ctx); err != nil && ctx.Err() == nil {
 				d.opts.Logger.Warn("webhook prune", "err", err)
 			}
+			d.sealPlaintext(ctx)
 		}
+	}
+}
+
+// sealPlaintext seals secrets still stored in plaintext: at the start of
+// an upgraded worker, and hourly for any an API node of the previous
+// release wrote during a rolling upgrade.
+func (d *Deliverer) sealPlaintext(ctx context.Context) {
+	n, err := SealSecrets(ctx, d.pool, d.sealer)
+	if err != nil && ctx.Err() == nil {
+		d.opts.Logger.Warn("webhook secrets not sealed", "err", err)
+	}
+	if n > 0 {
+		d.opts.Logger.Info("sealed webhook secrets kept in plaintext", "count", n)
 	}
 }
 
@@ -180,6 +199,9 @@ func (d *Deliverer) DeliverDue(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("claim deliveries: %w", err)
 	}
+	for i := range batch {
+		batch[i].secrets = d.openSecrets(batch[i])
+	}
 	var wg sync.WaitGroup
 	for _, c := range batch {
 		wg.Go(func() {
@@ -193,6 +215,26 @@ func (d *Deliverer) DeliverDue(ctx context.Context) (int, error) {
 	}
 	wg.Wait()
 	return len(batch), nil
+}
+
+// openSecrets returns the usable secrets of a claimed delivery's endpoint;
+// one that does not open (sealed under a key no longer configured) is left
+// out and logged, and with none the attempt fails as having no secret.
+func (d *Deliverer) openSecrets(c claimed) []string {
+	endpoint, err := uuid.Parse(c.endpoint)
+	if err != nil {
+		return nil
+	}
+	out := make([]string, 0, len(c.secrets))
+	for _, stored := range c.secrets {
+		s, err := openSecret(d.sealer, endpoint, stored)
+		if err != nil {
+			d.opts.Logger.Warn("webhook secret does not open: is BROLL_SIGNING_KEY the API's?", "endpoint", c.endpoint, "err", err)
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // result is the outcome of one attempt.

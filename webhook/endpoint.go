@@ -152,7 +152,8 @@ func (s *Service) Create(ctx context.Context, o Owner, in NewEndpoint) (CreatedE
 			return database.Interpret(err, "root key not found")
 		}
 		out.Endpoint = e
-		_, err = tx.Exec(ctx, `INSERT INTO webhook_secrets (endpoint_id, secret) VALUES ($1, $2)`, e.ID, out.Secret)
+		_, err = tx.Exec(ctx, `INSERT INTO webhook_secrets (endpoint_id, secret) VALUES ($1, $2)`, e.ID,
+			sealSecret(s.sealer, e.ID, out.Secret))
 		return err
 	})
 	if err != nil {
@@ -233,7 +234,8 @@ func (s *Service) Rotate(ctx context.Context, o Owner, id uuid.UUID, overlap tim
 			WHERE endpoint_id = $1`, id, until); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO webhook_secrets (endpoint_id, secret) VALUES ($1, $2)`, id, out.Secret); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO webhook_secrets (endpoint_id, secret) VALUES ($1, $2)`, id,
+			sealSecret(s.sealer, id, out.Secret)); err != nil {
 			return err
 		}
 		return tx.QueryRow(ctx, `SELECT count(*) FROM webhook_secrets WHERE endpoint_id = $1

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"broll/internal/seal"
 	"broll/webhook"
 )
 
@@ -18,7 +19,11 @@ func TestWebhooksPage(t *testing.T) {
 	ctx := context.Background()
 	mine := e.tenant(t, "Hook Co", 1000)
 	theirs := e.tenant(t, "Other Co", 1000)
-	hooks := webhook.New(e.pool, webhook.Allow{})
+	sealer, err := seal.New("dashboard-tests-signing-key-0123456789abcdef", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hooks := webhook.New(e.pool, webhook.Allow{}, sealer)
 	ep, err := hooks.Create(ctx, webhook.RootKey(mine.ID, mine.RootKey.ID), webhook.NewEndpoint{URL: "https://hooks.example.com/broll", Events: []string{"key.created"}})
 	if err != nil {
 		t.Fatal(err)
