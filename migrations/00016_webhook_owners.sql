@@ -31,7 +31,20 @@ ALTER TABLE webhook_secrets DROP CONSTRAINT webhook_secrets_secret_check;
 ALTER TABLE webhook_secrets ADD CONSTRAINT webhook_secrets_secret_check
     CHECK (secret LIKE 'sealed:v1:%' OR secret LIKE 'whsec\_%');
 
+-- Fair delivery: a claimed delivery is in flight until leased_until (its
+-- lease; cleared when the attempt is recorded), so that every worker's
+-- claim can hold each endpoint and each account to its share of attempts
+-- in flight, and each endpoint's oldest due deliveries are found by index.
+ALTER TABLE webhook_deliveries ADD COLUMN leased_until timestamptz;
+CREATE INDEX webhook_deliveries_in_flight_idx ON webhook_deliveries (endpoint_id)
+    WHERE state = 'pending' AND leased_until IS NOT NULL;
+CREATE INDEX webhook_deliveries_endpoint_due_idx ON webhook_deliveries (endpoint_id, next_attempt_at)
+    WHERE state = 'pending';
+
 -- +goose Down
+DROP INDEX webhook_deliveries_endpoint_due_idx;
+DROP INDEX webhook_deliveries_in_flight_idx;
+ALTER TABLE webhook_deliveries DROP COLUMN leased_until;
 -- Sealed secrets cannot be opened in SQL: going down leaves them sealed,
 -- and the constraint that admits them stays.
 DROP INDEX webhook_endpoints_root_key_idx;
