@@ -92,16 +92,16 @@ func TestDeliveryErrorsAreFixedTexts(t *testing.T) {
 				if e.ID.String() != ids[c.name] {
 					continue
 				}
-				log, err := b.hooks.Deliveries(ctx, b.owner(), e.ID, 0)
-				if err != nil || len(log) != 1 {
-					t.Fatalf("log %+v %v", log, err)
+				attempts, err := b.hooks.Deliveries(ctx, b.owner(), e.ID, 0)
+				if err != nil || len(attempts) != 1 {
+					t.Fatalf("log %+v %v", attempts, err)
 				}
-				if log[0].Error != c.want {
-					t.Fatalf("stored error %q, want %q", log[0].Error, c.want)
+				if attempts[0].Error != c.want {
+					t.Fatalf("stored error %q, want %q", attempts[0].Error, c.want)
 				}
 				for _, leak := range []string{"127.0.0.1", "no-such-host", ":53", "dial", "no such host", "x509"} {
-					if strings.Contains(log[0].Error, leak) {
-						t.Fatalf("stored error %q names %q", log[0].Error, leak)
+					if strings.Contains(attempts[0].Error, leak) {
+						t.Fatalf("stored error %q names %q", attempts[0].Error, leak)
 					}
 				}
 				return
