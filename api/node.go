@@ -23,6 +23,7 @@ import (
 	"broll/internal/metrics"
 	"broll/internal/redisx"
 	"broll/internal/replica"
+	"broll/internal/seal"
 	"broll/internal/tasks"
 	"broll/tenancy"
 	"broll/webhook"
@@ -109,6 +110,11 @@ func NewNode(ctx context.Context, cfg config.Config, o NodeOptions) (_ *Node, er
 	if err != nil {
 		return nil, fmt.Errorf("BROLL_WEBHOOK_ALLOW_HOSTS: %w", err)
 	}
+	// Webhook signing secrets are sealed under BROLL_SIGNING_KEY.
+	sealer, err := seal.New(cfg.SigningKey.Reveal(), cfg.SigningKeyPrevious.Reveal())
+	if err != nil {
+		return nil, err
+	}
 
 	pool, rdb := n.Pool, n.Redis
 	n.Tenancy = tenancy.New(pool)
@@ -123,7 +129,7 @@ func NewNode(ctx context.Context, cfg config.Config, o NodeOptions) (_ *Node, er
 		Pool: pool, Redis: rdb, Media: n.Media,
 		Tenancy: n.Tenancy, Billing: n.Billing, Usage: n.Usage, Gate: n.Gate,
 		Catalog:  catalog.New(pool, n.Media, queue).WithReads(reads).WithEfSearch(cfg.SemanticEfSearch),
-		Webhooks: webhook.New(pool, allow),
+		Webhooks: webhook.New(pool, allow, sealer),
 		Auth:     tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL),
 		Sessions: tenancy.NewSessions(rdb, cfg.RedisPrefix, n.Tenancy, tenancy.SessionOptions{
 			IdleTimeout: cfg.SessionTTL, MaxAge: cfg.SessionMaxAge,

@@ -32,6 +32,13 @@ func renderWebhook(e webhook.Endpoint) webhookJSON {
 	return out
 }
 
+// webhookOwner is the root key of the request: the routes are the root
+// key's, and it manages only its own endpoints.
+func webhookOwner(c *fiber.Ctx) webhook.Owner {
+	p := principal(c)
+	return webhook.RootKey(p.AccountID, p.KeyID)
+}
+
 func webhookID(raw string) (uuid.UUID, error) {
 	id, err := uuid.Parse(raw)
 	if err != nil {
@@ -52,8 +59,7 @@ func (s *server) createWebhook(c *fiber.Ctx) error {
 	if req.URL == nil {
 		return apperr.InvalidField("url", "url is required (an https URL)")
 	}
-	p := principal(c)
-	e, err := s.webhooks.Create(c.UserContext(), p.AccountID, p.KeyID,
+	e, err := s.webhooks.Create(c.UserContext(), webhookOwner(c),
 		webhook.NewEndpoint{URL: *req.URL, Events: req.Events, Description: req.Description})
 	if err != nil {
 		return err
@@ -65,7 +71,7 @@ func (s *server) createWebhook(c *fiber.Ctx) error {
 }
 
 func (s *server) listWebhooks(c *fiber.Ctx) error {
-	list, err := s.webhooks.List(c.UserContext(), principal(c).AccountID)
+	list, err := s.webhooks.List(c.UserContext(), webhookOwner(c))
 	if err != nil {
 		return err
 	}
@@ -84,7 +90,7 @@ func (s *server) deleteWebhook(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := s.webhooks.Delete(c.UserContext(), principal(c).AccountID, id); err != nil {
+	if err := s.webhooks.Delete(c.UserContext(), webhookOwner(c), id); err != nil {
 		return err
 	}
 	return c.JSON(fiber.Map{"success": true, "id": id})
@@ -111,7 +117,7 @@ func (s *server) webhookDeliveries(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	log, err := s.webhooks.Deliveries(c.UserContext(), principal(c).AccountID, id, page.Limit)
+	log, err := s.webhooks.Deliveries(c.UserContext(), webhookOwner(c), id, page.Limit)
 	if err != nil {
 		return err
 	}
@@ -132,7 +138,7 @@ func (s *server) pingWebhook(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	evt, err := s.webhooks.Ping(c.UserContext(), principal(c).AccountID, id)
+	evt, err := s.webhooks.Ping(c.UserContext(), webhookOwner(c), id)
 	if err != nil {
 		return err
 	}
@@ -159,7 +165,7 @@ func (s *server) rotateWebhookSecret(c *fiber.Ctx) error {
 		}
 		overlap = time.Duration(*req.ExpireInSeconds) * time.Second
 	}
-	r, err := s.webhooks.Rotate(c.UserContext(), principal(c).AccountID, id, overlap)
+	r, err := s.webhooks.Rotate(c.UserContext(), webhookOwner(c), id, overlap)
 	if err != nil {
 		return err
 	}
@@ -172,7 +178,7 @@ func (s *server) enableWebhook(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	e, err := s.webhooks.Enable(c.UserContext(), principal(c).AccountID, id)
+	e, err := s.webhooks.Enable(c.UserContext(), webhookOwner(c), id)
 	if err != nil {
 		return err
 	}

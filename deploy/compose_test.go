@@ -176,9 +176,11 @@ func TestComposeEnvironment(t *testing.T) {
 			t.Errorf("%s: config does not load from its environment: %v", name, err)
 			continue
 		}
-		if name == "api" {
+		// The API signs download links and seals webhook secrets; the
+		// worker opens those secrets to sign deliveries.
+		if name == "api" || name == "worker" {
 			if err := cfg.RequireSigningKey(); err != nil {
-				t.Errorf("api: %v", err)
+				t.Errorf("%s: %v", name, err)
 			}
 		}
 		// The addresses must name services of this file.

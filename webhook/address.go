@@ -19,16 +19,29 @@ var ErrForbiddenAddress = errors.New("webhook: the address is not public and not
 // nonPublic are the ranges that are never dialled unless allowed, besides
 // what netip classifies (loopback, private, link-local, multicast,
 // unspecified): shared address space, "this network", benchmarking,
-// reserved, and the IPv6 forms that embed IPv4 addresses.
+// reserved, and the IPv6 forms that embed an IPv4 address, which some
+// stacks reach as that IPv4 address ([::7f00:1] or [::ffff:0:7f00:1] may
+// be 127.0.0.1): IPv4-compatible (::/96), IPv4-translated
+// (::ffff:0:0:0/96), NAT64 (64:ff9b::/96, 64:ff9b:1::/48), 6to4 and
+// Teredo; IPv4-mapped addresses are unmapped before any check.
 var nonPublic = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),
 	netip.MustParsePrefix("100.64.0.0/10"),
 	netip.MustParsePrefix("192.0.0.0/24"),
 	netip.MustParsePrefix("198.18.0.0/15"),
 	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("::/96"),
+	netip.MustParsePrefix("::ffff:0:0:0/96"),
 	netip.MustParsePrefix("64:ff9b::/96"),
+	netip.MustParsePrefix("64:ff9b:1::/48"),
+	netip.MustParsePrefix("100::/64"),
+	netip.MustParsePrefix("2001::/32"),
 	netip.MustParsePrefix("2002::/16"),
 }
+
+// hostName is a host as names compare: lower case, without the trailing
+// dot of a fully qualified name (LocalHost. is localhost).
+func hostName(host string) string { return strings.TrimSuffix(strings.ToLower(host), ".") }
 
 // Allow is the set of hosts BROLL_WEBHOOK_ALLOW_HOSTS lets through although
 // they are not public: host names (as written in endpoint URLs), addresses
@@ -62,7 +75,7 @@ func ParseAllow(list []string) (Allow, error) {
 	return a, nil
 }
 
-func (a Allow) name(host string) bool { return a.names[strings.ToLower(host)] }
+func (a Allow) name(host string) bool { return a.names[hostName(host)] }
 
 func (a Allow) addr(ip netip.Addr) bool { return within(a.prefixes, ip) }
 
@@ -87,7 +100,8 @@ func (a Allow) permits(host string) bool {
 	}
 	ip, err := netip.ParseAddr(strings.Trim(host, "[]"))
 	if err != nil {
-		return host != "localhost" && !strings.HasSuffix(host, ".localhost")
+		name := hostName(host)
+		return name != "localhost" && !strings.HasSuffix(name, ".localhost")
 	}
 	ip = ip.Unmap()
 	return public(ip) || a.addr(ip)

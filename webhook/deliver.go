@@ -4,19 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"broll/internal/database"
+	"broll/internal/seal"
 )
 
 // Defaults of DeliveryOptions.
@@ -27,7 +24,13 @@ const (
 	// DefaultGiveUpAfter is how long an event is retried, and how long an
 	// endpoint may fail without a success before it is disabled.
 	DefaultGiveUpAfter = 72 * time.Hour
-	DefaultConcurrency = 8
+	// DefaultConcurrency is how many attempts one worker has in flight.
+	// A receiver that hangs holds a slot for RequestTimeout at most, and
+	// holds no more than the per-endpoint and per-account shares of them.
+	DefaultConcurrency = 32
+	// DefaultPerEndpoint is how many attempts one endpoint has in flight,
+	// across workers.
+	DefaultPerEndpoint = 2
 	// RequestTimeout is the whole of one attempt: a 2xx within it is success.
 	RequestTimeout = 10 * time.Second
 	// maxResponseBytes of a response are read (and discarded) so the
@@ -49,6 +52,12 @@ type DeliveryOptions struct {
 	RetryMax    time.Duration
 	GiveUpAfter time.Duration
 	Concurrency int
+	// PerEndpoint bounds the attempts in flight to one endpoint, and
+	// PerAccount to one account's endpoints together (Concurrency/4 by
+	// default), so that one account's slow or dead receivers never take
+	// the slots another account's events need.
+	PerEndpoint int
+	PerAccount  int
 	// Retention is how long events and their log are kept (Prune).
 	Retention time.Duration
 	// Lease is how long a claimed delivery stays with its claimer; a
@@ -60,16 +69,18 @@ type DeliveryOptions struct {
 }
 
 // Deliverer sends due deliveries. Several may run against one database:
-// each claims its deliveries with FOR UPDATE SKIP LOCKED.
+// each claims its deliveries with FOR UPDATE SKIP LOCKED (claim.go).
 type Deliverer struct {
 	pool   *pgxpool.Pool
+	sealer *seal.Sealer
 	opts   DeliveryOptions
 	client *http.Client
 	now    func() time.Time
 }
 
-// NewDeliverer returns a deliverer over pool.
-func NewDeliverer(pool *pgxpool.Pool, opts DeliveryOptions) *Deliverer {
+// NewDeliverer returns a deliverer over pool; sealer opens the endpoints'
+// signing secrets (the API's sealer: both derive it from BROLL_SIGNING_KEY).
+func NewDeliverer(pool *pgxpool.Pool, sealer *seal.Sealer, opts DeliveryOptions) *Deliverer {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -87,6 +98,12 @@ func NewDeliverer(pool *pgxpool.Pool, opts DeliveryOptions) *Deliverer {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = DefaultConcurrency
 	}
+	if opts.PerEndpoint <= 0 {
+		opts.PerEndpoint = DefaultPerEndpoint
+	}
+	if opts.PerAccount <= 0 {
+		opts.PerAccount = max(1, opts.Concurrency/4)
+	}
 	rt := opts.Transport
 	if rt == nil {
 		rt = &http.Transport{
@@ -98,102 +115,12 @@ func NewDeliverer(pool *pgxpool.Pool, opts DeliveryOptions) *Deliverer {
 			IdleConnTimeout:       90 * time.Second,
 		}
 	}
-	return &Deliverer{pool: pool, opts: opts, now: time.Now, client: &http.Client{
+	return &Deliverer{pool: pool, sealer: sealer, opts: opts, now: time.Now, client: &http.Client{
 		Transport: rt,
 		Timeout:   RequestTimeout,
 		// A redirect is an answer, not a 2xx: never follow it anywhere.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
-}
-
-// Run delivers until ctx ends. An attempt in flight when it ends finishes
-// or, if the process dies, is taken up by another worker after its lease.
-func (d *Deliverer) Run(ctx context.Context) {
-	t := time.NewTicker(d.opts.PollInterval)
-	defer t.Stop()
-	prune := time.NewTicker(time.Hour)
-	defer prune.Stop()
-	for {
-		for {
-			n, err := d.DeliverDue(ctx)
-			if err != nil && ctx.Err() == nil {
-				d.opts.Logger.Warn("webhook delivery", "err", err)
-			}
-			if err != nil || n < d.opts.Concurrency {
-				break
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-prune.C:
-			if _, err := d.Prune(ctx); err != nil && ctx.Err() == nil {
-				d.opts.Logger.Warn("webhook prune", "err", err)
-			}
-		}
-	}
-}
-
-// claimed is a delivery this worker holds the lease of.
-type claimed struct {
-	id        int64
-	endpoint  string
-	url       string
-	attempts  int
-	eventID   string
-	eventType string
-	livemode  bool
-	data      json.RawMessage
-	created   time.Time
-	secrets   []string
-}
-
-// claimSQL takes up to $1 due deliveries of enabled endpoints, pushes their
-// next attempt out by the lease and returns what sending needs.
-const claimSQL = `
-WITH c AS (
-    UPDATE webhook_deliveries d SET attempts = d.attempts + 1, next_attempt_at = now() + $2::interval
-    FROM (
-        SELECT d2.id FROM webhook_deliveries d2
-        JOIN webhook_endpoints e ON e.id = d2.endpoint_id AND e.enabled
-        WHERE d2.state = 'pending' AND d2.next_attempt_at <= now()
-        ORDER BY d2.next_attempt_at
-        LIMIT $1
-        FOR UPDATE OF d2 SKIP LOCKED
-    ) due
-    WHERE d.id = due.id
-    RETURNING d.id, d.endpoint_id, d.event_id, d.attempts
-)
-SELECT c.id, c.endpoint_id::text, e.url, c.attempts, ev.id, ev.type, ev.livemode, ev.data, ev.created_at,
-       array(SELECT s.secret FROM webhook_secrets s WHERE s.endpoint_id = e.id
-             AND (s.expires_at IS NULL OR s.expires_at > now()) ORDER BY s.id DESC)
-FROM c JOIN webhook_endpoints e ON e.id = c.endpoint_id JOIN webhook_events ev ON ev.id = c.event_id`
-
-// DeliverDue claims and sends one round of due deliveries and returns how
-// many it sent.
-func (d *Deliverer) DeliverDue(ctx context.Context) (int, error) {
-	batch, err := database.Select(ctx, d.pool, func(r pgx.CollectableRow) (claimed, error) {
-		var c claimed
-		err := r.Scan(&c.id, &c.endpoint, &c.url, &c.attempts, &c.eventID, &c.eventType, &c.livemode, &c.data, &c.created, &c.secrets)
-		return c, err
-	}, claimSQL, d.opts.Concurrency, d.opts.Lease)
-	if err != nil {
-		return 0, fmt.Errorf("claim deliveries: %w", err)
-	}
-	var wg sync.WaitGroup
-	for _, c := range batch {
-		wg.Go(func() {
-			// The outcome is recorded even when ctx ends mid-attempt, so the
-			// log and the retry schedule stay true.
-			res := d.send(ctx, c)
-			if err := d.record(context.WithoutCancel(ctx), c, res); err != nil {
-				d.opts.Logger.Warn("webhook record", "delivery", c.id, "err", err)
-			}
-		})
-	}
-	wg.Wait()
-	return len(batch), nil
 }
 
 // result is the outcome of one attempt.
@@ -245,23 +172,9 @@ func (d *Deliverer) send(ctx context.Context, c claimed) result {
 	_ = resp.Body.Close()
 	r := result{status: resp.StatusCode, duration: dur}
 	if !r.ok() {
-		r.err = fmt.Sprintf("the endpoint answered %d", resp.StatusCode)
+		r.err = "http " + strconv.Itoa(resp.StatusCode)
 	}
 	return r
-}
-
-// describe turns a transport error into a log line that names the kind of
-// failure and nothing internal.
-func describe(err error) string {
-	var ne interface{ Timeout() bool }
-	switch {
-	case errors.Is(err, ErrForbiddenAddress):
-		return "refused: the endpoint resolves to a non-public address"
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return fmt.Sprintf("no answer within %s", RequestTimeout)
-	default:
-		return "connection failed: " + err.Error()
-	}
 }
 
 // backoff is the pause before attempt n+1 after n failed attempts.
@@ -290,6 +203,7 @@ WITH log AS (
         state = CASE WHEN $6 THEN 'delivered'
                      WHEN created_at < now() - $8::interval THEN 'failed' ELSE 'pending' END,
         delivered_at = CASE WHEN $6 THEN now() END,
+        leased_until = NULL,
         next_attempt_at = CASE WHEN $6 THEN next_attempt_at ELSE now() + $7::interval END
     WHERE id = $1
 )

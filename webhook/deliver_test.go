@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"broll/internal/apperr"
 	"broll/internal/outbox"
 	"broll/webhook"
@@ -18,7 +16,7 @@ import (
 // events of that type for it to receive.
 func subscribed(t *testing.T, b bundle, rcv *receiver, typ string, n int) webhook.Endpoint {
 	t.Helper()
-	ep, err := b.hooks.Create(context.Background(), b.acct.ID, uuid.Nil, webhook.NewEndpoint{URL: rcv.URL, Events: []string{typ}})
+	ep, err := b.hooks.Create(context.Background(), b.owner(), webhook.NewEndpoint{URL: rcv.URL, Events: []string{typ}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +63,7 @@ func TestRetriesUntilSuccess(t *testing.T) {
 			t.Fatal("the webhook-id changed between retries")
 		}
 	}
-	log, err := b.hooks.Deliveries(ctx, b.acct.ID, ep.ID, 0)
+	log, err := b.hooks.Deliveries(ctx, b.owner(), ep.ID, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +71,7 @@ func TestRetriesUntilSuccess(t *testing.T) {
 		log[4].StatusCode == nil || *log[4].StatusCode != 500 || log[0].Attempts != 5 {
 		t.Fatalf("delivery log %+v", log)
 	}
-	got, _ := b.hooks.Get(ctx, b.acct.ID, ep.ID)
+	got, _ := b.hooks.Get(ctx, b.owner(), ep.ID)
 	if got.FailingSince != nil || !got.Enabled {
 		t.Fatalf("endpoint after a success: %+v", got)
 	}
@@ -100,7 +98,7 @@ func TestEndpointFailingForThreeDaysIsDisabled(t *testing.T) {
 	if _, err := b.deliverer.DeliverDue(ctx); err != nil {
 		t.Fatal(err)
 	}
-	got, err := b.hooks.Get(ctx, b.acct.ID, ep.ID)
+	got, err := b.hooks.Get(ctx, b.owner(), ep.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,10 +112,10 @@ func TestEndpointFailingForThreeDaysIsDisabled(t *testing.T) {
 	if len(rcv.messages()) != 2 {
 		t.Fatalf("receiver got %d requests, want 2", len(rcv.messages()))
 	}
-	if _, err := b.hooks.Enable(ctx, b.acct.ID, ep.ID); err != nil {
+	if _, err := b.hooks.Enable(ctx, b.owner(), ep.ID); err != nil {
 		t.Fatal(err)
 	}
-	got, _ = b.hooks.Get(ctx, b.acct.ID, ep.ID)
+	got, _ = b.hooks.Get(ctx, b.owner(), ep.ID)
 	if !got.Enabled || got.FailingSince != nil {
 		t.Fatalf("endpoint after enabling: %+v", got)
 	}
@@ -131,25 +129,25 @@ func TestNonPublicAddressesRefused(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	strict := webhook.New(b.pool, webhook.Allow{})
+	strict := webhook.New(b.pool, webhook.Allow{}, b.sealer)
 	for _, u := range []string{"https://169.254.169.254/latest/meta-data", "https://10.0.0.1/hook", "http://10.0.0.1/hook",
 		"https://127.0.0.1/hook", "https://[::1]/hook", "https://[::ffff:10.0.0.1]/hook", "https://localhost/hook",
 		"https://100.64.0.1/hook", "ftp://example.com/hook", "http://example.com/hook"} {
-		_, err := strict.Create(ctx, b.acct.ID, uuid.Nil, webhook.NewEndpoint{URL: u, Events: []string{outbox.KeyCreated}})
+		_, err := strict.Create(ctx, b.owner(), webhook.NewEndpoint{URL: u, Events: []string{outbox.KeyCreated}})
 		if apperr.CodeOf(err) != apperr.Invalid {
 			t.Errorf("%s: got %v, want invalid_request", u, err)
 		}
 	}
 	// The deliverer's own check, on endpoints written straight to the table.
 	for _, u := range []string{"http://169.254.169.254/latest/meta-data", "http://10.0.0.1:9/hook"} {
-		_, err := b.pool.Exec(ctx, `WITH e AS (INSERT INTO webhook_endpoints (account_id, url, events) VALUES ($1, $2, '{key.revoked}') RETURNING id)
-			INSERT INTO webhook_secrets (endpoint_id, secret) SELECT id, 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' FROM e`, b.acct.ID, u)
+		_, err := b.pool.Exec(ctx, `WITH e AS (INSERT INTO webhook_endpoints (account_id, root_key_id, url, events) VALUES ($1, $3, $2, '{key.revoked}') RETURNING id)
+			INSERT INTO webhook_secrets (endpoint_id, secret) SELECT id, 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' FROM e`, b.acct.ID, u, b.acct.RootKey.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
 	writeEvents(t, b, 1, outbox.KeyRevoked)
-	strictDeliverer := webhook.NewDeliverer(b.pool, webhook.DeliveryOptions{RetryBase: time.Hour})
+	strictDeliverer := webhook.NewDeliverer(b.pool, b.sealer, webhook.DeliveryOptions{RetryBase: time.Hour})
 	if n, err := strictDeliverer.DeliverDue(ctx); err != nil || n != 2 {
 		t.Fatalf("deliver: %d %v", n, err)
 	}
@@ -187,14 +185,14 @@ func TestGuardRefusesBeforeConnecting(t *testing.T) {
 	ep := subscribed(t, b, rcv, outbox.KeyRevoked, 1)
 	// The loopback receiver is allowed for b.hooks but not for this
 	// deliverer: the attempt fails and the receiver sees nothing.
-	strict := webhook.NewDeliverer(b.pool, webhook.DeliveryOptions{RetryBase: time.Hour})
+	strict := webhook.NewDeliverer(b.pool, b.sealer, webhook.DeliveryOptions{RetryBase: time.Hour})
 	if _, err := strict.DeliverDue(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if len(rcv.messages()) != 0 {
 		t.Fatal("a loopback receiver got a request without being allowed")
 	}
-	log, err := b.hooks.Deliveries(ctx, b.acct.ID, ep.ID, 0)
+	log, err := b.hooks.Deliveries(ctx, b.owner(), ep.ID, 0)
 	if err != nil || len(log) != 1 || log[0].Error != "refused: the endpoint resolves to a non-public address" {
 		t.Fatalf("log %+v %v", log, err)
 	}
@@ -211,7 +209,7 @@ func TestTwoWorkersDeliverEachEventOnce(t *testing.T) {
 	subscribed(t, b, rcv, outbox.ClipsEmbedded, 1000)
 	var wg sync.WaitGroup
 	for range 2 {
-		d := webhook.NewDeliverer(b.pool, webhook.DeliveryOptions{Allow: loopback(t), Concurrency: 16})
+		d := webhook.NewDeliverer(b.pool, b.sealer, webhook.DeliveryOptions{Allow: loopback(t), Concurrency: 16})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -37,8 +37,8 @@ var LogBounds = paging.Bounds{DefaultLimit: MaxLogEntries, MaxLimit: MaxLogEntri
 	NoOffset: true, NoCursor: true}
 
 // Deliveries returns the endpoint's latest attempts, newest first.
-func (s *Service) Deliveries(ctx context.Context, account, id uuid.UUID, limit int) ([]Attempt, error) {
-	if _, err := s.Get(ctx, account, id); err != nil {
+func (s *Service) Deliveries(ctx context.Context, o Owner, id uuid.UUID, limit int) ([]Attempt, error) {
+	if _, err := s.Get(ctx, o, id); err != nil {
 		return nil, err
 	}
 	if limit <= 0 || limit > MaxLogEntries {

@@ -104,9 +104,13 @@ func checkEvents(events []string) ([]string, error) {
 	return out, nil
 }
 
-// Create registers an endpoint of account, made by key (uuid.Nil: the
-// dashboard), with a new secret.
-func (s *Service) Create(ctx context.Context, account, key uuid.UUID, in NewEndpoint) (CreatedEndpoint, error) {
+// Create registers an endpoint of o, a root key, with a new secret. The
+// endpoint is that root key's: only it (and the account's owners) see it,
+// and events about another root's keys never reach it.
+func (s *Service) Create(ctx context.Context, o Owner, in NewEndpoint) (CreatedEndpoint, error) {
+	if o.Key == uuid.Nil {
+		return CreatedEndpoint{}, apperr.New(apperr.Forbidden, "a webhook endpoint is made by a root key, which owns it")
+	}
 	u, err := s.checkURL(in.URL)
 	if err != nil {
 		return CreatedEndpoint{}, err
@@ -121,23 +125,35 @@ func (s *Service) Create(ctx context.Context, account, key uuid.UUID, in NewEndp
 	}
 	out := CreatedEndpoint{Secret: newSecret()}
 	err = database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		// The account row serialises concurrent creations for the cap.
+		// A lock of the account's endpoints serialises concurrent creations
+		// for the cap; the count is its own statement, after the lock, so
+		// that it sees every creation committed while this one waited (a
+		// count in the locking statement reads the snapshot taken before
+		// the wait). An advisory lock rather than the account row, which
+		// every purchase of the account locks.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('broll:webhook-endpoints:' || $1::text, 0))`,
+			o.Account); err != nil {
+			return err
+		}
 		var n int
-		if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM webhook_endpoints WHERE account_id = a.id)
-			FROM accounts a WHERE a.id = $1 FOR UPDATE`, account).Scan(&n); err != nil {
-			return database.Interpret(err, "account not found")
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM webhook_endpoints WHERE account_id = $1`, o.Account).Scan(&n); err != nil {
+			return err
 		}
 		if n >= maxEndpointsPerAccount {
 			return apperr.New(apperr.Conflict, "an account has at most %d webhook endpoints; delete one first", maxEndpointsPerAccount)
 		}
-		e, err := scanEndpoint(tx.QueryRow(ctx, `INSERT INTO webhook_endpoints (account_id, created_by, url, description, events)
-			VALUES ($1, $2, $3, $4, $5) RETURNING `+endpointColumns,
-			account, uuid.NullUUID{UUID: key, Valid: key != uuid.Nil}, u, desc, events))
+		// The key must be a root key of the account: the foreign key alone
+		// would accept any key.
+		e, err := scanEndpoint(tx.QueryRow(ctx, `INSERT INTO webhook_endpoints (account_id, root_key_id, url, description, events)
+			SELECT $1, k.id, $3, $4, $5 FROM api_keys k WHERE k.id = $2 AND k.account_id = $1 AND k.kind = 'root'
+			RETURNING `+endpointColumns,
+			o.Account, o.Key, u, desc, events))
 		if err != nil {
-			return err
+			return database.Interpret(err, "root key not found")
 		}
 		out.Endpoint = e
-		_, err = tx.Exec(ctx, `INSERT INTO webhook_secrets (endpoint_id, secret) VALUES ($1, $2)`, e.ID, out.Secret)
+		_, err = tx.Exec(ctx, `INSERT INTO webhook_secrets (endpoint_id, secret) VALUES ($1, $2)`, e.ID,
+			sealSecret(s.sealer, e.ID, out.Secret))
 		return err
 	})
 	if err != nil {
@@ -146,26 +162,27 @@ func (s *Service) Create(ctx context.Context, account, key uuid.UUID, in NewEndp
 	return out, nil
 }
 
-// List returns the account's endpoints, oldest first.
-func (s *Service) List(ctx context.Context, account uuid.UUID) ([]Endpoint, error) {
+// List returns the owner's endpoints, oldest first.
+func (s *Service) List(ctx context.Context, o Owner) ([]Endpoint, error) {
 	out, err := database.Select(ctx, s.pool, func(r pgx.CollectableRow) (Endpoint, error) { return scanEndpoint(r) }, `SELECT `+endpointColumns+` FROM webhook_endpoints
-		WHERE account_id = $1 ORDER BY created_at, id`, account)
+		WHERE `+ownerSQL+` ORDER BY created_at, id`, o.Account, o.key())
 	if err != nil {
 		return nil, fmt.Errorf("list webhooks: %w", err)
 	}
 	return out, nil
 }
 
-// Get returns one endpoint of the account; another account's is not_found.
-func (s *Service) Get(ctx context.Context, account, id uuid.UUID) (Endpoint, error) {
+// Get returns one endpoint of the owner; another root key's, like another
+// account's, is not_found.
+func (s *Service) Get(ctx context.Context, o Owner, id uuid.UUID) (Endpoint, error) {
 	e, err := scanEndpoint(s.pool.QueryRow(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints
-		WHERE id = $1 AND account_id = $2`, id, account))
+		WHERE id = $3 AND `+ownerSQL, o.Account, o.key(), id))
 	return e, database.Interpret(err, "webhook endpoint not found")
 }
 
 // Delete removes an endpoint with its secrets, deliveries and log.
-func (s *Service) Delete(ctx context.Context, account, id uuid.UUID) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM webhook_endpoints WHERE id = $1 AND account_id = $2`, id, account)
+func (s *Service) Delete(ctx context.Context, o Owner, id uuid.UUID) error {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM webhook_endpoints WHERE id = $3 AND `+ownerSQL, o.Account, o.key(), id)
 	if err != nil {
 		return fmt.Errorf("delete webhook: %w", err)
 	}
@@ -177,10 +194,10 @@ func (s *Service) Delete(ctx context.Context, account, id uuid.UUID) error {
 
 // Enable turns a disabled endpoint back on; its failure run starts afresh.
 // Deliveries that gave up while it was disabled are not sent again.
-func (s *Service) Enable(ctx context.Context, account, id uuid.UUID) (Endpoint, error) {
+func (s *Service) Enable(ctx context.Context, o Owner, id uuid.UUID) (Endpoint, error) {
 	e, err := scanEndpoint(s.pool.QueryRow(ctx, `UPDATE webhook_endpoints
 		SET enabled = true, failing_since = NULL, disabled_at = NULL, disabled_reason = ''
-		WHERE id = $1 AND account_id = $2 RETURNING `+endpointColumns, id, account))
+		WHERE id = $3 AND `+ownerSQL+` RETURNING `+endpointColumns, o.Account, o.key(), id))
 	return e, database.Interpret(err, "webhook endpoint not found")
 }
 
@@ -196,7 +213,7 @@ type Rotated struct {
 // Rotate gives the endpoint a new secret; the ones it had keep signing for
 // overlap (DefaultRotationOverlap when zero, 0 < overlap <= 7 days), so
 // every delivery meanwhile carries a signature for each.
-func (s *Service) Rotate(ctx context.Context, account, id uuid.UUID, overlap time.Duration) (Rotated, error) {
+func (s *Service) Rotate(ctx context.Context, o Owner, id uuid.UUID, overlap time.Duration) (Rotated, error) {
 	if overlap == 0 {
 		overlap = DefaultRotationOverlap
 	}
@@ -207,8 +224,8 @@ func (s *Service) Rotate(ctx context.Context, account, id uuid.UUID, overlap tim
 	out := Rotated{Secret: newSecret(), EndpointID: id, RotationWindow: overlap}
 	err := database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		var until time.Time
-		err := tx.QueryRow(ctx, `SELECT now() + $3::interval FROM webhook_endpoints
-			WHERE id = $1 AND account_id = $2 FOR UPDATE`, id, account, overlap).Scan(&until)
+		err := tx.QueryRow(ctx, `SELECT now() + $4::interval FROM webhook_endpoints
+			WHERE id = $3 AND `+ownerSQL+` FOR UPDATE`, o.Account, o.key(), id, overlap).Scan(&until)
 		if err != nil {
 			return database.Interpret(err, "webhook endpoint not found")
 		}
@@ -217,7 +234,8 @@ func (s *Service) Rotate(ctx context.Context, account, id uuid.UUID, overlap tim
 			WHERE endpoint_id = $1`, id, until); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO webhook_secrets (endpoint_id, secret) VALUES ($1, $2)`, id, out.Secret); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO webhook_secrets (endpoint_id, secret) VALUES ($1, $2)`, id,
+			sealSecret(s.sealer, id, out.Secret)); err != nil {
 			return err
 		}
 		return tx.QueryRow(ctx, `SELECT count(*) FROM webhook_secrets WHERE endpoint_id = $1
@@ -230,18 +248,18 @@ func (s *Service) Rotate(ctx context.Context, account, id uuid.UUID, overlap tim
 }
 
 // Ping queues a ping event for this endpoint alone and returns its id.
-func (s *Service) Ping(ctx context.Context, account, id uuid.UUID) (string, error) {
+func (s *Service) Ping(ctx context.Context, o Owner, id uuid.UUID) (string, error) {
 	var evt string
 	err := s.pool.QueryRow(ctx, `
-		WITH e AS (SELECT id, account_id FROM webhook_endpoints WHERE id = $1 AND account_id = $2),
+		WITH e AS (SELECT id, account_id FROM webhook_endpoints WHERE id = $3 AND `+ownerSQL+`),
 		ev AS (
 			INSERT INTO webhook_events (account_id, type, data)
-			SELECT account_id, $3, jsonb_build_object('endpoint_id', id) FROM e
+			SELECT account_id, $4, jsonb_build_object('endpoint_id', id) FROM e
 			RETURNING id
 		), d AS (
 			INSERT INTO webhook_deliveries (endpoint_id, event_id) SELECT e.id, ev.id FROM e, ev
 		)
-		SELECT id FROM ev`, id, account, outbox.Ping).Scan(&evt)
+		SELECT id FROM ev`, o.Account, o.key(), id, outbox.Ping).Scan(&evt)
 	if err != nil {
 		return "", database.Interpret(err, "webhook endpoint not found")
 	}

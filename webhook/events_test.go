@@ -54,7 +54,7 @@ func TestEveryEventTypeArrivesSigned(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	rcv := newReceiver(t)
-	ep, err := b.hooks.Create(ctx, b.acct.ID, b.acct.RootKey.ID, webhook.NewEndpoint{URL: rcv.URL, Events: outbox.Types})
+	ep, err := b.hooks.Create(ctx, b.owner(), webhook.NewEndpoint{URL: rcv.URL, Events: outbox.Types})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestEveryEventTypeArrivesSigned(t *testing.T) {
 	verifyWithNode(t, []string{ep.Secret}, msgs)
 
 	t.Run("after a rotation both secrets verify", func(t *testing.T) {
-		rot, err := b.hooks.Rotate(ctx, b.acct.ID, ep.ID, time.Hour)
+		rot, err := b.hooks.Rotate(ctx, b.owner(), ep.ID, time.Hour)
 		if err != nil || rot.ActiveSecrets != 2 || rot.Secret == ep.Secret {
 			t.Fatalf("rotate: %+v %v", rot, err)
 		}
@@ -156,7 +156,7 @@ func TestRolledBackPurchaseSendsNothing(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	rcv := newReceiver(t)
-	if _, err := b.hooks.Create(ctx, b.acct.ID, uuid.Nil, webhook.NewEndpoint{URL: rcv.URL, Events: outbox.Types}); err != nil {
+	if _, err := b.hooks.Create(ctx, b.owner(), webhook.NewEndpoint{URL: rcv.URL, Events: outbox.Types}); err != nil {
 		t.Fatal(err)
 	}
 	// A constraint only this account's purchase events break: the

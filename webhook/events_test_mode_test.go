@@ -23,7 +23,7 @@ func TestTestPurchaseEventsSayTestMode(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	rcv := newReceiver(t)
-	if _, err := b.hooks.Create(ctx, b.acct.ID, b.acct.RootKey.ID, webhookEndpoint(rcv.URL)); err != nil {
+	if _, err := b.hooks.Create(ctx, b.owner(), webhookEndpoint(rcv.URL)); err != nil {
 		t.Fatal(err)
 	}
 	bill := billing.New(b.pool, billing.NewSigner("http://api.test", "0123456789abcdef0123456789abcdef", "", time.Hour, nil))

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"broll/internal/database"
 	"broll/internal/outbox"
 	"broll/webhook"
@@ -31,7 +29,7 @@ func TestKilledWorkerHelper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := webhook.NewDeliverer(pool, webhook.DeliveryOptions{Allow: loopback(t), Lease: time.Second})
+	d := webhook.NewDeliverer(pool, testSealer(t), webhook.DeliveryOptions{Allow: loopback(t), Lease: time.Second})
 	_, _ = d.DeliverDue(context.Background()) // hangs on the receiver until killed
 	t.Fatal("the receiver answered the doomed worker")
 }
@@ -69,7 +67,7 @@ func TestKilledWorkerLosesNothing(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(released)
-	if _, err := b.hooks.Create(ctx, b.acct.ID, uuid.Nil, webhook.NewEndpoint{URL: srv.URL, Events: []string{outbox.ClipsEmbedded}}); err != nil {
+	if _, err := b.hooks.Create(ctx, b.owner(), webhook.NewEndpoint{URL: srv.URL, Events: []string{outbox.ClipsEmbedded}}); err != nil {
 		t.Fatal(err)
 	}
 	writeEvents(t, b, 20, outbox.ClipsEmbedded)

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/billing/billingtest"
+	"broll/internal/seal"
 	"broll/internal/testkit"
 	"broll/webhook"
 )
@@ -87,20 +88,39 @@ type bundle struct {
 	pool      *pgxpool.Pool
 	url       string // the test database, for processes the test starts
 	acct      billingtest.Account
+	sealer    *seal.Sealer
 	hooks     *webhook.Service
 	deliverer *webhook.Deliverer
 }
+
+// testSealerKey is the tests' BROLL_SIGNING_KEY: every process of a test
+// (the helper a kill test starts too) opens the secrets the others sealed.
+const testSealerKey = "webhook-tests-signing-key-0123456789abcdef"
+
+func testSealer(t *testing.T) *seal.Sealer {
+	t.Helper()
+	s, err := seal.New(testSealerKey, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// owner is the account's root key, which the tests' endpoints belong to.
+func (b bundle) owner() webhook.Owner { return webhook.RootKey(b.acct.ID, b.acct.RootKey.ID) }
 
 func setup(t *testing.T) bundle {
 	t.Helper()
 	pool, url := testkit.NewPool(t)
 	allow := loopback(t)
+	sealer := testSealer(t)
 	return bundle{
-		pool:  pool,
-		url:   url,
-		acct:  billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100_000}),
-		hooks: webhook.New(pool, allow),
-		deliverer: webhook.NewDeliverer(pool, webhook.DeliveryOptions{
+		pool:   pool,
+		url:    url,
+		acct:   billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100_000}),
+		sealer: sealer,
+		hooks:  webhook.New(pool, allow, sealer),
+		deliverer: webhook.NewDeliverer(pool, sealer, webhook.DeliveryOptions{
 			Allow: allow, RetryBase: time.Millisecond, RetryMax: 5 * time.Millisecond,
 		}),
 	}

@@ -19,12 +19,13 @@ type webhookRow struct {
 // webhookLogRows is how many attempts the page shows per endpoint.
 const webhookLogRows = 5
 
-// WebhooksPage lists the account's endpoints. One disabled after 3 days of
+// WebhooksPage lists every endpoint of the account, whichever root key
+// made it: the account's owners see the whole account, as with purchases. One disabled after 3 days of
 // failures says so at the top, in place of an email nobody configured.
 func (h *Dashboard) WebhooksPage(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	sess := session(c)
-	list, err := h.Webhooks.List(ctx, sess.AccountID)
+	list, err := h.Webhooks.List(ctx, webhook.AccountOwners(sess.AccountID))
 	if err != nil {
 		return err
 	}
@@ -32,7 +33,7 @@ func (h *Dashboard) WebhooksPage(c *fiber.Ctx) error {
 	notice := notices[c.Query("m")]
 	for i, e := range list {
 		rows[i].Endpoint = e
-		if rows[i].Attempts, err = h.Webhooks.Deliveries(ctx, sess.AccountID, e.ID, webhookLogRows); err != nil {
+		if rows[i].Attempts, err = h.Webhooks.Deliveries(ctx, webhook.AccountOwners(sess.AccountID), e.ID, webhookLogRows); err != nil {
 			return err
 		}
 		if !e.Enabled && notice == "" {
@@ -51,7 +52,7 @@ func (h *Dashboard) EnableWebhook(c *fiber.Ctx) error {
 	if err != nil {
 		return apperr.NotFoundf("webhook endpoint not found")
 	}
-	if _, err := h.Webhooks.Enable(c.UserContext(), sess.AccountID, id); err != nil {
+	if _, err := h.Webhooks.Enable(c.UserContext(), webhook.AccountOwners(sess.AccountID), id); err != nil {
 		return err
 	}
 	h.Logger.Info("dashboard: webhook enabled", "request_id", h.RequestID(c), "account_id", sess.AccountID,

@@ -6,26 +6,33 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/uuid"
-
+	"broll/internal/seal"
 	"broll/webhook"
 )
 
-// The webhooks page lists the account's endpoints; one disabled after 3
-// days of failures is announced at the top and can be enabled again, and
-// another account's endpoint cannot.
+// The webhooks page lists every endpoint of the account, those of each of
+// its root keys; one disabled after 3 days of failures is announced at the
+// top and can be enabled again, and another account's endpoint cannot.
 func TestWebhooksPage(t *testing.T) {
 	t.Parallel()
 	e := setup(t, nil)
 	ctx := context.Background()
 	mine := e.tenant(t, "Hook Co", 1000)
 	theirs := e.tenant(t, "Other Co", 1000)
-	hooks := webhook.New(e.pool, webhook.Allow{})
-	ep, err := hooks.Create(ctx, mine.ID, uuid.Nil, webhook.NewEndpoint{URL: "https://hooks.example.com/broll", Events: []string{"key.created"}})
+	sealer, err := seal.New("dashboard-tests-signing-key-0123456789abcdef", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	theirEp, err := hooks.Create(ctx, theirs.ID, uuid.Nil, webhook.NewEndpoint{URL: "https://rival.example.com/hook", Events: []string{"key.created"}})
+	hooks := webhook.New(e.pool, webhook.Allow{}, sealer)
+	ep, err := hooks.Create(ctx, webhook.RootKey(mine.ID, mine.RootKey.ID), webhook.NewEndpoint{URL: "https://hooks.example.com/broll", Events: []string{"key.created"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := mine.AnotherRoot(t, e.pool, "second integration")
+	if _, err := hooks.Create(ctx, webhook.RootKey(mine.ID, second.RootKey.ID), webhook.NewEndpoint{URL: "https://second.example.com/hook", Events: []string{"key.created"}}); err != nil {
+		t.Fatal(err)
+	}
+	theirEp, err := hooks.Create(ctx, webhook.RootKey(theirs.ID, theirs.RootKey.ID), webhook.NewEndpoint{URL: "https://rival.example.com/hook", Events: []string{"key.created"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +42,7 @@ func TestWebhooksPage(t *testing.T) {
 	}
 	b := e.signedIn(t, mine)
 	p := b.get(t, "/dashboard/webhooks")
-	if p.status != http.StatusOK || !strings.Contains(p.body, "hooks.example.com/broll") || strings.Contains(p.body, "rival.example.com") {
+	if p.status != http.StatusOK || !strings.Contains(p.body, "hooks.example.com/broll") || !strings.Contains(p.body, "second.example.com/hook") || strings.Contains(p.body, "rival.example.com") {
 		t.Fatalf("webhooks page %d: %.2000s", p.status, p.body)
 	}
 	if !strings.Contains(p.body, `class="notice"`) || !strings.Contains(p.body, "every delivery failed for 3 days") {
@@ -48,7 +55,7 @@ func TestWebhooksPage(t *testing.T) {
 	if r.status != http.StatusSeeOther {
 		t.Fatalf("enable: %d %.500s", r.status, r.body)
 	}
-	got, err := hooks.Get(ctx, mine.ID, ep.ID)
+	got, err := hooks.Get(ctx, webhook.AccountOwners(mine.ID), ep.ID)
 	if err != nil || !got.Enabled {
 		t.Fatalf("after enabling: %+v %v", got, err)
 	}

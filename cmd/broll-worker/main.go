@@ -29,6 +29,7 @@ import (
 	"broll/internal/metrics"
 	"broll/internal/probe"
 	"broll/internal/redisx"
+	"broll/internal/seal"
 	"broll/internal/tasks"
 	"broll/tenancy"
 	"broll/webhook"
@@ -58,6 +59,15 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 		return err
 	}
 	logger := logging.New(logOut, cfg.LogLevel)
+	// The worker signs webhook deliveries with the endpoints' secrets, which
+	// are sealed under BROLL_SIGNING_KEY: without it, it could sign none.
+	if err := cfg.RequireSigningKey(); err != nil {
+		return fmt.Errorf("%w: the worker opens the sealed webhook signing secrets with it", err)
+	}
+	sealer, err := seal.New(cfg.SigningKey.Reveal(), cfg.SigningKeyPrevious.Reveal())
+	if err != nil {
+		return err
+	}
 
 	pool, err := database.Open(ctx, cfg.DatabaseURL, database.StatementTimeout(cfg.StatementTimeout))
 	if err != nil {
@@ -151,7 +161,7 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	if err != nil {
 		return fmt.Errorf("BROLL_WEBHOOK_ALLOW_HOSTS: %w", err)
 	}
-	hooks := webhook.NewDeliverer(pool, webhook.DeliveryOptions{
+	hooks := webhook.NewDeliverer(pool, sealer, webhook.DeliveryOptions{
 		Allow: allow, Logger: logger.With("component", "webhooks"),
 		PollInterval: cfg.WebhookPollInterval, RetryBase: cfg.WebhookRetryBase, RetryMax: cfg.WebhookRetryMax,
 	})

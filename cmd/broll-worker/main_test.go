@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"broll/billing/billingtest"
+	"broll/internal/config"
 	"broll/internal/tasks"
 	"broll/internal/testkit"
 )
@@ -22,7 +24,7 @@ func TestRunEmbedsQueuedClips(t *testing.T) {
 	pool, dbURL := testkit.NewPool(t)
 	rdb, redisURL := testkit.Redis(t)
 	env := map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_EMBED_PROVIDER": "builtin",
-		"BROLL_WORKER_HTTP_ADDR": "127.0.0.1:0"}
+		"BROLL_WORKER_HTTP_ADDR": "127.0.0.1:0", "BROLL_SIGNING_KEY": config.GenerateSecret()}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	ready := make(chan string, 1)
@@ -105,4 +107,15 @@ func get(addr, path string, read func(io.Reader) error) error {
 		return read(res.Body)
 	}
 	return nil
+}
+
+// The worker refuses to start without BROLL_SIGNING_KEY: it could open
+// none of the sealed webhook signing secrets, so it could sign nothing.
+func TestRunNeedsSigningKey(t *testing.T) {
+	env := map[string]string{"DATABASE_URL": "postgres://x@127.0.0.1:1/x", "REDIS_URL": "redis://127.0.0.1:1",
+		"BROLL_EMBED_PROVIDER": "builtin"}
+	err := run(context.Background(), func(k string) string { return env[k] }, io.Discard, nil)
+	if err == nil || !strings.Contains(err.Error(), "BROLL_SIGNING_KEY") {
+		t.Fatalf("run without BROLL_SIGNING_KEY: %v, want an error naming it", err)
+	}
 }

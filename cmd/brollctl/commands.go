@@ -23,8 +23,10 @@ import (
 	"broll/internal/database"
 	"broll/internal/money"
 	"broll/internal/redisx"
+	"broll/internal/seal"
 	"broll/internal/tasks"
 	"broll/tenancy"
+	"broll/webhook"
 )
 
 // env is what the database-backed commands share, opened lazily so that a
@@ -105,7 +107,20 @@ func (c *cli) migrate(*flags) action {
 		if applied == nil {
 			applied = []string{}
 		}
-		return map[string]any{"applied": applied, "version": v}, nil
+		out := map[string]any{"applied": applied, "version": v}
+		// Webhook secrets stored in plaintext before they were sealed need
+		// the server key, which SQL has not: sealed here when migrate has
+		// it, else by the worker when it starts.
+		if cfg.SigningKey != "" {
+			sealer, err := seal.New(cfg.SigningKey.Reveal(), cfg.SigningKeyPrevious.Reveal())
+			if err != nil {
+				return nil, err
+			}
+			if out["webhook_secrets_sealed"], err = webhook.SealSecrets(ctx, pool, sealer); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
 	}
 }
 

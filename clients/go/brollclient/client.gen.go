@@ -4125,7 +4125,7 @@ type ClientInterface interface {
 
 	// DeleteWebhook Delete a webhook endpoint
 	//
-	// Removes the endpoint with its secrets and delivery log; pending deliveries are dropped.
+	// Removes one of this root key's endpoints with its secrets and delivery log; pending deliveries are dropped. Another root key's endpoint is 404.
 	//
 	// Required scope: `webhooks:manage` (root keys).
 	//
@@ -4134,7 +4134,7 @@ type ClientInterface interface {
 
 	// ListWebhooks List webhook endpoints
 	//
-	// The account's endpoints, oldest first, with their failure state.
+	// This root key's endpoints, oldest first, with their failure state; another root key's endpoints of the same account are not listed.
 	//
 	// Required scope: `webhooks:manage` (root keys).
 	//
@@ -4143,7 +4143,7 @@ type ClientInterface interface {
 
 	// CreateWebhookWithBody Register a webhook endpoint
 	//
-	// Events of the account are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once. At most 20 endpoints per account.
+	// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
 	//
 	// Required scope: `webhooks:manage` (root keys).
 	//
@@ -4154,7 +4154,7 @@ type ClientInterface interface {
 
 	// CreateWebhook Register a webhook endpoint
 	//
-	// Events of the account are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once. At most 20 endpoints per account.
+	// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
 	//
 	// Required scope: `webhooks:manage` (root keys).
 	//
@@ -4165,7 +4165,7 @@ type ClientInterface interface {
 
 	// ListWebhookDeliveries Delivery log
 	//
-	// The latest attempts, newest first: event, status code, duration, error and the next retry.
+	// The latest attempts, newest first: event, status code, duration, error and the next retry. `error` is a fixed text naming the kind of failure only (`http 500`, `timeout`, `connection refused`, `dns lookup failed`, `tls error`...). Another root key's endpoint is 404.
 	//
 	// Required scope: `webhooks:manage` (root keys).
 	//
@@ -4174,7 +4174,7 @@ type ClientInterface interface {
 
 	// EnableWebhook Re-enable an endpoint
 	//
-	// Turns an endpoint disabled after 3 days of failures back on. Deliveries that gave up are not sent again.
+	// Turns an endpoint disabled after 3 days of failures back on. Deliveries that gave up are not sent again. Another root key's endpoint is 404.
 	//
 	// Required scope: `webhooks:manage` (root keys).
 	//
@@ -4183,7 +4183,7 @@ type ClientInterface interface {
 
 	// RotateWebhookSecretWithBody Rotate the signing secret
 	//
-	// Issues a new secret (shown once). The previous ones keep signing until `previous_secrets_expire_at`, so every delivery meanwhile carries one signature per active secret.
+	// Issues a new secret (shown once, stored sealed). The previous ones keep signing until `previous_secrets_expire_at`, so every delivery meanwhile carries one signature per active secret. Another root key's endpoint is 404.
 	//
 	// Required scope: `webhooks:manage` (root keys).
 	//
@@ -4194,7 +4194,7 @@ type ClientInterface interface {
 
 	// RotateWebhookSecret Rotate the signing secret
 	//
-	// Issues a new secret (shown once). The previous ones keep signing until `previous_secrets_expire_at`, so every delivery meanwhile carries one signature per active secret.
+	// Issues a new secret (shown once, stored sealed). The previous ones keep signing until `previous_secrets_expire_at`, so every delivery meanwhile carries one signature per active secret. Another root key's endpoint is 404.
 	//
 	// Required scope: `webhooks:manage` (root keys).
 	//
@@ -4205,7 +4205,7 @@ type ClientInterface interface {
 
 	// PingWebhook Send a test ping
 	//
-	// Queues a `ping` event for this endpoint alone; the worker delivers it like any event and the delivery log shows the outcome.
+	// Queues a `ping` event for this endpoint alone; the worker delivers it like any event and the delivery log shows the outcome. Another root key's endpoint is 404.
 	//
 	// Required scope: `webhooks:manage` (root keys).
 	//
@@ -4833,7 +4833,7 @@ func (c *Client) GetPricing(ctx context.Context, reqEditors ...RequestEditorFn) 
 
 // DeleteWebhook Delete a webhook endpoint
 //
-// Removes the endpoint with its secrets and delivery log; pending deliveries are dropped.
+// Removes one of this root key's endpoints with its secrets and delivery log; pending deliveries are dropped. Another root key's endpoint is 404.
 //
 // Required scope: `webhooks:manage` (root keys).
 //
@@ -4852,7 +4852,7 @@ func (c *Client) DeleteWebhook(ctx context.Context, params *DeleteWebhookParams,
 
 // ListWebhooks List webhook endpoints
 //
-// The account's endpoints, oldest first, with their failure state.
+// This root key's endpoints, oldest first, with their failure state; another root key's endpoints of the same account are not listed.
 //
 // Required scope: `webhooks:manage` (root keys).
 //
@@ -4871,7 +4871,7 @@ func (c *Client) ListWebhooks(ctx context.Context, reqEditors ...RequestEditorFn
 
 // CreateWebhookWithBody Register a webhook endpoint
 //
-// Events of the account are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once. At most 20 endpoints per account.
+// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
 //
 // Required scope: `webhooks:manage` (root keys).
 //
@@ -4892,7 +4892,7 @@ func (c *Client) CreateWebhookWithBody(ctx context.Context, contentType string, 
 
 // CreateWebhook Register a webhook endpoint
 //
-// Events of the account are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once. At most 20 endpoints per account.
+// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
 //
 // Required scope: `webhooks:manage` (root keys).
 //
@@ -4913,7 +4913,7 @@ func (c *Client) CreateWebhook(ctx context.Context, body CreateWebhookJSONReques
 
 // ListWebhookDeliveries Delivery log
 //
-// The latest attempts, newest first: event, status code, duration, error and the next retry.
+// The latest attempts, newest first: event, status code, duration, error and the next retry. `error` is a fixed text naming the kind of failure only (`http 500`, `timeout`, `connection refused`, `dns lookup failed`, `tls error`...). Another root key's endpoint is 404.
 //
 // Required scope: `webhooks:manage` (root keys).
 //
@@ -4932,7 +4932,7 @@ func (c *Client) ListWebhookDeliveries(ctx context.Context, id openapi_types.UUI
 
 // EnableWebhook Re-enable an endpoint
 //
-// Turns an endpoint disabled after 3 days of failures back on. Deliveries that gave up are not sent again.
+// Turns an endpoint disabled after 3 days of failures back on. Deliveries that gave up are not sent again. Another root key's endpoint is 404.
 //
 // Required scope: `webhooks:manage` (root keys).
 //
@@ -4951,7 +4951,7 @@ func (c *Client) EnableWebhook(ctx context.Context, id openapi_types.UUID, reqEd
 
 // RotateWebhookSecretWithBody Rotate the signing secret
 //
-// Issues a new secret (shown once). The previous ones keep signing until `previous_secrets_expire_at`, so every delivery meanwhile carries one signature per active secret.
+// Issues a new secret (shown once, stored sealed). The previous ones keep signing until `previous_secrets_expire_at`, so every delivery meanwhile carries one signature per active secret. Another root key's endpoint is 404.
 //
 // Required scope: `webhooks:manage` (root keys).
 //
@@ -4972,7 +4972,7 @@ func (c *Client) RotateWebhookSecretWithBody(ctx context.Context, id openapi_typ
 
 // RotateWebhookSecret Rotate the signing secret
 //
-// Issues a new secret (shown once). The previous ones keep signing until `previous_secrets_expire_at`, so every delivery meanwhile carries one signature per active secret.
+// Issues a new secret (shown once, stored sealed). The previous ones keep signing until `previous_secrets_expire_at`, so every delivery meanwhile carries one signature per active secret. Another root key's endpoint is 404.
 //
 // Required scope: `webhooks:manage` (root keys).
 //
@@ -4993,7 +4993,7 @@ func (c *Client) RotateWebhookSecret(ctx context.Context, id openapi_types.UUID,
 
 // PingWebhook Send a test ping
 //
-// Queues a `ping` event for this endpoint alone; the worker delivers it like any event and the delivery log shows the outcome.
+// Queues a `ping` event for this endpoint alone; the worker delivers it like any event and the delivery log shows the outcome. Another root key's endpoint is 404.
 //
 // Required scope: `webhooks:manage` (root keys).
 //
@@ -7861,7 +7861,7 @@ type ClientWithResponsesInterface interface {
 
 	// DeleteWebhookWithResponse Delete a webhook endpoint
 	//
-	// Removes the endpoint with its secrets and delivery log; pending deliveries are dropped.
+	// Removes one of this root key's endpoints with its secrets and delivery log; pending deliveries are dropped. Another root key's endpoint is 404.
 	//
 	// Required scope: `webhooks:manage` (root keys).
 	//
@@ -7872,7 +7872,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListWebhooksWithResponse List webhook endpoints
 	//
-	// The account's endpoints, oldest first, with their failure state.
+	// This root key's endpoints, oldest first, with their failure state; another root key's endpoints of the same account are not listed.
 	//
 	// Required scope: `webhooks:manage` (root keys).
 	//
@@ -7883,7 +7883,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWebhookWithBodyWithResponse Register a webhook endpoint
 	//
-	// Events of the account are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once. At most 20 endpoints per account.
+	// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
 	//
 	// Required scope: `webhooks:manage` (root keys).
 	//
@@ -7894,7 +7894,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWebhookWithResponse Register a webhook endpoint
 	//
-	// Events of the account are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once. At most 20 endpoints per account.
+	// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
 	//
 	// Required scope: `webhooks:manage` (root keys).
 	//
@@ -7905,7 +7905,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListWebhookDeliveriesWithResponse Delivery log
 	//
-	// The latest attempts, newest first: event, status code, duration, error and the next retry.
+	// The latest attempts, newest first: event, status code, duration, error and the next retry. `error` is a fixed text naming the kind of failure only (`http 500`, `timeout`, `connection refused`, `dns lookup failed`, `tls error`...). Another root key's endpoint is 404.
 	//
 	// Required scope: `webhooks:manage` (root keys).
 	//
@@ -7916,7 +7916,7 @@ type ClientWithResponsesInterface interface {
 
 	// EnableWebhookWithResponse Re-enable an endpoint
 	//
-	// Turns an endpoint disabled after 3 days of failures back on. Deliveries that gave up are not sent again.
+	// Turns an endpoint disabled after 3 days of failures back on. Deliveries that gave up are not sent again. Another root key's endpoint is 404.
 	//
 	// Required scope: `webhooks:manage` (root keys).
 	//
@@ -7927,7 +7927,7 @@ type ClientWithResponsesInterface interface {
 
 	// RotateWebhookSecretWithBodyWithResponse Rotate the signing secret
 	//
-	// Issues a new secret (shown once). The previous ones keep signing until `previous_secrets_expire_at`, so every delivery meanwhile carries one signature per active secret.
+	// Issues a new secret (shown once, stored sealed). The previous ones keep signing until `previous_secrets_expire_at`, so every delivery meanwhile carries one signature per active secret. Another root key's endpoint is 404.
 	//
 	// Required scope: `webhooks:manage` (root keys).
 	//
@@ -7938,7 +7938,7 @@ type ClientWithResponsesInterface interface {
 
 	// RotateWebhookSecretWithResponse Rotate the signing secret
 	//
-	// Issues a new secret (shown once). The previous ones keep signing until `previous_secrets_expire_at`, so every delivery meanwhile carries one signature per active secret.
+	// Issues a new secret (shown once, stored sealed). The previous ones keep signing until `previous_secrets_expire_at`, so every delivery meanwhile carries one signature per active secret. Another root key's endpoint is 404.
 	//
 	// Required scope: `webhooks:manage` (root keys).
 	//
@@ -7949,7 +7949,7 @@ type ClientWithResponsesInterface interface {
 
 	// PingWebhookWithResponse Send a test ping
 	//
-	// Queues a `ping` event for this endpoint alone; the worker delivers it like any event and the delivery log shows the outcome.
+	// Queues a `ping` event for this endpoint alone; the worker delivers it like any event and the delivery log shows the outcome. Another root key's endpoint is 404.
 	//
 	// Required scope: `webhooks:manage` (root keys).
 	//
@@ -13342,7 +13342,7 @@ func (c *ClientWithResponses) GetPricingWithResponse(ctx context.Context, reqEdi
 
 // DeleteWebhookWithResponse Delete a webhook endpoint
 //
-// Removes the endpoint with its secrets and delivery log; pending deliveries are dropped.
+// Removes one of this root key's endpoints with its secrets and delivery log; pending deliveries are dropped. Another root key's endpoint is 404.
 //
 // Required scope: `webhooks:manage` (root keys).
 //
@@ -13359,7 +13359,7 @@ func (c *ClientWithResponses) DeleteWebhookWithResponse(ctx context.Context, par
 
 // ListWebhooksWithResponse List webhook endpoints
 //
-// The account's endpoints, oldest first, with their failure state.
+// This root key's endpoints, oldest first, with their failure state; another root key's endpoints of the same account are not listed.
 //
 // Required scope: `webhooks:manage` (root keys).
 //
@@ -13376,7 +13376,7 @@ func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, reqE
 
 // CreateWebhookWithBodyWithResponse Register a webhook endpoint
 //
-// Events of the account are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once. At most 20 endpoints per account.
+// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
 //
 // Required scope: `webhooks:manage` (root keys).
 //
@@ -13393,7 +13393,7 @@ func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Cont
 
 // CreateWebhookWithResponse Register a webhook endpoint
 //
-// Events of the account are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once. At most 20 endpoints per account.
+// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
 //
 // Required scope: `webhooks:manage` (root keys).
 //
@@ -13410,7 +13410,7 @@ func (c *ClientWithResponses) CreateWebhookWithResponse(ctx context.Context, bod
 
 // ListWebhookDeliveriesWithResponse Delivery log
 //
-// The latest attempts, newest first: event, status code, duration, error and the next retry.
+// The latest attempts, newest first: event, status code, duration, error and the next retry. `error` is a fixed text naming the kind of failure only (`http 500`, `timeout`, `connection refused`, `dns lookup failed`, `tls error`...). Another root key's endpoint is 404.
 //
 // Required scope: `webhooks:manage` (root keys).
 //
@@ -13427,7 +13427,7 @@ func (c *ClientWithResponses) ListWebhookDeliveriesWithResponse(ctx context.Cont
 
 // EnableWebhookWithResponse Re-enable an endpoint
 //
-// Turns an endpoint disabled after 3 days of failures back on. Deliveries that gave up are not sent again.
+// Turns an endpoint disabled after 3 days of failures back on. Deliveries that gave up are not sent again. Another root key's endpoint is 404.
 //
 // Required scope: `webhooks:manage` (root keys).
 //
@@ -13444,7 +13444,7 @@ func (c *ClientWithResponses) EnableWebhookWithResponse(ctx context.Context, id 
 
 // RotateWebhookSecretWithBodyWithResponse Rotate the signing secret
 //
-// Issues a new secret (shown once). The previous ones keep signing until `previous_secrets_expire_at`, so every delivery meanwhile carries one signature per active secret.
+// Issues a new secret (shown once, stored sealed). The previous ones keep signing until `previous_secrets_expire_at`, so every delivery meanwhile carries one signature per active secret. Another root key's endpoint is 404.
 //
 // Required scope: `webhooks:manage` (root keys).
 //
@@ -13461,7 +13461,7 @@ func (c *ClientWithResponses) RotateWebhookSecretWithBodyWithResponse(ctx contex
 
 // RotateWebhookSecretWithResponse Rotate the signing secret
 //
-// Issues a new secret (shown once). The previous ones keep signing until `previous_secrets_expire_at`, so every delivery meanwhile carries one signature per active secret.
+// Issues a new secret (shown once, stored sealed). The previous ones keep signing until `previous_secrets_expire_at`, so every delivery meanwhile carries one signature per active secret. Another root key's endpoint is 404.
 //
 // Required scope: `webhooks:manage` (root keys).
 //
@@ -13478,7 +13478,7 @@ func (c *ClientWithResponses) RotateWebhookSecretWithResponse(ctx context.Contex
 
 // PingWebhookWithResponse Send a test ping
 //
-// Queues a `ping` event for this endpoint alone; the worker delivers it like any event and the delivery log shows the outcome.
+// Queues a `ping` event for this endpoint alone; the worker delivers it like any event and the delivery log shows the outcome. Another root key's endpoint is 404.
 //
 // Required scope: `webhooks:manage` (root keys).
 //

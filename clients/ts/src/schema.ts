@@ -565,7 +565,7 @@ export interface paths {
         };
         /**
          * List webhook endpoints
-         * @description The account's endpoints, oldest first, with their failure state.
+         * @description This root key's endpoints, oldest first, with their failure state; another root key's endpoints of the same account are not listed.
          *
          *     Required scope: `webhooks:manage` (root keys).
          */
@@ -573,14 +573,14 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint
-         * @description Events of the account are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once. At most 20 endpoints per account.
+         * @description The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
          *
          *     Required scope: `webhooks:manage` (root keys).
          */
         post: operations["createWebhook"];
         /**
          * Delete a webhook endpoint
-         * @description Removes the endpoint with its secrets and delivery log; pending deliveries are dropped.
+         * @description Removes one of this root key's endpoints with its secrets and delivery log; pending deliveries are dropped. Another root key's endpoint is 404.
          *
          *     Required scope: `webhooks:manage` (root keys).
          */
@@ -599,7 +599,7 @@ export interface paths {
         };
         /**
          * Delivery log
-         * @description The latest attempts, newest first: event, status code, duration, error and the next retry.
+         * @description The latest attempts, newest first: event, status code, duration, error and the next retry. `error` is a fixed text naming the kind of failure only (`http 500`, `timeout`, `connection refused`, `dns lookup failed`, `tls error`...). Another root key's endpoint is 404.
          *
          *     Required scope: `webhooks:manage` (root keys).
          */
@@ -623,7 +623,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test ping
-         * @description Queues a `ping` event for this endpoint alone; the worker delivers it like any event and the delivery log shows the outcome.
+         * @description Queues a `ping` event for this endpoint alone; the worker delivers it like any event and the delivery log shows the outcome. Another root key's endpoint is 404.
          *
          *     Required scope: `webhooks:manage` (root keys).
          */
@@ -645,7 +645,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret
-         * @description Issues a new secret (shown once). The previous ones keep signing until `previous_secrets_expire_at`, so every delivery meanwhile carries one signature per active secret.
+         * @description Issues a new secret (shown once, stored sealed). The previous ones keep signing until `previous_secrets_expire_at`, so every delivery meanwhile carries one signature per active secret. Another root key's endpoint is 404.
          *
          *     Required scope: `webhooks:manage` (root keys).
          */
@@ -667,7 +667,7 @@ export interface paths {
         put?: never;
         /**
          * Re-enable an endpoint
-         * @description Turns an endpoint disabled after 3 days of failures back on. Deliveries that gave up are not sent again.
+         * @description Turns an endpoint disabled after 3 days of failures back on. Deliveries that gave up are not sent again. Another root key's endpoint is 404.
          *
          *     Required scope: `webhooks:manage` (root keys).
          */
