@@ -55,7 +55,7 @@ func (s *server) createUpload(c *fiber.Ctx) error {
 
 // receiveUpload is the local store's PUT: the body streams to disk, never
 // whole in memory, and must have the size and type the upload was asked
-// with.
+// with. Only the key that asked for the upload writes it, once.
 func (s *server) receiveUpload(c *fiber.Ctx) error {
 	id, err := uuid.Parse(c.Params("id"))
 	if err != nil {
@@ -68,7 +68,7 @@ func (s *server) receiveUpload(c *fiber.Ctx) error {
 	if body == nil {
 		body = strings.NewReader(string(c.Body()))
 	}
-	if err := s.catalog.ReceiveUpload(c.UserContext(), id, c.Get(fiber.HeaderContentType), body); err != nil {
+	if err := s.catalog.ReceiveUpload(c.UserContext(), principal(c).KeyID, id, c.Get(fiber.HeaderContentType), body); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
