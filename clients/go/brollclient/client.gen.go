@@ -3935,7 +3935,7 @@ type ClientInterface interface {
 
 	// SendUploadWithBody Send an upload's bytes (local store)
 	//
-	// With the local media store: the file's bytes, exactly `size` of them with the upload's Content-Type, streamed to disk. Only the ops key that created the upload writes it: any other key is answered 404, as for an unknown upload. An upload takes its bytes once: a PUT to an upload that is complete, or that a clip took, is 409 `upload_closed` before any byte is read, and a PUT still streaming when another finished (or an import took the upload) is refused at its end with the same 409, leaving nothing behind. With the s3 store the bytes go to the presigned URL instead and this route answers 405.
+	// With the local media store: the file's bytes, exactly `size` of them with the upload's Content-Type, streamed to disk. Only the ops key that created the upload writes it: any other key is answered 404, as for an unknown upload. An upload takes its bytes once: a PUT to an upload that is complete, or that a clip took, is 409 `upload_closed` before any byte is read, and a PUT still streaming when another finished (or an import took the upload) is refused at its end with the same 409, leaving nothing behind. The body is bounded by an idle timeout (`BROLL_BODY_IDLE_TIMEOUT`, default 30 s: no byte for that long ends the request with 400 and closes the connection; the upload stays incomplete), not by the request's duration, so a large file over a slow link arrives whole. With the s3 store the bytes go to the presigned URL instead and this route answers 405.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4052,7 +4052,7 @@ type ClientInterface interface {
 
 	// DownloadPurchase Download a purchased file (signed link)
 	//
-	// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
+	// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
 	//
 	// Corresponds with GET /api/v1/downloads/{purchase_id} (the `DownloadPurchase` operationId).
 	DownloadPurchase(ctx context.Context, purchaseId openapi_types.UUID, params *DownloadPurchaseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4451,7 +4451,7 @@ func (c *Client) CreateUpload(ctx context.Context, body CreateUploadJSONRequestB
 
 // SendUploadWithBody Send an upload's bytes (local store)
 //
-// With the local media store: the file's bytes, exactly `size` of them with the upload's Content-Type, streamed to disk. Only the ops key that created the upload writes it: any other key is answered 404, as for an unknown upload. An upload takes its bytes once: a PUT to an upload that is complete, or that a clip took, is 409 `upload_closed` before any byte is read, and a PUT still streaming when another finished (or an import took the upload) is refused at its end with the same 409, leaving nothing behind. With the s3 store the bytes go to the presigned URL instead and this route answers 405.
+// With the local media store: the file's bytes, exactly `size` of them with the upload's Content-Type, streamed to disk. Only the ops key that created the upload writes it: any other key is answered 404, as for an unknown upload. An upload takes its bytes once: a PUT to an upload that is complete, or that a clip took, is 409 `upload_closed` before any byte is read, and a PUT still streaming when another finished (or an import took the upload) is refused at its end with the same 409, leaving nothing behind. The body is bounded by an idle timeout (`BROLL_BODY_IDLE_TIMEOUT`, default 30 s: no byte for that long ends the request with 400 and closes the connection; the upload stays incomplete), not by the request's duration, so a large file over a slow link arrives whole. With the s3 store the bytes go to the presigned URL instead and this route answers 405.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4678,7 +4678,7 @@ func (c *Client) GetVideo(ctx context.Context, id VideoIdPath, reqEditors ...Req
 
 // DownloadPurchase Download a purchased file (signed link)
 //
-// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
+// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
 //
 // Corresponds with GET /api/v1/downloads/{purchase_id} (the `DownloadPurchase` operationId).
 func (c *Client) DownloadPurchase(ctx context.Context, purchaseId openapi_types.UUID, params *DownloadPurchaseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7647,7 +7647,7 @@ type ClientWithResponsesInterface interface {
 
 	// SendUploadWithBodyWithResponse Send an upload's bytes (local store)
 	//
-	// With the local media store: the file's bytes, exactly `size` of them with the upload's Content-Type, streamed to disk. Only the ops key that created the upload writes it: any other key is answered 404, as for an unknown upload. An upload takes its bytes once: a PUT to an upload that is complete, or that a clip took, is 409 `upload_closed` before any byte is read, and a PUT still streaming when another finished (or an import took the upload) is refused at its end with the same 409, leaving nothing behind. With the s3 store the bytes go to the presigned URL instead and this route answers 405.
+	// With the local media store: the file's bytes, exactly `size` of them with the upload's Content-Type, streamed to disk. Only the ops key that created the upload writes it: any other key is answered 404, as for an unknown upload. An upload takes its bytes once: a PUT to an upload that is complete, or that a clip took, is 409 `upload_closed` before any byte is read, and a PUT still streaming when another finished (or an import took the upload) is refused at its end with the same 409, leaving nothing behind. The body is bounded by an idle timeout (`BROLL_BODY_IDLE_TIMEOUT`, default 30 s: no byte for that long ends the request with 400 and closes the connection; the upload stays incomplete), not by the request's duration, so a large file over a slow link arrives whole. With the s3 store the bytes go to the presigned URL instead and this route answers 405.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7776,7 +7776,7 @@ type ClientWithResponsesInterface interface {
 
 	// DownloadPurchaseWithResponse Download a purchased file (signed link)
 	//
-	// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
+	// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -13030,7 +13030,7 @@ func (c *ClientWithResponses) CreateUploadWithResponse(ctx context.Context, body
 
 // SendUploadWithBodyWithResponse Send an upload's bytes (local store)
 //
-// With the local media store: the file's bytes, exactly `size` of them with the upload's Content-Type, streamed to disk. Only the ops key that created the upload writes it: any other key is answered 404, as for an unknown upload. An upload takes its bytes once: a PUT to an upload that is complete, or that a clip took, is 409 `upload_closed` before any byte is read, and a PUT still streaming when another finished (or an import took the upload) is refused at its end with the same 409, leaving nothing behind. With the s3 store the bytes go to the presigned URL instead and this route answers 405.
+// With the local media store: the file's bytes, exactly `size` of them with the upload's Content-Type, streamed to disk. Only the ops key that created the upload writes it: any other key is answered 404, as for an unknown upload. An upload takes its bytes once: a PUT to an upload that is complete, or that a clip took, is 409 `upload_closed` before any byte is read, and a PUT still streaming when another finished (or an import took the upload) is refused at its end with the same 409, leaving nothing behind. The body is bounded by an idle timeout (`BROLL_BODY_IDLE_TIMEOUT`, default 30 s: no byte for that long ends the request with 400 and closes the connection; the upload stays incomplete), not by the request's duration, so a large file over a slow link arrives whole. With the s3 store the bytes go to the presigned URL instead and this route answers 405.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13225,7 +13225,7 @@ func (c *ClientWithResponses) GetVideoWithResponse(ctx context.Context, id Video
 
 // DownloadPurchaseWithResponse Download a purchased file (signed link)
 //
-// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
+// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
 //
 // Returns a wrapper object for the known response body format(s).
 //
