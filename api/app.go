@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"time"
@@ -56,10 +57,14 @@ func newApp(d Deps) *fiber.App {
 		BodyLimit:             d.Config.MaxBodyBytes,
 		ErrorHandler:          errorHandler(d.Logger, d.Config.BaseURL()),
 		DisableStartupMessage: true,
-		ReadTimeout:           30 * time.Second,
-		WriteTimeout:          5 * time.Minute,
-		IdleTimeout:           2 * time.Minute,
-		ProxyHeader:           "",
+		// ReadTimeout bounds the headers and the bodies read into memory
+		// (slowloris); WriteTimeout every answer. The streamed bodies, an
+		// upload's PUT and a download, are bounded by BROLL_BODY_IDLE_TIMEOUT
+		// between two bytes instead (idleBody, countingReader).
+		ReadTimeout:  30 * time.Second,
+		WriteTimeout: 5 * time.Minute,
+		IdleTimeout:  2 * time.Minute,
+		ProxyHeader:  "",
 		// No route takes a form: read a multipart body as bytes like any
 		// other (and refuse it as JSON) instead of parsing it while
 		// reading, which failed mid-upload and dropped the connection.
@@ -94,7 +99,7 @@ func newApp(d Deps) *fiber.App {
 		revoker: tenancy.NewRevoker(d.Tenancy, d.Redis, d.Config.RedisPrefix, d.Auth),
 		metrics: m, clientAddr: clientAddr(d.Config.TrustedProxies), importDir: d.Config.ImportDir,
 		idem:           idempotency.New(d.Pool, d.Config.IdempotencyWait, idempotencyStale),
-		uploadMaxBytes: d.Config.UploadMaxBytes, uploadTTL: d.Config.UploadURLTTL,
+		uploadMaxBytes: d.Config.UploadMaxBytes, uploadTTL: d.Config.UploadURLTTL, bodyIdle: cmp.Or(d.Config.BodyIdleTimeout, 30*time.Second),
 		downloads: billing.NewDownloadLimiter(d.Redis, d.Config.RedisPrefix, billing.DownloadLimits{
 			PerPurchase: d.Config.DownloadsPerPurchasePerMinute, PerAddress: d.Config.DownloadsPerAddressPerMinute,
 		}),
@@ -127,7 +132,9 @@ type server struct {
 	// uploadMaxBytes and uploadTTL bound POST /api/ops/v1/uploads.
 	uploadMaxBytes int64
 	uploadTTL      time.Duration
-	metrics        *apiMetrics
+	// bodyIdle bounds the time between two bytes of a streamed body.
+	bodyIdle time.Duration
+	metrics  *apiMetrics
 	// clientAddr is the client's address, through trusted proxies.
 	clientAddr func(*fiber.Ctx) string
 	// importDir holds the only files the HTTP import may read.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -78,7 +80,7 @@ func (s *server) download(c *fiber.Ctx) error {
 	if err != nil {
 		s.logger.Error("download log failed", "request_id", requestID(c), "purchase_id", d.PurchaseID.String(), "error", err.Error())
 	}
-	body := &countingReader{r: io.LimitReader(f, length), file: f, done: func(n int64) {
+	body := &countingReader{r: io.LimitReader(f, length), file: f, conn: c.Context().Conn(), idle: s.bodyIdle, done: func(n int64) {
 		if logID == 0 {
 			return
 		}
@@ -118,14 +120,24 @@ func (s *server) redirectDownload(c *fiber.Ctx, linker catalog.MediaLinker, d bi
 // file and reports the count. What was read was handed to the connection;
 // a client that leaves mid-stream is reported short of the file's length
 // (by what the socket buffers held at most).
+//
+// Each read also moves the connection's write deadline to idle from now:
+// fasthttp's WriteTimeout bounds the whole response, which a large file to
+// a slow client would pass however steadily it is taken; a client that
+// takes nothing for idle is still cut.
 type countingReader struct {
 	r    io.Reader
 	file io.Closer
 	n    int64
 	done func(n int64)
+	conn net.Conn
+	idle time.Duration
 }
 
 func (r *countingReader) Read(p []byte) (int, error) {
+	if r.conn != nil && r.idle > 0 {
+		_ = r.conn.SetWriteDeadline(time.Now().Add(r.idle))
+	}
 	n, err := r.r.Read(p)
 	r.n += int64(n)
 	return n, err

@@ -105,7 +105,9 @@ func TestMediaStoreSuite(t *testing.T) {
 			put := func(data []byte) int {
 				if store == "s3" {
 					req, _ := http.NewRequest(http.MethodPut, up.URL, bytes.NewReader(data))
-					req.Header.Set("Content-Type", headers["Content-Type"])
+					for k, v := range headers {
+						req.Header.Set(k, v)
+					}
 					req.ContentLength = int64(len(data))
 					resp, err := http.DefaultClient.Do(req)
 					if err != nil {
@@ -142,7 +144,7 @@ func TestMediaStoreSuite(t *testing.T) {
 				t.Fatal(err)
 			}
 			// One upload makes one clip.
-			if r := e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, []any{clip}); r.status != 400 {
+			if r := e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, []any{clip}); r.status != 409 || problemOf(t, r).Code != "upload_claimed" {
 				t.Fatalf("second import of one upload: %d %s", r.status, r.raw)
 			}
 

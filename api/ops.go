@@ -32,7 +32,8 @@ type importResultJSON struct {
 // `brollctl clips import` does with the same objects. The files they name
 // are read from the API node's file system, below BROLL_IMPORT_DIR only
 // (relative paths start there): an ops key must not be able to turn any
-// file the process can read into a downloadable clip.
+// file the process can read into a downloadable clip. The uploads they name
+// must be the key's own, complete, and not another clip's (409 otherwise).
 func (s *server) opsImport(c *fiber.Ctx) error {
 	body := bytes.TrimSpace(c.Request().Body())
 	if len(body) == 0 || body[0] != '[' {
@@ -62,11 +63,15 @@ func (s *server) opsImport(c *fiber.Ctx) error {
 		return rejectVideos(bad, len(raws))
 	}
 
-	res, err := s.catalog.ImportVideosWithin(c.UserContext(), s.importDir, clips)
+	res, err := s.catalog.ImportVideosWithin(c.UserContext(), principal(c).KeyID, s.importDir, clips)
 	var ie *catalog.ImportError
 	if errors.As(err, &ie) {
 		for _, l := range ie.Lines {
 			bad = append(bad, videoError{Index: l.Line - 1, Field: l.Field, Message: l.Message})
+		}
+		if ie.Code != "" {
+			return apperr.New(ie.Code, "%d of %d clips name an upload that cannot be taken now; nothing was imported", len(ie.Lines), len(raws)).
+				With("errors", bad)
 		}
 		return rejectVideos(bad, len(raws))
 	}

@@ -2,7 +2,9 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -55,7 +57,7 @@ func (s *server) createUpload(c *fiber.Ctx) error {
 
 // receiveUpload is the local store's PUT: the body streams to disk, never
 // whole in memory, and must have the size and type the upload was asked
-// with.
+// with. Only the key that asked for the upload writes it, once.
 func (s *server) receiveUpload(c *fiber.Ctx) error {
 	id, err := uuid.Parse(c.Params("id"))
 	if err != nil {
@@ -68,7 +70,8 @@ func (s *server) receiveUpload(c *fiber.Ctx) error {
 	if body == nil {
 		body = strings.NewReader(string(c.Body()))
 	}
-	if err := s.catalog.ReceiveUpload(c.UserContext(), id, c.Get(fiber.HeaderContentType), body); err != nil {
+	body = &idleBody{r: body, conn: c.Context().Conn(), idle: s.bodyIdle}
+	if err := s.catalog.ReceiveUpload(c.UserContext(), principal(c).KeyID, id, c.Get(fiber.HeaderContentType), body); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
@@ -146,4 +149,31 @@ func isUploadPut(method, path string) bool {
 func bodyTooLarge(c *fiber.Ctx, limit int) error {
 	c.Context().SetConnectionClose()
 	return apperr.New(apperr.PayloadTooLarge, "the request body is larger than %d bytes", limit)
+}
+
+// idleBody reads an upload's streamed body with the connection's read
+// deadline moved to idle from now before every read. fasthttp sets one
+// deadline (the server's ReadTimeout) when a request starts, for its
+// headers and whatever body it reads itself; a large file over a slow link
+// would run past it however steadily it arrives. So the body is bounded by
+// the time between two of its reads instead: a client that stops sending
+// is cut after idle, one that keeps sending is never. A read that fails
+// (deadline passed, connection broken) is the client's doing: 400, and
+// boundBodies closes the connection.
+type idleBody struct {
+	r    io.Reader
+	conn net.Conn
+	idle time.Duration
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	if b.conn != nil {
+		_ = b.conn.SetReadDeadline(time.Now().Add(b.idle))
+	}
+	n, err := b.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return n, apperr.New(apperr.Invalid,
+			"the body stopped arriving (no byte for %s, or the connection broke); send the upload again", b.idle)
+	}
+	return n, err
 }

@@ -31,6 +31,10 @@ type ImportResult struct {
 // "errors" field carries the lines, so the HTTP layer renders it as a 400.
 type ImportError struct {
 	Lines []LineError
+	// Code is the conflict every problem is (upload_incomplete,
+	// upload_claimed: the lines are fine, the uploads they name cannot be
+	// taken now); "" when some line is invalid.
+	Code apperr.Code
 }
 
 // errorsShown bounds the summary; the full list is in Lines.
@@ -48,7 +52,11 @@ func (e *ImportError) BadLines() int {
 
 func (e *ImportError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "import rejected, nothing was imported: %d invalid line(s)", e.BadLines())
+	what := "invalid line(s)"
+	if e.Code != "" {
+		what = "line(s) naming an upload that cannot be taken now"
+	}
+	fmt.Fprintf(&b, "import rejected, nothing was imported: %d %s", e.BadLines(), what)
 	for i, l := range e.Lines {
 		if i == errorsShown {
 			fmt.Fprintf(&b, "; and %d more problem(s)", len(e.Lines)-errorsShown)
@@ -60,9 +68,14 @@ func (e *ImportError) Error() string {
 	return b.String()
 }
 
-// Unwrap makes the rejection an invalid_request for apperr.As and CodeOf.
+// Unwrap makes the rejection an invalid_request (or its conflict) for
+// apperr.As and CodeOf.
 func (e *ImportError) Unwrap() error {
-	return apperr.New(apperr.Invalid, "%s", e.Error()).With("errors", e.Lines)
+	code := e.Code
+	if code == "" {
+		code = apperr.Invalid
+	}
+	return apperr.New(code, "%s", e.Error()).With("errors", e.Lines)
 }
 
 // maxLineBytes bounds one clip line; real lines are a few hundred bytes.
@@ -100,7 +113,7 @@ func (s *Service) Import(ctx context.Context, r io.Reader, baseDir string, progr
 		return ImportResult{}, fmt.Errorf("import: read: %w", err)
 	}
 	if len(bad) > 0 {
-		return ImportResult{}, &ImportError{Lines: bad}
+		return ImportResult{}, v.rejection(bad)
 	}
 	return s.importValid(ctx, clips, progress)
 }
@@ -121,17 +134,21 @@ func (s *Service) ImportVideos(ctx context.Context, clips []VideoInput, baseDir 
 
 // ImportVideosWithin is ImportVideos for callers that must not read just any
 // file (the HTTP import): every file, relative or absolute, must resolve,
-// symbolic links followed, to a regular file inside root.
-func (s *Service) ImportVideosWithin(ctx context.Context, root string, clips []VideoInput) (ImportResult, error) {
-	if root == "" {
-		return ImportResult{}, errors.New("import: no import directory")
-	}
+// symbolic links followed, to a regular file inside root, and the uploads
+// named must be those of the ops key keyID. Without root (none set, or not
+// there) clips may still name uploads; a file path is then refused.
+func (s *Service) ImportVideosWithin(ctx context.Context, keyID uuid.UUID, root string, clips []VideoInput) (ImportResult, error) {
 	v, err := s.newValidator(ctx, root)
 	if err != nil {
 		return ImportResult{}, err
 	}
-	if v.root, err = filepath.EvalSymlinks(v.baseDir); err != nil {
-		return ImportResult{}, fmt.Errorf("import: import directory: %w", err)
+	if s.media != nil {
+		v.upload = func(id uuid.UUID) (uploadFile, bool, error) { return s.loadUpload(ctx, keyID, id) }
+	}
+	if root == "" {
+		v.noFiles = "this server takes no file paths (no import directory): name an upload_id instead"
+	} else if v.root, err = filepath.EvalSymlinks(v.baseDir); err != nil {
+		v.noFiles = "this server's import directory is not available: name an upload_id instead"
 	}
 	return s.importVideos(ctx, v, clips, nil)
 }
@@ -145,7 +162,7 @@ func (s *Service) importVideos(ctx context.Context, v *validator, clips []VideoI
 		valid = append(valid, c)
 	}
 	if len(bad) > 0 {
-		return ImportResult{}, &ImportError{Lines: bad}
+		return ImportResult{}, v.rejection(bad)
 	}
 	return s.importValid(ctx, valid, progress)
 }
@@ -162,7 +179,7 @@ func (s *Service) newValidator(ctx context.Context, baseDir string) (*validator,
 	}
 	v := newValidator(tiers, baseDir)
 	if s.media != nil {
-		v.upload = func(id uuid.UUID) (uploadFile, bool, error) { return s.loadUpload(ctx, id) }
+		v.upload = func(id uuid.UUID) (uploadFile, bool, error) { return s.loadUpload(ctx, uuid.Nil, id) }
 	}
 	return v, nil
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"broll/internal/apperr"
 )
 
 // progressEvery is how many clips pass between two progress reports.
@@ -107,10 +109,19 @@ const sqlUpsertClips = `
 	SELECT up.id, old.id IS NULL AS created, coalesce(old.changed, true) AS reembed
 	FROM up LEFT JOIN old ON old.id = up.id`
 
-// sqlTakeUploads gives each upload named by a clip to that clip.
-const sqlTakeUploads = `
-	UPDATE media_uploads u SET video_id = i.id
-	FROM import_clips i WHERE u.id = i.upload_id`
+// sqlClaimUploads gives each upload named by a clip to that clip, only if
+// its file is complete and no other clip took it: the row lock makes
+// concurrent imports of one upload take turns, and the second sees the
+// first's claim. It returns the uploads that could not be claimed.
+const sqlClaimUploads = `
+	WITH claimed AS (
+		UPDATE media_uploads u SET video_id = i.id
+		FROM import_clips i
+		WHERE u.id = i.upload_id AND u.received_at IS NOT NULL AND (u.video_id IS NULL OR u.video_id = i.id)
+		RETURNING u.id
+	)
+	SELECT i.upload_id FROM import_clips i
+	WHERE i.upload_id IS NOT NULL AND i.upload_id NOT IN (SELECT id FROM claimed)`
 
 // writeVideos copies the clips' files into media storage while streaming
 // their rows into the staging table, then upserts them and commits. It
@@ -159,13 +170,37 @@ func (s *Service) writeVideos(ctx context.Context, clips []validVideo, progress 
 	if err != nil {
 		return res, nil, fmt.Errorf("import: write clips: %w", err)
 	}
-	if _, err := tx.Exec(ctx, sqlTakeUploads); err != nil {
-		return res, nil, fmt.Errorf("import: uploads: %w", err)
+	if err := claimUploads(ctx, tx, clips); err != nil {
+		return res, nil, err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return res, nil, fmt.Errorf("import: commit: %w", err)
 	}
 	return res, reembed, nil
+}
+
+// claimUploads claims, in the import's transaction, the uploads its clips
+// name; one another import took first fails the whole import (409).
+func claimUploads(ctx context.Context, tx pgx.Tx, clips []validVideo) error {
+	rows, err := tx.Query(ctx, sqlClaimUploads)
+	if err != nil {
+		return fmt.Errorf("import: claim uploads: %w", err)
+	}
+	lost, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return fmt.Errorf("import: claim uploads: %w", err)
+	}
+	if len(lost) == 0 {
+		return nil
+	}
+	var bad []LineError
+	for _, c := range clips {
+		if c.upload != nil && slices.Contains(lost, c.uploadID) {
+			bad = append(bad, LineError{Line: c.line, Field: "upload_id",
+				Message: "was taken by another clip while this import ran: an upload makes one clip"})
+		}
+	}
+	return &ImportError{Lines: bad, Code: apperr.UploadClaimed}
 }
 
 // mediaCopy is a pgx.CopyFromSource fed by workers that store each clip's

@@ -146,3 +146,33 @@ func (m *LocalMedia) Stat(ctx context.Context, key string) (int64, error) {
 }
 
 var errMediaSource = errors.New("media: this store cannot name its files for other programs")
+
+// Rename moves the file under from to to in one step (a rename within the
+// store's directory), replacing what to held: an upload's bytes land under a
+// staging key while they stream and take their key only once all are in.
+func (m *LocalMedia) Rename(ctx context.Context, from, to string) error {
+	src, err := m.path(from)
+	if err != nil {
+		return err
+	}
+	dst, err := m.path(to)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(src, dst); err != nil {
+		return fmt.Errorf("media rename %s: %w", from, err)
+	}
+	return nil
+}
+
+// Remove deletes the file under key; a missing file is no error.
+func (m *LocalMedia) Remove(ctx context.Context, key string) error {
+	p, err := m.path(key)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("media remove %s: %w", key, err)
+	}
+	return nil
+}

@@ -161,17 +161,23 @@ func (m *S3Media) GetURL(ctx context.Context, key, contentType, attachment strin
 	return u.String(), nil
 }
 
-// PutURL presigns a PUT of key with its Content-Type and Content-Length
-// among the signed headers, so the store refuses another type or size.
+// PutURL presigns a PUT of key with its Content-Type, Content-Length and
+// "If-None-Match: *" among the signed headers: the store refuses another
+// type or size, and, the write being conditional, any PUT once the object
+// exists (412), so an upload's object is written once and never replaced
+// after an import took it. (AWS S3, MinIO and versitygw honour conditional
+// writes.)
 func (m *S3Media) PutURL(ctx context.Context, key, contentType string, size int64, ttl time.Duration) (string, map[string]string, error) {
+	headers := map[string]string{"Content-Type": contentType, "Content-Length": strconv.FormatInt(size, 10), "If-None-Match": "*"}
 	h := http.Header{}
-	h.Set("Content-Type", contentType)
-	h.Set("Content-Length", strconv.FormatInt(size, 10))
+	for k, v := range headers {
+		h.Set(k, v)
+	}
 	u, err := m.signer.PresignHeader(ctx, http.MethodPut, m.bucket, key, ttl, nil, h)
 	if err != nil {
 		return "", nil, fmt.Errorf("media presign %s: %w", key, err)
 	}
-	return u.String(), map[string]string{"Content-Type": contentType, "Content-Length": strconv.FormatInt(size, 10)}, nil
+	return u.String(), headers, nil
 }
 
 // fail maps a missing object to not_found and wraps anything else.

@@ -110,6 +110,11 @@ func TestS3PresignedURLs(t *testing.T) {
 	if code := send(body, "video/mp4"); code != http.StatusOK {
 		t.Fatalf("signed put = %d", code)
 	}
+	// The PUT is conditional: once the object is there, the same URL
+	// cannot replace it.
+	if code := send(body, "video/mp4"); code != http.StatusPreconditionFailed {
+		t.Fatalf("a second put over a stored upload = %d, want 412", code)
+	}
 
 	get, err := m.GetURL(ctx, "uploads/u1/full.mp4", "video/mp4", "clip.mp4")
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"broll/internal/apperr"
+	"broll/internal/database"
 )
 
 // UploadRequest is what an ops key asks to upload.
@@ -81,17 +82,37 @@ func (s *Service) CreateUpload(ctx context.Context, keyID uuid.UUID, req UploadR
 	return up, nil
 }
 
-// ReceiveUpload stores the body of an API-served PUT (the local store): it
-// streams to the store through a reader that fails when the body is longer
-// or shorter than the upload's size, so a wrong body leaves nothing behind.
-func (s *Service) ReceiveUpload(ctx context.Context, id uuid.UUID, contentType string, body io.Reader) error {
+// uploadStager is a store an upload's PUT streams into (the local store):
+// the bytes land under a staging key and take the upload's key in one
+// rename once all of them are in, so the upload's key only ever holds a
+// whole body, written once.
+type uploadStager interface {
+	Rename(ctx context.Context, from, to string) error
+	Remove(ctx context.Context, key string) error
+}
+
+// ReceiveUpload stores the body of an API-served PUT (the local store). Only
+// the ops key that asked for the upload may write it (any other key is told
+// it does not exist); the body streams to a staging key through a reader
+// that fails when it is longer or shorter than the upload's size, and takes
+// the upload's key in the same transaction that marks the upload complete,
+// under the row's lock. An upload takes its bytes once: a PUT to a complete
+// or claimed upload is refused before any byte is read, and a PUT that was
+// still streaming when another finished (or an import claimed the upload)
+// is refused at its end and leaves nothing behind.
+func (s *Service) ReceiveUpload(ctx context.Context, keyID, id uuid.UUID, contentType string, body io.Reader) error {
+	stager, ok := s.media.(uploadStager)
+	if !ok {
+		return errors.New("upload: this media store takes no PUT through the API")
+	}
 	var key, ctype string
 	var size int64
 	var expires time.Time
-	var used bool
+	var complete, claimed bool
 	err := s.pool.QueryRow(ctx, `
-		SELECT media_key, content_type, size, expires_at, video_id IS NOT NULL FROM media_uploads WHERE id = $1`, id).
-		Scan(&key, &ctype, &size, &expires, &used)
+		SELECT media_key, content_type, size, expires_at, received_at IS NOT NULL, video_id IS NOT NULL
+		FROM media_uploads WHERE id = $1 AND api_key_id = $2`, id, keyID).
+		Scan(&key, &ctype, &size, &expires, &complete, &claimed)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return apperr.NotFoundf("upload %s not found", id)
 	}
@@ -99,22 +120,53 @@ func (s *Service) ReceiveUpload(ctx context.Context, id uuid.UUID, contentType s
 		return fmt.Errorf("upload: %w", err)
 	}
 	switch {
+	case claimed || complete:
+		return uploadClosed(id, claimed)
 	case time.Now().After(expires):
 		return apperr.New(apperr.Forbidden, "upload %s expired at %s; ask for a new one", id, expires.Format(time.RFC3339))
-	case used:
-		return apperr.New(apperr.Conflict, "upload %s is already a clip's file", id)
 	case contentType != ctype:
 		return apperr.New(apperr.UnsupportedMedia, "this upload takes Content-Type %s", ctype)
 	}
-	if _, err := s.media.Put(ctx, key, &exactReader{r: body, left: size}); err != nil {
+	staging := key + ".part-" + uuid.NewString()
+	if _, err := s.media.Put(ctx, staging, &exactReader{r: body, left: size}); err != nil {
 		var short *sizeError
 		if errors.As(err, &short) {
 			return apperr.New(apperr.Invalid, "the body must be exactly %d bytes, as the upload was asked for", size)
 		}
 		return err
 	}
-	_, err = s.pool.Exec(ctx, `UPDATE media_uploads SET received_at = now() WHERE id = $1`, id)
+	err = database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		// The row lock orders this against other PUTs and against an
+		// import's claim: whoever comes second sees the first's change.
+		err := tx.QueryRow(ctx, `
+			SELECT received_at IS NOT NULL, video_id IS NOT NULL FROM media_uploads WHERE id = $1 FOR UPDATE`, id).
+			Scan(&complete, &claimed)
+		if err != nil {
+			return fmt.Errorf("upload: %w", err)
+		}
+		if claimed || complete {
+			return uploadClosed(id, claimed)
+		}
+		if err := stager.Rename(ctx, staging, key); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE media_uploads SET received_at = now() WHERE id = $1`, id); err != nil {
+			return fmt.Errorf("upload: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		// Gone already when the rename happened.
+		_ = stager.Remove(context.WithoutCancel(ctx), staging)
+	}
 	return err
+}
+
+func uploadClosed(id uuid.UUID, claimed bool) error {
+	if claimed {
+		return apperr.New(apperr.UploadClosed, "upload %s is a clip's file already; it takes no more bytes", id)
+	}
+	return apperr.New(apperr.UploadClosed, "upload %s has its file already; it takes no more bytes (ask for a new upload to send another file)", id)
 }
 
 type sizeError struct{}
@@ -151,16 +203,26 @@ func (e *exactReader) Read(p []byte) (int, error) {
 
 // uploadFile is an upload a clip may take as its full-quality file.
 type uploadFile struct {
-	key     string
-	size    int64
-	videoID uuid.UUID // the clip that took it already (uuid.Nil: none)
+	key  string
+	size int64
+	// complete: every byte is stored (the API's PUT finished, or the s3
+	// object has the size the upload was asked with).
+	complete bool
+	videoID  uuid.UUID // the clip that took it already (uuid.Nil: none)
 }
 
-// loadUpload finds an upload a clip names and checks its file is in the
-// store; ok is false for an unknown id or a file that never arrived.
-func (s *Service) loadUpload(ctx context.Context, id uuid.UUID) (f uploadFile, ok bool, err error) {
+// loadUpload finds an upload a clip names; ok is false for an unknown id,
+// or an upload of another key than owner (uuid.Nil: any key, as for the
+// operator's CLI). An s3 upload's PUT goes to the store, not through the
+// API: it is complete once the object has the size asked for, which is
+// checked here and recorded (the presigned PUT is conditional, so a stored
+// object is never replaced).
+func (s *Service) loadUpload(ctx context.Context, owner, id uuid.UUID) (f uploadFile, ok bool, err error) {
 	var video *uuid.UUID
-	err = s.pool.QueryRow(ctx, `SELECT media_key, video_id FROM media_uploads WHERE id = $1`, id).Scan(&f.key, &video)
+	err = s.pool.QueryRow(ctx, `
+		SELECT media_key, size, received_at IS NOT NULL, video_id FROM media_uploads
+		WHERE id = $1 AND ($2::uuid IS NULL OR api_key_id = $2)`, id, nullUUID(owner)).
+		Scan(&f.key, &f.size, &f.complete, &video)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return f, false, nil
 	}
@@ -170,12 +232,27 @@ func (s *Service) loadUpload(ctx context.Context, id uuid.UUID) (f uploadFile, o
 	if video != nil {
 		f.videoID = *video
 	}
-	f.size, err = s.media.Stat(ctx, f.key)
-	if apperr.CodeOf(err) == apperr.NotFound {
-		return f, false, nil
+	if _, direct := s.media.(MediaLinker); f.complete || !direct {
+		return f, true, nil
+	}
+	n, err := s.media.Stat(ctx, f.key)
+	if apperr.CodeOf(err) == apperr.NotFound || (err == nil && n != f.size) {
+		return f, true, nil
 	}
 	if err != nil {
 		return f, false, fmt.Errorf("import: upload %s: %w", id, err)
 	}
+	if _, err := s.pool.Exec(ctx, `
+		UPDATE media_uploads SET received_at = now() WHERE id = $1 AND received_at IS NULL`, id); err != nil {
+		return f, false, fmt.Errorf("import: upload %s: %w", id, err)
+	}
+	f.complete = true
 	return f, true, nil
+}
+
+func nullUUID(id uuid.UUID) *uuid.UUID {
+	if id == uuid.Nil {
+		return nil
+	}
+	return &id
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"broll/internal/apperr"
 	"broll/internal/money"
 )
 
@@ -133,6 +134,13 @@ type validator struct {
 	// uploadLines remembers which line took which.
 	upload      func(uuid.UUID) (uploadFile, bool, error)
 	uploadLines map[uuid.UUID]int
+	// conflicts counts the problems that are an upload's state (not yet
+	// complete, another clip's file); conflictCode is the first one's.
+	conflicts    int
+	conflictCode apperr.Code
+	// noFiles, when set, refuses every file path with this message (the
+	// HTTP import on a node without an import directory).
+	noFiles string
 }
 
 func newValidator(tiers map[string]money.Cents, baseDir string) *validator {
@@ -263,6 +271,8 @@ func (v *validator) check(line int, in VideoInput) (validVideo, []LineError) {
 }
 
 // checkUpload resolves an upload id to its stored file, once per import.
+// An upload that is not complete, or is another clip's file, is no fault of
+// the line: it is counted as a conflict (409), not as invalid input.
 func (v *validator) checkUpload(c *validVideo, raw string) string {
 	id, err := uuid.Parse(raw)
 	if err != nil || len(raw) != 36 {
@@ -279,13 +289,35 @@ func (v *validator) checkUpload(c *validVideo, raw string) string {
 	case err != nil:
 		return "could not be looked up; try again"
 	case !ok:
-		return "is not an upload whose file has arrived"
+		return "is not an upload of this key (POST /api/ops/v1/uploads)"
 	case f.videoID != uuid.Nil && (!c.hasID || f.videoID != c.id):
-		return fmt.Sprintf("is the file of clip %s already", f.videoID)
+		v.conflict(apperr.UploadClaimed)
+		return fmt.Sprintf("is the file of clip %s already: an upload makes one clip", f.videoID)
+	case !f.complete:
+		v.conflict(apperr.UploadIncomplete)
+		return fmt.Sprintf("has not all arrived yet: finish its PUT (%d bytes), then import", f.size)
 	}
 	v.uploadLines[id] = c.line
 	c.upload, c.uploadID = &f, id
 	return ""
+}
+
+// conflict counts a problem with an upload's state rather than the line's.
+func (v *validator) conflict(code apperr.Code) {
+	if v.conflicts == 0 {
+		v.conflictCode = code
+	}
+	v.conflicts++
+}
+
+// rejection is the error of an import with the problems in bad: a conflict
+// (409) when every one of them is about an upload's state, else invalid.
+func (v *validator) rejection(bad []LineError) *ImportError {
+	e := &ImportError{Lines: bad}
+	if v.conflicts == len(bad) {
+		e.Code = v.conflictCode
+	}
+	return e
 }
 
 // file resolves a path against the base directory and checks that it names
@@ -294,6 +326,9 @@ func (v *validator) file(name string) (string, string) {
 	p := name
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(v.baseDir, p)
+	}
+	if v.noFiles != "" {
+		return "", v.noFiles
 	}
 	msg, seen := v.files[p]
 	if !seen && v.root != "" && !v.within(p) {

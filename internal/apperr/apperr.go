@@ -36,8 +36,14 @@ const (
 	// PreviewNotReady: a test purchase's link serves the clip's preview,
 	// and the clip has none yet (409); never the full-quality file instead.
 	PreviewNotReady Code = "preview_not_ready"
-	Internal        Code = "internal"
-	Unavailable     Code = "unavailable"
+	// Uploads (409): an import names an upload whose file has not all
+	// arrived (UploadIncomplete) or that another clip took (UploadClaimed);
+	// a PUT reaches an upload that has its file already (UploadClosed).
+	UploadIncomplete Code = "upload_incomplete"
+	UploadClaimed    Code = "upload_claimed"
+	UploadClosed     Code = "upload_closed"
+	Internal         Code = "internal"
+	Unavailable      Code = "unavailable"
 )
 
 // Error is an error meant to be shown to a client: Message is safe to

@@ -95,7 +95,8 @@ func Status(code apperr.Code) int {
 		return http.StatusMethodNotAllowed
 	case apperr.IdempotencyKeyReused:
 		return http.StatusUnprocessableEntity
-	case apperr.Conflict, apperr.PriceChanged, apperr.IdempotencyKeyInUse, apperr.PreviewNotReady:
+	case apperr.Conflict, apperr.PriceChanged, apperr.IdempotencyKeyInUse, apperr.PreviewNotReady,
+		apperr.UploadIncomplete, apperr.UploadClaimed, apperr.UploadClosed:
 		return http.StatusConflict
 	case apperr.Sunset:
 		return http.StatusGone

@@ -46,6 +46,9 @@ type Config struct {
 	// how long an upload URL works.
 	UploadMaxBytes int64         `env:"BROLL_UPLOAD_MAX_BYTES" default:"5368709120" range:"1,5497558138880 (5 TiB)"`
 	UploadURLTTL   time.Duration `env:"BROLL_UPLOAD_URL_TTL" default:"1h" range:"1m,168h"`
+	// BodyIdleTimeout bounds a streamed body (an upload's PUT, a download)
+	// by the time between two of its bytes, not by its whole duration.
+	BodyIdleTimeout time.Duration `env:"BROLL_BODY_IDLE_TIMEOUT" default:"30s" range:"1s,1h"`
 	// ImportDir confines the files POST /api/ops/v1/videos may name.
 	ImportDir      string        `env:"BROLL_IMPORT_DIR" default:"./import"`
 	DownloadURLTTL time.Duration `env:"BROLL_DOWNLOAD_URL_TTL" default:"1h" range:"1m,168h"`

@@ -512,6 +512,9 @@ const (
 	ProblemCodeUnauthorized            ProblemCode = "unauthorized"
 	ProblemCodeUnavailable             ProblemCode = "unavailable"
 	ProblemCodeUnsupportedMediaType    ProblemCode = "unsupported_media_type"
+	ProblemCodeUploadClaimed           ProblemCode = "upload_claimed"
+	ProblemCodeUploadClosed            ProblemCode = "upload_closed"
+	ProblemCodeUploadIncomplete        ProblemCode = "upload_incomplete"
 )
 
 // Valid indicates whether the value is a known member of the ProblemCode enum.
@@ -558,6 +561,12 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeUnavailable:
 		return true
 	case ProblemCodeUnsupportedMediaType:
+		return true
+	case ProblemCodeUploadClaimed:
+		return true
+	case ProblemCodeUploadClosed:
+		return true
+	case ProblemCodeUploadIncomplete:
 		return true
 	default:
 		return false
@@ -2345,7 +2354,7 @@ type Problem struct {
 	Available *float32                  `json:"available,omitempty"`
 	Checks    *map[string]ProblemChecks `json:"checks,omitempty"`
 
-	// Code Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use` and `preview_not_ready` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
+	// Code Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed` and `upload_closed` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
 	Code     ProblemCode      `json:"code"`
 	Currency *ProblemCurrency `json:"currency,omitempty"`
 
@@ -2400,7 +2409,7 @@ type Problem struct {
 // ProblemChecks defines model for Problem.Checks.
 type ProblemChecks string
 
-// ProblemCode Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use` and `preview_not_ready` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
+// ProblemCode Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed` and `upload_closed` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
 type ProblemCode string
 
 // ProblemCurrency defines model for Problem.Currency.
@@ -3908,9 +3917,7 @@ type ClientInterface interface {
 
 	// CreateUploadWithBody Ask for an upload
 	//
-	// Returns a PUT for one file with its size and content type bound: a presigned PUT of the bucket with the s3 media store (the store refuses another size or type), or this API's own streaming PUT with the local store. Then `POST /api/ops/v1/videos` may name the `upload_id` instead of `media_file`.
-	//
-	// Required scope: `catalog:write`.
+	// Returns a PUT for one file with its size and content type bound: a presigned PUT of the bucket with the s3 media store (the store refuses another size or type, and, the PUT being conditional on `If-None-Match: *`, any PUT once the object exists: 412), or this API's own streaming PUT with the local store. Send `headers` as they are. The upload belongs to the key that asked for it: only that key writes it and only that key's import may name it. It takes its bytes once, and is complete when a PUT delivered all `size` of them; then `POST /api/ops/v1/videos` may name the `upload_id` instead of `media_file`, and one upload makes exactly one clip.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3919,9 +3926,7 @@ type ClientInterface interface {
 
 	// CreateUpload Ask for an upload
 	//
-	// Returns a PUT for one file with its size and content type bound: a presigned PUT of the bucket with the s3 media store (the store refuses another size or type), or this API's own streaming PUT with the local store. Then `POST /api/ops/v1/videos` may name the `upload_id` instead of `media_file`.
-	//
-	// Required scope: `catalog:write`.
+	// Returns a PUT for one file with its size and content type bound: a presigned PUT of the bucket with the s3 media store (the store refuses another size or type, and, the PUT being conditional on `If-None-Match: *`, any PUT once the object exists: 412), or this API's own streaming PUT with the local store. Send `headers` as they are. The upload belongs to the key that asked for it: only that key writes it and only that key's import may name it. It takes its bytes once, and is complete when a PUT delivered all `size` of them; then `POST /api/ops/v1/videos` may name the `upload_id` instead of `media_file`, and one upload makes exactly one clip.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3930,9 +3935,7 @@ type ClientInterface interface {
 
 	// SendUploadWithBody Send an upload's bytes (local store)
 	//
-	// With the local media store: the file's bytes, exactly `size` of them with the upload's Content-Type, streamed to disk. With the s3 store the bytes go to the presigned URL instead and this route answers 405.
-	//
-	// Required scope: `catalog:write`.
+	// With the local media store: the file's bytes, exactly `size` of them with the upload's Content-Type, streamed to disk. Only the ops key that created the upload writes it: any other key is answered 404, as for an unknown upload. An upload takes its bytes once: a PUT to an upload that is complete, or that a clip took, is 409 `upload_closed` before any byte is read, and a PUT still streaming when another finished (or an import took the upload) is refused at its end with the same 409, leaving nothing behind. The body is bounded by an idle timeout (`BROLL_BODY_IDLE_TIMEOUT`, default 30 s: no byte for that long ends the request with 400 and closes the connection; the upload stays incomplete), not by the request's duration, so a large file over a slow link arrives whole. With the s3 store the bytes go to the presigned URL instead and this route answers 405.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3945,6 +3948,8 @@ type ClientInterface interface {
 	//
 	// Required scope: `catalog:write`.
 	//
+	// A clip may name an `upload_id` (`POST /api/ops/v1/uploads`) instead of `media_file`: an upload of this key (another key's is refused as unknown, 400), complete (else 409 `upload_incomplete`: finish its PUT first), and not another clip's. The import claims the upload in its own transaction, so an upload makes exactly one clip: of imports running at once that name one upload, one succeeds and the others are 409 `upload_claimed`; re-importing the clip that took it (same `id`) updates that clip. Either 409 writes nothing and lists the clips in `errors` as a 400 does. Clips naming only uploads need no `BROLL_IMPORT_DIR`: on a node without it a file path is refused (400) and uploads import as usual.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/ops/v1/videos (the `ImportClips` operationId).
@@ -3955,6 +3960,8 @@ type ClientInterface interface {
 	// For content-operations keys (created with `brollctl key create-ops`). All or nothing, exactly as `brollctl clips import`: any invalid clip rejects the whole array with every problem listed in `errors`. New clips are queued for embedding and join semantic search once embedded. `media_file`, `preview_file` and `thumbnail_file` are read from the API node's `BROLL_IMPORT_DIR` only (relative paths start there); a path that leads outside it, by absolute path, `..` or a symbolic link, is refused as `outside the import directory`.
 	//
 	// Required scope: `catalog:write`.
+	//
+	// A clip may name an `upload_id` (`POST /api/ops/v1/uploads`) instead of `media_file`: an upload of this key (another key's is refused as unknown, 400), complete (else 409 `upload_incomplete`: finish its PUT first), and not another clip's. The import claims the upload in its own transaction, so an upload makes exactly one clip: of imports running at once that name one upload, one succeeds and the others are 409 `upload_claimed`; re-importing the clip that took it (same `id`) updates that clip. Either 409 writes nothing and lists the clips in `errors` as a 400 does. Clips naming only uploads need no `BROLL_IMPORT_DIR`: on a node without it a file path is refused (400) and uploads import as usual.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4045,7 +4052,7 @@ type ClientInterface interface {
 
 	// DownloadPurchase Download a purchased file (signed link)
 	//
-	// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
+	// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
 	//
 	// Corresponds with GET /api/v1/downloads/{purchase_id} (the `DownloadPurchase` operationId).
 	DownloadPurchase(ctx context.Context, purchaseId openapi_types.UUID, params *DownloadPurchaseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4406,9 +4413,7 @@ func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) 
 
 // CreateUploadWithBody Ask for an upload
 //
-// Returns a PUT for one file with its size and content type bound: a presigned PUT of the bucket with the s3 media store (the store refuses another size or type), or this API's own streaming PUT with the local store. Then `POST /api/ops/v1/videos` may name the `upload_id` instead of `media_file`.
-//
-// Required scope: `catalog:write`.
+// Returns a PUT for one file with its size and content type bound: a presigned PUT of the bucket with the s3 media store (the store refuses another size or type, and, the PUT being conditional on `If-None-Match: *`, any PUT once the object exists: 412), or this API's own streaming PUT with the local store. Send `headers` as they are. The upload belongs to the key that asked for it: only that key writes it and only that key's import may name it. It takes its bytes once, and is complete when a PUT delivered all `size` of them; then `POST /api/ops/v1/videos` may name the `upload_id` instead of `media_file`, and one upload makes exactly one clip.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4427,9 +4432,7 @@ func (c *Client) CreateUploadWithBody(ctx context.Context, contentType string, b
 
 // CreateUpload Ask for an upload
 //
-// Returns a PUT for one file with its size and content type bound: a presigned PUT of the bucket with the s3 media store (the store refuses another size or type), or this API's own streaming PUT with the local store. Then `POST /api/ops/v1/videos` may name the `upload_id` instead of `media_file`.
-//
-// Required scope: `catalog:write`.
+// Returns a PUT for one file with its size and content type bound: a presigned PUT of the bucket with the s3 media store (the store refuses another size or type, and, the PUT being conditional on `If-None-Match: *`, any PUT once the object exists: 412), or this API's own streaming PUT with the local store. Send `headers` as they are. The upload belongs to the key that asked for it: only that key writes it and only that key's import may name it. It takes its bytes once, and is complete when a PUT delivered all `size` of them; then `POST /api/ops/v1/videos` may name the `upload_id` instead of `media_file`, and one upload makes exactly one clip.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4448,9 +4451,7 @@ func (c *Client) CreateUpload(ctx context.Context, body CreateUploadJSONRequestB
 
 // SendUploadWithBody Send an upload's bytes (local store)
 //
-// With the local media store: the file's bytes, exactly `size` of them with the upload's Content-Type, streamed to disk. With the s3 store the bytes go to the presigned URL instead and this route answers 405.
-//
-// Required scope: `catalog:write`.
+// With the local media store: the file's bytes, exactly `size` of them with the upload's Content-Type, streamed to disk. Only the ops key that created the upload writes it: any other key is answered 404, as for an unknown upload. An upload takes its bytes once: a PUT to an upload that is complete, or that a clip took, is 409 `upload_closed` before any byte is read, and a PUT still streaming when another finished (or an import took the upload) is refused at its end with the same 409, leaving nothing behind. The body is bounded by an idle timeout (`BROLL_BODY_IDLE_TIMEOUT`, default 30 s: no byte for that long ends the request with 400 and closes the connection; the upload stays incomplete), not by the request's duration, so a large file over a slow link arrives whole. With the s3 store the bytes go to the presigned URL instead and this route answers 405.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4473,6 +4474,8 @@ func (c *Client) SendUploadWithBody(ctx context.Context, id openapi_types.UUID, 
 //
 // Required scope: `catalog:write`.
 //
+// A clip may name an `upload_id` (`POST /api/ops/v1/uploads`) instead of `media_file`: an upload of this key (another key's is refused as unknown, 400), complete (else 409 `upload_incomplete`: finish its PUT first), and not another clip's. The import claims the upload in its own transaction, so an upload makes exactly one clip: of imports running at once that name one upload, one succeeds and the others are 409 `upload_claimed`; re-importing the clip that took it (same `id`) updates that clip. Either 409 writes nothing and lists the clips in `errors` as a 400 does. Clips naming only uploads need no `BROLL_IMPORT_DIR`: on a node without it a file path is refused (400) and uploads import as usual.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/ops/v1/videos (the `ImportClips` operationId).
@@ -4493,6 +4496,8 @@ func (c *Client) ImportClipsWithBody(ctx context.Context, params *ImportClipsPar
 // For content-operations keys (created with `brollctl key create-ops`). All or nothing, exactly as `brollctl clips import`: any invalid clip rejects the whole array with every problem listed in `errors`. New clips are queued for embedding and join semantic search once embedded. `media_file`, `preview_file` and `thumbnail_file` are read from the API node's `BROLL_IMPORT_DIR` only (relative paths start there); a path that leads outside it, by absolute path, `..` or a symbolic link, is refused as `outside the import directory`.
 //
 // Required scope: `catalog:write`.
+//
+// A clip may name an `upload_id` (`POST /api/ops/v1/uploads`) instead of `media_file`: an upload of this key (another key's is refused as unknown, 400), complete (else 409 `upload_incomplete`: finish its PUT first), and not another clip's. The import claims the upload in its own transaction, so an upload makes exactly one clip: of imports running at once that name one upload, one succeeds and the others are 409 `upload_claimed`; re-importing the clip that took it (same `id`) updates that clip. Either 409 writes nothing and lists the clips in `errors` as a 400 does. Clips naming only uploads need no `BROLL_IMPORT_DIR`: on a node without it a file path is refused (400) and uploads import as usual.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4673,7 +4678,7 @@ func (c *Client) GetVideo(ctx context.Context, id VideoIdPath, reqEditors ...Req
 
 // DownloadPurchase Download a purchased file (signed link)
 //
-// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
+// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
 //
 // Corresponds with GET /api/v1/downloads/{purchase_id} (the `DownloadPurchase` operationId).
 func (c *Client) DownloadPurchase(ctx context.Context, purchaseId openapi_types.UUID, params *DownloadPurchaseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7624,9 +7629,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateUploadWithBodyWithResponse Ask for an upload
 	//
-	// Returns a PUT for one file with its size and content type bound: a presigned PUT of the bucket with the s3 media store (the store refuses another size or type), or this API's own streaming PUT with the local store. Then `POST /api/ops/v1/videos` may name the `upload_id` instead of `media_file`.
-	//
-	// Required scope: `catalog:write`.
+	// Returns a PUT for one file with its size and content type bound: a presigned PUT of the bucket with the s3 media store (the store refuses another size or type, and, the PUT being conditional on `If-None-Match: *`, any PUT once the object exists: 412), or this API's own streaming PUT with the local store. Send `headers` as they are. The upload belongs to the key that asked for it: only that key writes it and only that key's import may name it. It takes its bytes once, and is complete when a PUT delivered all `size` of them; then `POST /api/ops/v1/videos` may name the `upload_id` instead of `media_file`, and one upload makes exactly one clip.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7635,9 +7638,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateUploadWithResponse Ask for an upload
 	//
-	// Returns a PUT for one file with its size and content type bound: a presigned PUT of the bucket with the s3 media store (the store refuses another size or type), or this API's own streaming PUT with the local store. Then `POST /api/ops/v1/videos` may name the `upload_id` instead of `media_file`.
-	//
-	// Required scope: `catalog:write`.
+	// Returns a PUT for one file with its size and content type bound: a presigned PUT of the bucket with the s3 media store (the store refuses another size or type, and, the PUT being conditional on `If-None-Match: *`, any PUT once the object exists: 412), or this API's own streaming PUT with the local store. Send `headers` as they are. The upload belongs to the key that asked for it: only that key writes it and only that key's import may name it. It takes its bytes once, and is complete when a PUT delivered all `size` of them; then `POST /api/ops/v1/videos` may name the `upload_id` instead of `media_file`, and one upload makes exactly one clip.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7646,9 +7647,7 @@ type ClientWithResponsesInterface interface {
 
 	// SendUploadWithBodyWithResponse Send an upload's bytes (local store)
 	//
-	// With the local media store: the file's bytes, exactly `size` of them with the upload's Content-Type, streamed to disk. With the s3 store the bytes go to the presigned URL instead and this route answers 405.
-	//
-	// Required scope: `catalog:write`.
+	// With the local media store: the file's bytes, exactly `size` of them with the upload's Content-Type, streamed to disk. Only the ops key that created the upload writes it: any other key is answered 404, as for an unknown upload. An upload takes its bytes once: a PUT to an upload that is complete, or that a clip took, is 409 `upload_closed` before any byte is read, and a PUT still streaming when another finished (or an import took the upload) is refused at its end with the same 409, leaving nothing behind. The body is bounded by an idle timeout (`BROLL_BODY_IDLE_TIMEOUT`, default 30 s: no byte for that long ends the request with 400 and closes the connection; the upload stays incomplete), not by the request's duration, so a large file over a slow link arrives whole. With the s3 store the bytes go to the presigned URL instead and this route answers 405.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7661,6 +7660,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Required scope: `catalog:write`.
 	//
+	// A clip may name an `upload_id` (`POST /api/ops/v1/uploads`) instead of `media_file`: an upload of this key (another key's is refused as unknown, 400), complete (else 409 `upload_incomplete`: finish its PUT first), and not another clip's. The import claims the upload in its own transaction, so an upload makes exactly one clip: of imports running at once that name one upload, one succeeds and the others are 409 `upload_claimed`; re-importing the clip that took it (same `id`) updates that clip. Either 409 writes nothing and lists the clips in `errors` as a 400 does. Clips naming only uploads need no `BROLL_IMPORT_DIR`: on a node without it a file path is refused (400) and uploads import as usual.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/ops/v1/videos (the `ImportClips` operationId).
@@ -7671,6 +7672,8 @@ type ClientWithResponsesInterface interface {
 	// For content-operations keys (created with `brollctl key create-ops`). All or nothing, exactly as `brollctl clips import`: any invalid clip rejects the whole array with every problem listed in `errors`. New clips are queued for embedding and join semantic search once embedded. `media_file`, `preview_file` and `thumbnail_file` are read from the API node's `BROLL_IMPORT_DIR` only (relative paths start there); a path that leads outside it, by absolute path, `..` or a symbolic link, is refused as `outside the import directory`.
 	//
 	// Required scope: `catalog:write`.
+	//
+	// A clip may name an `upload_id` (`POST /api/ops/v1/uploads`) instead of `media_file`: an upload of this key (another key's is refused as unknown, 400), complete (else 409 `upload_incomplete`: finish its PUT first), and not another clip's. The import claims the upload in its own transaction, so an upload makes exactly one clip: of imports running at once that name one upload, one succeeds and the others are 409 `upload_claimed`; re-importing the clip that took it (same `id`) updates that clip. Either 409 writes nothing and lists the clips in `errors` as a 400 does. Clips naming only uploads need no `BROLL_IMPORT_DIR`: on a node without it a file path is refused (400) and uploads import as usual.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7773,7 +7776,7 @@ type ClientWithResponsesInterface interface {
 
 	// DownloadPurchaseWithResponse Download a purchased file (signed link)
 	//
-	// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
+	// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8875,15 +8878,17 @@ type SendUploadResponse403Headers struct {
 
 // SendUploadResponse404Headers the declared response headers of an HTTP 404 response for SendUpload
 type SendUploadResponse404Headers struct {
-	XRateLimitLimit     int
-	XRateLimitRemaining int
-	XRateLimitReset     int
-	XRequestId          *string
+	XRequestId *string
 }
 
 // SendUploadResponse405Headers the declared response headers of an HTTP 405 response for SendUpload
 type SendUploadResponse405Headers struct {
 	Allow      *string
+	XRequestId *string
+}
+
+// SendUploadResponse409Headers the declared response headers of an HTTP 409 response for SendUpload
+type SendUploadResponse409Headers struct {
 	XRequestId *string
 }
 
@@ -8916,7 +8921,7 @@ type SendUploadResponse struct {
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
-	ApplicationproblemJSON404 *NotFound
+	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
 	ApplicationproblemJSON405 *MethodNotAllowed
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
@@ -8939,6 +8944,8 @@ type SendUploadResponse struct {
 	Headers404 *SendUploadResponse404Headers
 	// Headers405 the parsed response headers for an HTTP 405 response
 	Headers405 *SendUploadResponse405Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *SendUploadResponse409Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *SendUploadResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -8963,7 +8970,7 @@ func (r SendUploadResponse) GetApplicationproblemJSON403() *Forbidden {
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r SendUploadResponse) GetApplicationproblemJSON404() *NotFound {
+func (r SendUploadResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
@@ -9051,6 +9058,11 @@ type ImportClipsResponse403Headers struct {
 	XRequestId          *string
 }
 
+// ImportClipsResponse409Headers the declared response headers of an HTTP 409 response for ImportClips
+type ImportClipsResponse409Headers struct {
+	XRequestId *string
+}
+
 // ImportClipsResponse413Headers the declared response headers of an HTTP 413 response for ImportClips
 type ImportClipsResponse413Headers struct {
 	XRequestId *string
@@ -9086,6 +9098,8 @@ type ImportClipsResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -9102,6 +9116,8 @@ type ImportClipsResponse struct {
 	Headers401 *ImportClipsResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *ImportClipsResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ImportClipsResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *ImportClipsResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -9130,6 +9146,11 @@ func (r ImportClipsResponse) GetApplicationproblemJSON401() *Unauthorized {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ImportClipsResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ImportClipsResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -12979,9 +13000,7 @@ func (c *ClientWithResponses) GetOpenAPIWithResponse(ctx context.Context, reqEdi
 
 // CreateUploadWithBodyWithResponse Ask for an upload
 //
-// Returns a PUT for one file with its size and content type bound: a presigned PUT of the bucket with the s3 media store (the store refuses another size or type), or this API's own streaming PUT with the local store. Then `POST /api/ops/v1/videos` may name the `upload_id` instead of `media_file`.
-//
-// Required scope: `catalog:write`.
+// Returns a PUT for one file with its size and content type bound: a presigned PUT of the bucket with the s3 media store (the store refuses another size or type, and, the PUT being conditional on `If-None-Match: *`, any PUT once the object exists: 412), or this API's own streaming PUT with the local store. Send `headers` as they are. The upload belongs to the key that asked for it: only that key writes it and only that key's import may name it. It takes its bytes once, and is complete when a PUT delivered all `size` of them; then `POST /api/ops/v1/videos` may name the `upload_id` instead of `media_file`, and one upload makes exactly one clip.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12996,9 +13015,7 @@ func (c *ClientWithResponses) CreateUploadWithBodyWithResponse(ctx context.Conte
 
 // CreateUploadWithResponse Ask for an upload
 //
-// Returns a PUT for one file with its size and content type bound: a presigned PUT of the bucket with the s3 media store (the store refuses another size or type), or this API's own streaming PUT with the local store. Then `POST /api/ops/v1/videos` may name the `upload_id` instead of `media_file`.
-//
-// Required scope: `catalog:write`.
+// Returns a PUT for one file with its size and content type bound: a presigned PUT of the bucket with the s3 media store (the store refuses another size or type, and, the PUT being conditional on `If-None-Match: *`, any PUT once the object exists: 412), or this API's own streaming PUT with the local store. Send `headers` as they are. The upload belongs to the key that asked for it: only that key writes it and only that key's import may name it. It takes its bytes once, and is complete when a PUT delivered all `size` of them; then `POST /api/ops/v1/videos` may name the `upload_id` instead of `media_file`, and one upload makes exactly one clip.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13013,9 +13030,7 @@ func (c *ClientWithResponses) CreateUploadWithResponse(ctx context.Context, body
 
 // SendUploadWithBodyWithResponse Send an upload's bytes (local store)
 //
-// With the local media store: the file's bytes, exactly `size` of them with the upload's Content-Type, streamed to disk. With the s3 store the bytes go to the presigned URL instead and this route answers 405.
-//
-// Required scope: `catalog:write`.
+// With the local media store: the file's bytes, exactly `size` of them with the upload's Content-Type, streamed to disk. Only the ops key that created the upload writes it: any other key is answered 404, as for an unknown upload. An upload takes its bytes once: a PUT to an upload that is complete, or that a clip took, is 409 `upload_closed` before any byte is read, and a PUT still streaming when another finished (or an import took the upload) is refused at its end with the same 409, leaving nothing behind. The body is bounded by an idle timeout (`BROLL_BODY_IDLE_TIMEOUT`, default 30 s: no byte for that long ends the request with 400 and closes the connection; the upload stays incomplete), not by the request's duration, so a large file over a slow link arrives whole. With the s3 store the bytes go to the presigned URL instead and this route answers 405.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13034,6 +13049,8 @@ func (c *ClientWithResponses) SendUploadWithBodyWithResponse(ctx context.Context
 //
 // Required scope: `catalog:write`.
 //
+// A clip may name an `upload_id` (`POST /api/ops/v1/uploads`) instead of `media_file`: an upload of this key (another key's is refused as unknown, 400), complete (else 409 `upload_incomplete`: finish its PUT first), and not another clip's. The import claims the upload in its own transaction, so an upload makes exactly one clip: of imports running at once that name one upload, one succeeds and the others are 409 `upload_claimed`; re-importing the clip that took it (same `id`) updates that clip. Either 409 writes nothing and lists the clips in `errors` as a 400 does. Clips naming only uploads need no `BROLL_IMPORT_DIR`: on a node without it a file path is refused (400) and uploads import as usual.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/ops/v1/videos (the `ImportClips` operationId).
@@ -13050,6 +13067,8 @@ func (c *ClientWithResponses) ImportClipsWithBodyWithResponse(ctx context.Contex
 // For content-operations keys (created with `brollctl key create-ops`). All or nothing, exactly as `brollctl clips import`: any invalid clip rejects the whole array with every problem listed in `errors`. New clips are queued for embedding and join semantic search once embedded. `media_file`, `preview_file` and `thumbnail_file` are read from the API node's `BROLL_IMPORT_DIR` only (relative paths start there); a path that leads outside it, by absolute path, `..` or a symbolic link, is refused as `outside the import directory`.
 //
 // Required scope: `catalog:write`.
+//
+// A clip may name an `upload_id` (`POST /api/ops/v1/uploads`) instead of `media_file`: an upload of this key (another key's is refused as unknown, 400), complete (else 409 `upload_incomplete`: finish its PUT first), and not another clip's. The import claims the upload in its own transaction, so an upload makes exactly one clip: of imports running at once that name one upload, one succeeds and the others are 409 `upload_claimed`; re-importing the clip that took it (same `id`) updates that clip. Either 409 writes nothing and lists the clips in `errors` as a 400 does. Clips naming only uploads need no `BROLL_IMPORT_DIR`: on a node without it a file path is refused (400) and uploads import as usual.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13206,7 +13225,7 @@ func (c *ClientWithResponses) GetVideoWithResponse(ctx context.Context, id Video
 
 // DownloadPurchaseWithResponse Download a purchased file (signed link)
 //
-// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
+// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -15064,7 +15083,7 @@ func ParseSendUploadResponse(rsp *http.Response) (*SendUploadResponse, error) {
 		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -15220,27 +15239,6 @@ func ParseSendUploadResponse(rsp *http.Response) (*SendUploadResponse, error) {
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers SendUploadResponse404Headers
-		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRateLimitLimit = value
-		}
-		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRateLimitRemaining = value
-		}
-		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRateLimitReset = value
-		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -15266,6 +15264,16 @@ func ParseSendUploadResponse(rsp *http.Response) (*SendUploadResponse, error) {
 			headers.XRequestId = &value
 		}
 		response.Headers405 = &headers
+	case rsp.StatusCode == 409:
+		var headers SendUploadResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 415:
 		var headers SendUploadResponse415Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -15370,6 +15378,13 @@ func ParseImportClipsResponse(rsp *http.Response) (*ImportClipsResponse, error) 
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
@@ -15512,6 +15527,16 @@ func ParseImportClipsResponse(rsp *http.Response) (*ImportClipsResponse, error) 
 			headers.XRequestId = &value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers ImportClipsResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers ImportClipsResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {

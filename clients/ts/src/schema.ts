@@ -215,7 +215,7 @@ export interface paths {
         };
         /**
          * Download a purchased file (signed link)
-         * @description The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
+         * @description The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
          */
         get: operations["downloadPurchase"];
         put?: never;
@@ -280,6 +280,8 @@ export interface paths {
          * @description For content-operations keys (created with `brollctl key create-ops`). All or nothing, exactly as `brollctl clips import`: any invalid clip rejects the whole array with every problem listed in `errors`. New clips are queued for embedding and join semantic search once embedded. `media_file`, `preview_file` and `thumbnail_file` are read from the API node's `BROLL_IMPORT_DIR` only (relative paths start there); a path that leads outside it, by absolute path, `..` or a symbolic link, is refused as `outside the import directory`.
          *
          *     Required scope: `catalog:write`.
+         *
+         *     A clip may name an `upload_id` (`POST /api/ops/v1/uploads`) instead of `media_file`: an upload of this key (another key's is refused as unknown, 400), complete (else 409 `upload_incomplete`: finish its PUT first), and not another clip's. The import claims the upload in its own transaction, so an upload makes exactly one clip: of imports running at once that name one upload, one succeeds and the others are 409 `upload_claimed`; re-importing the clip that took it (same `id`) updates that clip. Either 409 writes nothing and lists the clips in `errors` as a 400 does. Clips naming only uploads need no `BROLL_IMPORT_DIR`: on a node without it a file path is refused (400) and uploads import as usual.
          */
         post: operations["importClips"];
         delete?: never;
@@ -749,9 +751,7 @@ export interface paths {
         put?: never;
         /**
          * Ask for an upload
-         * @description Returns a PUT for one file with its size and content type bound: a presigned PUT of the bucket with the s3 media store (the store refuses another size or type), or this API's own streaming PUT with the local store. Then `POST /api/ops/v1/videos` may name the `upload_id` instead of `media_file`.
-         *
-         *     Required scope: `catalog:write`.
+         * @description Returns a PUT for one file with its size and content type bound: a presigned PUT of the bucket with the s3 media store (the store refuses another size or type, and, the PUT being conditional on `If-None-Match: *`, any PUT once the object exists: 412), or this API's own streaming PUT with the local store. Send `headers` as they are. The upload belongs to the key that asked for it: only that key writes it and only that key's import may name it. It takes its bytes once, and is complete when a PUT delivered all `size` of them; then `POST /api/ops/v1/videos` may name the `upload_id` instead of `media_file`, and one upload makes exactly one clip.
          */
         post: operations["createUpload"];
         delete?: never;
@@ -770,9 +770,7 @@ export interface paths {
         get?: never;
         /**
          * Send an upload's bytes (local store)
-         * @description With the local media store: the file's bytes, exactly `size` of them with the upload's Content-Type, streamed to disk. With the s3 store the bytes go to the presigned URL instead and this route answers 405.
-         *
-         *     Required scope: `catalog:write`.
+         * @description With the local media store: the file's bytes, exactly `size` of them with the upload's Content-Type, streamed to disk. Only the ops key that created the upload writes it: any other key is answered 404, as for an unknown upload. An upload takes its bytes once: a PUT to an upload that is complete, or that a clip took, is 409 `upload_closed` before any byte is read, and a PUT still streaming when another finished (or an import took the upload) is refused at its end with the same 409, leaving nothing behind. The body is bounded by an idle timeout (`BROLL_BODY_IDLE_TIMEOUT`, default 30 s: no byte for that long ends the request with 400 and closes the connection; the upload stays incomplete), not by the request's duration, so a large file over a slow link arrives whole. With the s3 store the bytes go to the presigned URL instead and this route answers 405.
          */
         put: operations["sendUpload"];
         post?: never;
@@ -801,10 +799,10 @@ export interface components {
             /** @description What went wrong, for a person. */
             detail: string;
             /**
-             * @description Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use` and `preview_not_ready` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
+             * @description Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed` and `upload_closed` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
              * @enum {string}
              */
-            code: "invalid_request" | "conflicting_search_params" | "unauthorized" | "insufficient_credits" | "spend_limit_exceeded" | "insufficient_scope" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "price_changed" | "sunset" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "internal" | "unavailable" | "idempotency_key_reused" | "idempotency_key_in_use" | "preview_not_ready";
+            code: "invalid_request" | "conflicting_search_params" | "unauthorized" | "insufficient_credits" | "spend_limit_exceeded" | "insufficient_scope" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "price_changed" | "sunset" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "internal" | "unavailable" | "idempotency_key_reused" | "idempotency_key_in_use" | "preview_not_ready" | "upload_incomplete" | "upload_claimed" | "upload_closed";
             /** @description Also in the `X-Request-Id` header and in the server logs; quote it when reporting a problem. */
             request_id: string;
             /** @description The input field at fault, when there is one. */
@@ -3099,6 +3097,16 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description An upload a clip names cannot be taken now: `upload_incomplete` (its file has not all arrived) or `upload_claimed` (another clip took it). Nothing was imported; `errors` names the clips. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -3956,11 +3964,21 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            /** @description No such upload, or another key's. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             405: components["responses"]["MethodNotAllowed"];
-            /** @description The upload is a clip's file already. */
+            /** @description `upload_closed`: the upload has its file already (complete, or a clip's file); it takes no more bytes. */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
