@@ -64,14 +64,14 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 		return err
 	}
 	defer pool.Close()
-	rdb, err := redisx.Open(cfg.RedisURL)
+	rdb, err := redisx.Open(ctx, cfg.RedisURL)
 	if err != nil {
 		return err
 	}
 	defer rdb.Close()
-	queueOpt, err := asynq.ParseRedisURI(cfg.RedisURL)
+	queueOpt, err := tasks.RedisConnOpt(cfg.RedisURL)
 	if err != nil {
-		return fmt.Errorf("REDIS_URL: %w", err)
+		return err
 	}
 
 	embedder, err := embed.Select(ctx, cfg.EmbedProvider, cfg.OllamaHost, cfg.EmbedModel, logger)
