@@ -40,6 +40,7 @@ func main() {
 	if len(os.Args) == 2 && os.Args[1] == "-healthcheck" {
 		os.Exit(probe.Exit(cmp.Or(os.Getenv("BROLL_WORKER_HTTP_ADDR"), config.Defaults().WorkerHTTPAddr)))
 	}
+	redisx.SilenceDriver()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Getenv, os.Stderr, nil)
 	stop() // before os.Exit, which skips deferred calls

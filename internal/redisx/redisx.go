@@ -169,6 +169,17 @@ func RefuseCluster(ctx context.Context, rdb *redis.Client) error {
 	return nil
 }
 
+// SilenceDriver stops go-redis's own log lines (a process-wide setting, so
+// the binaries' main calls it once): with Sentinel it prints every dial and
+// sentinel it tries, as plain text with their addresses, beside the
+// service's JSON logs. What matters reaches the service's own logs as
+// errors (the limiter's fallback, 503s).
+func SilenceDriver() { redis.SetLogger(quiet{}) }
+
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
 // IsUnavailable reports errors that say Redis could not be reached, went
 // away or is switching primaries (a replica that refuses writes, a server
 // still loading its data, a primary without its replicas, sentinels that
