@@ -91,7 +91,7 @@ func NewNode(ctx context.Context, cfg config.Config, o NodeOptions) (_ *Node, er
 	reads := replica.New(n.Pool, cfg.DatabaseReadURL, n.Logger)
 	n.closers = append(n.closers, reads.Close)
 	if n.Redis == nil {
-		if n.Redis, err = redisx.Open(cfg.RedisURL); err != nil {
+		if n.Redis, err = redisx.Open(ctx, cfg.RedisURL); err != nil {
 			return nil, err
 		}
 		rdb := n.Redis

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -188,7 +190,10 @@ func TestK8sProbesAndScraping(t *testing.T) {
 	}
 	wctr := worker.Spec.Template.Spec.Containers[0]
 	checkProbe(t, "worker liveness", wctr, wctr.LivenessProbe, "/healthz", workerHTTPPort)
-	checkProbe(t, "worker readiness", wctr, wctr.ReadinessProbe, "/healthz", workerHTTPPort)
+	// Ready only while Postgres and Redis answer: a worker cut off from
+	// either takes no jobs, and a rollout waits for the new pods to reach
+	// them before it stops the old ones.
+	checkProbe(t, "worker readiness", wctr, wctr.ReadinessProbe, "/readyz", workerHTTPPort)
 	checkScrape(t, "worker", worker.Spec.Template.Annotations, workerHTTPPort)
 
 	for name, want := range map[string][]string{apiName: {"broll-api"}, workerName: {"broll-worker"}} {
@@ -257,8 +262,9 @@ func TestK8sPods(t *testing.T) {
 	}
 }
 
-// TestK8sScaling: the API scales by its HPA, the worker by its own replica
-// count, and both selectors really pick their pods.
+// TestK8sScaling: the API scales on CPU, the worker on the queue's depth,
+// each by its HPA; every selector really picks its pods, and each has a
+// disruption budget that evicts one pod at a time.
 func TestK8sScaling(t *testing.T) {
 	c := loadCluster(t)
 	api, worker := c.deployments[apiName], c.deployments[workerName]
@@ -268,17 +274,27 @@ func TestK8sScaling(t *testing.T) {
 			t.Errorf("deployment %s: selector %v does not match its pods %v", d.Name, d.Spec.Selector, d.Spec.Template.Labels)
 		}
 	}
-	if len(c.hpas) != 1 {
-		t.Fatalf("want one HPA, have %d", len(c.hpas))
+	if len(c.hpas) != 2 {
+		t.Fatalf("want two HPAs (the API's and the worker's), have %d", len(c.hpas))
 	}
+	targets := map[string]*autoscalingv2.HorizontalPodAutoscaler{}
 	for _, h := range c.hpas {
 		ref := h.Spec.ScaleTargetRef
-		if ref.APIVersion != "apps/v1" || ref.Kind != "Deployment" || ref.Name != api.Name {
-			t.Errorf("HPA %s targets %+v, want the API Deployment %s", h.Name, ref, api.Name)
+		if ref.APIVersion != "apps/v1" || ref.Kind != "Deployment" || c.deployments[ref.Name] == nil {
+			t.Errorf("HPA %s targets %+v, want a Deployment of ours", h.Name, ref)
+			continue
 		}
+		targets[ref.Name] = h
 		if h.Spec.MinReplicas == nil || *h.Spec.MinReplicas < 2 || h.Spec.MaxReplicas <= *h.Spec.MinReplicas {
 			t.Errorf("HPA %s: replicas %v..%d, want at least 2 and room to grow", h.Name, h.Spec.MinReplicas, h.Spec.MaxReplicas)
 		}
+		if c.deployments[ref.Name].Spec.Replicas != nil {
+			t.Errorf("Deployment %s sets replicas; its HPA owns the count and apply would reset it", ref.Name)
+		}
+	}
+	if h := targets[api.Name]; h == nil {
+		t.Errorf("no HPA scales the API Deployment")
+	} else {
 		cpu := false
 		for _, m := range h.Spec.Metrics {
 			cpu = cpu || m.Resource != nil && m.Resource.Name == corev1.ResourceCPU &&
@@ -288,11 +304,22 @@ func TestK8sScaling(t *testing.T) {
 			t.Errorf("HPA %s has no CPU utilization target", h.Name)
 		}
 	}
-	if api.Spec.Replicas != nil {
-		t.Errorf("API Deployment sets replicas %d; the HPA owns the count and apply would reset it", *api.Spec.Replicas)
-	}
-	if worker.Spec.Replicas == nil || *worker.Spec.Replicas < 1 {
-		t.Errorf("worker Deployment needs its own replica count")
+	// Workers scale on the work waiting, not on CPU (a worker waiting on
+	// the embedder is idle): asynq's queue depth, which every worker
+	// exports (asynq_queue_size) and an adapter serves as an external
+	// metric, averaged per pod.
+	if h := targets[worker.Name]; h == nil {
+		t.Errorf("no HPA scales the worker Deployment")
+	} else {
+		depth := false
+		for _, m := range h.Spec.Metrics {
+			depth = depth || m.Type == autoscalingv2.ExternalMetricSourceType && m.External != nil &&
+				m.External.Metric.Name == "asynq_queue_size" && m.External.Target.Type == autoscalingv2.AverageValueMetricType &&
+				m.External.Target.AverageValue != nil && m.External.Target.AverageValue.Sign() > 0
+		}
+		if !depth {
+			t.Errorf("HPA %s does not scale on asynq_queue_size per pod: %+v", h.Name, h.Spec.Metrics)
+		}
 	}
 
 	svc := c.services[apiName]
@@ -310,10 +337,28 @@ func TestK8sScaling(t *testing.T) {
 			t.Errorf("Service port %d targets %d, the API listens on %s", sp.Port, got, cfg.HTTPAddr)
 		}
 	}
+	// One budget per Deployment, one pod at a time: minAvailable 1 would let
+	// a drain evict 9 of 10 API pods at once.
+	budgets := map[string]int{}
 	for _, pdb := range c.pdbs {
 		sel, err := metav1LabelSelector(pdb.Spec.Selector)
-		if err != nil || !sel.Matches(labels.Set(api.Spec.Template.Labels)) {
-			t.Errorf("PodDisruptionBudget %s does not select the API pods", pdb.Name)
+		if err != nil {
+			t.Errorf("PodDisruptionBudget %s: %v", pdb.Name, err)
+			continue
+		}
+		for _, d := range []*appsv1.Deployment{api, worker} {
+			if sel.Matches(labels.Set(d.Spec.Template.Labels)) {
+				budgets[d.Name]++
+			}
+		}
+		if pdb.Spec.MinAvailable != nil || pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 1 {
+			t.Errorf("PodDisruptionBudget %s: minAvailable %v, maxUnavailable %v; want maxUnavailable: 1",
+				pdb.Name, pdb.Spec.MinAvailable, pdb.Spec.MaxUnavailable)
+		}
+	}
+	for _, d := range []*appsv1.Deployment{api, worker} {
+		if budgets[d.Name] != 1 {
+			t.Errorf("%d PodDisruptionBudgets select the %s pods, want 1", budgets[d.Name], d.Name)
 		}
 	}
 }

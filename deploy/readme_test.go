@@ -58,6 +58,10 @@ func TestReadmeComposeCommands(t *testing.T) {
 	runs := 0
 	for _, cmd := range cmds {
 		args := strings.Fields(cmd)[2:]
+		// Global flags before the subcommand: --profile NAME.
+		for len(args) >= 2 && args[0] == "--profile" {
+			args = args[2:]
+		}
 		if len(args) == 0 {
 			continue
 		}

@@ -24,6 +24,7 @@ import (
 	"broll/internal/config"
 	"broll/internal/metrics"
 	"broll/internal/probe"
+	"broll/internal/redisx"
 )
 
 func main() {
@@ -31,6 +32,7 @@ func main() {
 	if len(os.Args) == 2 && os.Args[1] == "-healthcheck" {
 		os.Exit(probe.Exit(cmp.Or(os.Getenv("BROLL_HTTP_ADDR"), config.Defaults().HTTPAddr)))
 	}
+	redisx.SilenceDriver()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Getenv, os.Stderr, nil)
 	stop() // before os.Exit, which skips deferred calls

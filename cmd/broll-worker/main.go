@@ -41,6 +41,7 @@ func main() {
 	if len(os.Args) == 2 && os.Args[1] == "-healthcheck" {
 		os.Exit(probe.Exit(cmp.Or(os.Getenv("BROLL_WORKER_HTTP_ADDR"), config.Defaults().WorkerHTTPAddr)))
 	}
+	redisx.SilenceDriver()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Getenv, os.Stderr, nil)
 	stop() // before os.Exit, which skips deferred calls
@@ -74,14 +75,14 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 		return err
 	}
 	defer pool.Close()
-	rdb, err := redisx.Open(cfg.RedisURL)
+	rdb, err := redisx.Open(ctx, cfg.RedisURL)
 	if err != nil {
 		return err
 	}
 	defer rdb.Close()
-	queueOpt, err := asynq.ParseRedisURI(cfg.RedisURL)
+	queueOpt, err := tasks.RedisConnOpt(cfg.RedisURL)
 	if err != nil {
-		return fmt.Errorf("REDIS_URL: %w", err)
+		return err
 	}
 
 	embedder, err := embed.Select(ctx, cfg.EmbedProvider, cfg.OllamaHost, cfg.EmbedModel, logger)

@@ -53,7 +53,7 @@ func (c *cli) with(ctx context.Context, fn call) (any, error) {
 		return nil, err
 	}
 	defer pool.Close()
-	rdb, err := redisx.Open(cfg.RedisURL)
+	rdb, err := redisx.Open(ctx, cfg.RedisURL)
 	if err != nil {
 		return nil, err
 	}

@@ -17,9 +17,11 @@ import (
 
 	"broll/catalog"
 	"broll/internal/apperr"
+	"broll/internal/redisx"
 )
 
 func main() {
+	redisx.SilenceDriver()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"broll/internal/money"
+	"broll/internal/redisx"
 )
 
 // Config is the whole configuration of the API node, the worker and the CLI.
@@ -268,8 +269,11 @@ func (c Config) Validate() error {
 	if c.RedisURL == "" {
 		return errors.New("REDIS_URL is required (example: redis://127.0.0.1:6379/0)")
 	}
-	if u, err := url.Parse(c.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
-		return errors.New("REDIS_URL must be a redis:// or rediss:// URL")
+	if u, err := url.Parse(c.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss" && u.Scheme != redisx.SentinelScheme) {
+		return errors.New("REDIS_URL must be a redis://, rediss:// or redis-sentinel:// URL")
+	}
+	if _, err := redisx.Parse(c.RedisURL); err != nil {
+		return err
 	}
 	if u, err := url.Parse(c.OllamaHost); err != nil || u.Host == "" {
 		return fmt.Errorf("OLLAMA_HOST must be a URL such as http://127.0.0.1:11434, got %q", c.OllamaHost)
