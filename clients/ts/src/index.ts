@@ -10,3 +10,5 @@ export type Schemas = components["schemas"];
 export function createBrollClient(baseUrl: string, key: string) {
   return createClient<paths>({ baseUrl, headers: { Authorization: `Bearer ${key}` } });
 }
+
+export { toCents, fromCents, formatCents } from "./money.js";

@@ -1,4 +1,4 @@
-package brollclient_test
+package clients_test
 
 import (
 	"testing"
