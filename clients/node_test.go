@@ -3,14 +3,17 @@ package clients_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/api"
@@ -26,6 +29,7 @@ type liveNode struct {
 	url     string
 	rootKey string
 	pool    *pgxpool.Pool
+	media   string // BROLL_MEDIA_DIR
 }
 
 func startNode(t *testing.T) liveNode {
@@ -37,8 +41,9 @@ func startNode(t *testing.T) liveNode {
 		t.Fatal(err)
 	}
 	base := "http://" + ln.Addr().String()
+	media := t.TempDir()
 	cfg, err := config.Load(func(k string) string {
-		return map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_MEDIA_DIR": t.TempDir(),
+		return map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_MEDIA_DIR": media,
 			"BROLL_IMPORT_DIR": t.TempDir(), "BROLL_SIGNING_KEY": config.GenerateSecret(), "BROLL_PUBLIC_URL": base,
 			"BROLL_EMBED_PROVIDER": "builtin"}[k]
 	})
@@ -54,8 +59,26 @@ func startNode(t *testing.T) liveNode {
 	go func() { _ = app.Listener(ln) }()
 	t.Cleanup(func() { _ = app.Shutdown() })
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100_000})
-	billingtest.Videos(t, pool, 3, "easy")
-	return liveNode{url: base, rootKey: acct.RootKey.Secret, pool: pool}
+	n := liveNode{url: base, rootKey: acct.RootKey.Secret, pool: pool, media: media}
+	n.videos(t, 3, "easy")
+	return n
+}
+
+// videos adds n clips of tier, each with a small full-quality file to
+// download.
+func (n liveNode) videos(t *testing.T, count int, tier string) []uuid.UUID {
+	t.Helper()
+	ids := billingtest.Videos(t, n.pool, count, tier)
+	for _, id := range ids {
+		dir := filepath.Join(n.media, "clips", id.String())
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "full.avi"), []byte("RIFF clip "+id.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ids
 }
 
 func bearer(key string) brollclient.ClientOption {
@@ -65,47 +88,85 @@ func bearer(key string) brollclient.ClientOption {
 	})
 }
 
-// tsOnce builds the TypeScript client once per test binary: the tests that
-// drive it run in parallel, and two npm ci runs in one folder collide.
-var tsOnce = sync.OnceValues(func() (string, error) {
+// tsBuilt is the TypeScript client built once per test binary (npm ci runs
+// its prepare script, tsc) and packed (npm pack, as its README says): the
+// tests that drive it run in parallel, and two npm runs in one folder
+// collide.
+type tsBuilt struct {
+	dir     string // clients/ts
+	tarball string // the packed client, in packDir
+}
+
+// packDir holds the tarball; TestMain removes it.
+var packDir = filepath.Join(os.TempDir(), fmt.Sprintf("broll-client-pack-%d", os.Getpid()))
+
+var tsOnce = sync.OnceValues(func() (tsBuilt, error) {
 	dir, err := filepath.Abs("ts")
 	if err != nil {
-		return "", err
+		return tsBuilt{}, err
 	}
-	for _, args := range [][]string{{"ci", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"}, {"run", "--silent", "build"}} {
-		cmd := exec.Command("npm", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", &cmdError{cmd: "npm " + args[0], err: err, out: out}
-		}
+	if err := os.MkdirAll(packDir, 0o755); err != nil {
+		return tsBuilt{}, err
 	}
-	return dir, nil
+	if _, err := runOut(dir, nil, "npm", "ci", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"); err != nil {
+		return tsBuilt{}, err
+	}
+	out, err := runOut(dir, nil, "npm", "pack", "--silent", "--pack-destination", packDir)
+	if err != nil {
+		return tsBuilt{}, err
+	}
+	lines := strings.Fields(strings.TrimSpace(string(out)))
+	if len(lines) == 0 {
+		return tsBuilt{}, fmt.Errorf("npm pack named no tarball")
+	}
+	return tsBuilt{dir: dir, tarball: filepath.Join(packDir, lines[len(lines)-1])}, nil
 })
 
-// tsClient returns the folder of the built TypeScript client.
-func tsClient(t *testing.T) string {
+// distMu keeps the scripts that import clients/ts/dist from running while
+// an npm install of the folder runs its prepare script (tsc rewrites dist).
+var distMu sync.RWMutex
+
+// tsClient returns the built TypeScript client.
+func tsClient(t *testing.T) tsBuilt {
 	t.Helper()
-	dir, err := tsOnce()
+	b, err := tsOnce()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return dir
+	return b
+}
+
+// runOut runs name with args in dir (env added to the test's) and returns
+// its standard output; the error carries both outputs.
+func runOut(dir string, env []string, name string, args ...string) ([]byte, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.Bytes(), &cmdError{cmd: name + " " + strings.Join(args, " "), err: err, out: append(stdout.Bytes(), stderr.Bytes()...)}
+	}
+	return stdout.Bytes(), nil
+}
+
+// run is runOut that fails the test.
+func run(t *testing.T, dir string, env []string, name string, args ...string) []byte {
+	t.Helper()
+	out, err := runOut(dir, env, name, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // node runs a script of clients/ts/test with env added and returns its
 // standard output; the test fails on a non-zero exit.
 func node(t *testing.T, script string, env ...string) []byte {
 	t.Helper()
-	dir := tsClient(t)
-	cmd := exec.Command("node", filepath.Join("test", script))
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("node test/%s: %v\n%s\n%s", script, err, stdout.Bytes(), stderr.Bytes())
-	}
-	return stdout.Bytes()
+	distMu.RLock()
+	defer distMu.RUnlock()
+	return run(t, tsClient(t).dir, env, "node", filepath.Join("test", script))
 }
 
 type cmdError struct {
