@@ -25,7 +25,7 @@ for attempt in 1 2 3; do
 	sleep $((attempt * 5))
 done
 [ -n "$ok" ] || fail "could not install the TypeScript generator (npm ci, output above)"
-(cd clients/ts && npx --no-install openapi-typescript ../../api/openapi.json -o "$tmp/schema.ts" >"$tmp/ts.log" 2>&1) ||
+(cd clients/ts && npx --no-install openapi-typescript ../../api/openapi.json --default-non-nullable false -o "$tmp/schema.ts" >"$tmp/ts.log" 2>&1) ||
 	{ cat "$tmp/ts.log" >&2; fail "openapi-typescript could not generate the TypeScript client"; }
 
 stale=

@@ -1104,7 +1104,7 @@ export interface components {
              * @description Return the quote without charging.
              * @default false
              */
-            dry_run: boolean;
+            dry_run?: boolean;
         };
         PurchaseLine: {
             /**
@@ -1341,7 +1341,7 @@ export interface components {
              * @default live
              * @enum {string}
              */
-            mode: "live" | "test";
+            mode?: "live" | "test";
         };
         /**
          * @example {
@@ -1532,7 +1532,7 @@ export interface components {
              * @default video
              * @enum {string}
              */
-            media_type: "video" | "image";
+            media_type?: "video" | "image";
             /** @enum {string} */
             orientation?: "vertical" | "horizontal" | "square";
             duration_seconds?: number;
