@@ -23,7 +23,9 @@ type Options struct {
 	APIKey string
 	// BaseURL is the API's origin, e.g. https://broll.example.com. Required.
 	BaseURL string
-	// Timeout bounds each attempt, answer body included. Default 60s.
+	// Timeout bounds each attempt, answer body included, except Download's
+	// (a large file takes what it takes; bound it with the context).
+	// Default 60s.
 	Timeout time.Duration
 	// MaxRetries is how many times a call is retried after a 429, a 503, a
 	// 409 idempotency_key_in_use or a network error (only where sending it
@@ -70,7 +72,9 @@ func New(opts Options) (*Broll, error) {
 	if hc.Timeout == 0 {
 		hc.Timeout = 60 * time.Second
 	}
-	t := &transport{http: hc, base: base, key: opts.APIKey, maxRetries: opts.MaxRetries,
+	stream := *hc
+	stream.Timeout = 0
+	t := &transport{http: hc, stream: &stream, base: base, key: opts.APIKey, maxRetries: opts.MaxRetries,
 		minBackoff: opts.MinBackoff, maxBackoff: opts.MaxBackoff,
 		userAgent: strings.TrimSpace(opts.UserAgent + " brollclient-go/" + Version)}
 	switch {
@@ -169,7 +173,7 @@ func (b *Broll) Download(ctx context.Context, downloadURL string, w io.Writer) (
 	if err != nil {
 		return 0, fmt.Errorf("brollclient: download: %w", err)
 	}
-	resp, err := b.t.Do(req)
+	resp, err := b.t.do(b.t.stream, req)
 	if err != nil {
 		return 0, err
 	}

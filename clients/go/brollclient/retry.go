@@ -19,6 +19,7 @@ import (
 // and retries what is safe to retry.
 type transport struct {
 	http       *http.Client
+	stream     *http.Client // http without its Timeout, for downloads
 	base       *url.URL
 	key        string
 	userAgent  string
@@ -45,6 +46,11 @@ func idempotentCreate(r *http.Request) bool {
 // send twice (GET, HEAD, PUT, DELETE, OPTIONS, or any request carrying an
 // Idempotency-Key), at most maxRetries times.
 func (t *transport) Do(req *http.Request) (*http.Response, error) {
+	return t.do(t.http, req)
+}
+
+// do is Do over hc.
+func (t *transport) do(hc *http.Client, req *http.Request) (*http.Response, error) {
 	if req.URL.Host == t.base.Host {
 		req.Header.Set("Authorization", "Bearer "+t.key)
 	}
@@ -67,7 +73,7 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 			try = req.Clone(req.Context())
 			try.Body = body
 		}
-		resp, err := t.http.Do(try)
+		resp, err := hc.Do(try)
 		last := attempt >= t.maxRetries || (req.Body != nil && req.GetBody == nil)
 		if err != nil {
 			if last || !replayable || req.Context().Err() != nil {

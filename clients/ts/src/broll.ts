@@ -20,7 +20,7 @@ export interface BrollOptions {
   apiKey: string;
   /** The API's origin, e.g. https://broll.example.com. */
   baseUrl: string;
-  /** Bound on each attempt, answer body included. Default 60000. */
+  /** Bound on each attempt, answer body included, except a download's (abort that with a signal). Default 60000. */
   timeoutMs?: number;
   /** Retries after a 429, a 503, a 409 idempotency_key_in_use or a network error (where sending again cannot do it twice). Default 3; 0 for none. */
   maxRetries?: number;
@@ -54,11 +54,12 @@ export class Broll {
   /** The generated client, for every other route; it shares the key, retries and user agent. */
   readonly api: Client<paths>;
   private readonly send: (input: Request) => Promise<Response>;
+  private readonly stream: (input: Request) => Promise<Response>;
 
   constructor(opts: BrollOptions) {
     if (!opts.apiKey) throw new TypeError("Broll: apiKey is required");
     const base = new URL(opts.baseUrl);
-    this.send = makeFetch({
+    const transport = {
       apiKey: opts.apiKey,
       origin: base.origin,
       userAgent: `${opts.userAgent ? `${opts.userAgent} ` : ""}brollclient-ts/${VERSION}`,
@@ -67,7 +68,9 @@ export class Broll {
       minBackoffMs: opts.minBackoffMs ?? 500,
       maxBackoffMs: Math.max(opts.maxBackoffMs ?? 8000, opts.minBackoffMs ?? 500),
       fetch: opts.fetch ?? globalThis.fetch,
-    });
+    };
+    this.send = makeFetch(transport);
+    this.stream = makeFetch(transport, true);
     this.api = createClient<paths>({ baseUrl: opts.baseUrl.replace(/\/$/, ""), fetch: this.send });
   }
 
@@ -105,8 +108,8 @@ export class Broll {
   }
 
   /** The answer of a download_url, checked: its body streams the file. */
-  async downloadResponse(downloadUrl: string): Promise<Response> {
-    const res = await this.send(new Request(downloadUrl));
+  async downloadResponse(downloadUrl: string, signal?: AbortSignal): Promise<Response> {
+    const res = await this.stream(new Request(downloadUrl, { signal }));
     if (!res.ok) {
       let body: unknown;
       try {

@@ -23,7 +23,9 @@ function idempotentCreate(method: string, url: URL): boolean {
   return method === "POST" && (url.pathname.endsWith("/api/v1/broll/purchase") || url.pathname.endsWith("/api/v1/keys"));
 }
 
-export function makeFetch(o: TransportOptions): (input: Request) => Promise<Response> {
+// makeFetch returns the fetch; a streaming one (downloads) is not bound by
+// timeoutMs, only by the request's own signal.
+export function makeFetch(o: TransportOptions, streaming = false): (input: Request) => Promise<Response> {
   return async (input: Request) => {
     const url = new URL(input.url);
     const headers = new Headers(input.headers);
@@ -44,7 +46,7 @@ export function makeFetch(o: TransportOptions): (input: Request) => Promise<Resp
           headers,
           body,
           redirect: "follow",
-          signal: AbortSignal.any([input.signal, AbortSignal.timeout(o.timeoutMs)]),
+          signal: streaming ? input.signal : AbortSignal.any([input.signal, AbortSignal.timeout(o.timeoutMs)]),
         });
       } catch (err) {
         if (last || !replayable || input.signal.aborted) throw err;
