@@ -3,6 +3,7 @@ module broll
 go 1.26.8
 
 require (
+	broll/clients/go v0.0.0-00010101000000-000000000000
 	github.com/IBM/pgxpoolprometheus v1.1.3
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
@@ -18,7 +19,7 @@ require (
 	github.com/jackc/puddle/v2 v2.2.3
 	github.com/minio/minio-go/v7 v7.4.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
-	github.com/oapi-codegen/runtime v1.8.0
+	github.com/oapi-codegen/runtime v1.8.0 // indirect
 	github.com/ollama/ollama v0.17.4
 	github.com/pgvector/pgvector-go v0.3.0
 	github.com/pressly/goose/v3 v3.29.0
@@ -135,3 +136,7 @@ require (
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 )
+
+// The Go client is its own module (clients/go/go.mod); the server tests
+// that drive it (clients/*_test.go) build it from this tree.
+replace broll/clients/go => ./clients/go

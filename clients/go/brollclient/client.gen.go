@@ -1996,7 +1996,7 @@ type Balance struct {
 	// Balance The account's shared balance, in USD (for a test key: the account's test balance).
 	//
 	// Examples: 10
-	Balance  float32         `json:"balance"`
+	Balance  Money           `json:"balance"`
 	Currency BalanceCurrency `json:"currency"`
 	Key      struct {
 		CustomerLabel string             `json:"customer_label"`
@@ -2018,7 +2018,7 @@ type Balance struct {
 		// Amount US dollars, accurate to the cent (`currency` is always `USD`).
 		//
 		// Examples: 10
-		Amount    float32                    `json:"amount"`
+		Amount    Money                      `json:"amount"`
 		Currency  BalanceMonthToDateCurrency `json:"currency"`
 		Purchases int                        `json:"purchases"`
 		Since     openapi_types.Date         `json:"since"`
@@ -2048,9 +2048,9 @@ type ClipInput struct {
 
 	// Difficulty An existing tier.
 	Difficulty      string              `json:"difficulty"`
-	DurationSeconds *float32            `json:"duration_seconds,omitempty"`
+	DurationSeconds *float64            `json:"duration_seconds,omitempty"`
 	Emotion         ClipInputEmotion    `json:"emotion"`
-	Fps             *float32            `json:"fps,omitempty"`
+	Fps             *float64            `json:"fps,omitempty"`
 	Gender          ClipInputGender     `json:"gender"`
 	Height          *int                `json:"height,omitempty"`
 	Id              *openapi_types.UUID `json:"id,omitempty"`
@@ -2108,7 +2108,7 @@ type Filters struct {
 		// Price US dollars, accurate to the cent (`currency` is always `USD`).
 		//
 		// Examples: 10
-		Price float32 `json:"price"`
+		Price Money `json:"price"`
 	} `json:"difficulty"`
 	Emotion   []ValueCount `json:"emotion"`
 	Gender    []ValueCount `json:"gender"`
@@ -2292,7 +2292,7 @@ type LegacyPurchaseResult struct {
 	// Balance The account's shared balance after the purchase, in USD (for a test key: the account's test balance).
 	//
 	// Examples: 10
-	Balance       float32                      `json:"balance"`
+	Balance       Money                        `json:"balance"`
 	Currency      LegacyPurchaseResultCurrency `json:"currency"`
 	CustomerEmail *openapi_types.Email         `json:"customer_email"`
 	DryRun        bool                         `json:"dry_run"`
@@ -2305,11 +2305,16 @@ type LegacyPurchaseResult struct {
 	// TotalCharged Charged by this request (or quoted, on a dry run), in USD.
 	//
 	// Examples: 10
-	TotalCharged float32 `json:"total_charged"`
+	TotalCharged Money `json:"total_charged"`
 }
 
 // LegacyPurchaseResultCurrency defines model for LegacyPurchaseResult.Currency.
 type LegacyPurchaseResultCurrency string
+
+// Money US dollars, accurate to the cent (`currency` is always `USD`). A JSON number with at most two decimals: decode it as a 64-bit float (never a 32-bit one, which loses cents on large amounts) and do arithmetic in integer cents (the clients' `Cents`/`Dollars` and `toCents`/`fromCents` helpers).
+//
+// Examples: 10
+type Money = float64
 
 // Pagination defines model for Pagination.
 type Pagination struct {
@@ -2334,7 +2339,7 @@ type Pricing struct {
 		// Price US dollars, accurate to the cent (`currency` is always `USD`).
 		//
 		// Examples: 10
-		Price float32 `json:"price"`
+		Price Money `json:"price"`
 	} `json:"tiers"`
 }
 
@@ -2351,7 +2356,7 @@ type Problem struct {
 	// Available US dollars, accurate to the cent (`currency` is always `USD`).
 	//
 	// Examples: 10
-	Available *float32                  `json:"available,omitempty"`
+	Available *Money                    `json:"available,omitempty"`
 	Checks    *map[string]ProblemChecks `json:"checks,omitempty"`
 
 	// Code Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed` and `upload_closed` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
@@ -2367,7 +2372,7 @@ type Problem struct {
 	// ExpectedTotal US dollars, accurate to the cent (`currency` is always `USD`).
 	//
 	// Examples: 10
-	ExpectedTotal *float32 `json:"expected_total,omitempty"`
+	ExpectedTotal *Money `json:"expected_total,omitempty"`
 
 	// Field The input field at fault, when there is one.
 	Field *string `json:"field,omitempty"`
@@ -2382,7 +2387,7 @@ type Problem struct {
 	// Required US dollars, accurate to the cent (`currency` is always `USD`).
 	//
 	// Examples: 10
-	Required          *float32              `json:"required,omitempty"`
+	Required          *Money                `json:"required,omitempty"`
 	RequiredScope     *ProblemRequiredScope `json:"required_scope,omitempty"`
 	RetryAfterSeconds *int                  `json:"retry_after_seconds,omitempty"`
 
@@ -2396,7 +2401,7 @@ type Problem struct {
 	// Total US dollars, accurate to the cent (`currency` is always `USD`).
 	//
 	// Examples: 10
-	Total *float32 `json:"total,omitempty"`
+	Total *Money `json:"total,omitempty"`
 
 	// Type The page of this error code on this service (`<BROLL_PUBLIC_URL>/docs/errors/<code>`): what happened and what to do.
 	//
@@ -2431,7 +2436,7 @@ type PurchaseLine struct {
 	// PricePaid What this purchase paid (or, on a dry run, would pay), in USD; a later price change never alters it.
 	//
 	// Examples: 10
-	PricePaid float32 `json:"price_paid"`
+	PricePaid Money `json:"price_paid"`
 
 	// PurchaseId Null on a dry run for a clip not owned yet.
 	PurchaseId  *openapi_types.UUID `json:"purchase_id"`
@@ -2457,7 +2462,7 @@ type PurchaseList struct {
 		// TotalAmount US dollars, accurate to the cent (`currency` is always `USD`).
 		//
 		// Examples: 10
-		TotalAmount float32 `json:"total_amount"`
+		TotalAmount Money `json:"total_amount"`
 	} `json:"summary"`
 }
 
@@ -2510,12 +2515,12 @@ type PurchaseRecord struct {
 	// PricePaid US dollars, accurate to the cent (`currency` is always `USD`).
 	//
 	// Examples: 10
-	PricePaid   float32            `json:"price_paid"`
+	PricePaid   Money              `json:"price_paid"`
 	PurchaseId  openapi_types.UUID `json:"purchase_id"`
 	PurchasedAt time.Time          `json:"purchased_at"`
 
 	// Similarity Only with `semantic_search`: cosine similarity to the search, at least the model's relevance floor.
-	Similarity *float32             `json:"similarity,omitempty"`
+	Similarity *float64             `json:"similarity,omitempty"`
 	Video      PurchaseVideoSummary `json:"video"`
 	VideoId    openapi_types.UUID   `json:"video_id"`
 }
@@ -2533,7 +2538,7 @@ type PurchaseRequest struct {
 	// ExpectedTotal If given, the purchase happens only when its total (in USD) equals this; otherwise 409 `price_changed` and nothing is charged.
 	//
 	// Examples: 10
-	ExpectedTotal *float32 `json:"expected_total,omitempty"`
+	ExpectedTotal *Money `json:"expected_total,omitempty"`
 
 	// VideoIds 1 to 50 distinct video ids.
 	VideoIds []openapi_types.UUID `json:"video_ids"`
@@ -2544,7 +2549,7 @@ type PurchaseResult struct {
 	// Balance The account's shared balance after the purchase, in USD (for a test key: the account's test balance).
 	//
 	// Examples: 10
-	Balance  float32                `json:"balance"`
+	Balance  Money                  `json:"balance"`
 	Currency PurchaseResultCurrency `json:"currency"`
 	DryRun   bool                   `json:"dry_run"`
 
@@ -2555,7 +2560,7 @@ type PurchaseResult struct {
 	// TotalCharged Charged by this request (or quoted, on a dry run), in USD.
 	//
 	// Examples: 10
-	TotalCharged float32 `json:"total_charged"`
+	TotalCharged Money `json:"total_charged"`
 }
 
 // PurchaseResultCurrency defines model for PurchaseResult.Currency.
@@ -2564,7 +2569,7 @@ type PurchaseResultCurrency string
 // PurchaseVideoSummary defines model for PurchaseVideoSummary.
 type PurchaseVideoSummary struct {
 	Difficulty      string                        `json:"difficulty"`
-	DurationSeconds *float32                      `json:"duration_seconds"`
+	DurationSeconds *float64                      `json:"duration_seconds"`
 	Emotion         PurchaseVideoSummaryEmotion   `json:"emotion"`
 	Gender          PurchaseVideoSummaryGender    `json:"gender"`
 	Id              openapi_types.UUID            `json:"id"`
@@ -2612,7 +2617,9 @@ type Retired struct {
 // SpendLimit A cap on what one customer key may be charged per period (UTC day, UTC calendar month, or the key's whole life). A purchase that would pass it is refused whole with 402 `spend_limit_exceeded`; the cap holds under any concurrency, on any number of nodes. `null`: no limit.
 type SpendLimit struct {
 	// Amount US dollars, exact to the cent.
-	Amount float32 `json:"amount"`
+	//
+	// Examples: 10
+	Amount Money `json:"amount"`
 
 	// Currency Shown in responses; not needed in requests.
 	Currency *SpendLimitCurrency `json:"currency,omitempty"`
@@ -2628,7 +2635,9 @@ type SpendLimitPeriod string
 // Spent What the key was charged in the current period of its limit (its whole life when it has none).
 type Spent struct {
 	// Amount US dollars, exact to the cent.
-	Amount   float32       `json:"amount"`
+	//
+	// Examples: 10
+	Amount   Money         `json:"amount"`
 	Currency SpentCurrency `json:"currency"`
 	Period   SpentPeriod   `json:"period"`
 
@@ -2691,9 +2700,9 @@ type Video struct {
 	// DownloadUrl Fresh signed link to the full-quality file; only when owned.
 	DownloadUrl          *string            `json:"download_url"`
 	DownloadUrlExpiresAt *time.Time         `json:"download_url_expires_at,omitempty"`
-	DurationSeconds      *float32           `json:"duration_seconds"`
+	DurationSeconds      *float64           `json:"duration_seconds"`
 	Emotion              VideoEmotion       `json:"emotion"`
-	Fps                  *float32           `json:"fps"`
+	Fps                  *float64           `json:"fps"`
 	Gender               VideoGender        `json:"gender"`
 	Height               *int               `json:"height"`
 	Id                   openapi_types.UUID `json:"id"`
@@ -2711,13 +2720,13 @@ type Video struct {
 	// Price Current price of the clip's tier, in USD.
 	//
 	// Examples: 10
-	Price float32 `json:"price"`
+	Price Money `json:"price"`
 
 	// Retired Present (true) only on a retired clip the caller bought; nobody else sees retired clips.
 	Retired *bool `json:"retired,omitempty"`
 
 	// Similarity Cosine similarity to `semantic_search` (higher is closer); only on semantic search results.
-	Similarity    *float32 `json:"similarity,omitempty"`
+	Similarity    *float64 `json:"similarity,omitempty"`
 	Tags          []string `json:"tags"`
 	ThumbnailUrl  *string  `json:"thumbnail_url"`
 	Title         string   `json:"title"`
@@ -2916,13 +2925,13 @@ type Limit = int
 type Location = string
 
 // MaxDuration defines model for max_duration.
-type MaxDuration = float32
+type MaxDuration = float64
 
 // MediaType defines model for media_type.
 type MediaType string
 
 // MinDuration defines model for min_duration.
-type MinDuration = float32
+type MinDuration = float64
 
 // MinVirality defines model for min_virality.
 type MinVirality = int

@@ -784,6 +784,12 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * Format: double
+         * @description US dollars, accurate to the cent (`currency` is always `USD`). A JSON number with at most two decimals: decode it as a 64-bit float (never a 32-bit one, which loses cents on large amounts) and do arithmetic in integer cents (the clients' `Cents`/`Dollars` and `toCents`/`fromCents` helpers).
+         * @example 10
+         */
+        Money: number;
         /** @description An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`. */
         Problem: {
             /**
@@ -810,28 +816,16 @@ export interface components {
             allowed_values?: string[];
             /** @enum {string} */
             required_scope?: "broll:read" | "broll:purchase" | "broll:billing" | "keys:manage" | "orders:read" | "orders:write" | "pricing:read" | "deliverables:read" | "catalog:write" | "webhooks:manage";
-            /**
-             * @description US dollars, accurate to the cent (`currency` is always `USD`).
-             * @example 10
-             */
-            required?: number;
-            /**
-             * @description US dollars, accurate to the cent (`currency` is always `USD`).
-             * @example 10
-             */
-            available?: number;
+            /** @description US dollars, accurate to the cent (`currency` is always `USD`). */
+            required?: components["schemas"]["Money"];
+            /** @description US dollars, accurate to the cent (`currency` is always `USD`). */
+            available?: components["schemas"]["Money"];
             /** @constant */
             currency?: "USD";
-            /**
-             * @description US dollars, accurate to the cent (`currency` is always `USD`).
-             * @example 10
-             */
-            total?: number;
-            /**
-             * @description US dollars, accurate to the cent (`currency` is always `USD`).
-             * @example 10
-             */
-            expected_total?: number;
+            /** @description US dollars, accurate to the cent (`currency` is always `USD`). */
+            total?: components["schemas"]["Money"];
+            /** @description US dollars, accurate to the cent (`currency` is always `USD`). */
+            expected_total?: components["schemas"]["Money"];
             retry_after_seconds?: number;
             /** @description Requests per minute allowed to the key. */
             limit?: number;
@@ -912,11 +906,8 @@ export interface components {
             fps: number | null;
             /** @description The tier that sets the price (see GET /api/v1/pricing). */
             difficulty: string;
-            /**
-             * @description Current price of the clip's tier, in USD.
-             * @example 10
-             */
-            price: number;
+            /** @description Current price of the clip's tier, in USD. */
+            price: components["schemas"]["Money"];
             /** @constant */
             currency: "USD";
             virality_score: number | null;
@@ -1080,11 +1071,8 @@ export interface components {
             orientation: components["schemas"]["ValueCount"][];
             difficulty: {
                 name: string;
-                /**
-                 * @description US dollars, accurate to the cent (`currency` is always `USD`).
-                 * @example 10
-                 */
-                price: number;
+                /** @description US dollars, accurate to the cent (`currency` is always `USD`). */
+                price: components["schemas"]["Money"];
                 /** @constant */
                 currency: "USD";
                 count: number;
@@ -1108,16 +1096,13 @@ export interface components {
         PurchaseRequest: {
             /** @description 1 to 50 distinct video ids. */
             video_ids: string[];
-            /**
-             * @description If given, the purchase happens only when its total (in USD) equals this; otherwise 409 `price_changed` and nothing is charged.
-             * @example 10
-             */
-            expected_total?: number;
+            /** @description If given, the purchase happens only when its total (in USD) equals this; otherwise 409 `price_changed` and nothing is charged. */
+            expected_total?: components["schemas"]["Money"];
             /**
              * @description Return the quote without charging.
              * @default false
              */
-            dry_run: boolean;
+            dry_run?: boolean;
         };
         PurchaseLine: {
             /**
@@ -1134,11 +1119,8 @@ export interface components {
             download_url: string | null;
             /** Format: date-time */
             download_url_expires_at: string | null;
-            /**
-             * @description What this purchase paid (or, on a dry run, would pay), in USD; a later price change never alters it.
-             * @example 10
-             */
-            price_paid: number;
+            /** @description What this purchase paid (or, on a dry run, would pay), in USD; a later price change never alters it. */
+            price_paid: components["schemas"]["Money"];
             /** @constant */
             currency: "USD";
             /** Format: date-time */
@@ -1169,18 +1151,12 @@ export interface components {
          */
         PurchaseResult: {
             purchases: components["schemas"]["PurchaseLine"][];
-            /**
-             * @description Charged by this request (or quoted, on a dry run), in USD.
-             * @example 10
-             */
-            total_charged: number;
+            /** @description Charged by this request (or quoted, on a dry run), in USD. */
+            total_charged: components["schemas"]["Money"];
             /** @constant */
             currency: "USD";
-            /**
-             * @description The account's shared balance after the purchase, in USD (for a test key: the account's test balance).
-             * @example 10
-             */
-            balance: number;
+            /** @description The account's shared balance after the purchase, in USD (for a test key: the account's test balance). */
+            balance: components["schemas"]["Money"];
             dry_run: boolean;
             /** @description False for test mode (a `dsk_test_` key): paid from the account's test balance, never from the live balance. `balance` is then the test balance, and the links serve the clips' previews. */
             livemode: boolean;
@@ -1211,11 +1187,8 @@ export interface components {
             api_key_id: string | null;
             /** @description Label of the buying key (empty for legacy purchases). */
             customer_label: string;
-            /**
-             * @description US dollars, accurate to the cent (`currency` is always `USD`).
-             * @example 10
-             */
-            price_paid: number;
+            /** @description US dollars, accurate to the cent (`currency` is always `USD`). */
+            price_paid: components["schemas"]["Money"];
             /** @constant */
             currency: "USD";
             /** Format: date-time */
@@ -1295,11 +1268,8 @@ export interface components {
             purchases: components["schemas"]["PurchaseRecord"][];
             /** @description Covers every purchase matching the filters, not only this page: the invoice total. */
             summary: {
-                /**
-                 * @description US dollars, accurate to the cent (`currency` is always `USD`).
-                 * @example 10
-                 */
-                total_amount: number;
+                /** @description US dollars, accurate to the cent (`currency` is always `USD`). */
+                total_amount: components["schemas"]["Money"];
                 /** @constant */
                 currency: "USD";
                 count: number;
@@ -1369,7 +1339,7 @@ export interface components {
              * @default live
              * @enum {string}
              */
-            mode: "live" | "test";
+            mode?: "live" | "test";
         };
         /**
          * @example {
@@ -1481,11 +1451,8 @@ export interface components {
         Balance: {
             /** Format: uuid */
             account_id: string;
-            /**
-             * @description The account's shared balance, in USD (for a test key: the account's test balance).
-             * @example 10
-             */
-            balance: number;
+            /** @description The account's shared balance, in USD (for a test key: the account's test balance). */
+            balance: components["schemas"]["Money"];
             /** @constant */
             currency: "USD";
             key: {
@@ -1502,11 +1469,8 @@ export interface components {
             /** @description Purchases since the first of the month (UTC) that the key can see. */
             month_to_date: {
                 purchases: number;
-                /**
-                 * @description US dollars, accurate to the cent (`currency` is always `USD`).
-                 * @example 10
-                 */
-                amount: number;
+                /** @description US dollars, accurate to the cent (`currency` is always `USD`). */
+                amount: components["schemas"]["Money"];
                 /** @constant */
                 currency: "USD";
                 /** Format: date */
@@ -1542,11 +1506,8 @@ export interface components {
             currency: "USD";
             tiers: {
                 name: string;
-                /**
-                 * @description US dollars, accurate to the cent (`currency` is always `USD`).
-                 * @example 10
-                 */
-                price: number;
+                /** @description US dollars, accurate to the cent (`currency` is always `USD`). */
+                price: components["schemas"]["Money"];
                 /** @constant */
                 currency: "USD";
             }[];
@@ -1569,7 +1530,7 @@ export interface components {
              * @default video
              * @enum {string}
              */
-            media_type: "video" | "image";
+            media_type?: "video" | "image";
             /** @enum {string} */
             orientation?: "vertical" | "horizontal" | "square";
             duration_seconds?: number;
@@ -1764,7 +1725,7 @@ export interface components {
         /** @description A cap on what one customer key may be charged per period (UTC day, UTC calendar month, or the key's whole life). A purchase that would pass it is refused whole with 402 `spend_limit_exceeded`; the cap holds under any concurrency, on any number of nodes. `null`: no limit. */
         SpendLimit: {
             /** @description US dollars, exact to the cent. */
-            amount: number;
+            amount: components["schemas"]["Money"];
             /** @enum {string} */
             period: "day" | "month" | "total";
             /**
@@ -1776,7 +1737,7 @@ export interface components {
         /** @description What the key was charged in the current period of its limit (its whole life when it has none). */
         Spent: {
             /** @description US dollars, exact to the cent. */
-            amount: number;
+            amount: components["schemas"]["Money"];
             /** @constant */
             currency: "USD";
             /** @enum {string} */

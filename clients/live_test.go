@@ -1,67 +1,15 @@
-package brollclient_test
+package clients_test
 
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/uuid"
 
-	"broll/api"
-	"broll/billing/billingtest"
 	"broll/clients/go/brollclient"
-	"broll/internal/config"
-	"broll/internal/testkit"
 )
-
-// liveNode is an API node on a free loopback port over a fresh database,
-// with an account that has credit and clips to buy.
-type liveNode struct {
-	url     string
-	rootKey string
-}
-
-func startNode(t *testing.T) liveNode {
-	t.Helper()
-	pool, dbURL := testkit.NewPool(t)
-	rdb, redisURL := testkit.Redis(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	cfg, err := config.Load(func(k string) string {
-		return map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_MEDIA_DIR": t.TempDir(),
-			"BROLL_IMPORT_DIR": t.TempDir(), "BROLL_SIGNING_KEY": config.GenerateSecret(), "BROLL_PUBLIC_URL": base,
-			"BROLL_EMBED_PROVIDER": "builtin"}[k]
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	node, err := api.NewNode(context.Background(), cfg, api.NodeOptions{Pool: pool, Redis: rdb})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(node.Close)
-	app := node.App
-	go func() { _ = app.Listener(ln) }()
-	t.Cleanup(func() { _ = app.Shutdown() })
-	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100_000})
-	billingtest.Videos(t, pool, 3, "easy")
-	return liveNode{url: base, rootKey: acct.RootKey.Secret}
-}
-
-func bearer(key string) brollclient.ClientOption {
-	return brollclient.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
-		r.Header.Set("Authorization", "Bearer "+key)
-		return nil
-	})
-}
 
 // The generated clients against a live node: search, create a customer key,
 // buy with it, list its purchases, revoke it. The Go client here, the
@@ -109,29 +57,8 @@ func TestClientsAgainstALiveNode(t *testing.T) {
 	})
 
 	t.Run("typescript", func(t *testing.T) {
-		dir, err := filepath.Abs("../../ts")
-		if err != nil {
-			t.Fatal(err)
-		}
-		npm(t, dir, "ci", "--no-audit", "--no-fund", "--silent")
-		npm(t, dir, "run", "--silent", "build")
-		cmd := exec.Command("node", "test/live.mjs")
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "BROLL_URL="+n.url, "BROLL_ROOT_KEY="+n.rootKey)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("node test/live.mjs: %v\n%s", err, out)
-		}
+		node(t, "live.mjs", "BROLL_URL="+n.url, "BROLL_ROOT_KEY="+n.rootKey)
 	})
-}
-
-func npm(t *testing.T, dir string, args ...string) {
-	t.Helper()
-	cmd := exec.Command("npm", args...)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm %v: %v\n%s", args, err, out)
-	}
 }
 
 type bodied interface{ StatusCode() int }
