@@ -23,6 +23,7 @@ import (
 	"broll/internal/metrics"
 	"broll/internal/redisx"
 	"broll/internal/replica"
+	"broll/internal/seal"
 	"broll/internal/tasks"
 	"broll/tenancy"
 	"broll/webhook"
@@ -110,6 +111,10 @@ func NewNode(ctx context.Context, cfg config.Config, o NodeOptions) (_ *Node, er
 		return nil, fmt.Errorf("BROLL_WEBHOOK_ALLOW_HOSTS: %w", err)
 	}
 
+	sealer, err := seal.New(cfg.SigningKey.Reveal(), cfg.SigningKeyPrevious.Reveal())
+	if err != nil {
+		return nil, err
+	}
 	pool, rdb := n.Pool, n.Redis
 	n.Tenancy = tenancy.New(pool)
 	n.Billing = billing.New(pool, billing.NewSigner(cfg.BaseURL(), cfg.SigningKey.Reveal(),
@@ -120,7 +125,7 @@ func NewNode(ctx context.Context, cfg config.Config, o NodeOptions) (_ *Node, er
 	queue := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
 	n.App = newApp(Deps{
 		Config: cfg, Logger: n.Logger, Now: o.Now, Metrics: n.Metrics,
-		Pool: pool, Redis: rdb, Media: n.Media,
+		Pool: pool, Redis: rdb, Media: n.Media, Sealer: sealer,
 		Tenancy: n.Tenancy, Billing: n.Billing, Usage: n.Usage, Gate: n.Gate,
 		Catalog:  catalog.New(pool, n.Media, queue).WithReads(reads).WithEfSearch(cfg.SemanticEfSearch),
 		Webhooks: webhook.New(pool, allow),
