@@ -786,7 +786,7 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`. */
+        /** @description An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input. */
         Problem: {
             /**
              * Format: uri
@@ -2049,7 +2049,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description `expected_total` was given and the purchase costs something else (`price_changed`), or the first request with this Idempotency-Key is still running (`idempotency_key_in_use`); nothing was charged. */
+        /** @description `expected_total` was given and the purchase costs something else (`price_changed`), or the first request with this Idempotency-Key is still running (`idempotency_key_in_use`); nothing was charged. Or (`conflict`, with `original_status`) the first request with this Idempotency-Key finished but its answer was not kept: it is not run again, nothing more is charged; list purchases to see it. */
         PriceChanged: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2251,7 +2251,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The first request with this Idempotency-Key is still running; retry shortly. */
+        /** @description The first request with this Idempotency-Key is still running; retry shortly (`idempotency_key_in_use`). Or (`conflict`, with `original_status`) the first request finished but its answer was not kept (see the Idempotency-Key header): it will not run again; look its result up instead. */
         IdempotencyKeyInUse: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2334,7 +2334,7 @@ export interface components {
         content_encoding: "gzip" | "identity";
         /** @description `pagination.next_cursor` of the previous page of the same query (same filters and sort): the page after it, stable while clips are added. Not with `page` or `offset` (400); a cursor of another query is 400. */
         cursor: string;
-        /** @description Makes a retry safe: the first response to this key (per API key, kept 24 h) is stored, and a retry with the same key and the same body gets it again with `Idempotent-Replayed: true`, nothing running twice. The same key with another body is 422 `idempotency_key_reused`; a retry while the first request still runs waits for it (up to `BROLL_IDEMPOTENCY_WAIT`, 5 s) or gets 409 `idempotency_key_in_use`. Server errors (5xx) are not stored: a retry runs anew. */
+        /** @description Makes a retry safe: the first response to this key (per API key, kept 24 h) is stored, and a retry with the same key and the same body gets it again with `Idempotent-Replayed: true`, nothing running twice. The same key with another body is 422 `idempotency_key_reused`; a retry while the first request still runs waits for it (up to `BROLL_IDEMPOTENCY_WAIT`, 5 s) or gets 409 `idempotency_key_in_use`. Server errors (5xx) are not stored: a retry runs anew. The stored answer is kept sealed (encrypted under a server key), so a created key is never kept in plaintext, and at most 64 KiB of it is kept: an answer past that (none of this API's answers comes near it, since errors repeat at most 100 characters of any value sent) keeps only its status, and a retry is not run again but answered 409 `conflict` with `original_status`. */
         idempotency_key: string;
     };
     requestBodies: never;
@@ -2523,7 +2523,7 @@ export interface operations {
             header?: {
                 /** @description `gzip` to send the body compressed; it is inflated up to `BROLL_MAX_BODY_BYTES` (413 past it). Any other encoding is 415. */
                 "Content-Encoding"?: components["parameters"]["content_encoding"];
-                /** @description Makes a retry safe: the first response to this key (per API key, kept 24 h) is stored, and a retry with the same key and the same body gets it again with `Idempotent-Replayed: true`, nothing running twice. The same key with another body is 422 `idempotency_key_reused`; a retry while the first request still runs waits for it (up to `BROLL_IDEMPOTENCY_WAIT`, 5 s) or gets 409 `idempotency_key_in_use`. Server errors (5xx) are not stored: a retry runs anew. */
+                /** @description Makes a retry safe: the first response to this key (per API key, kept 24 h) is stored, and a retry with the same key and the same body gets it again with `Idempotent-Replayed: true`, nothing running twice. The same key with another body is 422 `idempotency_key_reused`; a retry while the first request still runs waits for it (up to `BROLL_IDEMPOTENCY_WAIT`, 5 s) or gets 409 `idempotency_key_in_use`. Server errors (5xx) are not stored: a retry runs anew. The stored answer is kept sealed (encrypted under a server key), so a created key is never kept in plaintext, and at most 64 KiB of it is kept: an answer past that (none of this API's answers comes near it, since errors repeat at most 100 characters of any value sent) keeps only its status, and a retry is not run again but answered 409 `conflict` with `original_status`. */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
             };
             path?: never;
@@ -2717,7 +2717,7 @@ export interface operations {
             header?: {
                 /** @description `gzip` to send the body compressed; it is inflated up to `BROLL_MAX_BODY_BYTES` (413 past it). Any other encoding is 415. */
                 "Content-Encoding"?: components["parameters"]["content_encoding"];
-                /** @description Makes a retry safe: the first response to this key (per API key, kept 24 h) is stored, and a retry with the same key and the same body gets it again with `Idempotent-Replayed: true`, nothing running twice. The same key with another body is 422 `idempotency_key_reused`; a retry while the first request still runs waits for it (up to `BROLL_IDEMPOTENCY_WAIT`, 5 s) or gets 409 `idempotency_key_in_use`. Server errors (5xx) are not stored: a retry runs anew. */
+                /** @description Makes a retry safe: the first response to this key (per API key, kept 24 h) is stored, and a retry with the same key and the same body gets it again with `Idempotent-Replayed: true`, nothing running twice. The same key with another body is 422 `idempotency_key_reused`; a retry while the first request still runs waits for it (up to `BROLL_IDEMPOTENCY_WAIT`, 5 s) or gets 409 `idempotency_key_in_use`. Server errors (5xx) are not stored: a retry runs anew. The stored answer is kept sealed (encrypted under a server key), so a created key is never kept in plaintext, and at most 64 KiB of it is kept: an answer past that (none of this API's answers comes near it, since errors repeat at most 100 characters of any value sent) keeps only its status, and a retry is not run again but answered 409 `conflict` with `original_status`. */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
             };
             path?: never;
