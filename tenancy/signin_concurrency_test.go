@@ -13,7 +13,7 @@ import (
 
 // TestSignInLockoutUnderConcurrency: MaxFailures wrong passwords lock an
 // email, however many attempts arrive at once. 50 wrong passwords are sent
-// together while the only password-hashing slot is held, so that none can
+// together while every password-hashing slot is held, so that none can
 // finish before the others start: exactly MaxFailures of them reach the
 // password check, the other 45 are refused as locked at once, without a
 // hash; and once those are done the right password is refused too.
@@ -26,17 +26,22 @@ func TestSignInLockoutUnderConcurrency(t *testing.T) {
 	plenty := redis_rate.Limit{Rate: 1000, Burst: 1000, Period: time.Minute}
 	s := b.sessions(SessionOptions{MaxFailures: maxFailures, Lockout: time.Minute,
 		EmailAttempts: plenty, AddressAttempts: plenty, GlobalAttempts: plenty})
-	b.svc.LimitPasswordHashing(1)
-
-	holding, release := make(chan struct{}), make(chan struct{})
-	held := make(chan error, 1)
-	go func() {
-		held <- b.svc.hashing.run(ctx, func() {
-			close(holding)
-			<-release
-		})
-	}()
-	<-holding
+	// As many slots as checks may run, all held: the checked attempts wait
+	// for them together and then run side by side, well within maxHashWait.
+	b.svc.LimitPasswordHashing(maxFailures)
+	holding, release := make(chan struct{}, maxFailures), make(chan struct{})
+	held := make(chan error, maxFailures)
+	for i := 0; i < maxFailures; i++ {
+		go func() {
+			held <- b.svc.hashing.run(ctx, func() {
+				holding <- struct{}{}
+				<-release
+			})
+		}()
+	}
+	for i := 0; i < maxFailures; i++ {
+		<-holding
+	}
 	defer func() {
 		select {
 		case <-release:
@@ -74,8 +79,10 @@ func TestSignInLockoutUnderConcurrency(t *testing.T) {
 		}
 	}
 	close(release)
-	if err := <-held; err != nil {
-		t.Fatal(err)
+	for i := 0; i < maxFailures; i++ {
+		if err := <-held; err != nil {
+			t.Fatal(err)
+		}
 	}
 	wg.Wait()
 	close(errs)
