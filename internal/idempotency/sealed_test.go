@@ -133,7 +133,11 @@ func TestPlaintextAnswersInvalidated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pool.Exec(ctx, string(up[:bytes.Index(up, []byte("-- +goose Down"))])); err != nil {
+	upSQL, _, found := bytes.Cut(up, []byte("-- +goose Down"))
+	if !found {
+		t.Fatal("the migration has no Down section")
+	}
+	if _, err := pool.Exec(ctx, string(upSQL)); err != nil {
 		t.Fatal(err)
 	}
 	if _, stored, err := s.Begin(ctx, key, "plain", h); err != nil || stored == nil || stored.Kept || stored.Status != 201 {
