@@ -20,6 +20,7 @@ import (
 	"broll/internal/idempotency"
 	"broll/internal/metrics"
 	"broll/internal/money"
+	"broll/internal/seal"
 	"broll/tenancy"
 	"broll/webhook"
 )
@@ -42,6 +43,8 @@ type Deps struct {
 	QueryEmbedder *embed.QueryCache
 	// Sessions signs dashboard users in.
 	Sessions *tenancy.Sessions
+	// Sealer seals what must be kept to be used again (idempotent replays).
+	Sealer *seal.Sealer
 	// Now is the clock; tests set it through NodeOptions.
 	Now func() time.Time
 	// Metrics is the registry the node's metrics listener serves (not the
@@ -98,7 +101,7 @@ func newApp(d Deps) *fiber.App {
 		auth: d.Auth, gate: d.Gate, usage: d.Usage, media: d.Media, queryEmbedder: d.QueryEmbedder,
 		revoker: tenancy.NewRevoker(d.Tenancy, d.Redis, d.Config.RedisPrefix, d.Auth),
 		metrics: m, clientAddr: clientAddr(d.Config.TrustedProxies), importDir: d.Config.ImportDir,
-		idem:           idempotency.New(d.Pool, d.Config.IdempotencyWait, idempotencyStale),
+		idem:           idempotency.New(d.Pool, d.Sealer, d.Config.IdempotencyWait, idempotencyStale),
 		uploadMaxBytes: d.Config.UploadMaxBytes, uploadTTL: d.Config.UploadURLTTL, bodyIdle: cmp.Or(d.Config.BodyIdleTimeout, 30*time.Second),
 		downloads: billing.NewDownloadLimiter(d.Redis, d.Config.RedisPrefix, billing.DownloadLimits{
 			PerPurchase: d.Config.DownloadsPerPurchasePerMinute, PerAddress: d.Config.DownloadsPerAddressPerMinute,

@@ -29,11 +29,8 @@ func decodeBodies(limit int) fiber.Handler {
 			return c.Next()
 		}
 		if !strings.EqualFold(enc, "gzip") && !strings.EqualFold(enc, "x-gzip") {
-			if len(enc) > 64 {
-				enc = enc[:64] // echoed in the error: keep it short
-			}
 			return apperr.New(apperr.UnsupportedMedia,
-				"Content-Encoding %q is not supported: send the body uncompressed or with Content-Encoding: gzip", enc).
+				"Content-Encoding %q is not supported: send the body uncompressed or with Content-Encoding: gzip", apperr.Clip(enc)).
 				With("supported_encodings", []string{"gzip", "identity"})
 		}
 		req := c.Request()
@@ -130,17 +127,17 @@ func jsonError(err error) error {
 		if typ.Field == "" {
 			return apperr.New(apperr.Invalid, "request body must be a JSON object")
 		}
-		return apperr.InvalidField(typ.Field, "%s must be of type %s", typ.Field, jsonType(typ.Type.Kind().String()))
+		return apperr.InvalidField(typ.Field, "%s must be of type %s", apperr.Clip(typ.Field), jsonType(typ.Type.Kind().String()))
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return apperr.New(apperr.Invalid, "malformed JSON: unexpected end of body")
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return apperr.InvalidField(name, "unknown field %q", name)
+		return apperr.InvalidField(name, "unknown field %q", apperr.Clip(name))
 	}
 	if ae, ok := apperr.As(err); ok {
 		return ae
 	}
-	return apperr.New(apperr.Invalid, "malformed JSON: %s", strings.TrimPrefix(fmt.Sprint(err), "json: "))
+	return apperr.New(apperr.Invalid, "malformed JSON: %s", apperr.Clip(strings.TrimPrefix(fmt.Sprint(err), "json: ")))
 }
 
 func jsonType(kind string) string {

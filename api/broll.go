@@ -79,7 +79,7 @@ func (s *server) searchBroll(ctx context.Context, c *fiber.Ctx, q catalog.Query)
 func (s *server) getBroll(c *fiber.Ctx) error {
 	id, err := uuid.Parse(c.Params("id"))
 	if err != nil {
-		return apperr.InvalidField("id", "video id %q is not a UUID", c.Params("id"))
+		return apperr.InvalidField("id", "video id %q is not a UUID", apperr.Clip(c.Params("id")))
 	}
 	keyID := principal(c).KeyID
 	v, err := s.catalog.GetVideoFor(c.UserContext(), id, keyID)

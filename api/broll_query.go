@@ -51,7 +51,7 @@ func parseBrollQuery(v url.Values) (catalog.Query, error) {
 		b := s == "true"
 		q.Owned = &b
 	default:
-		return q, apperr.InvalidField("owned", "owned must be true or false, got %q", s).
+		return q, apperr.InvalidField("owned", "owned must be true or false, got %q", apperr.Clip(s)).
 			With("allowed_values", []string{"true", "false"})
 	}
 

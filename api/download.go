@@ -163,7 +163,7 @@ func parseRange(h string, size int64) (start, end int64, partial bool, err error
 		return 0, size - 1, false, nil
 	}
 	spec, ok := strings.CutPrefix(strings.TrimSpace(h), "bytes=")
-	unsatisfiable := apperr.New(apperr.RangeUnsatisfiable, "range %q cannot be satisfied for a %d-byte file", h, size)
+	unsatisfiable := apperr.New(apperr.RangeUnsatisfiable, "range %q cannot be satisfied for a %d-byte file", apperr.Clip(h), size)
 	if !ok {
 		return 0, size - 1, false, nil
 	}

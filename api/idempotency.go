@@ -22,6 +22,8 @@ const idempotencyStale = 2 * time.Minute
 // answer again with Idempotent-Replayed: true, and nothing runs twice.
 // Server errors (5xx) are not stored: the key is released and a retry runs
 // anew (a purchase retried so is still charged once: a key owns a clip once).
+// The answer is kept sealed; one over idempotency.MaxBody is not kept, and
+// a retry gets 409 conflict rather than a second run.
 func (s *server) idempotent(c *fiber.Ctx) error {
 	key := c.Get("Idempotency-Key")
 	if key == "" {
@@ -38,6 +40,11 @@ func (s *server) idempotent(c *fiber.Ctx) error {
 	}
 	if stored != nil {
 		c.Set("Idempotent-Replayed", "true")
+		if !stored.Kept {
+			return apperr.New(apperr.Conflict,
+				"the first request with this Idempotency-Key finished (status %d) but its answer was not kept, so it cannot be replayed; it will not run again: look its result up instead, and use a new key only for a new request",
+				stored.Status).With("original_status", stored.Status)
+		}
 		if stored.ContentType != "" {
 			c.Set(fiber.HeaderContentType, stored.ContentType)
 		}

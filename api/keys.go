@@ -190,7 +190,7 @@ func keyIDParam(c *fiber.Ctx) (uuid.UUID, error) {
 	}
 	id, err := uuid.Parse(raw)
 	if err != nil {
-		return uuid.Nil, apperr.InvalidField("id", "id %q is not a UUID", raw)
+		return uuid.Nil, apperr.InvalidField("id", "id %q is not a UUID", apperr.Clip(raw))
 	}
 	return id, nil
 }

@@ -94,7 +94,7 @@ func postOnly(c *fiber.Ctx) error {
 // non-browser clients, which the bearer key alone authenticates.
 func (ep *mcpEndpoint) checkOrigin(c *fiber.Ctx) error {
 	if o := c.Get(fiber.HeaderOrigin); o != "" && !ep.origins.allows(o) {
-		return apperr.New(apperr.Forbidden, "origin %q may not call the MCP endpoint; set BROLL_MCP_ALLOWED_ORIGINS to allow it", o)
+		return apperr.New(apperr.Forbidden, "origin %q may not call the MCP endpoint; set BROLL_MCP_ALLOWED_ORIGINS to allow it", apperr.Clip(o))
 	}
 	return c.Next()
 }
@@ -158,7 +158,7 @@ func (ep *mcpEndpoint) problemFromSDK(c *fiber.Ctx) error {
 	}
 	// The SDK's reason is more precise than the generic one and safe to show:
 	// it only ever describes the client's own request.
-	return &apperr.Error{Code: ae.Code, Message: msg}
+	return apperr.New(ae.Code, "%s", msg)
 }
 
 // originPolicy is the Origin allow-list of the MCP endpoint: the service's

@@ -165,7 +165,7 @@ type getVideoArgs struct {
 func (s *server) getVideoTool(ctx context.Context, c *fiber.Ctx, a getVideoArgs) (videoJSON, string, error) {
 	id, err := uuid.Parse(strings.TrimSpace(a.VideoID))
 	if err != nil {
-		return videoJSON{}, "", apperr.InvalidField("video_id", "video_id %q is not a UUID", a.VideoID)
+		return videoJSON{}, "", apperr.InvalidField("video_id", "video_id %q is not a UUID", apperr.Clip(a.VideoID))
 	}
 	keyID := principal(c).KeyID
 	v, err := s.catalog.GetVideoFor(ctx, id, keyID)

@@ -24,7 +24,7 @@ func (s *server) publicMedia(kind string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		id, err := uuid.Parse(c.Params("video_id"))
 		if err != nil {
-			return apperr.InvalidField("video_id", "video id %q is not a UUID", c.Params("video_id"))
+			return apperr.InvalidField("video_id", "video id %q is not a UUID", apperr.Clip(c.Params("video_id")))
 		}
 		m, err := s.catalog.OpenPublicMedia(c.UserContext(), id, kind)
 		if err != nil {

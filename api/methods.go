@@ -29,7 +29,7 @@ func refuseUnknownMethods(app *fiber.App, baseURL string) {
 		if len(method) > 32 {
 			method = method[:32]
 		}
-		_ = writeProblem(c, baseURL, apperr.New(apperr.Invalid, "unsupported HTTP method %s", strconv.Quote(method)))
+		_ = writeProblem(c, baseURL, apperr.New(apperr.Invalid, "unsupported HTTP method %s", strconv.Quote(apperr.Clip(method))))
 	}
 }
 
@@ -87,7 +87,7 @@ func (t *allowTable) allowed(path string) []string {
 func (t *allowTable) unrouted(c *fiber.Ctx) error {
 	allow := t.allowed(c.Path())
 	if len(allow) == 0 || slices.Contains(allow, c.Method()) {
-		return apperr.NotFoundf("no such route: %s %s", c.Method(), c.Path())
+		return apperr.NotFoundf("no such route: %s %s", c.Method(), apperr.Clip(c.Path()))
 	}
 	list := strings.Join(allow, ", ")
 	c.Set(fiber.HeaderAllow, list)

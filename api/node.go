@@ -110,7 +110,7 @@ func NewNode(ctx context.Context, cfg config.Config, o NodeOptions) (_ *Node, er
 	if err != nil {
 		return nil, fmt.Errorf("BROLL_WEBHOOK_ALLOW_HOSTS: %w", err)
 	}
-	// Webhook signing secrets are sealed under BROLL_SIGNING_KEY.
+	// Webhook signing secrets and idempotent replays are sealed under BROLL_SIGNING_KEY.
 	sealer, err := seal.New(cfg.SigningKey.Reveal(), cfg.SigningKeyPrevious.Reveal())
 	if err != nil {
 		return nil, err
@@ -126,7 +126,7 @@ func NewNode(ctx context.Context, cfg config.Config, o NodeOptions) (_ *Node, er
 	queue := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
 	n.App = newApp(Deps{
 		Config: cfg, Logger: n.Logger, Now: o.Now, Metrics: n.Metrics,
-		Pool: pool, Redis: rdb, Media: n.Media,
+		Pool: pool, Redis: rdb, Media: n.Media, Sealer: sealer,
 		Tenancy: n.Tenancy, Billing: n.Billing, Usage: n.Usage, Gate: n.Gate,
 		Catalog:  catalog.New(pool, n.Media, queue).WithReads(reads).WithEfSearch(cfg.SemanticEfSearch),
 		Webhooks: webhook.New(pool, allow, sealer),

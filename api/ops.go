@@ -107,7 +107,7 @@ type retiredJSON struct {
 func (s *server) opsRetire(c *fiber.Ctx) error {
 	id, err := uuid.Parse(c.Params("id"))
 	if err != nil {
-		return apperr.InvalidField("id", "video id %q is not a UUID", c.Params("id"))
+		return apperr.InvalidField("id", "video id %q is not a UUID", apperr.Clip(c.Params("id")))
 	}
 	r, err := s.catalog.Retire(c.UserContext(), id)
 	if err != nil {

@@ -52,14 +52,14 @@ func (in purchaseInput) request() (billing.PurchaseRequest, error) {
 	for i, raw := range in.VideoIDs {
 		id, err := uuid.Parse(raw)
 		if err != nil {
-			return req, apperr.InvalidField("video_ids", "video_ids[%d] = %q is not a UUID", i, raw)
+			return req, apperr.InvalidField("video_ids", "video_ids[%d] = %q is not a UUID", i, apperr.Clip(raw))
 		}
 		req.VideoIDs = append(req.VideoIDs, id)
 	}
 	if in.ExpectedTotal != nil {
 		c, err := money.ParseDollars(in.ExpectedTotal.String())
 		if err != nil {
-			return req, apperr.InvalidField("expected_total", "expected_total: %v", err)
+			return req, apperr.InvalidField("expected_total", "expected_total: %s", apperr.Clip(err.Error()))
 		}
 		req.ExpectedTotal = &c
 	}

@@ -61,7 +61,7 @@ func (s *server) createUpload(c *fiber.Ctx) error {
 func (s *server) receiveUpload(c *fiber.Ctx) error {
 	id, err := uuid.Parse(c.Params("id"))
 	if err != nil {
-		return apperr.InvalidField("id", "upload id %q is not a UUID", c.Params("id"))
+		return apperr.InvalidField("id", "upload id %q is not a UUID", apperr.Clip(c.Params("id")))
 	}
 	if _, ok := s.media.(catalog.MediaLinker); ok {
 		return apperr.New(apperr.MethodNotAllowed, "uploads go to the presigned url POST %s returned", uploadsPath)

@@ -126,7 +126,7 @@ type Statement struct {
 func (s *Service) MonthlyStatement(ctx context.Context, accountID uuid.UUID, month string) (Statement, error) {
 	start, err := time.Parse("2006-01", month)
 	if err != nil {
-		return Statement{}, apperr.InvalidField("month", "month %q is not YYYY-MM", month)
+		return Statement{}, apperr.InvalidField("month", "month %q is not YYYY-MM", apperr.Clip(month))
 	}
 	end := start.AddDate(0, 1, 0)
 	st := Statement{AccountID: accountID, Month: month, Currency: "USD", Keys: []StatementLine{},

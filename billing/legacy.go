@@ -46,7 +46,7 @@ func NormalizeCustomerEmail(raw string) (string, error) {
 	// A bare address only: "Ann <ann@example.com>" would parse, but it is
 	// not what v0 clients send and would make a poor key label.
 	if a, err := mail.ParseAddress(email); err != nil || a.Address != email {
-		return "", apperr.InvalidField("customer_email", "customer_email %q is not an email address", raw)
+		return "", apperr.InvalidField("customer_email", "customer_email %q is not an email address", apperr.Clip(raw))
 	}
 	return email, nil
 }

@@ -95,7 +95,7 @@ func (lp ListParams) Parse(p tenancy.Principal) (ListQuery, error) {
 		}
 		id, err := uuid.Parse(lp.APIKeyID)
 		if err != nil {
-			return q, apperr.InvalidField("api_key_id", "api_key_id %q is not a UUID", lp.APIKeyID)
+			return q, apperr.InvalidField("api_key_id", "api_key_id %q is not a UUID", apperr.Clip(lp.APIKeyID))
 		}
 		q.KeyID = &id
 	}
@@ -126,7 +126,7 @@ func parseDays(start, end string) (*time.Time, *time.Time, error) {
 		}
 		t, err := time.Parse("2006-01-02", v)
 		if err != nil {
-			return nil, nil, apperr.InvalidField(f, "%s %q is not a date (YYYY-MM-DD)", f, v)
+			return nil, nil, apperr.InvalidField(f, "%s %q is not a date (YYYY-MM-DD)", f, apperr.Clip(v))
 		}
 		days[i] = &t
 	}

@@ -56,7 +56,7 @@ func (s *Service) CreateUpload(ctx context.Context, keyID uuid.UUID, req UploadR
 	case !slices.Contains(uploadExts, ext):
 		return Upload{}, apperr.InvalidField("filename", "filename must end in one of %s", strings.Join(uploadExts, ", "))
 	case req.ContentType != ContentType(name):
-		return Upload{}, apperr.InvalidField("content_type", "content_type must be %s for a %s file", ContentType(name), ext)
+		return Upload{}, apperr.InvalidField("content_type", "content_type must be %s for a %s file", ContentType(name), apperr.Clip(ext))
 	case req.Size < 1 || req.Size > maxBytes:
 		return Upload{}, apperr.InvalidField("size", "size must be between 1 and %d bytes", maxBytes)
 	}

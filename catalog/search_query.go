@@ -218,12 +218,12 @@ func (q Query) semanticRanked() bool {
 // number out of range.
 func BadNumber(field, given string) *apperr.Error {
 	if field == "min_virality" {
-		return apperr.InvalidField(field, "min_virality must be a whole number from 0 to 100, got %q", given)
+		return apperr.InvalidField(field, "min_virality must be a whole number from 0 to 100, got %q", apperr.Clip(given))
 	}
-	return apperr.InvalidField(field, "%s must be a number of seconds of at least 0, got %q", field, given)
+	return apperr.InvalidField(field, "%s must be a number of seconds of at least 0, got %q", field, apperr.Clip(given))
 }
 
 func unknownValue(field, value string, allowed []string) *apperr.Error {
-	return apperr.InvalidField(field, "unknown %s %q; allowed: %s", field, value, strings.Join(allowed, ", ")).
+	return apperr.InvalidField(field, "unknown %s %q; allowed: %s", field, apperr.Clip(value), strings.Join(allowed, ", ")).
 		With("allowed_values", allowed)
 }

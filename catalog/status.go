@@ -132,7 +132,7 @@ func (s *Service) Reembed(ctx context.Context, mode, currentModel string) (int, 
 		query = sqlResetAll
 	default:
 		return 0, apperr.InvalidField("mode", "unknown reembed mode %q (one of %s, %s, %s)",
-			mode, ReembedStale, ReembedFailed, ReembedAll)
+			apperr.Clip(mode), ReembedStale, ReembedFailed, ReembedAll)
 	}
 	ids, err := database.Select(ctx, s.pool, pgx.RowTo[uuid.UUID], query, args...)
 	if err != nil {

@@ -186,7 +186,7 @@ func (v *validator) check(line int, in VideoInput) (validVideo, []LineError) {
 		case value == "" && required:
 			bad(field, "is required (one of %s)", strings.Join(allowed, ", "))
 		case value != "" && !slices.Contains(allowed, value):
-			bad(field, "%q is not allowed (one of %s)", value, strings.Join(allowed, ", "))
+			bad(field, "%q is not allowed (one of %s)", apperr.Clip(value), strings.Join(allowed, ", "))
 		}
 	}
 	checkEnum("emotion", in.Emotion, Emotions(), true)
@@ -224,7 +224,7 @@ func (v *validator) check(line int, in VideoInput) (validVideo, []LineError) {
 	case in.Difficulty == "":
 		bad("difficulty", "is required (one of %s)", strings.Join(v.tierNames(), ", "))
 	case !ok:
-		bad("difficulty", "%q is not a tier (one of %s)", in.Difficulty, strings.Join(v.tierNames(), ", "))
+		bad("difficulty", "%q is not a tier (one of %s)", apperr.Clip(in.Difficulty), strings.Join(v.tierNames(), ", "))
 	}
 
 	if in.Model != nil {

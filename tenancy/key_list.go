@@ -73,7 +73,7 @@ func (kp KeyListParams) Parse() (KeyListQuery, error) {
 	case "", KeyStatusActive, KeyStatusRevoked:
 		q.Status = s
 	default:
-		return q, apperr.InvalidField("status", "status must be active or revoked, got %q", kp.Status).
+		return q, apperr.InvalidField("status", "status must be active or revoked, got %q", apperr.Clip(kp.Status)).
 			With("allowed_values", []string{KeyStatusActive, KeyStatusRevoked})
 	}
 	if kp.Mode != "" {

@@ -58,7 +58,7 @@ func ParseSpendLimit(amount money.Cents, period string) (SpendLimit, error) {
 		}
 		return SpendLimit{Amount: amount, Period: p}, nil
 	}
-	return SpendLimit{}, apperr.InvalidField("spend_limit.period", "spend_limit.period must be day, month or total, got %q", period).
+	return SpendLimit{}, apperr.InvalidField("spend_limit.period", "spend_limit.period must be day, month or total, got %q", apperr.Clip(period)).
 		With("allowed_values", []string{string(SpendDay), string(SpendMonth), string(SpendTotal)})
 }
 

@@ -32,7 +32,7 @@ func ParseKeyMode(mode string) (test bool, err error) {
 	case ModeTest:
 		return true, nil
 	}
-	return false, apperr.InvalidField("mode", "mode must be live or test, got %q", mode).
+	return false, apperr.InvalidField("mode", "mode must be live or test, got %q", apperr.Clip(mode)).
 		With("allowed_values", []string{ModeLive, ModeTest})
 }
 

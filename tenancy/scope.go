@@ -62,7 +62,7 @@ func ParseCustomerScopes(requested []string) ([]Scope, error) {
 		s := Scope(r)
 		if !slices.Contains(allowed, s) {
 			names := scopeStrings(allowed)
-			return nil, apperr.InvalidField("scopes", "unknown or not grantable scope %q; allowed: %v", r, names).
+			return nil, apperr.InvalidField("scopes", "unknown or not grantable scope %q; allowed: %v", apperr.Clip(r), names).
 				With("allowed_values", names)
 		}
 		if !seen[s] {

@@ -20,12 +20,14 @@ import (
 
 // Session is a signed-in dashboard user. It lives in Redis under a hash of
 // its token, so a copy of Redis signs nobody in, and carries the CSRF token
-// that every form of the session must send back.
+// that every form of the session must send back. That token is derived
+// from the session token whenever the session is read, never stored, so a
+// copy of Redis holds no token of any kind.
 type Session struct {
 	UserID    uuid.UUID `json:"user_id"`
 	AccountID uuid.UUID `json:"account_id"`
 	Email     string    `json:"email"`
-	CSRFToken string    `json:"csrf"`
+	CSRFToken string    `json:"-"`
 	CreatedAt time.Time `json:"created_at"`
 	LastSeen  time.Time `json:"last_seen"`
 }
@@ -118,6 +120,14 @@ func tokenHash(token string) string {
 	return hex.EncodeToString(h[:])
 }
 
+// csrfToken is the CSRF token of the session whose token this is: a hash
+// under another label than tokenHash, so neither reveals the other or the
+// session token.
+func csrfToken(token string) string {
+	h := sha256.Sum256([]byte("broll-dashboard-csrf:" + token))
+	return base64.RawURLEncoding.EncodeToString(h[:])
+}
+
 func (s *Sessions) sessionKey(hash string) string { return s.prefix + "dash:session:" + hash }
 
 func (s *Sessions) userKey(id uuid.UUID) string {
@@ -144,7 +154,7 @@ func (s *Sessions) ttl(sess Session, now time.Time) time.Duration {
 func (s *Sessions) start(ctx context.Context, u User) (Session, string, error) {
 	now := s.opts.Now()
 	token := RandomToken()
-	sess := Session{UserID: u.ID, AccountID: u.AccountID, Email: u.Email, CSRFToken: RandomToken(),
+	sess := Session{UserID: u.ID, AccountID: u.AccountID, Email: u.Email, CSRFToken: csrfToken(token),
 		CreatedAt: now.UTC(), LastSeen: now.UTC()}
 	raw, err := json.Marshal(sess)
 	if err != nil {
@@ -208,6 +218,7 @@ func (s *Sessions) Lookup(ctx context.Context, token string) (Session, error) {
 		s.rdb.Del(ctx, key)
 		return Session{}, ErrNoSession
 	}
+	sess.CSRFToken = csrfToken(token)
 	now := s.opts.Now()
 	if now.Sub(sess.CreatedAt) >= s.opts.MaxAge || now.Sub(sess.LastSeen) >= s.opts.IdleTimeout {
 		s.rdb.Del(ctx, key)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
 
 	"broll/internal/apperr"
 )
@@ -19,7 +20,9 @@ import (
 // total (GCRA, shared by all nodes), and
 // MaxFailures wrong passwords in a row lock the email out for Lockout, the
 // right password included, so that guessing a password takes years rather
-// than hours. Unknown emails are throttled and locked the same way, which
+// than hours. The limit holds however many attempts arrive at once: each
+// takes its place in the count before its password is checked
+// (reserveAttempt). Unknown emails are throttled and locked the same way, which
 // keeps the answers from telling which emails have users.
 func (s *Sessions) SignIn(ctx context.Context, email, password, clientAddr string) (Session, string, error) {
 	norm := strings.ToLower(strings.TrimSpace(email))
@@ -39,14 +42,21 @@ func (s *Sessions) SignIn(ctx context.Context, email, password, clientAddr strin
 	if err := s.checkLock(ctx, emailID); err != nil {
 		return Session{}, "", err
 	}
+	attempt, err := s.reserveAttempt(ctx, emailID)
+	if err != nil {
+		return Session{}, "", err
+	}
 	u, err := s.users.CheckCredentials(ctx, email, password)
 	if apperr.CodeOf(err) == apperr.Unauthorized {
-		if lockErr := s.recordFailure(ctx, emailID); lockErr != nil {
+		if lockErr := s.recordFailure(ctx, emailID, attempt); lockErr != nil {
 			return Session{}, "", lockErr
 		}
 		return Session{}, "", err
 	}
 	if err != nil {
+		// Not an answer about the password (the hashing slots are busy,
+		// the database is away): the attempt is given back.
+		giveBack.Run(ctx, s.rdb, []string{s.failKey(emailID)})
 		return Session{}, "", err
 	}
 	s.rdb.Del(ctx, s.failKey(emailID))
@@ -105,19 +115,42 @@ func lockedError(ttl time.Duration) error {
 		With("retry_after_seconds", retry)
 }
 
-// recordFailure counts a wrong password; the failure that reaches the limit
-// locks the email and is answered as a lockout.
-func (s *Sessions) recordFailure(ctx context.Context, emailID string) error {
+// reserveAttempt counts an attempt before its password is checked, in one
+// atomic step: the count is of failures and of checks still running, so
+// that however many attempts arrive at once, at most MaxFailures passwords
+// are checked before the lock; the attempts past them are answered as a
+// lockout without a check. A success clears the count; a wrong password
+// keeps its place as a failure. It returns the attempt's number.
+func (s *Sessions) reserveAttempt(ctx context.Context, emailID string) (int64, error) {
 	pipe := s.rdb.TxPipeline()
 	n := pipe.Incr(ctx, s.failKey(emailID))
 	pipe.ExpireNX(ctx, s.failKey(emailID), s.opts.Lockout)
 	if _, err := pipe.Exec(ctx); err != nil {
-		return errSignInUnavailable
+		return 0, errSignInUnavailable
 	}
-	if n.Val() < int64(s.opts.MaxFailures) {
+	if n.Val() > int64(s.opts.MaxFailures) {
+		return 0, lockedError(s.opts.Lockout)
+	}
+	return n.Val(), nil
+}
+
+// giveBack returns a reserved attempt, unless the count is gone meanwhile
+// (a success cleared it, or a lock replaced it): a count made anew here
+// would have no expiry.
+var giveBack = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return redis.call('DECR', KEYS[1])
+end
+return 0
+`)
+
+// recordFailure keeps a wrong password's attempt as a failure; the one
+// that reaches the limit locks the email and is answered as a lockout.
+func (s *Sessions) recordFailure(ctx context.Context, emailID string, attempt int64) error {
+	if attempt < int64(s.opts.MaxFailures) {
 		return nil
 	}
-	pipe = s.rdb.TxPipeline()
+	pipe := s.rdb.TxPipeline()
 	pipe.Set(ctx, s.lockKey(emailID), "1", s.opts.Lockout)
 	pipe.Del(ctx, s.failKey(emailID))
 	if _, err := pipe.Exec(ctx); err != nil {

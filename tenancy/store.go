@@ -116,7 +116,7 @@ func CreateAccount(ctx context.Context, q Querier, name, source string) (Account
 	err = q.QueryRow(ctx, `INSERT INTO accounts (name, source) VALUES ($1, $2) RETURNING `+accountColumns, name, source).
 		Scan(a.dest()...)
 	if database.IsUniqueViolation(err, "") {
-		return Account{}, apperr.InvalidField("source", "source %q is already taken", source)
+		return Account{}, apperr.InvalidField("source", "source %q is already taken", apperr.Clip(source))
 	}
 	if err != nil {
 		return Account{}, err

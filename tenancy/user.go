@@ -57,7 +57,7 @@ func NormalizeEmail(email string) (string, error) {
 		strings.HasPrefix(domain, ".") || strings.HasSuffix(domain, ".") ||
 		strings.IndexFunc(e, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0
 	if bad {
-		return "", apperr.InvalidField("email", "%q is not an email address", email)
+		return "", apperr.InvalidField("email", "%q is not an email address", apperr.Clip(email))
 	}
 	return e, nil
 }

@@ -145,7 +145,7 @@ func (h *Dashboard) SetLimits(c *fiber.Ctx) error {
 	if amount := strings.TrimSpace(c.FormValue("spend_amount")); amount != "" {
 		cents, err := money.ParseDollars(amount)
 		if err != nil {
-			return apperr.InvalidField("spend_amount", "spend limit: %v", err)
+			return apperr.InvalidField("spend_amount", "spend limit: %s", apperr.Clip(err.Error()))
 		}
 		l, err := tenancy.ParseSpendLimit(cents, c.FormValue("spend_period"))
 		if err != nil {

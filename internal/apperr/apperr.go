@@ -73,14 +73,17 @@ func (e *Error) With(key string, value any) *Error {
 	return &c
 }
 
-// New builds an error with a formatted message.
+// New builds an error with a formatted message. A value the client sent
+// goes into it through Clip; the message as a whole is cut at MaxDetail
+// characters all the same, so that no error can grow with its input.
 func New(code Code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	return &Error{Code: code, Message: clip(fmt.Sprintf(format, args...), MaxDetail)}
 }
 
-// InvalidField reports a bad value of one named input field.
+// InvalidField reports a bad value of one named input field. The field's
+// name may be the client's own (an unknown member): it is cut by Clip.
 func InvalidField(field, format string, args ...any) *Error {
-	return &Error{Code: Invalid, Field: field, Message: fmt.Sprintf(format, args...)}
+	return &Error{Code: Invalid, Field: Clip(field), Message: clip(fmt.Sprintf(format, args...), MaxDetail)}
 }
 
 // NotFoundf reports a missing resource without saying whose it is.

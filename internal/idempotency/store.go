@@ -1,6 +1,8 @@
 // Package idempotency keeps the first response to each Idempotency-Key of
 // an API key in Postgres for 24 hours, so that a retried request is
-// answered from it instead of running twice.
+// answered from it instead of running twice. Answers are kept sealed (an
+// answer may hold a new API key or signed download links) and at most
+// MaxBody long.
 package idempotency
 
 import (
@@ -17,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/internal/apperr"
+	"broll/internal/seal"
 )
 
 // TTL is how long a key's response is kept (24 hours, as docs/api.md says).
@@ -25,6 +28,8 @@ const TTL = 24 * time.Hour
 // Store holds the responses.
 type Store struct {
 	pool *pgxpool.Pool
+	// sealer seals the kept answers.
+	sealer *seal.Sealer
 	// wait is how long a retry waits for the first request to finish
 	// before it is told to come back (InUse).
 	wait time.Duration
@@ -38,17 +43,21 @@ type Store struct {
 
 const purgeEvery = 64
 
-// New returns a store: retries wait up to wait for the first request, and
-// a request unfinished after stale is presumed dead.
-func New(pool *pgxpool.Pool, wait, stale time.Duration) *Store {
-	return &Store{pool: pool, wait: wait, stale: stale}
+// New returns a store that seals answers with sealer: retries wait up to
+// wait for the first request, and a request unfinished after stale is
+// presumed dead.
+func New(pool *pgxpool.Pool, sealer *seal.Sealer, wait, stale time.Duration) *Store {
+	return &Store{pool: pool, sealer: sealer, wait: wait, stale: stale}
 }
 
-// Response is a stored answer.
+// Response is a stored answer. Kept is false when the first request
+// finished with Status but its answer was not kept (see MaxBody): it must
+// not run again, and cannot be replayed either.
 type Response struct {
 	Status      int
 	ContentType string
 	Body        []byte
+	Kept        bool
 }
 
 // Claim is the right to run the request for a key: Finish stores its
@@ -125,11 +134,11 @@ func (s *Store) try(ctx context.Context, keyID uuid.UUID, key string, hash []byt
 	if !errors.Is(err, pgx.ErrNoRows) {
 		return false, nil, err
 	}
-	var stored []byte
+	var stored, body []byte
 	var r Response
 	var status *int
 	err = s.pool.QueryRow(ctx, `SELECT request_hash, status, coalesce(content_type, ''), body FROM idempotency_keys
-		WHERE api_key_id = $1 AND idem_key = $2`, keyID, key).Scan(&stored, &status, &r.ContentType, &r.Body)
+		WHERE api_key_id = $1 AND idem_key = $2`, keyID, key).Scan(&stored, &status, &r.ContentType, &body)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil, nil // released meanwhile: try again
 	}
@@ -143,14 +152,16 @@ func (s *Store) try(ctx context.Context, keyID uuid.UUID, key string, hash []byt
 		return false, nil, nil
 	}
 	r.Status = *status
+	r.Body, r.Kept = s.openBody(keyID, key, hash, body)
 	return false, &r, nil
 }
 
-// Finish stores the answer of the claimed request.
+// Finish stores the answer of the claimed request, sealed; one over
+// MaxBody leaves its status only.
 func (c *Claim) Finish(ctx context.Context, r Response) error {
 	_, err := c.store.pool.Exec(ctx, `UPDATE idempotency_keys SET status = $4, content_type = $5, body = $6
 		WHERE api_key_id = $1 AND idem_key = $2 AND request_hash = $3 AND status IS NULL`,
-		c.keyID, c.key, c.hash, r.Status, r.ContentType, r.Body)
+		c.keyID, c.key, c.hash, r.Status, r.ContentType, c.store.sealBody(c.keyID, c.key, c.hash, r.Body))
 	return err
 }
 

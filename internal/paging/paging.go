@@ -166,15 +166,15 @@ func number(s string) (*int, bool) {
 }
 
 func badLimit(s string) error {
-	return apperr.InvalidField("limit", "limit must be a whole number of at least 1, got %q", s)
+	return apperr.InvalidField("limit", "limit must be a whole number of at least 1, got %q", apperr.Clip(s))
 }
 
 func badPage(s string) error {
-	return apperr.InvalidField("page", "page must be a whole number of at least 1, got %q", s)
+	return apperr.InvalidField("page", "page must be a whole number of at least 1, got %q", apperr.Clip(s))
 }
 
 func badOffset(s string) error {
-	return apperr.InvalidField("offset", "offset must be a whole number of at least 0, got %q", s)
+	return apperr.InvalidField("offset", "offset must be a whole number of at least 0, got %q", apperr.Clip(s))
 }
 
 // WindowError is the invalid_request of a page past the window.
