@@ -128,7 +128,16 @@ func (s *server) toolError(c *fiber.Ctx, tool string, err error) *mcp.CallToolRe
 	if ae.Code == apperr.Unavailable {
 		s.logger.Warn("unavailable", "request_id", requestID(c), "tool", tool, "error", err.Error())
 	}
-	status := out.Status
+	raw := toolErrorBody(c, ae, out.Status)
+	return &mcp.CallToolResult{
+		IsError:           true,
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(ae.Code) + ": " + ae.Message}, &mcp.TextContent{Text: string(raw)}},
+		StructuredContent: raw,
+	}
+}
+
+// toolErrorBody is the toolErrorJSON of ae, with its extra fields, as JSON.
+func toolErrorBody(c *fiber.Ctx, ae *apperr.Error, status int) json.RawMessage {
 	body := make(map[string]any, len(ae.Fields)+5)
 	for k, v := range ae.Fields {
 		body[k] = v
@@ -140,11 +149,7 @@ func (s *server) toolError(c *fiber.Ctx, tool string, err error) *mcp.CallToolRe
 		body["field"] = ae.Field
 	}
 	raw, _ := json.Marshal(body) // a map of JSON-safe values
-	return &mcp.CallToolResult{
-		IsError:           true,
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(ae.Code) + ": " + ae.Message}, &mcp.TextContent{Text: string(raw)}},
-		StructuredContent: json.RawMessage(raw),
-	}
+	return raw
 }
 
 // schemaFor infers a JSON schema from the REST types, with the wire forms
