@@ -57,6 +57,9 @@ type DeliveryOptions struct {
 	// Transport replaces the guarded transport (tests of the guard itself
 	// never need it; it exists for a proxy in front of the worker).
 	Transport http.RoundTripper
+	// Observe, when set, is told each attempt's outcome and duration (the
+	// worker's metrics: metrics.WebhookDeliveries).
+	Observe func(outcome string, took time.Duration)
 }
 
 // Deliverer sends due deliveries. Several may run against one database:
@@ -187,6 +190,9 @@ func (d *Deliverer) DeliverDue(ctx context.Context) (int, error) {
 			// The outcome is recorded even when ctx ends mid-attempt, so the
 			// log and the retry schedule stay true.
 			res := d.send(ctx, c)
+			if d.opts.Observe != nil {
+				d.opts.Observe(res.outcome(), res.duration)
+			}
 			if err := d.record(context.WithoutCancel(ctx), c, res); err != nil {
 				d.opts.Logger.Warn("webhook record", "delivery", c.id, "err", err)
 			}
