@@ -18,10 +18,10 @@ import (
 const mcpCodeRateLimited = -32000
 
 // rateLimitInBand lets an MCP client see why the limiter refused a request
-// and for how long. The official SDK clients treat an HTTP 429 as a
-// transport failure and drop its body (the Go SDK reports only "rejected by
-// transport: Too Many Requests"), so neither the model nor its host learns
-// the wait. A refused JSON-RPC request is therefore answered in band with
+// and for how long. The official Go SDK client treats an HTTP 429 as a
+// transient transport failure without reading its body or Retry-After (it
+// reports only "rejected by transport: Too Many Requests"), so neither the
+// model nor its host learns the wait. A refused JSON-RPC request is therefore answered in band with
 // HTTP 200: a tools/call with the tool's error result (isError, code
 // rate_limited, retryable, retry_after_seconds), any other request with a
 // JSON-RPC error carrying the same object as data. Retry-After and the
