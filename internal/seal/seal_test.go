@@ -2,6 +2,7 @@ package seal
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -25,18 +26,18 @@ func TestSealOpen(t *testing.T) {
 	}
 
 	t.Run("another purpose does not open it", func(t *testing.T) {
-		if _, err := s.Open("idempotent-replay", sealed); err != ErrOpen {
+		if _, err := s.Open("idempotent-replay", sealed); !errors.Is(err, ErrOpen) {
 			t.Fatalf("err = %v, want ErrOpen", err)
 		}
 	})
 	t.Run("a tampered value does not open", func(t *testing.T) {
 		b := []byte(sealed)
 		b[len(b)-3] ^= 1
-		if _, err := s.Open("webhook-secret", string(b)); err != ErrOpen {
+		if _, err := s.Open("webhook-secret", string(b)); !errors.Is(err, ErrOpen) {
 			t.Fatalf("err = %v, want ErrOpen", err)
 		}
 		for _, bad := range []string{"", "whsec_plain", prefix, prefix + "!!", prefix + "AAAA"} {
-			if _, err := s.Open("webhook-secret", bad); err != ErrOpen {
+			if _, err := s.Open("webhook-secret", bad); !errors.Is(err, ErrOpen) {
 				t.Fatalf("Open(%q) err = %v, want ErrOpen", bad, err)
 			}
 		}
@@ -51,7 +52,7 @@ func TestSealOpen(t *testing.T) {
 			t.Fatalf("Open after rotation = %q, %v", got, err)
 		}
 		other, _ := New("unrelated-secret-0123456789abcdef012", "")
-		if _, err := other.Open("webhook-secret", sealed); err != ErrOpen {
+		if _, err := other.Open("webhook-secret", sealed); !errors.Is(err, ErrOpen) {
 			t.Fatalf("another secret opened it: %v", err)
 		}
 	})
