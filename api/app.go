@@ -85,7 +85,7 @@ func newApp(d Deps) *fiber.App {
 	d.Billing.SetLowBalanceThreshold(money.Cents(d.Config.LowBalanceThreshold))
 	d.Billing.SetTestBalance(money.Cents(d.Config.TestBalance))
 	metrics.RegisterPool(d.Metrics, d.Pool)
-	m := newAPIMetrics(d.Metrics, d.Gate, d.Logger)
+	m := newAPIMetrics(d.Metrics, d.Gate, newAccessLog(d.Logger, d.Config))
 	refuseUnknownMethods(app, d.Config.BaseURL())
 	app.Use(withRequestID)
 	app.Use(cancelOnDisconnect)

@@ -1,6 +1,9 @@
 package api
 
 import (
+	"encoding/json"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -108,8 +111,12 @@ func TestMCPOriginAllowList(t *testing.T) {
 	}
 }
 
-// TestMCPRateLimit checks that MCP calls share the key's REST allowance and
-// that a refusal is an HTTP 429 before any JSON-RPC.
+// TestMCPRateLimit checks that MCP calls share the key's REST allowance,
+// and that a refused call reaches an MCP client with the code and the wait:
+// the official SDK clients drop the body of an HTTP 429, so a JSON-RPC
+// request is answered in band (a tool error result, or a JSON-RPC error
+// for other methods) with Retry-After on the HTTP response; only a
+// notification, which has no response to carry it, gets the HTTP 429.
 func TestMCPRateLimit(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOpts{perMinute: 4})
@@ -126,11 +133,98 @@ func TestMCPRateLimit(t *testing.T) {
 	if r := e.do(t, 0, "GET", "/api/v1/balance", key, nil); r.status != 200 || r.header.Get("X-RateLimit-Remaining") != "0" {
 		t.Fatalf("REST call within the shared limit: %d %v", r.status, r.header)
 	}
+
+	// A plain HTTP client still finds Retry-After and the X-RateLimit
+	// headers; the JSON-RPC answer carries the same figures.
 	r := mcpPost(t, base, key, nil, toolsCallBalance)
-	if r.status != 429 || problemOf(t, r).Code != "rate_limited" || r.header.Get("Retry-After") == "" || r.header.Get("X-RateLimit-Limit") != "4" {
-		t.Fatalf("past the limit: %d %v %s", r.status, r.header, r.raw)
+	retry, err := strconv.Atoi(r.header.Get("Retry-After"))
+	if r.status != 200 || err != nil || retry < 1 || r.header.Get("X-RateLimit-Limit") != "4" || r.header.Get("X-RateLimit-Remaining") != "0" {
+		t.Fatalf("tools/call past the limit: %d %v %s", r.status, r.header, r.raw)
 	}
-	if _, err := cs.CallTool(t.Context(), mcpCall("get_balance")); err == nil || !strings.Contains(err.Error(), "Too Many Requests") {
-		t.Fatalf("client past the limit: %v", err)
+	res := expect[rpcResponse](t, r, 200).Result
+	if res == nil || !res.IsError {
+		t.Fatalf("tools/call past the limit: not an error result: %s", r.raw)
 	}
+	te := errorOf[toolError](t, response{status: 200, raw: res.StructuredContent})
+	if te.Code != "rate_limited" || te.Retryable == nil || !*te.Retryable || rawField(t, res.StructuredContent, "retry_after_seconds") != float64(retry) {
+		t.Fatalf("tools/call past the limit: %s", res.StructuredContent)
+	}
+
+	// Other requests get a JSON-RPC error with the same data.
+	r = mcpPost(t, base, key, nil, `{"jsonrpc":"2.0","id":"l","method":"tools/list"}`)
+	if rpc := expect[rpcResponse](t, r, 200); rpc.Error == nil || !strings.Contains(rpc.Error.Message, "rate_limited") ||
+		rawField(t, mustJSON(t, rpc.Error.Data), "retry_after_seconds") == nil || r.header.Get("Retry-After") == "" {
+		t.Fatalf("tools/list past the limit: %v %s", r.header, r.raw)
+	}
+
+	// A notification has no response: HTTP 429 with the problem.
+	r = mcpPost(t, base, key, nil, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if r.status != 429 || problemOf(t, r).Code != "rate_limited" || r.header.Get("Retry-After") == "" {
+		t.Fatalf("notification past the limit: %d %v %s", r.status, r.header, r.raw)
+	}
+
+	// The official Go SDK client: the tool result carries the code and
+	// the seconds to wait, in structuredContent and in its text.
+	out, err := cs.CallTool(t.Context(), mcpCall("get_balance"))
+	if err != nil || !out.IsError {
+		t.Fatalf("client past the limit: %v %v", out, err)
+	}
+	raw := mustJSON(t, out.StructuredContent)
+	secs, _ := rawField(t, raw, "retry_after_seconds").(float64)
+	if rawField(t, raw, "code") != "rate_limited" || secs < 1 || !strings.Contains(resultText(out, 0), fmt.Sprintf("retry in %d s", int(secs))) {
+		t.Fatalf("client past the limit: %s %q", raw, resultText(out, 0))
+	}
+	// ... and a refused connect or list names them in its error.
+	if _, err := mcpConnect(t, base, key, legacyProtocol); err == nil || !strings.Contains(err.Error(), "rate_limited") || !strings.Contains(err.Error(), "retry in") {
+		t.Fatalf("connect past the limit: %v", err)
+	}
+	if _, err := cs.ListTools(t.Context(), nil); err == nil || !strings.Contains(err.Error(), "retry in") {
+		t.Fatalf("tools/list past the limit: %v", err)
+	}
+}
+
+// TestMCPRequestsPerConnection counts what connecting costs against the
+// rate limit, as docs/mcp.md states it: two requests with the protocol
+// versions of today's assistants (initialize, notifications/initialized),
+// one with the SDK's newest (server/discover), then one per call.
+func TestMCPRequestsPerConnection(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{perMinute: 30})
+	base := e.serveLoopback(t)
+	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{})
+	for version, cost := range map[string]int{legacyProtocol: 2, "2025-11-25": 2, "": 1} {
+		key := acct.CustomerKey(t, e.pool, "k"+version).Secret
+		cs, err := mcpConnect(t, base, key, version)
+		if err != nil {
+			t.Fatalf("%q: connect: %v", version, err)
+		}
+		if _, err := cs.CallTool(t.Context(), mcpCall("get_balance")); err != nil {
+			t.Fatal(err)
+		}
+		// The remaining count after connect, one call and this request.
+		r := mcpPost(t, base, key, nil, toolsCallBalance)
+		if got := r.header.Get("X-RateLimit-Remaining"); got != strconv.Itoa(30-cost-2) {
+			t.Errorf("protocol %q (negotiated %s): %s remaining after connect and two calls, want connect to cost %d",
+				version, cs.InitializeResult().ProtocolVersion, got, cost)
+		}
+	}
+}
+
+// rawField reads one member of a JSON object.
+func rawField(t *testing.T, raw []byte, name string) any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	return m[name]
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }

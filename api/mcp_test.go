@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -76,6 +77,11 @@ func TestMCPInitializeAndListTools(t *testing.T) {
 		if readOnly := name != "purchase_videos"; tool.Annotations.ReadOnlyHint != readOnly {
 			t.Errorf("%s: readOnlyHint %v", name, tool.Annotations.ReadOnlyHint)
 		}
+		// Every tool is safe to repeat: hosts that retry or skip approval
+		// only for idempotent tools read this flag, not readOnlyHint.
+		if !tool.Annotations.IdempotentHint {
+			t.Errorf("%s: idempotentHint false", name)
+		}
 		if ow := tool.Annotations.OpenWorldHint; ow == nil || *ow {
 			t.Errorf("%s: openWorldHint %v, want false (the catalog and the account are its whole world)", name, ow)
 		}
@@ -117,6 +123,17 @@ func TestMCPInitializeAndListTools(t *testing.T) {
 	ids := schemaOf(t, buy.InputSchema).Properties["video_ids"]
 	if ids.Type != "array" || *ids.MaxItems != 50 || *ids.MinItems != 1 {
 		t.Errorf("video_ids schema: %+v", ids)
+	}
+	// Every id argument says it is a UUID, so that a model does not pass a
+	// title or a URL where an id goes.
+	for tool, schema := range map[string]*jsonschema.Schema{
+		"get_video":       schemaOf(t, tools["get_video"].InputSchema).Properties["video_id"],
+		"purchase_videos": ids.Items,
+		"list_purchases":  schemaOf(t, tools["list_purchases"].InputSchema).Properties["api_key_id"],
+	} {
+		if schema == nil || schema.Type != "string" || schema.Format != "uuid" {
+			t.Errorf("%s: id argument schema %+v, want a string of format uuid", tool, schema)
+		}
 	}
 	// The output schema describes the REST body: money is a number, ids are strings.
 	balance := schemaOf(t, tools["get_balance"].OutputSchema).AnyOf[0].Properties

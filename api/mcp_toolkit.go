@@ -52,27 +52,22 @@ func addTool[In, Out any](s *server, srv *toolSet, t *mcp.Tool, scope tenancy.Sc
 	// keeps them from replacing our error with a validation failure.
 	t.OutputSchema = &jsonschema.Schema{Type: "object", AnyOf: []*jsonschema.Schema{schemaFor[Out](), toolErrorSchema()}}
 
-	srv.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		c, ok := requestFrom(ctx)
-		if !ok {
-			// Fail closed: without the HTTP request there is no principal.
-			return nil, errors.New("tool call outside an authenticated request")
-		}
+	call := func(ctx context.Context, c *fiber.Ctx, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if !principal(c).Has(scope) {
-			return s.toolError(c, t.Name, apperr.New(apperr.InsufficientScope, "this tool needs the %s scope", scope).
-				With("required_scope", string(scope))), nil
+			return nil, apperr.New(apperr.InsufficientScope, "this tool needs the %s scope", scope).
+				With("required_scope", string(scope))
 		}
 		var args In
 		if err := decodeArgs(req.Params.Arguments, &args); err != nil {
-			return s.toolError(c, t.Name, err), nil
+			return nil, err
 		}
 		out, summary, err := fn(ctx, c, args)
 		if err != nil {
-			return s.toolError(c, t.Name, err), nil
+			return nil, err
 		}
 		raw, err := json.Marshal(out)
 		if err != nil {
-			return s.toolError(c, t.Name, fmt.Errorf("%s: encode result: %w", t.Name, err)), nil
+			return nil, fmt.Errorf("%s: encode result: %w", t.Name, err)
 		}
 		// The JSON also goes into a text block: clients that only read
 		// content (as the spec allows) still get ids and links.
@@ -80,6 +75,20 @@ func addTool[In, Out any](s *server, srv *toolSet, t *mcp.Tool, scope tenancy.Sc
 			Content:           []mcp.Content{&mcp.TextContent{Text: summary}, &mcp.TextContent{Text: string(raw)}},
 			StructuredContent: json.RawMessage(raw),
 		}, nil
+	}
+	srv.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		c, ok := requestFrom(ctx)
+		if !ok {
+			// Fail closed: without the HTTP request there is no principal.
+			return nil, errors.New("tool call outside an authenticated request")
+		}
+		start := time.Now()
+		res, err := call(ctx, c, req)
+		s.metrics.observeTool(t.Name, err, time.Since(start))
+		if err != nil {
+			return s.toolError(c, t.Name, err), nil
+		}
+		return res, nil
 	})
 }
 
@@ -128,7 +137,16 @@ func (s *server) toolError(c *fiber.Ctx, tool string, err error) *mcp.CallToolRe
 	if ae.Code == apperr.Unavailable {
 		s.logger.Warn("unavailable", "request_id", requestID(c), "tool", tool, "error", err.Error())
 	}
-	status := out.Status
+	raw := toolErrorBody(c, ae, out.Status)
+	return &mcp.CallToolResult{
+		IsError:           true,
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(ae.Code) + ": " + ae.Message}, &mcp.TextContent{Text: string(raw)}},
+		StructuredContent: raw,
+	}
+}
+
+// toolErrorBody is the toolErrorJSON of ae, with its extra fields, as JSON.
+func toolErrorBody(c *fiber.Ctx, ae *apperr.Error, status int) json.RawMessage {
 	body := make(map[string]any, len(ae.Fields)+5)
 	for k, v := range ae.Fields {
 		body[k] = v
@@ -140,11 +158,7 @@ func (s *server) toolError(c *fiber.Ctx, tool string, err error) *mcp.CallToolRe
 		body["field"] = ae.Field
 	}
 	raw, _ := json.Marshal(body) // a map of JSON-safe values
-	return &mcp.CallToolResult{
-		IsError:           true,
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(ae.Code) + ": " + ae.Message}, &mcp.TextContent{Text: string(raw)}},
-		StructuredContent: json.RawMessage(raw),
-	}
+	return raw
 }
 
 // schemaFor infers a JSON schema from the REST types, with the wire forms

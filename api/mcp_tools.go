@@ -26,9 +26,11 @@ func (s *server) addMCPTools(srv *toolSet) {
 	// The catalog and the account are the whole world of these tools. A
 	// purchase spends balance that does not come back: destructive, so that
 	// hosts ask the user before calling it, and idempotent, since buying
-	// the same clips again charges nothing.
+	// the same clips again charges nothing. The read tools are idempotent
+	// too, said explicitly: hosts that retry a failed call, or run one
+	// without asking, look at idempotentHint, which defaults to false.
 	openWorld, destructive := false, true
-	read := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &openWorld}
+	read := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &openWorld}
 
 	addTool(s, srv, &mcp.Tool{Name: "search_videos", Title: "Search B-roll clips", Annotations: read,
 		Description: "Search and browse the B-roll catalog. Describe the shot you need in semantic_search (ranked by meaning, " +
@@ -40,7 +42,7 @@ func (s *server) addMCPTools(srv *toolSet) {
 	addTool(s, srv, &mcp.Tool{Name: "get_video", Title: "Get a B-roll clip", Annotations: read,
 		Description: "Get one clip by its id: every detail, its price in USD, the free preview, and a fresh download_url " +
 			"if this key already owns it (owned=true)."},
-		tenancy.ScopeBrollRead, nil, s.getVideoTool)
+		tenancy.ScopeBrollRead, refineGetVideoSchema, s.getVideoTool)
 
 	addTool(s, srv, &mcp.Tool{Name: "purchase_videos", Title: "Buy B-roll clips (spends the balance)",
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: &destructive, OpenWorldHint: &openWorld},
@@ -160,6 +162,10 @@ func (s *server) searchVideosTool(ctx context.Context, c *fiber.Ctx, a searchVid
 
 type getVideoArgs struct {
 	VideoID string `json:"video_id" jsonschema:"the clip's id, as returned by search_videos"`
+}
+
+func refineGetVideoSchema(s *jsonschema.Schema) {
+	s.Properties["video_id"].Format = "uuid"
 }
 
 func (s *server) getVideoTool(ctx context.Context, c *fiber.Ctx, a getVideoArgs) (videoJSON, string, error) {

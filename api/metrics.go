@@ -1,12 +1,10 @@
 package api
 
 import (
-	"log/slog"
 	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"broll/billing"
@@ -18,24 +16,31 @@ import (
 // apiMetrics are the HTTP node's own metrics; the registry also carries the
 // runtime, process and Postgres pool collectors.
 type apiMetrics struct {
-	// logger writes the access log (at debug level).
-	logger          *slog.Logger
+	access          accessLog
 	requests        *prometheus.CounterVec
 	latency         *prometheus.HistogramVec
 	rateLimited     prometheus.Counter
 	purchaseCalls   *prometheus.CounterVec
 	videosPurchased prometheus.Counter
 	chargedCents    prometheus.Counter
+	toolCalls       *prometheus.CounterVec
+	toolLatency     *prometheus.HistogramVec
 }
 
-func newAPIMetrics(reg prometheus.Registerer, gate *tenancy.Gate, logger *slog.Logger) *apiMetrics {
+func newAPIMetrics(reg prometheus.Registerer, gate *tenancy.Gate, access accessLog) *apiMetrics {
+	buckets := []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 	m := &apiMetrics{
-		logger: logger,
+		access: access,
 		requests: metrics.CounterVec("http_requests_total",
 			"HTTP requests by method, route pattern and status.", "method", "route", "status"),
 		latency: metrics.HistogramVec("http_request_duration_seconds",
 			"Time from the request's arrival to its handler's return, by method and route pattern.",
-			[]float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}, "method", "route"),
+			buckets, "method", "route"),
+		toolCalls: metrics.CounterVec("mcp_tool_calls_total",
+			"MCP tool calls by tool and outcome: ok, refused (an error result the caller can act on: bad arguments, scope, balance...) or failed (internal or unavailable).",
+			"tool", "outcome"),
+		toolLatency: metrics.HistogramVec("mcp_tool_duration_seconds",
+			"Time a tool call took in its handler, by tool and outcome.", buckets, "tool", "outcome"),
 		rateLimited: metrics.Counter("rate_limited_total",
 			"Requests refused with 429 by the per-key rate limit."),
 		purchaseCalls: metrics.CounterVec("purchase_requests_total",
@@ -47,6 +52,7 @@ func newAPIMetrics(reg prometheus.Registerer, gate *tenancy.Gate, logger *slog.L
 			"Amount charged to the account balance by purchases, in US cents."),
 	}
 	reg.MustRegister(m.requests, m.latency, m.rateLimited, m.purchaseCalls, m.videosPurchased, m.chargedCents,
+		m.toolCalls, m.toolLatency,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Namespace: metrics.Namespace, Name: "rate_limiter_fallbacks_total",
 			Help: "Rate-limit decisions made by the in-process limiter because Redis was unreachable.",
@@ -54,11 +60,10 @@ func newAPIMetrics(reg prometheus.Registerer, gate *tenancy.Gate, logger *slog.L
 	return m
 }
 
-// observe times every request, logs it at debug level with its request id,
-// and counts it by route pattern (never the raw
-// path, which would make a series per id) and final status. Errors are
-// rendered here, through the app's one error handler, so that the status
-// counted is the status sent.
+// observe times every request, writes its access log line and counts it
+// by route pattern (never the raw path, which would make a series per id)
+// and final status. Errors are rendered here, through the app's one error
+// handler, so that the status counted and logged is the status sent.
 func (m *apiMetrics) observe(c *fiber.Ctx) error {
 	start := time.Now()
 	if err := c.Next(); err != nil {
@@ -68,18 +73,12 @@ func (m *apiMetrics) observe(c *fiber.Ctx) error {
 	}
 	// Both labels are strings that outlive the request: fiber's own method
 	// string points into a buffer the next request reuses.
+	took := time.Since(start)
 	method, route := methodLabel(c.Method()), routeLabel(c)
-	m.latency.WithLabelValues(method, route).Observe(time.Since(start).Seconds())
+	m.latency.WithLabelValues(method, route).Observe(took.Seconds())
 	status := c.Response().StatusCode()
 	m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
-	if m.logger.Enabled(c.UserContext(), slog.LevelDebug) {
-		attrs := []any{"request_id", requestID(c), "method", method, "path", c.Path(), "route", route,
-			"status", status, "duration_ms", float64(time.Since(start).Microseconds()) / 1000}
-		if p := principal(c); p.KeyID != uuid.Nil {
-			attrs = append(attrs, "key_id", p.KeyID.String())
-		}
-		m.logger.Debug("request", attrs...)
-	}
+	m.access.write(c, method, route, status, took)
 	return nil
 }
 
@@ -134,4 +133,19 @@ func (m *apiMetrics) observePurchase(api string, res billing.PurchaseResult, err
 	m.purchaseCalls.WithLabelValues(api, result, "").Inc()
 	m.videosPurchased.Add(float64(fresh))
 	m.chargedCents.Add(float64(res.TotalCharged))
+}
+
+// observeTool counts one MCP tool call and its time. The tool is one the
+// server registered (the SDK answers unknown names itself), so the label
+// set stays small.
+func (m *apiMetrics) observeTool(tool string, err error, took time.Duration) {
+	outcome := "ok"
+	if err != nil {
+		outcome = "refused"
+		if classify.Error(err).Status >= 500 {
+			outcome = "failed"
+		}
+	}
+	m.toolCalls.WithLabelValues(tool, outcome).Inc()
+	m.toolLatency.WithLabelValues(tool, outcome).Observe(took.Seconds())
 }

@@ -93,7 +93,7 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("/metrics lacks %s", name)
 		}
 	}
-	// The access log (debug level) carries the request id a problem body
+	// The access log carries the request id a problem body
 	// shows, so a client's report leads to the log line.
 	r := e.do(t, 0, "GET", "/api/v1/broll/"+uuid.NewString(), bob.Secret, nil)
 	if id := problemOf(t, r).RequestID; id == "" || !strings.Contains(e.logs.String(), `"request_id":"`+id+`"`) {

@@ -58,9 +58,10 @@ func (s *server) routes(app *fiber.App, d Deps) {
 
 	// MCP: a foreign Origin is refused first, CORS preflights (no key) are
 	// answered before authentication, and JSON-RPC runs only for requests
-	// authenticate admitted, so 401 and 429 are HTTP answers as in v1.
+	// authenticate admitted, so 401 is an HTTP answer as in v1; a request
+	// over the rate limit is answered in JSON-RPC (rateLimitInBand).
 	mcpEP := s.newMCPEndpoint(d.Config.MCPAllowedOrigins)
-	app.All(mcpPath, mcpEP.checkOrigin, mcpEP.cors(), postOnly, s.authenticate, mcpEP.serve)
+	app.All(mcpPath, mcpEP.checkOrigin, mcpEP.cors(), postOnly, mcpEP.rateLimitInBand, s.authenticate, mcpEP.serve)
 
 	// Legacy v0: its own shared secret, no key authentication, no rate limit.
 	v0 := s.newLegacyAPI(d.Config)

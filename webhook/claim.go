@@ -96,6 +96,9 @@ func (d *Deliverer) attempt(ctx context.Context, c claimed) {
 		}
 		return
 	}
+	if d.opts.Observe != nil {
+		d.opts.Observe(res.outcome(), res.duration)
+	}
 	if err := d.record(rctx, c, res); err != nil {
 		d.opts.Logger.Warn("webhook record", "delivery", c.id, "err", err)
 	}

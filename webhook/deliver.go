@@ -66,6 +66,9 @@ type DeliveryOptions struct {
 	// Transport replaces the guarded transport (tests of the guard itself
 	// never need it; it exists for a proxy in front of the worker).
 	Transport http.RoundTripper
+	// Observe, when set, is told each attempt's outcome and duration (the
+	// worker's metrics: metrics.WebhookDeliveries).
+	Observe func(outcome string, took time.Duration)
 }
 
 // Deliverer sends due deliveries. Several may run against one database:

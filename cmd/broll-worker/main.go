@@ -165,6 +165,7 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	hooks := webhook.NewDeliverer(pool, sealer, webhook.DeliveryOptions{
 		Allow: allow, Logger: logger.With("component", "webhooks"),
 		PollInterval: cfg.WebhookPollInterval, RetryBase: cfg.WebhookRetryBase, RetryMax: cfg.WebhookRetryMax,
+		Observe: metrics.WebhookDeliveries(reg),
 	})
 	background.Go(func() { hooks.Run(ctx) })
 	logger.Info("worker starting", "model", embedder.Model(), "http_addr", ln.Addr().String(), "config", cfg.Summary())

@@ -59,6 +59,11 @@ type Config struct {
 	LegacySecret    Secret        `env:"BROLL_LEGACY_SECRET" check:"secret"`
 	LegacySunset    time.Time     `env:"BROLL_LEGACY_SUNSET" default:"2026-09-01"`
 	LogLevel        string        `env:"BROLL_LOG_LEVEL" default:"info" oneof:"debug,info,warn,error"`
+	// AccessLogSample is the share of requests the API writes an access
+	// log line for (0 to 1); 5xx answers and requests slower than
+	// AccessLogSlow are logged whatever it says.
+	AccessLogSample float64       `env:"BROLL_ACCESS_LOG_SAMPLE" default:"1"`
+	AccessLogSlow   time.Duration `env:"BROLL_ACCESS_LOG_SLOW" default:"1s" range:"1ms,1h"`
 	ShutdownTimeout time.Duration `env:"BROLL_SHUTDOWN_TIMEOUT" default:"20s"`
 	// MaxBodyBytes bounds a request body (1 MiB by default).
 	MaxBodyBytes       int           `env:"BROLL_MAX_BODY_BYTES" default:"1048576"`
@@ -294,6 +299,9 @@ func (c Config) Validate() error {
 	}
 	if c.WebhookPollInterval <= 0 {
 		return fmt.Errorf("BROLL_WEBHOOK_POLL_INTERVAL must be positive, got %s", c.WebhookPollInterval)
+	}
+	if !(c.AccessLogSample >= 0 && c.AccessLogSample <= 1) { // NaN fails too
+		return fmt.Errorf("BROLL_ACCESS_LOG_SAMPLE must be between 0 and 1, got %v", c.AccessLogSample)
 	}
 	// An empty legacy secret keeps v0 off; an empty signing key is refused
 	// by the processes that sign (RequireSigningKey).

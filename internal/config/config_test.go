@@ -60,6 +60,8 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		"BROLL_PASSWORD_LINK_TTL":      {"BROLL_PASSWORD_LINK_TTL": "1m"},
 		"BROLL_TRUSTED_PROXIES":        {"BROLL_TRUSTED_PROXIES": "10.0.0.0/8, lb.internal"},
 		"BROLL_EMBED_RETRY_BASE_DELAY": {"BROLL_EMBED_RETRY_BASE_DELAY": "1s", "BROLL_EMBED_RETRY_MAX_DELAY": "10ms"},
+		"BROLL_ACCESS_LOG_SAMPLE":      {"BROLL_ACCESS_LOG_SAMPLE": "1.5"},
+		"BROLL_ACCESS_LOG_SLOW":        {"BROLL_ACCESS_LOG_SLOW": "0s"},
 	}
 	for name, m := range cases {
 		_, err := Load(env(m))

@@ -20,6 +20,7 @@ type Origins []string
 // their entries trimmed and the empty ones dropped.
 func parsers() map[reflect.Type]func(string) (any, error) {
 	int64s := func(v string) (int64, error) { return strconv.ParseInt(v, 10, 64) }
+	floats := func(v string) (float64, error) { return strconv.ParseFloat(v, 64) }
 	date := func(v string) (time.Time, error) { return time.Parse(time.DateOnly, v) }
 	origin := func(o string) string { return strings.ToLower(strings.TrimRight(strings.TrimSpace(o), "/")) }
 	return map[reflect.Type]func(string) (any, error){
@@ -27,6 +28,7 @@ func parsers() map[reflect.Type]func(string) (any, error) {
 		reflect.TypeFor[Secret]():         func(v string) (any, error) { return Secret(v), nil },
 		reflect.TypeFor[int]():            parser("a whole number", strconv.Atoi),
 		reflect.TypeFor[int64]():          parser("a whole number", int64s),
+		reflect.TypeFor[float64]():        parser("a number", floats),
 		reflect.TypeFor[bool]():           parser("true or false", strconv.ParseBool),
 		reflect.TypeFor[time.Duration]():  parser("a duration (examples: 30s, 1h)", time.ParseDuration),
 		reflect.TypeFor[time.Time]():      parser("a date (YYYY-MM-DD)", date),

@@ -1,6 +1,6 @@
 // Package metrics builds the Prometheus registry each process serves at
-// /metrics: Go runtime and process metrics, the Postgres pool and the asynq
-// queues. The adapters (api, worker) register their own metrics on it.
+// /metrics: Go runtime and process metrics, the build, the Postgres pool,
+// the asynq queues and the webhook deliveries. The adapters (api, worker) register their own metrics on it.
 // Every process has its own registry; nothing is registered globally.
 package metrics
 
@@ -20,12 +20,13 @@ import (
 const Namespace = "broll"
 
 // NewRegistry returns a registry holding the Go runtime and process
-// collectors.
+// collectors and broll_build_info.
 func NewRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		buildInfo(),
 	)
 	return reg
 }

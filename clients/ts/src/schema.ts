@@ -325,7 +325,7 @@ export interface paths {
         put?: never;
         /**
          * MCP endpoint (Streamable HTTP, stateless)
-         * @description The Model Context Protocol for AI assistants, with the same keys, scopes and rate limits as v1: 401/403/429 are refused at the HTTP level before any JSON-RPC runs. Send `Accept: application/json, text/event-stream`; responses are JSON. Each tool checks its own scope (`search_videos`, `get_video`: broll:read; `purchase_videos`: broll:purchase; `list_purchases`, `get_balance`: broll:billing). A browser `Origin` must be the service's own or in `BROLL_MCP_ALLOWED_ORIGINS` (403 otherwise).
+         * @description The Model Context Protocol for AI assistants, with the same keys, scopes and rate limits as v1: 401/403 are refused at the HTTP level before any JSON-RPC runs. A JSON-RPC request past the rate limit is answered in JSON-RPC with HTTP 200 and `Retry-After`, since the official Go SDK client reads neither the body nor the Retry-After of a 429: a `tools/call` gets the tool error result (`isError`, `code: rate_limited`, `retryable`, `retry_after_seconds`), any other request a JSON-RPC error (code -32000) with that object as `data`; a notification past the limit gets 429. Send `Accept: application/json, text/event-stream`; responses are JSON. Each tool checks its own scope (`search_videos`, `get_video`: broll:read; `purchase_videos`: broll:purchase; `list_purchases`, `get_balance`: broll:billing). A browser `Origin` must be the service's own or in `BROLL_MCP_ALLOWED_ORIGINS` (403 otherwise).
          *
          *     Required scope: per tool, as above.
          */

@@ -1,0 +1,69 @@
+package webhook_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"broll/internal/metrics"
+	"broll/internal/outbox"
+	"broll/internal/testkit"
+	"broll/webhook"
+)
+
+// TestDeliveryMetrics: every attempt is counted and timed by its outcome,
+// as the worker's /metrics serves them.
+func TestDeliveryMetrics(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	reg := metrics.NewRegistry()
+	d := webhook.NewDeliverer(b.pool, b.sealer, webhook.DeliveryOptions{
+		Allow: loopback(t), RetryBase: time.Millisecond, RetryMax: 5 * time.Millisecond,
+		Observe: metrics.WebhookDeliveries(reg),
+	})
+
+	// Two 500s, then delivered.
+	rcv := newReceiver(t)
+	rcv.status = func(n int) int {
+		if n <= 2 {
+			return http.StatusInternalServerError
+		}
+		return http.StatusOK
+	}
+	subscribed(t, b, rcv, outbox.ClipsEmbedded, 1)
+	b.drain(t, d)
+
+	// An endpoint nobody listens on any more: no answer at all.
+	gone := newReceiver(t)
+	if _, err := b.hooks.Create(context.Background(), b.owner(),
+		webhook.NewEndpoint{URL: gone.URL, Events: []string{outbox.KeyCreated}}); err != nil {
+		t.Fatal(err)
+	}
+	gone.Close()
+	writeEvents(t, b, 1, outbox.KeyCreated)
+	if n, err := d.DeliverDue(context.Background()); err != nil || n != 1 {
+		t.Fatalf("deliver to a closed port: %d %v", n, err)
+	}
+
+	rec := httptest.NewRecorder()
+	metrics.Handler(reg).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	fams := testkit.ParseMetrics(t, rec.Body.Bytes())
+	for _, c := range []struct {
+		name    string
+		outcome string
+		want    float64
+	}{
+		{"broll_webhook_delivery_attempts_total", "delivered", 1},
+		{"broll_webhook_delivery_attempts_total", "rejected", 2},
+		{"broll_webhook_delivery_attempts_total", "failed", 1},
+		{"broll_webhook_delivery_duration_seconds", "delivered", 1},
+		{"broll_webhook_delivery_duration_seconds", "rejected", 2},
+		{"broll_webhook_delivery_duration_seconds", "failed", 1},
+	} {
+		if got, ok := fams.Value(c.name, map[string]string{"outcome": c.outcome}); !ok || got != c.want {
+			t.Errorf("%s{outcome=%s} = %v (present %v), want %v", c.name, c.outcome, got, ok, c.want)
+		}
+	}
+}
