@@ -242,6 +242,15 @@ func TestPostgresFailover(t *testing.T) {
 	if st.ok.Load() != total {
 		t.Fatalf("%d purchases answered 200, want %d", st.ok.Load(), total)
 	}
+	// The node logged the outage without naming the database's hosts.
+	if !api.logged(`"msg":"unavailable"`) {
+		t.Error("the outage was not logged")
+	}
+	for _, c := range []*pgCluster{primary, standby} {
+		if addr := "127.0.0.1:" + strconv.Itoa(c.port); api.logged(addr) {
+			t.Errorf("the API logged the database host %s", addr)
+		}
+	}
 
 	// The node reads on the promoted standby, through its read pool too.
 	if r := call(t, api.url, "GET", "/api/v1/broll?limit=5", keys[0], nil); r.status != 200 {
