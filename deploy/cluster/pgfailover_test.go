@@ -341,21 +341,7 @@ func buyUntilSettled(t *testing.T, base, key, idem string, video uuid.UUID, st *
 			st.transport.Add(1)
 		case r.status == 200:
 			st.ok.Add(1)
-			st.mu.Lock()
-			defer st.mu.Unlock()
-			if k := killedAt.Load(); k != nil && sent.After(*k) && st.firstOKAfterKill.IsZero() {
-				st.firstOKAfterKill = time.Now()
-			}
-			st.slowest = max(st.slowest, time.Since(first))
-			for _, p := range r.body["purchases"].([]any) {
-				line := p.(map[string]any)
-				if line["already_owned"] == true {
-					// A retry that ran anew found what its first attempt
-					// bought before the switch: the same purchase, once.
-					st.rerun.Add(1)
-				}
-				st.purchaseIDs[line["purchase_id"].(string)]++
-			}
+			st.answered(r, sent, first, killedAt)
 			return true
 		case r.status == 503:
 			st.unavailable.Add(1)
@@ -374,6 +360,25 @@ func buyUntilSettled(t *testing.T, base, key, idem string, video uuid.UUID, st *
 			return false
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// answered records a purchase answered 200.
+func (st *failoverStats) answered(r reply, sent, first time.Time, killedAt *atomic.Pointer[time.Time]) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if k := killedAt.Load(); k != nil && sent.After(*k) && st.firstOKAfterKill.IsZero() {
+		st.firstOKAfterKill = time.Now()
+	}
+	st.slowest = max(st.slowest, time.Since(first))
+	for _, p := range r.body["purchases"].([]any) {
+		line := p.(map[string]any)
+		if line["already_owned"] == true {
+			// A retry that ran anew found what its first attempt
+			// bought before the switch: the same purchase, once.
+			st.rerun.Add(1)
+		}
+		st.purchaseIDs[line["purchase_id"].(string)]++
 	}
 }
 

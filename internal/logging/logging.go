@@ -23,7 +23,7 @@ func New(w io.Writer, level string) *slog.Logger {
 
 // addresses matches what names a host in an error's text: a lookup of a
 // name, IPv4 and IPv6 addresses, and host:port.
-var addresses = regexp.MustCompile(`lookup \S+|\[[0-9A-Fa-f:.%\w]*\](?::\d{1,5})?|` +
+var addresses = regexp.MustCompile(`lookup \S+|\[[\w:.%]*\](?::\d{1,5})?|` +
 	`\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?\b|(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}|` +
 	`\b[A-Za-z][\w-]*(?:\.[\w-]+)*:\d{1,5}\b`)
 
