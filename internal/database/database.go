@@ -182,8 +182,13 @@ func SetLocalStatementTimeout(ctx context.Context, tx pgx.Tx, d time.Duration) e
 
 // IsUnavailable reports errors that say the database could not be reached
 // or went away (refused or dropped connections, shutdown, a server still
-// starting, a pool closed while the node shuts down): the request may
-// succeed when retried later, and clients get 503, not 500.
+// starting, a pool closed while the node shuts down) or is switching to a
+// standby: the request may succeed when retried later, and clients get 503,
+// not 500.
+//
+// A write refused as read-only (25006) is one of them: the service opens no
+// read-only transaction for a write, so it only meets one on a server that
+// is (still) in recovery, a standby not yet promoted or a primary demoted.
 func IsUnavailable(err error) bool {
 	if err == nil {
 		return false
@@ -194,7 +199,11 @@ func IsUnavailable(err error) bool {
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		return strings.HasPrefix(pgErr.Code, "08") || pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03"
+		switch pgErr.Code {
+		case "57P01", "57P02", "57P03", "25006":
+			return true
+		}
+		return strings.HasPrefix(pgErr.Code, "08")
 	}
 	var netErr net.Error
 	return errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||

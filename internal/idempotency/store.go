@@ -3,6 +3,13 @@
 // answered from it instead of running twice. Answers are kept sealed (an
 // answer may hold a new API key or signed download links) and at most
 // MaxBody long.
+//
+// A request that runs holds its key's row (no status yet) and, on a
+// connection of its own, a session advisory lock named after the key: the
+// lock says the owner is alive. A node that crashed, or a primary that went
+// away in a failover, takes its sessions and so its locks with it, and the
+// next retry finds the row unlocked and runs the request at once instead of
+// waiting for the row to go stale.
 package idempotency
 
 import (
@@ -19,6 +26,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/internal/apperr"
+	"broll/internal/database"
 	"broll/internal/seal"
 )
 
@@ -34,8 +42,12 @@ type Store struct {
 	// before it is told to come back (InUse).
 	wait time.Duration
 	// stale is how long a row may stay unfinished before a retry takes it
-	// over: its node died before it could answer or clean up.
+	// over even though its owner's lock is still held: a session the
+	// server keeps although its client is unreachable.
 	stale time.Duration
+	// owners bounds the connections that running claims hold, to half the
+	// pool: the requests themselves need the rest.
+	owners chan struct{}
 	// begun counts Begin calls: every purgeEvery-th one also deletes a
 	// batch of expired rows, so the table keeps itself small without a job.
 	begun atomic.Uint64
@@ -47,7 +59,7 @@ const purgeEvery = 64
 // wait for the first request, and a request unfinished after stale is
 // presumed dead.
 func New(pool *pgxpool.Pool, sealer *seal.Sealer, wait, stale time.Duration) *Store {
-	return &Store{pool: pool, sealer: sealer, wait: wait, stale: stale}
+	return &Store{pool: pool, sealer: sealer, wait: wait, stale: stale, owners: make(chan struct{}, max(1, pool.Config().MaxConns/2))}
 }
 
 // Response is a stored answer. Kept is false when the first request
@@ -62,11 +74,17 @@ type Response struct {
 
 // Claim is the right to run the request for a key: Finish stores its
 // answer, Release gives the key up (an answer that must not be replayed).
+// One of them must be called: the claim holds a pool connection.
 type Claim struct {
 	store *Store
 	keyID uuid.UUID
 	key   string
 	hash  []byte
+	// conn holds the key's advisory lock while the request runs.
+	conn *pgxpool.Conn
+	// token is the row's created_at as this claim wrote it: an owner that
+	// lost its claim to a retry settles nothing of the retry's.
+	token time.Time
 }
 
 // Hash names a request: its method, path and body.
@@ -99,12 +117,9 @@ func (s *Store) Begin(ctx context.Context, keyID uuid.UUID, key string, hash []b
 	deadline := time.Now().Add(s.wait)
 	pause := 20 * time.Millisecond
 	for {
-		claimed, resp, err := s.try(ctx, keyID, key, hash)
-		if err != nil || claimed || resp != nil {
-			if claimed {
-				return &Claim{store: s, keyID: keyID, key: key, hash: hash}, nil, nil
-			}
-			return nil, resp, err
+		claim, resp, err := s.try(ctx, keyID, key, hash)
+		if err != nil || claim != nil || resp != nil {
+			return claim, resp, err
 		}
 		if time.Now().After(deadline) {
 			return nil, nil, apperr.New(apperr.IdempotencyKeyInUse, "a request with this Idempotency-Key is still running; retry it shortly")
@@ -118,21 +133,12 @@ func (s *Store) Begin(ctx context.Context, keyID uuid.UUID, key string, hash []b
 	}
 }
 
-// try is one attempt of Begin: claimed, or the stored response, or
+// try is one attempt of Begin: a claim, or the stored response, or
 // neither (the first request is still running).
-func (s *Store) try(ctx context.Context, keyID uuid.UUID, key string, hash []byte) (bool, *Response, error) {
-	var inserted bool
-	err := s.pool.QueryRow(ctx, `
-		INSERT INTO idempotency_keys AS i (api_key_id, idem_key, request_hash) VALUES ($1, $2, $3)
-		ON CONFLICT (api_key_id, idem_key) DO UPDATE
-		SET request_hash = EXCLUDED.request_hash, status = NULL, content_type = NULL, body = NULL, created_at = now()
-		WHERE i.created_at < now() - $4::interval OR (i.status IS NULL AND i.created_at < now() - $5::interval)
-		RETURNING true`, keyID, key, hash, TTL, s.stale).Scan(&inserted)
-	if err == nil {
-		return true, nil, nil
-	}
-	if !errors.Is(err, pgx.ErrNoRows) {
-		return false, nil, err
+func (s *Store) try(ctx context.Context, keyID uuid.UUID, key string, hash []byte) (*Claim, *Response, error) {
+	claim, err := s.claim(ctx, keyID, key, hash)
+	if err != nil || claim != nil {
+		return claim, nil, err
 	}
 	var stored, body []byte
 	var r Response
@@ -140,35 +146,114 @@ func (s *Store) try(ctx context.Context, keyID uuid.UUID, key string, hash []byt
 	err = s.pool.QueryRow(ctx, `SELECT request_hash, status, coalesce(content_type, ''), body FROM idempotency_keys
 		WHERE api_key_id = $1 AND idem_key = $2`, keyID, key).Scan(&stored, &status, &r.ContentType, &body)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil, nil // released meanwhile: try again
+		return nil, nil, nil // released meanwhile: try again
 	}
 	if err != nil {
-		return false, nil, err
+		return nil, nil, err
 	}
 	if !bytes.Equal(stored, hash) {
-		return false, nil, apperr.New(apperr.IdempotencyKeyReused, "this Idempotency-Key was used with a different request; use a new key for a new request")
+		return nil, nil, apperr.New(apperr.IdempotencyKeyReused, "this Idempotency-Key was used with a different request; use a new key for a new request")
 	}
 	if status == nil {
-		return false, nil, nil
+		return nil, nil, nil
 	}
 	r.Status = *status
 	r.Body, r.Kept = s.openBody(keyID, key, hash, body)
-	return false, &r, nil
+	return nil, &r, nil
 }
 
-// Finish stores the answer of the claimed request, sealed; one over
-// MaxBody leaves its status only.
+// claim takes the key's lock on a connection of its own and, holding it,
+// writes the row: a new one, an expired one, or an unfinished one whose
+// owner is gone (nobody held the lock) or stale. Nil, nil when the key is
+// someone else's: the caller reads the row.
+func (s *Store) claim(ctx context.Context, keyID uuid.UUID, key string, hash []byte) (*Claim, error) {
+	select {
+	case s.owners <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		<-s.owners
+		return nil, err
+	}
+	c := &Claim{store: s, keyID: keyID, key: key, hash: hash, conn: conn}
+	var locked bool
+	err = conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(`+lockKey+`)`, keyID, key).Scan(&locked)
+	if err == nil {
+		err = conn.QueryRow(ctx, `
+			INSERT INTO idempotency_keys AS i (api_key_id, idem_key, request_hash) VALUES ($1, $2, $3)
+			ON CONFLICT (api_key_id, idem_key) DO UPDATE
+			SET request_hash = EXCLUDED.request_hash, status = NULL, content_type = NULL, body = NULL, created_at = now()
+			WHERE i.created_at < now() - $4::interval
+			   OR (i.status IS NULL AND ($6 OR i.created_at < now() - $5::interval))
+			RETURNING created_at`, keyID, key, hash, TTL, s.stale, locked).Scan(&c.token)
+	}
+	if err == nil {
+		return c, nil
+	}
+	c.done(ctx, locked)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	return nil, err
+}
+
+// lockKey names a key's advisory lock from $1 (the API key id) and $2 (the
+// Idempotency-Key). Two keys sharing a lock only make one wait.
+const lockKey = `hashtextextended('broll:idem:' || $1::text || ':' || $2::text, 0)`
+
+// done gives the claim's connection back, unlocked. A connection that
+// cannot say it unlocked is closed instead, which frees its locks.
+func (c *Claim) done(ctx context.Context, locked bool) {
+	if c.conn == nil {
+		return
+	}
+	conn := c.conn
+	c.conn = nil
+	defer func() { <-c.store.owners }()
+	if locked && !conn.Conn().IsClosed() {
+		var unlocked bool
+		if err := conn.QueryRow(ctx, `SELECT pg_advisory_unlock(`+lockKey+`)`, c.keyID, c.key).Scan(&unlocked); err != nil || !unlocked {
+			_ = conn.Conn().Close(ctx)
+		}
+	}
+	conn.Release()
+}
+
+// Finish stores the answer of the claimed request, sealed (one over
+// MaxBody leaves its status only). Written on the claim's
+// own connection; if that died (a failover), once more on whichever
+// primary the pool reaches now, where the row is too (the standby was
+// synchronous). Either way the lock is let go.
 func (c *Claim) Finish(ctx context.Context, r Response) error {
-	_, err := c.store.pool.Exec(ctx, `UPDATE idempotency_keys SET status = $4, content_type = $5, body = $6
-		WHERE api_key_id = $1 AND idem_key = $2 AND request_hash = $3 AND status IS NULL`,
-		c.keyID, c.key, c.hash, r.Status, r.ContentType, c.store.sealBody(c.keyID, c.key, c.hash, r.Body))
+	const finish = `UPDATE idempotency_keys SET status = $5, content_type = $6, body = $7
+		WHERE api_key_id = $1 AND idem_key = $2 AND request_hash = $3 AND created_at = $4 AND status IS NULL`
+	args := []any{c.keyID, c.key, c.hash, c.token, r.Status, r.ContentType, c.store.sealBody(c.keyID, c.key, c.hash, r.Body)}
+	err := c.settle(ctx, finish, args...)
+	if err != nil && database.IsUnavailable(err) {
+		_, err = c.store.pool.Exec(ctx, finish, args...)
+	}
 	return err
 }
 
-// Release gives the key up: the next request with it runs anew.
+// Release gives the key up: the next request with it runs anew. If the
+// claim's connection died, so did its lock, and the row left behind is
+// taken over by the next request at once.
 func (c *Claim) Release(ctx context.Context) error {
-	_, err := c.store.pool.Exec(ctx, `DELETE FROM idempotency_keys
-		WHERE api_key_id = $1 AND idem_key = $2 AND request_hash = $3 AND status IS NULL`, c.keyID, c.key, c.hash)
+	return c.settle(ctx, `DELETE FROM idempotency_keys
+		WHERE api_key_id = $1 AND idem_key = $2 AND request_hash = $3 AND created_at = $4 AND status IS NULL`,
+		c.keyID, c.key, c.hash, c.token)
+}
+
+// settle runs the statement that ends the claim on its connection and
+// lets the lock go.
+func (c *Claim) settle(ctx context.Context, sql string, args ...any) error {
+	if c.conn == nil {
+		return errors.New("idempotency claim already settled")
+	}
+	_, err := c.conn.Exec(ctx, sql, args...)
+	c.done(ctx, true)
 	return err
 }
 

@@ -35,19 +35,24 @@ func TestExpiry(t *testing.T) {
 	if _, err := pool.Exec(ctx, `UPDATE idempotency_keys SET created_at = now() - interval '25 hours'`); err != nil {
 		t.Fatal(err)
 	}
-	if claim, _, err := s.Begin(ctx, key, "k", b); err != nil || claim == nil {
+	running, _, err := s.Begin(ctx, key, "k", b)
+	if err != nil || running == nil {
 		t.Fatalf("after 24 h the key is free again: %v", err)
 	}
-	// Unfinished (its node died): another request waits until it is stale.
+	t.Cleanup(func() { _ = running.Release(ctx) })
+	// Unfinished, its owner's lock still held (a session the server keeps
+	// for a client it cannot reach): another request waits until it is stale.
 	if _, _, err := s.Begin(ctx, key, "k", b); err == nil {
 		t.Fatal("a running request's key was handed out twice")
 	}
 	if _, err := pool.Exec(ctx, `UPDATE idempotency_keys SET created_at = now() - interval '3 minutes'`); err != nil {
 		t.Fatal(err)
 	}
-	if claim, _, err := s.Begin(ctx, key, "k", b); err != nil || claim == nil {
+	stale, _, err := s.Begin(ctx, key, "k", b)
+	if err != nil || stale == nil {
 		t.Fatalf("a stale claim is taken over: %v", err)
 	}
+	t.Cleanup(func() { _ = stale.Release(ctx) })
 
 	if _, err := pool.Exec(ctx, `INSERT INTO idempotency_keys (api_key_id, idem_key, request_hash, status, created_at)
 		SELECT $1, 'old-' || g, '\x00', 200, now() - interval '25 hours' FROM generate_series(1, 100) g`, key); err != nil {

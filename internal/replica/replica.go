@@ -2,6 +2,11 @@
 // replica of the primary while it keeps up, and to the primary otherwise:
 // a replica that is down, refuses, or lags behind only costs the primary
 // the reads, it never refuses one.
+//
+// The replica's URL may name several hosts (target_session_attrs=
+// prefer-standby): when the standby it reads from is promoted in a
+// failover, its connections are dropped, so that the next ones find a
+// standby again once one is back.
 package replica
 
 import (
@@ -108,14 +113,22 @@ func (r *Reads) check() {
 	pool, seen := r.pool, r.seen
 	r.mu.Unlock()
 
-	healthy, err := false, error(nil)
+	healthy, standby, err := false, false, error(nil)
 	if pool == nil {
 		pool, err = database.Open(ctx, r.url)
 	}
 	if err == nil {
-		// On a replica pg_last_wal_replay_lsn is its progress; NULL (not in
-		// recovery) would be a promoted or misconfigured server: not used.
-		err = pool.QueryRow(ctx, `SELECT coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, false)`, seen).Scan(&healthy)
+		// On a replica pg_last_wal_replay_lsn is its progress. A server not
+		// in recovery (promoted, or a primary the URL let through) is not
+		// used.
+		err = pool.QueryRow(ctx, `SELECT pg_is_in_recovery(), coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, false)`,
+			seen).Scan(&standby, &healthy)
+		if err == nil && !standby {
+			healthy = false
+			// Its connections would stay on it for good: let the next
+			// ones look for a standby among the URL's hosts again.
+			pool.Reset()
+		}
 	}
 	var now string
 	if perr := r.primary.QueryRow(ctx, `SELECT pg_current_wal_lsn()::text`).Scan(&now); perr != nil {
@@ -141,6 +154,8 @@ func (r *Reads) check() {
 			r.logger.Warn("read replica unavailable; reading from the primary", "error", err.Error())
 		}
 		healthy = false
+	} else if !standby && r.healthy {
+		r.logger.Warn("read replica is not in recovery (promoted?); reading from the primary until a standby answers")
 	} else if !healthy && r.healthy {
 		r.logger.Warn("read replica lags; reading from the primary")
 	}
