@@ -215,7 +215,7 @@ export interface paths {
         };
         /**
          * Download a purchased file (signed link)
-         * @description The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
+         * @description The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
          */
         get: operations["downloadPurchase"];
         put?: never;
@@ -280,6 +280,8 @@ export interface paths {
          * @description For content-operations keys (created with `brollctl key create-ops`). All or nothing, exactly as `brollctl clips import`: any invalid clip rejects the whole array with every problem listed in `errors`. New clips are queued for embedding and join semantic search once embedded. `media_file`, `preview_file` and `thumbnail_file` are read from the API node's `BROLL_IMPORT_DIR` only (relative paths start there); a path that leads outside it, by absolute path, `..` or a symbolic link, is refused as `outside the import directory`.
          *
          *     Required scope: `catalog:write`.
+         *
+         *     A clip may name an `upload_id` (`POST /api/ops/v1/uploads`) instead of `media_file`: an upload of this key (another key's is refused as unknown, 400), complete (else 409 `upload_incomplete`: finish its PUT first), and not another clip's. The import claims the upload in its own transaction, so an upload makes exactly one clip: of imports running at once that name one upload, one succeeds and the others are 409 `upload_claimed`; re-importing the clip that took it (same `id`) updates that clip. Either 409 writes nothing and lists the clips in `errors` as a 400 does. Clips naming only uploads need no `BROLL_IMPORT_DIR`: on a node without it a file path is refused (400) and uploads import as usual.
          */
         post: operations["importClips"];
         delete?: never;
@@ -565,7 +567,7 @@ export interface paths {
         };
         /**
          * List webhook endpoints
-         * @description The account's endpoints, oldest first, with their failure state.
+         * @description This root key's endpoints, oldest first, with their failure state; another root key's endpoints of the same account are not listed.
          *
          *     Required scope: `webhooks:manage` (root keys).
          */
@@ -573,14 +575,14 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint
-         * @description Events of the account are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once. At most 20 endpoints per account.
+         * @description The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
          *
          *     Required scope: `webhooks:manage` (root keys).
          */
         post: operations["createWebhook"];
         /**
          * Delete a webhook endpoint
-         * @description Removes the endpoint with its secrets and delivery log; pending deliveries are dropped.
+         * @description Removes one of this root key's endpoints with its secrets and delivery log; pending deliveries are dropped. Another root key's endpoint is 404.
          *
          *     Required scope: `webhooks:manage` (root keys).
          */
@@ -599,7 +601,7 @@ export interface paths {
         };
         /**
          * Delivery log
-         * @description The latest attempts, newest first: event, status code, duration, error and the next retry.
+         * @description The latest attempts, newest first: event, status code, duration, error and the next retry. `error` is a fixed text naming the kind of failure only (`http 500`, `timeout`, `connection refused`, `dns lookup failed`, `tls error`...). Another root key's endpoint is 404.
          *
          *     Required scope: `webhooks:manage` (root keys).
          */
@@ -623,7 +625,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test ping
-         * @description Queues a `ping` event for this endpoint alone; the worker delivers it like any event and the delivery log shows the outcome.
+         * @description Queues a `ping` event for this endpoint alone; the worker delivers it like any event and the delivery log shows the outcome. Another root key's endpoint is 404.
          *
          *     Required scope: `webhooks:manage` (root keys).
          */
@@ -645,7 +647,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret
-         * @description Issues a new secret (shown once). The previous ones keep signing until `previous_secrets_expire_at`, so every delivery meanwhile carries one signature per active secret.
+         * @description Issues a new secret (shown once, stored sealed). The previous ones keep signing until `previous_secrets_expire_at`, so every delivery meanwhile carries one signature per active secret. Another root key's endpoint is 404.
          *
          *     Required scope: `webhooks:manage` (root keys).
          */
@@ -667,7 +669,7 @@ export interface paths {
         put?: never;
         /**
          * Re-enable an endpoint
-         * @description Turns an endpoint disabled after 3 days of failures back on. Deliveries that gave up are not sent again.
+         * @description Turns an endpoint disabled after 3 days of failures back on. Deliveries that gave up are not sent again. Another root key's endpoint is 404.
          *
          *     Required scope: `webhooks:manage` (root keys).
          */
@@ -749,9 +751,7 @@ export interface paths {
         put?: never;
         /**
          * Ask for an upload
-         * @description Returns a PUT for one file with its size and content type bound: a presigned PUT of the bucket with the s3 media store (the store refuses another size or type), or this API's own streaming PUT with the local store. Then `POST /api/ops/v1/videos` may name the `upload_id` instead of `media_file`.
-         *
-         *     Required scope: `catalog:write`.
+         * @description Returns a PUT for one file with its size and content type bound: a presigned PUT of the bucket with the s3 media store (the store refuses another size or type, and, the PUT being conditional on `If-None-Match: *`, any PUT once the object exists: 412), or this API's own streaming PUT with the local store. Send `headers` as they are. The upload belongs to the key that asked for it: only that key writes it and only that key's import may name it. It takes its bytes once, and is complete when a PUT delivered all `size` of them; then `POST /api/ops/v1/videos` may name the `upload_id` instead of `media_file`, and one upload makes exactly one clip.
          */
         post: operations["createUpload"];
         delete?: never;
@@ -770,9 +770,7 @@ export interface paths {
         get?: never;
         /**
          * Send an upload's bytes (local store)
-         * @description With the local media store: the file's bytes, exactly `size` of them with the upload's Content-Type, streamed to disk. With the s3 store the bytes go to the presigned URL instead and this route answers 405.
-         *
-         *     Required scope: `catalog:write`.
+         * @description With the local media store: the file's bytes, exactly `size` of them with the upload's Content-Type, streamed to disk. Only the ops key that created the upload writes it: any other key is answered 404, as for an unknown upload. An upload takes its bytes once: a PUT to an upload that is complete, or that a clip took, is 409 `upload_closed` before any byte is read, and a PUT still streaming when another finished (or an import took the upload) is refused at its end with the same 409, leaving nothing behind. The body is bounded by an idle timeout (`BROLL_BODY_IDLE_TIMEOUT`, default 30 s: no byte for that long ends the request with 400 and closes the connection; the upload stays incomplete), not by the request's duration, so a large file over a slow link arrives whole. With the s3 store the bytes go to the presigned URL instead and this route answers 405.
          */
         put: operations["sendUpload"];
         post?: never;
@@ -786,6 +784,12 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * Format: double
+         * @description US dollars, accurate to the cent (`currency` is always `USD`). A JSON number with at most two decimals: decode it as a 64-bit float (never a 32-bit one, which loses cents on large amounts) and do arithmetic in integer cents (the clients' `Cents`/`Dollars` and `toCents`/`fromCents` helpers).
+         * @example 10
+         */
+        Money: number;
         /** @description An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input. */
         Problem: {
             /**
@@ -801,10 +805,10 @@ export interface components {
             /** @description What went wrong, for a person. */
             detail: string;
             /**
-             * @description Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use` and `preview_not_ready` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
+             * @description Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed` and `upload_closed` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
              * @enum {string}
              */
-            code: "invalid_request" | "conflicting_search_params" | "unauthorized" | "insufficient_credits" | "spend_limit_exceeded" | "insufficient_scope" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "price_changed" | "sunset" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "internal" | "unavailable" | "idempotency_key_reused" | "idempotency_key_in_use" | "preview_not_ready";
+            code: "invalid_request" | "conflicting_search_params" | "unauthorized" | "insufficient_credits" | "spend_limit_exceeded" | "insufficient_scope" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "price_changed" | "sunset" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "internal" | "unavailable" | "idempotency_key_reused" | "idempotency_key_in_use" | "preview_not_ready" | "upload_incomplete" | "upload_claimed" | "upload_closed";
             /** @description Also in the `X-Request-Id` header and in the server logs; quote it when reporting a problem. */
             request_id: string;
             /** @description The input field at fault, when there is one. */
@@ -812,28 +816,16 @@ export interface components {
             allowed_values?: string[];
             /** @enum {string} */
             required_scope?: "broll:read" | "broll:purchase" | "broll:billing" | "keys:manage" | "orders:read" | "orders:write" | "pricing:read" | "deliverables:read" | "catalog:write" | "webhooks:manage";
-            /**
-             * @description US dollars, accurate to the cent (`currency` is always `USD`).
-             * @example 10
-             */
-            required?: number;
-            /**
-             * @description US dollars, accurate to the cent (`currency` is always `USD`).
-             * @example 10
-             */
-            available?: number;
+            /** @description US dollars, accurate to the cent (`currency` is always `USD`). */
+            required?: components["schemas"]["Money"];
+            /** @description US dollars, accurate to the cent (`currency` is always `USD`). */
+            available?: components["schemas"]["Money"];
             /** @constant */
             currency?: "USD";
-            /**
-             * @description US dollars, accurate to the cent (`currency` is always `USD`).
-             * @example 10
-             */
-            total?: number;
-            /**
-             * @description US dollars, accurate to the cent (`currency` is always `USD`).
-             * @example 10
-             */
-            expected_total?: number;
+            /** @description US dollars, accurate to the cent (`currency` is always `USD`). */
+            total?: components["schemas"]["Money"];
+            /** @description US dollars, accurate to the cent (`currency` is always `USD`). */
+            expected_total?: components["schemas"]["Money"];
             retry_after_seconds?: number;
             /** @description Requests per minute allowed to the key. */
             limit?: number;
@@ -914,11 +906,8 @@ export interface components {
             fps: number | null;
             /** @description The tier that sets the price (see GET /api/v1/pricing). */
             difficulty: string;
-            /**
-             * @description Current price of the clip's tier, in USD.
-             * @example 10
-             */
-            price: number;
+            /** @description Current price of the clip's tier, in USD. */
+            price: components["schemas"]["Money"];
             /** @constant */
             currency: "USD";
             virality_score: number | null;
@@ -1082,11 +1071,8 @@ export interface components {
             orientation: components["schemas"]["ValueCount"][];
             difficulty: {
                 name: string;
-                /**
-                 * @description US dollars, accurate to the cent (`currency` is always `USD`).
-                 * @example 10
-                 */
-                price: number;
+                /** @description US dollars, accurate to the cent (`currency` is always `USD`). */
+                price: components["schemas"]["Money"];
                 /** @constant */
                 currency: "USD";
                 count: number;
@@ -1110,16 +1096,13 @@ export interface components {
         PurchaseRequest: {
             /** @description 1 to 50 distinct video ids. */
             video_ids: string[];
-            /**
-             * @description If given, the purchase happens only when its total (in USD) equals this; otherwise 409 `price_changed` and nothing is charged.
-             * @example 10
-             */
-            expected_total?: number;
+            /** @description If given, the purchase happens only when its total (in USD) equals this; otherwise 409 `price_changed` and nothing is charged. */
+            expected_total?: components["schemas"]["Money"];
             /**
              * @description Return the quote without charging.
              * @default false
              */
-            dry_run: boolean;
+            dry_run?: boolean;
         };
         PurchaseLine: {
             /**
@@ -1136,11 +1119,8 @@ export interface components {
             download_url: string | null;
             /** Format: date-time */
             download_url_expires_at: string | null;
-            /**
-             * @description What this purchase paid (or, on a dry run, would pay), in USD; a later price change never alters it.
-             * @example 10
-             */
-            price_paid: number;
+            /** @description What this purchase paid (or, on a dry run, would pay), in USD; a later price change never alters it. */
+            price_paid: components["schemas"]["Money"];
             /** @constant */
             currency: "USD";
             /** Format: date-time */
@@ -1171,18 +1151,12 @@ export interface components {
          */
         PurchaseResult: {
             purchases: components["schemas"]["PurchaseLine"][];
-            /**
-             * @description Charged by this request (or quoted, on a dry run), in USD.
-             * @example 10
-             */
-            total_charged: number;
+            /** @description Charged by this request (or quoted, on a dry run), in USD. */
+            total_charged: components["schemas"]["Money"];
             /** @constant */
             currency: "USD";
-            /**
-             * @description The account's shared balance after the purchase, in USD (for a test key: the account's test balance).
-             * @example 10
-             */
-            balance: number;
+            /** @description The account's shared balance after the purchase, in USD (for a test key: the account's test balance). */
+            balance: components["schemas"]["Money"];
             dry_run: boolean;
             /** @description False for test mode (a `dsk_test_` key): paid from the account's test balance, never from the live balance. `balance` is then the test balance, and the links serve the clips' previews. */
             livemode: boolean;
@@ -1213,11 +1187,8 @@ export interface components {
             api_key_id: string | null;
             /** @description Label of the buying key (empty for legacy purchases). */
             customer_label: string;
-            /**
-             * @description US dollars, accurate to the cent (`currency` is always `USD`).
-             * @example 10
-             */
-            price_paid: number;
+            /** @description US dollars, accurate to the cent (`currency` is always `USD`). */
+            price_paid: components["schemas"]["Money"];
             /** @constant */
             currency: "USD";
             /** Format: date-time */
@@ -1297,11 +1268,8 @@ export interface components {
             purchases: components["schemas"]["PurchaseRecord"][];
             /** @description Covers every purchase matching the filters, not only this page: the invoice total. */
             summary: {
-                /**
-                 * @description US dollars, accurate to the cent (`currency` is always `USD`).
-                 * @example 10
-                 */
-                total_amount: number;
+                /** @description US dollars, accurate to the cent (`currency` is always `USD`). */
+                total_amount: components["schemas"]["Money"];
                 /** @constant */
                 currency: "USD";
                 count: number;
@@ -1371,7 +1339,7 @@ export interface components {
              * @default live
              * @enum {string}
              */
-            mode: "live" | "test";
+            mode?: "live" | "test";
         };
         /**
          * @example {
@@ -1483,11 +1451,8 @@ export interface components {
         Balance: {
             /** Format: uuid */
             account_id: string;
-            /**
-             * @description The account's shared balance, in USD (for a test key: the account's test balance).
-             * @example 10
-             */
-            balance: number;
+            /** @description The account's shared balance, in USD (for a test key: the account's test balance). */
+            balance: components["schemas"]["Money"];
             /** @constant */
             currency: "USD";
             key: {
@@ -1504,11 +1469,8 @@ export interface components {
             /** @description Purchases since the first of the month (UTC) that the key can see. */
             month_to_date: {
                 purchases: number;
-                /**
-                 * @description US dollars, accurate to the cent (`currency` is always `USD`).
-                 * @example 10
-                 */
-                amount: number;
+                /** @description US dollars, accurate to the cent (`currency` is always `USD`). */
+                amount: components["schemas"]["Money"];
                 /** @constant */
                 currency: "USD";
                 /** Format: date */
@@ -1544,11 +1506,8 @@ export interface components {
             currency: "USD";
             tiers: {
                 name: string;
-                /**
-                 * @description US dollars, accurate to the cent (`currency` is always `USD`).
-                 * @example 10
-                 */
-                price: number;
+                /** @description US dollars, accurate to the cent (`currency` is always `USD`). */
+                price: components["schemas"]["Money"];
                 /** @constant */
                 currency: "USD";
             }[];
@@ -1571,7 +1530,7 @@ export interface components {
              * @default video
              * @enum {string}
              */
-            media_type: "video" | "image";
+            media_type?: "video" | "image";
             /** @enum {string} */
             orientation?: "vertical" | "horizontal" | "square";
             duration_seconds?: number;
@@ -1766,7 +1725,7 @@ export interface components {
         /** @description A cap on what one customer key may be charged per period (UTC day, UTC calendar month, or the key's whole life). A purchase that would pass it is refused whole with 402 `spend_limit_exceeded`; the cap holds under any concurrency, on any number of nodes. `null`: no limit. */
         SpendLimit: {
             /** @description US dollars, exact to the cent. */
-            amount: number;
+            amount: components["schemas"]["Money"];
             /** @enum {string} */
             period: "day" | "month" | "total";
             /**
@@ -1778,7 +1737,7 @@ export interface components {
         /** @description What the key was charged in the current period of its limit (its whole life when it has none). */
         Spent: {
             /** @description US dollars, exact to the cent. */
-            amount: number;
+            amount: components["schemas"]["Money"];
             /** @constant */
             currency: "USD";
             /** @enum {string} */
@@ -3099,6 +3058,16 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description An upload a clip names cannot be taken now: `upload_incomplete` (its file has not all arrived) or `upload_claimed` (another clip took it). Nothing was imported; `errors` names the clips. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -3956,11 +3925,21 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            /** @description No such upload, or another key's. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             405: components["responses"]["MethodNotAllowed"];
-            /** @description The upload is a clip's file already. */
+            /** @description `upload_closed`: the upload has its file already (complete, or a clip's file); it takes no more bytes. */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
