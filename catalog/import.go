@@ -10,6 +10,7 @@ import (
 	"io"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -142,6 +143,9 @@ func (s *Service) importVideos(ctx context.Context, v *validator, clips []VideoI
 	for i, in := range clips {
 		c, errs := v.check(i+1, in)
 		bad = append(bad, errs...)
+		if p, ok := v.probed[in.MediaFile]; ok && c.upload == nil {
+			c.probe = &p
+		}
 		valid = append(valid, c)
 	}
 	if len(bad) > 0 {
@@ -185,11 +189,12 @@ func (s *Service) importValid(ctx context.Context, clips []validVideo, progress 
 		}
 		ids[i] = clips[i].id
 	}
-	res, reembed, err := s.writeVideos(ctx, clips, progress)
+	res, reembed, sound, err := s.writeVideos(ctx, clips, progress)
 	if err != nil {
 		return ImportResult{}, err
 	}
 	res.Queued, err = s.enqueue(ctx, reembed)
+	ids = slices.DeleteFunc(ids, func(id uuid.UUID) bool { return sound[id] })
 	if merr := s.enqueueMedia(ctx, ids); merr != nil && err == nil {
 		err = merr
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -143,4 +144,37 @@ func (s *Service) Reembed(ctx context.Context, mode, currentModel string) (int, 
 		return n, fmt.Errorf("reembed: %w", err)
 	}
 	return n, nil
+}
+
+// ClipState is a clip as content operations see it: whether customers can
+// see and buy it (Listed), and why not when its media failed.
+type ClipState struct {
+	ID              uuid.UUID
+	Title           string
+	MediaStatus     string // pending, ready or failed
+	MediaError      *string
+	MediaProcessed  *time.Time
+	Listed          bool
+	RetiredAt       *time.Time
+	EmbeddingStatus string
+	CreatedAt       time.Time
+}
+
+const sqlClipState = `
+	SELECT id, title, media_status, media_error, media_processed_at, retired_at IS NULL,
+	       nullif(retired_at, ` + notLive + `), embedding_status, created_at
+	FROM videos WHERE id = $1`
+
+// ClipState returns any clip, listed or not, with its media state.
+func (s *Service) ClipState(ctx context.Context, id uuid.UUID) (ClipState, error) {
+	var c ClipState
+	err := s.pool.QueryRow(ctx, sqlClipState, id).Scan(&c.ID, &c.Title, &c.MediaStatus, &c.MediaError,
+		&c.MediaProcessed, &c.Listed, &c.RetiredAt, &c.EmbeddingStatus, &c.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ClipState{}, apperr.NotFoundf("video %s not found", id)
+	}
+	if err != nil {
+		return ClipState{}, fmt.Errorf("clip state: %w", err)
+	}
+	return c, nil
 }
