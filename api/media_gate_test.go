@@ -91,12 +91,12 @@ func TestOnlySoundMediaIsSold(t *testing.T) {
 	if err := os.WriteFile(fake, []byte("this is a text file, not a video\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	real := filepath.Join(e.cfg.ImportDir, "real.mp4")
+	sound := filepath.Join(e.cfg.ImportDir, "real.mp4")
 	b, err := os.ReadFile(testkit.RenderVideo(t, 320, 180, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(real, b, 0o644); err != nil {
+	if err := os.WriteFile(sound, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	bad, good := uuid.New(), uuid.New()
@@ -106,7 +106,7 @@ func TestOnlySoundMediaIsSold(t *testing.T) {
 			"difficulty": "easy", "media_file": fake, "media_type": "video", "orientation": "horizontal",
 			"duration_seconds": 10, "width": 1920, "height": 1080, "fps": 30},
 		{"id": good.String(), "title": "Zebra crossing at dawn", "emotion": "happy", "gender": "female",
-			"difficulty": "easy", "media_file": real},
+			"difficulty": "easy", "media_file": sound},
 	}
 	expect[importResult](t, e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, clips), 200)
 	svc := catalog.New(e.pool, e.media, nil)
