@@ -117,19 +117,21 @@ const sqlTakeUploads = `
 
 // writeVideos copies the clips' files into media storage while streaming
 // their rows into the staging table, then upserts them and commits. It
-// returns the ids whose embedding must be (re)made, and the clips put on
-// sale at once because their media was probed by the importer (soundNow). Files copied for a
+// records, in the same transaction, the jobs the clips need (job outbox):
+// an embedding for the new ones and those whose embedded text changed, a
+// media job for each but those put on sale at once because the importer
+// probed their media (soundNow). It returns the jobs' ids. Files copied for a
 // transaction that then fails stay behind under their clip's prefix; a
 // rerun of the import overwrites them.
-func (s *Service) writeVideos(ctx context.Context, clips []validVideo, progress func(done, total int)) (ImportResult, []uuid.UUID, map[uuid.UUID]bool, error) {
+func (s *Service) writeVideos(ctx context.Context, clips []validVideo, progress func(done, total int)) (ImportResult, []int64, error) {
 	var res ImportResult
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
-		return res, nil, nil, fmt.Errorf("import: %w", err)
+		return res, nil, fmt.Errorf("import: %w", err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
 	if _, err := tx.Exec(ctx, sqlCreateImportTable); err != nil {
-		return res, nil, nil, fmt.Errorf("import: staging table: %w", err)
+		return res, nil, fmt.Errorf("import: staging table: %w", err)
 	}
 
 	src := s.startMediaCopy(ctx, clips, progress)
@@ -137,14 +139,14 @@ func (s *Service) writeVideos(ctx context.Context, clips []validVideo, progress 
 	src.stop()
 	if err != nil {
 		if serr := src.Err(); serr != nil {
-			return res, nil, nil, fmt.Errorf("import: %w", serr)
+			return res, nil, fmt.Errorf("import: %w", serr)
 		}
-		return res, nil, nil, fmt.Errorf("import: stage rows: %w", err)
+		return res, nil, fmt.Errorf("import: stage rows: %w", err)
 	}
 
 	rows, err := tx.Query(ctx, sqlUpsertClips)
 	if err != nil {
-		return res, nil, nil, fmt.Errorf("import: write clips: %w", err)
+		return res, nil, fmt.Errorf("import: write clips: %w", err)
 	}
 	var reembed []uuid.UUID
 	var id uuid.UUID
@@ -161,24 +163,42 @@ func (s *Service) writeVideos(ctx context.Context, clips []validVideo, progress 
 		return nil
 	})
 	if err != nil {
-		return res, nil, nil, fmt.Errorf("import: write clips: %w", err)
+		return res, nil, fmt.Errorf("import: write clips: %w", err)
 	}
 	sound, probeChanged, err := soundNow(ctx, tx, clips)
 	if err != nil {
-		return res, nil, nil, fmt.Errorf("import: probed media: %w", err)
+		return res, nil, fmt.Errorf("import: probed media: %w", err)
 	}
 	for _, id := range probeChanged {
 		if !slices.Contains(reembed, id) {
 			reembed = append(reembed, id)
 		}
 	}
+	if s.queue != nil {
+		res.Queued = len(reembed)
+	}
+	jobs, err := recordJobs(ctx, tx, jobEmbed, reembed)
+	if err != nil {
+		return res, nil, fmt.Errorf("import: %w", err)
+	}
+	var probe []uuid.UUID
+	for i := range clips {
+		if !sound[clips[i].id] {
+			probe = append(probe, clips[i].id)
+		}
+	}
+	mediaJobs, err := recordJobs(ctx, tx, jobMedia, probe)
+	if err != nil {
+		return res, nil, fmt.Errorf("import: %w", err)
+	}
+	jobs = append(jobs, mediaJobs...)
 	if _, err := tx.Exec(ctx, sqlTakeUploads); err != nil {
-		return res, nil, nil, fmt.Errorf("import: uploads: %w", err)
+		return res, nil, fmt.Errorf("import: uploads: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return res, nil, nil, fmt.Errorf("import: commit: %w", err)
+		return res, nil, fmt.Errorf("import: commit: %w", err)
 	}
-	return res, reembed, sound, nil
+	return res, jobs, nil
 }
 
 // soundNow puts on sale, in the import's transaction, the clips whose

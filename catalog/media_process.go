@@ -127,21 +127,38 @@ func (s *Service) ProcessMedia(ctx context.Context, id uuid.UUID) error {
 		}
 		newThumb = &k
 	}
+	return s.mediaDone(ctx, probedClip{id: id, probe: p, preview: newPreview, thumbnail: newThumb})
+}
+
+// mediaDone records a clip's probe and puts it on sale; when the probe
+// changed its embedded text, the embedding job is recorded in the same
+// transaction (job outbox) and handed to the queue after the commit.
+func (s *Service) mediaDone(ctx context.Context, c probedClip) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("media job: %w", err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
 	var textChanged bool
 	var done uuid.UUID
-	err = s.pool.QueryRow(ctx, sqlMediaDone, mediaDoneArgs([]probedClip{{id: id, probe: p, preview: newPreview, thumbnail: newThumb}})...).
-		Scan(&done, &textChanged)
+	err = tx.QueryRow(ctx, sqlMediaDone, mediaDoneArgs([]probedClip{c})...).Scan(&done, &textChanged)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ErrVideoGone
 	}
 	if err != nil {
 		return fmt.Errorf("media job: %w", err)
 	}
+	var jobs []int64
 	if textChanged {
-		if _, err := s.enqueue(ctx, []uuid.UUID{id}); err != nil {
-			return fmt.Errorf("media job: queue embedding: %w", err)
+		if jobs, err = recordJobs(ctx, tx, jobEmbed, []uuid.UUID{c.id}); err != nil {
+			return fmt.Errorf("media job: %w", err)
 		}
 	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("media job: %w", err)
+	}
+	// Recorded: a queue that is away delays the embedding only.
+	_, _ = s.relay(ctx, jobs)
 	return nil
 }
 

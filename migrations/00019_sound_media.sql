@@ -22,6 +22,23 @@ ALTER TABLE videos ADD CONSTRAINT videos_live_media_sound
     CHECK (retired_at IS NOT NULL OR media_status = 'ready') NOT VALID;
 ALTER TABLE videos VALIDATE CONSTRAINT videos_live_media_sound;
 
+-- Work that is never half-applied: a change that needs the worker records
+-- its jobs here in its own transaction (catalog/jobs.go); the writer hands
+-- them to asynq after its commit, and the worker's relay moves whatever is
+-- left (Redis was away) once Redis answers again.
+CREATE TABLE job_outbox (
+    id         bigserial PRIMARY KEY,
+    kind       text NOT NULL CHECK (kind IN ('embed', 'media')),
+    video_id   uuid NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- `clips reembed --all` keeps every vector serving semantic search and
+-- marks it stale: the worker makes it again and the new one replaces it.
+ALTER TABLE videos ADD COLUMN embedding_stale boolean NOT NULL DEFAULT false;
+
 -- +goose Down
+ALTER TABLE videos DROP COLUMN embedding_stale;
+DROP TABLE job_outbox;
 ALTER TABLE videos DROP CONSTRAINT videos_live_media_sound;
 UPDATE videos SET retired_at = NULL WHERE retired_at = 'infinity';
