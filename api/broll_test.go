@@ -13,6 +13,7 @@ import (
 
 	"broll/billing/billingtest"
 	"broll/catalog"
+	"broll/catalog/catalogtest"
 	"broll/embed"
 	"broll/tenancy"
 )
@@ -56,6 +57,7 @@ func seedCatalog(t *testing.T, e *testEnv) map[string]uuid.UUID {
 	if _, err := svc.ImportVideos(ctx, clips, "", nil); err != nil {
 		t.Fatal(err)
 	}
+	catalogtest.MediaPassed(t, e.pool)
 	ids := map[string]uuid.UUID{}
 	var all []uuid.UUID
 	for _, c := range clips {

@@ -115,3 +115,31 @@ func (s *server) opsRetire(c *fiber.Ctx) error {
 	}
 	return c.JSON(retiredJSON{ID: r.ID, RetiredAt: r.RetiredAt, AlreadyRetired: r.Already})
 }
+
+type opsVideoJSON struct {
+	ID               uuid.UUID  `json:"id"`
+	Title            string     `json:"title"`
+	MediaStatus      string     `json:"media_status"`
+	MediaError       *string    `json:"media_error"`
+	MediaProcessedAt *time.Time `json:"media_processed_at"`
+	Listed           bool       `json:"listed"`
+	RetiredAt        *time.Time `json:"retired_at"`
+	EmbeddingStatus  string     `json:"embedding_status"`
+	CreatedAt        time.Time  `json:"created_at"`
+}
+
+// opsVideo shows content operations any clip, listed or not: whether its
+// media passed the probe, and why not.
+func (s *server) opsVideo(c *fiber.Ctx) error {
+	id, err := uuid.Parse(c.Params("id"))
+	if err != nil {
+		return apperr.InvalidField("id", "video id %q is not a UUID", c.Params("id"))
+	}
+	v, err := s.catalog.ClipState(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(opsVideoJSON{ID: v.ID, Title: v.Title, MediaStatus: v.MediaStatus, MediaError: v.MediaError,
+		MediaProcessedAt: v.MediaProcessed, Listed: v.Listed, RetiredAt: v.RetiredAt,
+		EmbeddingStatus: v.EmbeddingStatus, CreatedAt: v.CreatedAt})
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"broll/billing/billingtest"
+	"broll/catalog/catalogtest"
 	"broll/tenancy"
 )
 
@@ -53,6 +54,7 @@ func TestOpsVideosOverHTTP(t *testing.T) {
 	if got := expect[importResult](t, r, 200); got != (importResult{Created: 2, Queued: 2}) || r.header.Get("X-RateLimit-Limit") == "" {
 		t.Fatalf("create: %s", r.raw)
 	}
+	catalogtest.MediaPassed(t, e.pool)
 	v := expect[videoBody](t, e.do(t, 0, "GET", "/api/v1/broll/"+id, buyer.Secret, nil), 200)
 	if v.Title != "Woman waving at the camera" || v.ThumbnailURL == nil {
 		t.Fatalf("created clip: %+v", v)
@@ -124,6 +126,7 @@ func TestOpsVideosOverHTTP(t *testing.T) {
 	}
 
 	// Retiring: idempotent, out of the catalog, kept by its buyer.
+	catalogtest.MediaPassed(t, e.pool)
 	e.buy(t, 0, buyer.Secret, uuid.MustParse(id))
 	ret := expect[retired](t, e.do(t, 0, "DELETE", "/api/ops/v1/videos/"+id, ops.Secret, nil), 200)
 	if ret.ID != id || ret.RetiredAt == "" || ret.AlreadyRetired {

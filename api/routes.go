@@ -48,6 +48,7 @@ func (s *server) routes(app *fiber.App, d Deps) {
 	// with the authentication, rate limit and usage counting of v1.
 	ops := app.Group("/api/ops/v1", s.authenticate, scope(tenancy.ScopeCatalogWrite))
 	ops.Post("/videos", s.opsImport)
+	ops.Get("/videos/:id", s.opsVideo)
 	ops.Delete("/videos/:id", s.opsRetire)
 	ops.Post("/uploads", s.createUpload)
 	ops.Put("/uploads/:id", s.receiveUpload)

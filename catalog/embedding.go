@@ -43,7 +43,7 @@ func (s *Service) EmbeddingInputs(ctx context.Context, ids []uuid.UUID) ([]Embed
 	}, `
 		SELECT id, title, description, tags, emotion, gender, coalesce(age_range, ''),
 		       coalesce(location, ''), media_type, coalesce(orientation, ''), coalesce(model_name, ''),
-		       CASE WHEN embedding_status = 'ready' THEN coalesce(embedding_model, '') ELSE '' END
+		       CASE WHEN embedding_status = 'ready' AND NOT embedding_stale THEN coalesce(embedding_model, '') ELSE '' END
 		FROM videos WHERE id = ANY($1)`, ids)
 }
 
@@ -78,7 +78,7 @@ func (s *Service) StoreEmbeddings(ctx context.Context, model string, embs []Embe
 		ids[i] = e.ID
 		batch.Queue(`
 			UPDATE videos SET embedding = $2, embedding_model = $3, embedding_status = 'ready',
-			       embedding_error = NULL, embedded_at = now()
+			       embedding_error = NULL, embedded_at = now(), embedding_stale = false
 			WHERE id = $1`, e.ID, pgvector.NewVector(e.Vector), model)
 	}
 	// The event rides in the same batch, whose single Sync makes it one

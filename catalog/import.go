@@ -21,8 +21,10 @@ import (
 type ImportResult struct {
 	Created int `json:"created"`
 	Updated int `json:"updated"`
-	// Queued is how many clips were handed to the embedding worker: the new
-	// ones and those whose embedded text changed.
+	// Queued is how many clips were queued for the embedding worker: the
+	// new ones and those whose embedded text changed. Their jobs are
+	// recorded with the clips (job outbox), so they count even while the
+	// queue is away; a catalog built without a queue reports 0.
 	Queued int `json:"queued"`
 }
 
@@ -159,6 +161,9 @@ func (s *Service) importVideos(ctx context.Context, v *validator, clips []VideoI
 	for i, in := range clips {
 		c, errs := v.check(i+1, in)
 		bad = append(bad, errs...)
+		if p, ok := v.probed[in.MediaFile]; ok && c.upload == nil {
+			c.probe = &p
+		}
 		valid = append(valid, c)
 	}
 	if len(bad) > 0 {
@@ -184,10 +189,11 @@ func (s *Service) newValidator(ctx context.Context, baseDir string) (*validator,
 	return v, nil
 }
 
-// importValid writes clips that passed validation, then queues embeddings.
-// Queueing happens after the commit so the worker never looks for a row
-// that is not there yet; should it fail, the clips stay pending and
-// `brollctl clips reembed` queues them.
+// importValid writes clips that passed validation with their jobs (see
+// writeVideos), then hands the jobs to the queue. Handing over happens
+// after the commit so the worker never looks for a row that is not there
+// yet; should the queue be away, the jobs stay recorded and the worker's
+// relay queues them when it is back: the import has succeeded either way.
 func (s *Service) importValid(ctx context.Context, clips []validVideo, progress func(done, total int)) (ImportResult, error) {
 	if len(clips) == 0 {
 		return ImportResult{}, nil
@@ -195,26 +201,19 @@ func (s *Service) importValid(ctx context.Context, clips []validVideo, progress 
 	if s.media == nil {
 		return ImportResult{}, errors.New("import: no media store configured")
 	}
-	ids := make([]uuid.UUID, len(clips))
 	for i := range clips {
 		if !clips[i].hasID {
 			clips[i].id = uuid.New()
 		}
-		ids[i] = clips[i].id
 	}
-	res, reembed, err := s.writeVideos(ctx, clips, progress)
+	res, jobs, err := s.writeVideos(ctx, clips, progress)
 	if err != nil {
 		return ImportResult{}, err
 	}
-	res.Queued, err = s.enqueue(ctx, reembed)
-	if merr := s.enqueueMedia(ctx, ids); merr != nil && err == nil {
-		err = merr
-	}
+	// The jobs are recorded; a queue that is away delays them only.
+	_, _ = s.relay(ctx, jobs)
 	if progress != nil {
 		progress(len(clips), len(clips))
-	}
-	if err != nil {
-		return res, fmt.Errorf("import: clips saved but not all queued for embedding (run `brollctl clips reembed`): %w", err)
 	}
 	return res, nil
 }

@@ -66,7 +66,9 @@ const embeddedTextChanged = `
 // sqlUpsertClips writes the staged clips. The old CTE reads the rows as
 // they were before this statement (all parts of one statement share a
 // snapshot), which tells created from updated and which texts changed.
-// retired_at is left alone: re-importing a retired clip does not revive it.
+// A clip's file is new (or written again), so the clip is not live until
+// the worker's probe has passed it (retired_at notLive); a retired clip
+// keeps its retirement: re-importing it does not revive it.
 const sqlUpsertClips = `
 	WITH old AS (
 		SELECT v.id,
@@ -80,11 +82,11 @@ const sqlUpsertClips = `
 		INSERT INTO videos AS v (id, title, description, tags, emotion, gender, age_range, location,
 		       media_type, orientation, duration_seconds, width, height, fps, difficulty,
 		       virality_score, model_id, model_name, media_key, media_content_type, media_size,
-		       preview_key, thumbnail_key, media_status)
+		       preview_key, thumbnail_key, media_status, retired_at)
 		SELECT id, title, description, tags, emotion, gender, age_range, location,
 		       media_type, orientation, duration_seconds, width, height, fps, difficulty,
 		       virality_score, model_id, model_name, media_key, media_content_type, media_size,
-		       preview_key, thumbnail_key, 'pending'
+		       preview_key, thumbnail_key, 'pending', ` + notLive + `
 		FROM import_clips
 		ON CONFLICT (id) DO UPDATE SET
 		       title = EXCLUDED.title, description = EXCLUDED.description, tags = EXCLUDED.tags,
@@ -99,6 +101,7 @@ const sqlUpsertClips = `
 		       media_size = EXCLUDED.media_size, preview_key = EXCLUDED.preview_key,
 		       thumbnail_key = EXCLUDED.thumbnail_key, updated_at = now(),
 		       media_status = 'pending', media_error = NULL,
+		       retired_at = coalesce(v.retired_at, ` + notLive + `),
 		       embedding = CASE WHEN ` + embeddedTextChanged + ` THEN NULL ELSE v.embedding END,
 		       embedding_model = CASE WHEN ` + embeddedTextChanged + ` THEN NULL ELSE v.embedding_model END,
 		       embedding_status = CASE WHEN ` + embeddedTextChanged + ` THEN 'pending' ELSE v.embedding_status END,
@@ -125,10 +128,13 @@ const sqlClaimUploads = `
 
 // writeVideos copies the clips' files into media storage while streaming
 // their rows into the staging table, then upserts them and commits. It
-// returns the ids whose embedding must be (re)made. Files copied for a
+// records, in the same transaction, the jobs the clips need (job outbox):
+// an embedding for the new ones and those whose embedded text changed, a
+// media job for each but those put on sale at once because the importer
+// probed their media (soundNow). It returns the jobs' ids. Files copied for a
 // transaction that then fails stay behind under their clip's prefix; a
 // rerun of the import overwrites them.
-func (s *Service) writeVideos(ctx context.Context, clips []validVideo, progress func(done, total int)) (ImportResult, []uuid.UUID, error) {
+func (s *Service) writeVideos(ctx context.Context, clips []validVideo, progress func(done, total int)) (ImportResult, []int64, error) {
 	var res ImportResult
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -170,13 +176,74 @@ func (s *Service) writeVideos(ctx context.Context, clips []validVideo, progress 
 	if err != nil {
 		return res, nil, fmt.Errorf("import: write clips: %w", err)
 	}
+	sound, probeChanged, err := soundNow(ctx, tx, clips)
+	if err != nil {
+		return res, nil, fmt.Errorf("import: probed media: %w", err)
+	}
+	for _, id := range probeChanged {
+		if !slices.Contains(reembed, id) {
+			reembed = append(reembed, id)
+		}
+	}
+	if s.queue != nil {
+		res.Queued = len(reembed)
+	}
+	jobs, err := recordJobs(ctx, tx, jobEmbed, reembed)
+	if err != nil {
+		return res, nil, fmt.Errorf("import: %w", err)
+	}
+	var probe []uuid.UUID
+	for i := range clips {
+		if !sound[clips[i].id] {
+			probe = append(probe, clips[i].id)
+		}
+	}
+	mediaJobs, err := recordJobs(ctx, tx, jobMedia, probe)
+	if err != nil {
+		return res, nil, fmt.Errorf("import: %w", err)
+	}
+	jobs = append(jobs, mediaJobs...)
 	if err := claimUploads(ctx, tx, clips); err != nil {
 		return res, nil, err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return res, nil, fmt.Errorf("import: commit: %w", err)
 	}
-	return res, reembed, nil
+	return res, jobs, nil
+}
+
+// soundNow puts on sale, in the import's transaction, the clips whose
+// media the importer probed and that brought their preview and thumbnail
+// (nothing left for the worker to make), as the worker's media job would
+// (sqlMediaDone). It returns them, and those whose embedded text the probe
+// changed.
+func soundNow(ctx context.Context, tx pgx.Tx, clips []validVideo) (map[uuid.UUID]bool, []uuid.UUID, error) {
+	var probed []probedClip
+	for i := range clips {
+		c := &clips[i]
+		if c.probe != nil && c.thumbnail != "" && (c.preview != "" || c.probe.MediaType == "image") {
+			probed = append(probed, probedClip{id: c.id, probe: *c.probe})
+		}
+	}
+	if len(probed) == 0 {
+		return nil, nil, nil
+	}
+	rows, err := tx.Query(ctx, sqlMediaDone, mediaDoneArgs(probed)...)
+	if err != nil {
+		return nil, nil, err
+	}
+	sound := make(map[uuid.UUID]bool, len(probed))
+	var changed []uuid.UUID
+	var id uuid.UUID
+	var textChanged bool
+	_, err = pgx.ForEachRow(rows, []any{&id, &textChanged}, func() error {
+		sound[id] = true
+		if textChanged {
+			changed = append(changed, id)
+		}
+		return nil
+	})
+	return sound, changed, err
 }
 
 // claimUploads claims, in the import's transaction, the uploads its clips

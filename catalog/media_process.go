@@ -19,23 +19,60 @@ const sqlMediaJob = `
 	       preview_key, thumbnail_key
 	FROM videos WHERE id = $1`
 
-// sqlMediaDone fills what the line left out from the probe and marks the
-// clip ready. When media_type or orientation change, the embedded text
-// changed: the embedding is reset for the worker to make again.
+// sqlMediaDone fills what the line left out from the probe, marks the
+// clips' media ready and puts them on sale (a retired clip stays retired).
+// When media_type or orientation change, the embedded text changed: the
+// embedding is made pending for the worker to make again. One row per
+// clip in the arrays: id, media_type, orientation, duration, width,
+// height, fps, the new preview and thumbnail keys (NULL: none made).
 const sqlMediaDone = `
-	WITH old AS (SELECT media_type, orientation FROM videos WHERE id = $1)
+	WITH p AS (
+		SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::float8[], $5::int[], $6::int[],
+		                     $7::float8[], $8::text[], $9::text[])
+		       AS p(id, media_type, orientation, duration, width, height, fps, preview_key, thumbnail_key)
+	), old AS (
+		SELECT v.id, v.media_type, v.orientation FROM videos v JOIN p ON p.id = v.id
+	)
 	UPDATE videos v SET
-	       media_type = $2,
-	       orientation = coalesce(v.orientation, $3),
-	       duration_seconds = coalesce(v.duration_seconds, $4),
-	       width = coalesce(v.width, $5), height = coalesce(v.height, $6),
-	       fps = coalesce(v.fps, $7),
-	       preview_key = coalesce(v.preview_key, $8), thumbnail_key = coalesce(v.thumbnail_key, $9),
+	       media_type = p.media_type,
+	       orientation = coalesce(v.orientation, p.orientation),
+	       duration_seconds = coalesce(v.duration_seconds, p.duration),
+	       width = coalesce(v.width, p.width), height = coalesce(v.height, p.height),
+	       fps = coalesce(v.fps, p.fps),
+	       preview_key = coalesce(v.preview_key, p.preview_key),
+	       thumbnail_key = coalesce(v.thumbnail_key, p.thumbnail_key),
 	       media_status = 'ready', media_error = NULL, media_processed_at = now(), updated_at = now(),
-	       embedding_status = CASE WHEN (old.media_type, old.orientation) IS DISTINCT FROM ($2, coalesce(v.orientation, $3))
+	       retired_at = nullif(v.retired_at, ` + notLive + `),
+	       embedding_status = CASE WHEN (old.media_type, old.orientation) IS DISTINCT FROM (p.media_type, coalesce(v.orientation, p.orientation))
 	                               THEN 'pending' ELSE v.embedding_status END
-	FROM old WHERE v.id = $1
-	RETURNING (old.media_type, old.orientation) IS DISTINCT FROM (v.media_type, v.orientation)`
+	FROM p JOIN old ON old.id = p.id WHERE v.id = p.id
+	RETURNING v.id, (old.media_type, old.orientation) IS DISTINCT FROM (v.media_type, v.orientation)`
+
+// probedClip is one clip's probe result and the preview and thumbnail
+// made for it, for sqlMediaDone.
+type probedClip struct {
+	id                 uuid.UUID
+	probe              Probe
+	preview, thumbnail *string
+}
+
+// mediaDoneArgs are sqlMediaDone's arrays for clips.
+func mediaDoneArgs(clips []probedClip) []any {
+	n := len(clips)
+	ids, types, orients := make([]uuid.UUID, n), make([]string, n), make([]string, n)
+	durs, fpss := make([]*float64, n), make([]*float64, n)
+	widths, heights := make([]int, n), make([]int, n)
+	previews, thumbs := make([]*string, n), make([]*string, n)
+	for i, c := range clips {
+		p := c.probe
+		ids[i], types[i], orients[i], widths[i], heights[i] = c.id, p.MediaType, p.Orientation(), p.Width, p.Height
+		if p.MediaType == "video" {
+			durs[i], fpss[i] = &p.Duration, &p.FPS
+		}
+		previews[i], thumbs[i] = c.preview, c.thumbnail
+	}
+	return []any{ids, types, orients, durs, widths, heights, fpss, previews, thumbs}
+}
 
 // ProcessMedia probes a clip's full-quality file, fills the figures its
 // line left out, and makes the preview and thumbnail it lacks. A file the
@@ -90,23 +127,38 @@ func (s *Service) ProcessMedia(ctx context.Context, id uuid.UUID) error {
 		}
 		newThumb = &k
 	}
-	var dur, rate *float64
-	if p.MediaType == "video" {
-		dur, rate = &p.Duration, &p.FPS
+	return s.mediaDone(ctx, probedClip{id: id, probe: p, preview: newPreview, thumbnail: newThumb})
+}
+
+// mediaDone records a clip's probe and puts it on sale; when the probe
+// changed its embedded text, the embedding job is recorded in the same
+// transaction (job outbox) and handed to the queue after the commit.
+func (s *Service) mediaDone(ctx context.Context, c probedClip) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("media job: %w", err)
 	}
+	defer func() { _ = tx.Rollback(ctx) }()
 	var textChanged bool
-	err = s.pool.QueryRow(ctx, sqlMediaDone, id, p.MediaType, p.Orientation(), dur, p.Width, p.Height, rate, newPreview, newThumb).Scan(&textChanged)
+	var done uuid.UUID
+	err = tx.QueryRow(ctx, sqlMediaDone, mediaDoneArgs([]probedClip{c})...).Scan(&done, &textChanged)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ErrVideoGone
 	}
 	if err != nil {
 		return fmt.Errorf("media job: %w", err)
 	}
+	var jobs []int64
 	if textChanged {
-		if _, err := s.enqueue(ctx, []uuid.UUID{id}); err != nil {
-			return fmt.Errorf("media job: queue embedding: %w", err)
+		if jobs, err = recordJobs(ctx, tx, jobEmbed, []uuid.UUID{c.id}); err != nil {
+			return fmt.Errorf("media job: %w", err)
 		}
 	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("media job: %w", err)
+	}
+	// Recorded: a queue that is away delays the embedding only.
+	_, _ = s.relay(ctx, jobs)
 	return nil
 }
 
@@ -122,10 +174,15 @@ func (s *Service) makeMedia(ctx context.Context, tmp, key string, produce func(d
 }
 
 // MarkMediaFailed records why a clip's file could not be processed, for
-// `brollctl clips status`.
+// `brollctl clips status` and the ops API. The clip stays out of the
+// catalog (notLive): it is never listed, shown or sold to customers.
 func (s *Service) MarkMediaFailed(ctx context.Context, id uuid.UUID, reason string) error {
 	_, err := s.pool.Exec(ctx, `
-		UPDATE videos SET media_status = 'failed', media_error = $2, media_processed_at = now()
+		UPDATE videos SET media_status = 'failed', media_error = $2, media_processed_at = now(),
+		       retired_at = coalesce(retired_at, `+notLive+`)
 		WHERE id = $1`, id, reason[:min(len(reason), 500)])
-	return err
+	if err != nil {
+		return fmt.Errorf("mark media failed: %w", err)
+	}
+	return nil
 }

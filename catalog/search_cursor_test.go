@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"broll/catalog/catalogtest"
 	"broll/internal/apperr"
 )
 
@@ -96,6 +97,7 @@ func TestCursorStableWhileImporting(t *testing.T) {
 	}
 	// The pages an offset would give are shifted by the new clips; a cursor
 	// taken now still continues after its row.
+	catalogtest.MediaPassed(t, f.pool)
 	p := f.search(t, Query{Limit: 4})
 	if f.keys(p.Videos)[0] == want[0] {
 		t.Fatal("the imported clips are not the newest")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"broll/catalog/catalogtest"
 	"broll/embed"
 	"broll/internal/money"
 )
@@ -110,6 +111,7 @@ func newFixture(t *testing.T) *fixture {
 	if _, err := b.svc.ImportVideos(b.ctx, inputs, b.src, nil); err != nil {
 		t.Fatal(err)
 	}
+	catalogtest.MediaPassed(t, b.pool)
 	if _, err := b.pool.Exec(b.ctx, `
 		UPDATE videos v SET created_at = now() - make_interval(mins => u.age)
 		FROM unnest($1::uuid[], $2::int[]) AS u(id, age) WHERE v.id = u.id`,

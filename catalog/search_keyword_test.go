@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+
+	"broll/catalog/catalogtest"
 )
 
 // walkFixture is a catalog where "sunset" is in many clips, in the title of
@@ -192,6 +194,7 @@ func TestKeywordPostingsFollowTheClip(t *testing.T) {
 	if _, err := f.svc.ImportVideos(f.ctx, []VideoInput{in}, f.src, nil); err != nil {
 		t.Fatal(err)
 	}
+	catalogtest.MediaPassed(t, f.pool)
 	first := func() uuid.UUID {
 		t.Helper()
 		p, err := f.svc.Search(f.ctx, Query{Search: "sunset", Limit: 1}, nil)
@@ -208,6 +211,7 @@ func TestKeywordPostingsFollowTheClip(t *testing.T) {
 	if _, err := f.svc.ImportVideos(f.ctx, []VideoInput{in}, f.src, nil); err != nil {
 		t.Fatal(err)
 	}
+	catalogtest.MediaPassed(t, f.pool)
 	if got := first(); got != id {
 		t.Fatalf("retitled clip is not first: %s", got)
 	}

@@ -52,11 +52,34 @@ func (s *Service) SeedDemo(ctx context.Context, count int, seed int64) (ImportRe
 	for i := range clips {
 		clips[i] = g.clip(i)
 	}
-	res, err := s.ImportVideos(ctx, clips, "", nil)
+	v, err := s.newValidator(ctx, "")
+	if err != nil {
+		return ImportResult{}, fmt.Errorf("seed: %w", err)
+	}
+	v.probed = probeDemoMedia(ctx, clips)
+	res, err := s.importVideos(ctx, v, clips, nil)
 	if err != nil {
 		return res, fmt.Errorf("seed: %w", err)
 	}
 	return res, nil
+}
+
+// probeDemoMedia runs the probe on each demo media file once (clips share
+// a few dozen), so that the seeded clips are on sale as soon as the seed
+// ends, as clips are once the worker's probe has passed them. A file the
+// probe cannot read, or a machine without ffprobe, leaves its clips to the
+// worker's media job, which decides as for any import.
+func probeDemoMedia(ctx context.Context, clips []VideoInput) map[string]Probe {
+	probed := map[string]Probe{}
+	for _, c := range clips {
+		if _, seen := probed[c.MediaFile]; seen {
+			continue
+		}
+		if p, err := ProbeMedia(ctx, c.MediaFile); err == nil {
+			probed[c.MediaFile] = p
+		}
+	}
+	return probed
 }
 
 // tierPattern repeats tiers (cheapest first) so that cheaper ones are more

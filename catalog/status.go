@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -20,7 +21,8 @@ type Status struct {
 	// Embedded clips have a vector made by the current model.
 	Embedded int `json:"embedded"`
 	// Pending clips wait for a vector, or have one of another model that
-	// semantic search no longer compares.
+	// semantic search no longer compares, or one `clips reembed --all`
+	// marked stale (it serves semantic search until the new one is stored).
 	Pending int `json:"pending"`
 	// Failed clips ran out of retries; `clips reembed --failed` retries them.
 	Failed int    `json:"failed"`
@@ -58,7 +60,7 @@ const (
 const (
 	sqlEmbeddingStatus = `
 		SELECT count(*),
-		       count(*) FILTER (WHERE embedding_status = 'ready' AND embedding_model = $1),
+		       count(*) FILTER (WHERE embedding_status = 'ready' AND embedding_model = $1 AND NOT embedding_stale),
 		       count(*) FILTER (WHERE embedding_status = 'failed')
 		FROM videos`
 
@@ -66,7 +68,7 @@ const (
 	// only queued, so nothing disappears from search in the meantime.
 	sqlStaleClips = `
 		SELECT id FROM videos
-		WHERE embedding_status = 'pending'
+		WHERE embedding_status = 'pending' OR embedding_stale
 		   OR (embedding_status = 'ready' AND embedding_model IS DISTINCT FROM $1)
 		ORDER BY created_at, id`
 
@@ -75,9 +77,11 @@ const (
 		WHERE embedding_status = 'failed'
 		RETURNING id`
 
+	// Every vector keeps serving semantic search, marked stale so that the
+	// worker makes it again (EmbeddingInputs) and the new one replaces it.
 	sqlResetAll = `
-		UPDATE videos SET embedding = NULL, embedding_model = NULL, embedding_status = 'pending',
-		       embedding_error = NULL, embedded_at = NULL
+		UPDATE videos SET embedding_stale = true, embedding_error = NULL,
+		       embedding_status = CASE WHEN embedding_status = 'failed' THEN 'pending' ELSE embedding_status END
 		RETURNING id`
 )
 
@@ -113,10 +117,12 @@ func (s *Service) Status(ctx context.Context, currentModel string) (Status, erro
 }
 
 // Reembed queues clips for the embedding worker and returns how many were
-// queued. mode "stale" (or "") queues clips that are pending or have a
-// vector of a model other than currentModel; "failed" gives failed clips
-// another round of retries; "all" drops every vector and queues every clip,
-// which takes them out of semantic search until the worker catches up.
+// queued. mode "stale" (or "") queues clips that are pending, stale or have
+// a vector of a model other than currentModel; "failed" gives failed clips
+// another round of retries; "all" makes every vector again, each old one
+// serving semantic search until its replacement is stored. The jobs are
+// recorded with the change (job outbox): with the queue away the command
+// still succeeds, and the worker's relay queues them once it is back.
 func (s *Service) Reembed(ctx context.Context, mode, currentModel string) (int, error) {
 	if s.queue == nil {
 		return 0, errors.New("reembed: no embedding queue configured")
@@ -134,13 +140,55 @@ func (s *Service) Reembed(ctx context.Context, mode, currentModel string) (int, 
 		return 0, apperr.InvalidField("mode", "unknown reembed mode %q (one of %s, %s, %s)",
 			apperr.Clip(mode), ReembedStale, ReembedFailed, ReembedAll)
 	}
-	ids, err := database.Select(ctx, s.pool, pgx.RowTo[uuid.UUID], query, args...)
+	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("reembed: %w", err)
 	}
-	n, err := s.enqueue(ctx, ids)
+	defer func() { _ = tx.Rollback(ctx) }()
+	ids, err := database.Select(ctx, tx, pgx.RowTo[uuid.UUID], query, args...)
 	if err != nil {
-		return n, fmt.Errorf("reembed: %w", err)
+		return 0, fmt.Errorf("reembed: %w", err)
 	}
-	return n, nil
+	jobs, err := recordJobs(ctx, tx, jobEmbed, ids)
+	if err != nil {
+		return 0, fmt.Errorf("reembed: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return 0, fmt.Errorf("reembed: %w", err)
+	}
+	_, _ = s.relay(ctx, jobs)
+	return len(ids), nil
+}
+
+// ClipState is a clip as content operations see it: whether customers can
+// see and buy it (Listed), and why not when its media failed.
+type ClipState struct {
+	ID              uuid.UUID
+	Title           string
+	MediaStatus     string // pending, ready or failed
+	MediaError      *string
+	MediaProcessed  *time.Time
+	Listed          bool
+	RetiredAt       *time.Time
+	EmbeddingStatus string
+	CreatedAt       time.Time
+}
+
+const sqlClipState = `
+	SELECT id, title, media_status, media_error, media_processed_at, retired_at IS NULL,
+	       nullif(retired_at, ` + notLive + `), embedding_status, created_at
+	FROM videos WHERE id = $1`
+
+// ClipState returns any clip, listed or not, with its media state.
+func (s *Service) ClipState(ctx context.Context, id uuid.UUID) (ClipState, error) {
+	var c ClipState
+	err := s.pool.QueryRow(ctx, sqlClipState, id).Scan(&c.ID, &c.Title, &c.MediaStatus, &c.MediaError,
+		&c.MediaProcessed, &c.Listed, &c.RetiredAt, &c.EmbeddingStatus, &c.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ClipState{}, apperr.NotFoundf("video %s not found", id)
+	}
+	if err != nil {
+		return ClipState{}, fmt.Errorf("clip state: %w", err)
+	}
+	return c, nil
 }

@@ -116,6 +116,10 @@ type validVideo struct {
 	uploadID  uuid.UUID
 	preview   string
 	thumbnail string
+	// probe is the probe of the clip's media file when the importer ran it
+	// (SeedDemo): a clip that also brings its preview and thumbnail is
+	// then on sale at once, with no media job.
+	probe *Probe
 }
 
 // validator checks clips against the tiers that exist and the files on
@@ -141,6 +145,8 @@ type validator struct {
 	// noFiles, when set, refuses every file path with this message (the
 	// HTTP import on a node without an import directory).
 	noFiles string
+	// probed holds the probes the importer ran, by media_file as given.
+	probed map[string]Probe
 }
 
 func newValidator(tiers map[string]money.Cents, baseDir string) *validator {

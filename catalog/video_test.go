@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"broll/catalog/catalogtest"
 	"broll/internal/apperr"
 )
 
@@ -91,6 +92,7 @@ func TestOpenPublicMedia(t *testing.T) {
 	if _, err := f.svc.ImportVideos(f.ctx, []VideoInput{in}, f.src, nil); err != nil {
 		t.Fatal(err)
 	}
+	catalogtest.MediaPassed(t, f.pool)
 	body, first := read(bare, MediaPreview)
 	if body != "\xff\xd8\xff-thumbnail" {
 		t.Fatalf("preview fallback: %q", body)
@@ -98,6 +100,7 @@ func TestOpenPublicMedia(t *testing.T) {
 	if _, err := f.svc.ImportVideos(f.ctx, []VideoInput{in}, f.src, nil); err != nil {
 		t.Fatal(err)
 	}
+	catalogtest.MediaPassed(t, f.pool)
 	if _, again := read(bare, MediaPreview); again.ETag == first.ETag {
 		t.Fatal("ETag unchanged by a re-import")
 	}

@@ -31,6 +31,7 @@ const (
 	DefaultRetryBaseDelay  = time.Second
 	DefaultRetryMaxDelay   = 5 * time.Minute
 	DefaultShutdownTimeout = 20 * time.Second
+	DefaultRelayInterval   = time.Second
 )
 
 // Options configure a Worker. Redis, Catalog and Embedder are required.
@@ -62,6 +63,10 @@ type Options struct {
 	// ShutdownTimeout is how long in-flight tasks may finish after Run's
 	// context ends; tasks still running then go back to their queue.
 	ShutdownTimeout time.Duration
+	// RelayInterval is how often the worker moves the jobs recorded in the
+	// job outbox (those their writer could not queue: Redis was away) to
+	// the queues.
+	RelayInterval time.Duration
 	// NoMedia leaves the media queue alone (no ffmpeg on this machine):
 	// its tasks wait for a worker that has it.
 	NoMedia bool
@@ -79,6 +84,7 @@ func (o *Options) withDefaults() {
 	setDefault(&o.RetryBaseDelay, DefaultRetryBaseDelay)
 	setDefault(&o.RetryMaxDelay, DefaultRetryMaxDelay)
 	setDefault(&o.ShutdownTimeout, DefaultShutdownTimeout)
+	setDefault(&o.RelayInterval, DefaultRelayInterval)
 }
 
 func setDefault[T int | time.Duration](v *T, def T) {
@@ -181,6 +187,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	w.logger.Info("worker started", "model", o.Embedder.Model(), "concurrency", o.Concurrency,
 		"batch_size", o.BatchSize, "poll_interval", o.PollInterval)
+	var relay sync.WaitGroup
+	relay.Go(func() { w.relayJobs(ctx) })
+	defer relay.Wait()
 	<-ctx.Done()
 	w.logger.Info("worker stopping", "shutdown_timeout", o.ShutdownTimeout)
 	srv.Shutdown()
@@ -232,3 +241,31 @@ func (a asynqLogger) Error(args ...any) { a.l.Error(fmt.Sprint(args...)) }
 // Fatal only logs: asynq's processing never calls it, and exiting from
 // inside a library would skip the binary's graceful shutdown.
 func (a asynqLogger) Fatal(args ...any) { a.l.Error(fmt.Sprint(args...), "fatal", true) }
+
+// relayJobs moves the jobs of the job outbox to the queues every
+// RelayInterval until ctx ends: the work of changes whose writer found
+// Redis away (catalog.RelayJobs). A failure is logged once until the relay
+// works again, then retried at the next tick.
+func (w *Worker) relayJobs(ctx context.Context) {
+	t := time.NewTicker(w.opts.RelayInterval)
+	defer t.Stop()
+	failing := false
+	for {
+		n, err := w.opts.Catalog.RelayJobs(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil && !failing:
+			w.logger.Warn("job relay failed; the jobs stay recorded", "err", err)
+			failing = true
+		case err == nil:
+			if failing || n > 0 {
+				w.logger.Info("job relay queued recorded jobs", "jobs", n)
+			}
+			failing = false
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -30,8 +30,11 @@
 --   bought               charged (lines already owned come back, not charged)
 --   owned                nothing new to buy: every line was owned already
 --   quoted               a dry run's quote
---   unknown              some line names no video, or a retired one the
---                        buyer does not own (r_known false on those lines)
+--   unknown              some line names no video, or one not on sale that
+--                        the buyer does not own: retired, or its media not
+--                        (yet) passed by the probe (r_known false on those
+--                        lines). Media that is not sound is never charged:
+--                        the rule is here, whatever the caller checked.
 --   price_changed        r_quote differs from in_expected
 --   insufficient_credits r_quote exceeds r_available, what the pool held at
 --                        this job's turn in arrival order
@@ -99,7 +102,8 @@ BEGIN
     WITH RECURSIVE lines AS (
         SELECT l.job, l.video, l.new_id, in_key[l.job + 1] AS key, in_email[l.job + 1] AS email,
                o.id AS owned_id, o.price_cents AS owned_price, o.purchased_at AS owned_at,
-               v.id IS NOT NULL AND (o.id IS NOT NULL OR v.retired_at IS NULL) AS known,
+               v.id IS NOT NULL
+                 AND (o.id IS NOT NULL OR (v.retired_at IS NULL AND v.media_status = 'ready')) AS known,
                t.price_cents AS price, v.difficulty AS tier
         FROM unnest(in_line_job, in_line_video, in_purchase) AS l(job, video, new_id)
         LEFT JOIN videos v ON v.id = l.video

@@ -204,6 +204,48 @@ func (e ClipInputOrientation) Valid() bool {
 	}
 }
 
+// Defines values for ClipStateEmbeddingStatus.
+const (
+	ClipStateEmbeddingStatusFailed  ClipStateEmbeddingStatus = "failed"
+	ClipStateEmbeddingStatusPending ClipStateEmbeddingStatus = "pending"
+	ClipStateEmbeddingStatusReady   ClipStateEmbeddingStatus = "ready"
+)
+
+// Valid indicates whether the value is a known member of the ClipStateEmbeddingStatus enum.
+func (e ClipStateEmbeddingStatus) Valid() bool {
+	switch e {
+	case ClipStateEmbeddingStatusFailed:
+		return true
+	case ClipStateEmbeddingStatusPending:
+		return true
+	case ClipStateEmbeddingStatusReady:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ClipStateMediaStatus.
+const (
+	ClipStateMediaStatusFailed  ClipStateMediaStatus = "failed"
+	ClipStateMediaStatusPending ClipStateMediaStatus = "pending"
+	ClipStateMediaStatusReady   ClipStateMediaStatus = "ready"
+)
+
+// Valid indicates whether the value is a known member of the ClipStateMediaStatus enum.
+func (e ClipStateMediaStatus) Valid() bool {
+	switch e {
+	case ClipStateMediaStatusFailed:
+		return true
+	case ClipStateMediaStatusPending:
+		return true
+	case ClipStateMediaStatusReady:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for FiltersDifficultyCurrency.
 const (
 	FiltersDifficultyCurrencyUSD FiltersDifficultyCurrency = "USD"
@@ -815,16 +857,16 @@ func (e ReadinessChecksRedis) Valid() bool {
 
 // Defines values for ReadinessStatus.
 const (
-	Degraded ReadinessStatus = "degraded"
-	Ready    ReadinessStatus = "ready"
+	ReadinessStatusDegraded ReadinessStatus = "degraded"
+	ReadinessStatusReady    ReadinessStatus = "ready"
 )
 
 // Valid indicates whether the value is a known member of the ReadinessStatus enum.
 func (e ReadinessStatus) Valid() bool {
 	switch e {
-	case Degraded:
+	case ReadinessStatusDegraded:
 		return true
-	case Ready:
+	case ReadinessStatusReady:
 		return true
 	default:
 		return false
@@ -1079,19 +1121,19 @@ func (e VideoOrientation) Valid() bool {
 
 // Defines values for WebhookAttemptState.
 const (
-	Delivered WebhookAttemptState = "delivered"
-	Failed    WebhookAttemptState = "failed"
-	Pending   WebhookAttemptState = "pending"
+	WebhookAttemptStateDelivered WebhookAttemptState = "delivered"
+	WebhookAttemptStateFailed    WebhookAttemptState = "failed"
+	WebhookAttemptStatePending   WebhookAttemptState = "pending"
 )
 
 // Valid indicates whether the value is a known member of the WebhookAttemptState enum.
 func (e WebhookAttemptState) Valid() bool {
 	switch e {
-	case Delivered:
+	case WebhookAttemptStateDelivered:
 		return true
-	case Failed:
+	case WebhookAttemptStateFailed:
 		return true
-	case Pending:
+	case WebhookAttemptStatePending:
 		return true
 	default:
 		return false
@@ -2094,6 +2136,31 @@ type ClipModel struct {
 	Id   string `json:"id"`
 	Name string `json:"name"`
 }
+
+// ClipState Examples: {"created_at":"2026-03-02T10:14:58Z","embedding_status":"ready","id":"11111111-2222-4333-8444-555555555555","listed":false,"media_error":"Invalid data found when processing input","media_processed_at":"2026-03-02T10:15:00Z","media_status":"failed","retired_at":null,"title":"Woman laughing in a car"}
+type ClipState struct {
+	CreatedAt       time.Time                `json:"created_at"`
+	EmbeddingStatus ClipStateEmbeddingStatus `json:"embedding_status"`
+	Id              openapi_types.UUID       `json:"id"`
+
+	// Listed Customers see and can buy the clip: its media is ready and it is not retired.
+	Listed bool `json:"listed"`
+
+	// MediaError Why the media failed.
+	MediaError       *string    `json:"media_error"`
+	MediaProcessedAt *time.Time `json:"media_processed_at"`
+
+	// MediaStatus `pending`: waiting for the worker's probe; `ready`: passed; `failed`: the probe refused the file (or processing gave up), see `media_error`.
+	MediaStatus ClipStateMediaStatus `json:"media_status"`
+	RetiredAt   *time.Time           `json:"retired_at"`
+	Title       string               `json:"title"`
+}
+
+// ClipStateEmbeddingStatus defines model for ClipState.EmbeddingStatus.
+type ClipStateEmbeddingStatus string
+
+// ClipStateMediaStatus `pending`: waiting for the worker's probe; `ready`: passed; `failed`: the probe refused the file (or processing gave up), see `media_error`.
+type ClipStateMediaStatus string
 
 // Filters The values that occur in the live catalog, each with the number of clips that have it.
 //
@@ -3986,6 +4053,15 @@ type ClientInterface interface {
 	// Corresponds with DELETE /api/ops/v1/videos/{id} (the `RetireClip` operationId).
 	RetireClip(ctx context.Context, id VideoIdPath, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetClipState A clip's media state
+	//
+	// Any clip, listed or not: whether its full-quality file passed the probe (`media_status`), the probe's reason when it did not (`media_error`), and whether customers can see and buy it (`listed`: media ready and not retired).
+	//
+	// Required scope: `catalog:write`.
+	//
+	// Corresponds with GET /api/ops/v1/videos/{id} (the `GetClipState` operationId).
+	GetClipState(ctx context.Context, id VideoIdPath, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetBalance Account balance and month-to-date spend
 	//
 	// The shared balance and what the key can see of this month's purchases; the same summary as the MCP tool `get_balance`.
@@ -3997,7 +4073,7 @@ type ClientInterface interface {
 
 	// ListVideos List and search videos
 	//
-	// Filters, keyword search (`search`) or search by meaning (`semantic_search`), sort and page. Retired clips never appear. A filtered semantic search still fills `limit` when enough matching clips exist; clips whose embedding is not ready yet are left out of semantic results only.
+	// Filters, keyword search (`search`) or search by meaning (`semantic_search`), sort and page. Retired clips never appear, nor do clips whose full-quality file has not passed the worker's probe (a new clip appears once its media is processed, usually within seconds of its import; see docs/api.md). A filtered semantic search still fills `limit` when enough matching clips exist; clips whose embedding is not ready yet are left out of semantic results only.
 	//
 	// Required scope: `broll:read`.
 	//
@@ -4017,6 +4093,8 @@ type ClientInterface interface {
 	//
 	// Buys clips for the calling key from the account's shared balance, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient balance is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
 	//
+	// A clip that is not on sale (retired, or its media not passed by the probe) counts as unknown (404) unless the key already owns it; nothing is charged.
+	//
 	// Required scope: `broll:purchase`.
 	//
 	// Takes any type of body and a specified content type.
@@ -4027,6 +4105,8 @@ type ClientInterface interface {
 	// PurchaseVideos Purchase videos
 	//
 	// Buys clips for the calling key from the account's shared balance, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient balance is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
+	//
+	// A clip that is not on sale (retired, or its media not passed by the probe) counts as unknown (404) unless the key already owns it; nothing is charged.
 	//
 	// Required scope: `broll:purchase`.
 	//
@@ -4052,7 +4132,7 @@ type ClientInterface interface {
 
 	// GetVideo Details of one video
 	//
-	// A live clip, or a retired one the key bought. `download_url` is set when the key owns it.
+	// A live clip, or a retired one the key bought. A clip is live only once its full-quality file has passed the worker's probe: until then, or when the probe refused it, this is 404. `download_url` is set when the key owns it.
 	//
 	// Required scope: `broll:read`.
 	//
@@ -4542,6 +4622,25 @@ func (c *Client) RetireClip(ctx context.Context, id VideoIdPath, reqEditors ...R
 	return c.Client.Do(req)
 }
 
+// GetClipState A clip's media state
+//
+// Any clip, listed or not: whether its full-quality file passed the probe (`media_status`), the probe's reason when it did not (`media_error`), and whether customers can see and buy it (`listed`: media ready and not retired).
+//
+// Required scope: `catalog:write`.
+//
+// Corresponds with GET /api/ops/v1/videos/{id} (the `GetClipState` operationId).
+func (c *Client) GetClipState(ctx context.Context, id VideoIdPath, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetClipStateRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetBalance Account balance and month-to-date spend
 //
 // The shared balance and what the key can see of this month's purchases; the same summary as the MCP tool `get_balance`.
@@ -4563,7 +4662,7 @@ func (c *Client) GetBalance(ctx context.Context, reqEditors ...RequestEditorFn) 
 
 // ListVideos List and search videos
 //
-// Filters, keyword search (`search`) or search by meaning (`semantic_search`), sort and page. Retired clips never appear. A filtered semantic search still fills `limit` when enough matching clips exist; clips whose embedding is not ready yet are left out of semantic results only.
+// Filters, keyword search (`search`) or search by meaning (`semantic_search`), sort and page. Retired clips never appear, nor do clips whose full-quality file has not passed the worker's probe (a new clip appears once its media is processed, usually within seconds of its import; see docs/api.md). A filtered semantic search still fills `limit` when enough matching clips exist; clips whose embedding is not ready yet are left out of semantic results only.
 //
 // Required scope: `broll:read`.
 //
@@ -4603,6 +4702,8 @@ func (c *Client) ListFilterValues(ctx context.Context, reqEditors ...RequestEdit
 //
 // Buys clips for the calling key from the account's shared balance, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient balance is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
 //
+// A clip that is not on sale (retired, or its media not passed by the probe) counts as unknown (404) unless the key already owns it; nothing is charged.
+//
 // Required scope: `broll:purchase`.
 //
 // Takes any type of body and a specified content type.
@@ -4623,6 +4724,8 @@ func (c *Client) PurchaseVideosWithBody(ctx context.Context, params *PurchaseVid
 // PurchaseVideos Purchase videos
 //
 // Buys clips for the calling key from the account's shared balance, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient balance is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
+//
+// A clip that is not on sale (retired, or its media not passed by the probe) counts as unknown (404) unless the key already owns it; nothing is charged.
 //
 // Required scope: `broll:purchase`.
 //
@@ -4668,7 +4771,7 @@ func (c *Client) ListPurchases(ctx context.Context, params *ListPurchasesParams,
 
 // GetVideo Details of one video
 //
-// A live clip, or a retired one the key bought. `download_url` is set when the key owns it.
+// A live clip, or a retired one the key bought. A clip is live only once its full-quality file has passed the worker's probe: until then, or when the probe refused it, this is 404. `download_url` is set when the key owns it.
 //
 // Required scope: `broll:read`.
 //
@@ -5867,6 +5970,40 @@ func NewRetireClipRequest(server string, id VideoIdPath) (*http.Request, error) 
 	}
 
 	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetClipStateRequest constructs an http.Request for the GetClipState method
+func NewGetClipStateRequest(server string, id VideoIdPath) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/ops/v1/videos/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -7700,6 +7837,17 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with DELETE /api/ops/v1/videos/{id} (the `RetireClip` operationId).
 	RetireClipWithResponse(ctx context.Context, id VideoIdPath, reqEditors ...RequestEditorFn) (*RetireClipResponse, error)
 
+	// GetClipStateWithResponse A clip's media state
+	//
+	// Any clip, listed or not: whether its full-quality file passed the probe (`media_status`), the probe's reason when it did not (`media_error`), and whether customers can see and buy it (`listed`: media ready and not retired).
+	//
+	// Required scope: `catalog:write`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/ops/v1/videos/{id} (the `GetClipState` operationId).
+	GetClipStateWithResponse(ctx context.Context, id VideoIdPath, reqEditors ...RequestEditorFn) (*GetClipStateResponse, error)
+
 	// GetBalanceWithResponse Account balance and month-to-date spend
 	//
 	// The shared balance and what the key can see of this month's purchases; the same summary as the MCP tool `get_balance`.
@@ -7713,7 +7861,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListVideosWithResponse List and search videos
 	//
-	// Filters, keyword search (`search`) or search by meaning (`semantic_search`), sort and page. Retired clips never appear. A filtered semantic search still fills `limit` when enough matching clips exist; clips whose embedding is not ready yet are left out of semantic results only.
+	// Filters, keyword search (`search`) or search by meaning (`semantic_search`), sort and page. Retired clips never appear, nor do clips whose full-quality file has not passed the worker's probe (a new clip appears once its media is processed, usually within seconds of its import; see docs/api.md). A filtered semantic search still fills `limit` when enough matching clips exist; clips whose embedding is not ready yet are left out of semantic results only.
 	//
 	// Required scope: `broll:read`.
 	//
@@ -7737,6 +7885,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Buys clips for the calling key from the account's shared balance, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient balance is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
 	//
+	// A clip that is not on sale (retired, or its media not passed by the probe) counts as unknown (404) unless the key already owns it; nothing is charged.
+	//
 	// Required scope: `broll:purchase`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -7747,6 +7897,8 @@ type ClientWithResponsesInterface interface {
 	// PurchaseVideosWithResponse Purchase videos
 	//
 	// Buys clips for the calling key from the account's shared balance, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient balance is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
+	//
+	// A clip that is not on sale (retired, or its media not passed by the probe) counts as unknown (404) unless the key already owns it; nothing is charged.
 	//
 	// Required scope: `broll:purchase`.
 	//
@@ -7774,7 +7926,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetVideoWithResponse Details of one video
 	//
-	// A live clip, or a retired one the key bought. `download_url` is set when the key owns it.
+	// A live clip, or a retired one the key bought. A clip is live only once its full-quality file has passed the worker's probe: until then, or when the probe refused it, this is 404. `download_url` is set when the key owns it.
 	//
 	// Required scope: `broll:read`.
 	//
@@ -9354,6 +9506,155 @@ func (r RetireClipResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RetireClipResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetClipStateResponse200Headers the declared response headers of an HTTP 200 response for GetClipState
+type GetClipStateResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// GetClipStateResponse400Headers the declared response headers of an HTTP 400 response for GetClipState
+type GetClipStateResponse400Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// GetClipStateResponse401Headers the declared response headers of an HTTP 401 response for GetClipState
+type GetClipStateResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      *string
+}
+
+// GetClipStateResponse403Headers the declared response headers of an HTTP 403 response for GetClipState
+type GetClipStateResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// GetClipStateResponse404Headers the declared response headers of an HTTP 404 response for GetClipState
+type GetClipStateResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// GetClipStateResponse429Headers the declared response headers of an HTTP 429 response for GetClipState
+type GetClipStateResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// GetClipStateResponse500Headers the declared response headers of an HTTP 500 response for GetClipState
+type GetClipStateResponse500Headers struct {
+	XRequestId *string
+}
+
+type GetClipStateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ClipState
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetClipStateResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetClipStateResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetClipStateResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetClipStateResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetClipStateResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetClipStateResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetClipStateResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetClipStateResponse) GetJSON200() *ClipState {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetClipStateResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetClipStateResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetClipStateResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetClipStateResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetClipStateResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetClipStateResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetClipStateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetClipStateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetClipStateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetClipStateResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13107,6 +13408,23 @@ func (c *ClientWithResponses) RetireClipWithResponse(ctx context.Context, id Vid
 	return ParseRetireClipResponse(rsp)
 }
 
+// GetClipStateWithResponse A clip's media state
+//
+// Any clip, listed or not: whether its full-quality file passed the probe (`media_status`), the probe's reason when it did not (`media_error`), and whether customers can see and buy it (`listed`: media ready and not retired).
+//
+// Required scope: `catalog:write`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/ops/v1/videos/{id} (the `GetClipState` operationId).
+func (c *ClientWithResponses) GetClipStateWithResponse(ctx context.Context, id VideoIdPath, reqEditors ...RequestEditorFn) (*GetClipStateResponse, error) {
+	rsp, err := c.GetClipState(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetClipStateResponse(rsp)
+}
+
 // GetBalanceWithResponse Account balance and month-to-date spend
 //
 // The shared balance and what the key can see of this month's purchases; the same summary as the MCP tool `get_balance`.
@@ -13126,7 +13444,7 @@ func (c *ClientWithResponses) GetBalanceWithResponse(ctx context.Context, reqEdi
 
 // ListVideosWithResponse List and search videos
 //
-// Filters, keyword search (`search`) or search by meaning (`semantic_search`), sort and page. Retired clips never appear. A filtered semantic search still fills `limit` when enough matching clips exist; clips whose embedding is not ready yet are left out of semantic results only.
+// Filters, keyword search (`search`) or search by meaning (`semantic_search`), sort and page. Retired clips never appear, nor do clips whose full-quality file has not passed the worker's probe (a new clip appears once its media is processed, usually within seconds of its import; see docs/api.md). A filtered semantic search still fills `limit` when enough matching clips exist; clips whose embedding is not ready yet are left out of semantic results only.
 //
 // Required scope: `broll:read`.
 //
@@ -13162,6 +13480,8 @@ func (c *ClientWithResponses) ListFilterValuesWithResponse(ctx context.Context, 
 //
 // Buys clips for the calling key from the account's shared balance, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient balance is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
 //
+// A clip that is not on sale (retired, or its media not passed by the probe) counts as unknown (404) unless the key already owns it; nothing is charged.
+//
 // Required scope: `broll:purchase`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -13178,6 +13498,8 @@ func (c *ClientWithResponses) PurchaseVideosWithBodyWithResponse(ctx context.Con
 // PurchaseVideosWithResponse Purchase videos
 //
 // Buys clips for the calling key from the account's shared balance, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient balance is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
+//
+// A clip that is not on sale (retired, or its media not passed by the probe) counts as unknown (404) unless the key already owns it; nothing is charged.
 //
 // Required scope: `broll:purchase`.
 //
@@ -13217,7 +13539,7 @@ func (c *ClientWithResponses) ListPurchasesWithResponse(ctx context.Context, par
 
 // GetVideoWithResponse Details of one video
 //
-// A live clip, or a retired one the key bought. `download_url` is set when the key owns it.
+// A live clip, or a retired one the key bought. A clip is live only once its full-quality file has passed the worker's probe: until then, or when the probe refused it, this is 404. `download_url` is set when the key owns it.
 //
 // Required scope: `broll:read`.
 //
@@ -15866,6 +16188,266 @@ func ParseRetireClipResponse(rsp *http.Response) (*RetireClipResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers RetireClipResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetClipStateResponse parses an HTTP response from a GetClipStateWithResponse call
+func ParseGetClipStateResponse(rsp *http.Response) (*GetClipStateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetClipStateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ClipState
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetClipStateResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetClipStateResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetClipStateResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetClipStateResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetClipStateResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetClipStateResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetClipStateResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

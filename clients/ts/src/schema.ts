@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * List and search videos
-         * @description Filters, keyword search (`search`) or search by meaning (`semantic_search`), sort and page. Retired clips never appear. A filtered semantic search still fills `limit` when enough matching clips exist; clips whose embedding is not ready yet are left out of semantic results only.
+         * @description Filters, keyword search (`search`) or search by meaning (`semantic_search`), sort and page. Retired clips never appear, nor do clips whose full-quality file has not passed the worker's probe (a new clip appears once its media is processed, usually within seconds of its import; see docs/api.md). A filtered semantic search still fills `limit` when enough matching clips exist; clips whose embedding is not ready yet are left out of semantic results only.
          *
          *     Required scope: `broll:read`.
          */
@@ -57,7 +57,7 @@ export interface paths {
         };
         /**
          * Details of one video
-         * @description A live clip, or a retired one the key bought. `download_url` is set when the key owns it.
+         * @description A live clip, or a retired one the key bought. A clip is live only once its full-quality file has passed the worker's probe: until then, or when the probe refused it, this is 404. `download_url` is set when the key owns it.
          *
          *     Required scope: `broll:read`.
          */
@@ -82,6 +82,8 @@ export interface paths {
         /**
          * Purchase videos
          * @description Buys clips for the calling key from the account's shared balance, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient balance is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
+         *
+         *     A clip that is not on sale (retired, or its media not passed by the probe) counts as unknown (404) unless the key already owns it; nothing is charged.
          *
          *     Required scope: `broll:purchase`.
          */
@@ -297,7 +299,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * A clip's media state
+         * @description Any clip, listed or not: whether its full-quality file passed the probe (`media_status`), the probe's reason when it did not (`media_error`), and whether customers can see and buy it (`listed`: media ready and not retired).
+         *
+         *     Required scope: `catalog:write`.
+         */
+        get: operations["getClipState"];
         put?: never;
         post?: never;
         /**
@@ -1943,6 +1951,41 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
         };
+        /**
+         * @example {
+         *       "id": "11111111-2222-4333-8444-555555555555",
+         *       "title": "Woman laughing in a car",
+         *       "media_status": "failed",
+         *       "media_error": "Invalid data found when processing input",
+         *       "media_processed_at": "2026-03-02T10:15:00Z",
+         *       "listed": false,
+         *       "retired_at": null,
+         *       "embedding_status": "ready",
+         *       "created_at": "2026-03-02T10:14:58Z"
+         *     }
+         */
+        ClipState: {
+            /** Format: uuid */
+            id: string;
+            title: string;
+            /**
+             * @description `pending`: waiting for the worker's probe; `ready`: passed; `failed`: the probe refused the file (or processing gave up), see `media_error`.
+             * @enum {string}
+             */
+            media_status: "pending" | "ready" | "failed";
+            /** @description Why the media failed. */
+            media_error: string | null;
+            /** Format: date-time */
+            media_processed_at: string | null;
+            /** @description Customers see and can buy the clip: its media is ready and it is not retired. */
+            listed: boolean;
+            /** Format: date-time */
+            retired_at: string | null;
+            /** @enum {string} */
+            embedding_status: "pending" | "ready" | "failed";
+            /** Format: date-time */
+            created_at: string;
+        };
     };
     responses: {
         /** @description Invalid input (`invalid_request`) or `search` with `semantic_search` (`conflicting_search_params`). */
@@ -3070,6 +3113,39 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getClipState: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Video id. */
+                id: components["parameters"]["video_id_path"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The clip and its media state. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClipState"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };

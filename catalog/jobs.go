@@ -1,0 +1,129 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"broll/internal/database"
+)
+
+// The job outbox (table job_outbox, migration 00019). A change that needs
+// work from the worker (an import: media probing and embeddings; the
+// probe changing a clip's text; a reembed) records its jobs in its own
+// transaction, so the work exists exactly when the change does. Redis
+// being away then delays the work and never loses it: right after the
+// commit the writer tries to hand its jobs to the queue (relay), and what
+// it could not hand over stays recorded for the worker's relay
+// (RelayJobs), which moves it once Redis is back. A job handed over twice
+// (a relay that queued it but could not delete its row) is harmless: tasks
+// are unique per clip, and a clip already done is skipped by its handler.
+
+// Kinds of job.
+const (
+	jobEmbed = "embed"
+	jobMedia = "media"
+)
+
+// relayBatch bounds the jobs one relay transaction holds locked while it
+// talks to the queue.
+const relayBatch = 5000
+
+const (
+	sqlRecordJobs = `INSERT INTO job_outbox (kind, video_id) SELECT $1, unnest($2::uuid[]) RETURNING id`
+
+	// Only the jobs given (when $2 is not NULL), oldest first; rows another
+	// relay holds are skipped, not waited for. Media jobs are taken only
+	// by a queue that can run them ($3).
+	sqlClaimJobs = `
+		SELECT id, kind, video_id FROM job_outbox
+		WHERE ($2::bigint[] IS NULL OR id = ANY ($2)) AND (kind = 'embed' OR $3)
+		ORDER BY id LIMIT $1
+		FOR UPDATE SKIP LOCKED`
+
+	sqlDeleteJobs = `DELETE FROM job_outbox WHERE id = ANY ($1)`
+)
+
+// recordJobs records one job of kind per clip and returns the jobs' ids.
+func recordJobs(ctx context.Context, q database.Queryer, kind string, ids []uuid.UUID) ([]int64, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	jobs, err := database.Select(ctx, q, pgx.RowTo[int64], sqlRecordJobs, kind, ids)
+	if err != nil {
+		return nil, fmt.Errorf("record %s jobs: %w", kind, err)
+	}
+	return jobs, nil
+}
+
+// RelayJobs hands every recorded job to the queue, oldest first, and
+// returns how many it moved. A batch the queue refuses stays recorded
+// (the error says why); the worker calls this periodically.
+func (s *Service) RelayJobs(ctx context.Context) (int, error) {
+	return s.relay(ctx, nil)
+}
+
+// relay moves the jobs given (all when only is nil) to the queue. Without
+// a queue they wait for a worker's relay.
+func (s *Service) relay(ctx context.Context, only []int64) (int, error) {
+	if s.queue == nil || (only != nil && len(only) == 0) {
+		return 0, nil
+	}
+	total := 0
+	for {
+		n, err := s.relayBatch(ctx, only)
+		total += n
+		if err != nil || n < relayBatch {
+			return total, err
+		}
+	}
+}
+
+func (s *Service) relayBatch(ctx context.Context, only []int64) (int, error) {
+	_, media := s.queue.(MediaQueue)
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("relay jobs: %w", err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	rows, err := tx.Query(ctx, sqlClaimJobs, relayBatch, only, media)
+	if err != nil {
+		return 0, fmt.Errorf("relay jobs: %w", err)
+	}
+	var jobs []int64
+	var embedIDs, mediaIDs []uuid.UUID
+	var job int64
+	var kind string
+	var id uuid.UUID
+	if _, err := pgx.ForEachRow(rows, []any{&job, &kind, &id}, func() error {
+		jobs = append(jobs, job)
+		if kind == jobMedia {
+			mediaIDs = append(mediaIDs, id)
+		} else {
+			embedIDs = append(embedIDs, id)
+		}
+		return nil
+	}); err != nil {
+		return 0, fmt.Errorf("relay jobs: %w", err)
+	}
+	if len(jobs) == 0 {
+		return 0, nil
+	}
+	slices.SortFunc(embedIDs, func(a, b uuid.UUID) int { return slices.Compare(a[:], b[:]) })
+	if _, err := s.enqueue(ctx, slices.Compact(embedIDs)); err != nil {
+		return 0, fmt.Errorf("relay jobs: %w", err)
+	}
+	if err := s.enqueueMedia(ctx, mediaIDs); err != nil {
+		return 0, fmt.Errorf("relay jobs: %w", err)
+	}
+	if _, err := tx.Exec(ctx, sqlDeleteJobs, jobs); err != nil {
+		return 0, fmt.Errorf("relay jobs: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return 0, fmt.Errorf("relay jobs: %w", err)
+	}
+	return len(jobs), nil
+}

@@ -1,0 +1,30 @@
+package catalog
+
+import (
+	"testing"
+)
+
+// TestSeedDemoIsOnSaleAtOnce: the demo seed probes its media files itself
+// (they pass: real MP4s and JPEGs), so `make run` shows the demo catalog
+// as soon as the seed ends, without waiting for a worker, and queues no
+// media job for it.
+func TestSeedDemoIsOnSaleAtOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	if _, err := b.svc.SeedDemo(b.ctx, 40, 7); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.count(t, `SELECT count(*) FROM videos WHERE media_status <> 'ready' OR retired_at IS NOT NULL`); n != 0 {
+		t.Fatalf("%d seeded clips are not on sale", n)
+	}
+	page, err := b.svc.Search(b.ctx, Query{Limit: 100}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Videos) != 40 {
+		t.Fatalf("the list shows %d of 40 seeded clips", len(page.Videos))
+	}
+	if n := b.count(t, `SELECT count(*) FROM videos WHERE media_processed_at IS NULL OR width IS NULL`); n != 0 {
+		t.Fatalf("%d seeded clips without the probe's record", n)
+	}
+}

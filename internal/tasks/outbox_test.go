@@ -1,0 +1,170 @@
+package tasks_test
+
+import (
+	"context"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"broll/catalog"
+	"broll/embed"
+	"broll/internal/tasks"
+	"broll/internal/testkit"
+)
+
+// unreachableRedis is a client of a port where nothing listens: Redis away.
+func unreachableRedis(t *testing.T) *redis.Client {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	t.Cleanup(func() { _ = rdb.Close() })
+	return rdb
+}
+
+func asynqQueue(rdb *redis.Client) *tasks.AsynqQueue {
+	return tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
+}
+
+// TestRedisAwayLosesNoWork runs every path that changes clips and queues
+// work (import, media processing, reembed --all) with Redis unreachable:
+// each succeeds with its change stored and its jobs recorded beside it, the
+// old vectors keep serving semantic search, and once Redis is back the
+// relay hands every recorded job to asynq.
+func TestRedisAwayLosesNoWork(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, _ := testkit.NewPool(t)
+	media, err := catalog.NewLocalMedia(filepath.Join(t.TempDir(), "media"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	away := catalog.New(pool, media, asynqQueue(unreachableRedis(t)))
+	jobs := func(kind string) int {
+		t.Helper()
+		var n int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM job_outbox WHERE kind = $1`, kind).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	file := testkit.RenderVideo(t, 64, 36, 0.5)
+	ids := []uuid.UUID{uuid.New(), uuid.New()}
+	clips := []catalog.VideoInput{
+		{ID: ids[0].String(), Title: "Woman jogging in the park", Emotion: "confident", Gender: "female",
+			Difficulty: "easy", MediaFile: file, Orientation: "horizontal"},
+		// No orientation: the probe fills it, which changes the embedded text.
+		{ID: ids[1].String(), Title: "Man laughing at a phone", Emotion: "laughing", Gender: "male",
+			Difficulty: "easy", MediaFile: file},
+	}
+
+	t.Run("import", func(t *testing.T) {
+		res, err := away.ImportVideos(ctx, clips, "", nil)
+		if err != nil || res != (catalog.ImportResult{Created: 2, Queued: 2}) {
+			t.Fatalf("import with Redis away = %+v, %v", res, err)
+		}
+		if e, m := jobs("embed"), jobs("media"); e != 2 || m != 2 {
+			t.Fatalf("recorded jobs: %d embed, %d media; want 2 and 2", e, m)
+		}
+	})
+
+	t.Run("media processing", func(t *testing.T) {
+		for _, id := range ids {
+			if err := away.ProcessMedia(ctx, id); err != nil {
+				t.Fatalf("process media with Redis away: %v", err)
+			}
+		}
+		st, err := away.ClipState(ctx, ids[1])
+		if err != nil || st.MediaStatus != "ready" || !st.Listed || st.EmbeddingStatus != "pending" {
+			t.Fatalf("processed clip: %+v, %v", st, err)
+		}
+		if e := jobs("embed"); e != 3 {
+			t.Fatalf("embed jobs after the probe changed a text: %d, want 3", e)
+		}
+	})
+
+	b := embed.NewBuiltin()
+	inputs, err := away.EmbeddingInputs(ctx, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	embs := make([]catalog.Embedding, len(inputs))
+	for i, in := range inputs {
+		v, err := b.Embed(ctx, embed.Document, []string{in.Text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		embs[i] = catalog.Embedding{ID: in.ID, Vector: v[0]}
+	}
+	if err := away.StoreEmbeddings(ctx, b.Model(), embs); err != nil {
+		t.Fatal(err)
+	}
+	qe := embed.NewCachedQueryEmbedder(b, nil, "", 0)
+	semantic := func() int {
+		t.Helper()
+		p, err := away.Search(ctx, catalog.Query{SemanticSearch: "person laughing", Limit: 10}, qe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(p.Videos)
+	}
+	if n := semantic(); n != 2 {
+		t.Fatalf("semantic search before reembed: %d clips", n)
+	}
+
+	t.Run("reembed --all", func(t *testing.T) {
+		before := jobs("embed")
+		n, err := away.Reembed(ctx, catalog.ReembedAll, b.Model())
+		if err != nil || n != 2 {
+			t.Fatalf("reembed --all with Redis away = %d, %v", n, err)
+		}
+		var vectors int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM videos WHERE embedding IS NOT NULL`).Scan(&vectors); err != nil || vectors != 2 {
+			t.Fatalf("vectors kept: %d, %v", vectors, err)
+		}
+		if n := semantic(); n != 2 {
+			t.Fatalf("semantic search after reembed --all with Redis away: %d clips, want 2", n)
+		}
+		if e := jobs("embed"); e != before+2 {
+			t.Fatalf("embed jobs: %d, want %d", e, before+2)
+		}
+		// The worker makes them again: the old vectors are not current.
+		in, err := away.EmbeddingInputs(ctx, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, i := range in {
+			if i.ReadyWith != "" {
+				t.Fatalf("clip %s counts as embedded after reembed --all", i.ID)
+			}
+		}
+	})
+
+	t.Run("Redis back: the relay queues every job", func(t *testing.T) {
+		rdb, _ := testkit.Redis(t)
+		up := catalog.New(pool, media, asynqQueue(rdb))
+		if _, err := up.RelayJobs(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if e, m := jobs("embed"), jobs("media"); e != 0 || m != 0 {
+			t.Fatalf("jobs left after the relay: %d embed, %d media", e, m)
+		}
+		insp := asynq.NewInspectorFromRedisClient(rdb)
+		for _, q := range []string{tasks.QueueEmbed, tasks.QueueMedia} {
+			info, err := insp.GetQueueInfo(q)
+			if err != nil || info.Pending != 2 {
+				t.Fatalf("queue %s: %+v, %v; want 2 pending", q, info, err)
+			}
+		}
+	})
+}
