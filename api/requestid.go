@@ -5,6 +5,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+
+	"broll/internal/outbox"
 )
 
 const (
@@ -16,11 +18,13 @@ const (
 // every problem body, and used in logs. A well-formed incoming id is kept so
 // that a load balancer's id follows the request. The trace id of a W3C
 // traceparent header is kept too, for the access log, so that a request
-// can be found from the caller's trace.
+// can be found from the caller's trace, and in the request's context, so
+// that the webhook events it writes are delivered within the same trace.
 func withRequestID(c *fiber.Ctx) error {
 	assignRequestID(c)
 	if id, ok := parseTraceparent(c.Get("traceparent")); ok {
 		c.Locals(localTraceID, id)
+		c.SetUserContext(outbox.WithTrace(c.UserContext(), id))
 	}
 	return c.Next()
 }

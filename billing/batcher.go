@@ -67,7 +67,8 @@ type purchaseJob struct {
 	ids      []uuid.UUID
 	expected *int64
 	dry      bool
-	test     bool // a test key's: paid from the test balance
+	test     bool   // a test key's: paid from the test balance
+	trace    string // the W3C trace id of the request, "" for none (outbox.Trace)
 	// newIDs are the ids the job's purchases get if bought, one per video,
 	// chosen once: after a lost connection the batch runs again, and the
 	// purchases it finds under these ids are this job's, already charged.

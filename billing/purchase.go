@@ -8,6 +8,7 @@ import (
 
 	"broll/internal/apperr"
 	"broll/internal/money"
+	"broll/internal/outbox"
 	"broll/tenancy"
 )
 
@@ -53,7 +54,9 @@ func (s *Service) Purchase(ctx context.Context, p tenancy.Principal, req Purchas
 	if p.AccountID == uuid.Nil {
 		return PurchaseResult{}, apperr.New(apperr.Forbidden, "this key belongs to no account")
 	}
-	return s.purchase(p.AccountID, newJob(p.KeyID, "", ids, req.ExpectedTotal, req.DryRun, p.Test))
+	job := newJob(p.KeyID, "", ids, req.ExpectedTotal, req.DryRun, p.Test)
+	job.trace = outbox.Trace(ctx)
+	return s.purchase(p.AccountID, job)
 }
 
 // purchase runs a job through the one purchase statement and signs the

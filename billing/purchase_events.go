@@ -32,11 +32,11 @@ const DefaultTestBalance = money.Cents(100000)
 //
 // $1 account, $2 event id per line, $3 purchase id per line, $4 the
 // balance.low event id (empty when nothing was bought), $5 the default
-// threshold in cents, $6 livemode.
+// threshold in cents, $6 livemode, $7 the trace id per line ("" for none).
 const purchaseEventsSQL = `
 WITH bought AS (
-    SELECT l.event_id, p.id, p.video_id, p.api_key_id, p.customer_email, p.price_cents, p.purchased_at
-    FROM unnest($2::text[], $3::uuid[]) AS l(event_id, purchase_id)
+    SELECT l.event_id, l.trace_id, p.id, p.video_id, p.api_key_id, p.customer_email, p.price_cents, p.purchased_at
+    FROM unnest($2::text[], $3::uuid[], $7::text[]) AS l(event_id, purchase_id, trace_id)
     JOIN purchases p ON p.id = l.purchase_id AND p.account_id = $1
 ), subscribed AS (
     -- An event nobody subscribes to would never be delivered: an account
@@ -47,8 +47,8 @@ WITH bought AS (
     UNION ALL
     SELECT balance_cents, NULL FROM test_balances WHERE account_id = $1 AND NOT $6
 ), completed AS (
-    INSERT INTO webhook_events (id, account_id, type, livemode, data)
-    SELECT b.event_id, $1, 'purchase.completed', $6, jsonb_build_object(
+    INSERT INTO webhook_events (id, account_id, type, livemode, trace_id, data)
+    SELECT b.event_id, $1, 'purchase.completed', $6, nullif(min(b.trace_id), ''), jsonb_build_object(
         'key', CASE WHEN k.id IS NULL THEN NULL
                     ELSE jsonb_build_object('id', k.id, 'kind', k.kind, 'label', k.label) END,
         'customer_email', min(b.customer_email),
@@ -83,7 +83,7 @@ func eventID(typ string, purchase uuid.UUID) string {
 // queuePurchaseEvents adds the batch's event statement to pb. Quotes buy
 // nothing and add no lines.
 func queuePurchaseEvents(pb *pgx.Batch, account uuid.UUID, jobs []*purchaseJob, threshold money.Cents, test bool) {
-	var events []string
+	var events, traces []string
 	var ids []uuid.UUID
 	for _, j := range jobs {
 		if j.dry || len(j.newIDs) == 0 {
@@ -93,11 +93,12 @@ func queuePurchaseEvents(pb *pgx.Batch, account uuid.UUID, jobs []*purchaseJob, 
 		for _, id := range j.newIDs {
 			events = append(events, ev)
 			ids = append(ids, id)
+			traces = append(traces, j.trace)
 		}
 	}
 	low := ""
 	if len(ids) > 0 {
 		low = eventID(outbox.BalanceLow, ids[0])
 	}
-	pb.Queue(purchaseEventsSQL, account, events, ids, low, int64(threshold), !test)
+	pb.Queue(purchaseEventsSQL, account, events, ids, low, int64(threshold), !test, traces)
 }

@@ -18,15 +18,16 @@ import (
 // subscribes to it. A test key's event says livemode false.
 //
 // $1 account, then per refused key: $2 event id, $3 key, $4 limit, $5 spent,
-// $6 period, $7 the end of the period (NULL for 'total').
+// $6 period, $7 the end of the period (NULL for 'total'), $8 the trace id of
+// the refused request ("" for none).
 const spendLimitEventsSQL = `
-INSERT INTO webhook_events (id, account_id, type, livemode, data)
-SELECT l.event_id, $1, '` + outbox.SpendLimitReached + `', k.livemode, jsonb_build_object(
+INSERT INTO webhook_events (id, account_id, type, livemode, trace_id, data)
+SELECT l.event_id, $1, '` + outbox.SpendLimitReached + `', k.livemode, nullif(l.trace_id, ''), jsonb_build_object(
     'key', jsonb_build_object('id', k.id, 'kind', k.kind, 'label', k.label),
     'limit', round(l.lim / 100.0, 2), 'spent', round(l.spent / 100.0, 2),
     'period', l.period, 'period_resets_at', l.resets_at, 'currency', 'USD')
-FROM unnest($2::text[], $3::uuid[], $4::bigint[], $5::bigint[], $6::text[], $7::timestamptz[])
-     AS l(event_id, key_id, lim, spent, period, resets_at)
+FROM unnest($2::text[], $3::uuid[], $4::bigint[], $5::bigint[], $6::text[], $7::timestamptz[], $8::text[])
+     AS l(event_id, key_id, lim, spent, period, resets_at, trace_id)
 JOIN api_keys k ON k.id = l.key_id AND k.account_id = $1
 WHERE EXISTS (SELECT 1 FROM webhook_endpoints e
               WHERE e.account_id = $1 AND e.enabled AND '` + outbox.SpendLimitReached + `' = ANY (e.events))
@@ -40,6 +41,7 @@ ON CONFLICT (id) DO NOTHING`
 func (b *batcher) writeSpendLimitEvents(ctx context.Context, account uuid.UUID, jobs []*purchaseJob) error {
 	var (
 		ids, periods  []string
+		traces        []string
 		keys          []uuid.UUID
 		limits, spent []int64
 		resets        []pgtype.Timestamptz
@@ -55,11 +57,12 @@ func (b *batcher) writeSpendLimitEvents(ctx context.Context, account uuid.UUID, 
 		keys = append(keys, j.key)
 		limits, spent, periods = append(limits, *l.limit), append(spent, *l.spent), append(periods, *l.period)
 		resets = append(resets, pgtype.Timestamptz{Time: end, Valid: l.resetsAt != nil})
+		traces = append(traces, j.trace)
 	}
 	if len(ids) == 0 {
 		return nil
 	}
-	_, err := b.pool.Exec(ctx, spendLimitEventsSQL, account, ids, keys, limits, spent, periods, resets)
+	_, err := b.pool.Exec(ctx, spendLimitEventsSQL, account, ids, keys, limits, spent, periods, resets, traces)
 	return err
 }
 

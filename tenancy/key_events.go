@@ -11,7 +11,8 @@ const keyEventData = `jsonb_build_object('key', jsonb_build_object(
 
 // keyRevokedEventsSQL writes key.revoked for the keys of $1 that this
 // transaction revoked: revoked_at = now() tells them from keys revoked
-// before, which a second revocation leaves alone.
-const keyRevokedEventsSQL = `INSERT INTO webhook_events (account_id, type, data)
-	SELECT k.account_id, $2, ` + keyEventData + `
+// before, which a second revocation leaves alone. $3 is the revoking
+// request's trace id ("" for none).
+const keyRevokedEventsSQL = `INSERT INTO webhook_events (account_id, type, trace_id, data)
+	SELECT k.account_id, $2, nullif($3, ''), ` + keyEventData + `
 	FROM api_keys k WHERE k.id = ANY ($1) AND k.revoked_at = now() AND k.account_id IS NOT NULL`

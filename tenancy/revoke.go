@@ -106,7 +106,7 @@ func (s *Service) revokeRows(ctx context.Context, scope RevokeScope, id uuid.UUI
 			}
 			rev.Revoked = append(rev.Revoked, ids...)
 		}
-		_, err = tx.Exec(ctx, keyRevokedEventsSQL, rev.Revoked, outbox.KeyRevoked)
+		_, err = tx.Exec(ctx, keyRevokedEventsSQL, rev.Revoked, outbox.KeyRevoked, outbox.Trace(ctx))
 		return err
 	})
 	if err != nil {

@@ -179,12 +179,12 @@ func insertKey(ctx context.Context, q Querier, k Key) (IssuedKey, error) {
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $12)
 			RETURNING *
 		), ev AS (
-			INSERT INTO webhook_events (account_id, type, livemode, data)
-			SELECT k.account_id, $11, k.livemode, `+keyEventData+` FROM k WHERE k.account_id IS NOT NULL
+			INSERT INTO webhook_events (account_id, type, livemode, trace_id, data)
+			SELECT k.account_id, $11, k.livemode, nullif($13, ''), `+keyEventData+` FROM k WHERE k.account_id IS NOT NULL
 		)
 		SELECT `+keyColumns+` FROM k`,
 		k.AccountID, k.Kind, k.ParentID, k.Label, k.Scopes, hashKey(secret), displayedPrefix(secret),
-		limitCents, limitPeriod, k.RateLimitPerMinute, outbox.KeyCreated, !k.Test)
+		limitCents, limitPeriod, k.RateLimitPerMinute, outbox.KeyCreated, !k.Test, outbox.Trace(ctx))
 	created, err := scanKey(row)
 	if err != nil {
 		return IssuedKey{}, err

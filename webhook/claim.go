@@ -129,6 +129,9 @@ type claimed struct {
 	data      json.RawMessage
 	created   time.Time
 	secrets   []string
+	// trace is the W3C trace id of the request that wrote the event, ""
+	// for none: the attempt sends a traceparent that continues it.
+	trace string
 }
 
 // claimSQL takes up to $1 due deliveries of enabled endpoints, fairly:
@@ -173,6 +176,7 @@ WITH inflight AS (
     RETURNING d.id, d.endpoint_id, d.event_id, d.attempts
 )
 SELECT c.id, c.endpoint_id::text, e.url, c.attempts, ev.id, ev.type, ev.livemode, ev.data, ev.created_at,
+       coalesce(ev.trace_id, ''),
        array(SELECT s.secret FROM webhook_secrets s WHERE s.endpoint_id = e.id
              AND (s.expires_at IS NULL OR s.expires_at > now()) ORDER BY s.id DESC)
 FROM c JOIN webhook_endpoints e ON e.id = c.endpoint_id JOIN webhook_events ev ON ev.id = c.event_id`
@@ -181,7 +185,7 @@ FROM c JOIN webhook_endpoints e ON e.id = c.endpoint_id JOIN webhook_events ev O
 func (d *Deliverer) claim(ctx context.Context, n int) ([]claimed, error) {
 	batch, err := database.Select(ctx, d.pool, func(r pgx.CollectableRow) (claimed, error) {
 		var c claimed
-		err := r.Scan(&c.id, &c.endpoint, &c.url, &c.attempts, &c.eventID, &c.eventType, &c.livemode, &c.data, &c.created, &c.secrets)
+		err := r.Scan(&c.id, &c.endpoint, &c.url, &c.attempts, &c.eventID, &c.eventType, &c.livemode, &c.data, &c.created, &c.trace, &c.secrets)
 		return c, err
 	}, claimSQL, n, d.opts.Lease, d.opts.PerEndpoint, d.opts.PerAccount)
 	if err != nil {

@@ -166,6 +166,9 @@ func (d *Deliverer) send(ctx context.Context, c claimed) result {
 	req.Header.Set("webhook-id", c.eventID)
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
 	req.Header.Set("webhook-signature", sig)
+	if c.trace != "" {
+		req.Header.Set("traceparent", traceparent(c.trace))
+	}
 	resp, err := d.client.Do(req)
 	dur := d.now().Sub(start)
 	if err != nil {

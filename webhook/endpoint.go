@@ -253,13 +253,13 @@ func (s *Service) Ping(ctx context.Context, o Owner, id uuid.UUID) (string, erro
 	err := s.pool.QueryRow(ctx, `
 		WITH e AS (SELECT id, account_id FROM webhook_endpoints WHERE id = $3 AND `+ownerSQL+`),
 		ev AS (
-			INSERT INTO webhook_events (account_id, type, data)
-			SELECT account_id, $4, jsonb_build_object('endpoint_id', id) FROM e
+			INSERT INTO webhook_events (account_id, type, trace_id, data)
+			SELECT account_id, $4, nullif($5, ''), jsonb_build_object('endpoint_id', id) FROM e
 			RETURNING id
 		), d AS (
 			INSERT INTO webhook_deliveries (endpoint_id, event_id) SELECT e.id, ev.id FROM e, ev
 		)
-		SELECT id FROM ev`, o.Account, o.key(), id, outbox.Ping).Scan(&evt)
+		SELECT id FROM ev`, o.Account, o.key(), id, outbox.Ping, outbox.Trace(ctx)).Scan(&evt)
 	if err != nil {
 		return "", database.Interpret(err, "webhook endpoint not found")
 	}
