@@ -96,3 +96,33 @@ func TestWebhookDeliveriesContinueTheRequestsTrace(t *testing.T) {
 		t.Errorf("key.revoked, from a request without traceparent, carried %q", seen["key.revoked"])
 	}
 }
+
+// An MCP purchase runs on its request's context too: the purchase.completed
+// it writes keeps the traceparent's trace id, as a REST purchase's does.
+func TestMCPPurchaseEventKeepsTheTrace(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{configure: loopbackHooks})
+	a := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 100_000})
+	rcv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(rcv.Close)
+	e.do(t, 0, "POST", "/api/v1/webhooks", a.RootKey.Secret, map[string]any{
+		"url": rcv.URL, "events": []string{"purchase.completed"}})
+	base := e.serveLoopback(t)
+	vids := billingtest.Videos(t, e.pool, 1, "easy")
+
+	const trace = "5e0c2b6a1f3d4c8e9a7b6c5d4e3f2a1b"
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"purchase_videos","arguments":{"video_ids":["` +
+		vids[0].String() + `"]}}}`
+	r := mcpPost(t, base, a.RootKey.Secret, map[string]string{"traceparent": "00-" + trace + "-00f067aa0ba902b7-01"}, call)
+	if r.status != 200 || strings.Contains(string(r.raw), `"isError":true`) {
+		t.Fatalf("purchase_videos: %d %s", r.status, r.raw)
+	}
+	var got *string
+	if err := e.pool.QueryRow(t.Context(), `SELECT trace_id FROM webhook_events
+		WHERE account_id = $1 AND type = 'purchase.completed'`, a.ID).Scan(&got); err != nil {
+		t.Fatalf("purchase.completed: %v", err)
+	}
+	if got == nil || *got != trace {
+		t.Fatalf("the MCP purchase's event keeps trace %v, want %s", got, trace)
+	}
+}
