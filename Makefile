@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
 
-.PHONY: clients clients-check run test test-browser docs-screenshots chromium build stack-up stack-down stack-status vet fmt-check bench-edge bench-search bench-search-users bench-search-users-1m bench-purchase clean fuzz lint-go
+.PHONY: check unit clients clients-check run test test-browser docs-screenshots chromium build stack-up stack-down stack-status vet fmt-check bench-edge bench-search bench-search-users bench-search-users-1m bench-purchase clean fuzz lint-go
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -84,6 +84,15 @@ chromium:
 	  if [ "$$(id -u)" -eq 0 ]; then as=; else as=sudo; fi; \
 	  $$as apt-get update -qq >/dev/null && \
 	  $$as env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
+
+# The fast lane for a first contribution: gofmt, go vet, the linter and the
+# tests of every package that needs no outside service (deploy/local/unit-packages.sh
+# lists them). No root, no stack, no network once the Go module cache and the
+# pinned linter are built (both land outside the checkout's tracked files).
+check: fmt-check vet lint-go unit
+
+unit:
+	$(GO) test -count=1 $$(bash deploy/local/unit-packages.sh)
 
 test: stack-up chromium fmt-check vet clients-check lint-go
 	@if command -v npx >/dev/null 2>&1; then $(MAKE) --no-print-directory lint-openapi; \
