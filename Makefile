@@ -120,7 +120,7 @@ FUZZTIME ?= 30s
 FUZZFLAGS = -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 fuzz:
 	$(GO) test ./billing $(FUZZFLAGS) -fuzz '^FuzzListParams$$'
-	$(GO) test ./catalog $(FUZZFLAGS) -fuzz '^FuzzQueryValidate$$'
+	$(GO) test ./catalog/search $(FUZZFLAGS) -fuzz '^FuzzQueryValidate$$'
 	$(GO) test ./api $(FUZZFLAGS) -fuzz '^FuzzPurchaseBody$$'
 
 

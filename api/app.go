@@ -14,6 +14,8 @@ import (
 
 	"broll/billing"
 	"broll/catalog"
+	"broll/catalog/media"
+	"broll/catalog/search"
 	"broll/embed"
 	"broll/internal/apperr"
 	"broll/internal/config"
@@ -33,12 +35,14 @@ type Deps struct {
 	Redis    *redis.Client
 	Tenancy  *tenancy.Service
 	Catalog  *catalog.Service
+	Search   *search.Service
+	Uploads  *media.Uploads
 	Billing  *billing.Service
 	Webhooks *webhook.Service
 	Auth     *tenancy.Authenticator
 	Gate     *tenancy.Gate
 	Usage    *tenancy.Usage
-	Media    catalog.MediaStore
+	Media    media.Store
 	// QueryEmbedder embeds semantic_search texts (cached).
 	QueryEmbedder *embed.QueryCache
 	// Sessions signs dashboard users in.
@@ -97,7 +101,7 @@ func newApp(d Deps) *fiber.App {
 
 	s := &server{
 		logger: d.Logger, now: d.Now,
-		tenancy: d.Tenancy, catalog: d.Catalog, billing: d.Billing, webhooks: d.Webhooks,
+		tenancy: d.Tenancy, catalog: d.Catalog, search: d.Search, uploads: d.Uploads, billing: d.Billing, webhooks: d.Webhooks,
 		auth: d.Auth, gate: d.Gate, usage: d.Usage, media: d.Media, queryEmbedder: d.QueryEmbedder,
 		revoker: tenancy.NewRevoker(d.Tenancy, d.Redis, d.Config.RedisPrefix, d.Auth),
 		metrics: m, clientAddr: clientAddr(d.Config.TrustedProxies), importDir: d.Config.ImportDir,
@@ -123,6 +127,8 @@ type server struct {
 	now     func() time.Time
 	tenancy *tenancy.Service
 	catalog *catalog.Service
+	search  *search.Service
+	uploads *media.Uploads
 	billing *billing.Service
 	// webhooks manages the account's webhook endpoints.
 	webhooks *webhook.Service
@@ -131,7 +137,7 @@ type server struct {
 	// revoker revokes keys everywhere at once (rows, markers, cache).
 	revoker *tenancy.Revoker
 	usage   *tenancy.Usage
-	media   catalog.MediaStore
+	media   media.Store
 	// uploadMaxBytes and uploadTTL bound POST /api/ops/v1/uploads.
 	uploadMaxBytes int64
 	uploadTTL      time.Duration

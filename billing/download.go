@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"broll/catalog"
+	"broll/catalog/media"
 	"broll/internal/apperr"
 )
 
@@ -50,7 +50,7 @@ func (s *Service) Authorize(ctx context.Context, id uuid.UUID) (Download, error)
 			return Download{}, apperr.New(apperr.PreviewNotReady,
 				"this test-mode purchase serves the clip's preview, which is not ready yet; retry later")
 		}
-		d.MediaKey, d.ContentType = *preview, catalog.ContentType(*preview)
+		d.MediaKey, d.ContentType = *preview, media.ContentType(*preview)
 	}
 	return d, nil
 }

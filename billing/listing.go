@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
 
-	"broll/catalog"
+	"broll/catalog/search"
 	"broll/internal/apperr"
 	"broll/internal/database"
 	"broll/internal/money"
@@ -84,7 +84,7 @@ func (lp ListParams) Parse(p tenancy.Principal) (ListQuery, error) {
 	if len(q.Search) > maxSearchLength || len(q.SemanticSearch) > maxSearchLength {
 		return q, apperr.InvalidField("search", "search texts are limited to %d characters", maxSearchLength)
 	}
-	if q.Emotion, err = catalog.ParseEmotion(lp.Emotion); err != nil {
+	if q.Emotion, err = search.ParseEmotion(lp.Emotion); err != nil {
 		return q, err
 	}
 	if lp.APIKeyID != "" {

@@ -58,9 +58,9 @@ type Video struct {
 // again (sqlMediaDone); migration 00019 explains the choice.
 const notLive = `'infinity'::timestamptz`
 
-// videoColumns are the columns scanVideo reads, in order, from videos v.
+// VideoColumns are the columns ScanVideo reads, in order, from videos v.
 // price_cents is the row's copy of its tier's price (migration 00005).
-const videoColumns = `
+const VideoColumns = `
 	v.id, v.title, v.description, v.tags, v.emotion, v.gender, v.age_range, v.location,
 	v.media_type, v.orientation, v.duration_seconds, v.width, v.height, v.fps, v.difficulty,
 	v.price_cents, v.virality_score, v.model_id, v.model_name,
@@ -73,15 +73,15 @@ const videoColumns = `
 // it, unless it was re-imported with a new file after the sale, and then
 // its buyer keeps it as a retired clip's buyer does.
 const sqlGetVideo = `
-	SELECT ` + videoColumns + `, NULL::float8
+	SELECT ` + VideoColumns + `, NULL::float8
 	FROM videos v
 	WHERE v.id = $1
 	  AND (v.retired_at IS NULL
 	       OR EXISTS (SELECT 1 FROM purchases p WHERE p.video_id = v.id AND p.api_key_id = $2))`
 
-// scanVideo reads videoColumns followed by a nullable similarity and the
+// ScanVideo reads VideoColumns followed by a nullable similarity and the
 // extra columns given.
-func scanVideo(row pgx.Row, extra ...any) (Video, error) {
+func ScanVideo(row pgx.Row, extra ...any) (Video, error) {
 	var v Video
 	var cents int64
 	var modelID, modelName *string
@@ -115,9 +115,9 @@ func (s *Service) GetVideo(ctx context.Context, id uuid.UUID) (Video, error) {
 // clips it bought (their download links keep working; see billing).
 func (s *Service) GetVideoFor(ctx context.Context, id, keyID uuid.UUID) (Video, error) {
 	var v Video
-	err := s.read(ctx, false, func(db *pgxpool.Pool) error {
+	err := s.Read(ctx, false, func(db *pgxpool.Pool) error {
 		var err error
-		v, err = scanVideo(db.QueryRow(ctx, sqlGetVideo, id, keyID))
+		v, err = ScanVideo(db.QueryRow(ctx, sqlGetVideo, id, keyID))
 		return err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -19,6 +19,7 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"broll/catalog"
+	"broll/catalog/media"
 	"broll/embed"
 	"broll/internal/database"
 )
@@ -65,11 +66,11 @@ func importThroughput(ctx context.Context, pool *pgxpool.Pool, n int, seed uint6
 			return 0, err
 		}
 	}
-	media, err := catalog.NewLocalMedia(mediaDir)
+	store, err := media.NewLocal(mediaDir)
 	if err != nil {
 		return 0, err
 	}
-	svc := catalog.New(pool, media, nil)
+	svc := catalog.New(pool, store, nil)
 	start := time.Now()
 	res, err := svc.Import(ctx, &lines, src, nil)
 	elapsed := time.Since(start)

@@ -20,6 +20,7 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"broll/catalog"
+	"broll/catalog/media"
 	"broll/deploy/bench/benchkit"
 	"broll/embed"
 	"broll/internal/database"
@@ -201,11 +202,11 @@ func importCatalog(ctx context.Context, pool *pgxpool.Pool, o userOptions) error
 			return err
 		}
 	}
-	media, err := catalog.NewLocalMedia(mediaDir)
+	store, err := media.NewLocal(mediaDir)
 	if err != nil {
 		return err
 	}
-	svc := catalog.New(pool, media, nil)
+	svc := catalog.New(pool, store, nil)
 	rng := rand.New(rand.NewPCG(o.seed, 2))
 	const chunk = 20_000
 	for done := 0; done < o.clips; {
