@@ -28,6 +28,11 @@ func (s *Service) Owned(ctx context.Context, keyID uuid.UUID, videoIDs []uuid.UU
 	return owned, nil
 }
 
+// DownloadLink signs a fresh link to a purchase's file, for a caller that
+// already knows the purchase is its own (catalog.Service.VideoForKey
+// reports the key's purchase of a clip with the clip).
+func (s *Service) DownloadLink(purchaseID uuid.UUID) Link { return s.links.Sign(purchaseID) }
+
 const ownedSQL = `
 	SELECT id, video_id, price_cents, purchased_at FROM purchases
 	WHERE api_key_id = $1 AND video_id = ANY($2)`

@@ -17,8 +17,11 @@ type Service struct {
 	media MediaStore
 	queue EmbedQueue
 	// reads picks the pool of the catalog reads that may be a moment old
-	// (lists, details, filter values); nil: the primary.
+	// (lists, filter values); nil: the primary.
 	reads *replica.Reads
+	// videos keeps clip details, checked against the primary on each read
+	// (VideoForKey).
+	videos *videoCache
 	// counts keeps recent search totals (countCache).
 	counts *countCache
 	// efSearch is the HNSW candidate list of a semantic search.
@@ -28,7 +31,7 @@ type Service struct {
 // New returns the catalog over pool, storing media in media and queueing
 // embeddings on queue (nil: clips stay pending until `clips reembed`).
 func New(pool *pgxpool.Pool, media MediaStore, queue EmbedQueue) *Service {
-	return &Service{pool: pool, media: media, queue: queue, counts: newCountCache(), efSearch: DefaultEfSearch}
+	return &Service{pool: pool, media: media, queue: queue, counts: newCountCache(), videos: newVideoCache(), efSearch: DefaultEfSearch}
 }
 
 // WithReads returns the catalog sending its reads through reads (a read
