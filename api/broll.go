@@ -10,7 +10,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
-	"broll/catalog"
 	"broll/catalog/search"
 	"broll/internal/apperr"
 	"broll/internal/money"
@@ -82,16 +81,11 @@ func (s *server) getBroll(c *fiber.Ctx) error {
 	if err != nil {
 		return apperr.InvalidField("id", "video id %q is not a UUID", apperr.Clip(c.Params("id")))
 	}
-	keyID := principal(c).KeyID
-	v, err := s.catalog.GetVideoFor(c.UserContext(), id, keyID)
+	v, bought, err := s.catalog.VideoForKey(c.UserContext(), id, principal(c).KeyID)
 	if err != nil {
 		return err
 	}
-	out, err := s.renderVideos(c, keyID, []catalog.Video{v})
-	if err != nil {
-		return err
-	}
-	return c.JSON(out[0])
+	return c.JSON(s.renderClip(v, bought))
 }
 
 type valueCountJSON struct {

@@ -174,16 +174,11 @@ func (s *server) getVideoTool(ctx context.Context, c *fiber.Ctx, a getVideoArgs)
 	if err != nil {
 		return videoJSON{}, "", apperr.InvalidField("video_id", "video_id %q is not a UUID", apperr.Clip(a.VideoID))
 	}
-	keyID := principal(c).KeyID
-	v, err := s.catalog.GetVideoFor(ctx, id, keyID)
+	v, bought, err := s.catalog.VideoForKey(ctx, id, principal(c).KeyID)
 	if err != nil {
 		return videoJSON{}, "", err
 	}
-	out, err := s.renderVideos(c, keyID, []catalog.Video{v})
-	if err != nil {
-		return videoJSON{}, "", err
-	}
-	vj := out[0]
+	vj := s.renderClip(v, bought)
 	summary := fmt.Sprintf("%q: %s, %s tier, %s USD.", vj.Title, vj.Emotion, vj.Difficulty, vj.Price)
 	if vj.Owned {
 		summary += " Owned by this key; download_url is fresh."

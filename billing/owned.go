@@ -29,6 +29,11 @@ func (s *Service) Owned(ctx context.Context, keyID uuid.UUID, videoIDs []uuid.UU
 	return owned, nil
 }
 
+// DownloadLink signs a fresh link to a purchase's file, for a caller that
+// already knows the purchase is its own (catalog.Service.VideoForKey
+// reports the key's purchase of a clip with the clip).
+func (s *Service) DownloadLink(purchaseID uuid.UUID) Link { return s.links.Sign(purchaseID) }
+
 // ownedPurchases reads the purchases key keyID holds of the videos ids,
 // by video.
 func ownedPurchases(ctx context.Context, q tenancy.Querier, keyID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]PurchasedVideo, error) {

@@ -20,14 +20,17 @@ type Service struct {
 	uploads *media.Uploads
 	queue   EmbedQueue
 	// reads picks the pool of the catalog reads that may be a moment old
-	// (lists, details, filter values); nil: the primary.
+	// (lists, filter values); nil: the primary.
 	reads *replica.Reads
+	// videos keeps clip details, checked against the primary on each read
+	// (VideoForKey).
+	videos *videoCache
 }
 
 // New returns the catalog over pool, storing clip files in store and
 // queueing embeddings on queue (nil: clips stay pending until `clips reembed`).
 func New(pool *pgxpool.Pool, store media.Store, queue EmbedQueue) *Service {
-	return &Service{pool: pool, media: store, uploads: media.NewUploads(pool, store), queue: queue}
+	return &Service{pool: pool, media: store, uploads: media.NewUploads(pool, store), queue: queue, videos: newVideoCache()}
 }
 
 // WithReads returns the catalog sending its reads through reads (a read

@@ -2,15 +2,11 @@ package catalog
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
-	"broll/internal/apperr"
 	"broll/internal/money"
 )
 
@@ -67,18 +63,6 @@ const VideoColumns = `
 	v.preview_key IS NOT NULL, v.thumbnail_key IS NOT NULL, v.created_at,
 	nullif(v.retired_at, ` + notLive + `)`
 
-// sqlGetVideo finds a live clip, or a retired one that keyID bought: a
-// retired clip leaves the catalog but not its buyers' libraries. A clip
-// whose media is not sound is not live (notLive): nobody can have bought
-// it, unless it was re-imported with a new file after the sale, and then
-// its buyer keeps it as a retired clip's buyer does.
-const sqlGetVideo = `
-	SELECT ` + VideoColumns + `, NULL::float8
-	FROM videos v
-	WHERE v.id = $1
-	  AND (v.retired_at IS NULL
-	       OR EXISTS (SELECT 1 FROM purchases p WHERE p.video_id = v.id AND p.api_key_id = $2))`
-
 // ScanVideo reads VideoColumns followed by a nullable similarity and the
 // extra columns given.
 func ScanVideo(row pgx.Row, extra ...any) (Video, error) {
@@ -114,17 +98,6 @@ func (s *Service) GetVideo(ctx context.Context, id uuid.UUID) (Video, error) {
 // GetVideoFor is GetVideo for the key keyID, which also sees the retired
 // clips it bought (their download links keep working; see billing).
 func (s *Service) GetVideoFor(ctx context.Context, id, keyID uuid.UUID) (Video, error) {
-	var v Video
-	err := s.Read(ctx, false, func(db *pgxpool.Pool) error {
-		var err error
-		v, err = ScanVideo(db.QueryRow(ctx, sqlGetVideo, id, keyID))
-		return err
-	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Video{}, apperr.NotFoundf("video %s not found", id)
-	}
-	if err != nil {
-		return Video{}, fmt.Errorf("get video: %w", err)
-	}
-	return v, nil
+	v, _, err := s.VideoForKey(ctx, id, keyID)
+	return v, err
 }
