@@ -41,7 +41,7 @@ func newBench(ctx context.Context, sc *benchkit.Scratch, o options, key string) 
 	}
 	binary, err := buildNode(tmp)
 	if err != nil {
-		os.RemoveAll(tmp)
+		_ = os.RemoveAll(tmp)
 		return nil, err
 	}
 	cfg := sc.Config
@@ -58,7 +58,7 @@ func (b *bench) close() {
 	if b.node != nil {
 		b.node.stop()
 	}
-	os.RemoveAll(b.tmp)
+	_ = os.RemoveAll(b.tmp)
 }
 
 // outcome is one scenario's figures.
@@ -101,9 +101,10 @@ func (b *bench) runAll(ctx context.Context) error {
 			return fmt.Errorf("%s: %w", s, err)
 		}
 		outs = append(outs, out)
-		fmt.Printf("%s: ready after %s (%d refused probes, warm-up %s), p50 %.2f ms (first 10 s %.2f ms), p99 %.2f ms, %d ok, %d failed\n",
+		fmt.Printf("%s: ready after %s (%d refused probes, warm-up %s), p50 %.2f ms (first 10 s %.2f ms, first second %.2f ms), p99 %.2f ms, %d ok, %d failed\n",
 			s, out.readyAfter.Round(time.Millisecond), out.refused, out.warmup.Round(time.Millisecond),
 			ms(out.load.percentile(0, b.o.window, 0.5)), ms(out.load.percentile(0, 10*time.Second, 0.5)),
+			ms(out.load.percentile(0, time.Second, 0.5)),
 			ms(out.load.percentile(0, b.o.window, 0.99)), out.load.ok(), out.load.failed)
 		if i == 0 {
 			w := b.drive(b.o.warm)
@@ -127,10 +128,11 @@ func (b *bench) report(outs []outcome, warm []load) {
 	}
 	ref /= float64(len(warm))
 	fmt.Println()
-	fmt.Printf("| scenario | ready after | warm-up | p50, first %s | x warm | p50, first 10 s | x warm | p99, first %s | p50 per 10 s |\n", b.o.window, b.o.window)
-	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	fmt.Printf("| scenario | ready after | warm-up | p50, first %s | x warm | p50, first 10 s | x warm | p50, first second | x warm | p99, first %s | p50 per 10 s |\n", b.o.window, b.o.window)
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, o := range outs {
 		p50, first := ms(o.load.percentile(0, b.o.window, 0.5)), ms(o.load.percentile(0, 10*time.Second, 0.5))
+		second := ms(o.load.percentile(0, time.Second, 0.5))
 		var steps []string
 		for t := time.Duration(0); t < b.o.window; t += 10 * time.Second {
 			steps = append(steps, fmt.Sprintf("%.1f", ms(o.load.percentile(t, t+10*time.Second, 0.5))))
@@ -139,11 +141,11 @@ func (b *bench) report(outs []outcome, warm []load) {
 		if o.warmup > 0 {
 			warmup = o.warmup.Round(100 * time.Millisecond).String()
 		}
-		fmt.Printf("| %s | %s | %s | %.2f ms | %.1f | %.2f ms | %.1f | %.2f ms | %s |\n", o.name,
-			o.readyAfter.Round(100*time.Millisecond), warmup, p50, p50/ref, first, first/ref,
+		fmt.Printf("| %s | %s | %s | %.2f ms | %.1f | %.2f ms | %.1f | %.2f ms | %.1f | %.2f ms | %s |\n", o.name,
+			o.readyAfter.Round(100*time.Millisecond), warmup, p50, p50/ref, first, first/ref, second, second/ref,
 			ms(o.load.percentile(0, b.o.window, 0.99)), strings.Join(steps, " / "))
 	}
-	fmt.Printf("| warm (mean of %d) | | | %.2f ms | 1 | | | | |\n", len(warm), ref)
+	fmt.Printf("| warm (mean of %d) | | | %.2f ms | 1 | | | | | | |\n", len(warm), ref)
 	for i, o := range outs {
 		fmt.Printf("BenchmarkWarm/%s/first-window %d %.0f ns/op\n", strings.ReplaceAll(o.name, "/", "-"), i+1,
 			o.load.percentile(0, b.o.window, 0.5).Seconds()*1e9)
