@@ -17,10 +17,13 @@
 //   - live: Postgres restarted under a running node, which notices and
 //     warms again (the gated node answers /readyz 503 meanwhile).
 //
-// The warm figure is measured twice: after the first scenario's minute
-// (the node has served a while) and at the end. The node is the real
+// Right after its window, each scenario measures the same node for -warm
+// (warm by then): the ratio of the two is taken within the same minutes,
+// so the machine's other work weighs on both alike. The node is the real
 // cmd/broll-api binary, built here, so that a restart is a new process with
-// new connections.
+// new connections. A Postgres restart leaves the files in the machine's
+// page cache; -drop-file-cache drops them too, as a machine restart or a
+// failover to a server that never read them would.
 //
 // The benchmark restarts Postgres: by default the local stack's
 // (deploy/local/stack.sh restart-postgres), which would break everything
@@ -59,6 +62,7 @@ type options struct {
 	prewarm        string
 	warmupTimeout  time.Duration
 	filtered       bool
+	dropFileCache  bool
 }
 
 var allScenarios = []string{"postgres/gated", "postgres/ungated", "node/gated", "node/ungated", "live/gated", "live/ungated"}
@@ -79,6 +83,8 @@ func main() {
 	flag.StringVar(&o.prewarm, "prewarm", "keep", "pg_prewarm in the measured database: on (install it), off (drop it) or keep")
 	flag.DurationVar(&o.warmupTimeout, "warmup-timeout", time.Minute, "BROLL_WARMUP_TIMEOUT of the gated nodes")
 	flag.BoolVar(&o.filtered, "filtered", false, "semantic searches with an emotion and a gender filter instead of none")
+	flag.BoolVar(&o.dropFileCache, "drop-file-cache", false, "after each Postgres restart, drop the measured database's files from the machine's page cache "+
+		"(as a machine restart or a failover to a server that never read them would): needs read access to the data directory")
 	flag.Int64Var(&seed, "seed", 1, "random seed of the catalog and the queries")
 	flag.Parse()
 	o.seed = uint64(seed)
