@@ -55,6 +55,8 @@ type Deps struct {
 	// app: /metrics stays off the public port); the app adds its own
 	// metrics and the pool's.
 	Metrics *prometheus.Registry
+	// Warmup gates /readyz on a warm catalog (nil: no gate).
+	Warmup *Warmup
 }
 
 // newApp builds the fiber app with every route and middleware.
@@ -160,8 +162,9 @@ type server struct {
 }
 
 type health struct {
-	pool *pgxpool.Pool
-	rdb  *redis.Client
+	pool   *pgxpool.Pool
+	rdb    *redis.Client
+	warmup *Warmup
 }
 
 func (h *health) live(c *fiber.Ctx) error {
@@ -172,7 +175,8 @@ func (h *health) live(c *fiber.Ctx) error {
 // Redis the node still serves (in-process rate limiter, revocations read
 // from Postgres), so it stays in the load balancer, reported "degraded";
 // taking every node out because Redis is gone would turn a degraded
-// service into no service.
+// service into no service. A node whose catalog is still cold (warming,
+// see Warmup) is not ready.
 func (h *health) ready(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
 	defer cancel()
@@ -184,6 +188,11 @@ func (h *health) ready(c *fiber.Ctx) error {
 	if err := h.pool.Ping(ctx); err != nil {
 		checks["postgres"] = "unreachable"
 		return apperr.New(apperr.Unavailable, "not ready").With("checks", checks)
+	}
+	warm, ok := h.warmup.readiness(ctx)
+	checks["warmup"] = warm
+	if !ok {
+		return apperr.New(apperr.Unavailable, "not ready: warming up").With("checks", checks)
 	}
 	return c.JSON(fiber.Map{"status": status, "checks": checks})
 }

@@ -64,6 +64,9 @@ type Node struct {
 	// Metrics is what the node's metrics listener serves (kept off the
 	// public port, so not on App).
 	Metrics *prometheus.Registry
+	// Warmup holds /readyz at 503 until the catalog is warm; its owner
+	// starts it (Warmup.Start), as cmd/broll-api does.
+	Warmup  *Warmup
 	closers []func()
 }
 
@@ -127,13 +130,17 @@ func NewNode(ctx context.Context, cfg config.Config, o NodeOptions) (_ *Node, er
 	n.Metrics = metrics.NewRegistry()
 	queue := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
 	cat := catalog.New(pool, n.Media, queue).WithReads(reads)
+	srch := search.New(cat).WithEfSearch(cfg.SemanticEfSearch)
+	qe := embed.NewCachedQueryEmbedder(embedder, rdb, cfg.RedisPrefix+"qemb:", embed.DefaultQueryCacheTTL)
+	n.Warmup = newWarmup(srch, qe, pool, n.Logger, cfg.WarmupTimeout, n.Metrics)
 	n.App = newApp(Deps{
 		Config: cfg, Logger: n.Logger, Now: o.Now, Metrics: n.Metrics,
 		Pool: pool, Redis: rdb, Media: n.Media, Sealer: sealer,
 		Tenancy: n.Tenancy, Billing: n.Billing, Usage: n.Usage, Gate: n.Gate,
 		Catalog:  cat,
-		Search:   search.New(cat).WithEfSearch(cfg.SemanticEfSearch),
+		Search:   srch,
 		Uploads:  media.NewUploads(pool, n.Media),
+		Warmup:   n.Warmup,
 		Webhooks: webhook.New(pool, allow, sealer),
 		Auth:     tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL),
 		Sessions: tenancy.NewSessions(rdb, cfg.RedisPrefix, n.Tenancy, tenancy.SessionOptions{
@@ -141,7 +148,7 @@ func NewNode(ctx context.Context, cfg config.Config, o NodeOptions) (_ *Node, er
 			MaxFailures: cfg.SignInMaxFailures, Lockout: cfg.SignInLockout, Now: o.Now,
 			GlobalAttempts: redis_rate.PerMinute(cfg.SignInGlobalPerMinute),
 		}),
-		QueryEmbedder: embed.NewCachedQueryEmbedder(embedder, rdb, cfg.RedisPrefix+"qemb:", embed.DefaultQueryCacheTTL),
+		QueryEmbedder: qe,
 	})
 	return n, nil
 }

@@ -137,6 +137,10 @@ type Config struct {
 	// TestBalance is what an account's test balance starts with and what
 	// `brollctl credits reset-test` sets it back to.
 	TestBalance money.Cents `env:"BROLL_TEST_BALANCE" default:"1000.00"`
+	// WarmupTimeout bounds how long an API node keeps /readyz at 503 while
+	// it warms its catalog at start and after a Postgres restart; past it
+	// the node serves anyway. 0 turns the warm-up off.
+	WarmupTimeout time.Duration `env:"BROLL_WARMUP_TIMEOUT" default:"60s" range:"0s,1h"`
 }
 
 // S3 is the bucket of the s3 media store.
