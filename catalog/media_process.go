@@ -97,7 +97,7 @@ func (s *Service) ProcessMedia(ctx context.Context, id uuid.UUID) error {
 	if err != nil {
 		return err
 	}
-	p, err := ProbeMedia(ctx, src)
+	p, err := s.probeStored(ctx, key)
 	if err != nil {
 		return err
 	}

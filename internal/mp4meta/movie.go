@@ -48,7 +48,13 @@ func parseMovie(moov []byte, mdats []extent) (Info, error) {
 			}
 		}
 	}
-	info.Duration = math.Round(math.Max(info.Duration, movieSeconds)*1000) / 1000
+	// The movie header's duration is the presentation's, edits applied (a
+	// sound track's encoder priming is cut); the tracks' own lengths stand
+	// in only when it has none.
+	if movieSeconds > 0 {
+		info.Duration = movieSeconds
+	}
+	info.Duration = math.Round(info.Duration*1000) / 1000
 	if video == nil || video.width <= 0 || video.height <= 0 {
 		return Info{}, corrupt("the file holds no picture (no video stream)")
 	}

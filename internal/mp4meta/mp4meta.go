@@ -17,8 +17,8 @@ import (
 // Info is what Read finds in the file's first video track.
 type Info struct {
 	Width, Height int
-	// Duration is the presentation's length in seconds (the longest of
-	// the movie header and its tracks, as ffprobe reports it).
+	// Duration is the presentation's length in seconds: the movie
+	// header's (edits applied), as ffprobe reports it.
 	Duration float64
 	// FPS is the video track's average frame rate: its frames over its
 	// samples' total duration.
