@@ -133,7 +133,8 @@ func parseTrack(p []byte, mdats []extent) (track, error) {
 	if err != nil || stbl == nil {
 		return t, err
 	}
-	return t, readSampleTables(&t, stbl, mdats)
+	err = readSampleTables(&t, stbl, mdats)
+	return t, err
 }
 
 // readSampleTables fills the track's picture size and frame timing, and

@@ -20,8 +20,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 
 	"broll/deploy/bench/benchkit"
@@ -55,7 +57,10 @@ func main() {
 }
 
 func run(o options) error {
-	ctx := context.Background()
+	// Ctrl-C stops the run and still drops the database and stops the
+	// programs it started.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	work, err := os.MkdirTemp("", "broll-bench-import-")
 	if err != nil {
 		return err
@@ -74,7 +79,7 @@ func run(o options) error {
 	if err := os.Setenv("REDIS_URL", redisURL); err != nil {
 		return err
 	}
-	sc, err := benchkit.OpenScratch(ctx, 0, o.keep)
+	sc, err := benchkit.OpenScratch(context.WithoutCancel(ctx), 0, o.keep)
 	if err != nil {
 		return err
 	}

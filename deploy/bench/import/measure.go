@@ -56,7 +56,11 @@ func watch(ctx context.Context, pool *pgxpool.Pool, n int, start time.Time, time
 		if now > timeout {
 			return st, fmt.Errorf("not searchable after %s: probed %d, embedded %d, searchable %d of %d", timeout, probed, embedded, searchable, n)
 		}
-		time.Sleep(time.Second)
+		select {
+		case <-ctx.Done():
+			return st, fmt.Errorf("stopped after %s: probed %d, embedded %d, searchable %d of %d", now.Round(time.Second), probed, embedded, searchable, n)
+		case <-time.After(time.Second):
+		}
 	}
 }
 

@@ -64,7 +64,7 @@ func renderOne(dir string, i int) (clipFiles, error) {
 	for _, args := range runs {
 		cmd := exec.Command("ffmpeg", append([]string{"-v", "error", "-y"}, args...)...)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return f, fmt.Errorf("ffmpeg: %v: %s", err, out)
+			return f, fmt.Errorf("ffmpeg: %w: %s", err, out)
 		}
 	}
 	return f, nil

@@ -40,7 +40,7 @@ type proc struct {
 	name string
 	cmd  *exec.Cmd
 	log  string
-	done chan error
+	done chan struct{}
 }
 
 // start runs bin with args and env (added to a minimal environment),
@@ -58,13 +58,16 @@ func start(dir, name, bin string, env map[string]string, args ...string) (*proc,
 	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
-		logFile.Close()
+		_ = logFile.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	p := &proc{name: name, cmd: cmd, log: logPath, done: make(chan error, 1)}
+	p := &proc{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
 	go func() {
-		p.done <- cmd.Wait()
-		logFile.Close()
+		// The program's exit status says nothing a benchmark acts on: it
+		// was asked to stop.
+		_ = cmd.Wait()
+		_ = logFile.Close()
+		close(p.done)
 	}()
 	return p, nil
 }
@@ -96,7 +99,7 @@ func startRedis(dir string) (*proc, string, error) {
 	return p, url, waitFor(30*time.Second, func() error {
 		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err == nil {
-			c.Close()
+			_ = c.Close()
 		}
 		return err
 	})
