@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
 
-.PHONY: check unit clients clients-check run test test-browser docs-screenshots chromium build stack-up stack-down stack-status vet fmt-check bench-edge bench-search bench-search-users bench-search-users-1m bench-purchase bench-warm clean fuzz lint-go
+.PHONY: check unit clients clients-check run test test-browser docs-screenshots chromium build stack-up stack-down stack-status vet fmt-check bench-edge bench-search bench-search-users bench-search-users-1m bench-purchase bench-warm bench-import clean fuzz lint-go
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -147,3 +147,9 @@ bench-warm:
 
 bench-purchase: stack-up
 	set -a && . .stack/env && set +a && $(GO) run ./deploy/bench/purchase -duration 10s -clients 64
+
+# Import to searchable: 100k clips naming 200 distinct real MP4 files,
+# through brollctl clips import with the API and a worker running (about
+# ten minutes; see docs/performance.md).
+bench-import: stack-up
+	set -a && . .stack/env && set +a && $(GO) run ./deploy/bench/import -clips 100000 -distinct 200

@@ -48,7 +48,8 @@ const sqlMediaDone = `
 	       embedding_status = CASE WHEN (old.media_type, old.orientation) IS DISTINCT FROM (p.media_type, coalesce(v.orientation, p.orientation))
 	                               THEN 'pending' ELSE v.embedding_status END
 	FROM p JOIN old ON old.id = p.id WHERE v.id = p.id
-	RETURNING v.id, (old.media_type, old.orientation) IS DISTINCT FROM (v.media_type, v.orientation)`
+	RETURNING v.id, (old.media_type, old.orientation) IS DISTINCT FROM (v.media_type, v.orientation),
+	          v.embedding_status = 'pending' OR v.embedding_stale`
 
 // probedClip is one clip's probe result and the preview and thumbnail
 // made for it, for sqlMediaDone.
@@ -99,7 +100,7 @@ func (s *Service) ProcessMedia(ctx context.Context, id uuid.UUID) error {
 	if err != nil {
 		return err
 	}
-	p, err := media.ProbeFile(ctx, src)
+	p, err := s.probeStored(ctx, key)
 	if err != nil {
 		return err
 	}
@@ -141,9 +142,9 @@ func (s *Service) mediaDone(ctx context.Context, c probedClip) error {
 		return fmt.Errorf("media job: %w", err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	var textChanged bool
+	var textChanged, embedDue bool
 	var done uuid.UUID
-	err = tx.QueryRow(ctx, sqlMediaDone, mediaDoneArgs([]probedClip{c})...).Scan(&done, &textChanged)
+	err = tx.QueryRow(ctx, sqlMediaDone, mediaDoneArgs([]probedClip{c})...).Scan(&done, &textChanged, &embedDue)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ErrVideoGone
 	}
@@ -151,7 +152,9 @@ func (s *Service) mediaDone(ctx context.Context, c probedClip) error {
 		return fmt.Errorf("media job: %w", err)
 	}
 	var jobs []int64
-	if textChanged {
+	// The import leaves a clip awaiting its probe unembedded (its text may
+	// change with the probe's figures).
+	if textChanged || embedDue {
 		if jobs, err = recordJobs(ctx, tx, jobEmbed, []uuid.UUID{c.id}); err != nil {
 			return fmt.Errorf("media job: %w", err)
 		}

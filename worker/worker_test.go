@@ -72,15 +72,16 @@ func (e *env) enqueue(t *testing.T, ids ...uuid.UUID) {
 // own retry budget, so a failing embedder is archived quickly.
 func (e *env) enqueueWithRetries(t *testing.T, id uuid.UUID, maxRetry int) {
 	t.Helper()
-	b, _ := json.Marshal(tasks.ClipPayload{VideoID: id})
-	task := asynq.NewTask(tasks.TaskEmbedClip, b, asynq.Queue(tasks.QueueEmbed),
+	b, _ := json.Marshal(tasks.ClipsPayload{VideoIDs: []uuid.UUID{id}})
+	task := asynq.NewTask(tasks.TaskEmbedClips, b, asynq.Queue(tasks.QueueEmbed),
 		asynq.TaskID(taskID(id)), asynq.MaxRetry(maxRetry), asynq.Timeout(time.Minute))
 	if _, err := e.client.Enqueue(task); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func taskID(id uuid.UUID) string { return "embed:" + id.String() }
+// taskID is the id of the embedding task of the one clip id.
+func taskID(id uuid.UUID) string { return tasks.TaskID(tasks.QueueEmbed, []uuid.UUID{id}) }
 
 // start runs a worker with test-friendly timings until stop is called or
 // the test ends. stop returns Run's error.
@@ -92,7 +93,6 @@ func (e *env) start(t *testing.T, opts worker.Options) (stop func() error) {
 		opts.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	setIfZero(&opts.PollInterval, 20*time.Millisecond)
-	setIfZero(&opts.BatchWait, 5*time.Millisecond)
 	setIfZero(&opts.RetryBaseDelay, 10*time.Millisecond)
 	setIfZero(&opts.RetryMaxDelay, 40*time.Millisecond)
 	setIfZero(&opts.ShutdownTimeout, 2*time.Second)
@@ -221,7 +221,7 @@ func TestEmbedsNewClipWithinSeconds(t *testing.T) {
 	e := setup(t)
 	builtin := embed.NewBuiltin()
 	// The production poll interval: this is the latency a user sees.
-	e.start(t, worker.Options{Embedder: builtin, PollInterval: worker.DefaultPollInterval, BatchWait: worker.DefaultBatchWait})
+	e.start(t, worker.Options{Embedder: builtin, PollInterval: worker.DefaultPollInterval})
 
 	id := e.insertClip(t, "Young woman laughing at her phone on the couch")
 	start := time.Now()

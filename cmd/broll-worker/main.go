@@ -110,13 +110,15 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 		logger.Warn("media processing off: ffprobe/ffmpeg not found; media jobs wait for a worker that has them")
 	}
 	w, err := worker.New(worker.Options{
-		Redis:       queueOpt,
-		Catalog:     catalog.New(pool, store, tasks.NewAsynqQueue(queueClient, inspector)),
-		Embedder:    embedder,
-		Logger:      logger,
-		Concurrency: cfg.WorkerConcurrency,
-		Metrics:     reg,
-		NoMedia:     noMedia,
+		Redis:              queueOpt,
+		Catalog:            catalog.New(pool, store, tasks.NewAsynqQueue(queueClient, inspector).WithBatchSize(cfg.WorkerBatchSize)),
+		Embedder:           embedder,
+		Logger:             logger,
+		Concurrency:        cfg.WorkerConcurrency,
+		PreviewConcurrency: cfg.WorkerPreviewConcurrency,
+		BatchSize:          cfg.WorkerBatchSize,
+		Metrics:            reg,
+		NoMedia:            noMedia,
 
 		RetryBaseDelay: cfg.EmbedRetryBaseDelay,
 		RetryMaxDelay:  cfg.EmbedRetryMaxDelay,
