@@ -81,8 +81,8 @@ func walkTop(r io.ReaderAt, size int64) ([]byte, []extent, error) {
 		if size-off < 8 {
 			return nil, nil, corrupt("the file ends inside a box header")
 		}
-		if _, err := r.ReadAt(hdr[:8], off); err != nil {
-			return nil, nil, fmt.Errorf("mp4meta: read: %w", err)
+		if err := readAt(r, hdr[:8], off); err != nil {
+			return nil, nil, err
 		}
 		boxSize, typ, headerLen := int64(binary.BigEndian.Uint32(hdr[:4])), string(hdr[4:8]), int64(8)
 		if n == 0 && !topLevel[typ] {
@@ -95,8 +95,8 @@ func walkTop(r io.ReaderAt, size int64) ([]byte, []extent, error) {
 			if size-off < 16 {
 				return nil, nil, corrupt("the file ends inside a box header")
 			}
-			if _, err := r.ReadAt(hdr[8:16], off+8); err != nil {
-				return nil, nil, fmt.Errorf("mp4meta: read: %w", err)
+			if err := readAt(r, hdr[8:16], off+8); err != nil {
+				return nil, nil, err
 			}
 			u := binary.BigEndian.Uint64(hdr[8:16])
 			if u > math.MaxInt64 {
@@ -121,8 +121,8 @@ func walkTop(r io.ReaderAt, size int64) ([]byte, []extent, error) {
 				return nil, nil, ErrNotHandled
 			}
 			moov = make([]byte, payload.end-payload.start)
-			if _, err := r.ReadAt(moov, payload.start); err != nil {
-				return nil, nil, fmt.Errorf("mp4meta: read: %w", err)
+			if err := readAt(r, moov, payload.start); err != nil {
+				return nil, nil, err
 			}
 		case "mdat":
 			mdats = append(mdats, payload)
@@ -140,6 +140,19 @@ func walkTop(r io.ReaderAt, size int64) ([]byte, []extent, error) {
 		return nil, nil, corrupt("the file has no movie box (moov): it is incomplete")
 	}
 	return moov, mdats, nil
+}
+
+// readAt fills p from off. A reader may answer io.EOF with every byte when
+// p ends at the end of the file (minio's objects do): that is a full read.
+func readAt(r io.ReaderAt, p []byte, off int64) error {
+	n, err := r.ReadAt(p, off)
+	if n == len(p) {
+		return nil
+	}
+	if err == nil {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("mp4meta: read: %w", err)
 }
 
 // printable keeps a box type readable in a message.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -151,4 +152,24 @@ func FuzzRead(f *testing.F) {
 			t.Fatalf("unexpected error kind: %v", err)
 		}
 	})
+}
+
+// eofReader answers io.EOF with the last bytes of the file, as the ReaderAt
+// contract allows and minio's objects do.
+type eofReader struct{ *bytes.Reader }
+
+func (r eofReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := r.Reader.ReadAt(p, off)
+	if err == nil && off+int64(n) == r.Size() {
+		err = io.EOF
+	}
+	return n, err
+}
+
+func TestReadsThroughReadersThatAnswerEOFAtTheEnd(t *testing.T) {
+	t.Parallel()
+	file := video(t, "a.mp4", "64x36", "30", "1")
+	if _, err := mp4meta.Read(eofReader{bytes.NewReader(file)}, int64(len(file))); err != nil {
+		t.Fatalf("Read = %v", err)
+	}
 }
