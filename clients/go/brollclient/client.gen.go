@@ -517,6 +517,7 @@ func (e PricingTiersCurrency) Valid() bool {
 const (
 	ProblemChecksOk          ProblemChecks = "ok"
 	ProblemChecksUnreachable ProblemChecks = "unreachable"
+	ProblemChecksWarming     ProblemChecks = "warming"
 )
 
 // Valid indicates whether the value is a known member of the ProblemChecks enum.
@@ -525,6 +526,8 @@ func (e ProblemChecks) Valid() bool {
 	case ProblemChecksOk:
 		return true
 	case ProblemChecksUnreachable:
+		return true
+	case ProblemChecksWarming:
 		return true
 	default:
 		return false

@@ -845,7 +845,7 @@ export interface components {
             /** Format: uri */
             migration_guide?: string;
             checks?: {
-                [key: string]: "ok" | "unreachable";
+                [key: string]: "ok" | "unreachable" | "warming";
             };
         } & {
             [key: string]: unknown;
