@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"broll/catalog/search"
+	"broll/internal/database"
 	"broll/internal/metrics"
 )
 
@@ -40,9 +41,6 @@ const (
 // empty buffers and the node's connections are new, so the node warms
 // again. /readyz asks too, at each probe.
 const restartCheckEvery = 5 * time.Second
-
-// sqlPostgresStarted identifies the server process the pool talks to.
-const sqlPostgresStarted = `SELECT pg_postmaster_start_time()`
 
 // Warmup keeps a node out of its load balancer until its catalog is warm.
 // A node, or a Postgres, that has just started serves semantic search ten
@@ -143,7 +141,10 @@ func (w *Warmup) warm(ctx context.Context, trigger string) {
 	defer cancel()
 	var started time.Time
 	for {
-		err := w.pool.QueryRow(bounded, sqlPostgresStarted).Scan(&started)
+		s, err := database.ServerStarted(bounded, w.pool)
+		if err == nil {
+			started = s
+		}
 		var rep search.WarmReport
 		if err == nil {
 			rep, err = w.catalog.Warm(bounded, w.qe, w.opts)
@@ -192,8 +193,8 @@ func (w *Warmup) finish(started time.Time, state, trigger string, took time.Dura
 // restarted reports whether the server the pool reaches is not the one
 // last warmed, or an error when it cannot tell (Postgres away).
 func (w *Warmup) restarted(ctx context.Context) (bool, error) {
-	var started time.Time
-	if err := w.pool.QueryRow(ctx, sqlPostgresStarted).Scan(&started); err != nil {
+	started, err := database.ServerStarted(ctx, w.pool)
+	if err != nil {
 		return false, err
 	}
 	w.mu.Lock()
