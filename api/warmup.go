@@ -155,7 +155,7 @@ func (w *Warmup) warm(ctx context.Context, trigger string) {
 		case err == nil:
 			w.finish(started, warmWarm, trigger, took)
 			attrs := []any{"trigger", trigger, "duration_ms", took.Milliseconds(), "searches", rep.Searches,
-				"semantic_searches", rep.Semantic, "graphs", rep.Graphs, "prewarmed_mb", rep.PrewarmedBytes >> 20}
+				"semantic_searches", rep.Semantic, "graphs", rep.Graphs, "prewarmed_mb", rep.PrewarmedBytes >> 20, "prewarm_ms", rep.Prewarm.Milliseconds()}
 			if rep.EmbedderErr != nil {
 				w.logger.Warn("warm-up without semantic search: the embedder did not answer", "error", rep.EmbedderErr.Error())
 			}
