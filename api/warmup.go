@@ -135,6 +135,8 @@ func (w *Warmup) run(ctx context.Context) {
 // (Postgres away, a statement cancelled) is tried again a second later.
 func (w *Warmup) warm(ctx context.Context, trigger string) {
 	w.set(warmWarming)
+	w.logger.Info("warming up; /readyz answers 503 until done", "trigger", trigger, "timeout", w.timeout.String(),
+		"connections", w.opts.Connections)
 	if w.hook != nil {
 		w.hook(warmWarming)
 	}
