@@ -233,6 +233,13 @@ func (b *bench) restartPostgres(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Dropped before the restart too: a running node may notice the new
+	// server and start warming before the drop after it is done.
+	if b.o.dropFileCache {
+		if _, err := dropFileCache(ctx, b.sc.URL); err != nil {
+			return fmt.Errorf("-drop-file-cache: %w", err)
+		}
+	}
 	cmd := exec.Command("sh", "-c", b.o.restartCmd)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
