@@ -133,6 +133,8 @@ func (w *Warmup) run(ctx context.Context) {
 // (Postgres away, a statement cancelled) is tried again a second later.
 func (w *Warmup) warm(ctx context.Context, trigger string) {
 	w.set(warmWarming)
+	w.logger.Info("warming up; /readyz answers 503 until done", "trigger", trigger, "timeout", w.timeout.String(),
+		"connections", w.opts.Connections)
 	if w.hook != nil {
 		w.hook(warmWarming)
 	}
@@ -156,7 +158,7 @@ func (w *Warmup) warm(ctx context.Context, trigger string) {
 		case err == nil:
 			w.finish(started, warmWarm, trigger, took)
 			attrs := []any{"trigger", trigger, "duration_ms", took.Milliseconds(), "searches", rep.Searches,
-				"semantic_searches", rep.Semantic, "graphs", rep.Graphs, "prewarmed_mb", rep.PrewarmedBytes >> 20}
+				"semantic_searches", rep.Semantic, "graphs", rep.Graphs, "prewarmed_mb", rep.PrewarmedBytes >> 20, "prewarm_ms", rep.Prewarm.Milliseconds()}
 			if rep.EmbedderErr != nil {
 				w.logger.Warn("warm-up without semantic search: the embedder did not answer", "error", rep.EmbedderErr.Error())
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 
 	"github.com/jackc/pgx/v5"
@@ -42,8 +43,10 @@ type WarmReport struct {
 	// PrewarmedBytes were loaded (or found) in shared buffers by
 	// pg_prewarm; 0 when it is not installed or not asked for.
 	PrewarmedBytes int64
-	// Relations lists what pg_prewarm loaded, in order.
+	// Relations lists what pg_prewarm loaded, in order; Prewarm is how
+	// long that took.
 	Relations []string
+	Prewarm   time.Duration
 	// EmbedderErr is why semantic searches were left out: the embedder did
 	// not answer (a model server down). The rest was warmed.
 	EmbedderErr error
@@ -69,10 +72,12 @@ const warmTexts = 8
 func (s *Service) Warm(ctx context.Context, qe QueryEmbedder, o WarmOptions) (WarmReport, error) {
 	var r WarmReport
 	if o.Prewarm {
+		start := time.Now()
 		var err error
 		if r.PrewarmedBytes, r.Relations, err = s.prewarm(ctx); err != nil {
 			return r, err
 		}
+		r.Prewarm = time.Since(start)
 	}
 	newest, err := s.Search(ctx, Query{}, nil)
 	if err != nil {

@@ -844,8 +844,12 @@ export interface components {
             sunset?: string;
             /** Format: uri */
             migration_guide?: string;
+            /** @description `/readyz`: what the node found. `postgres` and `redis`: `ok` or `unreachable`; `warmup` (when Postgres answered): `warming` while the node warms its catalog. */
             checks?: {
-                [key: string]: "ok" | "unreachable" | "warming";
+                /** @enum {string} */
+                warmup?: "warming";
+            } & {
+                [key: string]: "ok" | "unreachable";
             };
         } & {
             [key: string]: unknown;
