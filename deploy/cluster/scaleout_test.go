@@ -33,8 +33,8 @@ func baseEnv(t *testing.T, dbURL, redisURL, ollamaURL string) map[string]string 
 		// Above the 5 s for which the server keeps a connection that has
 		// not sent its first request yet (Go's client dials ahead), so a
 		// graceful stop right after a burst of requests finishes in time.
-		"BROLL_SHUTDOWN_TIMEOUT":     "10s",
-		"BROLL_LOG_LEVEL":            "info",
+		"BROLL_SHUTDOWN_TIMEOUT": "10s",
+		"BROLL_LOG_LEVEL":        "info",
 	}
 }
 
