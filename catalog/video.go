@@ -67,17 +67,16 @@ const VideoColumns = `
 	v.preview_key IS NOT NULL, v.thumbnail_key IS NOT NULL, v.created_at,
 	nullif(v.retired_at, ` + notLive + `)`
 
-// sqlGetVideo finds a live clip, or a retired one that keyID bought: a
+// sqlGetVideo finds a live clip, or a retired one that keyID owns: a
 // retired clip leaves the catalog but not its buyers' libraries. A clip
 // whose media is not sound is not live (notLive): nobody can have bought
 // it, unless it was re-imported with a new file after the sale, and then
 // its buyer keeps it as a retired clip's buyer does.
-const sqlGetVideo = `
+var sqlGetVideo = `
 	SELECT ` + VideoColumns + `, NULL::float8
 	FROM videos v
 	WHERE v.id = $1
-	  AND (v.retired_at IS NULL
-	       OR EXISTS (SELECT 1 FROM purchases p WHERE p.video_id = v.id AND p.api_key_id = $2))`
+	  AND (v.retired_at IS NULL OR ` + OwnsSQL("$2", "v.id") + `)`
 
 // ScanVideo reads VideoColumns followed by a nullable similarity and the
 // extra columns given.
