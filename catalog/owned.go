@@ -36,10 +36,6 @@ func OwnsSQL(key, video string) string {
 	return "EXISTS (SELECT 1 FROM " + ownership(key, video) + ")"
 }
 
-// sqlOwnerships are the purchases by which key $1 owns any of the clips $2.
-var sqlOwnerships = `SELECT p.id AS purchase_id, p.video_id, p.price_cents AS price_paid, p.purchased_at
-	FROM ` + ownership("$1", "ANY($2)")
-
 // Ownership is a clip a key owns and the purchase that makes it so.
 type Ownership struct {
 	PurchaseID  uuid.UUID   `db:"purchase_id"`
