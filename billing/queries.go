@@ -112,12 +112,6 @@ WHERE EXISTS (SELECT 1 FROM webhook_endpoints e
               WHERE e.account_id = $1 AND e.enabled AND '` + outbox.SpendLimitReached + `' = ANY (e.events))
 ON CONFLICT (id) DO NOTHING`
 
-// ownedSQL reads the purchases key $1 holds of the videos $2, in the
-// fields of PurchasedVideo.
-const ownedSQL = `
-	SELECT id AS purchase_id, video_id, price_cents AS price_paid, purchased_at FROM purchases
-	WHERE api_key_id = $1 AND video_id = ANY($2)`
-
 // The test balance.
 
 // testBalanceSQL reads account $1's test balance, or $2 (what it starts
