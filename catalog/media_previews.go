@@ -13,17 +13,6 @@ import (
 	"broll/catalog/media"
 )
 
-const sqlPreviewJob = `
-	SELECT media_key, media_type, coalesce(duration_seconds, 0), preview_key IS NULL, thumbnail_key IS NULL
-	FROM videos WHERE id = $1 AND media_status = 'ready'`
-
-// A preview or thumbnail made for a file that was replaced meanwhile (the
-// clip imported again: pending) is not recorded; the new file's job makes
-// its own.
-const sqlPreviewsDone = `
-	UPDATE videos SET preview_key = coalesce(preview_key, $2), thumbnail_key = coalesce(thumbnail_key, $3)
-	WHERE id = $1 AND media_status = 'ready' AND media_key = $4`
-
 // MakePreviews makes the preview and thumbnail a clip on sale still lacks
 // (a previews job, recorded by StoreProbed): ffmpeg's work, kept apart
 // from the probe so that it never holds a clip back from sale. A clip

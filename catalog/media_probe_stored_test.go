@@ -28,11 +28,11 @@ func renderFile(t *testing.T, name string, args ...string) string {
 func TestInProcessProbeAgreesWithFFprobe(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	media, err := NewLocalMedia(t.TempDir())
+	store, err := media.NewLocal(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Service{media: media}
+	s := &Service{media: store}
 	src := func(size, rate, seconds string) []string {
 		return []string{"-f", "lavfi", "-i", "testsrc=size=" + size + ":rate=" + rate + ":duration=" + seconds}
 	}
@@ -75,11 +75,11 @@ func TestInProcessProbeAgreesWithFFprobe(t *testing.T) {
 func TestStoredProbeRefusesUnsoundFiles(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	media, err := NewLocalMedia(t.TempDir())
+	store, err := media.NewLocal(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Service{media: media}
+	s := &Service{media: store}
 	full, err := os.ReadFile(renderFile(t, "a.mp4", "-f", "lavfi", "-i", "testsrc=size=160x90:duration=1",
 		"-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-movflags", "+faststart"))
 	if err != nil {
@@ -96,13 +96,13 @@ func TestStoredProbeRefusesUnsoundFiles(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			if err := os.WriteFile(filepath.Join(media.Dir(), name), b, 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(store.Dir(), name), b, 0o644); err != nil {
 				t.Fatal(err)
 			}
 			_, err := s.probeStored(ctx, name)
 			var unreadable *media.UnreadableError
 			if !errors.As(err, &unreadable) || unreadable.Reason == "" {
-				t.Fatalf("probe of %s = %v, want an media.UnreadableError", name, err)
+				t.Fatalf("probe of %s = %v, want a media.UnreadableError", name, err)
 			}
 		})
 	}
@@ -110,7 +110,7 @@ func TestStoredProbeRefusesUnsoundFiles(t *testing.T) {
 		_, err := s.probeStored(ctx, "clips/none.mp4")
 		var unreadable *media.UnreadableError
 		if !errors.As(err, &unreadable) {
-			t.Fatalf("probe of a missing file = %v, want an media.UnreadableError", err)
+			t.Fatalf("probe of a missing file = %v, want a media.UnreadableError", err)
 		}
 	})
 }

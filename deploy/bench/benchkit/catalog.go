@@ -69,11 +69,11 @@ func ImportCatalog(ctx context.Context, pool *pgxpool.Pool, n int, seed uint64) 
 			return err
 		}
 	}
-	media, err := media.NewLocal(mediaDir)
+	store, err := media.NewLocal(mediaDir)
 	if err != nil {
 		return err
 	}
-	svc := catalog.New(pool, media, nil)
+	svc := catalog.New(pool, store, nil)
 	rng := rand.New(rand.NewPCG(seed, 2))
 	const chunk = 20_000
 	for done := 0; done < n; {
