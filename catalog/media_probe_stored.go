@@ -12,9 +12,9 @@ import (
 )
 
 // probeStored probes the stored file under key. MP4 and QuickTime files,
-// nearly every clip, are read in-process (mp4meta): no ffprobe process per
-// clip, and a file whose samples are not all there is refused, which
-// ffprobe, reading headers only, would pass. Anything else (other
+// nearly every clip, are read in-process (mp4meta, over go-mp4): no
+// ffprobe process per clip, and a file whose samples are not all there is
+// refused, which ffprobe, reading headers only, would pass. Anything else (other
 // containers, images, fragmented MP4) goes to ffprobe as before.
 func (s *Service) probeStored(ctx context.Context, key string) (media.Probe, error) {
 	p, err := s.probeInProcess(ctx, key)

@@ -2,16 +2,18 @@
 // frame rate) from an MP4 or QuickTime file in-process, without starting
 // ffprobe, and checks that the file is whole: every box inside the file,
 // the sample tables consistent, and every sample's bytes inside the media
-// data. A file it does not understand (not ISO BMFF, fragmented, an
-// image) is ErrNotHandled, for the caller to give to ffprobe.
+// data. The boxes are parsed by github.com/abema/go-mp4; this package is
+// the probe's policy over them. A file it does not understand (not ISO
+// BMFF, fragmented, an image) is ErrNotHandled, for the caller to give to
+// ffprobe.
 package mp4meta
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"math"
+
+	mp4 "github.com/abema/go-mp4"
 )
 
 // Info is what Read finds in the file's first video track.
@@ -55,173 +57,138 @@ var topLevel = map[string]bool{"ftyp": true, "moov": true, "mdat": true, "free":
 	"skip": true, "wide": true, "pnot": true}
 
 // extent is a byte range [start, end) of the file.
-type extent struct{ start, end int64 }
+type extent struct{ start, end uint64 }
 
 // Read probes the file of size bytes read through r.
 func Read(r io.ReaderAt, size int64) (Info, error) {
-	moov, mdats, err := walkTop(r, size)
+	moov, mdats, err := walkTop(io.NewSectionReader(fullReads{r}, 0, size), uint64(size))
 	if err != nil {
 		return Info{}, err
 	}
 	return parseMovie(moov, mdats)
 }
 
+// fullReads takes a read that filled its buffer as a full read, whatever
+// error came with it: a reader may answer io.EOF along with the file's last
+// bytes, as the ReaderAt contract allows and minio's objects do.
+type fullReads struct{ r io.ReaderAt }
+
+func (f fullReads) ReadAt(p []byte, off int64) (int, error) {
+	n, err := f.r.ReadAt(p, off)
+	switch {
+	case n == len(p):
+		err = nil
+	case err != nil && !errors.Is(err, io.EOF):
+		err = &readFailure{err}
+	}
+	return n, err
+}
+
+// readFailure is a read of the file that failed for the store's reasons,
+// not the file's: it tells an unreadable store from a damaged file.
+type readFailure struct{ err error }
+
+func (e *readFailure) Error() string { return e.err.Error() }
+func (e *readFailure) Unwrap() error { return e.err }
+
+// movie is the movie box read into memory, with what its parsing needs
+// from the file type box.
+type movie struct {
+	box []byte
+	ctx mp4.Context
+}
+
 // walkTop checks that the top-level boxes tile the file exactly, and
-// returns the movie box's payload and the media data boxes' extents.
-func walkTop(r io.ReaderAt, size int64) ([]byte, []extent, error) {
-	var moov []byte
+// returns the movie box and the media data boxes' extents.
+func walkTop(r *io.SectionReader, size uint64) (movie, []extent, error) {
+	var moov movie
 	var mdats []extent
-	var hdr [16]byte
 	hasMeta := false
-	off := int64(0)
+	off := uint64(0)
 	for n := 0; off < size; n++ {
 		if n == maxTopLevelBoxes {
-			return nil, nil, ErrNotHandled
+			return moov, nil, ErrNotHandled
 		}
-		if size-off < 8 {
-			return nil, nil, corrupt("the file ends inside a box header")
+		if _, err := r.Seek(int64(off), io.SeekStart); err != nil {
+			return moov, nil, err
 		}
-		if err := readAt(r, hdr[:8], off); err != nil {
-			return nil, nil, err
+		bi, err := mp4.ReadBoxInfo(r)
+		if err != nil {
+			return moov, nil, headerError(err)
 		}
-		boxSize, typ, headerLen := int64(binary.BigEndian.Uint32(hdr[:4])), string(hdr[4:8]), int64(8)
-		if n == 0 && !topLevel[typ] {
-			return nil, nil, ErrNotHandled
+		typ := bi.Type.String()
+		if n == 0 && !topLevel[string(bi.Type[:])] {
+			return moov, nil, ErrNotHandled
 		}
-		switch boxSize {
-		case 0: // to the end of the file
-			boxSize = size - off
-		case 1:
-			if size-off < 16 {
-				return nil, nil, corrupt("the file ends inside a box header")
+		if bi.Size < bi.HeaderSize {
+			return moov, nil, corrupt("box %s has an impossible size", typ)
+		}
+		if bi.Size > size-off {
+			return moov, nil, corrupt("the file is truncated: its %s box needs %d bytes, %d are left",
+				typ, bi.Size, size-off)
+		}
+		switch bi.Type {
+		case mp4.BoxTypeFtyp():
+			var ftyp mp4.Ftyp
+			if _, err := bi.SeekToPayload(r); err != nil {
+				return moov, nil, err
 			}
-			if err := readAt(r, hdr[8:16], off+8); err != nil {
-				return nil, nil, err
+			if _, err := mp4.Unmarshal(r, bi.Size-bi.HeaderSize, &ftyp, bi.Context); err != nil {
+				return moov, nil, damaged("ftyp", err)
 			}
-			u := binary.BigEndian.Uint64(hdr[8:16])
-			if u > math.MaxInt64 {
-				return nil, nil, corrupt("box %q has an impossible size", printable(typ))
+			moov.ctx.IsQuickTimeCompatible = ftyp.MajorBrand == mp4.BrandQT() || ftyp.HasCompatibleBrand(mp4.BrandQT())
+		case mp4.BoxTypeMoov():
+			if moov.box != nil {
+				return moov, nil, corrupt("the file has two movie boxes")
 			}
-			boxSize, headerLen = int64(u), 16
-		}
-		if boxSize < headerLen {
-			return nil, nil, corrupt("box %q has an impossible size", printable(typ))
-		}
-		if boxSize > size-off {
-			return nil, nil, corrupt("the file is truncated: its %q box needs %d bytes, %d are left",
-				printable(typ), boxSize, size-off)
-		}
-		payload := extent{off + headerLen, off + boxSize}
-		switch typ {
-		case "moov":
-			if moov != nil {
-				return nil, nil, corrupt("the file has two movie boxes")
+			if bi.Size > maxMoovBytes {
+				return moov, nil, ErrNotHandled
 			}
-			if boxSize > maxMoovBytes {
-				return nil, nil, ErrNotHandled
+			moov.box = make([]byte, bi.Size)
+			if _, err := r.ReadAt(moov.box, int64(bi.Offset)); err != nil {
+				return moov, nil, readError(err)
 			}
-			moov = make([]byte, payload.end-payload.start)
-			if err := readAt(r, moov, payload.start); err != nil {
-				return nil, nil, err
-			}
-		case "mdat":
-			mdats = append(mdats, payload)
-		case "moof", "mfra", "sidx", "styp":
-			return nil, nil, ErrNotHandled // fragmented: ffprobe reads it
-		case "meta":
+		case mp4.BoxTypeMdat():
+			mdats = append(mdats, extent{bi.Offset + bi.HeaderSize, bi.Offset + bi.Size})
+		case mp4.BoxTypeMoof(), mp4.BoxTypeMfra(), mp4.BoxTypeSidx(), mp4.BoxTypeStyp():
+			return moov, nil, ErrNotHandled // fragmented: ffprobe reads it
+		case mp4.BoxTypeMeta():
 			hasMeta = true
 		}
-		off += boxSize
+		off += bi.Size
 	}
-	if moov == nil {
+	if moov.box == nil {
 		if hasMeta {
-			return nil, nil, ErrNotHandled // an image (HEIF, AVIF)
+			return moov, nil, ErrNotHandled // an image (HEIF, AVIF)
 		}
-		return nil, nil, corrupt("the file has no movie box (moov): it is incomplete")
+		return moov, nil, corrupt("the file has no movie box (moov): it is incomplete")
 	}
 	return moov, mdats, nil
 }
 
-// readAt fills p from off. A reader may answer io.EOF with every byte when
-// p ends at the end of the file (minio's objects do): that is a full read.
-func readAt(r io.ReaderAt, p []byte, off int64) error {
-	n, err := r.ReadAt(p, off)
-	if n == len(p) {
-		return nil
-	}
-	if err == nil {
-		err = io.ErrUnexpectedEOF
-	}
+// readError is a failed read of the file (the store's, not the file's
+// fault).
+func readError(err error) error {
 	return fmt.Errorf("mp4meta: read: %w", err)
 }
 
-// printable keeps a box type readable in a message.
-func printable(typ string) string {
-	b := []byte(typ)
-	for i, c := range b {
-		if c < 0x20 || c > 0x7e {
-			b[i] = '?'
-		}
+// headerError is a top-level box header that could not be read: the
+// store's failure, or the file's end or damage.
+func headerError(err error) error {
+	var rf *readFailure
+	switch {
+	case errors.As(err, &rf):
+		return readError(err)
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return corrupt("the file ends inside a box header")
 	}
-	return string(b)
+	return corrupt("a box header is damaged: %v", err)
 }
 
-// box is one child box in a parent's payload.
-type box struct {
-	typ     string
-	payload []byte
-}
-
-// children splits a payload into its boxes; they must fill it exactly
-// (a trailing 32-bit zero terminator, as QuickTime writes, is allowed).
-func children(b []byte) ([]box, error) {
-	var out []box
-	for len(b) > 0 {
-		if len(b) == 4 && binary.BigEndian.Uint32(b) == 0 {
-			break
-		}
-		if len(b) < 8 {
-			return nil, corrupt("a box header is cut short")
-		}
-		size, typ, hl := uint64(binary.BigEndian.Uint32(b)), string(b[4:8]), uint64(8)
-		switch size {
-		case 0:
-			size = uint64(len(b))
-		case 1:
-			if len(b) < 16 {
-				return nil, corrupt("a box header is cut short")
-			}
-			size, hl = binary.BigEndian.Uint64(b[8:16]), 16
-		}
-		if size < hl || size > uint64(len(b)) {
-			return nil, corrupt("box %q does not fit in its parent", printable(typ))
-		}
-		out = append(out, box{typ: typ, payload: b[hl:size]})
-		b = b[size:]
+// damaged is a box the parser refused (or a failed read of it).
+func damaged(typ string, err error) error {
+	if rf := (*readFailure)(nil); errors.As(err, &rf) {
+		return readError(err)
 	}
-	return out, nil
-}
-
-// find returns the first child of type typ along path (nil when absent).
-func find(b []byte, path ...string) ([]byte, error) {
-	if len(path) > maxDepth {
-		return nil, corrupt("boxes nested too deep")
-	}
-	for _, typ := range path {
-		kids, err := children(b)
-		if err != nil {
-			return nil, err
-		}
-		b = nil
-		for _, k := range kids {
-			if k.typ == typ {
-				b = k.payload
-				break
-			}
-		}
-		if b == nil {
-			return nil, nil
-		}
-	}
-	return b, nil
+	return corrupt("the %s box is damaged: %v", typ, err)
 }
