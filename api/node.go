@@ -123,7 +123,7 @@ func NewNode(ctx context.Context, cfg config.Config, o NodeOptions) (_ *Node, er
 	n.Usage = tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
 	n.Gate = tenancy.NewGate(rdb, cfg.RedisPrefix, cfg.RateLimitPerMinute, n.Usage, n.Logger)
 	n.Metrics = metrics.NewRegistry()
-	queue := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
+	queue := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb), cfg.RedisPrefix)
 	n.App = newApp(Deps{
 		Config: cfg, Logger: n.Logger, Now: o.Now, Metrics: n.Metrics,
 		Pool: pool, Redis: rdb, Media: n.Media, Sealer: sealer,

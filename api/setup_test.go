@@ -53,17 +53,18 @@ type envOpts struct {
 	s3 bool
 }
 
-// setup builds API nodes over one fresh database and one Redis database,
+// setup builds API nodes over one fresh database and one Redis key prefix,
 // each node with its own caches, as separate processes would have.
 func setup(t testing.TB, o envOpts) *testEnv {
 	t.Helper()
 	pool, dbURL := testkit.NewPool(t)
-	rdb, redisURL := testkit.Redis(t)
+	rds := testkit.Redis(t)
+	rdb := rds.Client
 	if o.nodes == 0 {
 		o.nodes = 1
 	}
 	cfg, err := config.Load(func(k string) string {
-		return map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_MEDIA_DIR": t.TempDir(), "BROLL_IMPORT_DIR": t.TempDir(),
+		return map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": rds.URL, "BROLL_REDIS_PREFIX": rds.Prefix, "BROLL_MEDIA_DIR": t.TempDir(), "BROLL_IMPORT_DIR": t.TempDir(),
 			"BROLL_SIGNING_KEY": config.GenerateSecret(), "BROLL_PUBLIC_URL": "http://api.test",
 			"BROLL_LOG_LEVEL": "debug", "BROLL_EMBED_PROVIDER": "builtin"}[k]
 	})

@@ -35,16 +35,22 @@ func baseEnv(t *testing.T, dbURL, redisURL, ollamaURL string) map[string]string 
 	}
 }
 
+// sharedEnv is baseEnv on the test's own keyspace of the shared test Redis.
+func sharedEnv(t *testing.T, dbURL string, rds testkit.Keyspace, ollamaURL string) map[string]string {
+	return with(baseEnv(t, dbURL, rds.URL, ollamaURL), map[string]string{"BROLL_REDIS_PREFIX": rds.Prefix})
+}
+
 // TestScaleOut runs two API nodes and two workers against one Postgres and
 // one Redis, as a deployment behind a load balancer would.
 func TestScaleOut(t *testing.T) {
 	t.Parallel()
 	pool, dbURL := testkit.NewPool(t)
-	rdb, redisURL := testkit.Redis(t)
+	rds := testkit.Redis(t)
+	rdb := rds.Client
 	ollama := embedtest.NewOllama(t, embedtest.Options{})
 	// One embedder call in flight per worker (32 clips), so that both
 	// workers take a share of the clips.
-	env := with(baseEnv(t, dbURL, redisURL, ollama.URL), map[string]string{
+	env := with(sharedEnv(t, dbURL, rds, ollama.URL), map[string]string{
 		"BROLL_RATE_LIMIT_PER_MINUTE": "20", "BROLL_WORKER_CONCURRENCY": "1"})
 	nodes := []node{startAPI(t, env), startAPI(t, env)}
 	workers := []node{startWorker(t, env), startWorker(t, env)}
@@ -127,7 +133,7 @@ func TestScaleOut(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
+				q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb), rds.Prefix)
 				if _, err := q.EnqueueEmbed(context.Background(), ids); err != nil {
 					t.Error(err)
 				}
