@@ -59,14 +59,18 @@ func TestScaleOut(t *testing.T) {
 	t.Run("rate limit is shared per key", func(t *testing.T) {
 		key := acct.CustomerKey(t, pool, "limited").Secret
 		counts := map[int]int{}
+		start := testkit.RedisNow(t, rdb)
 		for i := 0; i < 30; i++ {
 			r := call(t, nodes[i%2].url, "GET", "/api/v1/pricing", key, nil)
 			counts[r.status]++
 		}
 		// 20 per minute with a burst of 20: the first 20 pass whichever node
-		// they reach, the rest are refused (one more may have refilled).
-		if counts[200] < 20 || counts[200] > 21 || counts[200]+counts[429] != 30 {
-			t.Fatalf("statuses %v: want 20 (or 21) x 200 and the rest 429 across both nodes", counts)
+		// they reach, the rest are refused but for those the shared bucket
+		// refilled meanwhile (one every 3 s; a bucket per node would pass
+		// all 30).
+		most := testkit.AdmittedAtMost(20, testkit.RedisNow(t, rdb).Sub(start))
+		if counts[200] < 20 || counts[200] > most || counts[200]+counts[429] != 30 {
+			t.Fatalf("statuses %v: want 20 to %d x 200 and the rest 429 across both nodes", counts, most)
 		}
 	})
 
