@@ -112,9 +112,12 @@ func TestIdempotentConcurrentDuplicates(t *testing.T) {
 				firstResp = e.send(t, 0, "POST", "/api/v1/broll/purchase", header, buy)
 			}()
 			// The first request has claimed the key once its row exists.
-			for claimed := 0; claimed == 0; {
+			for claimed, deadline := 0, time.Now().Add(30*time.Second); claimed == 0; {
 				if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM idempotency_keys WHERE idem_key = 'dup-1'`).Scan(&claimed); err != nil {
 					t.Fatal(err)
+				}
+				if claimed == 0 && time.Now().After(deadline) {
+					t.Fatal("the first request never claimed the key")
 				}
 				time.Sleep(5 * time.Millisecond)
 			}

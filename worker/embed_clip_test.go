@@ -195,12 +195,11 @@ func TestKilledMidJobLosesNothing(t *testing.T) {
 	blocking := newBlocking()
 	stop := e.start(t, worker.Options{Embedder: blocking, ShutdownTimeout: 200 * time.Millisecond})
 	waitStarted(t, blocking)
-	start := time.Now()
+	// The job never ends: stop returns once asynq gives up on it after
+	// ShutdownTimeout (stop fails the test if the worker outlives its own
+	// deadline).
 	if err := stop(); err != nil {
 		t.Fatal(err)
-	}
-	if took := time.Since(start); took > 10*time.Second {
-		t.Errorf("stopping took %s", took)
 	}
 	if s := e.state(t, id); s.Status != "pending" {
 		t.Fatalf("after the kill: %+v, want pending", s)
