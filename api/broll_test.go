@@ -220,11 +220,11 @@ func TestListBrollRejectsBadInput(t *testing.T) {
 	for _, tc := range cases {
 		r := e.do(t, 0, "GET", "/api/v1/broll?"+tc.query, acct.RootKey.Secret, nil)
 		p := problemOf(t, r)
-		if r.status != 400 || p.Code != tc.code || p.Field != tc.field {
+		if r.status != 400 || string(p.Code) != tc.code || deref(p.Field) != tc.field {
 			t.Errorf("%.40s: %d %s", tc.query, r.status, r.raw)
 			continue
 		}
-		if tc.allowed && len(p.AllowedValues) == 0 {
+		if tc.allowed && len(deref(p.AllowedValues)) == 0 {
 			t.Errorf("%s: no allowed_values: %s", tc.query, r.raw)
 		}
 		if strings.Contains(strings.ToLower(string(r.raw)), "select") {
@@ -249,7 +249,7 @@ func TestGetBrollAndFiltersOverHTTP(t *testing.T) {
 	if v := expect[videoBody](t, e.do(t, 0, "GET", "/api/v1/broll/"+id, cust.Secret, nil), 200); v.ID != id || v.Price != 10 || v.Owned {
 		t.Fatalf("get: %+v", v)
 	}
-	if r := e.do(t, 0, "GET", "/api/v1/broll/not-a-uuid", cust.Secret, nil); r.status != 400 || problemOf(t, r).Field != "id" {
+	if r := e.do(t, 0, "GET", "/api/v1/broll/not-a-uuid", cust.Secret, nil); r.status != 400 || deref(problemOf(t, r).Field) != "id" {
 		t.Fatalf("bad id: %d %s", r.status, r.raw)
 	}
 	if r := e.do(t, 0, "GET", "/api/v1/broll/"+uuid.NewString(), cust.Secret, nil); r.status != 404 || problemOf(t, r).Code != "not_found" {
@@ -296,7 +296,7 @@ func TestBrollNeedsReadScope(t *testing.T) {
 	}
 	for _, path := range []string{"/api/v1/broll", "/api/v1/broll/filters", "/api/v1/broll/" + ids["Woman laughing in a car"].String()} {
 		r := e.do(t, 0, "GET", path, ops.Secret, nil)
-		if p := problemOf(t, r); r.status != 403 || p.Code != "insufficient_scope" || p.RequiredScope != "broll:read" {
+		if p := problemOf(t, r); r.status != 403 || p.Code != "insufficient_scope" || deref(p.RequiredScope) != "broll:read" {
 			t.Errorf("ops key on %s: %d %s", path, r.status, r.raw)
 		}
 	}

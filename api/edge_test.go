@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/billing/billingtest"
+	"broll/clients/go/brollclient"
 	"broll/internal/apperr"
 	"broll/internal/testkit"
 	"broll/tenancy"
@@ -83,18 +84,18 @@ func TestV1RoutesAuthMatrix(t *testing.T) {
 		t.Run(rt.method+" "+rt.path, func(t *testing.T) {
 			for _, tc := range cases {
 				r := e.do(t, 0, rt.method, rt.path, tc.key, rt.body)
-				var p problem
+				var p brollclient.Problem
 				if r.status >= 400 {
 					p = problemOf(t, r)
 				}
-				if r.status != tc.wantStatus || p.Code != tc.wantCode {
+				if r.status != tc.wantStatus || string(p.Code) != tc.wantCode {
 					t.Errorf("as %s: got %d %q, want %d %q (%s)", tc.who, r.status, p.Code, tc.wantStatus, tc.wantCode, r.raw)
 				}
 				if tc.wantStatus == 401 && !strings.HasPrefix(r.header.Get("WWW-Authenticate"), "Bearer") {
 					t.Errorf("as %s: 401 without WWW-Authenticate: Bearer", tc.who)
 				}
-				if tc.wantCode == "insufficient_scope" && p.RequiredScope != string(rt.scope) {
-					t.Errorf("as %s: required_scope %q, want %q", tc.who, p.RequiredScope, rt.scope)
+				if tc.wantCode == "insufficient_scope" && string(deref(p.RequiredScope)) != string(rt.scope) {
+					t.Errorf("as %s: required_scope %q, want %q", tc.who, deref(p.RequiredScope), rt.scope)
 				}
 				if tc.wantStatus < 400 && r.header.Get("X-RateLimit-Limit") == "" {
 					t.Errorf("as %s: no rate-limit headers", tc.who)

@@ -66,8 +66,8 @@ func TestKeyLimitsOverHTTP(t *testing.T) {
 		hard := billingtest.Videos(t, e.pool, 2, "hard")
 		e.buy(t, 0, key, hard[0])
 		r := e.do(t, 1, "POST", "/api/v1/broll/purchase", key, map[string]any{"video_ids": []string{hard[1].String()}})
-		if p := problemOf(t, r); r.status != 402 || p.Code != "spend_limit_exceeded" || p.Limit != 30 || p.Spent != 25 ||
-			p.Required != 25 || p.PeriodResetsAt == "" {
+		if p := problemOf(t, r); r.status != 402 || p.Code != "spend_limit_exceeded" || deref(p.Limit) != 30 || deref(p.Spent) != 25 ||
+			deref(p.Required) != 25 || p.PeriodResetsAt == nil {
 			t.Fatalf("over the limit: %d %s", r.status, r.raw)
 		}
 		// Raising it lets the purchase through; the list shows what was spent.
@@ -82,7 +82,7 @@ func TestKeyLimitsOverHTTP(t *testing.T) {
 		}
 		// A purchase over MCP meets the same limit, with the same numbers.
 		extra := billingtest.Videos(t, e.pool, 1, "easy")[0].String()
-		if out := callToolErr(t, cs, "purchase_videos", map[string]any{"video_ids": []string{extra}}, "spend_limit_exceeded"); out.Spent != 50 || out.Required != 5 {
+		if out := callToolErr(t, cs, "purchase_videos", map[string]any{"video_ids": []string{extra}}, "spend_limit_exceeded"); deref(out.Spent) != 50 || deref(out.Required) != 5 {
 			t.Fatalf("purchase_videos over the limit: %+v", out)
 		}
 		page := decode[keyList](t, e.do(t, 0, "GET", "/api/v1/keys", root, nil))

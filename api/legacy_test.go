@@ -131,7 +131,7 @@ func TestLegacyV0BeforeAndAfterSunset(t *testing.T) {
 			{"GET", "/api/external/broll/a/b", auth, nil, 404, "not_found"},
 		} {
 			r := e.send(t, n, c.method, c.path, c.header, c.body)
-			if r.status != c.status || problemOf(t, r).Code != c.code {
+			if r.status != c.status || string(problemOf(t, r).Code) != c.code {
 				t.Errorf("%s %s: %d %s, want %d %s", c.method, c.path, r.status, r.raw, c.status, c.code)
 			}
 			checkSunsetHeaders(t, c.method+" "+c.path, r)
@@ -173,7 +173,7 @@ func TestLegacyV0BeforeAndAfterSunset(t *testing.T) {
 			{"GET", "/api/external/broll/purchases" + src, nil, nil},
 		} {
 			r := e.send(t, n, c.method, c.path, c.header, c.body)
-			if p := problemOf(t, r); r.status != 410 || p.Code != "sunset" || p.MigrationGuide != "http://api.test/docs/migration" {
+			if p := problemOf(t, r); r.status != 410 || p.Code != "sunset" || deref(p.MigrationGuide) != "http://api.test/docs/migration" {
 				t.Errorf("after sunset, %s %s: %d %s", c.method, c.path, r.status, r.raw)
 			}
 			checkSunsetHeaders(t, "after sunset", r)

@@ -251,10 +251,10 @@ func TestMCPToolErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		out := callToolErr(t, cs, tc.tool, tc.args, tc.code)
-		if tc.field != "" && out.Field != tc.field {
+		if tc.field != "" && deref(out.Field) != tc.field {
 			t.Errorf("%s(%v): field %v, want %s", tc.tool, tc.args, out.Field, tc.field)
 		}
-		if *out.Retryable || out.RequestID == "" {
+		if *out.Retryable || out.RequestId == "" {
 			t.Errorf("%s(%v): %+v", tc.tool, tc.args, out)
 		}
 	}
@@ -263,7 +263,7 @@ func TestMCPToolErrors(t *testing.T) {
 		t.Errorf("no allowed_values: %+v", out)
 	}
 	out := callToolErr(t, cs, "purchase_videos", map[string]any{"video_ids": []string{vids[0].String(), vids[1].String()}}, "insufficient_credits")
-	if out.Required != 20 || out.Available != 15 {
+	if deref(out.Required) != 20 || deref(out.Available) != 15 {
 		t.Errorf("insufficient_credits extras: %+v", out)
 	}
 	// Nothing was charged by any of the failures.
@@ -290,14 +290,14 @@ func TestMCPScopes(t *testing.T) {
 	}
 	for tool, scope := range need {
 		out := callToolErr(t, reader, tool, args[tool], "insufficient_scope")
-		if out.RequiredScope != scope || *out.Retryable {
+		if string(deref(out.RequiredScope)) != scope || *out.Retryable {
 			t.Errorf("%s: %+v", tool, out)
 		}
 	}
 	callToolOK(t, reader, "search_videos", nil)
 	callToolOK(t, reader, "get_video", args["get_video"])
 	for _, tool := range []string{"search_videos", "get_video"} {
-		if out := callToolErr(t, billingOnly, tool, args[tool], "insufficient_scope"); out.RequiredScope != "broll:read" {
+		if out := callToolErr(t, billingOnly, tool, args[tool], "insufficient_scope"); deref(out.RequiredScope) != "broll:read" {
 			t.Errorf("%s: %+v", tool, out)
 		}
 	}
@@ -378,7 +378,7 @@ func TestMCPToolsPerScope(t *testing.T) {
 			t.Errorf("scopes %v: tools %v, want %v", c.scopes, got, want)
 		}
 		if !slices.Contains(got, "get_balance") {
-			if out := callToolErr(t, cs, "get_balance", nil, "insufficient_scope"); out.RequiredScope != "broll:billing" {
+			if out := callToolErr(t, cs, "get_balance", nil, "insufficient_scope"); deref(out.RequiredScope) != "broll:billing" {
 				t.Errorf("scopes %v: get_balance refused with %+v", c.scopes, out)
 			}
 		}

@@ -92,7 +92,7 @@ func TestMediaStoreSuite(t *testing.T) {
 				"content_type": {"filename": "x.mp4", "content_type": "text/html", "size": 10},
 				"size":         {"filename": "x.mp4", "content_type": "video/mp4", "size": e.cfg.UploadMaxBytes + 1},
 			} {
-				if r := e.do(t, 0, "POST", uploadsPath, ops.Secret, body); r.status != 400 || problemOf(t, r).Field != field {
+				if r := e.do(t, 0, "POST", uploadsPath, ops.Secret, body); r.status != 400 || deref(problemOf(t, r).Field) != field {
 					t.Fatalf("bad %s: %d %s", field, r.status, r.raw)
 				}
 			}

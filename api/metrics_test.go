@@ -104,7 +104,7 @@ func TestMetrics(t *testing.T) {
 	// The access log carries the request id a problem body
 	// shows, so a client's report leads to the log line.
 	r := e.do(t, 0, "GET", "/api/v1/broll/"+uuid.NewString(), bob.Secret, nil)
-	if id := problemOf(t, r).RequestID; id == "" || !strings.Contains(e.logs.String(), `"request_id":"`+id+`"`) {
+	if id := problemOf(t, r).RequestId; id == "" || !strings.Contains(e.logs.String(), `"request_id":"`+id+`"`) {
 		t.Errorf("request id %q of a 404 not in the logs", id)
 	}
 	// Route patterns, never raw paths: ids must not become label values.

@@ -37,7 +37,7 @@ func TestOpsVideosOverHTTP(t *testing.T) {
 	// Only ops keys may write the catalog.
 	for who, key := range map[string]string{"root key": acct.RootKey.Secret, "customer key": buyer.Secret} {
 		r := e.do(t, 0, "POST", "/api/ops/v1/videos", key, clips)
-		if p := problemOf(t, r); r.status != 403 || p.Code != "insufficient_scope" || p.RequiredScope != "catalog:write" {
+		if p := problemOf(t, r); r.status != 403 || p.Code != "insufficient_scope" || deref(p.RequiredScope) != "catalog:write" {
 			t.Errorf("%s: %d %s", who, r.status, r.raw)
 		}
 		r = e.do(t, 0, "DELETE", "/api/ops/v1/videos/"+id, key, nil)
@@ -80,16 +80,16 @@ func TestOpsVideosOverHTTP(t *testing.T) {
 		t.Fatalf("bad clips: %d %s", r.status, r.raw)
 	}
 	got := map[int]string{}
-	for _, x := range p.Errors {
-		got[x.Index] = x.Field
+	for _, x := range deref(p.Errors) {
+		got[x.Index] = deref(x.Field)
 	}
 	if len(got) != 2 || got[2] != "orientaton" || got[4] != "" {
-		t.Fatalf("decode errors: %+v", p.Errors)
+		t.Fatalf("decode errors: %+v", deref(p.Errors))
 	}
 	bad = bad[:4]
 	r = e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, []any{bad[0], bad[1], bad[3]})
-	if errs := problemOf(t, r).Errors; r.status != 400 || len(errs) != 2 || errs[0].Index != 1 ||
-		errs[0].Field != "emotion" || errs[1].Field != "media_file" {
+	if errs := deref(problemOf(t, r).Errors); r.status != 400 || len(errs) != 2 || errs[0].Index != 1 ||
+		deref(errs[0].Field) != "emotion" || deref(errs[1].Field) != "media_file" {
 		t.Fatalf("validation errors: %d %s", r.status, r.raw)
 	}
 	if n := decode[videoList](t, e.do(t, 0, "GET", "/api/v1/broll?search=fine", buyer.Secret, nil)).Videos; len(n) != 0 {
@@ -111,7 +111,7 @@ func TestOpsVideosOverHTTP(t *testing.T) {
 	for _, path := range []string{outside, rel, link, "/etc/hostname"} {
 		clip := map[string]any{"title": "Escape", "emotion": "happy", "gender": "male", "difficulty": "easy", "media_file": path}
 		r := e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, []any{clip})
-		if errs := problemOf(t, r).Errors; r.status != 400 || len(errs) != 1 || !strings.Contains(errs[0].Message, "outside the import directory") {
+		if errs := deref(problemOf(t, r).Errors); r.status != 400 || len(errs) != 1 || !strings.Contains(errs[0].Message, "outside the import directory") {
 			t.Errorf("media_file %q: %d %s", path, r.status, r.raw)
 		}
 	}

@@ -129,7 +129,7 @@ func TestPurchaseOverHTTP(t *testing.T) {
 			t.Fatal(err)
 		}
 		r = e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[1].String()}})
-		if p := problemOf(t, r); r.status != 402 || p.Code != "insufficient_credits" || p.Required != 50 || p.Available != 20 {
+		if p := problemOf(t, r); r.status != 402 || p.Code != "insufficient_credits" || deref(p.Required) != 50 || deref(p.Available) != 20 {
 			t.Fatalf("402: %s", r.raw)
 		}
 	})

@@ -1,6 +1,10 @@
 package api
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"broll/clients/go/brollclient"
+)
 
 // The response bodies the tests read, written from the contract (API.md and
 // api/openapi.json), not from the handlers' types: a field renamed on the
@@ -9,42 +13,41 @@ import "encoding/json"
 // round trip (the type gives back the body) holds. Money is in dollars, as
 // on the wire.
 
-// problem is the RFC 9457 body of every error, with the extension members
-// the tests read. Problems carry other extensions too, so it is decoded
-// without the unknown-field check (see errorOf).
-type problem struct {
-	Type          string   `json:"type"`
-	Title         string   `json:"title"`
-	Status        int      `json:"status"`
-	Detail        string   `json:"detail"`
-	Code          string   `json:"code"`
-	RequestID     string   `json:"request_id"`
-	Field         string   `json:"field"`
-	AllowedValues []string `json:"allowed_values"`
-	RequiredScope string   `json:"required_scope"`
-	Required      float64  `json:"required"`
-	Available     float64  `json:"available"`
-	// spend_limit_exceeded
-	Limit          float64 `json:"limit"`
-	Spent          float64 `json:"spent"`
-	PeriodResetsAt string  `json:"period_resets_at"`
-	// sunset (legacy routes)
-	MigrationGuide string `json:"migration_guide"`
-	// the clips an import refused, by their index in the request
-	Errors []struct {
-		Index   int    `json:"index"`
-		Field   string `json:"field"`
-		Message string `json:"message"`
-	} `json:"errors"`
+// deref is what p points at, or the zero value: the generated types hold
+// optional members as pointers.
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
 }
 
-// toolError is the structuredContent of a failed MCP tool call: the
-// problem's code and extensions, with message and retryable beside them.
-// Like problem, it is read without the unknown-field check.
+// toolError is the structuredContent of a failed MCP tool call: a
+// problem's members (brollclient.Problem, extensions included), with
+// message and retryable beside them, which MCP adds and the OpenAPI
+// document, describing REST, does not hold.
 type toolError struct {
-	problem
-	Message   string `json:"message"`
-	Retryable *bool  `json:"retryable"`
+	brollclient.Problem
+	Message   string
+	Retryable *bool
+}
+
+// UnmarshalJSON reads the problem with its own decoder (which keeps the
+// members it does not declare), then the two MCP members.
+func (e *toolError) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, &e.Problem); err != nil {
+		return err
+	}
+	var mcp struct {
+		Message   string `json:"message"`
+		Retryable *bool  `json:"retryable"`
+	}
+	if err := json.Unmarshal(b, &mcp); err != nil {
+		return err
+	}
+	e.Message, e.Retryable = mcp.Message, mcp.Retryable
+	return nil
 }
 
 // videoBody is the Video object.

@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/catalog"
+	"broll/clients/go/brollclient"
 	"broll/internal/config"
 	"broll/internal/testkit"
 	"broll/tenancy"
@@ -224,8 +225,10 @@ func expect[T any](t testing.TB, r response, status int) T {
 	return decode[T](t, r)
 }
 
-// problemOf reads an error body.
-func problemOf(t testing.TB, r response) problem { return errorOf[problem](t, r) }
+// problemOf reads an error body as the contract's Problem.
+func problemOf(t testing.TB, r response) brollclient.Problem {
+	return errorOf[brollclient.Problem](t, r)
+}
 
 // errorOf reads an error: a problem, or the result of a failed MCP tool
 // call. Errors carry extension members beyond the ones the tests read, so
@@ -250,7 +253,7 @@ func checkProblem(t *testing.T, what string, r response) {
 		t.Errorf("%s: body status %v != %d", what, p.Status, r.status)
 	}
 	for _, m := range []struct{ name, value string }{
-		{"type", p.Type}, {"title", p.Title}, {"detail", p.Detail}, {"code", p.Code}, {"request_id", p.RequestID},
+		{"type", p.Type}, {"title", p.Title}, {"detail", p.Detail}, {"code", string(p.Code)}, {"request_id", p.RequestId},
 	} {
 		if m.value == "" {
 			t.Errorf("%s: problem body lacks %q: %s", what, m.name, r.raw)

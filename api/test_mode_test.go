@@ -26,11 +26,11 @@ func TestTestModeOverHTTP(t *testing.T) {
 			t.Run("mode is validated", func(t *testing.T) {
 				for _, mode := range []any{"bogus", "", "TEST", 1, true} {
 					r := e.do(t, 0, "POST", "/api/v1/keys", root, map[string]any{"customer_label": "x", "mode": mode})
-					if p := problemOf(t, r); r.status != 400 || p.Code != "invalid_request" || p.Field != "mode" {
+					if p := problemOf(t, r); r.status != 400 || p.Code != "invalid_request" || deref(p.Field) != "mode" {
 						t.Errorf("mode %v: %d %s", mode, r.status, r.raw)
 					}
 				}
-				if r := e.do(t, 0, "GET", "/api/v1/keys?mode=sandbox", root, nil); r.status != 400 || problemOf(t, r).Field != "mode" {
+				if r := e.do(t, 0, "GET", "/api/v1/keys?mode=sandbox", root, nil); r.status != 400 || deref(problemOf(t, r).Field) != "mode" {
 					t.Errorf("list mode=sandbox: %d %s", r.status, r.raw)
 				}
 			})

@@ -72,7 +72,7 @@ func (k *uploadKit) put(t *testing.T, up uploadBody, key string, data []byte) (i
 	res.Body.Close()
 	r := response{status: res.StatusCode, header: res.Header, raw: raw}
 	if r.status >= 400 {
-		return r.status, problemOf(t, r).Code
+		return r.status, string(problemOf(t, r).Code)
 	}
 	return r.status, ""
 }
@@ -121,7 +121,7 @@ func TestUploadBelongsToItsKey(t *testing.T) {
 	if code, _ := k.put(t, up, k.ops.Secret, data); code != http.StatusNoContent {
 		t.Fatalf("owner's put: %d", code)
 	}
-	if r := k.importUpload(t, other.Secret, up.UploadID); r.status != 400 || problemOf(t, r).Errors[0].Field != "upload_id" {
+	if r := k.importUpload(t, other.Secret, up.UploadID); r.status != 400 || deref(deref(problemOf(t, r).Errors)[0].Field) != "upload_id" {
 		t.Fatalf("another key's import: %d %s", r.status, r.raw)
 	}
 	if r := k.importUpload(t, k.ops.Secret, up.UploadID); r.status != 200 {
@@ -144,7 +144,7 @@ func TestUploadCompleteThenClaimedOnce(t *testing.T) {
 			up := k.newUpload(t, k.ops.Secret, len(data))
 
 			r := k.importUpload(t, k.ops.Secret, up.UploadID)
-			if p := problemOf(t, r); r.status != 409 || p.Code != "upload_incomplete" || len(p.Errors) != 1 || p.Errors[0].Field != "upload_id" {
+			if p := problemOf(t, r); r.status != 409 || p.Code != "upload_incomplete" || len(deref(p.Errors)) != 1 || deref(deref(p.Errors)[0].Field) != "upload_id" {
 				t.Fatalf("import before the put: %d %s", r.status, r.raw)
 			}
 			if code, _ := k.put(t, up, k.ops.Secret, data[:len(data)-1]); code < 400 || code >= 500 {
@@ -168,7 +168,7 @@ func TestUploadCompleteThenClaimedOnce(t *testing.T) {
 					r := k.importUpload(t, k.ops.Secret, up.UploadID)
 					statuses[i] = r.status
 					if r.status >= 400 {
-						codes[i] = problemOf(t, r).Code
+						codes[i] = string(problemOf(t, r).Code)
 					}
 				})
 			}
@@ -312,7 +312,7 @@ func TestUploadImportWithoutImportDir(t *testing.T) {
 		t.Fatalf("put: %d", code)
 	}
 	withFile := map[string]any{"title": "From a file", "emotion": "neutral", "gender": "male", "difficulty": "easy", "media_file": "clip.avi"}
-	if r := k.do(t, 0, "POST", "/api/ops/v1/videos", k.ops.Secret, []any{withFile}); r.status != 400 || problemOf(t, r).Errors[0].Field != "media_file" {
+	if r := k.do(t, 0, "POST", "/api/ops/v1/videos", k.ops.Secret, []any{withFile}); r.status != 400 || deref(deref(problemOf(t, r).Errors)[0].Field) != "media_file" {
 		t.Fatalf("a file path without an import directory: %d %s", r.status, r.raw)
 	}
 	if r := k.importUpload(t, k.ops.Secret, up.UploadID); r.status != 200 || k.clipsOf(t, up.UploadID) != 1 {
