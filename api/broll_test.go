@@ -14,6 +14,7 @@ import (
 	"broll/billing/billingtest"
 	"broll/catalog"
 	"broll/catalog/catalogtest"
+	"broll/clients/go/brollclient"
 	"broll/embed"
 	"broll/tenancy"
 )
@@ -260,7 +261,7 @@ func TestGetBrollAndFiltersOverHTTP(t *testing.T) {
 		t.Fatalf("owned get: %+v", v)
 	}
 	// The purchases list is its own route, not a video id.
-	if r := e.do(t, 0, "GET", "/api/v1/broll/purchases", cust.Secret, nil); r.status != 200 || decode[purchaseList](t, r).Purchases == nil {
+	if r := e.do(t, 0, "GET", "/api/v1/broll/purchases", cust.Secret, nil); r.status != 200 || decode[brollclient.PurchaseList](t, r).Purchases == nil {
 		t.Fatalf("purchases route shadowed: %d %s", r.status, r.raw)
 	}
 

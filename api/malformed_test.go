@@ -125,7 +125,7 @@ func malformedFixture(t *testing.T, e *testEnv, node int) (fixture, billingtest.
 	}
 	vids := billingtest.Videos(t, e.pool, 3, "easy")
 	e.putMedia(t, vids[0], bytes.Repeat([]byte("0123456789"), 100))
-	link, err := url.Parse(e.buy(t, node, cust.Secret, vids[0]).link(0))
+	link, err := url.Parse(downloadLink(e.buy(t, node, cust.Secret, vids[0]).Purchases, 0))
 	if err != nil {
 		t.Fatal(err)
 	}

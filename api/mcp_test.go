@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"broll/billing/billingtest"
+	"broll/clients/go/brollclient"
 )
 
 func TestMCPInitializeAndListTools(t *testing.T) {
@@ -177,30 +178,30 @@ func TestMCPToolsMatchREST(t *testing.T) {
 	ids := []string{vids[0].String(), vids[1].String()}
 	t.Run("purchase_videos quotes, then buys with the quoted total", func(t *testing.T) {
 		res, body := callTool(t, cs, "purchase_videos", map[string]any{"video_ids": ids, "dry_run": true})
-		if quote := decode[purchaseResult](t, body); res.IsError || quote.TotalCharged != 20 || quote.Balance != 50 || !quote.DryRun {
+		if quote := decode[brollclient.PurchaseResult](t, body); res.IsError || quote.TotalCharged != 20 || quote.Balance != 50 || !quote.DryRun {
 			t.Fatalf("quote: %s", body.raw)
 		}
 		if !strings.Contains(resultText(res, 0), "Nothing was charged") {
 			t.Errorf("quote summary: %q", resultText(res, 0))
 		}
-		bought := decode[purchaseResult](t, callToolOK(t, cs, "purchase_videos", map[string]any{"video_ids": ids, "expected_total": 20}))
+		bought := decode[brollclient.PurchaseResult](t, callToolOK(t, cs, "purchase_videos", map[string]any{"video_ids": ids, "expected_total": 20}))
 		if bought.TotalCharged != 20 || bought.Balance != 30 || len(bought.Purchases) != 2 {
 			t.Fatalf("purchase: %+v", bought)
 		}
-		again := decode[purchaseResult](t, callToolOK(t, cs, "purchase_videos", map[string]any{"video_ids": ids[:1]}))
+		again := decode[brollclient.PurchaseResult](t, callToolOK(t, cs, "purchase_videos", map[string]any{"video_ids": ids[:1]}))
 		if again.TotalCharged != 0 || !again.Purchases[0].AlreadyOwned {
 			t.Fatalf("repeat purchase: %+v", again)
 		}
 	})
 
 	t.Run("a purchase made over MCP shows over REST, and the other way round", func(t *testing.T) {
-		if s := decode[purchaseList](t, e.do(t, 0, "GET", "/api/v1/broll/purchases", cust.Secret, nil)).Summary; s.Count != 2 || s.TotalAmount != 20 {
+		if s := decode[brollclient.PurchaseList](t, e.do(t, 0, "GET", "/api/v1/broll/purchases", cust.Secret, nil)).Summary; s.Count != 2 || s.TotalAmount != 20 {
 			t.Fatalf("REST purchases after MCP purchase: %+v", s)
 		}
 		if v := decode[videoBody](t, e.do(t, 0, "GET", "/api/v1/broll/"+vids[0].String(), cust.Secret, nil)); !v.Owned || v.DownloadURL == nil {
 			t.Fatalf("REST video after MCP purchase: %+v", v)
 		}
-		listed := decode[purchaseList](t, callToolOK(t, cs, "list_purchases", map[string]any{"emotion": "happy", "limit": 1}))
+		listed := decode[brollclient.PurchaseList](t, callToolOK(t, cs, "list_purchases", map[string]any{"emotion": "happy", "limit": 1}))
 		if s := listed.Summary; s.Count != 2 || s.TotalAmount != 20 || len(listed.Purchases) != 1 {
 			t.Fatalf("list_purchases: %+v", listed)
 		}
@@ -212,7 +213,7 @@ func TestMCPToolsMatchREST(t *testing.T) {
 		}
 		// The root key sees its customer's purchase over MCP too.
 		root := mcpMustConnect(t, base, acct.RootKey.Secret)
-		if mine := decode[purchaseList](t, callToolOK(t, root, "list_purchases", map[string]any{"api_key_id": cust.ID.String()})); mine.Summary.Count != 2 {
+		if mine := decode[brollclient.PurchaseList](t, callToolOK(t, root, "list_purchases", map[string]any{"api_key_id": cust.ID.String()})); mine.Summary.Count != 2 {
 			t.Fatalf("root's view of the customer: %+v", mine.Summary)
 		}
 	})
@@ -302,7 +303,7 @@ func TestMCPScopes(t *testing.T) {
 		}
 	}
 	callToolOK(t, billingOnly, "get_balance", nil)
-	if r := e.do(t, 0, "GET", "/api/v1/broll/purchases", acct.RootKey.Secret, nil); decode[purchaseList](t, r).Summary.Count != 0 {
+	if r := e.do(t, 0, "GET", "/api/v1/broll/purchases", acct.RootKey.Secret, nil); decode[brollclient.PurchaseList](t, r).Summary.Count != 0 {
 		t.Fatalf("a refused purchase charged: %s", r.raw)
 	}
 }

@@ -171,7 +171,7 @@ func TestMediaStoreSuite(t *testing.T) {
 				t.Fatalf("thumbnail: %d, %d bytes", status, len(thumb))
 			}
 
-			link := e.buy(t, 0, buyer.Secret, id).link(0)
+			link := downloadLink(e.buy(t, 0, buyer.Secret, id).Purchases, 0)
 			status, got, fromStore := e.fetchMedia(t, link)
 			if status != 200 || !bytes.Equal(got, video) || fromStore != (store == "s3") {
 				t.Fatalf("download: %d, %d bytes (want %d), from store %v", status, len(got), len(video), fromStore)

@@ -24,6 +24,7 @@ import (
 
 	"broll/api/dashboard"
 	"broll/billing/billingtest"
+	"broll/clients/go/brollclient"
 	"broll/tenancy"
 )
 
@@ -236,14 +237,14 @@ func TestOpenAPIResponsesValidate(t *testing.T) {
 	check(403, "missing scope", "POST", "/api/v1/broll/purchase", bearerHeader(readOnly.Secret), ids(0))
 
 	check(200, "quote", "POST", "/api/v1/broll/purchase", bearerHeader(cust.Secret), map[string]any{"video_ids": []string{vids[0].String()}, "dry_run": true})
-	bought := decode[purchaseResult](t, check(200, "purchase", "POST", "/api/v1/broll/purchase", bearerHeader(cust.Secret), ids(0, 1)))
+	bought := decode[brollclient.PurchaseResult](t, check(200, "purchase", "POST", "/api/v1/broll/purchase", bearerHeader(cust.Secret), ids(0, 1)))
 	check(200, "repeat purchase", "POST", "/api/v1/broll/purchase", bearerHeader(cust.Secret), ids(0))
 	check(402, "insufficient credits", "POST", "/api/v1/broll/purchase", bearerHeader(cust.Secret), ids(2, 3))
 	check(404, "unknown video", "POST", "/api/v1/broll/purchase", bearerHeader(cust.Secret), map[string]any{"video_ids": []string{"6f1c2a8e-8e53-4c1a-9d55-2f7f0c1f0a11"}})
 	check(409, "price changed", "POST", "/api/v1/broll/purchase", bearerHeader(cust.Secret), map[string]any{"video_ids": []string{vids[2].String()}, "expected_total": 1})
 	check(400, "malformed body", "POST", "/api/v1/broll/purchase", bearerHeader(cust.Secret), `{"video_ids": [`)
 	check(200, "purchases", "GET", "/api/v1/broll/purchases?start_date=2020-01-01", bearerHeader(root), nil)
-	purchasePage := decode[purchaseList](t, check(200, "purchases, a page of one", "GET", "/api/v1/broll/purchases?limit=1", bearerHeader(root), nil))
+	purchasePage := decode[brollclient.PurchaseList](t, check(200, "purchases, a page of one", "GET", "/api/v1/broll/purchases?limit=1", bearerHeader(root), nil))
 	next := purchasePage.Pagination.NextCursor
 	if next == nil {
 		t.Fatalf("purchase page of 1 of 2: %+v", purchasePage)
@@ -258,7 +259,7 @@ func TestOpenAPIResponsesValidate(t *testing.T) {
 	check(200, "owned video", "GET", "/api/v1/broll/"+vids[0].String(), bearerHeader(cust.Secret), nil)
 	check(404, "unknown video details", "GET", "/api/v1/broll/6f1c2a8e-8e53-4c1a-9d55-2f7f0c1f0a11", bearerHeader(cust.Secret), nil)
 
-	link := strings.TrimPrefix(bought.link(0), "http://api.test")
+	link := strings.TrimPrefix(downloadLink(bought.Purchases, 0), "http://api.test")
 	check(200, "download", "GET", link, nil, nil)
 	check(403, "tampered download", "GET", strings.Replace(link, "sig=", "sig=x", 1), nil, nil)
 

@@ -112,47 +112,6 @@ func (l videoList) titles() []string {
 	return out
 }
 
-// purchaseRecord is one row of the purchases list.
-type purchaseRecord struct {
-	PurchaseID           string  `json:"purchase_id"`
-	VideoID              string  `json:"video_id"`
-	APIKeyID             *string `json:"api_key_id"`
-	CustomerLabel        string  `json:"customer_label"`
-	PricePaid            float64 `json:"price_paid"`
-	Currency             string  `json:"currency"`
-	PurchasedAt          string  `json:"purchased_at"`
-	DownloadURL          *string `json:"download_url"`
-	DownloadURLExpiresAt *string `json:"download_url_expires_at"`
-	DownloadRevoked      bool    `json:"download_revoked"`
-	Video                struct {
-		ID              string   `json:"id"`
-		Title           string   `json:"title"`
-		Emotion         string   `json:"emotion"`
-		Gender          string   `json:"gender"`
-		Difficulty      string   `json:"difficulty"`
-		MediaType       string   `json:"media_type"`
-		DurationSeconds *float64 `json:"duration_seconds"`
-		Retired         bool     `json:"retired"`
-	} `json:"video"`
-	Legacy        bool     `json:"legacy"`
-	Livemode      bool     `json:"livemode"`
-	CustomerEmail *string  `json:"customer_email"`
-	Similarity    *float64 `json:"similarity,omitempty"`
-}
-
-// purchaseList is GET /api/v1/broll/purchases.
-type purchaseList struct {
-	Purchases []purchaseRecord `json:"purchases"`
-	Summary   struct {
-		TotalAmount float64 `json:"total_amount"`
-		Currency    string  `json:"currency"`
-		Count       int     `json:"count"`
-		StartDate   *string `json:"start_date"`
-		EndDate     *string `json:"end_date"`
-	} `json:"summary"`
-	Pagination pageBody `json:"pagination"`
-}
-
 type valueCount struct {
 	Value string `json:"value"`
 	Count int    `json:"count"`
@@ -196,43 +155,6 @@ type rpcResponse struct {
 		Message string `json:"message"`
 		Data    any    `json:"data,omitempty"`
 	} `json:"error,omitempty"`
-}
-
-// purchaseLine is one clip of a purchase result.
-type purchaseLine struct {
-	PurchaseID           *string `json:"purchase_id"`
-	VideoID              string  `json:"video_id"`
-	DownloadURL          *string `json:"download_url"`
-	DownloadURLExpiresAt *string `json:"download_url_expires_at"`
-	PricePaid            float64 `json:"price_paid"`
-	Currency             string  `json:"currency"`
-	PurchasedAt          *string `json:"purchased_at"`
-	AlreadyOwned         bool    `json:"already_owned"`
-}
-
-// purchaseResult is POST /api/v1/broll/purchase and the purchase_videos tool.
-type purchaseResult struct {
-	Purchases    []purchaseLine `json:"purchases"`
-	TotalCharged float64        `json:"total_charged"`
-	Currency     string         `json:"currency"`
-	Balance      float64        `json:"balance"`
-	DryRun       bool           `json:"dry_run"`
-	Livemode     bool           `json:"livemode"`
-}
-
-// link is the download link of the result's i-th clip.
-func (p purchaseResult) link(i int) string {
-	if l := p.Purchases[i].DownloadURL; l != nil {
-		return *l
-	}
-	return ""
-}
-
-// legacyPurchaseResult is POST /api/external/broll/purchase.
-type legacyPurchaseResult struct {
-	purchaseResult
-	Source        string  `json:"source"`
-	CustomerEmail *string `json:"customer_email"`
 }
 
 type spendLimit struct {

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/billing/billingtest"
+	"broll/clients/go/brollclient"
 	"broll/tenancy"
 )
 
@@ -45,12 +46,12 @@ func TestNoSecretAtRest(t *testing.T) {
 	secrets["created test key"] = test.APIKey
 
 	clip := billingtest.Videos(t, e.pool, 1, "easy")[0].String()
-	bought := expect[purchaseResult](t, e.send(t, 0, "POST", "/api/v1/broll/purchase",
+	bought := expect[brollclient.PurchaseResult](t, e.send(t, 0, "POST", "/api/v1/broll/purchase",
 		map[string]string{"Authorization": "Bearer " + first.APIKey, "Idempotency-Key": "buy-secret"},
 		map[string]any{"video_ids": []string{clip}}), 200)
-	link, err := url.Parse(bought.link(0))
+	link, err := url.Parse(downloadLink(bought.Purchases, 0))
 	if err != nil || link.Query().Get("sig") == "" {
-		t.Fatalf("download link %q: %v", bought.link(0), err)
+		t.Fatalf("download link %q: %v", downloadLink(bought.Purchases, 0), err)
 	}
 	secrets["download link signature"] = link.Query().Get("sig")
 

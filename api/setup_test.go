@@ -118,14 +118,18 @@ type response struct {
 
 // buy purchases the clips with key through node n; anything but 200
 // fails the test.
-func (e *testEnv) buy(t *testing.T, n int, key string, ids ...uuid.UUID) purchaseResult {
+func (e *testEnv) buy(t *testing.T, n int, key string, ids ...uuid.UUID) brollclient.PurchaseResult {
 	t.Helper()
 	r := e.do(t, n, "POST", "/api/v1/broll/purchase", key, map[string]any{"video_ids": ids})
 	if r.status != 200 {
 		t.Fatalf("purchase %v: %d %s", ids, r.status, r.raw)
 	}
-	return decode[purchaseResult](t, r)
+	return decode[brollclient.PurchaseResult](t, r)
 }
+
+// downloadLink is the download link of the i-th clip of a purchase's
+// answer, "" when it has none.
+func downloadLink(lines []brollclient.PurchaseLine, i int) string { return deref(lines[i].DownloadUrl) }
 
 // do sends one request to node n through the real fiber router, with key
 // as the bearer key when it is not empty.

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"broll/billing/billingtest"
+	"broll/clients/go/brollclient"
 )
 
 // Test mode over HTTP: keys made with mode test, their purchases paid from
@@ -101,7 +102,7 @@ func TestTestModeOverHTTP(t *testing.T) {
 			})
 			t.Run("lists", func(t *testing.T) {
 				for key, want := range map[string]int{root: 1, liveKey.APIKey: 1, testKey.APIKey: 2} {
-					got := expect[purchaseList](t, e.do(t, 0, "GET", "/api/v1/broll/purchases", key, nil), 200)
+					got := expect[brollclient.PurchaseList](t, e.do(t, 0, "GET", "/api/v1/broll/purchases", key, nil), 200)
 					if got.Summary.Count != want || len(got.Purchases) != want {
 						t.Fatalf("list of %.12s: %d purchases, want %d", key, got.Summary.Count, want)
 					}
@@ -113,7 +114,7 @@ func TestTestModeOverHTTP(t *testing.T) {
 				}
 			})
 			t.Run("a test link serves the preview, never the full file", func(t *testing.T) {
-				link := bought.link(0)
+				link := downloadLink(bought.Purchases, 0)
 				status, body, _ := e.fetchMedia(t, link)
 				if status != 409 || !strings.Contains(string(body), "preview_not_ready") || bytes.Contains(body, full[:16]) {
 					t.Fatalf("without a preview: %d %.200s", status, body)
@@ -129,7 +130,7 @@ func TestTestModeOverHTTP(t *testing.T) {
 				if status != 200 || !bytes.Equal(body, preview) {
 					t.Fatalf("test link: %d, %d bytes (preview %d, full %d)", status, len(body), len(preview), len(full))
 				}
-				status, body, _ = e.fetchMedia(t, liveBought.link(0))
+				status, body, _ = e.fetchMedia(t, downloadLink(liveBought.Purchases, 0))
 				if status != 200 || !bytes.Equal(body, full) {
 					t.Fatalf("live link: %d, %d bytes", status, len(body))
 				}
@@ -161,7 +162,7 @@ func TestTestKeyLimitsIdempotencyAndMCP(t *testing.T) {
 			map[string]any{"video_ids": ids})
 	}
 	first := buy("once", videos[0])
-	if res := expect[purchaseResult](t, first, 200); res.Livemode || res.Balance != 995 {
+	if res := expect[brollclient.PurchaseResult](t, first, 200); res.Livemode || res.Balance != 995 {
 		t.Fatalf("test purchase: %s", first.raw)
 	}
 	again := buy("once", videos[0])
@@ -184,7 +185,7 @@ func TestTestKeyLimitsIdempotencyAndMCP(t *testing.T) {
 	if bal := decode[balanceBody](t, callToolOK(t, cs, "get_balance", nil)); bal.Livemode || bal.Balance != 995 {
 		t.Fatalf("get_balance of a test key: %+v", bal)
 	}
-	quote := decode[purchaseResult](t, callToolOK(t, cs, "purchase_videos", map[string]any{"video_ids": []string{videos[2].String()}, "dry_run": true}))
+	quote := decode[brollclient.PurchaseResult](t, callToolOK(t, cs, "purchase_videos", map[string]any{"video_ids": []string{videos[2].String()}, "dry_run": true}))
 	if quote.Livemode || quote.Balance != 995 {
 		t.Fatalf("purchase_videos quote of a test key: %+v", quote)
 	}
