@@ -96,12 +96,12 @@ func TestLegacyV0BeforeAndAfterSunset(t *testing.T) {
 
 	t.Run("the same key-less catalog as v1, with the secret in either header", func(t *testing.T) {
 		list := e.send(t, n, "GET", "/api/external/broll"+src+"&limit=1", map[string]string{"X-API-Key": testLegacySecret}, nil)
-		if l := expect[videoList](t, list, 200); len(l.Videos) != 1 || l.Pagination.Total != 2 {
+		if l := expect[brollclient.VideoList](t, list, 200); len(l.Videos) != 1 || l.Pagination.Total != 2 {
 			t.Fatalf("list: %s", list.raw)
 		}
 		checkSunsetHeaders(t, "list", list)
 		one := e.send(t, n, "GET", "/api/external/broll/"+vids[1].String()+src, auth, nil)
-		if v := expect[videoBody](t, one, 200); v.ID != vids[1].String() || v.Price != 10 {
+		if v := expect[brollclient.Video](t, one, 200); v.Id != vids[1] || v.Price != 10 {
 			t.Fatalf("details: %s", one.raw)
 		}
 		hist := e.send(t, n, "GET", "/api/external/broll/purchases"+src+"&customer_email=ann@example.com", auth, nil)

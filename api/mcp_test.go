@@ -169,7 +169,7 @@ func TestMCPToolsMatchREST(t *testing.T) {
 		// have no vectors yet, so REST and MCP agree on an empty page).
 		same(t, "semantic search", callToolOK(t, cs, "search_videos", map[string]any{"semantic_search": "woman laughing in a cafe"}),
 			"/api/v1/broll?semantic_search=woman+laughing+in+a+cafe")
-		all := decode[videoList](t, callToolOK(t, cs, "search_videos", map[string]any{"sort_by": "price", "sort_order": "asc"}))
+		all := decode[brollclient.VideoList](t, callToolOK(t, cs, "search_videos", map[string]any{"sort_by": "price", "sort_order": "asc"}))
 		if len(all.Videos) != 3 || all.Pagination.Total != 3 {
 			t.Fatalf("search: %+v", all)
 		}
@@ -198,7 +198,7 @@ func TestMCPToolsMatchREST(t *testing.T) {
 		if s := decode[brollclient.PurchaseList](t, e.do(t, 0, "GET", "/api/v1/broll/purchases", cust.Secret, nil)).Summary; s.Count != 2 || s.TotalAmount != 20 {
 			t.Fatalf("REST purchases after MCP purchase: %+v", s)
 		}
-		if v := decode[videoBody](t, e.do(t, 0, "GET", "/api/v1/broll/"+vids[0].String(), cust.Secret, nil)); !v.Owned || v.DownloadURL == nil {
+		if v := decode[brollclient.Video](t, e.do(t, 0, "GET", "/api/v1/broll/"+vids[0].String(), cust.Secret, nil)); !v.Owned || v.DownloadUrl == nil {
 			t.Fatalf("REST video after MCP purchase: %+v", v)
 		}
 		listed := decode[brollclient.PurchaseList](t, callToolOK(t, cs, "list_purchases", map[string]any{"emotion": "happy", "limit": 1}))
@@ -208,7 +208,7 @@ func TestMCPToolsMatchREST(t *testing.T) {
 		if bal := decode[balanceBody](t, callToolOK(t, cs, "get_balance", nil)); bal.Balance != 30 || bal.MonthToDate.Purchases != 2 {
 			t.Fatalf("balance after purchase: %+v", bal)
 		}
-		if owned := decode[videoBody](t, callToolOK(t, cs, "get_video", map[string]any{"video_id": vids[1].String()})); !owned.Owned || owned.DownloadURL == nil {
+		if owned := decode[brollclient.Video](t, callToolOK(t, cs, "get_video", map[string]any{"video_id": vids[1].String()})); !owned.Owned || owned.DownloadUrl == nil {
 			t.Fatalf("owned video: %+v", owned)
 		}
 		// The root key sees its customer's purchase over MCP too.

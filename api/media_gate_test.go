@@ -13,6 +13,7 @@ import (
 
 	"broll/billing/billingtest"
 	"broll/catalog"
+	"broll/clients/go/brollclient"
 	"broll/embed"
 	"broll/internal/testkit"
 	"broll/tenancy"
@@ -115,8 +116,8 @@ func TestOnlySoundMediaIsSold(t *testing.T) {
 	listed := func(t *testing.T, query string) []string {
 		t.Helper()
 		var ids []string
-		for _, v := range expect[videoList](t, e.do(t, 0, "GET", "/api/v1/broll?"+query, cust.Secret, nil), 200).Videos {
-			ids = append(ids, v.ID)
+		for _, v := range expect[brollclient.VideoList](t, e.do(t, 0, "GET", "/api/v1/broll?"+query, cust.Secret, nil), 200).Videos {
+			ids = append(ids, v.Id.String())
 		}
 		return ids
 	}
@@ -154,15 +155,15 @@ func TestOnlySoundMediaIsSold(t *testing.T) {
 		if r := e.do(t, 0, "GET", "/api/v1/broll/"+good.String(), cust.Secret, nil); r.status != 200 {
 			t.Errorf("details of the sound clip: %d %s", r.status, r.raw)
 		}
-		f := expect[filtersBody](t, e.do(t, 0, "GET", "/api/v1/broll/filters", cust.Secret, nil), 200)
+		f := expect[brollclient.Filters](t, e.do(t, 0, "GET", "/api/v1/broll/filters", cust.Secret, nil), 200)
 		for _, v := range f.Emotion {
 			if v.Value == "happy" && v.Count != 1 {
 				t.Errorf("filters count happy = %d, want 1", v.Count)
 			}
 		}
 		cs := mcpMustConnect(t, e.serveLoopback(t), cust.Secret)
-		found := decode[videoList](t, callToolOK(t, cs, "search_videos", map[string]any{"search": "zebra"}))
-		if len(found.Videos) != 1 || found.Videos[0].ID != good.String() {
+		found := decode[brollclient.VideoList](t, callToolOK(t, cs, "search_videos", map[string]any{"search": "zebra"}))
+		if len(found.Videos) != 1 || found.Videos[0].Id != good {
 			t.Errorf("MCP search_videos: %+v", found.Videos)
 		}
 		if res, out := callTool(t, cs, "get_video", map[string]any{"video_id": bad.String()}); !res.IsError ||

@@ -17,6 +17,7 @@ import (
 
 	"broll/billing/billingtest"
 	"broll/catalog"
+	"broll/clients/go/brollclient"
 	"broll/internal/testkit"
 	"broll/tenancy"
 )
@@ -154,9 +155,9 @@ func TestMediaStoreSuite(t *testing.T) {
 			}
 			acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 10_000})
 			buyer := acct.CustomerKey(t, e.pool, "buyer")
-			d := expect[videoBody](t, e.do(t, 0, "GET", "/api/v1/broll/"+id.String(), buyer.Secret, nil), 200)
+			d := expect[brollclient.Video](t, e.do(t, 0, "GET", "/api/v1/broll/"+id.String(), buyer.Secret, nil), 200)
 			if d.DurationSeconds == nil || *d.DurationSeconds != 7.5 || d.Width == nil || *d.Width != 1080 || d.Height == nil || *d.Height != 1920 ||
-				d.Orientation == nil || *d.Orientation != "vertical" || d.FPS == nil || *d.FPS != 30 || d.MediaType != "video" {
+				d.Orientation == nil || *d.Orientation != "vertical" || d.Fps == nil || *d.Fps != 30 || d.MediaType != "video" {
 				t.Fatalf("figures not filled from the file: %+v", d)
 			}
 

@@ -11,6 +11,7 @@ import (
 
 	"broll/billing/billingtest"
 	"broll/catalog/catalogtest"
+	"broll/clients/go/brollclient"
 	"broll/tenancy"
 )
 
@@ -55,8 +56,8 @@ func TestOpsVideosOverHTTP(t *testing.T) {
 		t.Fatalf("create: %s", r.raw)
 	}
 	catalogtest.MediaPassed(t, e.pool)
-	v := expect[videoBody](t, e.do(t, 0, "GET", "/api/v1/broll/"+id, buyer.Secret, nil), 200)
-	if v.Title != "Woman waving at the camera" || v.ThumbnailURL == nil {
+	v := expect[brollclient.Video](t, e.do(t, 0, "GET", "/api/v1/broll/"+id, buyer.Secret, nil), 200)
+	if v.Title != "Woman waving at the camera" || v.ThumbnailUrl == nil {
 		t.Fatalf("created clip: %+v", v)
 	}
 
@@ -92,7 +93,7 @@ func TestOpsVideosOverHTTP(t *testing.T) {
 		deref(errs[0].Field) != "emotion" || deref(errs[1].Field) != "media_file" {
 		t.Fatalf("validation errors: %d %s", r.status, r.raw)
 	}
-	if n := decode[videoList](t, e.do(t, 0, "GET", "/api/v1/broll?search=fine", buyer.Secret, nil)).Videos; len(n) != 0 {
+	if n := decode[brollclient.VideoList](t, e.do(t, 0, "GET", "/api/v1/broll?search=fine", buyer.Secret, nil)).Videos; len(n) != 0 {
 		t.Fatal("a rejected import wrote a clip")
 	}
 
@@ -148,11 +149,11 @@ func TestOpsVideosOverHTTP(t *testing.T) {
 	if r.status != 200 {
 		t.Fatalf("retired clip of its buyer: %d %s", r.status, r.raw)
 	}
-	if v := decode[videoBody](t, r); !v.Retired || v.DownloadURL == nil || !strings.Contains(*v.DownloadURL, "/downloads/") {
+	if v := decode[brollclient.Video](t, r); !deref(v.Retired) || v.DownloadUrl == nil || !strings.Contains(*v.DownloadUrl, "/downloads/") {
 		t.Fatalf("retired clip of its buyer: %d %s", r.status, r.raw)
 	}
 	for _, key := range []string{buyer.Secret, stranger.Secret} {
-		if found := decode[videoList](t, e.do(t, 0, "GET", "/api/v1/broll?search=waving", key, nil)).titles(); len(found) != 0 {
+		if found := videoTitles(decode[brollclient.VideoList](t, e.do(t, 0, "GET", "/api/v1/broll?search=waving", key, nil))); len(found) != 0 {
 			t.Fatalf("retired clip in search: %v", found)
 		}
 	}

@@ -50,92 +50,13 @@ func (e *toolError) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// videoBody is the Video object.
-type videoBody struct {
-	ID                   string     `json:"id"`
-	Title                string     `json:"title"`
-	Description          string     `json:"description"`
-	Tags                 []string   `json:"tags"`
-	Emotion              string     `json:"emotion"`
-	Gender               string     `json:"gender"`
-	AgeRange             *string    `json:"age_range"`
-	Location             *string    `json:"location"`
-	MediaType            string     `json:"media_type"`
-	Orientation          *string    `json:"orientation"`
-	DurationSeconds      *float64   `json:"duration_seconds"`
-	Width                *int       `json:"width"`
-	Height               *int       `json:"height"`
-	FPS                  *float64   `json:"fps"`
-	Difficulty           string     `json:"difficulty"`
-	Price                float64    `json:"price"`
-	Currency             string     `json:"currency"`
-	ViralityScore        *int       `json:"virality_score"`
-	Model                *modelBody `json:"model"`
-	PreviewURL           string     `json:"preview_url"`
-	ThumbnailURL         *string    `json:"thumbnail_url"`
-	Owned                bool       `json:"owned"`
-	DownloadURL          *string    `json:"download_url"`
-	DownloadURLExpiresAt *string    `json:"download_url_expires_at,omitempty"`
-	Similarity           *float64   `json:"similarity,omitempty"`
-	CreatedAt            string     `json:"created_at"`
-	Retired              bool       `json:"retired,omitempty"`
-}
-
-type modelBody struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
-}
-
-// pageBody is the offset paging of the video and purchase lists, with the
-// keyset cursor beside it.
-type pageBody struct {
-	Limit      int     `json:"limit"`
-	Offset     int     `json:"offset"`
-	Page       int     `json:"page"`
-	Total      int     `json:"total"`
-	HasMore    bool    `json:"has_more"`
-	TotalExact *bool   `json:"total_exact,omitempty"` // video lists only
-	NextCursor *string `json:"next_cursor"`
-}
-
-// videoList is GET /api/v1/broll.
-type videoList struct {
-	Videos     []videoBody `json:"videos"`
-	Pagination pageBody    `json:"pagination"`
-}
-
-func (l videoList) titles() []string {
+// videoTitles are the titles of a list's videos, in order.
+func videoTitles(l brollclient.VideoList) []string {
 	out := make([]string, len(l.Videos))
 	for i, v := range l.Videos {
 		out[i] = v.Title
 	}
 	return out
-}
-
-type valueCount struct {
-	Value string `json:"value"`
-	Count int    `json:"count"`
-}
-
-// filtersBody is GET /api/v1/broll/filters.
-type filtersBody struct {
-	Emotion     []valueCount `json:"emotion"`
-	Gender      []valueCount `json:"gender"`
-	AgeRange    []valueCount `json:"age_range"`
-	Location    []valueCount `json:"location"`
-	MediaType   []valueCount `json:"media_type"`
-	Orientation []valueCount `json:"orientation"`
-	Difficulty  []struct {
-		Name     string  `json:"name"`
-		Price    float64 `json:"price"`
-		Currency string  `json:"currency"`
-		Count    int     `json:"count"`
-	} `json:"difficulty"`
-	Models []struct {
-		ID    string `json:"id"`
-		Name  string `json:"name"`
-		Count int    `json:"count"`
-	} `json:"models"`
 }
 
 // rpcResponse is a JSON-RPC answer of the MCP endpoint, read below the SDK.
