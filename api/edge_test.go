@@ -143,24 +143,24 @@ func TestKeyEndpoints(t *testing.T) {
 		}
 	})
 
-	created := expect[keyCreated](t, e.do(t, 0, "POST", "/api/v1/keys", root, map[string]any{"customer_label": "  Acme customer 42  ", "scopes": []string{"broll:read", "broll:purchase"}}), 201)
-	secret, details := created.APIKey, created.Details
-	if !created.Success || !strings.HasPrefix(secret, "dsk_") || len(secret) < 4+43 || details.CustomerLabel != "Acme customer 42" ||
+	created := expect[brollclient.KeyCreated](t, e.do(t, 0, "POST", "/api/v1/keys", root, map[string]any{"customer_label": "  Acme customer 42  ", "scopes": []string{"broll:read", "broll:purchase"}}), 201)
+	secret, details := created.ApiKey, created.Details
+	if !bool(created.Success) || !strings.HasPrefix(secret, "dsk_") || len(secret) < 4+43 || details.CustomerLabel != "Acme customer 42" ||
 		details.TotalRequests != 0 || details.LastUsedAt != nil {
 		t.Fatalf("create body: %+v", created)
 	}
-	id := details.ID
+	id := details.Id.String()
 
 	// The new key works, within its scopes only.
 	if r := e.do(t, 0, "GET", "/api/v1/keys", secret, nil); r.status != 403 {
 		t.Fatalf("customer key managed keys: %d", r.status)
 	}
 
-	keys := expect[keyList](t, e.do(t, 0, "GET", "/api/v1/keys", root, nil), 200).Keys
+	keys := expect[brollclient.KeyList](t, e.do(t, 0, "GET", "/api/v1/keys", root, nil), 200).Keys
 	if len(keys) != 1 {
 		t.Fatalf("list: %+v", keys)
 	}
-	if k := keys[0]; k.ID != id || k.TotalRequests != 1 || k.LastUsedAt == nil || !strings.HasPrefix(secret, k.KeyPrefix) || k.RevokedAt != nil {
+	if k := keys[0]; k.Id.String() != id || k.TotalRequests != 1 || k.LastUsedAt == nil || !strings.HasPrefix(secret, k.KeyPrefix) || k.RevokedAt != nil {
 		t.Fatalf("listed key: %+v", k)
 	}
 
@@ -172,8 +172,8 @@ func TestKeyEndpoints(t *testing.T) {
 	if r := e.do(t, 0, "DELETE", "/api/v1/keys?id="+uuid.NewString(), root, nil); r.status != 404 {
 		t.Errorf("DELETE unknown: %d", r.status)
 	}
-	first := expect[keyRevoked](t, e.do(t, 0, "DELETE", "/api/v1/keys?id="+id, root, nil), 200)
-	if again := expect[keyRevoked](t, e.do(t, 0, "DELETE", "/api/v1/keys?id="+id, root, nil), 200); first.RevokedAt != again.RevokedAt {
+	first := expect[brollclient.KeyRevoked](t, e.do(t, 0, "DELETE", "/api/v1/keys?id="+id, root, nil), 200)
+	if again := expect[brollclient.KeyRevoked](t, e.do(t, 0, "DELETE", "/api/v1/keys?id="+id, root, nil), 200); !first.RevokedAt.Equal(again.RevokedAt) {
 		t.Fatalf("revoke twice: %+v / %+v", first, again)
 	}
 	// A root key cannot revoke itself through the customer-key endpoint.

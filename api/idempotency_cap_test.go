@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"broll/billing/billingtest"
+	"broll/clients/go/brollclient"
 )
 
 // TestIdempotentAnswerNotKept: when the first answer to an Idempotency-Key
@@ -18,7 +19,7 @@ func TestIdempotentAnswerNotKept(t *testing.T) {
 	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{})
 	header := map[string]string{"Authorization": "Bearer " + acct.RootKey.Secret, "Idempotency-Key": "not-kept"}
 	body := map[string]any{"customer_label": "kept once"}
-	expect[keyCreated](t, e.send(t, 0, "POST", "/api/v1/keys", header, body), 201)
+	expect[brollclient.KeyCreated](t, e.send(t, 0, "POST", "/api/v1/keys", header, body), 201)
 	if _, err := e.pool.Exec(ctx, `UPDATE idempotency_keys SET body = NULL WHERE idem_key = 'not-kept'`); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"broll/billing/billingtest"
+	"broll/clients/go/brollclient"
 	"broll/internal/config"
 )
 
@@ -48,7 +49,7 @@ func TestIdempotentReplay(t *testing.T) {
 	}
 
 	// A purchase: charged once, answered twice; an error answer is kept too.
-	customer := decode[keyCreated](t, first).APIKey
+	customer := decode[brollclient.KeyCreated](t, first).ApiKey
 	clip := billingtest.Videos(t, e.pool, 1, "hard")[0].String()
 	buy := map[string]any{"video_ids": []string{clip}}
 	p1 := send(0, "/api/v1/broll/purchase", customer, "buy-1", buy)

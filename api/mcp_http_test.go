@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"broll/billing/billingtest"
+	"broll/clients/go/brollclient"
 )
 
 // TestMCPHTTPEdge covers what happens before any JSON-RPC: authentication,
@@ -41,7 +42,7 @@ func TestMCPHTTPEdge(t *testing.T) {
 		r.header.Get("X-RateLimit-Remaining") == "" || r.header.Get("X-Request-Id") == "" {
 		t.Fatalf("headers: %v", r.header)
 	}
-	if bal := decode[balanceBody](t, response{raw: result.StructuredContent}); bal.Balance != 7 {
+	if bal := decode[brollclient.Balance](t, response{raw: result.StructuredContent}); bal.Balance != 7 {
 		t.Fatalf("structuredContent: %+v", bal)
 	}
 

@@ -44,7 +44,7 @@ func TestMCPInitializeAndListTools(t *testing.T) {
 			if tc := init.Capabilities.Tools; tc == nil || tc.ListChanged {
 				t.Errorf("tools capability: %+v", tc)
 			}
-			if bal := decode[balanceBody](t, callToolOK(t, cs, "get_balance", nil)); bal.Key.ID != acct.RootKey.ID.String() {
+			if bal := decode[brollclient.Balance](t, callToolOK(t, cs, "get_balance", nil)); bal.Key.Id != acct.RootKey.ID {
 				t.Errorf("get_balance %+v", bal)
 			}
 		})
@@ -205,7 +205,7 @@ func TestMCPToolsMatchREST(t *testing.T) {
 		if s := listed.Summary; s.Count != 2 || s.TotalAmount != 20 || len(listed.Purchases) != 1 {
 			t.Fatalf("list_purchases: %+v", listed)
 		}
-		if bal := decode[balanceBody](t, callToolOK(t, cs, "get_balance", nil)); bal.Balance != 30 || bal.MonthToDate.Purchases != 2 {
+		if bal := decode[brollclient.Balance](t, callToolOK(t, cs, "get_balance", nil)); bal.Balance != 30 || bal.MonthToDate.Purchases != 2 {
 			t.Fatalf("balance after purchase: %+v", bal)
 		}
 		if owned := decode[brollclient.Video](t, callToolOK(t, cs, "get_video", map[string]any{"video_id": vids[1].String()})); !owned.Owned || owned.DownloadUrl == nil {
@@ -268,7 +268,7 @@ func TestMCPToolErrors(t *testing.T) {
 		t.Errorf("insufficient_credits extras: %+v", out)
 	}
 	// Nothing was charged by any of the failures.
-	if bal := decode[balanceBody](t, callToolOK(t, cs, "get_balance", nil)); bal.Balance != 15 {
+	if bal := decode[brollclient.Balance](t, callToolOK(t, cs, "get_balance", nil)); bal.Balance != 15 {
 		t.Fatalf("balance after failures: %+v", bal)
 	}
 }
@@ -331,8 +331,8 @@ func TestMCPPrincipalPerRequest(t *testing.T) {
 				}
 				// Read here, not with decode: t.Fatal must not run off the test's goroutine.
 				raw, _ := json.Marshal(res.StructuredContent)
-				var got balanceBody
-				if err := json.Unmarshal(raw, &got); err != nil || got.Key.ID != key.ID.String() || got.Key.CustomerLabel != key.Label {
+				var got brollclient.Balance
+				if err := json.Unmarshal(raw, &got); err != nil || got.Key.Id != key.ID || got.Key.CustomerLabel != key.Label {
 					errs <- fmt.Errorf("key %s saw %s", key.ID, raw)
 				}
 			}

@@ -179,7 +179,7 @@ func TestOnlySoundMediaIsSold(t *testing.T) {
 				t.Errorf("purchase %v: %d %s", ids, r.status, r.raw)
 			}
 		}
-		if bal := expect[balanceBody](t, e.do(t, 0, "GET", "/api/v1/balance", cust.Secret, nil), 200); bal.Balance != 100 {
+		if bal := expect[brollclient.Balance](t, e.do(t, 0, "GET", "/api/v1/balance", cust.Secret, nil), 200); bal.Balance != 100 {
 			t.Errorf("balance after refused purchases = %v, want 100", bal.Balance)
 		}
 		var n int

@@ -220,15 +220,15 @@ func TestOpenAPIResponsesValidate(t *testing.T) {
 		return x.response
 	}
 
-	newKey := decode[keyCreated](t, check(201, "create key", "POST", "/api/v1/keys", bearerHeader(root), map[string]any{"customer_label": "customer 43"}))
+	newKey := decode[brollclient.KeyCreated](t, check(201, "create key", "POST", "/api/v1/keys", bearerHeader(root), map[string]any{"customer_label": "customer 43"}))
 	check(200, "list keys", "GET", "/api/v1/keys", bearerHeader(root), nil)
-	keyPage := decode[keyList](t, check(200, "list keys, paged and filtered", "GET", "/api/v1/keys?limit=1&status=active", bearerHeader(root), nil))
+	keyPage := decode[brollclient.KeyList](t, check(200, "list keys, paged and filtered", "GET", "/api/v1/keys?limit=1&status=active", bearerHeader(root), nil))
 	if keyPage.Pagination.NextCursor == nil {
 		t.Fatalf("key page of 1 of 3 live keys: %+v", keyPage)
 	}
 	check(200, "list keys after a cursor", "GET", "/api/v1/keys?limit=1&status=active&cursor="+url.QueryEscape(*keyPage.Pagination.NextCursor), bearerHeader(root), nil)
 	check(400, "list keys, unknown status", "GET", "/api/v1/keys?status=paused", bearerHeader(root), nil)
-	check(200, "revoke key", "DELETE", "/api/v1/keys?id="+newKey.Details.ID, bearerHeader(root), nil)
+	check(200, "revoke key", "DELETE", "/api/v1/keys?id="+newKey.Details.Id.String(), bearerHeader(root), nil)
 	check(400, "revoke key without id", "DELETE", "/api/v1/keys", bearerHeader(root), nil)
 	check(403, "customer key managing keys", "GET", "/api/v1/keys", bearerHeader(cust.Secret), nil)
 	check(200, "pricing", "GET", "/api/v1/pricing", bearerHeader(cust.Secret), nil)

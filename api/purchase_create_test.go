@@ -136,7 +136,7 @@ func TestPurchaseOverHTTP(t *testing.T) {
 	})
 
 	t.Run("the balance shows the pool and the month to date the key can see", func(t *testing.T) {
-		b := expect[balanceBody](t, e.do(t, 0, "GET", "/api/v1/balance", cust.Secret, nil), 200)
+		b := expect[brollclient.Balance](t, e.do(t, 0, "GET", "/api/v1/balance", cust.Secret, nil), 200)
 		if b.Balance != 20 || b.MonthToDate.Purchases != 1 || b.MonthToDate.Amount != 10 || b.Key.Kind != "customer" {
 			t.Fatalf("balance: %+v", b)
 		}

@@ -37,29 +37,29 @@ func TestTestModeOverHTTP(t *testing.T) {
 			})
 
 			r := e.do(t, 0, "POST", "/api/v1/keys", root, map[string]any{"customer_label": "tester", "mode": "test"})
-			testKey := expect[keyCreated](t, r, 201)
-			if !strings.HasPrefix(testKey.APIKey, "dsk_test_") || !strings.HasPrefix(testKey.Details.KeyPrefix, "dsk_test_") ||
+			testKey := expect[brollclient.KeyCreated](t, r, 201)
+			if !strings.HasPrefix(testKey.ApiKey, "dsk_test_") || !strings.HasPrefix(testKey.Details.KeyPrefix, "dsk_test_") ||
 				len(testKey.Details.KeyPrefix) <= len("dsk_test_") || testKey.Details.Mode != "test" || testKey.Details.Livemode {
 				t.Fatalf("test key: %s", r.raw)
 			}
 			r = e.do(t, 0, "POST", "/api/v1/keys", root, map[string]any{"customer_label": "buyer"})
-			liveKey := expect[keyCreated](t, r, 201)
-			if strings.HasPrefix(liveKey.APIKey, "dsk_test_") || liveKey.Details.Mode != "live" || !liveKey.Details.Livemode {
+			liveKey := expect[brollclient.KeyCreated](t, r, 201)
+			if strings.HasPrefix(liveKey.ApiKey, "dsk_test_") || liveKey.Details.Mode != "live" || !liveKey.Details.Livemode {
 				t.Fatalf("live key: %s", r.raw)
 			}
 
 			t.Run("the key list shows both and filters by mode", func(t *testing.T) {
-				for query, want := range map[string][]string{
-					"":           {testKey.Details.ID, liveKey.Details.ID},
-					"?mode=test": {testKey.Details.ID},
-					"?mode=live": {liveKey.Details.ID},
+				for query, want := range map[string][]uuid.UUID{
+					"":           {testKey.Details.Id, liveKey.Details.Id},
+					"?mode=test": {testKey.Details.Id},
+					"?mode=live": {liveKey.Details.Id},
 				} {
-					list := expect[keyList](t, e.do(t, 0, "GET", "/api/v1/keys"+query, root, nil), 200)
+					list := expect[brollclient.KeyList](t, e.do(t, 0, "GET", "/api/v1/keys"+query, root, nil), 200)
 					if len(list.Keys) != len(want) {
 						t.Fatalf("GET /api/v1/keys%s: %d keys, want %d", query, len(list.Keys), len(want))
 					}
 					for i, k := range list.Keys {
-						if k.ID != want[i] || k.Livemode != (k.Mode == "live") {
+						if k.Id != want[i] || k.Livemode != (k.Mode == "live") {
 							t.Errorf("GET /api/v1/keys%s: key %d is %+v", query, i, k)
 						}
 					}
@@ -73,22 +73,22 @@ func TestTestModeOverHTTP(t *testing.T) {
 				e.putMedia(t, v, full)
 			}
 
-			bought := e.buy(t, 0, testKey.APIKey, videos...)
+			bought := e.buy(t, 0, testKey.ApiKey, videos...)
 			if bought.Livemode || bought.TotalCharged != 10 || bought.Balance != 990 {
 				t.Fatalf("test purchase: %+v", bought)
 			}
-			liveBought := e.buy(t, 0, liveKey.APIKey, videos[0])
+			liveBought := e.buy(t, 0, liveKey.ApiKey, videos[0])
 			if !liveBought.Livemode || liveBought.Balance != 95 {
 				t.Fatalf("live purchase: %+v", liveBought)
 			}
 
 			t.Run("balances", func(t *testing.T) {
-				for key, want := range map[string]balanceBody{
-					testKey.APIKey: {Balance: 990, Livemode: false},
-					liveKey.APIKey: {Balance: 95, Livemode: true},
+				for key, want := range map[string]brollclient.Balance{
+					testKey.ApiKey: {Balance: 990, Livemode: false},
+					liveKey.ApiKey: {Balance: 95, Livemode: true},
 					root:           {Balance: 95, Livemode: true},
 				} {
-					got := expect[balanceBody](t, e.do(t, 0, "GET", "/api/v1/balance", key, nil), 200)
+					got := expect[brollclient.Balance](t, e.do(t, 0, "GET", "/api/v1/balance", key, nil), 200)
 					if got.Balance != want.Balance || got.Livemode != want.Livemode {
 						t.Errorf("balance of %.12s: %+v, want %+v", key, got, want)
 					}
@@ -101,13 +101,13 @@ func TestTestModeOverHTTP(t *testing.T) {
 				}
 			})
 			t.Run("lists", func(t *testing.T) {
-				for key, want := range map[string]int{root: 1, liveKey.APIKey: 1, testKey.APIKey: 2} {
+				for key, want := range map[string]int{root: 1, liveKey.ApiKey: 1, testKey.ApiKey: 2} {
 					got := expect[brollclient.PurchaseList](t, e.do(t, 0, "GET", "/api/v1/broll/purchases", key, nil), 200)
 					if got.Summary.Count != want || len(got.Purchases) != want {
 						t.Fatalf("list of %.12s: %d purchases, want %d", key, got.Summary.Count, want)
 					}
 					for _, p := range got.Purchases {
-						if p.Livemode != (key != testKey.APIKey) {
+						if p.Livemode != (key != testKey.ApiKey) {
 							t.Errorf("list of %.12s holds %+v", key, p)
 						}
 					}
@@ -152,7 +152,7 @@ func TestTestKeyLimitsIdempotencyAndMCP(t *testing.T) {
 
 	r := e.do(t, 0, "PATCH", "/api/v1/keys?id="+test.ID.String(), acct.RootKey.Secret,
 		map[string]any{"spend_limit": map[string]any{"amount": 7, "period": "month"}})
-	if patched := expect[keyUpdated](t, r, 200); patched.Key.Mode != "test" || patched.Key.Livemode {
+	if patched := expect[brollclient.KeyUpdated](t, r, 200); patched.Key.Mode != "test" || patched.Key.Livemode {
 		t.Fatalf("PATCH of a test key: %s", r.raw)
 	}
 
@@ -182,7 +182,7 @@ func TestTestKeyLimitsIdempotencyAndMCP(t *testing.T) {
 	}
 
 	cs := mcpMustConnect(t, e.serveLoopback(t), test.Secret)
-	if bal := decode[balanceBody](t, callToolOK(t, cs, "get_balance", nil)); bal.Livemode || bal.Balance != 995 {
+	if bal := decode[brollclient.Balance](t, callToolOK(t, cs, "get_balance", nil)); bal.Livemode || bal.Balance != 995 {
 		t.Fatalf("get_balance of a test key: %+v", bal)
 	}
 	quote := decode[brollclient.PurchaseResult](t, callToolOK(t, cs, "purchase_videos", map[string]any{"video_ids": []string{videos[2].String()}, "dry_run": true}))

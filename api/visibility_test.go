@@ -46,7 +46,7 @@ func TestSiblingRootVisibilityMatrix(t *testing.T) {
 		{"A's customer", aCust.Secret, []uuid.UUID{vids[1], vids[2]}},
 		{"B's customer", bCust.Secret, []uuid.UUID{vids[4]}},
 	}
-	check := func(t *testing.T, surface string, l brollclient.PurchaseList, bal balanceBody, want []uuid.UUID) {
+	check := func(t *testing.T, surface string, l brollclient.PurchaseList, bal brollclient.Balance, want []uuid.UUID) {
 		t.Helper()
 		if l.Summary.Count != len(want) || l.Summary.TotalAmount != 5*float64(len(want)) || len(l.Purchases) != len(want) {
 			t.Fatalf("%s: %d purchases for %v USD listed %d, want %d", surface, l.Summary.Count, l.Summary.TotalAmount, len(l.Purchases), len(want))
@@ -70,10 +70,10 @@ func TestSiblingRootVisibilityMatrix(t *testing.T) {
 	for _, k := range keys {
 		t.Run(k.name, func(t *testing.T) {
 			check(t, "REST", decode[brollclient.PurchaseList](t, e.do(t, 0, "GET", "/api/v1/broll/purchases", k.secret, nil)),
-				decode[balanceBody](t, e.do(t, 0, "GET", "/api/v1/balance", k.secret, nil)), k.sees)
+				decode[brollclient.Balance](t, e.do(t, 0, "GET", "/api/v1/balance", k.secret, nil)), k.sees)
 			cs := mcpMustConnect(t, base, k.secret)
 			check(t, "MCP", decode[brollclient.PurchaseList](t, callToolOK(t, cs, "list_purchases", nil)),
-				decode[balanceBody](t, callToolOK(t, cs, "get_balance", nil)), k.sees)
+				decode[brollclient.Balance](t, callToolOK(t, cs, "get_balance", nil)), k.sees)
 		})
 	}
 

@@ -14,6 +14,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"broll/billing/billingtest"
+	"broll/clients/go/brollclient"
 	"broll/internal/config"
 	"broll/internal/seal"
 	"broll/webhook"
@@ -171,15 +172,15 @@ func TestWebhookEndpointsBelongToTheirRootKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	runDeliverer(t, e)
-	custA := decode[keyCreated](t, e.do(t, 0, "POST", "/api/v1/keys", rootA, map[string]any{"customer_label": "a-customer"}))
-	custB := decode[keyCreated](t, e.do(t, 0, "POST", "/api/v1/keys", rootB, map[string]any{"customer_label": "b-customer"}))
+	custA := decode[brollclient.KeyCreated](t, e.do(t, 0, "POST", "/api/v1/keys", rootA, map[string]any{"customer_label": "a-customer"}))
+	custB := decode[brollclient.KeyCreated](t, e.do(t, 0, "POST", "/api/v1/keys", rootB, map[string]any{"customer_label": "b-customer"}))
 	vids := billingtest.Videos(t, e.pool, 2, "easy")
-	e.buy(t, 0, custA.APIKey, vids[0])
-	e.buy(t, 0, custB.APIKey, vids[1])
+	e.buy(t, 0, custA.ApiKey, vids[0])
+	e.buy(t, 0, custB.ApiKey, vids[1])
 
 	want := map[*hookReceiver][]hookEvent{
-		rcvA: {{"key.created", custA.Details.ID}, {"purchase.completed", custA.Details.ID}, {"balance.low", ""}},
-		rcvB: {{"key.created", custB.Details.ID}, {"purchase.completed", custB.Details.ID}, {"balance.low", ""}},
+		rcvA: {{"key.created", custA.Details.Id.String()}, {"purchase.completed", custA.Details.Id.String()}, {"balance.low", ""}},
+		rcvB: {{"key.created", custB.Details.Id.String()}, {"purchase.completed", custB.Details.Id.String()}, {"balance.low", ""}},
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
