@@ -19,19 +19,6 @@ import (
 	"broll/tenancy"
 )
 
-// opsVideo is GET /api/ops/v1/videos/{id}: a clip as content operations see it.
-type opsVideo struct {
-	ID               string  `json:"id"`
-	Title            string  `json:"title"`
-	MediaStatus      string  `json:"media_status"`
-	MediaError       *string `json:"media_error"`
-	MediaProcessedAt *string `json:"media_processed_at"`
-	Listed           bool    `json:"listed"`
-	RetiredAt        *string `json:"retired_at"`
-	EmbeddingStatus  string  `json:"embedding_status"`
-	CreatedAt        string  `json:"created_at"`
-}
-
 // processMedia runs the media step of the worker for ids, as its handler
 // does: the real probe, and a file the probe refuses marked failed with
 // its reason.
@@ -109,7 +96,7 @@ func TestOnlySoundMediaIsSold(t *testing.T) {
 		{"id": good.String(), "title": "Zebra crossing at dawn", "emotion": "happy", "gender": "female",
 			"difficulty": "easy", "media_file": sound},
 	}
-	expect[importResult](t, e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, clips), 200)
+	expect[brollclient.ImportResult](t, e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, clips), 200)
 	svc := catalog.New(e.pool, e.media, nil)
 	embedClips(t, svc, bad, good)
 
@@ -192,11 +179,11 @@ func TestOnlySoundMediaIsSold(t *testing.T) {
 	})
 
 	t.Run("content operations see it failed with the reason", func(t *testing.T) {
-		v := expect[opsVideo](t, e.do(t, 0, "GET", "/api/ops/v1/videos/"+bad.String(), ops.Secret, nil), 200)
+		v := expect[brollclient.ClipState](t, e.do(t, 0, "GET", "/api/ops/v1/videos/"+bad.String(), ops.Secret, nil), 200)
 		if v.MediaStatus != "failed" || v.Listed || v.MediaError == nil || *v.MediaError == "" || v.RetiredAt != nil {
 			t.Errorf("ops view of the unsound clip: %+v", v)
 		}
-		if v := expect[opsVideo](t, e.do(t, 0, "GET", "/api/ops/v1/videos/"+good.String(), ops.Secret, nil), 200); v.MediaStatus != "ready" || !v.Listed {
+		if v := expect[brollclient.ClipState](t, e.do(t, 0, "GET", "/api/ops/v1/videos/"+good.String(), ops.Secret, nil), 200); v.MediaStatus != "ready" || !v.Listed {
 			t.Errorf("ops view of the sound clip: %+v", v)
 		}
 		if r := e.do(t, 0, "GET", "/api/ops/v1/videos/"+bad.String(), cust.Secret, nil); r.status != 403 {

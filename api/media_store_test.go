@@ -98,14 +98,14 @@ func TestMediaStoreSuite(t *testing.T) {
 				}
 			}
 
-			up := expect[uploadBody](t, e.do(t, 0, "POST", uploadsPath, ops.Secret, map[string]any{"filename": "clip.mp4", "content_type": "video/mp4", "size": len(video)}), 201)
+			up := expect[brollclient.Upload](t, e.do(t, 0, "POST", uploadsPath, ops.Secret, map[string]any{"filename": "clip.mp4", "content_type": "video/mp4", "size": len(video)}), 201)
 			if up.Method != "PUT" {
 				t.Fatalf("upload: %+v", up)
 			}
-			uploadID, headers := up.UploadID, up.Headers
+			uploadID, headers := up.UploadId.String(), up.Headers
 			put := func(data []byte) int {
 				if store == "s3" {
-					req, _ := http.NewRequest(http.MethodPut, up.URL, bytes.NewReader(data))
+					req, _ := http.NewRequest(http.MethodPut, up.Url, bytes.NewReader(data))
 					for k, v := range headers {
 						req.Header.Set(k, v)
 					}
@@ -117,7 +117,7 @@ func TestMediaStoreSuite(t *testing.T) {
 					resp.Body.Close()
 					return resp.StatusCode
 				}
-				u, _ := url.Parse(up.URL)
+				u, _ := url.Parse(up.Url)
 				req := httptest.NewRequest(http.MethodPut, u.RequestURI(), bytes.NewReader(data))
 				req.Header.Set("Content-Type", headers["Content-Type"])
 				req.Header.Set("Authorization", "Bearer "+ops.Secret)

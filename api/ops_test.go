@@ -52,7 +52,7 @@ func TestOpsVideosOverHTTP(t *testing.T) {
 
 	// Both new clips go to the embedding queue, as on a production node.
 	r := e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, clips)
-	if got := expect[importResult](t, r, 200); got != (importResult{Created: 2, Queued: 2}) || r.header.Get("X-RateLimit-Limit") == "" {
+	if got := expect[brollclient.ImportResult](t, r, 200); got != (brollclient.ImportResult{Created: 2, Queued: 2}) || r.header.Get("X-RateLimit-Limit") == "" {
 		t.Fatalf("create: %s", r.raw)
 	}
 	catalogtest.MediaPassed(t, e.pool)
@@ -63,7 +63,7 @@ func TestOpsVideosOverHTTP(t *testing.T) {
 
 	clips[0]["title"] = "Woman waving hello at the camera"
 	r = e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, clips[:1])
-	if got := expect[importResult](t, r, 200); got.Created != 0 || got.Updated != 1 {
+	if got := expect[brollclient.ImportResult](t, r, 200); got.Created != 0 || got.Updated != 1 {
 		t.Fatalf("update: %s", r.raw)
 	}
 
@@ -129,11 +129,11 @@ func TestOpsVideosOverHTTP(t *testing.T) {
 	// Retiring: idempotent, out of the catalog, kept by its buyer.
 	catalogtest.MediaPassed(t, e.pool)
 	e.buy(t, 0, buyer.Secret, uuid.MustParse(id))
-	ret := expect[retired](t, e.do(t, 0, "DELETE", "/api/ops/v1/videos/"+id, ops.Secret, nil), 200)
-	if ret.ID != id || ret.RetiredAt == "" || ret.AlreadyRetired {
+	ret := expect[brollclient.Retired](t, e.do(t, 0, "DELETE", "/api/ops/v1/videos/"+id, ops.Secret, nil), 200)
+	if ret.Id.String() != id || ret.RetiredAt.IsZero() || ret.AlreadyRetired {
 		t.Fatalf("retire: %+v", ret)
 	}
-	if again := expect[retired](t, e.do(t, 0, "DELETE", "/api/ops/v1/videos/"+id, ops.Secret, nil), 200); !again.AlreadyRetired || again.RetiredAt != ret.RetiredAt {
+	if again := expect[brollclient.Retired](t, e.do(t, 0, "DELETE", "/api/ops/v1/videos/"+id, ops.Secret, nil), 200); !again.AlreadyRetired || !again.RetiredAt.Equal(ret.RetiredAt) {
 		t.Fatalf("retire again: %+v", again)
 	}
 	if r := e.do(t, 0, "DELETE", "/api/ops/v1/videos/"+uuid.NewString(), ops.Secret, nil); r.status != 404 {

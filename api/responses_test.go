@@ -6,12 +6,14 @@ import (
 	"broll/clients/go/brollclient"
 )
 
-// The response bodies the tests read, written from the contract (API.md and
-// api/openapi.json), not from the handlers' types: a field renamed on the
-// server is an unknown field here, and decode fails the test. Members the
-// server leaves out when empty carry omitempty here too, so that decode's
-// round trip (the type gives back the body) holds. Money is in dollars, as
-// on the wire.
+// The tests read answers as the contract writes them: into the types
+// generated from api/openapi.json (broll/clients/go/brollclient, the Go
+// client's module), never into structs written beside the handlers. decode
+// refuses a member the type does not declare and one it requires that is
+// missing, so a handler drifting from the document fails the test that
+// reads it, and so does a document drifting from the handlers. Only what
+// the document does not describe is written here: MCP's additions to a
+// tool error and its JSON-RPC envelope. Money is in dollars, as on the wire.
 
 // deref is what p points at, or the zero value: the generated types hold
 // optional members as pointers.
@@ -76,77 +78,4 @@ type rpcResponse struct {
 		Message string `json:"message"`
 		Data    any    `json:"data,omitempty"`
 	} `json:"error,omitempty"`
-}
-
-// webhookBody is the Webhook object; Secret is shown on creation only.
-type webhookBody struct {
-	ID             string   `json:"id"`
-	URL            string   `json:"url"`
-	Description    string   `json:"description"`
-	Events         []string `json:"events"`
-	Enabled        bool     `json:"enabled"`
-	FailingSince   *string  `json:"failing_since"`
-	DisabledAt     *string  `json:"disabled_at"`
-	DisabledReason *string  `json:"disabled_reason"`
-	CreatedAt      string   `json:"created_at"`
-	Secret         string   `json:"secret,omitempty"`
-}
-
-type webhookList struct {
-	Webhooks []webhookBody `json:"webhooks"`
-}
-
-type webhookPing struct {
-	EventID string `json:"event_id"`
-	Type    string `json:"type"`
-	Status  string `json:"status"`
-}
-
-type webhookRotated struct {
-	ID                      string `json:"id"`
-	Secret                  string `json:"secret"`
-	PreviousSecretsExpireAt string `json:"previous_secrets_expire_at"`
-	ActiveSecrets           int    `json:"active_secrets"`
-}
-
-type webhookDeliveries struct {
-	Deliveries []webhookDelivery `json:"deliveries"`
-}
-
-// webhookDelivery is one row of GET /api/v1/webhooks/{id}/deliveries.
-type webhookDelivery struct {
-	EventID     string  `json:"event_id"`
-	EventType   string  `json:"event_type"`
-	AttemptedAt string  `json:"attempted_at"`
-	StatusCode  *int    `json:"status_code"`
-	DurationMS  int     `json:"duration_ms"`
-	Error       *string `json:"error"`
-	State       string  `json:"state"`
-	Attempts    int     `json:"attempts"`
-	NextRetryAt *string `json:"next_retry_at"`
-}
-
-// importResult is POST /api/ops/v1/videos: the counts of an import.
-type importResult struct {
-	Created int    `json:"created"`
-	Updated int    `json:"updated"`
-	Queued  int    `json:"queued"`
-	Warning string `json:"warning,omitempty"`
-}
-
-// retired is the answer to retiring a clip.
-type retired struct {
-	ID             string `json:"id"`
-	RetiredAt      string `json:"retired_at"`
-	AlreadyRetired bool   `json:"already_retired"`
-}
-
-// uploadBody is the answer to starting an upload.
-type uploadBody struct {
-	UploadID  string            `json:"upload_id"`
-	URL       string            `json:"url"`
-	Method    string            `json:"method"`
-	Headers   map[string]string `json:"headers"`
-	Size      int64             `json:"size"`
-	ExpiresAt string            `json:"expires_at"`
 }

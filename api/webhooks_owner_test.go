@@ -129,9 +129,9 @@ func TestWebhookEndpointsBelongToTheirRootKey(t *testing.T) {
 	rootA, rootB := a.RootKey.Secret, b.RootKey.Secret
 	rcvA, rcvB := newHookReceiver(t), newHookReceiver(t)
 
-	create := func(key string, rcv *hookReceiver) webhookBody {
+	create := func(key string, rcv *hookReceiver) brollclient.WebhookCreated {
 		t.Helper()
-		w := decode[webhookBody](t, e.do(t, 0, "POST", "/api/v1/webhooks", key, map[string]any{
+		w := decode[brollclient.WebhookCreated](t, e.do(t, 0, "POST", "/api/v1/webhooks", key, map[string]any{
 			"url": rcv.URL, "events": []string{"purchase.completed", "balance.low", "key.created", "key.revoked", "spend_limit.reached"}}))
 		rcv.setSecret(w.Secret)
 		return w
@@ -141,9 +141,9 @@ func TestWebhookEndpointsBelongToTheirRootKey(t *testing.T) {
 	t.Run("each root lists only its own endpoints", func(t *testing.T) {
 		for _, c := range []struct {
 			key, want string
-		}{{rootA, epA.ID}, {rootB, epB.ID}} {
-			l := decode[webhookList](t, e.do(t, 0, "GET", "/api/v1/webhooks", c.key, nil))
-			if len(l.Webhooks) != 1 || l.Webhooks[0].ID != c.want {
+		}{{rootA, epA.Id.String()}, {rootB, epB.Id.String()}} {
+			l := decode[brollclient.WebhookList](t, e.do(t, 0, "GET", "/api/v1/webhooks", c.key, nil))
+			if len(l.Webhooks) != 1 || l.Webhooks[0].Id.String() != c.want {
 				t.Errorf("list: %+v, want only %s", l.Webhooks, c.want)
 			}
 		}
@@ -151,12 +151,12 @@ func TestWebhookEndpointsBelongToTheirRootKey(t *testing.T) {
 	t.Run("another root's endpoint is 404", func(t *testing.T) {
 		for _, c := range []struct {
 			key string
-			ep  webhookBody
+			ep  brollclient.WebhookCreated
 		}{{rootB, epA}, {rootA, epB}} {
-			base := "/api/v1/webhooks/" + c.ep.ID
+			base := "/api/v1/webhooks/" + c.ep.Id.String()
 			for _, r := range []struct{ method, path string }{
 				{"GET", base + "/deliveries"}, {"POST", base + "/test"}, {"POST", base + "/rotate"},
-				{"POST", base + "/enable"}, {"DELETE", "/api/v1/webhooks?id=" + c.ep.ID},
+				{"POST", base + "/enable"}, {"DELETE", "/api/v1/webhooks?id=" + c.ep.Id.String()},
 			} {
 				if got := e.do(t, 0, r.method, r.path, c.key, nil); got.status != http.StatusNotFound {
 					t.Errorf("%s %s with the other root: %d %s", r.method, r.path, got.status, got.raw)

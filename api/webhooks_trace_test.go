@@ -31,7 +31,7 @@ func TestWebhookDeliveriesContinueTheRequestsTrace(t *testing.T) {
 		mu.Unlock()
 	}))
 	t.Cleanup(rcv.Close)
-	hook := decode[webhookBody](t, e.do(t, 0, "POST", "/api/v1/webhooks", root, map[string]any{
+	hook := decode[brollclient.WebhookCreated](t, e.do(t, 0, "POST", "/api/v1/webhooks", root, map[string]any{
 		"url": rcv.URL, "events": []string{"purchase.completed", "key.created", "key.revoked"}}))
 	runDeliverer(t, e)
 
@@ -82,7 +82,7 @@ func TestWebhookDeliveriesContinueTheRequestsTrace(t *testing.T) {
 	}
 	seen := byType()
 	if len(seen) != 3 {
-		t.Fatalf("deliveries to endpoint %s: %v, want key.created, purchase.completed and key.revoked", hook.ID, seen)
+		t.Fatalf("deliveries to endpoint %s: %v, want key.created, purchase.completed and key.revoked", hook.Id, seen)
 	}
 	for typ, trace := range map[string]string{"key.created": keyTrace, "purchase.completed": purchaseTrace} {
 		parts := strings.Split(seen[typ], "-")
