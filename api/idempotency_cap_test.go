@@ -28,10 +28,7 @@ func TestIdempotentAnswerNotKept(t *testing.T) {
 	if r.status != 409 || p.Code != "conflict" || r.header.Get("Idempotent-Replayed") != "true" {
 		t.Fatalf("retry of an answer not kept: %d %v %s", r.status, r.header, r.raw)
 	}
-	type notKept struct {
-		OriginalStatus int `json:"original_status"`
-	}
-	if errorOf[notKept](t, r).OriginalStatus != 201 {
+	if deref(p.OriginalStatus) != 201 {
 		t.Errorf("original_status missing: %s", r.raw)
 	}
 	var made int
