@@ -9,6 +9,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"broll/catalog"
+	"broll/catalog/media"
 	"broll/internal/tasks"
 	"broll/internal/testkit"
 )
@@ -23,14 +24,14 @@ var (
 func TestImportEnqueuesAsynqTasks(t *testing.T) {
 	t.Parallel()
 	pool, _ := testkit.NewPool(t)
-	media, err := catalog.NewLocalMedia(filepath.Join(t.TempDir(), "media"))
+	store, err := media.NewLocal(filepath.Join(t.TempDir(), "media"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	rds := testkit.Redis(t)
 	client := asynq.NewClientFromRedisClient(rds.Client)
 	inspector := asynq.NewInspectorFromRedisClient(rds.Client)
-	svc := catalog.New(pool, media, tasks.NewAsynqQueue(client, inspector, rds.Prefix))
+	svc := catalog.New(pool, store, tasks.NewAsynqQueue(client, inspector, rds.Prefix))
 
 	src := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(src, "media"), 0o755); err != nil {
