@@ -15,7 +15,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 STACK_DIR="${BROLL_STACK_DIR:-$ROOT/.stack}"
 TOOL_DIR="$ROOT/tools/golangci-lint"
 PKG=github.com/golangci/golangci-lint/v2/cmd/golangci-lint
-VERSION="$(awk '$1 == "require" && $2 == "github.com/golangci/golangci-lint/v2" { print $3 }' "$TOOL_DIR/go.mod")"
+VERSION="$(awk '{ if ($1 == "require") { $1 = ""; $0 = $0 } } $1 == "github.com/golangci/golangci-lint/v2" { print $2 }' "$TOOL_DIR/go.mod")"
 [ -n "$VERSION" ] || { echo "golangci-lint.sh: no version of golangci-lint in $TOOL_DIR/go.mod" >&2; exit 1; }
 BIN="$STACK_DIR/bin/golangci-lint-$VERSION"
 
