@@ -36,7 +36,11 @@ const (
 
 // Options configure a Worker. Redis, Catalog and Embedder are required.
 type Options struct {
-	Redis    asynq.RedisConnOpt
+	Redis asynq.RedisConnOpt
+	// Prefix is the deployment's BROLL_REDIS_PREFIX: the worker takes
+	// tasks from its queues only (tasks.EmbedQueue, tasks.MediaQueue,
+	// tasks.PreviewsQueue).
+	Prefix   string
 	Catalog  *catalog.Service
 	Embedder embed.Embedder
 	Logger   *slog.Logger
@@ -163,7 +167,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if w.previewHandlers != nil {
 		// Encoding previews takes a core per ffmpeg: a server of its own
 		// bounds it apart from the probing and embedding slots.
-		previews := w.newServer(ctx, rc, o.PreviewConcurrency, map[string]int{tasks.QueuePreviews: 1})
+		previews := w.newServer(ctx, rc, o.PreviewConcurrency, map[string]int{tasks.PreviewsQueue(o.Prefix): 1})
 		if err := previews.Start(newMux(w.previewHandlers)); err != nil {
 			srv.Shutdown()
 			return fmt.Errorf("worker: start: %w", err)
@@ -219,12 +223,24 @@ func newMux(handlers map[string]asynq.Handler) *asynq.ServeMux {
 	return mux
 }
 
-// queues are the queues of the main server, with their priorities: new
-// clips' media batches (which embed them too) first.
+// queues are the queues of the main server, with their priorities: its
+// deployment's, new clips' media batches (which embed them too) first; and
+// at the lowest priority the unprefixed queues that releases before queue
+// names carried the prefix wrote to, so that the tasks waiting there when
+// a deployment upgrades are still done. Nothing queues to those any more;
+// once they are empty everywhere (asynq_queue_size{queue="embed"} and
+// "media" at 0) they can go.
 func (w *Worker) queues() map[string]int {
-	q := map[string]int{tasks.QueueEmbed: 2, "default": 1}
+	p := w.opts.Prefix
+	q := map[string]int{tasks.EmbedQueue(p): 2}
 	if !w.opts.NoMedia {
-		q[tasks.QueueMedia] = 3
+		q[tasks.MediaQueue(p)] = 3
+	}
+	if p != "" {
+		q[tasks.QueueEmbed] = 1
+		if !w.opts.NoMedia {
+			q[tasks.QueueMedia] = 1
+		}
 	}
 	return q
 }

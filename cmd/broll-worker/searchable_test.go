@@ -26,10 +26,10 @@ import (
 // machine; the benchmark (make bench-import) measures the time.
 func TestPostedClipIsSearchableInSeconds(t *testing.T) {
 	pool, dbURL := testkit.NewPool(t)
-	rdb, redisURL := testkit.Redis(t)
+	rds := testkit.Redis(t)
 	dir := t.TempDir()
-	env := map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_EMBED_PROVIDER": "builtin",
-		"BROLL_WORKER_HTTP_ADDR": "127.0.0.1:0", "BROLL_SIGNING_KEY": config.GenerateSecret(),
+	env := map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": rds.URL, "BROLL_REDIS_PREFIX": rds.Prefix,
+		"BROLL_EMBED_PROVIDER": "builtin", "BROLL_WORKER_HTTP_ADDR": "127.0.0.1:0", "BROLL_SIGNING_KEY": config.GenerateSecret(),
 		"BROLL_MEDIA_DIR": filepath.Join(dir, "media"), "BROLL_IMPORT_DIR": filepath.Join(dir, "import")}
 	getenv := func(k string) string { return env[k] }
 	ctx, cancel := context.WithCancel(context.Background())
@@ -52,7 +52,7 @@ func TestPostedClipIsSearchableInSeconds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	node, err := api.NewNode(ctx, cfg, api.NodeOptions{Pool: pool, Redis: rdb})
+	node, err := api.NewNode(ctx, cfg, api.NodeOptions{Pool: pool, Redis: rds.Client})
 	if err != nil {
 		t.Fatal(err)
 	}

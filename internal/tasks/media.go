@@ -16,8 +16,13 @@ const TaskProbeClips = "media:clips"
 // preview and thumbnail of one clip).
 const TaskProcessMedia = "media:process"
 
-// QueueMedia is the asynq queue media tasks go to.
+// QueueMedia is the base name of the asynq queue media tasks go to;
+// MediaQueue names a deployment's.
 const QueueMedia = "media"
+
+// MediaQueue is the media queue of the deployment whose Redis keys start
+// with prefix (see EmbedQueue).
+func MediaQueue(prefix string) string { return prefix + QueueMedia }
 
 // MediaMaxRetry is how often a failing media job (the store failing, not
 // a file the probe refuses) is retried before the task is archived and
@@ -29,19 +34,25 @@ const MediaMaxRetry = 5
 // that encoding never holds up probing.
 const TaskMakePreviews = "previews:clips"
 
-// QueuePreviews is the asynq queue preview tasks go to.
+// QueuePreviews is the base name of the asynq queue preview tasks go to;
+// PreviewsQueue names a deployment's.
 const QueuePreviews = "previews"
+
+// PreviewsQueue is the preview queue of the deployment whose Redis keys
+// start with prefix (see EmbedQueue).
+func PreviewsQueue(prefix string) string { return prefix + QueuePreviews }
 
 // PreviewsMaxRetry is how often a failing preview job is retried.
 const PreviewsMaxRetry = 5
 
 var (
-	mediaKind   = kind{typ: TaskProbeClips, queue: QueueMedia, maxRetry: MediaMaxRetry, timeout: 10 * time.Minute}
-	previewKind = kind{typ: TaskMakePreviews, queue: QueuePreviews, maxRetry: PreviewsMaxRetry, timeout: 30 * time.Minute}
+	mediaKind   = kind{typ: TaskProbeClips, base: QueueMedia, maxRetry: MediaMaxRetry, timeout: 10 * time.Minute}
+	previewKind = kind{typ: TaskMakePreviews, base: QueuePreviews, maxRetry: PreviewsMaxRetry, timeout: 30 * time.Minute}
 )
 
-// NewMediaTask builds the media task of a batch of clips.
-func NewMediaTask(ids []uuid.UUID) *asynq.Task { return mediaKind.task(ids) }
+// NewMediaTask builds the media task of a batch of clips on the media
+// queue of prefix.
+func NewMediaTask(prefix string, ids []uuid.UUID) *asynq.Task { return mediaKind.task(prefix, ids) }
 
 // EnqueueMedia queues the clips' probing, in batches.
 func (q *AsynqQueue) EnqueueMedia(ctx context.Context, ids []uuid.UUID) (int, error) {

@@ -41,9 +41,9 @@ func pendingClips(t *testing.T, insp *asynq.Inspector, queue string) map[uuid.UU
 // nothing.
 func TestEnqueueMediaInBatches(t *testing.T) {
 	t.Parallel()
-	rdb, _ := testkit.Redis(t)
-	inspector := asynq.NewInspectorFromRedisClient(rdb)
-	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), inspector).WithBatchSize(2)
+	rds := testkit.Redis(t)
+	inspector := asynq.NewInspectorFromRedisClient(rds.Client)
+	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rds.Client), inspector, rds.Prefix).WithBatchSize(2)
 	ids := []uuid.UUID{uuid.New(), uuid.New(), uuid.New()}
 	for range 2 {
 		if n, err := q.EnqueueMedia(context.Background(), ids); err != nil || n != len(ids) {
@@ -53,20 +53,20 @@ func TestEnqueueMediaInBatches(t *testing.T) {
 			t.Fatalf("enqueue previews = %d, %v", n, err)
 		}
 	}
-	info, err := inspector.GetQueueInfo(tasks.QueueMedia)
+	info, err := inspector.GetQueueInfo(tasks.MediaQueue(rds.Prefix))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if info.Pending != 2 {
 		t.Fatalf("pending media tasks = %d, want 2 (batches of 2)", info.Pending)
 	}
-	if got := pendingClips(t, inspector, tasks.QueueMedia); len(got) != len(ids) {
+	if got := pendingClips(t, inspector, tasks.MediaQueue(rds.Prefix)); len(got) != len(ids) {
 		t.Fatalf("media tasks hold %d clips, want %d", len(got), len(ids))
 	}
-	if got := pendingClips(t, inspector, tasks.QueuePreviews); len(got) != 1 || !got[ids[0]] {
+	if got := pendingClips(t, inspector, tasks.PreviewsQueue(rds.Prefix)); len(got) != 1 || !got[ids[0]] {
 		t.Fatalf("preview tasks hold %v", got)
 	}
-	if embed, err := inspector.GetQueueInfo(tasks.QueueEmbed); err == nil && embed.Pending != 0 {
+	if embed, err := inspector.GetQueueInfo(tasks.EmbedQueue(rds.Prefix)); err == nil && embed.Pending != 0 {
 		t.Fatalf("media clips on the embed queue: %d", embed.Pending)
 	}
 }

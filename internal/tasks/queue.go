@@ -29,8 +29,16 @@ const (
 	TaskEmbedClip = "embed:clip"
 )
 
-// QueueEmbed is the asynq queue embedding tasks go to.
+// QueueEmbed is the base name of the asynq queue embedding tasks go to;
+// EmbedQueue names a deployment's.
 const QueueEmbed = "embed"
+
+// EmbedQueue is the embedding queue of the deployment whose Redis keys start
+// with prefix (BROLL_REDIS_PREFIX). asynq keeps a queue under
+// "asynq:{<name>}:...", so a name that carries the prefix keeps the tasks of
+// deployments (and tests) that share one Redis database apart; asynq has no
+// key prefix of its own.
+func EmbedQueue(prefix string) string { return prefix + QueueEmbed }
 
 // EmbedMaxRetry is how often a failing embedding is retried (with asynq's
 // exponential backoff) before the task is archived and its clips marked
@@ -61,15 +69,17 @@ type ClipPayload struct {
 type AsynqQueue struct {
 	client    *asynq.Client
 	inspector *asynq.Inspector
+	prefix    string
 	batch     int
 }
 
-// NewAsynqQueue returns a queue over an asynq client, DefaultBatchSize
-// clips per task. The inspector clears a batch's finished or archived task
-// so that the same clips can be queued again (asynq refuses a task id
-// while the old task is still kept).
-func NewAsynqQueue(client *asynq.Client, inspector *asynq.Inspector) *AsynqQueue {
-	return &AsynqQueue{client: client, inspector: inspector, batch: DefaultBatchSize}
+// NewAsynqQueue returns a queue over an asynq client that queues to the
+// queues of prefix (EmbedQueue, MediaQueue, PreviewsQueue),
+// DefaultBatchSize clips per task. The inspector clears a batch's finished
+// or archived task so that the same clips can be queued again (asynq
+// refuses a task id while the old task is still kept).
+func NewAsynqQueue(client *asynq.Client, inspector *asynq.Inspector, prefix string) *AsynqQueue {
+	return &AsynqQueue{client: client, inspector: inspector, prefix: prefix, batch: DefaultBatchSize}
 }
 
 // WithBatchSize returns the queue putting up to n clips in a task (0:
@@ -83,27 +93,31 @@ func (q *AsynqQueue) WithBatchSize(n int) *AsynqQueue {
 	return &c
 }
 
-// kind is one queue's batch task.
+// kind is one queue's batch task; base is the queue's base name, which a
+// deployment's prefix goes before (EmbedQueue).
 type kind struct {
-	typ, queue string
-	maxRetry   int
-	timeout    time.Duration
+	typ, base string
+	maxRetry  int
+	timeout   time.Duration
 }
 
-var embedKind = kind{typ: TaskEmbedClips, queue: QueueEmbed, maxRetry: EmbedMaxRetry, timeout: 5 * time.Minute}
+var embedKind = kind{typ: TaskEmbedClips, base: QueueEmbed, maxRetry: EmbedMaxRetry, timeout: 5 * time.Minute}
 
-// NewEmbedTask builds the embedding task of a batch of clips.
-func NewEmbedTask(ids []uuid.UUID) *asynq.Task { return embedKind.task(ids) }
+// NewEmbedTask builds the embedding task of a batch of clips on the
+// embedding queue of prefix.
+func NewEmbedTask(prefix string, ids []uuid.UUID) *asynq.Task { return embedKind.task(prefix, ids) }
 
-// task builds the task of ids, its id the queue's name and the digest of
-// the clips (in any order).
-func (k kind) task(ids []uuid.UUID) *asynq.Task {
+// queue is the name of k's queue for prefix.
+func (k kind) queue(prefix string) string { return prefix + k.base }
+
+// task builds the task of ids on k's queue of prefix, its id the queue's
+// name and the digest of the clips (in any order).
+func (k kind) task(prefix string, ids []uuid.UUID) *asynq.Task {
 	b, _ := json.Marshal(ClipsPayload{VideoIDs: ids})
-	return asynq.NewTask(k.typ, b, asynq.Queue(k.queue), asynq.TaskID(k.taskID(ids)),
+	queue := k.queue(prefix)
+	return asynq.NewTask(k.typ, b, asynq.Queue(queue), asynq.TaskID(TaskID(queue, ids)),
 		asynq.MaxRetry(k.maxRetry), asynq.Timeout(k.timeout))
 }
-
-func (k kind) taskID(ids []uuid.UUID) string { return TaskID(k.queue, ids) }
 
 // TaskID is the id of the task of queue holding ids.
 func TaskID(queue string, ids []uuid.UUID) string {
@@ -124,12 +138,14 @@ func (q *AsynqQueue) EnqueueEmbed(ctx context.Context, ids []uuid.UUID) (int, er
 	return q.enqueueBatches(ctx, ids, embedKind)
 }
 
-// enqueueBatches queues ids in tasks of k, up to q.batch clips each, and
-// says how many clips were queued before an error.
+// enqueueBatches queues ids in tasks of k on its queue of q's prefix, up
+// to q.batch clips each, and says how many clips were queued before an
+// error.
 func (q *AsynqQueue) enqueueBatches(ctx context.Context, ids []uuid.UUID, k kind) (int, error) {
+	queue := k.queue(q.prefix)
 	done := 0
 	for chunk := range slices.Chunk(ids, q.batch) {
-		if err := q.enqueueTask(ctx, k.task(chunk), k.queue, k.taskID(chunk)); err != nil {
+		if err := q.enqueueTask(ctx, k.task(q.prefix, chunk), queue, TaskID(queue, chunk)); err != nil {
 			return done, err
 		}
 		done += len(chunk)

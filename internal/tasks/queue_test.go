@@ -31,10 +31,10 @@ func TestImportEnqueuesAsynqTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rdb, _ := testkit.Redis(t)
-	client := asynq.NewClientFromRedisClient(rdb)
-	inspector := asynq.NewInspectorFromRedisClient(rdb)
-	svc := catalog.New(pool, store, tasks.NewAsynqQueue(client, inspector))
+	rds := testkit.Redis(t)
+	client := asynq.NewClientFromRedisClient(rds.Client)
+	inspector := asynq.NewInspectorFromRedisClient(rds.Client)
+	svc := catalog.New(pool, store, tasks.NewAsynqQueue(client, inspector, rds.Prefix))
 
 	src := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(src, "media"), 0o755); err != nil {
@@ -54,14 +54,14 @@ func TestImportEnqueuesAsynqTasks(t *testing.T) {
 		t.Fatalf("import = %+v, %v", res, err)
 	}
 	want := (len(clips) + tasks.DefaultBatchSize - 1) / tasks.DefaultBatchSize
-	info, err := inspector.GetQueueInfo(tasks.QueueMedia)
+	info, err := inspector.GetQueueInfo(tasks.MediaQueue(rds.Prefix))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if info.Pending != want {
 		t.Fatalf("pending media tasks = %d, want %d", info.Pending, want)
 	}
-	if got := pendingClips(t, inspector, tasks.QueueMedia); len(got) != len(clips) {
+	if got := pendingClips(t, inspector, tasks.MediaQueue(rds.Prefix)); len(got) != len(clips) {
 		t.Fatalf("media tasks hold %d clips, want %d", len(got), len(clips))
 	}
 	for range 2 {
@@ -69,7 +69,7 @@ func TestImportEnqueuesAsynqTasks(t *testing.T) {
 			t.Fatalf("reembed = %d, %v", n, err)
 		}
 	}
-	if got := pendingClips(t, inspector, tasks.QueueEmbed); len(got) != len(clips) {
+	if got := pendingClips(t, inspector, tasks.EmbedQueue(rds.Prefix)); len(got) != len(clips) {
 		t.Fatalf("embed tasks hold %d clips after two reembeds, want %d", len(got), len(clips))
 	}
 }
