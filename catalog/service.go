@@ -25,10 +25,40 @@ type Service struct {
 	efSearch int
 }
 
+// Options are what a catalog is built from. Pool is required; the zero
+// value of every other field is usable.
+type Options struct {
+	// Pool is the primary: writes, and the reads that must see them.
+	Pool *pgxpool.Pool
+	// Reads picks the pool of the reads that may be a moment old (a read
+	// replica while it keeps up, BROLL_DATABASE_READ_URL); nil: Pool.
+	Reads *replica.Reads
+	// Media stores the clips' files; nil where nothing reads or writes them.
+	Media MediaStore
+	// Queue queues embeddings and media jobs; nil: clips stay pending until
+	// `clips reembed`.
+	Queue EmbedQueue
+	// EfSearch is the HNSW candidate list of a semantic search
+	// (hnsw.ef_search, at most 1,000; a page deeper than it raises it for
+	// that search); 0: DefaultEfSearch. Recall grows with it and so does
+	// the cost of a search: see docs/performance.md for both, measured.
+	EfSearch int
+}
+
+// NewService returns the catalog as o says.
+func NewService(o Options) *Service {
+	ef := DefaultEfSearch
+	if o.EfSearch != 0 {
+		ef = min(max(o.EfSearch, 1), maxEfSearch)
+	}
+	return &Service{pool: o.Pool, reads: o.Reads, media: o.Media, queue: o.Queue, counts: newCountCache(), efSearch: ef}
+}
+
 // New returns the catalog over pool, storing media in media and queueing
-// embeddings on queue (nil: clips stay pending until `clips reembed`).
+// embeddings on queue (nil: clips stay pending until `clips reembed`),
+// reading from the primary with the default HNSW candidate list.
 func New(pool *pgxpool.Pool, media MediaStore, queue EmbedQueue) *Service {
-	return &Service{pool: pool, media: media, queue: queue, counts: newCountCache(), efSearch: DefaultEfSearch}
+	return NewService(Options{Pool: pool, Media: media, Queue: queue})
 }
 
 // WithReads returns the catalog sending its reads through reads (a read
