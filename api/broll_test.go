@@ -15,7 +15,6 @@ import (
 	"broll/catalog"
 	"broll/catalog/catalogtest"
 	"broll/embed"
-	"broll/tenancy"
 )
 
 // clipFiles writes a clip's three files into the import directory.
@@ -53,7 +52,7 @@ func seedCatalog(t *testing.T, e *testEnv) map[string]uuid.UUID {
 		clip("Angry man shouting on the street", "angry", "male", "easy"),
 	}
 	clips[3].ThumbnailFile, clips[3].PreviewFile, clips[3].Model = "", "", nil
-	svc := catalog.New(e.pool, e.media, nil)
+	svc := e.ctl.Catalog
 	if _, err := svc.ImportVideos(ctx, clips, "", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +289,7 @@ func TestBrollNeedsReadScope(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOpts{})
 	ids := seedCatalog(t, e)
-	ops, err := tenancy.New(e.pool).CreateOpsKey(context.Background(), "content team")
+	ops, err := e.ctl.Tenancy.CreateOpsKey(context.Background(), "content team")
 	if err != nil {
 		t.Fatal(err)
 	}

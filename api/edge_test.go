@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/billing/billingtest"
+	"broll/graph"
 	"broll/internal/apperr"
 	"broll/tenancy"
 )
@@ -211,7 +212,7 @@ func TestRevocationIsImmediateOnEveryNode(t *testing.T) {
 	}
 
 	// Revoking the root (operator CLI path) takes its customer keys on both nodes.
-	revoker := tenancy.NewRevoker(tenancy.New(e.pool), e.rdb, e.cfg.RedisPrefix, nil)
+	revoker := e.ctl.Revoker
 	if _, err := revoker.Revoke(context.Background(), tenancy.RevokeScope{}, acct.RootKey.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +310,7 @@ func TestRedisDownFallsBack(t *testing.T) {
 	}
 	// Revocation still holds without Redis: the database is asked directly.
 	// The revoker says its markers are not written, and the rows are revoked.
-	revoker := tenancy.NewRevoker(tenancy.New(e.pool), dead, e.cfg.RedisPrefix, nil)
+	revoker := e.graph(t, e.cfg, graph.Options{Parts: graph.CLIParts, Redis: dead}).Revoker
 	if _, err := revoker.Revoke(context.Background(), tenancy.RevokeScope{}, k.ID); apperr.CodeOf(err) != apperr.Unavailable {
 		t.Fatalf("revoke without Redis: %v", err)
 	}

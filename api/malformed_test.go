@@ -22,7 +22,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/billing/billingtest"
-	"broll/tenancy"
 )
 
 // malformedCount is how many requests one run sends: enough to cover every
@@ -118,7 +117,7 @@ func malformedFixture(t *testing.T, e *testEnv, node int) (fixture, billingtest.
 	t.Helper()
 	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 100_000, Legacy: true})
 	cust := acct.CustomerKey(t, e.pool, "malformed input")
-	ops, err := tenancy.New(e.pool).CreateOpsKey(context.Background(), "malformed ops")
+	ops, err := e.ctl.Tenancy.CreateOpsKey(context.Background(), "malformed ops")
 	if err != nil {
 		t.Fatal(err)
 	}

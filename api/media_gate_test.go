@@ -15,7 +15,6 @@ import (
 	"broll/catalog"
 	"broll/embed"
 	"broll/internal/testkit"
-	"broll/tenancy"
 )
 
 // opsVideo is GET /api/ops/v1/videos/{id}: a clip as content operations see it.
@@ -80,7 +79,7 @@ func TestOnlySoundMediaIsSold(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOpts{})
 	ctx := context.Background()
-	ops, err := tenancy.New(e.pool).CreateOpsKey(ctx, "content team")
+	ops, err := e.ctl.Tenancy.CreateOpsKey(ctx, "content team")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +108,7 @@ func TestOnlySoundMediaIsSold(t *testing.T) {
 			"difficulty": "easy", "media_file": sound},
 	}
 	expect[importResult](t, e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, clips), 200)
-	svc := catalog.New(e.pool, e.media, nil)
+	svc := e.ctl.Catalog
 	embedClips(t, svc, bad, good)
 
 	listed := func(t *testing.T, query string) []string {

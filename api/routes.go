@@ -1,12 +1,15 @@
 package api
 
 import (
+	"fmt"
+
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/compress"
 
 	"broll/api/dashboard"
 	"broll/billing"
 	"broll/catalog"
+	"broll/graph"
 	"broll/tenancy"
 )
 
@@ -15,7 +18,8 @@ import (
 // every route registered after it under its prefix (also to unknown paths
 // there, which is why scopes sit on groups), and a static path must come
 // before a parameter that would match it.
-func (s *server) routes(app *fiber.App, d Deps) {
+func (s *server) routes(app *fiber.App, g *graph.Graph) error {
+	cfg := g.Config
 	scope := requireScope
 	// Downloads: the signed link is the credential; registered before the
 	// v1 group so that its key authentication never sees them.
@@ -61,11 +65,11 @@ func (s *server) routes(app *fiber.App, d Deps) {
 	// answered before authentication, and JSON-RPC runs only for requests
 	// authenticate admitted, so 401 is an HTTP answer as in v1; a request
 	// over the rate limit is answered in JSON-RPC (rateLimitInBand).
-	mcpEP := s.newMCPEndpoint(d.Config.MCPAllowedOrigins)
+	mcpEP := s.newMCPEndpoint(cfg.MCPAllowedOrigins)
 	app.All(mcpPath, mcpEP.checkOrigin, mcpEP.cors(), postOnly, mcpEP.rateLimitInBand, s.authenticate, mcpEP.serve)
 
 	// Legacy v0: its own shared secret, no key authentication, no rate limit.
-	v0 := s.newLegacyAPI(d.Config)
+	v0 := s.newLegacyAPI(cfg)
 	legacy := app.Group(legacyPrefix, v0.guard)
 	legacy.Get("", v0.list)
 	legacy.Get("/purchases", v0.purchases)
@@ -86,12 +90,12 @@ func (s *server) routes(app *fiber.App, d Deps) {
 	// security headers on every path, a session on every page behind it,
 	// and on every form post the Origin, the session and a CSRF token.
 	dash, err := dashboard.New(dashboard.Deps{
-		Config: d.Config, Logger: d.Logger, Tenancy: d.Tenancy, Billing: d.Billing, Webhooks: d.Webhooks, Usage: d.Usage,
-		Gate: d.Gate, Auth: d.Auth, Revoker: s.revoker, Sessions: d.Sessions, RequestID: requestID, Now: d.Now,
+		Config: cfg, Logger: g.Logger, Tenancy: g.Tenancy, Billing: g.Billing, Webhooks: g.Webhooks, Usage: g.Usage,
+		Gate: g.Gate, Auth: g.Auth, Revoker: g.Revoker, Sessions: g.Sessions, RequestID: requestID, Now: g.Now,
 		ClientAddr: s.clientAddr,
 	})
 	if err != nil {
-		panic("api: " + err.Error()) // embedded templates: a broken build, not a runtime condition
+		return fmt.Errorf("api: %w", err) // embedded templates: a broken build, not a runtime condition
 	}
 	session := dash.RequireSession
 	form := func(page fiber.Handler) []fiber.Handler {
@@ -122,7 +126,8 @@ func (s *server) routes(app *fiber.App, d Deps) {
 	pages.Use(dashboard.NotFound)
 
 	// Probes: no key.
-	h := &health{pool: d.Pool, rdb: d.Redis}
+	h := &health{pool: g.Pool, rdb: g.Redis}
 	app.Get("/healthz", h.live)
 	app.Get("/readyz", h.ready)
+	return nil
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/billing/billingtest"
-	"broll/tenancy"
 )
 
 // TestNoSecretAtRest makes every kind of secret the service hands out (API
@@ -54,7 +53,7 @@ func TestNoSecretAtRest(t *testing.T) {
 	}
 	secrets["download link signature"] = link.Query().Get("sig")
 
-	users := tenancy.New(e.pool)
+	users := e.ctl.Tenancy
 	now := time.Now()
 	pending, err := users.CreateUser(ctx, acct.ID, "pending@example.com", now, time.Hour)
 	if err != nil {
@@ -69,7 +68,7 @@ func TestNoSecretAtRest(t *testing.T) {
 	if _, err := users.SetPassword(ctx, owner.Token, password, now); err != nil {
 		t.Fatal(err)
 	}
-	sessions := tenancy.NewSessions(e.rdb, e.cfg.RedisPrefix, users, tenancy.SessionOptions{})
+	sessions := e.nodes[0].g.Sessions
 	sess, token, err := sessions.SignIn(ctx, "owner@example.com", password, "192.0.2.1")
 	if err != nil {
 		t.Fatal(err)

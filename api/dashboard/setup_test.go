@@ -18,6 +18,7 @@ import (
 
 	"broll/api"
 	"broll/billing/billingtest"
+	"broll/graph"
 	"broll/internal/config"
 	"broll/internal/money"
 	"broll/internal/testkit"
@@ -52,11 +53,15 @@ func setup(t *testing.T, extra map[string]string) *env {
 	}
 	logs := &testkit.SyncBuffer{}
 	clk := testkit.NewClock(time.Now())
-	n, err := api.NewNode(context.Background(), cfg, api.NodeOptions{Pool: pool, Redis: rdb, Logs: logs, Now: clk.Now})
+	g, err := graph.Open(context.Background(), cfg, graph.Options{Parts: graph.APIParts, Pool: pool, Redis: rdb, Logs: logs, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(n.Close)
+	t.Cleanup(g.Close)
+	n, err := api.NewNode(g)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return &env{app: n.App, pool: pool, rdb: rdb, cfg: cfg, svc: n.Tenancy, clock: clk, logs: logs}
 }
 
