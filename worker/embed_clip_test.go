@@ -80,7 +80,7 @@ func TestEmbedsInBatches(t *testing.T) {
 	// Queued before the worker starts, as after a bulk import.
 	e.enqueue(t, ids...)
 	rec := &recordingEmbedder{Embedder: embed.NewBuiltin()}
-	e.start(t, worker.Options{Embedder: rec, BatchSize: 8, Concurrency: 2, BatchWait: 50 * time.Millisecond})
+	e.start(t, rec, worker.Options{BatchSize: 8, Concurrency: 2, BatchWait: 50 * time.Millisecond})
 
 	for _, id := range ids {
 		e.waitStatus(t, id, "ready", 20*time.Second)
@@ -112,7 +112,7 @@ func TestFailingEmbedderRetriesThenArchivesAndRecovers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.start(t, worker.Options{Embedder: ollama})
+	e.start(t, ollama, worker.Options{})
 
 	id := e.insertClip(t, "Woman cooking pasta in a bright kitchen")
 	e.enqueueWithRetries(t, id, 2)
@@ -153,7 +153,7 @@ func TestMissingClipIsArchivedWithoutRetries(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	rec := &recordingEmbedder{Embedder: embed.NewBuiltin()}
-	e.start(t, worker.Options{Embedder: rec})
+	e.start(t, rec, worker.Options{})
 
 	gone := uuid.New()
 	e.enqueueWithRetries(t, gone, 5)
@@ -169,7 +169,7 @@ func TestMissingClipIsArchivedWithoutRetries(t *testing.T) {
 func TestBadPayloadIsArchived(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	e.start(t, worker.Options{Embedder: embed.NewBuiltin()})
+	e.start(t, embed.NewBuiltin(), worker.Options{})
 	task := asynq.NewTask(tasks.TaskEmbedClip, []byte(`{"video_id":"not-a-uuid"}`),
 		asynq.Queue(tasks.QueueEmbed), asynq.TaskID("bad"), asynq.MaxRetry(5))
 	if _, err := e.client.Enqueue(task); err != nil {
@@ -193,7 +193,7 @@ func TestKilledMidJobLosesNothing(t *testing.T) {
 	e.enqueue(t, id)
 
 	blocking := newBlocking()
-	stop := e.start(t, worker.Options{Embedder: blocking, ShutdownTimeout: 200 * time.Millisecond})
+	stop := e.start(t, blocking, worker.Options{ShutdownTimeout: 200 * time.Millisecond})
 	waitStarted(t, blocking)
 	start := time.Now()
 	if err := stop(); err != nil {
@@ -214,7 +214,7 @@ func TestKilledMidJobLosesNothing(t *testing.T) {
 		t.Errorf("task after the kill: state %s, retried %d", info.State, info.Retried)
 	}
 
-	e.start(t, worker.Options{Embedder: embed.NewBuiltin()})
+	e.start(t, embed.NewBuiltin(), worker.Options{})
 	if s := e.waitStatus(t, id, "ready", 20*time.Second); s.Dims != embed.Dimensions {
 		t.Fatalf("after restart: %+v", s)
 	}
@@ -227,7 +227,7 @@ func TestShutdownLetsInFlightJobFinish(t *testing.T) {
 	e.enqueue(t, id)
 
 	blocking := newBlocking()
-	stop := e.start(t, worker.Options{Embedder: blocking, ShutdownTimeout: 10 * time.Second})
+	stop := e.start(t, blocking, worker.Options{ShutdownTimeout: 10 * time.Second})
 	waitStarted(t, blocking)
 	stopped := make(chan error, 1)
 	go func() { stopped <- stop() }()
@@ -255,7 +255,7 @@ func TestQueuedAgainAfterEmbeddingEmbedsNothing(t *testing.T) {
 	e := setup(t)
 	id := e.insertClip(t, "A woman laughing at a phone")
 	rec := &recordingEmbedder{Embedder: embed.NewBuiltin()}
-	e.start(t, worker.Options{Embedder: rec, BatchWait: 10 * time.Millisecond})
+	e.start(t, rec, worker.Options{BatchWait: 10 * time.Millisecond})
 	e.enqueue(t, id)
 	e.waitStatus(t, id, "ready", 20*time.Second)
 	e.waitTaskDone(t, id)
