@@ -23,18 +23,21 @@ import (
 	"broll/internal/money"
 	"broll/internal/testkit"
 	"broll/tenancy"
+	"broll/webhook"
 )
 
 // env is one API node (JSON API and dashboard, the real router) over a
 // database and a Redis database of the test's own, with a settable clock.
 type env struct {
-	app   *fiber.App
-	pool  *pgxpool.Pool
-	rdb   *redis.Client
-	cfg   config.Config
-	svc   *tenancy.Service
-	clock *testkit.Clock
-	logs  *testkit.SyncBuffer
+	app  *fiber.App
+	pool *pgxpool.Pool
+	rdb  *redis.Client
+	cfg  config.Config
+	svc  *tenancy.Service
+	// webhooks is the node's endpoint service.
+	webhooks *webhook.Service
+	clock    *testkit.Clock
+	logs     *testkit.SyncBuffer
 }
 
 func setup(t *testing.T, extra map[string]string) *env {
@@ -62,7 +65,7 @@ func setup(t *testing.T, extra map[string]string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{app: n.App, pool: pool, rdb: rdb, cfg: cfg, svc: n.Tenancy, clock: clk, logs: logs}
+	return &env{app: n.App, pool: pool, rdb: rdb, cfg: cfg, svc: n.Tenancy, webhooks: n.Webhooks, clock: clk, logs: logs}
 }
 
 const password = "correct horse battery staple"

@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/hibiken/asynq"
 
 	"broll/billing/billingtest"
+	"broll/graph"
+	"broll/graph/graphtest"
 	"broll/internal/config"
-	"broll/internal/tasks"
 	"broll/internal/testkit"
 )
 
@@ -37,7 +37,8 @@ func TestRunEmbedsQueuedClips(t *testing.T) {
 	}
 
 	id := billingtest.Videos(t, pool, 1, "easy")[0]
-	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
+	// Queued as an API node queues it, through its graph's queue.
+	q := graphtest.Open(t, config.Defaults(), graph.Options{Parts: graph.Redis, Pool: pool, Redis: rdb}).Queue
 	if _, err := q.EnqueueEmbed(ctx, []uuid.UUID{id}); err != nil {
 		t.Fatal(err)
 	}

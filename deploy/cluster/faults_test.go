@@ -16,9 +16,13 @@ import (
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
 
 	"broll/billing/billingtest"
 	"broll/embed/embedtest"
+	"broll/graph"
+	"broll/graph/graphtest"
+	"broll/internal/config"
 	"broll/internal/database"
 	"broll/internal/tasks"
 	"broll/internal/testkit"
@@ -222,7 +226,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 
 	doomed := startWorker(t, env)
 	ollama.hold.Store(true)
-	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
+	q := nodeQueue(t, pool, rdb)
 	if _, err := q.EnqueueEmbed(context.Background(), ids); err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +270,7 @@ func TestEmbedderDown(t *testing.T) {
 	w := startWorker(t, env)
 	ollama.Fail(http.StatusInternalServerError)
 	ids := billingtest.Videos(t, pool, 5, "easy")
-	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
+	q := nodeQueue(t, pool, rdb)
 	if _, err := q.EnqueueEmbed(context.Background(), ids); err != nil {
 		t.Fatal(err)
 	}
@@ -317,4 +321,11 @@ func statusCount(pool *pgxpool.Pool, ids []uuid.UUID, status string) error {
 func waitEmbedded(t *testing.T, pool *pgxpool.Pool, ids []uuid.UUID, within time.Duration) {
 	t.Helper()
 	eventually(t, within, "every clip embedded", func() error { return statusCount(pool, ids, "ready") })
+}
+
+// nodeQueue is the job queue an API node enqueues on, as the composition
+// root builds it over the test's database and Redis.
+func nodeQueue(t *testing.T, pool *pgxpool.Pool, rdb *redis.Client) *tasks.AsynqQueue {
+	t.Helper()
+	return graphtest.Open(t, config.Defaults(), graph.Options{Parts: graph.Redis, Pool: pool, Redis: rdb}).Queue
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/hibiken/asynq"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/billing/billingtest"
@@ -123,11 +122,10 @@ func TestScaleOut(t *testing.T) {
 		// Both API nodes may enqueue the same clip (an import retried
 		// through the other node): the task id makes the second a no-op.
 		var wg sync.WaitGroup
-		for range 2 {
+		for _, q := range []*tasks.AsynqQueue{nodeQueue(t, pool, rdb), nodeQueue(t, pool, rdb)} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
 				if _, err := q.EnqueueEmbed(context.Background(), ids); err != nil {
 					t.Error(err)
 				}

@@ -13,6 +13,9 @@ import (
 
 	"broll/catalog"
 	"broll/embed"
+	"broll/graph"
+	"broll/graph/graphtest"
+	"broll/internal/config"
 	"broll/internal/tasks"
 	"broll/internal/testkit"
 )
@@ -31,10 +34,6 @@ func unreachableRedis(t *testing.T) *redis.Client {
 	return rdb
 }
 
-func asynqQueue(rdb *redis.Client) *tasks.AsynqQueue {
-	return tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
-}
-
 // TestRedisAwayLosesNoWork runs every path that changes clips and queues
 // work (import, media processing, reembed --all) with Redis unreachable:
 // each succeeds with its change stored and its jobs recorded beside it, the
@@ -44,11 +43,13 @@ func TestRedisAwayLosesNoWork(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool, _ := testkit.NewPool(t)
-	media, err := catalog.NewLocalMedia(filepath.Join(t.TempDir(), "media"))
-	if err != nil {
-		t.Fatal(err)
+	cfg := config.Defaults()
+	cfg.MediaDir = filepath.Join(t.TempDir(), "media")
+	// The catalog of a process whose Redis is away, and of one once it is back.
+	catalogOver := func(rdb *redis.Client) *catalog.Service {
+		return graphtest.Open(t, cfg, graph.Options{Parts: graph.Redis | graph.Media, Pool: pool, Redis: rdb}).Catalog
 	}
-	away := catalog.New(pool, media, asynqQueue(unreachableRedis(t)))
+	away := catalogOver(unreachableRedis(t))
 	jobs := func(kind string) int {
 		t.Helper()
 		var n int
@@ -109,7 +110,7 @@ func TestRedisAwayLosesNoWork(t *testing.T) {
 	if err := away.StoreEmbeddings(ctx, b.Model(), embs); err != nil {
 		t.Fatal(err)
 	}
-	qe := embed.NewCachedQueryEmbedder(b, nil, "", 0)
+	qe := graphtest.Open(t, cfg, graph.Options{Parts: graph.Embedder, Pool: pool, Embedder: b}).QueryEmbedder
 	semantic := func() int {
 		t.Helper()
 		p, err := away.Search(ctx, catalog.Query{SemanticSearch: "person laughing", Limit: 10}, qe)
@@ -152,7 +153,7 @@ func TestRedisAwayLosesNoWork(t *testing.T) {
 
 	t.Run("Redis back: the relay queues every job", func(t *testing.T) {
 		rdb, _ := testkit.Redis(t)
-		up := catalog.New(pool, media, asynqQueue(rdb))
+		up := catalogOver(rdb)
 		if _, err := up.RelayJobs(ctx); err != nil {
 			t.Fatal(err)
 		}

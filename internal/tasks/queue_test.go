@@ -6,9 +6,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/hibiken/asynq"
-
 	"broll/catalog"
+	"broll/graph"
+	"broll/graph/graphtest"
+	"broll/internal/config"
 	"broll/internal/tasks"
 	"broll/internal/testkit"
 )
@@ -23,14 +24,11 @@ var (
 func TestImportEnqueuesAsynqTasks(t *testing.T) {
 	t.Parallel()
 	pool, _ := testkit.NewPool(t)
-	media, err := catalog.NewLocalMedia(filepath.Join(t.TempDir(), "media"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	rdb, _ := testkit.Redis(t)
-	client := asynq.NewClientFromRedisClient(rdb)
-	inspector := asynq.NewInspectorFromRedisClient(rdb)
-	svc := catalog.New(pool, media, tasks.NewAsynqQueue(client, inspector))
+	cfg := config.Defaults()
+	cfg.MediaDir = filepath.Join(t.TempDir(), "media")
+	g := graphtest.Open(t, cfg, graph.Options{Parts: graph.CLIParts, Pool: pool, Redis: rdb})
+	svc, inspector := g.Catalog, g.Inspector
 
 	src := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(src, "media"), 0o755); err != nil {

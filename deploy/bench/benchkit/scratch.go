@@ -13,7 +13,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/api"
-	"broll/billing"
 	"broll/graph"
 	"broll/internal/config"
 	"broll/internal/database"
@@ -148,7 +147,11 @@ func (s *Scratch) Node(ctx context.Context) (*api.Node, error) {
 func (s *Scratch) Account(ctx context.Context) (tenancy.IssuedKey, error) {
 	// A source of its own: a kept database already has the earlier run's.
 	source := fmt.Sprintf("bench-%d", time.Now().UnixNano()%1e9)
-	opened, err := billing.New(s.Pool, nil).OpenAccount(ctx, "Bench", source, money.Cents(100))
+	g, err := s.Graph(ctx, 0)
+	if err != nil {
+		return tenancy.IssuedKey{}, err
+	}
+	opened, err := g.Billing.OpenAccount(ctx, "Bench", source, money.Cents(100))
 	if err != nil {
 		return tenancy.IssuedKey{}, err
 	}

@@ -31,8 +31,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"broll/catalog"
 	"broll/deploy/bench/benchkit"
+	"broll/graph"
+	"broll/internal/config"
 )
 
 type options struct {
@@ -149,5 +153,25 @@ func run(o options) error {
 	fmt.Printf("sizes: table %s, whole-catalog HNSW index %s, per-emotion HNSW indexes %s, shared_buffers %s\n",
 		table, index, emotionIndexes, buffers)
 
-	return measureSearch(ctx, pool, catalog.New(pool, nil, nil), o, vecs.withSeed(o.seed+1))
+	svc, closeSvc, err := catalogOver(ctx, pool, "")
+	if err != nil {
+		return err
+	}
+	defer closeSvc()
+	return measureSearch(ctx, pool, svc, o, vecs.withSeed(o.seed+1))
+}
+
+// catalogOver is the catalog the composition root builds over pool with
+// the default configuration and no queue (clips stay pending: the
+// benchmark embeds them itself), storing media under mediaDir ("": none).
+func catalogOver(ctx context.Context, pool *pgxpool.Pool, mediaDir string) (*catalog.Service, func(), error) {
+	cfg, o := config.Defaults(), graph.Options{Pool: pool}
+	if mediaDir != "" {
+		cfg.MediaDir, o.Parts = mediaDir, graph.Media
+	}
+	g, err := graph.Open(ctx, cfg, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	return g.Catalog, g.Close, nil
 }

@@ -65,11 +65,11 @@ func importThroughput(ctx context.Context, pool *pgxpool.Pool, n int, seed uint6
 			return 0, err
 		}
 	}
-	media, err := catalog.NewLocalMedia(mediaDir)
+	svc, closeSvc, err := catalogOver(ctx, pool, mediaDir)
 	if err != nil {
 		return 0, err
 	}
-	svc := catalog.New(pool, media, nil)
+	defer closeSvc()
 	start := time.Now()
 	res, err := svc.Import(ctx, &lines, src, nil)
 	elapsed := time.Since(start)

@@ -201,11 +201,11 @@ func importCatalog(ctx context.Context, pool *pgxpool.Pool, o userOptions) error
 			return err
 		}
 	}
-	media, err := catalog.NewLocalMedia(mediaDir)
+	svc, closeSvc, err := catalogOver(ctx, pool, mediaDir)
 	if err != nil {
 		return err
 	}
-	svc := catalog.New(pool, media, nil)
+	defer closeSvc()
 	rng := rand.New(rand.NewPCG(o.seed, 2))
 	const chunk = 20_000
 	for done := 0; done < o.clips; {
@@ -268,7 +268,11 @@ func embedCatalog(ctx context.Context, pool *pgxpool.Pool, e embed.Embedder, n i
 	if err != nil {
 		return err
 	}
-	svc := catalog.New(pool, nil, nil)
+	svc, closeSvc, err := catalogOver(ctx, pool, "")
+	if err != nil {
+		return err
+	}
+	defer closeSvc()
 	const batch = 500
 	for i := 0; i < len(ids); i += batch {
 		inputs, err := svc.EmbeddingInputs(ctx, ids[i:min(i+batch, len(ids))])
