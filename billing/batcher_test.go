@@ -25,7 +25,7 @@ func TestBatchRunAgainAfterLostAnswer(t *testing.T) {
 	acct := opened.Account
 	root := tenancy.Principal{KeyID: opened.RootKey.ID, AccountID: acct.ID, RootKeyID: opened.RootKey.ID,
 		Kind: tenancy.KindRoot, Scopes: opened.RootKey.Scopes}
-	key, err := tenancy.New(pool).CreateCustomerKey(ctx, root, "k", nil)
+	key, err := tenancy.New(pool, tenancy.ServiceOptions{}).CreateCustomerKey(ctx, root, "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

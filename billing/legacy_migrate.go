@@ -60,7 +60,7 @@ func (s *Service) MigrateLegacyCustomers(ctx context.Context, accountID uuid.UUI
 		}
 		return out, err
 	}
-	keys := tenancy.New(s.pool)
+	keys := tenancy.New(s.pool, tenancy.ServiceOptions{})
 	rootKey, err := keys.GetKey(ctx, out.RootKeyID)
 	if err != nil {
 		return out, err

@@ -232,10 +232,8 @@ func (g *Graph) build() {
 	cfg, pool, rdb := g.Config, g.Pool, g.Redis
 	metrics.RegisterPool(g.Metrics, pool)
 	g.Auth = tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL)
-	g.Tenancy = tenancy.New(pool)
 	// A key issued here is never refused from the negative cache.
-	g.Tenancy.OnKeyCreated(g.Auth.KeyCreated)
-	g.Tenancy.LimitPasswordHashing(cfg.PasswordHashConcurrency)
+	g.Tenancy = tenancy.New(pool, tenancy.ServiceOptions{PasswordHashing: cfg.PasswordHashConcurrency, OnKeyCreated: g.Auth.KeyCreated})
 	var links *billing.Signer
 	if g.Has(Secrets) {
 		links = billing.NewSigner(cfg.BaseURL(), cfg.SigningKey.Reveal(), cfg.SigningKeyPrevious.Reveal(), cfg.DownloadURLTTL, nil)
@@ -247,9 +245,8 @@ func (g *Graph) build() {
 	var queue catalog.EmbedQueue // a nil *AsynqQueue would be a queue that is not nil
 	if g.Has(Redis) {
 		g.Usage = tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
-		g.Gate = tenancy.NewGate(rdb, cfg.RedisPrefix, cfg.RateLimitPerMinute, g.Usage, g.Logger)
 		// When Redis loses its revocation markers the auth cache goes with them.
-		g.Gate.OnDataLoss(g.Auth.Drop)
+		g.Gate = tenancy.NewGate(rdb, cfg.RedisPrefix, cfg.RateLimitPerMinute, g.Usage, g.Logger, g.Auth.Drop)
 		g.Sessions = tenancy.NewSessions(rdb, cfg.RedisPrefix, g.Tenancy, tenancy.SessionOptions{
 			IdleTimeout: cfg.SessionTTL, MaxAge: cfg.SessionMaxAge,
 			MaxFailures: cfg.SignInMaxFailures, Lockout: cfg.SignInLockout, Now: g.Now,

@@ -32,8 +32,8 @@ func setup(t testing.TB) *bundle {
 	pool, _ := testkit.NewPool(t)
 	rdb, _ := testkit.Redis(t)
 	usage := NewUsage(pool, rdb, testPrefix)
-	b := &bundle{pool: pool, rdb: rdb, svc: New(pool), usage: usage, clock: testkit.NewClock(time.Now())}
-	b.gate = NewGate(rdb, testPrefix, 60, usage, slog.New(slog.DiscardHandler))
+	b := &bundle{pool: pool, rdb: rdb, svc: New(pool, ServiceOptions{}), usage: usage, clock: testkit.NewClock(time.Now())}
+	b.gate = NewGate(rdb, testPrefix, 60, usage, slog.New(slog.DiscardHandler), nil)
 	b.gate.now = b.clock.Now
 	return b
 }

@@ -23,12 +23,12 @@ func TestSignInLockoutUnderConcurrency(t *testing.T) {
 	ctx := context.Background()
 	b.user(t, "owner@example.com")
 	const maxFailures, attempts = 5, 50
+	// As many slots as checks may run, all held: the checked attempts wait
+	// for them together and then run side by side, well within maxHashWait.
+	b.svc = New(b.pool, ServiceOptions{PasswordHashing: maxFailures})
 	plenty := redis_rate.Limit{Rate: 1000, Burst: 1000, Period: time.Minute}
 	s := b.sessions(SessionOptions{MaxFailures: maxFailures, Lockout: time.Minute,
 		EmailAttempts: plenty, AddressAttempts: plenty, GlobalAttempts: plenty})
-	// As many slots as checks may run, all held: the checked attempts wait
-	// for them together and then run side by side, well within maxHashWait.
-	b.svc.LimitPasswordHashing(maxFailures)
 	holding, release := make(chan struct{}, maxFailures), make(chan struct{})
 	held := make(chan error, maxFailures)
 	for i := 0; i < maxFailures; i++ {
