@@ -25,7 +25,7 @@ import (
 func BenchmarkPurchaseSpendLimits(b *testing.B) {
 	pool, _ := testkit.NewPool(b)
 	ctx := context.Background()
-	svc := newService(pool)
+	svc := newService(b, pool)
 	videos := billingtest.Videos(b, pool, 20000, "easy")
 	for _, limited := range []bool{false, true} {
 		b.Run(fmt.Sprintf("limits=%v", limited), func(b *testing.B) {

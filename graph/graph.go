@@ -238,9 +238,8 @@ func (g *Graph) build() {
 	if g.Has(Secrets) {
 		links = billing.NewSigner(cfg.BaseURL(), cfg.SigningKey.Reveal(), cfg.SigningKeyPrevious.Reveal(), cfg.DownloadURLTTL, nil)
 	}
-	g.Billing = billing.New(pool, links)
-	g.Billing.SetLowBalanceThreshold(cfg.LowBalanceThreshold)
-	g.Billing.SetTestBalance(cfg.TestBalance)
+	g.Billing = billing.New(pool, billing.Options{Links: links, Keys: g.Tenancy,
+		LowBalanceThreshold: cfg.LowBalanceThreshold, TestBalance: cfg.TestBalance})
 
 	var queue catalog.EmbedQueue // a nil *AsynqQueue would be a queue that is not nil
 	if g.Has(Redis) {
