@@ -259,7 +259,7 @@ func (g *Graph) build() {
 		g.Queue = tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), g.Inspector)
 		queue = g.Queue
 	}
-	g.Catalog = catalog.New(pool, g.Media, queue).WithReads(g.Reads).WithEfSearch(cfg.SemanticEfSearch)
+	g.Catalog = catalog.NewService(catalog.Options{Pool: pool, Reads: g.Reads, Media: g.Media, Queue: queue, EfSearch: cfg.SemanticEfSearch})
 	if g.Embedder != nil {
 		g.QueryEmbedder = embed.NewCachedQueryEmbedder(g.Embedder, rdb, cfg.RedisPrefix+"qemb:", embed.DefaultQueryCacheTTL)
 	}
