@@ -61,25 +61,6 @@ func New(pool *pgxpool.Pool, media MediaStore, queue EmbedQueue) *Service {
 	return NewService(Options{Pool: pool, Media: media, Queue: queue})
 }
 
-// WithReads returns the catalog sending its reads through reads (a read
-// replica while it keeps up); writes, and reads that must see the caller's
-// own writes, stay on the primary.
-func (s *Service) WithReads(reads *replica.Reads) *Service {
-	c := *s
-	c.reads = reads
-	return &c
-}
-
-// WithEfSearch returns the catalog running semantic searches with an HNSW
-// candidate list of n (hnsw.ef_search, at most 1,000; a page deeper than n
-// raises it for that search). Recall grows with n and so does the cost of
-// a search: see docs/performance.md for both, measured.
-func (s *Service) WithEfSearch(n int) *Service {
-	c := *s
-	c.efSearch = min(max(n, 1), maxEfSearch)
-	return &c
-}
-
 // read runs fn on the pool catalog reads go to. A read that failed on the
 // replica runs again on the primary, and so does one that found nothing
 // when found says it should have (a clip written a moment ago): a replica
