@@ -3,6 +3,7 @@ package api
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
+	"broll/api/dashboard"
 	"broll/billing"
 	"broll/catalog"
 	"broll/graph"
@@ -45,7 +47,10 @@ func newApp(g *graph.Graph) (*fiber.App, error) {
 		StreamRequestBody: true,
 	})
 	app.Server().HeaderReceived = streamLargeBodies(cfg.MaxBodyBytes)
-	m := newAPIMetrics(g.Metrics, g.Gate, newAccessLog(g.Logger, cfg))
+	m, err := newAPIMetrics(g.Metrics, g.Gate, newAccessLog(g.Logger, cfg))
+	if err != nil {
+		return nil, err
+	}
 	refuseUnknownMethods(app, cfg.BaseURL())
 	app.Use(withRequestID)
 	app.Use(cancelOnDisconnect)
@@ -64,8 +69,22 @@ func newApp(g *graph.Graph) (*fiber.App, error) {
 		uploadMaxBytes: cfg.UploadMaxBytes, uploadTTL: cfg.UploadURLTTL, bodyIdle: cmp.Or(cfg.BodyIdleTimeout, 30*time.Second),
 		baseURL: cfg.BaseURL(),
 	}
-	if err := s.routes(app, g); err != nil {
+	x := surfaces{mcp: s.newMCPEndpoint(cfg.MCPAllowedOrigins), legacy: s.newLegacyAPI(cfg),
+		health: &health{pool: g.Pool, rdb: g.Redis}}
+	if x.explorer, x.asset, err = docsSite(); err != nil {
 		return nil, err
+	}
+	// The dashboard's pages are embedded templates: an error here is a
+	// broken build, not a runtime condition.
+	if x.dash, err = dashboard.New(dashboard.Deps{
+		Config: cfg, Logger: g.Logger, Tenancy: g.Tenancy, Billing: g.Billing, Webhooks: g.Webhooks, Usage: g.Usage,
+		Gate: g.Gate, Auth: g.Auth, Revoker: g.Revoker, Sessions: g.Sessions, RequestID: requestID, Now: g.Now,
+		ClientAddr: s.clientAddr,
+	}); err != nil {
+		return nil, fmt.Errorf("api: %w", err)
+	}
+	if err := mount(app, s.routes(x)); err != nil {
+		return nil, fmt.Errorf("api: route table: %w", err)
 	}
 
 	// Everything else: 405 with Allow on a known path, 404 problem+json on
