@@ -83,14 +83,16 @@ type Options struct {
 	Parts Parts
 	// Pool and Redis are connections the caller opened and closes (test
 	// graphs share one database); nil opens DATABASE_URL (with
-	// BROLL_STATEMENT_TIMEOUT) and REDIS_URL, which Close closes.
+	// BROLL_STATEMENT_TIMEOUT) and, with the Redis part, REDIS_URL, which
+	// Close closes.
 	Pool  *pgxpool.Pool
 	Redis *redis.Client
 	// Logs receives the log lines at BROLL_LOG_LEVEL; nil drops them.
 	Logs io.Writer
 	// Now is the clock of sessions, sunsets and expiries; nil is time.Now.
 	Now func() time.Time
-	// Embedder is used in place of the one BROLL_EMBED_PROVIDER selects.
+	// Embedder is used, with the Embedder part, in place of the one
+	// BROLL_EMBED_PROVIDER selects.
 	Embedder embed.Embedder
 }
 
@@ -162,7 +164,13 @@ func Open(ctx context.Context, cfg config.Config, o Options) (_ *Graph, err erro
 		o.Now = time.Now
 	}
 	g := &Graph{Config: cfg, Logger: logging.New(o.Logs, cfg.LogLevel), Now: o.Now, parts: o.Parts,
-		Pool: o.Pool, Redis: o.Redis, Embedder: o.Embedder, Metrics: metrics.NewRegistry()}
+		Pool: o.Pool, Metrics: metrics.NewRegistry()}
+	if g.Has(Redis) {
+		g.Redis = o.Redis
+	}
+	if g.Has(Embedder) {
+		g.Embedder = o.Embedder
+	}
 	defer func() {
 		if err != nil {
 			g.Close()
