@@ -15,6 +15,8 @@ import (
 	"broll/api/dashboard"
 	"broll/billing"
 	"broll/catalog"
+	"broll/catalog/media"
+	"broll/catalog/search"
 	"broll/graph"
 	"broll/internal/apperr"
 	"broll/internal/idempotency"
@@ -22,8 +24,9 @@ import (
 	"broll/webhook"
 )
 
-// newApp builds the fiber app with every route and middleware over g.
-func newApp(g *graph.Graph) (*fiber.App, error) {
+// newApp builds the fiber app with every route and middleware over g, and
+// the warm-up that gates its /readyz.
+func newApp(g *graph.Graph) (*fiber.App, *Warmup, error) {
 	cfg := g.Config
 	app := fiber.New(fiber.Config{
 		AppName:               "broll-api",
@@ -49,8 +52,9 @@ func newApp(g *graph.Graph) (*fiber.App, error) {
 	app.Server().HeaderReceived = streamLargeBodies(cfg.MaxBodyBytes)
 	m, err := newAPIMetrics(g.Metrics, g.Gate, newAccessLog(g.Logger, cfg))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	warmup := newWarmup(g.Search, g.QueryEmbedder, g.Pool, g.Logger, cfg.WarmupTimeout, g.Metrics)
 	refuseUnknownMethods(app, cfg.BaseURL())
 	app.Use(withRequestID)
 	app.Use(cancelOnDisconnect)
@@ -62,7 +66,7 @@ func newApp(g *graph.Graph) (*fiber.App, error) {
 
 	s := &server{
 		logger: g.Logger, now: g.Now,
-		tenancy: g.Tenancy, catalog: g.Catalog, billing: g.Billing, webhooks: g.Webhooks,
+		tenancy: g.Tenancy, catalog: g.Catalog, search: g.Search, uploads: g.Uploads, billing: g.Billing, webhooks: g.Webhooks,
 		auth: g.Auth, gate: g.Gate, usage: g.Usage, media: g.Media, queryEmbedder: g.QueryEmbedder,
 		revoker: g.Revoker, idem: g.Idempotency, downloads: g.Downloads,
 		metrics: m, clientAddr: clientAddr(cfg.TrustedProxies), importDir: cfg.ImportDir,
@@ -70,9 +74,9 @@ func newApp(g *graph.Graph) (*fiber.App, error) {
 		baseURL: cfg.BaseURL(),
 	}
 	x := surfaces{mcp: s.newMCPEndpoint(cfg.MCPAllowedOrigins), legacy: s.newLegacyAPI(cfg),
-		health: &health{pool: g.Pool, rdb: g.Redis}}
+		health: &health{pool: g.Pool, rdb: g.Redis, warmup: warmup}}
 	if x.explorer, x.asset, err = docsSite(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// The dashboard's pages are embedded templates: an error here is a
 	// broken build, not a runtime condition.
@@ -81,17 +85,17 @@ func newApp(g *graph.Graph) (*fiber.App, error) {
 		Gate: g.Gate, Auth: g.Auth, Revoker: g.Revoker, Sessions: g.Sessions, RequestID: requestID, Now: g.Now,
 		ClientAddr: s.clientAddr,
 	}); err != nil {
-		return nil, fmt.Errorf("api: %w", err)
+		return nil, nil, fmt.Errorf("api: %w", err)
 	}
 	if err := mount(app, s.routes(x)); err != nil {
-		return nil, fmt.Errorf("api: route table: %w", err)
+		return nil, nil, fmt.Errorf("api: route table: %w", err)
 	}
 
 	// Everything else: 405 with Allow on a known path, 404 problem+json on
 	// an unknown one. Fiber's own 405 never fires, since this catch-all
 	// matches every request.
 	app.Use(newAllowTable(app).unrouted)
-	return app, nil
+	return app, warmup, nil
 }
 
 // server holds what the handlers call; handlers are its methods.
@@ -100,6 +104,8 @@ type server struct {
 	now     func() time.Time
 	tenancy *tenancy.Service
 	catalog *catalog.Service
+	search  *search.Service
+	uploads *media.Uploads
 	billing *billing.Service
 	// webhooks manages the account's webhook endpoints.
 	webhooks *webhook.Service
@@ -108,7 +114,7 @@ type server struct {
 	// revoker revokes keys everywhere at once (rows, markers, cache).
 	revoker *tenancy.Revoker
 	usage   *tenancy.Usage
-	media   catalog.MediaStore
+	media   media.Store
 	// uploadMaxBytes and uploadTTL bound POST /api/ops/v1/uploads.
 	uploadMaxBytes int64
 	uploadTTL      time.Duration
@@ -131,8 +137,9 @@ type server struct {
 }
 
 type health struct {
-	pool *pgxpool.Pool
-	rdb  *redis.Client
+	pool   *pgxpool.Pool
+	rdb    *redis.Client
+	warmup *Warmup
 }
 
 func (h *health) live(c *fiber.Ctx) error {
@@ -143,7 +150,8 @@ func (h *health) live(c *fiber.Ctx) error {
 // Redis the node still serves (in-process rate limiter, revocations read
 // from Postgres), so it stays in the load balancer, reported "degraded";
 // taking every node out because Redis is gone would turn a degraded
-// service into no service.
+// service into no service. A node whose catalog is still cold (warming,
+// see Warmup) is not ready.
 func (h *health) ready(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
 	defer cancel()
@@ -155,6 +163,11 @@ func (h *health) ready(c *fiber.Ctx) error {
 	if err := h.pool.Ping(ctx); err != nil {
 		checks["postgres"] = "unreachable"
 		return apperr.New(apperr.Unavailable, "not ready").With("checks", checks)
+	}
+	warm, ok := h.warmup.readiness(ctx)
+	checks["warmup"] = warm
+	if !ok {
+		return apperr.New(apperr.Unavailable, "not ready: warming up").With("checks", checks)
 	}
 	return c.JSON(fiber.Map{"status": status, "checks": checks})
 }

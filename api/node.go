@@ -13,6 +13,9 @@ import (
 type Node struct {
 	*graph.Graph
 	App *fiber.App
+	// Warmup holds /readyz at 503 until the catalog is warm; its owner
+	// starts it (Warmup.Start), as cmd/broll-api does.
+	Warmup *Warmup
 }
 
 // NewNode builds the node's app over g, opened with graph.APIParts (see
@@ -23,9 +26,9 @@ func NewNode(g *graph.Graph) (*Node, error) {
 	if err := g.Require("api", graph.APIParts); err != nil {
 		return nil, err
 	}
-	app, err := newApp(g)
+	app, warmup, err := newApp(g)
 	if err != nil {
 		return nil, err
 	}
-	return &Node{Graph: g, App: app}, nil
+	return &Node{Graph: g, App: app, Warmup: warmup}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"broll/internal/database"
 	"broll/tenancy"
 )
 
@@ -28,28 +29,21 @@ func (s *Service) Owned(ctx context.Context, keyID uuid.UUID, videoIDs []uuid.UU
 	return owned, nil
 }
 
-const ownedSQL = `
-	SELECT id, video_id, price_cents, purchased_at FROM purchases
-	WHERE api_key_id = $1 AND video_id = ANY($2)`
+// DownloadLink signs a fresh link to a purchase's file, for a caller that
+// already knows the purchase is its own (catalog.Service.VideoForKey
+// reports the key's purchase of a clip with the clip).
+func (s *Service) DownloadLink(purchaseID uuid.UUID) Link { return s.links.Sign(purchaseID) }
 
+// ownedPurchases reads the purchases key keyID holds of the videos ids,
+// by video.
 func ownedPurchases(ctx context.Context, q tenancy.Querier, keyID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]PurchasedVideo, error) {
-	return collectPurchased(q.Query(ctx, ownedSQL, keyID, ids))
-}
-
-// collectPurchased reads (id, video_id, price_cents, purchased_at) rows into
-// purchases by video.
-func collectPurchased(rows pgx.Rows, err error) (map[uuid.UUID]PurchasedVideo, error) {
+	list, err := database.Select(ctx, q, pgx.RowToStructByNameLax[PurchasedVideo], ownedSQL, keyID, ids)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := map[uuid.UUID]PurchasedVideo{}
-	for rows.Next() {
-		var pv PurchasedVideo
-		if err := rows.Scan(&pv.PurchaseID, &pv.VideoID, &pv.PricePaid, &pv.PurchasedAt); err != nil {
-			return nil, err
-		}
+	out := make(map[uuid.UUID]PurchasedVideo, len(list))
+	for _, pv := range list {
 		out[pv.VideoID] = pv
 	}
-	return out, rows.Err()
+	return out, nil
 }

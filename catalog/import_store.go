@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"broll/catalog/media"
 	"broll/internal/apperr"
 )
 
@@ -372,7 +373,7 @@ func (s *Service) storeVideoMedia(ctx context.Context, c *validVideo) ([]any, er
 	var uploadID *uuid.UUID
 	if c.upload != nil {
 		// The uploaded object stays where it is: no copy of a large file.
-		mediaKey, size, uploadID = c.upload.key, c.upload.size, &c.uploadID
+		mediaKey, size, uploadID = c.upload.Key, c.upload.Size, &c.uploadID
 	} else {
 		mediaKey = prefix + "full" + fileExt(c.media)
 		var err error
@@ -404,7 +405,7 @@ func (s *Service) storeVideoMedia(ctx context.Context, c *validVideo) ([]any, er
 		c.id, in.Title, in.Description, in.Tags, in.Emotion, in.Gender, nullable(in.AgeRange),
 		nullable(in.Location), in.MediaType, nullable(in.Orientation), in.DurationSeconds,
 		in.Width, in.Height, in.FPS, in.Difficulty, in.ViralityScore, modelID, modelName,
-		mediaKey, ContentType(mediaKey), size, previewKey, thumbKey, uploadID,
+		mediaKey, media.ContentType(mediaKey), size, previewKey, thumbKey, uploadID,
 	}, nil
 }
 

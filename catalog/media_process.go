@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"broll/catalog/media"
 )
 
 // ErrVideoGone is a video deleted before its media job ran.
@@ -52,7 +54,7 @@ const sqlMediaDone = `
 // made for it, for sqlMediaDone.
 type probedClip struct {
 	id                 uuid.UUID
-	probe              Probe
+	probe              media.Probe
 	preview, thumbnail *string
 }
 
@@ -76,7 +78,7 @@ func mediaDoneArgs(clips []probedClip) []any {
 
 // ProcessMedia probes a clip's full-quality file, fills the figures its
 // line left out, and makes the preview and thumbnail it lacks. A file the
-// probe cannot read is an *UnreadableError (the caller marks the clip
+// probe cannot read is a *media.UnreadableError (the caller marks the clip
 // failed); other errors are worth a retry.
 func (s *Service) ProcessMedia(ctx context.Context, id uuid.UUID) error {
 	if s.media == nil {
@@ -93,11 +95,11 @@ func (s *Service) ProcessMedia(ctx context.Context, id uuid.UUID) error {
 	if err != nil {
 		return fmt.Errorf("media job: %w", err)
 	}
-	src, err := MediaSource(ctx, s.media, key)
+	src, err := media.Source(ctx, s.media, key)
 	if err != nil {
 		return err
 	}
-	p, err := ProbeMedia(ctx, src)
+	p, err := media.ProbeFile(ctx, src)
 	if err != nil {
 		return err
 	}
@@ -110,7 +112,7 @@ func (s *Service) ProcessMedia(ctx context.Context, id uuid.UUID) error {
 	var newPreview, newThumb *string
 	if preview == nil && p.MediaType == "video" {
 		k, err := s.makeMedia(ctx, filepath.Join(tmp, "preview.mp4"), prefix+"preview.mp4", func(dst string) error {
-			return MakePreview(ctx, src, dst)
+			return media.MakePreview(ctx, src, dst)
 		})
 		if err != nil {
 			return err
@@ -120,7 +122,7 @@ func (s *Service) ProcessMedia(ctx context.Context, id uuid.UUID) error {
 	if thumb == nil {
 		at := min(1, p.Duration/2)
 		k, err := s.makeMedia(ctx, filepath.Join(tmp, "thumbnail.jpg"), prefix+"thumbnail.jpg", func(dst string) error {
-			return MakeThumbnail(ctx, src, dst, at)
+			return media.MakeThumbnail(ctx, src, dst, at)
 		})
 		if err != nil {
 			return err

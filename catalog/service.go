@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"broll/catalog/media"
 	"broll/internal/apperr"
 	"broll/internal/replica"
 )
@@ -14,15 +15,16 @@ import (
 // Service is the catalog store.
 type Service struct {
 	pool  *pgxpool.Pool
-	media MediaStore
-	queue EmbedQueue
+	media media.Store
+	// uploads are the files an import may name by upload_id.
+	uploads *media.Uploads
+	queue   EmbedQueue
 	// reads picks the pool of the catalog reads that may be a moment old
-	// (lists, details, filter values); nil: the primary.
+	// (lists, filter values); nil: the primary.
 	reads *replica.Reads
-	// counts keeps recent search totals (countCache).
-	counts *countCache
-	// efSearch is the HNSW candidate list of a semantic search.
-	efSearch int
+	// videos keeps clip details, checked against the primary on each read
+	// (VideoForKey).
+	videos *videoCache
 }
 
 // Options are what a catalog is built from. Pool is required; the zero
@@ -34,39 +36,32 @@ type Options struct {
 	// replica while it keeps up, BROLL_DATABASE_READ_URL); nil: Pool.
 	Reads *replica.Reads
 	// Media stores the clips' files; nil where nothing reads or writes them.
-	Media MediaStore
+	Media media.Store
 	// Queue queues embeddings and media jobs; nil: clips stay pending until
 	// `clips reembed`.
 	Queue EmbedQueue
-	// EfSearch is the HNSW candidate list of a semantic search
-	// (hnsw.ef_search, at most 1,000; a page deeper than it raises it for
-	// that search); 0: DefaultEfSearch. Recall grows with it and so does
-	// the cost of a search: see docs/performance.md for both, measured.
-	EfSearch int
 }
 
 // NewService returns the catalog as o says.
 func NewService(o Options) *Service {
-	ef := DefaultEfSearch
-	if o.EfSearch != 0 {
-		ef = min(max(o.EfSearch, 1), maxEfSearch)
-	}
-	return &Service{pool: o.Pool, reads: o.Reads, media: o.Media, queue: o.Queue, counts: newCountCache(), efSearch: ef}
+	return &Service{pool: o.Pool, reads: o.Reads, media: o.Media, uploads: media.NewUploads(o.Pool, o.Media),
+		queue: o.Queue, videos: newVideoCache()}
 }
 
-// New returns the catalog over pool, storing media in media and queueing
-// embeddings on queue (nil: clips stay pending until `clips reembed`),
-// reading from the primary with the default HNSW candidate list.
-func New(pool *pgxpool.Pool, media MediaStore, queue EmbedQueue) *Service {
-	return NewService(Options{Pool: pool, Media: media, Queue: queue})
+// New returns the catalog over pool, storing clip files in store and
+// queueing embeddings on queue (nil: clips stay pending until `clips
+// reembed`), reading from the primary.
+func New(pool *pgxpool.Pool, store media.Store, queue EmbedQueue) *Service {
+	return NewService(Options{Pool: pool, Media: store, Queue: queue})
 }
 
-// read runs fn on the pool catalog reads go to. A read that failed on the
+// Read runs fn on the pool catalog reads go to (package search reads
+// through it too). A read that failed on the
 // replica runs again on the primary, and so does one that found nothing
 // when found says it should have (a clip written a moment ago): a replica
 // in trouble never refuses a read. mine marks a read that depends on the
 // caller's own writes (ownership), which goes to the primary.
-func (s *Service) read(ctx context.Context, mine bool, fn func(db *pgxpool.Pool) error) error {
+func (s *Service) Read(ctx context.Context, mine bool, fn func(db *pgxpool.Pool) error) error {
 	if s.reads == nil || mine {
 		return fn(s.pool)
 	}

@@ -23,6 +23,8 @@ import (
 
 	"broll/billing"
 	"broll/catalog"
+	"broll/catalog/media"
+	"broll/catalog/search"
 	"broll/embed"
 	"broll/internal/config"
 	"broll/internal/database"
@@ -118,8 +120,10 @@ type Graph struct {
 	// Queue puts jobs on the asynq queues; Inspector reads them (Redis).
 	Queue     *tasks.AsynqQueue
 	Inspector *asynq.Inspector
-	Media     catalog.MediaStore
-	Embedder  embed.Embedder
+	Media     media.Store
+	// Uploads are the files ops keys upload for an import (Media).
+	Uploads  *media.Uploads
+	Embedder embed.Embedder
 	// QueryEmbedder embeds search texts through a cache in Redis
 	// (Embedder; without Redis, uncached).
 	QueryEmbedder *embed.QueryCache
@@ -136,6 +140,9 @@ type Graph struct {
 	Billing   *billing.Service
 	Downloads *billing.DownloadLimiter
 	Catalog   *catalog.Service
+	// Search runs the catalog's searches; it keeps this process's recent
+	// search totals.
+	Search    *search.Service
 	Webhooks  *webhook.Service
 	Deliverer *webhook.Deliverer
 	// Idempotency keeps the answers to requests with an Idempotency-Key.
@@ -267,7 +274,11 @@ func (g *Graph) build() {
 		g.Queue = tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), g.Inspector)
 		queue = g.Queue
 	}
-	g.Catalog = catalog.NewService(catalog.Options{Pool: pool, Reads: g.Reads, Media: g.Media, Queue: queue, EfSearch: cfg.SemanticEfSearch})
+	g.Catalog = catalog.NewService(catalog.Options{Pool: pool, Reads: g.Reads, Media: g.Media, Queue: queue})
+	g.Search = search.NewService(g.Catalog, search.Options{EfSearch: cfg.SemanticEfSearch})
+	if g.Media != nil {
+		g.Uploads = media.NewUploads(pool, g.Media)
+	}
 	if g.Embedder != nil {
 		g.QueryEmbedder = embed.NewCachedQueryEmbedder(g.Embedder, rdb, cfg.RedisPrefix+"qemb:", embed.DefaultQueryCacheTTL)
 	}

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"strings"
 
-	"broll/catalog"
+	"broll/catalog/media"
 	"broll/embed"
 	"broll/internal/config"
 	"broll/internal/seal"
@@ -43,8 +43,8 @@ func NewSealer(cfg config.Config) (*seal.Sealer, error) {
 
 // OpenMedia opens the media store BROLL_MEDIA_STORE names: the local
 // directory or the S3 bucket (checked).
-func OpenMedia(ctx context.Context, cfg config.Config) (catalog.MediaStore, error) {
-	return catalog.OpenMediaStore(ctx, cfg)
+func OpenMedia(ctx context.Context, cfg config.Config) (media.Store, error) {
+	return media.Open(ctx, cfg)
 }
 
 // SelectEmbedder selects the embedder BROLL_EMBED_PROVIDER names, checking

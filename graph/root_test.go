@@ -19,7 +19,9 @@ import (
 var constructors = map[string][]string{
 	"broll/tenancy":              {"New", "NewAuthenticator", "NewGate", "NewUsage", "NewSessions", "NewRevoker"},
 	"broll/billing":              {"New", "NewSigner", "NewDownloadLimiter"},
-	"broll/catalog":              {"New", "NewService", "OpenMediaStore"},
+	"broll/catalog":              {"New", "NewService"},
+	"broll/catalog/media":        {"Open"},
+	"broll/catalog/search":       {"New", "NewService"},
 	"broll/webhook":              {"New", "NewDeliverer"},
 	"broll/embed":                {"Select", "NewCachedQueryEmbedder"},
 	"broll/internal/idempotency": {"New"},
@@ -30,10 +32,11 @@ var constructors = map[string][]string{
 
 // TestServicesAreBuiltOnlyByTheRoot: outside package graph, a service's
 // constructor is called only by the tests of its own package, and by the
-// in-package tests of the packages the root imports, which cannot import
-// the root back (Go refuses the cycle). Everything else, the binaries,
-// the adapters, test set-ups and benchmarks included, takes its services
-// from a graph.
+// in-package tests (and test kits, such as catalog/catalogtest, which
+// those tests import) of the packages the root imports, which cannot
+// import the root back (Go refuses the cycle). Everything else, the
+// binaries, the adapters, test set-ups and benchmarks included, takes its
+// services from a graph.
 func TestServicesAreBuiltOnlyByTheRoot(t *testing.T) {
 	t.Parallel()
 	root := moduleRoot(t)
@@ -66,6 +69,8 @@ func TestServicesAreBuiltOnlyByTheRoot(t *testing.T) {
 			case test && filepath.Dir(rel) == dir: // the package's own tests
 			case test && !strings.HasSuffix(c.file.Name.Name, "_test") && underRoot["broll/"+filepath.Dir(rel)]:
 				// An in-package test of a package the root imports.
+			case strings.HasSuffix(filepath.Dir(rel), "test") && underRoot["broll/"+filepath.Dir(filepath.Dir(rel))]:
+				// A test kit of a package the root imports.
 			default:
 				found = append(found, c.where)
 			}

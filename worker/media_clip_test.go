@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"broll/catalog"
+	"broll/catalog/media"
 	"broll/embed"
 	"broll/internal/testkit"
 	"broll/worker"
@@ -62,8 +63,8 @@ func TestWorkerProbesImportedClips(t *testing.T) {
 	if dur != 7.5 || fps != 30 || w != 1080 || h != 1920 || orientation != "vertical" || mediaType != "video" {
 		t.Fatalf("figures: %v s %v fps %dx%d %s %s", dur, fps, w, h, orientation, mediaType)
 	}
-	p, err := catalog.ProbeMedia(ctx, filepath.Join(e.cfg.MediaDir, filepath.FromSlash(preview)))
-	if err != nil || max(p.Width, p.Height) != catalog.PreviewLongSide || p.Duration > catalog.PreviewMaxSeconds {
+	p, err := media.ProbeFile(ctx, filepath.Join(e.cfg.MediaDir, filepath.FromSlash(preview)))
+	if err != nil || max(p.Width, p.Height) != media.PreviewLongSide || p.Duration > media.PreviewMaxSeconds {
 		t.Fatalf("preview %s: %+v %v", preview, p, err)
 	}
 	if _, err := e.media.Stat(ctx, thumb); err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/catalog"
+	"broll/catalog/media"
 	"broll/embed"
 	"broll/graph"
 	"broll/internal/config"
@@ -34,7 +35,7 @@ type env struct {
 	rdb    *redis.Client
 	cfg    config.Config
 	cat    *catalog.Service
-	media  catalog.MediaStore
+	media  media.Store
 	client *asynq.Client
 	insp   *asynq.Inspector
 	queue  *tasks.AsynqQueue

@@ -15,6 +15,7 @@ import (
 
 	"broll/billing"
 	"broll/catalog"
+	"broll/demo"
 	"broll/graph"
 	"broll/internal/apperr"
 	"broll/internal/config"
@@ -362,7 +363,7 @@ func (c *cli) seedDemo(f *flags) action {
 			return nil, apperr.InvalidField("count", "--count must be between 1 and 1000000, got %s", strconv.Itoa(*count))
 		}
 		return c.with(ctx, func(ctx context.Context, e *env) (any, error) {
-			return e.catalog.SeedDemo(ctx, *count, time.Now().UnixNano())
+			return demo.Seed(ctx, e.catalog, *count, time.Now().UnixNano())
 		})
 	}
 }

@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 
-	"broll/catalog"
+	"broll/catalog/media"
 	"broll/graph"
 	"broll/internal/apperr"
 )
@@ -21,7 +21,7 @@ func (c *cli) mediaMigrate(f *flags) action {
 		if err != nil {
 			return nil, err
 		}
-		from, err := catalog.NewLocalMedia(cfg.MediaDir)
+		from, err := media.NewLocal(cfg.MediaDir)
 		if err != nil {
 			return nil, err
 		}
@@ -33,6 +33,6 @@ func (c *cli) mediaMigrate(f *flags) action {
 		if err != nil {
 			return nil, err
 		}
-		return catalog.MigrateMedia(ctx, from, dst, c.progress("media migrate", "files"))
+		return media.Migrate(ctx, from, dst, c.progress("media migrate", "files"))
 	}
 }

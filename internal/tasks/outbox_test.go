@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/catalog"
+	"broll/catalog/search"
 	"broll/embed"
 	"broll/graph"
 	"broll/graph/graphtest"
@@ -46,10 +47,11 @@ func TestRedisAwayLosesNoWork(t *testing.T) {
 	cfg := config.Defaults()
 	cfg.MediaDir = filepath.Join(t.TempDir(), "media")
 	// The catalog of a process whose Redis is away, and of one once it is back.
-	catalogOver := func(rdb *redis.Client) *catalog.Service {
-		return graphtest.Open(t, cfg, graph.Options{Parts: graph.Redis | graph.Media, Pool: pool, Redis: rdb}).Catalog
+	graphOver := func(rdb *redis.Client) *graph.Graph {
+		return graphtest.Open(t, cfg, graph.Options{Parts: graph.Redis | graph.Media, Pool: pool, Redis: rdb})
 	}
-	away := catalogOver(unreachableRedis(t))
+	awayGraph := graphOver(unreachableRedis(t))
+	away := awayGraph.Catalog
 	jobs := func(kind string) int {
 		t.Helper()
 		var n int
@@ -113,7 +115,7 @@ func TestRedisAwayLosesNoWork(t *testing.T) {
 	qe := graphtest.Open(t, cfg, graph.Options{Parts: graph.Embedder, Pool: pool, Embedder: b}).QueryEmbedder
 	semantic := func() int {
 		t.Helper()
-		p, err := away.Search(ctx, catalog.Query{SemanticSearch: "person laughing", Limit: 10}, qe)
+		p, err := awayGraph.Search.Search(ctx, search.Query{SemanticSearch: "person laughing", Limit: 10}, qe)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +155,7 @@ func TestRedisAwayLosesNoWork(t *testing.T) {
 
 	t.Run("Redis back: the relay queues every job", func(t *testing.T) {
 		rdb, _ := testkit.Redis(t)
-		up := catalogOver(rdb)
+		up := graphOver(rdb).Catalog
 		if _, err := up.RelayJobs(ctx); err != nil {
 			t.Fatal(err)
 		}

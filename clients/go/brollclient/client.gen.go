@@ -855,6 +855,27 @@ func (e ReadinessChecksRedis) Valid() bool {
 	}
 }
 
+// Defines values for ReadinessChecksWarmup.
+const (
+	Off        ReadinessChecksWarmup = "off"
+	Unfinished ReadinessChecksWarmup = "unfinished"
+	Warm       ReadinessChecksWarmup = "warm"
+)
+
+// Valid indicates whether the value is a known member of the ReadinessChecksWarmup enum.
+func (e ReadinessChecksWarmup) Valid() bool {
+	switch e {
+	case Off:
+		return true
+	case Unfinished:
+		return true
+	case Warm:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ReadinessStatus.
 const (
 	ReadinessStatusDegraded ReadinessStatus = "degraded"
@@ -2659,6 +2680,9 @@ type Readiness struct {
 	Checks struct {
 		Postgres ReadinessChecksPostgres `json:"postgres"`
 		Redis    ReadinessChecksRedis    `json:"redis"`
+
+		// Warmup `warm`: the node ran a search of every kind since it started or Postgres last restarted. `unfinished`: the warm-up did not finish within `BROLL_WARMUP_TIMEOUT` and the node serves anyway. `off`: no warm-up (`BROLL_WARMUP_TIMEOUT=0`). While warming, the answer is 503 with `checks.warmup: warming`.
+		Warmup *ReadinessChecksWarmup `json:"warmup,omitempty"`
 	} `json:"checks"`
 
 	// Status `degraded`: Redis is unreachable; the node serves with its in-process rate limiter and reads revocations from Postgres.
@@ -2670,6 +2694,9 @@ type ReadinessChecksPostgres string
 
 // ReadinessChecksRedis defines model for Readiness.Checks.Redis.
 type ReadinessChecksRedis string
+
+// ReadinessChecksWarmup `warm`: the node ran a search of every kind since it started or Postgres last restarted. `unfinished`: the warm-up did not finish within `BROLL_WARMUP_TIMEOUT` and the node serves anyway. `off`: no warm-up (`BROLL_WARMUP_TIMEOUT=0`). While warming, the answer is 503 with `checks.warmup: warming`.
+type ReadinessChecksWarmup string
 
 // ReadinessStatus `degraded`: Redis is unreachable; the node serves with its in-process rate limiter and reads revocations from Postgres.
 type ReadinessStatus string
@@ -4373,7 +4400,7 @@ type ClientInterface interface {
 
 	// Readiness Readiness
 	//
-	// 200 when Postgres answers (the node can serve). Redis unreachable still answers 200, with `status: degraded`: the node keeps serving with its in-process limiter, so load balancers should keep it. 503 when Postgres does not answer.
+	// 200 when Postgres answers and the node's catalog is warm (the node can serve at full speed). Redis unreachable still answers 200, with `status: degraded`: the node keeps serving with its in-process limiter, so load balancers should keep it. 503 when Postgres does not answer, and while the node warms its catalog (`checks.warmup: warming`): after it starts and after Postgres restarts, for at most `BROLL_WARMUP_TIMEOUT` (see the operations guide, Readiness and warm-up).
 	//
 	// Corresponds with GET /readyz (the `Readiness` operationId).
 	Readiness(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5282,7 +5309,7 @@ func (c *Client) GetThumbnail(ctx context.Context, videoId openapi_types.UUID, p
 
 // Readiness Readiness
 //
-// 200 when Postgres answers (the node can serve). Redis unreachable still answers 200, with `status: degraded`: the node keeps serving with its in-process limiter, so load balancers should keep it. 503 when Postgres does not answer.
+// 200 when Postgres answers and the node's catalog is warm (the node can serve at full speed). Redis unreachable still answers 200, with `status: degraded`: the node keeps serving with its in-process limiter, so load balancers should keep it. 503 when Postgres does not answer, and while the node warms its catalog (`checks.warmup: warming`): after it starts and after Postgres restarts, for at most `BROLL_WARMUP_TIMEOUT` (see the operations guide, Readiness and warm-up).
 //
 // Corresponds with GET /readyz (the `Readiness` operationId).
 func (c *Client) Readiness(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -8205,7 +8232,7 @@ type ClientWithResponsesInterface interface {
 
 	// ReadinessWithResponse Readiness
 	//
-	// 200 when Postgres answers (the node can serve). Redis unreachable still answers 200, with `status: degraded`: the node keeps serving with its in-process limiter, so load balancers should keep it. 503 when Postgres does not answer.
+	// 200 when Postgres answers and the node's catalog is warm (the node can serve at full speed). Redis unreachable still answers 200, with `status: degraded`: the node keeps serving with its in-process limiter, so load balancers should keep it. 503 when Postgres does not answer, and while the node warms its catalog (`checks.warmup: warming`): after it starts and after Postgres restarts, for at most `BROLL_WARMUP_TIMEOUT` (see the operations guide, Readiness and warm-up).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -13980,7 +14007,7 @@ func (c *ClientWithResponses) GetThumbnailWithResponse(ctx context.Context, vide
 
 // ReadinessWithResponse Readiness
 //
-// 200 when Postgres answers (the node can serve). Redis unreachable still answers 200, with `status: degraded`: the node keeps serving with its in-process limiter, so load balancers should keep it. 503 when Postgres does not answer.
+// 200 when Postgres answers and the node's catalog is warm (the node can serve at full speed). Redis unreachable still answers 200, with `status: degraded`: the node keeps serving with its in-process limiter, so load balancers should keep it. 503 when Postgres does not answer, and while the node warms its catalog (`checks.warmup: warming`): after it starts and after Postgres restarts, for at most `BROLL_WARMUP_TIMEOUT` (see the operations guide, Readiness and warm-up).
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -31,12 +31,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"broll/catalog"
+	"broll/catalog/search"
 	"broll/deploy/bench/benchkit"
-	"broll/graph"
-	"broll/internal/config"
 )
 
 type options struct {
@@ -73,7 +69,7 @@ func main() {
 	flag.IntVar(&u.clients, "clients", 8, "with -users: concurrent HTTP clients")
 	flag.DurationVar(&u.duration, "duration", 5*time.Second, "with -users: load time per query class")
 	flag.DurationVar(&u.warmup, "warmup", 2*time.Second, "with -users: unmeasured load of each query class (other queries of its kind) before it is measured")
-	flag.IntVar(&u.efSearch, "semantic-ef", catalog.DefaultEfSearch, "with -users: the API's BROLL_SEMANTIC_EF_SEARCH")
+	flag.IntVar(&u.efSearch, "semantic-ef", search.DefaultEfSearch, "with -users: the API's BROLL_SEMANTIC_EF_SEARCH")
 	flag.StringVar(&u.only, "classes", "", "with -users: measure only the query classes whose name contains this (the id lookup always)")
 	flag.StringVar(&u.reuse, "reuse", "", "with -users: the URL of a database an earlier run kept (-keep): measure it again, migrated to this build, without importing")
 	flag.Parse()
@@ -153,25 +149,10 @@ func run(o options) error {
 	fmt.Printf("sizes: table %s, whole-catalog HNSW index %s, per-emotion HNSW indexes %s, shared_buffers %s\n",
 		table, index, emotionIndexes, buffers)
 
-	svc, closeSvc, err := catalogOver(ctx, pool, "")
+	g, err := benchkit.OpenCatalog(ctx, pool, "")
 	if err != nil {
 		return err
 	}
-	defer closeSvc()
-	return measureSearch(ctx, pool, svc, o, vecs.withSeed(o.seed+1))
-}
-
-// catalogOver is the catalog the composition root builds over pool with
-// the default configuration and no queue (clips stay pending: the
-// benchmark embeds them itself), storing media under mediaDir ("": none).
-func catalogOver(ctx context.Context, pool *pgxpool.Pool, mediaDir string) (*catalog.Service, func(), error) {
-	cfg, o := config.Defaults(), graph.Options{Pool: pool}
-	if mediaDir != "" {
-		cfg.MediaDir, o.Parts = mediaDir, graph.Media
-	}
-	g, err := graph.Open(ctx, cfg, o)
-	if err != nil {
-		return nil, nil, err
-	}
-	return g.Catalog, g.Close, nil
+	defer g.Close()
+	return measureSearch(ctx, pool, g.Search, o, vecs.withSeed(o.seed+1))
 }

@@ -1,0 +1,40 @@
+package search
+
+import (
+	"broll/catalog"
+)
+
+// Service runs catalog searches and counts the filter values. It keeps this
+// node's recent search totals, so one is built per node.
+type Service struct {
+	// catalog routes the reads (a replica while it keeps up) and knows
+	// the tiers.
+	catalog *catalog.Service
+	// counts keeps recent search totals (countCache).
+	counts *countCache
+	// efSearch is the HNSW candidate list of a semantic search.
+	efSearch int
+}
+
+// Options are what a search is built with beside its catalog; the zero
+// value is usable.
+type Options struct {
+	// EfSearch is the HNSW candidate list of a semantic search
+	// (hnsw.ef_search, at most 1,000; a page deeper than it raises it for
+	// that search); 0: DefaultEfSearch. Recall grows with it and so does
+	// the cost of a search: see docs/performance.md for both, measured.
+	EfSearch int
+}
+
+// NewService returns the search of cat, reading where cat reads
+// (catalog.Options.Reads), as o says.
+func NewService(cat *catalog.Service, o Options) *Service {
+	ef := DefaultEfSearch
+	if o.EfSearch != 0 {
+		ef = min(max(o.EfSearch, 1), maxEfSearch)
+	}
+	return &Service{catalog: cat, counts: newCountCache(), efSearch: ef}
+}
+
+// New returns the search of cat with the default HNSW candidate list.
+func New(cat *catalog.Service) *Service { return NewService(cat, Options{}) }
