@@ -105,7 +105,7 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 		b.where("v.virality_score >= " + b.arg(*q.MinVirality))
 	}
 	if q.Owned != nil {
-		owned := "EXISTS (SELECT 1 FROM purchases p WHERE p.video_id = v.id AND p.api_key_id = " + b.arg(q.KeyID) + ")"
+		owned := catalog.OwnsSQL(b.arg(q.KeyID), "v.id")
 		if !*q.Owned {
 			owned = "NOT " + owned
 		}

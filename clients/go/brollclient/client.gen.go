@@ -531,6 +531,21 @@ func (e ProblemChecks) Valid() bool {
 	}
 }
 
+// Defines values for ProblemChecksWarmup.
+const (
+	Warming ProblemChecksWarmup = "warming"
+)
+
+// Valid indicates whether the value is a known member of the ProblemChecksWarmup enum.
+func (e ProblemChecksWarmup) Valid() bool {
+	switch e {
+	case Warming:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemCode.
 const (
 	ProblemCodeConflict                ProblemCode = "conflict"
@@ -2444,8 +2459,10 @@ type Problem struct {
 	// Available US dollars, accurate to the cent (`currency` is always `USD`).
 	//
 	// Examples: 10
-	Available *Money                    `json:"available,omitempty"`
-	Checks    *map[string]ProblemChecks `json:"checks,omitempty"`
+	Available *Money `json:"available,omitempty"`
+
+	// Checks `/readyz`: what the node found. `postgres` and `redis`: `ok` or `unreachable`; `warmup` (when Postgres answered): `warming` while the node warms its catalog.
+	Checks *Problem_Checks `json:"checks,omitempty"`
 
 	// Code Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed` and `upload_closed` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
 	Code     ProblemCode      `json:"code"`
@@ -2501,6 +2518,15 @@ type Problem struct {
 
 // ProblemChecks defines model for Problem.Checks.
 type ProblemChecks string
+
+// ProblemChecksWarmup defines model for Problem.Checks.Warmup.
+type ProblemChecksWarmup string
+
+// Problem_Checks `/readyz`: what the node found. `postgres` and `redis`: `ok` or `unreachable`; `warmup` (when Postgres answered): `warming` while the node warms its catalog.
+type Problem_Checks struct {
+	Warmup               *ProblemChecksWarmup     `json:"warmup,omitempty"`
+	AdditionalProperties map[string]ProblemChecks `json:"-"`
+}
 
 // ProblemCode Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed` and `upload_closed` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
 type ProblemCode string
@@ -3866,6 +3892,74 @@ func (a Problem) MarshalJSON() ([]byte, error) {
 		object["unknown_video_ids"], err = json.Marshal(a.UnknownVideoIds)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'unknown_video_ids': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for Problem_Checks. Returns the specified
+// element and whether it was found
+func (a Problem_Checks) Get(fieldName string) (value ProblemChecks, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for Problem_Checks
+func (a *Problem_Checks) Set(fieldName string, value ProblemChecks) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]ProblemChecks)
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for Problem_Checks to handle AdditionalProperties
+func (a *Problem_Checks) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["warmup"]; found {
+		err = json.Unmarshal(raw, &a.Warmup)
+		if err != nil {
+			return fmt.Errorf("error reading 'warmup': %w", err)
+		}
+		delete(object, "warmup")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]ProblemChecks)
+		for fieldName, fieldBuf := range object {
+			var fieldVal ProblemChecks
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for Problem_Checks to handle AdditionalProperties
+func (a Problem_Checks) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.Warmup != nil {
+		object["warmup"], err = json.Marshal(a.Warmup)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'warmup': %w", err)
 		}
 	}
 

@@ -844,7 +844,11 @@ export interface components {
             sunset?: string;
             /** Format: uri */
             migration_guide?: string;
+            /** @description `/readyz`: what the node found. `postgres` and `redis`: `ok` or `unreachable`; `warmup` (when Postgres answered): `warming` while the node warms its catalog. */
             checks?: {
+                /** @enum {string} */
+                warmup?: "warming";
+            } & {
                 [key: string]: "ok" | "unreachable";
             };
         } & {
