@@ -156,10 +156,10 @@ func TestRevokedKeyPurchaseHasNoLink(t *testing.T) {
 	for i, k := range []tenancy.IssuedKey{gone, kept} {
 		mustBuy(ctx, t, svc, billingtest.Principal(a, k), vids[i:i+1])
 	}
-	rdb, _ := testkit.Redis(t)
+	rds := testkit.Redis(t)
 	cfg := config.Defaults()
-	cfg.RedisPrefix = "test:"
-	revoker := graphtest.Open(t, cfg, graph.Options{Parts: graph.Redis, Pool: pool, Redis: rdb}).Revoker
+	cfg.RedisPrefix = rds.Prefix
+	revoker := graphtest.Open(t, cfg, graph.Options{Parts: graph.Redis, Pool: pool, Redis: rds.Client}).Revoker
 	if _, err := revoker.Revoke(ctx, tenancy.KeysOfAccount(a.ID), gone.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -271,7 +271,7 @@ func (g *Graph) build() {
 			PerPurchase: cfg.DownloadsPerPurchasePerMinute, PerAddress: cfg.DownloadsPerAddressPerMinute,
 		})
 		g.Inspector = asynq.NewInspectorFromRedisClient(rdb)
-		g.Queue = tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), g.Inspector)
+		g.Queue = tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), g.Inspector, cfg.RedisPrefix)
 		queue = g.Queue
 	}
 	g.Catalog = catalog.NewService(catalog.Options{Pool: pool, Reads: g.Reads, Media: g.Media, Queue: queue})

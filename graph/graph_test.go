@@ -17,16 +17,16 @@ import (
 func TestOpenBuildsThePartsAskedFor(t *testing.T) {
 	t.Parallel()
 	pool, dbURL := testkit.NewPool(t)
-	rdb, redisURL := testkit.Redis(t)
+	rds := testkit.Redis(t)
 	cfg, err := config.Load(func(k string) string {
-		return map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_MEDIA_DIR": t.TempDir(),
+		return map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": rds.URL, "BROLL_REDIS_PREFIX": rds.Prefix, "BROLL_MEDIA_DIR": t.TempDir(),
 			"BROLL_SIGNING_KEY": config.GenerateSecret(), "BROLL_EMBED_PROVIDER": "builtin"}[k]
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	open := func(t *testing.T, parts graph.Parts) *graph.Graph {
-		return graphtest.Open(t, cfg, graph.Options{Parts: parts, Pool: pool, Redis: rdb})
+		return graphtest.Open(t, cfg, graph.Options{Parts: parts, Pool: pool, Redis: rds.Client})
 	}
 	built := func(g *graph.Graph) map[string]bool {
 		return map[string]bool{
@@ -79,10 +79,10 @@ func TestOpenBuildsThePartsAskedFor(t *testing.T) {
 	t.Run("secrets need the signing key", func(t *testing.T) {
 		noKey := cfg
 		noKey.SigningKey = ""
-		_, err := graph.Open(context.Background(), noKey, graph.Options{Parts: graph.CLIParts | graph.Secrets, Pool: pool, Redis: rdb})
+		_, err := graph.Open(context.Background(), noKey, graph.Options{Parts: graph.CLIParts | graph.Secrets, Pool: pool, Redis: rds.Client})
 		if err == nil || !strings.Contains(err.Error(), "BROLL_SIGNING_KEY") {
 			t.Fatalf("Open without a signing key = %v", err)
 		}
-		graphtest.Open(t, noKey, graph.Options{Parts: graph.CLIParts, Pool: pool, Redis: rdb})
+		graphtest.Open(t, noKey, graph.Options{Parts: graph.CLIParts, Pool: pool, Redis: rds.Client})
 	})
 }

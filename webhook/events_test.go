@@ -62,8 +62,8 @@ func TestEveryEventTypeArrivesSigned(t *testing.T) {
 	if !strings.HasPrefix(ep.Secret, "whsec_") {
 		t.Fatalf("secret %q", ep.Secret)
 	}
-	rdb, _ := testkit.Redis(t)
-	g := b.services(t, rdb, func(c *config.Config) { c.RedisPrefix = "test:" })
+	rds := testkit.Redis(t)
+	g := b.services(t, rds.Client, func(c *config.Config) { c.RedisPrefix = rds.Prefix })
 	bill := g.Billing
 	threshold := money.Cents(99_999)
 	if err := bill.SetAccountLowBalance(ctx, b.acct.ID, &threshold); err != nil {

@@ -105,7 +105,10 @@ type clipStore interface {
 type Worker struct {
 	opts Options
 	// queue is the connection the task server opens its own clients with.
-	queue    asynq.RedisConnOpt
+	queue asynq.RedisConnOpt
+	// prefix is the deployment's BROLL_REDIS_PREFIX: the worker takes tasks
+	// from its queues (tasks.EmbedQueue, tasks.MediaQueue).
+	prefix   string
 	catalog  *catalog.Service
 	embedder embed.Embedder
 	store    clipStore
@@ -129,7 +132,7 @@ func New(g *graph.Graph, opts Options) (*Worker, error) {
 		opts.Logger = g.Logger
 	}
 	opts.withDefaults()
-	w := &Worker{opts: opts, queue: g.QueueConn, catalog: g.Catalog, embedder: g.Embedder,
+	w := &Worker{opts: opts, queue: g.QueueConn, prefix: g.Config.RedisPrefix, catalog: g.Catalog, embedder: g.Embedder,
 		store: g.Catalog, logger: opts.Logger, metrics: newWorkerMetrics(opts.Metrics)}
 	w.handlers = map[string]asynq.Handler{tasks.TaskEmbedClip: asynq.HandlerFunc(w.handleEmbedClip)}
 	if !opts.NoMedia {
@@ -207,11 +210,22 @@ func (w *Worker) Run(ctx context.Context) error {
 }
 
 // queues are the asynq queues this worker takes tasks from, with their
-// priorities.
+// priorities: its deployment's (the graph's BROLL_REDIS_PREFIX), and at the lowest priority the unprefixed
+// queues that releases before queue names carried the prefix wrote to, so
+// that the tasks waiting there when a deployment upgrades are still done.
+// Nothing queues to those any more; once they are empty everywhere
+// (asynq_queue_size{queue="embed"} and "media" at 0) they can go.
 func (w *Worker) queues() map[string]int {
-	q := map[string]int{tasks.QueueEmbed: 2, "default": 1}
+	p := w.prefix
+	q := map[string]int{tasks.EmbedQueue(p): 4}
 	if !w.opts.NoMedia {
-		q[tasks.QueueMedia] = 1
+		q[tasks.MediaQueue(p)] = 2
+	}
+	if p != "" {
+		q[tasks.QueueEmbed] = 1
+		if !w.opts.NoMedia {
+			q[tasks.QueueMedia] = 1
+		}
 	}
 	return q
 }

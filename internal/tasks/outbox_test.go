@@ -46,11 +46,14 @@ func TestRedisAwayLosesNoWork(t *testing.T) {
 	pool, _ := testkit.NewPool(t)
 	cfg := config.Defaults()
 	cfg.MediaDir = filepath.Join(t.TempDir(), "media")
-	// The catalog of a process whose Redis is away, and of one once it is back.
-	graphOver := func(rdb *redis.Client) *graph.Graph {
+	// The catalog of a process whose Redis is away, and of one once it is
+	// back (with the keyspace's prefix, prefix).
+	graphOver := func(rdb *redis.Client, prefix string) *graph.Graph {
+		cfg := cfg
+		cfg.RedisPrefix = prefix
 		return graphtest.Open(t, cfg, graph.Options{Parts: graph.Redis | graph.Media, Pool: pool, Redis: rdb})
 	}
-	awayGraph := graphOver(unreachableRedis(t))
+	awayGraph := graphOver(unreachableRedis(t), "")
 	away := awayGraph.Catalog
 	jobs := func(kind string) int {
 		t.Helper()
@@ -154,16 +157,16 @@ func TestRedisAwayLosesNoWork(t *testing.T) {
 	})
 
 	t.Run("Redis back: the relay queues every job", func(t *testing.T) {
-		rdb, _ := testkit.Redis(t)
-		up := graphOver(rdb).Catalog
+		rds := testkit.Redis(t)
+		up := graphOver(rds.Client, rds.Prefix).Catalog
 		if _, err := up.RelayJobs(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if e, m := jobs("embed"), jobs("media"); e != 0 || m != 0 {
 			t.Fatalf("jobs left after the relay: %d embed, %d media", e, m)
 		}
-		insp := asynq.NewInspectorFromRedisClient(rdb)
-		for _, q := range []string{tasks.QueueEmbed, tasks.QueueMedia} {
+		insp := asynq.NewInspectorFromRedisClient(rds.Client)
+		for _, q := range []string{tasks.EmbedQueue(rds.Prefix), tasks.MediaQueue(rds.Prefix)} {
 			info, err := insp.GetQueueInfo(q)
 			if err != nil || info.Pending != 2 {
 				t.Fatalf("queue %s: %+v, %v; want 2 pending", q, info, err)

@@ -24,10 +24,11 @@ var (
 func TestImportEnqueuesAsynqTasks(t *testing.T) {
 	t.Parallel()
 	pool, _ := testkit.NewPool(t)
-	rdb, _ := testkit.Redis(t)
+	rds := testkit.Redis(t)
 	cfg := config.Defaults()
 	cfg.MediaDir = filepath.Join(t.TempDir(), "media")
-	g := graphtest.Open(t, cfg, graph.Options{Parts: graph.CLIParts, Pool: pool, Redis: rdb})
+	cfg.RedisPrefix = rds.Prefix
+	g := graphtest.Open(t, cfg, graph.Options{Parts: graph.CLIParts, Pool: pool, Redis: rds.Client})
 	svc, inspector := g.Catalog, g.Inspector
 
 	src := t.TempDir()
@@ -47,7 +48,7 @@ func TestImportEnqueuesAsynqTasks(t *testing.T) {
 	if err != nil || res.Queued != len(clips) {
 		t.Fatalf("import = %+v, %v", res, err)
 	}
-	info, err := inspector.GetQueueInfo(tasks.QueueEmbed)
+	info, err := inspector.GetQueueInfo(tasks.EmbedQueue(rds.Prefix))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func TestImportEnqueuesAsynqTasks(t *testing.T) {
 	if n, err := svc.Reembed(context.Background(), catalog.ReembedStale, "m"); err != nil || n != len(clips) {
 		t.Fatalf("reembed = %d, %v", n, err)
 	}
-	if info, _ := inspector.GetQueueInfo(tasks.QueueEmbed); info.Pending != len(clips) {
+	if info, _ := inspector.GetQueueInfo(tasks.EmbedQueue(rds.Prefix)); info.Pending != len(clips) {
 		t.Fatalf("pending tasks after reembed = %d", info.Pending)
 	}
 }
