@@ -230,7 +230,7 @@ func TestEmbedsNewClipWithinSeconds(t *testing.T) {
 	if took := time.Since(start); took > 2*time.Second {
 		t.Errorf("clip searchable after %s, want under 2s", took)
 	}
-	if s.Dims != embed.Dimensions || s.Model != "builtin-lexical-v1" || s.Error != "" {
+	if s.Dims != embed.Dimensions || s.Model != embed.NewBuiltin().Model() || s.Error != "" {
 		t.Fatalf("state = %+v", s)
 	}
 
