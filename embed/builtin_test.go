@@ -271,3 +271,19 @@ func BenchmarkBuiltin(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBuiltinQuery embeds one search query at a time, as a search
+// does: it must stay well under a millisecond, WordNet lookups included.
+func BenchmarkBuiltinQuery(b *testing.B) {
+	e := NewBuiltin()
+	queries := []string{"someone astonished", "grinning guy", "furious bloke on the settee",
+		"retiree at the shore", "lady brewing an espresso"}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, err := e.Embed(context.Background(), Query, queries[i%len(queries):i%len(queries)+1]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
