@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
 
-.PHONY: clients clients-check run test test-browser docs-screenshots chromium build stack-up stack-down stack-status vet fmt-check bench-edge bench-search bench-search-users bench-search-users-1m bench-purchase clean fuzz lint-go
+.PHONY: check unit clients clients-check run test test-browser docs-screenshots chromium build stack-up stack-down stack-status vet fmt-check bench-edge bench-search bench-search-users bench-search-users-1m bench-purchase bench-warm clean fuzz lint-go
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -85,6 +85,15 @@ chromium:
 	  $$as apt-get update -qq >/dev/null && \
 	  $$as env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
 
+# The fast lane for a first contribution: gofmt, go vet, the linter and the
+# tests of every package that needs no outside service (deploy/local/unit-packages.sh
+# lists them). No root, no stack, no network once the Go module cache and the
+# pinned linter are built (both land outside the checkout's tracked files).
+check: fmt-check vet lint-go unit
+
+unit:
+	$(GO) test -count=1 $$(bash deploy/local/unit-packages.sh)
+
 test: stack-up chromium fmt-check vet clients-check lint-go
 	@if command -v npx >/dev/null 2>&1; then $(MAKE) --no-print-directory lint-openapi; \
 	else echo "make test: SKIPPED the OpenAPI lint (npx not found; install Node.js to run make lint-openapi)"; fi
@@ -111,7 +120,7 @@ FUZZTIME ?= 30s
 FUZZFLAGS = -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 fuzz:
 	$(GO) test ./billing $(FUZZFLAGS) -fuzz '^FuzzListParams$$'
-	$(GO) test ./catalog $(FUZZFLAGS) -fuzz '^FuzzQueryValidate$$'
+	$(GO) test ./catalog/search $(FUZZFLAGS) -fuzz '^FuzzQueryValidate$$'
 	$(GO) test ./api $(FUZZFLAGS) -fuzz '^FuzzPurchaseBody$$'
 
 
@@ -127,6 +136,14 @@ bench-search-users: stack-up
 
 bench-search-users-1m: stack-up
 	set -a && . .stack/env && set +a && $(GO) run ./deploy/bench/search -users -clips 1000000 -vectors 100000 -clients 8 -duration 5s -queries 100
+
+# Restarts Postgres (deploy/local/stack.sh restart-postgres): give it a
+# stack of its own (BROLL_STACK_DIR; see deploy/bench/warm) and a kept
+# catalog (WARM_CATALOG, from `go run ./deploy/bench/search -users -keep` or
+# `go run ./deploy/bench/warm -keep` on that stack).
+bench-warm:
+	@test -n "$(WARM_CATALOG)" || { echo "set WARM_CATALOG to a kept catalog's URL on a stack of the benchmark's own"; exit 2; }
+	$(GO) run ./deploy/bench/warm -reuse "$(WARM_CATALOG)"
 
 bench-purchase: stack-up
 	set -a && . .stack/env && set +a && $(GO) run ./deploy/bench/purchase -duration 10s -clients 64

@@ -14,6 +14,8 @@ import (
 
 	"broll/billing"
 	"broll/catalog"
+	"broll/catalog/media"
+	"broll/catalog/search"
 	"broll/embed"
 	"broll/internal/apperr"
 	"broll/internal/config"
@@ -33,12 +35,14 @@ type Deps struct {
 	Redis    *redis.Client
 	Tenancy  *tenancy.Service
 	Catalog  *catalog.Service
+	Search   *search.Service
+	Uploads  *media.Uploads
 	Billing  *billing.Service
 	Webhooks *webhook.Service
 	Auth     *tenancy.Authenticator
 	Gate     *tenancy.Gate
 	Usage    *tenancy.Usage
-	Media    catalog.MediaStore
+	Media    media.Store
 	// QueryEmbedder embeds semantic_search texts (cached).
 	QueryEmbedder *embed.QueryCache
 	// Sessions signs dashboard users in.
@@ -51,6 +55,8 @@ type Deps struct {
 	// app: /metrics stays off the public port); the app adds its own
 	// metrics and the pool's.
 	Metrics *prometheus.Registry
+	// Warmup gates /readyz on a warm catalog (nil: no gate).
+	Warmup *Warmup
 }
 
 // newApp builds the fiber app with every route and middleware.
@@ -97,7 +103,7 @@ func newApp(d Deps) *fiber.App {
 
 	s := &server{
 		logger: d.Logger, now: d.Now,
-		tenancy: d.Tenancy, catalog: d.Catalog, billing: d.Billing, webhooks: d.Webhooks,
+		tenancy: d.Tenancy, catalog: d.Catalog, search: d.Search, uploads: d.Uploads, billing: d.Billing, webhooks: d.Webhooks,
 		auth: d.Auth, gate: d.Gate, usage: d.Usage, media: d.Media, queryEmbedder: d.QueryEmbedder,
 		revoker: tenancy.NewRevoker(d.Tenancy, d.Redis, d.Config.RedisPrefix, d.Auth),
 		metrics: m, clientAddr: clientAddr(d.Config.TrustedProxies), importDir: d.Config.ImportDir,
@@ -123,6 +129,8 @@ type server struct {
 	now     func() time.Time
 	tenancy *tenancy.Service
 	catalog *catalog.Service
+	search  *search.Service
+	uploads *media.Uploads
 	billing *billing.Service
 	// webhooks manages the account's webhook endpoints.
 	webhooks *webhook.Service
@@ -131,7 +139,7 @@ type server struct {
 	// revoker revokes keys everywhere at once (rows, markers, cache).
 	revoker *tenancy.Revoker
 	usage   *tenancy.Usage
-	media   catalog.MediaStore
+	media   media.Store
 	// uploadMaxBytes and uploadTTL bound POST /api/ops/v1/uploads.
 	uploadMaxBytes int64
 	uploadTTL      time.Duration
@@ -154,8 +162,9 @@ type server struct {
 }
 
 type health struct {
-	pool *pgxpool.Pool
-	rdb  *redis.Client
+	pool   *pgxpool.Pool
+	rdb    *redis.Client
+	warmup *Warmup
 }
 
 func (h *health) live(c *fiber.Ctx) error {
@@ -166,7 +175,8 @@ func (h *health) live(c *fiber.Ctx) error {
 // Redis the node still serves (in-process rate limiter, revocations read
 // from Postgres), so it stays in the load balancer, reported "degraded";
 // taking every node out because Redis is gone would turn a degraded
-// service into no service.
+// service into no service. A node whose catalog is still cold (warming,
+// see Warmup) is not ready.
 func (h *health) ready(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
 	defer cancel()
@@ -178,6 +188,11 @@ func (h *health) ready(c *fiber.Ctx) error {
 	if err := h.pool.Ping(ctx); err != nil {
 		checks["postgres"] = "unreachable"
 		return apperr.New(apperr.Unavailable, "not ready").With("checks", checks)
+	}
+	warm, ok := h.warmup.readiness(ctx)
+	checks["warmup"] = warm
+	if !ok {
+		return apperr.New(apperr.Unavailable, "not ready: warming up").With("checks", checks)
 	}
 	return c.JSON(fiber.Map{"status": status, "checks": checks})
 }

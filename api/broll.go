@@ -10,7 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
-	"broll/catalog"
+	"broll/catalog/search"
 	"broll/internal/apperr"
 	"broll/internal/money"
 )
@@ -20,7 +20,7 @@ type brollListJSON struct {
 	Pagination struct {
 		paginationJSON
 		// TotalExact is false when total is the planner's estimate (more
-		// than catalog.CountBound clips match, or counting costs too much).
+		// than search.CountBound clips match, or counting costs too much).
 		TotalExact bool `json:"total_exact"`
 		// NextCursor continues after this page (keyset); null on the last.
 		NextCursor *string `json:"next_cursor"`
@@ -28,7 +28,7 @@ type brollListJSON struct {
 }
 
 // brollList renders a catalog page.
-func brollList(page catalog.Page, videos []videoJSON) brollListJSON {
+func brollList(page search.Page, videos []videoJSON) brollListJSON {
 	var out brollListJSON
 	out.Videos = videos
 	out.Pagination.paginationJSON = paginationJSON{Limit: page.Limit, Offset: page.Offset, Page: page.Page,
@@ -58,14 +58,14 @@ func (s *server) listBroll(c *fiber.Ctx) error {
 
 // searchBroll runs a catalog query for the calling key, as REST and MCP
 // both list clips: ownership, links and paging for that key.
-func (s *server) searchBroll(ctx context.Context, c *fiber.Ctx, q catalog.Query) (catalog.Page, brollListJSON, error) {
+func (s *server) searchBroll(ctx context.Context, c *fiber.Ctx, q search.Query) (search.Page, brollListJSON, error) {
 	keyID := principal(c).KeyID
 	q.KeyID = keyID
-	var qe catalog.QueryEmbedder
+	var qe search.QueryEmbedder
 	if s.queryEmbedder != nil { // a nil interface, not a typed nil, when there is none
 		qe = s.queryEmbedder
 	}
-	page, err := s.catalog.Search(ctx, q, qe)
+	page, err := s.search.Search(ctx, q, qe)
 	if err != nil {
 		return page, brollListJSON{}, err
 	}
@@ -81,16 +81,11 @@ func (s *server) getBroll(c *fiber.Ctx) error {
 	if err != nil {
 		return apperr.InvalidField("id", "video id %q is not a UUID", apperr.Clip(c.Params("id")))
 	}
-	keyID := principal(c).KeyID
-	v, err := s.catalog.GetVideoFor(c.UserContext(), id, keyID)
+	v, bought, err := s.catalog.VideoForKey(c.UserContext(), id, principal(c).KeyID)
 	if err != nil {
 		return err
 	}
-	out, err := s.renderVideos(c, keyID, []catalog.Video{v})
-	if err != nil {
-		return err
-	}
-	return c.JSON(out[0])
+	return c.JSON(s.renderClip(v, bought))
 }
 
 type valueCountJSON struct {
@@ -140,7 +135,7 @@ func (s *server) brollFilters(cache *filterCache) fiber.Handler {
 		out, fresh := cache.out, !cache.fetched.IsZero() && now.Sub(cache.fetched) < filterCacheTTL
 		cache.mu.Unlock()
 		if !fresh {
-			f, err := s.catalog.Filters(c.UserContext())
+			f, err := s.search.Filters(c.UserContext())
 			if err != nil {
 				return err
 			}
@@ -153,8 +148,8 @@ func (s *server) brollFilters(cache *filterCache) fiber.Handler {
 	}
 }
 
-func renderFilters(f catalog.FilterValues) filtersJSON {
-	vals := func(in []catalog.ValueCount) []valueCountJSON {
+func renderFilters(f search.FilterValues) filtersJSON {
+	vals := func(in []search.ValueCount) []valueCountJSON {
 		out := make([]valueCountJSON, len(in))
 		for i, v := range in {
 			out[i] = valueCountJSON{Value: v.Value, Count: v.Count}

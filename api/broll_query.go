@@ -5,17 +5,17 @@ import (
 	"strconv"
 	"strings"
 
-	"broll/catalog"
+	"broll/catalog/search"
 	"broll/internal/apperr"
 	"broll/internal/paging"
 )
 
 // parseBrollQuery reads the query parameters of GET /api/v1/broll into a
-// catalog.Query, which Validate then checks as it checks the MCP tool's:
+// search.Query, which Validate then checks as it checks the MCP tool's:
 // here only text that is not a number (or a boolean) is refused. Unknown
 // parameters are ignored.
-func parseBrollQuery(v url.Values) (catalog.Query, error) {
-	var q catalog.Query
+func parseBrollQuery(v url.Values) (search.Query, error) {
+	var q search.Query
 	get := func(name string) string { return strings.TrimSpace(v.Get(name)) }
 
 	q.Emotion, q.Gender, q.AgeRange = get("emotion"), get("gender"), get("age_range")
@@ -34,14 +34,14 @@ func parseBrollQuery(v url.Values) (catalog.Query, error) {
 		}
 		d, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			return q, catalog.BadNumber(f.field, s)
+			return q, search.BadNumber(f.field, s)
 		}
 		*f.dest = &d
 	}
 	if s := get("min_virality"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil {
-			return q, catalog.BadNumber("min_virality", s)
+			return q, search.BadNumber("min_virality", s)
 		}
 		q.MinVirality = &n
 	}
@@ -55,7 +55,7 @@ func parseBrollQuery(v url.Values) (catalog.Query, error) {
 			With("allowed_values", []string{"true", "false"})
 	}
 
-	pr, err := paging.Parse(v, catalog.SearchBounds)
+	pr, err := paging.Parse(v, search.SearchBounds)
 	if err != nil {
 		return q, err
 	}

@@ -7,14 +7,15 @@ import (
 	"testing"
 
 	"broll/catalog"
+	"broll/catalog/search"
 	"broll/internal/apperr"
 )
 
 // The catalog's query string as REST reads it: every parameter typed, then
-// checked by catalog.Query.Validate with the MCP tool's arguments.
+// checked by search.Query.Validate with the MCP tool's arguments.
 func TestParseBrollQuery(t *testing.T) {
 	t.Parallel()
-	parse := func(raw string) (catalog.Query, error) {
+	parse := func(raw string) (search.Query, error) {
 		v, err := url.ParseQuery(raw)
 		if err != nil {
 			t.Fatal(err)
@@ -28,9 +29,9 @@ func TestParseBrollQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := catalog.Query{Emotion: "happy", Gender: "female", AgeRange: "25-34", Location: "car", MediaType: "video",
-		Orientation: "vertical", Difficulty: "easy", ModelID: "m-1", Search: "coffee", SortBy: catalog.SortPrice,
-		SortOrder: catalog.SortAsc, Limit: catalog.MaxLimit, Offset: 200}
+	want := search.Query{Emotion: "happy", Gender: "female", AgeRange: "25-34", Location: "car", MediaType: "video",
+		Orientation: "vertical", Difficulty: "easy", ModelID: "m-1", Search: "coffee", SortBy: search.SortPrice,
+		SortOrder: search.SortAsc, Limit: search.MaxLimit, Offset: 200}
 	if q.Owned == nil || !*q.Owned || *q.MinDuration != 2.5 || *q.MaxDuration != 30 || *q.MinVirality != 40 {
 		t.Fatalf("pointers: %+v", q)
 	}
@@ -39,15 +40,15 @@ func TestParseBrollQuery(t *testing.T) {
 		t.Fatalf("got  %+v\nwant %+v", q, want)
 	}
 
-	if q, err = parse("limit=99999999999999999999999"); err != nil || q.Limit != catalog.MaxLimit {
+	if q, err = parse("limit=99999999999999999999999"); err != nil || q.Limit != search.MaxLimit {
 		t.Fatalf("huge limit: %+v %v", q, err)
 	}
 	q, err = parse("")
-	if err != nil || q.Limit != catalog.DefaultLimit || q.Offset != 0 || q.SortBy != catalog.SortCreatedAt || q.SortOrder != catalog.SortDesc {
+	if err != nil || q.Limit != search.DefaultLimit || q.Offset != 0 || q.SortBy != search.SortCreatedAt || q.SortOrder != search.SortDesc {
 		t.Fatalf("defaults: %+v %v", q, err)
 	}
 	q, err = parse("semantic_search=woman+in+a+car&offset=40&search=%20%20")
-	if err != nil || q.SortBy != catalog.SortRelevance || q.Offset != 40 || q.Search != "" {
+	if err != nil || q.SortBy != search.SortRelevance || q.Offset != 40 || q.Search != "" {
 		t.Fatalf("semantic defaults: %+v %v", q, err)
 	}
 	if q, err = parse("owned=false"); err != nil || q.Owned == nil || *q.Owned {
@@ -57,7 +58,7 @@ func TestParseBrollQuery(t *testing.T) {
 
 func TestParseBrollQueryRejects(t *testing.T) {
 	t.Parallel()
-	long := strings.Repeat("é", catalog.MaxSearchChars+1)
+	long := strings.Repeat("é", search.MaxSearchChars+1)
 	cases := []struct {
 		raw, field string
 		allowed    []string
@@ -67,7 +68,7 @@ func TestParseBrollQueryRejects(t *testing.T) {
 		{"age_range=30-40", "age_range", catalog.AgeRanges()},
 		{"media_type=audio", "media_type", catalog.MediaTypes()},
 		{"orientation=diagonal", "orientation", catalog.Orientations()},
-		{"sort_by=title", "sort_by", catalog.SortKeys()},
+		{"sort_by=title", "sort_by", search.SortKeys()},
 		{"sort_order=up", "sort_order", []string{"asc", "desc"}},
 		{"owned=yes", "owned", []string{"true", "false"}},
 		{"limit=abc", "limit", nil},
@@ -114,8 +115,8 @@ func TestParseBrollQueryRejects(t *testing.T) {
 		}
 	}
 
-	// Exactly catalog.MaxSearchChars is fine; both searches conflict.
-	v := url.Values{"semantic_search": {strings.Repeat("é", catalog.MaxSearchChars)}}
+	// Exactly search.MaxSearchChars is fine; both searches conflict.
+	v := url.Values{"semantic_search": {strings.Repeat("é", search.MaxSearchChars)}}
 	if _, err := parseBrollQuery(v); err != nil {
 		t.Fatalf("1000 characters: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
+	"broll/billing"
 	"broll/catalog"
 	"broll/internal/money"
 )
@@ -63,36 +64,56 @@ func (s *server) renderVideos(c *fiber.Ctx, keyID uuid.UUID, videos []catalog.Vi
 	}
 	out := make([]videoJSON, len(videos))
 	for i, v := range videos {
-		j := videoJSON{
-			ID: v.ID, Title: v.Title, Description: v.Description, Tags: v.Tags, Emotion: v.Emotion,
-			Gender: v.Gender, AgeRange: v.AgeRange, Location: v.Location, MediaType: v.MediaType,
-			Orientation: v.Orientation, DurationSeconds: v.DurationSeconds, Width: v.Width, Height: v.Height,
-			FPS: v.FPS, Difficulty: v.Difficulty, Price: v.Price, Currency: "USD",
-			ViralityScore: v.ViralityScore, CreatedAt: v.CreatedAt, Retired: v.RetiredAt != nil,
-			PreviewURL: s.mediaURL(previewsPath, v.ID),
-		}
-		if v.Model != nil {
-			j.Model = &modelJSON{ID: v.Model.ID, Name: v.Model.Name}
-		}
-		if v.HasThumbnail {
-			u := s.mediaURL(thumbnailsPath, v.ID)
-			j.ThumbnailURL = &u
-		}
-		if v.Similarity != nil {
-			// Six decimals tell any two clips apart that a client could.
-			sim := math.Round(*v.Similarity*1e6) / 1e6
-			j.Similarity = &sim
-		}
+		out[i] = s.renderVideo(v)
 		if p, ok := owned[v.ID]; ok {
-			j.Owned = true
-			if p.Download.URL != "" {
-				u, exp := p.Download.URL, p.Download.ExpiresAt
-				j.DownloadURL, j.DownloadURLExpiresAt = &u, &exp
-			}
+			out[i].setOwned(p.Download)
 		}
-		out[i] = j
 	}
 	return out, nil
+}
+
+// renderClip is renderVideos for one clip whose purchase by the calling key
+// is known (catalog.VideoForKey): Valid when the key owns it.
+func (s *server) renderClip(v catalog.Video, bought uuid.NullUUID) videoJSON {
+	j := s.renderVideo(v)
+	if bought.Valid {
+		j.setOwned(s.billing.DownloadLink(bought.UUID))
+	}
+	return j
+}
+
+// renderVideo is a Video object before ownership.
+func (s *server) renderVideo(v catalog.Video) videoJSON {
+	j := videoJSON{
+		ID: v.ID, Title: v.Title, Description: v.Description, Tags: v.Tags, Emotion: v.Emotion,
+		Gender: v.Gender, AgeRange: v.AgeRange, Location: v.Location, MediaType: v.MediaType,
+		Orientation: v.Orientation, DurationSeconds: v.DurationSeconds, Width: v.Width, Height: v.Height,
+		FPS: v.FPS, Difficulty: v.Difficulty, Price: v.Price, Currency: "USD",
+		ViralityScore: v.ViralityScore, CreatedAt: v.CreatedAt, Retired: v.RetiredAt != nil,
+		PreviewURL: s.mediaURL(previewsPath, v.ID),
+	}
+	if v.Model != nil {
+		j.Model = &modelJSON{ID: v.Model.ID, Name: v.Model.Name}
+	}
+	if v.HasThumbnail {
+		u := s.mediaURL(thumbnailsPath, v.ID)
+		j.ThumbnailURL = &u
+	}
+	if v.Similarity != nil {
+		// Six decimals tell any two clips apart that a client could.
+		sim := math.Round(*v.Similarity*1e6) / 1e6
+		j.Similarity = &sim
+	}
+	return j
+}
+
+// setOwned marks the clip owned, with a fresh link to its file.
+func (j *videoJSON) setOwned(link billing.Link) {
+	j.Owned = true
+	if link.URL != "" {
+		u, exp := link.URL, link.ExpiresAt
+		j.DownloadURL, j.DownloadURLExpiresAt = &u, &exp
+	}
 }
 
 func (s *server) mediaURL(path string, id uuid.UUID) string {

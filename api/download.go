@@ -12,7 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"broll/billing"
-	"broll/catalog"
+	"broll/catalog/media"
 	"broll/internal/apperr"
 )
 
@@ -37,7 +37,7 @@ func (s *server) download(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if linker, ok := s.media.(catalog.MediaLinker); ok {
+	if linker, ok := s.media.(media.Linker); ok {
 		return s.redirectDownload(c, linker, d, addr)
 	}
 	f, err := s.media.Open(ctx, d.MediaKey)
@@ -95,7 +95,7 @@ func (s *server) download(c *fiber.Ctx) error {
 // is logged (with the file's size as what was handed over, since the bytes
 // go from the store to the client) and answered with a 302 to a presigned
 // GET that works for seconds. HEAD is answered the same way, unlogged.
-func (s *server) redirectDownload(c *fiber.Ctx, linker catalog.MediaLinker, d billing.Download, addr string) error {
+func (s *server) redirectDownload(c *fiber.Ctx, linker media.Linker, d billing.Download, addr string) error {
 	ctx := c.UserContext()
 	size, err := s.media.Stat(ctx, d.MediaKey)
 	if err != nil {

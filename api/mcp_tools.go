@@ -14,6 +14,7 @@ import (
 
 	"broll/billing"
 	"broll/catalog"
+	"broll/catalog/search"
 	"broll/internal/apperr"
 	"broll/internal/paging"
 	"broll/tenancy"
@@ -99,14 +100,14 @@ type searchVideosArgs struct {
 	Cursor         string   `json:"cursor,omitempty" jsonschema:"pagination.next_cursor of the previous call with the same arguments: the next page; not with page or offset"`
 }
 
-// query is the arguments as a catalog.Query, paged against the catalog's
+// query is the arguments as a search.Query, paged against the catalog's
 // bounds; Validate then checks it as it checks REST's.
-func (a searchVideosArgs) query() (catalog.Query, error) {
-	q := catalog.Query{Emotion: a.Emotion, Gender: a.Gender, AgeRange: a.AgeRange, Location: a.Location,
+func (a searchVideosArgs) query() (search.Query, error) {
+	q := search.Query{Emotion: a.Emotion, Gender: a.Gender, AgeRange: a.AgeRange, Location: a.Location,
 		MediaType: a.MediaType, Orientation: a.Orientation, Difficulty: a.Difficulty, ModelID: a.ModelID,
 		MinDuration: a.MinDuration, MaxDuration: a.MaxDuration, MinVirality: a.MinVirality, Owned: a.Owned,
 		Search: a.Search, SemanticSearch: a.SemanticSearch, SortBy: a.SortBy, SortOrder: a.SortOrder}
-	pr, err := catalog.SearchBounds.Check(paging.Ask{Limit: a.Limit, Page: a.Page, Offset: a.Offset, Cursor: a.Cursor})
+	pr, err := search.SearchBounds.Check(paging.Ask{Limit: a.Limit, Page: a.Page, Offset: a.Offset, Cursor: a.Cursor})
 	if err != nil {
 		return q, err
 	}
@@ -123,16 +124,16 @@ func refineSearchSchema(s *jsonschema.Schema) {
 	p["age_range"].Enum = schemaEnum(catalog.AgeRanges()...)
 	p["media_type"].Enum = schemaEnum(catalog.MediaTypes()...)
 	p["orientation"].Enum = schemaEnum(catalog.Orientations()...)
-	p["sort_by"].Enum = schemaEnum(catalog.SortKeys()...)
-	p["sort_order"].Enum = schemaEnum(catalog.SortAsc, catalog.SortDesc)
+	p["sort_by"].Enum = schemaEnum(search.SortKeys()...)
+	p["sort_order"].Enum = schemaEnum(search.SortAsc, search.SortDesc)
 	for _, k := range []string{"search", "semantic_search"} {
-		p[k].MaxLength = jsonschema.Ptr(catalog.MaxSearchChars)
+		p[k].MaxLength = jsonschema.Ptr(search.MaxSearchChars)
 	}
 	p["min_duration"].Minimum = jsonschema.Ptr(0.0)
 	p["max_duration"].Minimum = jsonschema.Ptr(0.0)
 	p["min_virality"].Minimum, p["min_virality"].Maximum = jsonschema.Ptr(0.0), jsonschema.Ptr(100.0)
-	p["limit"].Minimum, p["limit"].Maximum = jsonschema.Ptr(1.0), jsonschema.Ptr(float64(catalog.MaxLimit))
-	p["limit"].Default = json.RawMessage(strconv.Itoa(catalog.DefaultLimit))
+	p["limit"].Minimum, p["limit"].Maximum = jsonschema.Ptr(1.0), jsonschema.Ptr(float64(search.MaxLimit))
+	p["limit"].Default = json.RawMessage(strconv.Itoa(search.DefaultLimit))
 	p["page"].Minimum = jsonschema.Ptr(1.0)
 	p["offset"].Minimum = jsonschema.Ptr(0.0)
 }
@@ -173,16 +174,11 @@ func (s *server) getVideoTool(ctx context.Context, c *fiber.Ctx, a getVideoArgs)
 	if err != nil {
 		return videoJSON{}, "", apperr.InvalidField("video_id", "video_id %q is not a UUID", apperr.Clip(a.VideoID))
 	}
-	keyID := principal(c).KeyID
-	v, err := s.catalog.GetVideoFor(ctx, id, keyID)
+	v, bought, err := s.catalog.VideoForKey(ctx, id, principal(c).KeyID)
 	if err != nil {
 		return videoJSON{}, "", err
 	}
-	out, err := s.renderVideos(c, keyID, []catalog.Video{v})
-	if err != nil {
-		return videoJSON{}, "", err
-	}
-	vj := out[0]
+	vj := s.renderClip(v, bought)
 	summary := fmt.Sprintf("%q: %s, %s tier, %s USD.", vj.Title, vj.Emotion, vj.Difficulty, vj.Price)
 	if vj.Owned {
 		summary += " Owned by this key; download_url is fresh."

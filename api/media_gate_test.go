@@ -13,6 +13,7 @@ import (
 
 	"broll/billing/billingtest"
 	"broll/catalog"
+	"broll/catalog/media"
 	"broll/embed"
 	"broll/internal/testkit"
 	"broll/tenancy"
@@ -39,7 +40,7 @@ func processMedia(t *testing.T, svc *catalog.Service, ids ...uuid.UUID) {
 	ctx := context.Background()
 	for _, id := range ids {
 		err := svc.ProcessMedia(ctx, id)
-		var unreadable *catalog.UnreadableError
+		var unreadable *media.UnreadableError
 		if errors.As(err, &unreadable) {
 			err = svc.MarkMediaFailed(ctx, id, unreadable.Reason)
 		}

@@ -17,6 +17,7 @@ import (
 
 	"broll/billing/billingtest"
 	"broll/catalog"
+	"broll/catalog/media"
 	"broll/internal/testkit"
 	"broll/tenancy"
 )
@@ -164,7 +165,7 @@ func TestMediaStoreSuite(t *testing.T) {
 			if status != 200 || fromStore != (store == "s3") {
 				t.Fatalf("preview: %d from store %v", status, fromStore)
 			}
-			if w, h, format := ffprobeJSON(t, preview); max(w, h) > catalog.PreviewLongSide || h != catalog.PreviewLongSide || format == "" {
+			if w, h, format := ffprobeJSON(t, preview); max(w, h) > media.PreviewLongSide || h != media.PreviewLongSide || format == "" {
 				t.Fatalf("preview %dx%d %s", w, h, format)
 			}
 			if status, thumb, _ := e.fetchMedia(t, "http://api.test/media/thumbnails/"+id.String()); status != 200 || !bytes.HasPrefix(thumb, []byte{0xff, 0xd8}) {

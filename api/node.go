@@ -16,6 +16,8 @@ import (
 
 	"broll/billing"
 	"broll/catalog"
+	"broll/catalog/media"
+	"broll/catalog/search"
 	"broll/embed"
 	"broll/internal/config"
 	"broll/internal/database"
@@ -53,7 +55,7 @@ type Node struct {
 	Logger  *slog.Logger
 	Pool    *pgxpool.Pool
 	Redis   *redis.Client
-	Media   catalog.MediaStore
+	Media   media.Store
 	Tenancy *tenancy.Service
 	Billing *billing.Service
 	Gate    *tenancy.Gate
@@ -62,6 +64,9 @@ type Node struct {
 	// Metrics is what the node's metrics listener serves (kept off the
 	// public port, so not on App).
 	Metrics *prometheus.Registry
+	// Warmup holds /readyz at 503 until the catalog is warm; its owner
+	// starts it (Warmup.Start), as cmd/broll-api does.
+	Warmup  *Warmup
 	closers []func()
 }
 
@@ -97,7 +102,7 @@ func NewNode(ctx context.Context, cfg config.Config, o NodeOptions) (_ *Node, er
 		rdb := n.Redis
 		n.closers = append(n.closers, func() { _ = rdb.Close() })
 	}
-	if n.Media, err = catalog.OpenMediaStore(ctx, cfg); err != nil {
+	if n.Media, err = media.Open(ctx, cfg); err != nil {
 		return nil, err
 	}
 	embedder := o.Embedder
@@ -124,11 +129,18 @@ func NewNode(ctx context.Context, cfg config.Config, o NodeOptions) (_ *Node, er
 	n.Gate = tenancy.NewGate(rdb, cfg.RedisPrefix, cfg.RateLimitPerMinute, n.Usage, n.Logger)
 	n.Metrics = metrics.NewRegistry()
 	queue := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
+	cat := catalog.New(pool, n.Media, queue).WithReads(reads)
+	srch := search.New(cat).WithEfSearch(cfg.SemanticEfSearch)
+	qe := embed.NewCachedQueryEmbedder(embedder, rdb, cfg.RedisPrefix+"qemb:", embed.DefaultQueryCacheTTL)
+	n.Warmup = newWarmup(srch, qe, pool, n.Logger, cfg.WarmupTimeout, n.Metrics)
 	n.App = newApp(Deps{
 		Config: cfg, Logger: n.Logger, Now: o.Now, Metrics: n.Metrics,
 		Pool: pool, Redis: rdb, Media: n.Media, Sealer: sealer,
 		Tenancy: n.Tenancy, Billing: n.Billing, Usage: n.Usage, Gate: n.Gate,
-		Catalog:  catalog.New(pool, n.Media, queue).WithReads(reads).WithEfSearch(cfg.SemanticEfSearch),
+		Catalog:  cat,
+		Search:   srch,
+		Uploads:  media.NewUploads(pool, n.Media),
+		Warmup:   n.Warmup,
 		Webhooks: webhook.New(pool, allow, sealer),
 		Auth:     tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL),
 		Sessions: tenancy.NewSessions(rdb, cfg.RedisPrefix, n.Tenancy, tenancy.SessionOptions{
@@ -136,7 +148,7 @@ func NewNode(ctx context.Context, cfg config.Config, o NodeOptions) (_ *Node, er
 			MaxFailures: cfg.SignInMaxFailures, Lockout: cfg.SignInLockout, Now: o.Now,
 			GlobalAttempts: redis_rate.PerMinute(cfg.SignInGlobalPerMinute),
 		}),
-		QueryEmbedder: embed.NewCachedQueryEmbedder(embedder, rdb, cfg.RedisPrefix+"qemb:", embed.DefaultQueryCacheTTL),
+		QueryEmbedder: qe,
 	})
 	return n, nil
 }

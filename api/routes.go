@@ -122,7 +122,7 @@ func (s *server) routes(app *fiber.App, d Deps) {
 	pages.Use(dashboard.NotFound)
 
 	// Probes: no key.
-	h := &health{pool: d.Pool, rdb: d.Redis}
+	h := &health{pool: d.Pool, rdb: d.Redis, warmup: d.Warmup}
 	app.Get("/healthz", h.live)
 	app.Get("/readyz", h.ready)
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
-	"broll/catalog"
+	"broll/catalog/media"
 	"broll/internal/config"
 	"broll/internal/testkit"
 	"broll/tenancy"
@@ -29,7 +29,7 @@ type testEnv struct {
 	rdb   *redis.Client
 	cfg   config.Config
 	logs  *testkit.SyncBuffer
-	media catalog.MediaStore
+	media media.Store
 	// s3 is the test's own S3 server when the env runs on the s3 store.
 	s3    *testkit.S3Server
 	nodes []*testNode
@@ -40,7 +40,7 @@ type testNode struct {
 	gate *tenancy.Gate
 	// metrics is what the node's metrics listener would serve.
 	metrics *prometheus.Registry
-	media   catalog.MediaStore
+	media   media.Store
 }
 
 type envOpts struct {

@@ -13,7 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
-	"broll/catalog"
+	"broll/catalog/media"
 	"broll/internal/apperr"
 )
 
@@ -34,13 +34,13 @@ type uploadJSON struct {
 // the bucket (s3), whose signature binds size and type, or this API's own
 // PUT (local), which checks them as it streams.
 func (s *server) createUpload(c *fiber.Ctx) error {
-	var req catalog.UploadRequest
+	var req media.UploadRequest
 	dec := json.NewDecoder(strings.NewReader(string(c.Body())))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
 		return jsonError(err)
 	}
-	up, err := s.catalog.CreateUpload(c.UserContext(), principal(c).KeyID, req, s.uploadMaxBytes, s.uploadTTL)
+	up, err := s.uploads.Create(c.UserContext(), principal(c).KeyID, req, s.uploadMaxBytes, s.uploadTTL)
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func (s *server) receiveUpload(c *fiber.Ctx) error {
 	if err != nil {
 		return apperr.InvalidField("id", "upload id %q is not a UUID", apperr.Clip(c.Params("id")))
 	}
-	if _, ok := s.media.(catalog.MediaLinker); ok {
+	if _, ok := s.media.(media.Linker); ok {
 		return apperr.New(apperr.MethodNotAllowed, "uploads go to the presigned url POST %s returned", uploadsPath)
 	}
 	body := c.Context().RequestBodyStream()
@@ -71,7 +71,7 @@ func (s *server) receiveUpload(c *fiber.Ctx) error {
 		body = strings.NewReader(string(c.Body()))
 	}
 	body = &idleBody{r: body, conn: c.Context().Conn(), idle: s.bodyIdle}
-	if err := s.catalog.ReceiveUpload(c.UserContext(), principal(c).KeyID, id, c.Get(fiber.HeaderContentType), body); err != nil {
+	if err := s.uploads.Receive(c.UserContext(), principal(c).KeyID, id, c.Get(fiber.HeaderContentType), body); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

@@ -64,21 +64,17 @@ func (s *Service) TopUp(ctx context.Context, accountID uuid.UUID, amount money.C
 
 func topUp(ctx context.Context, tx pgx.Tx, accountID uuid.UUID, amount money.Cents, note string) (int64, error) {
 	var balance int64
-	err := tx.QueryRow(ctx, `
-		UPDATE accounts SET balance_cents = balance_cents + $2 WHERE id = $1
-		RETURNING balance_cents`, accountID, int64(amount)).Scan(&balance)
+	err := tx.QueryRow(ctx, topUpSQL, accountID, int64(amount)).Scan(&balance)
 	if err != nil {
 		return 0, database.Interpret(err, "account not found")
 	}
-	_, err = tx.Exec(ctx, `
-		INSERT INTO ledger (account_id, amount_cents, kind, note) VALUES ($1, $2, 'topup', $3)`,
-		accountID, int64(amount), note)
+	_, err = tx.Exec(ctx, topUpLedgerSQL, accountID, int64(amount), note)
 	return balance, err
 }
 
 func currentBalance(ctx context.Context, q tenancy.Querier, accountID uuid.UUID) (money.Cents, error) {
 	var b int64
-	err := q.QueryRow(ctx, `SELECT balance_cents FROM accounts WHERE id = $1`, accountID).Scan(&b)
+	err := q.QueryRow(ctx, balanceSQL, accountID).Scan(&b)
 	return money.Cents(b), database.Interpret(err, "account not found")
 }
 
@@ -88,7 +84,7 @@ func (s *Service) SetAccountLowBalance(ctx context.Context, account uuid.UUID, c
 	if c != nil && *c < 0 {
 		return apperr.InvalidField("low_balance", "the low-balance threshold cannot be negative")
 	}
-	tag, err := s.pool.Exec(ctx, `UPDATE accounts SET low_balance_cents = $2 WHERE id = $1`, account, c)
+	tag, err := s.pool.Exec(ctx, setLowBalanceSQL, account, c)
 	if err != nil {
 		return fmt.Errorf("set low balance: %w", err)
 	}

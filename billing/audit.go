@@ -44,18 +44,6 @@ type AuditReport struct {
 	Keys      []SuspectKey      `json:"keys"`
 }
 
-const auditSQL = `
-	SELECT d.purchase_id, p.account_id, p.api_key_id, coalesce(k.label, ''), p.video_id,
-	       count(DISTINCT d.client_addr), count(*), min(d.downloaded_at), max(d.downloaded_at)
-	FROM download_log d
-	JOIN purchases p ON p.id = d.purchase_id
-	LEFT JOIN api_keys k ON k.id = p.api_key_id
-	-- A test purchase's link serves a preview: nothing to redistribute.
-	WHERE d.downloaded_at >= $1 AND p.livemode
-	GROUP BY d.purchase_id, p.account_id, p.api_key_id, k.label, p.video_id
-	HAVING count(DISTINCT d.client_addr) > $2
-	ORDER BY count(DISTINCT d.client_addr) DESC, d.purchase_id`
-
 // AuditDownloads lists purchases fetched from more than threshold distinct
 // addresses since the given time, and the keys they belong to.
 func (s *Service) AuditDownloads(ctx context.Context, since time.Time, threshold int) (AuditReport, error) {
@@ -63,19 +51,13 @@ func (s *Service) AuditDownloads(ctx context.Context, since time.Time, threshold
 		return AuditReport{}, apperr.InvalidField("threshold", "threshold must be at least 1")
 	}
 	rep := AuditReport{Since: since.UTC(), Threshold: threshold, Purchases: []SuspectPurchase{}, Keys: []SuspectKey{}}
-	rows, err := s.pool.Query(ctx, auditSQL, since, threshold)
+	suspects, err := database.Select(ctx, s.pool, pgx.RowToStructByPos[SuspectPurchase], auditSQL, since, threshold)
 	if err != nil {
 		return rep, fmt.Errorf("audit: %w", err)
 	}
-	defer rows.Close()
 	keys := map[string]*SuspectKey{}
 	var order []string
-	for rows.Next() {
-		var sp SuspectPurchase
-		if err := rows.Scan(&sp.PurchaseID, &sp.AccountID, &sp.APIKeyID, &sp.CustomerLabel, &sp.VideoID,
-			&sp.Addresses, &sp.Downloads, &sp.First, &sp.Last); err != nil {
-			return rep, fmt.Errorf("audit: %w", err)
-		}
+	for _, sp := range suspects {
 		rep.Purchases = append(rep.Purchases, sp)
 		k := sp.AccountID.String() + "/legacy"
 		if sp.APIKeyID != nil {
@@ -93,7 +75,7 @@ func (s *Service) AuditDownloads(ctx context.Context, since time.Time, threshold
 	for _, k := range order {
 		rep.Keys = append(rep.Keys, *keys[k])
 	}
-	return rep, rows.Err()
+	return rep, nil
 }
 
 // StatementLine is one key's purchases in a month.
@@ -134,12 +116,7 @@ func (s *Service) MonthlyStatement(ctx context.Context, accountID uuid.UUID, mon
 	if _, err := currentBalance(ctx, s.pool, accountID); err != nil {
 		return st, err
 	}
-	st.Keys, err = database.Select(ctx, s.pool, pgx.RowToStructByPos[StatementLine], `
-		SELECT p.api_key_id, CASE WHEN p.legacy THEN 'legacy' ELSE coalesce(k.label, '') END,
-		       CASE WHEN p.legacy THEN 'legacy' ELSE k.kind END, count(*), sum(p.price_cents)
-		FROM purchases p LEFT JOIN api_keys k ON k.id = p.api_key_id
-		WHERE p.account_id = $1 AND p.livemode AND p.purchased_at >= $2 AND p.purchased_at < $3
-		GROUP BY 1, 2, 3 ORDER BY sum(p.price_cents) DESC, 2`, accountID, start, end)
+	st.Keys, err = database.Select(ctx, s.pool, pgx.RowToStructByPos[StatementLine], statementKeysSQL, accountID, start, end)
 	if err != nil {
 		return st, fmt.Errorf("statement: %w", err)
 	}
@@ -147,9 +124,6 @@ func (s *Service) MonthlyStatement(ctx context.Context, accountID uuid.UUID, mon
 		st.Purchases += l.Purchases
 		st.Amount += l.Amount
 	}
-	err = s.pool.QueryRow(ctx, `
-		SELECT coalesce(-sum(l.amount_cents), 0) FROM ledger l JOIN purchases p ON p.id = l.purchase_id
-		WHERE l.account_id = $1 AND l.livemode AND l.kind = 'purchase' AND p.purchased_at >= $2 AND p.purchased_at < $3`,
-		accountID, start, end).Scan(&st.LedgerCharges)
+	err = s.pool.QueryRow(ctx, statementLedgerChargesSQL, accountID, start, end).Scan(&st.LedgerCharges)
 	return st, err
 }

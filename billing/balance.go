@@ -28,17 +28,12 @@ func (s *Service) Summary(ctx context.Context, p tenancy.Principal, now time.Tim
 	f := visibleTo(p)
 	f.where = append(f.where, "p.purchased_at >= "+f.arg(monthStart))
 	acct := f.arg(p.AccountID)
-	balanceSQL := `a.balance_cents`
+	balance := liveBalanceSQL
 	if p.Test {
-		balanceSQL = `coalesce((SELECT t.balance_cents FROM test_balances t WHERE t.account_id = a.id), ` +
-			f.arg(int64(s.batch.testBalance)) + `)`
+		balance = testBalanceOrSQL(f.arg(int64(s.batch.testBalance)))
 	}
 	out := AccountSummary{AccountID: p.AccountID, Livemode: !p.Test}
-	err := s.pool.QueryRow(ctx, `
-		SELECT `+balanceSQL+`, m.n, m.amount
-		FROM accounts a,
-		     (SELECT count(*) AS n, coalesce(sum(p.price_cents), 0)::bigint AS amount
-		      FROM purchases p WHERE `+f.and()+`) m
-		WHERE a.id = `+acct, f.args...).Scan(&out.Balance, &out.MonthPurchases, &out.MonthAmount)
+	err := s.pool.QueryRow(ctx, summarySQL(balance, f.and(), acct), f.args...).
+		Scan(&out.Balance, &out.MonthPurchases, &out.MonthAmount)
 	return out, err
 }

@@ -202,9 +202,23 @@ func (b *batcher) run(account uuid.UUID, jobs []*purchaseJob) {
 	}
 }
 
-const purchaseBatchSQL = `SELECT r_job, r_verdict, r_quote, r_available, r_balance, r_video_id, r_known,
-	r_purchase_id, r_price_cents, r_purchased_at, r_limit, r_period, r_spent, r_resets_at
-	FROM broll_purchase_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
+// batchLine is one row of purchaseBatchSQL: a requested video with its
+// job's verdict (the columns of broll_purchase_batch, in order).
+type batchLine struct {
+	Job                int32
+	Verdict            string
+	Quote              int64
+	Available, Balance *int64
+	Video              uuid.UUID
+	Known              bool
+	PurchaseID         *uuid.UUID
+	Price              *int64
+	PurchasedAt        *time.Time
+	Limit              *int64
+	Period             *string
+	Spent              *int64
+	ResetsAt           *time.Time
+}
 
 // exec runs the batch statement once, as binary arrays in and one row per
 // requested video out. complete is false when a bought job has a line
@@ -239,50 +253,34 @@ func (b *batcher) exec(ctx context.Context, account uuid.UUID, jobs []*purchaseJ
 	if err != nil {
 		return false, err
 	}
-	defer rows.Close()
+	lines, err := pgx.CollectRows(rows, pgx.RowToStructByPos[batchLine])
+	if err != nil {
+		return false, err
+	}
 	complete = true
-	for rows.Next() {
-		var (
-			job                int32
-			v                  string
-			quote              int64
-			available, balance *int64
-			video              uuid.UUID
-			known              bool
-			pid                *uuid.UUID
-			price              *int64
-			at                 *time.Time
-			lim                spendLimit
-		)
-		if err := rows.Scan(&job, &v, &quote, &available, &balance, &video, &known, &pid, &price, &at,
-			&lim.limit, &lim.period, &lim.spent, &lim.resetsAt); err != nil {
-			return false, err
-		}
-		if job < 0 || int(job) >= len(jobs) {
+	for _, l := range lines {
+		if l.Job < 0 || int(l.Job) >= len(jobs) {
 			continue
 		}
-		o := &jobs[job].out
-		o.verdict, o.quote, o.limit = verdict(v), money.Cents(quote), lim
-		if available != nil {
-			o.available = money.Cents(*available)
+		o := &jobs[l.Job].out
+		o.verdict, o.quote = verdict(l.Verdict), money.Cents(l.Quote)
+		o.limit = spendLimit{limit: l.Limit, period: l.Period, spent: l.Spent, resetsAt: l.ResetsAt}
+		if l.Available != nil {
+			o.available = money.Cents(*l.Available)
 		}
-		if balance != nil {
-			o.balance = money.Cents(*balance)
+		if l.Balance != nil {
+			o.balance = money.Cents(*l.Balance)
 		}
-		if !known {
-			o.unknown = append(o.unknown, video.String())
+		if !l.Known {
+			o.unknown = append(o.unknown, l.Video.String())
 		}
-		pv := PurchasedVideo{PricePaid: money.Cents(deref(price))}
-		if pid != nil {
-			pv.PurchaseID, pv.PurchasedAt = *pid, *at
+		pv := PurchasedVideo{PricePaid: money.Cents(deref(l.Price))}
+		if l.PurchaseID != nil {
+			pv.PurchaseID, pv.PurchasedAt = *l.PurchaseID, *l.PurchasedAt
 		} else if o.verdict == verdictBought || o.verdict == verdictOwned {
 			complete = false
 		}
-		o.lines[video] = pv
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return false, err
+		o.lines[l.Video] = pv
 	}
 	if _, err := br.Exec(); err != nil {
 		return false, err

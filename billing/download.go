@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"broll/catalog"
+	"broll/catalog/media"
 	"broll/internal/apperr"
 )
 
@@ -23,16 +23,6 @@ type Download struct {
 	ContentType string
 	Livemode    bool
 }
-
-// authorizeSQL refuses purchases whose key, or whose key's root, is revoked:
-// a revoked key's links stop working with it.
-const authorizeSQL = `
-	SELECT p.id, p.account_id, p.api_key_id, v.id, v.title, v.media_key, v.media_content_type,
-	       p.livemode, v.preview_key
-	FROM purchases p
-	JOIN videos v ON v.id = p.video_id
-	` + keyJoinSQL + `
-	WHERE p.id = $1 AND NOT ` + keyRevokedSQL
 
 // VerifyLink checks a link's signature and expiry only (no database): the
 // purchase it names, once the link is known to be genuine.
@@ -60,7 +50,7 @@ func (s *Service) Authorize(ctx context.Context, id uuid.UUID) (Download, error)
 			return Download{}, apperr.New(apperr.PreviewNotReady,
 				"this test-mode purchase serves the clip's preview, which is not ready yet; retry later")
 		}
-		d.MediaKey, d.ContentType = *preview, catalog.ContentType(*preview)
+		d.MediaKey, d.ContentType = *preview, media.ContentType(*preview)
 	}
 	return d, nil
 }
@@ -86,16 +76,13 @@ func (s *Service) LogDownload(ctx context.Context, e DownloadEvent) (int64, erro
 		ua = ua[:512]
 	}
 	var id int64
-	err := s.pool.QueryRow(ctx, `
-		INSERT INTO download_log (purchase_id, account_id, api_key_id, client_addr, user_agent, bytes_sent, status)
-		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-		e.Download.PurchaseID, e.Download.AccountID, e.Download.KeyID, addr, ua, e.BytesSent, e.Status).Scan(&id)
+	err := s.pool.QueryRow(ctx, logDownloadSQL, e.Download.PurchaseID, e.Download.AccountID, e.Download.KeyID, addr, ua, e.BytesSent, e.Status).Scan(&id)
 	return id, err
 }
 
 // FinishDownload records how many bytes of a logged fetch actually went
 // out, once its stream ended (complete or broken off).
 func (s *Service) FinishDownload(ctx context.Context, id, delivered int64) error {
-	_, err := s.pool.Exec(ctx, `UPDATE download_log SET bytes_delivered = $2 WHERE id = $1`, id, delivered)
+	_, err := s.pool.Exec(ctx, finishDownloadSQL, id, delivered)
 	return err
 }

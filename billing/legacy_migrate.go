@@ -91,18 +91,13 @@ func (s *Service) MigrateLegacyCustomers(ctx context.Context, accountID uuid.UUI
 }
 
 func (s *Service) labelledKeys(ctx context.Context, accountID uuid.UUID, labels []string) (map[string]LegacyCustomerKey, error) {
-	rows, err := s.pool.Query(ctx, legacyLabelledKeysSQL, accountID, labels)
+	keys, err := database.Select(ctx, s.pool, pgx.RowToStructByNameLax[LegacyCustomerKey], legacyLabelledKeysSQL, accountID, labels)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := map[string]LegacyCustomerKey{}
-	for rows.Next() {
-		var k LegacyCustomerKey
-		if err := rows.Scan(&k.Email, &k.KeyID, &k.Revoked); err != nil {
-			return nil, err
-		}
+	out := make(map[string]LegacyCustomerKey, len(keys))
+	for _, k := range keys {
 		out[k.Email] = k
 	}
-	return out, rows.Err()
+	return out, nil
 }

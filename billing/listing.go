@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
 
-	"broll/catalog"
+	"broll/catalog/search"
 	"broll/internal/apperr"
 	"broll/internal/database"
 	"broll/internal/money"
@@ -84,7 +84,7 @@ func (lp ListParams) Parse(p tenancy.Principal) (ListQuery, error) {
 	if len(q.Search) > maxSearchLength || len(q.SemanticSearch) > maxSearchLength {
 		return q, apperr.InvalidField("search", "search texts are limited to %d characters", maxSearchLength)
 	}
-	if q.Emotion, err = catalog.ParseEmotion(lp.Emotion); err != nil {
+	if q.Emotion, err = search.ParseEmotion(lp.Emotion); err != nil {
 		return q, err
 	}
 	if lp.APIKeyID != "" {
@@ -195,9 +195,8 @@ func (f *listFilter) arg(v any) string {
 // and is the conditions joined, for a WHERE or a JOIN's ON.
 func (f *listFilter) and() string { return strings.Join(f.where, " AND ") }
 
-func (f *listFilter) from() string {
-	return ` FROM purchases p JOIN videos v ON v.id = p.video_id ` + keyJoinSQL + ` WHERE ` + f.and()
-}
+// from is the FROM and WHERE of a listing statement (queries.go).
+func (f *listFilter) from() string { return purchaseFromSQL(f.and()) }
 
 // filter is the one definition of which purchases a listing (page, summary
 // or export) covers: what the key may see, narrowed by the query's filters
@@ -226,11 +225,9 @@ func (q ListQuery) filter(p tenancy.Principal) *listFilter {
 	return f
 }
 
-// recordColumns are the columns scanRecord reads, after the similarity.
-const recordColumns = `p.id, p.video_id, p.api_key_id, coalesce(k.label, ''), p.price_cents, p.purchased_at, p.legacy,
-	p.customer_email, v.title, v.emotion, v.gender, v.difficulty, v.media_type, v.duration_seconds,
-	v.retired_at IS NOT NULL, ` + keyRevokedSQL + `, p.livemode`
-
+// scanRecord reads a row of recordColumns (after the similarity, when
+// similarity is not nil). PurchaseRecord nests its video, which a struct
+// scan by name or position cannot fill, hence the list of targets.
 func scanRecord(rows pgx.Rows, similarity **float64) (PurchaseRecord, error) {
 	var r PurchaseRecord
 	dest := []any{&r.PurchaseID, &r.VideoID, &r.APIKeyID, &r.CustomerLabel, &r.PricePaid, &r.PurchasedAt,
@@ -278,7 +275,7 @@ func (s *Service) ListPurchases(ctx context.Context, p tenancy.Principal, q List
 	}
 
 	out := Listing{Query: q}
-	if err := s.pool.QueryRow(ctx, `SELECT count(*), coalesce(sum(p.price_cents), 0)`+f.from(), f.args...).
+	if err := s.pool.QueryRow(ctx, listSummarySQL(f.from()), f.args...).
 		Scan(&out.Total, &out.Amount); err != nil {
 		return Listing{}, fmt.Errorf("list purchases: %w", err)
 	}
@@ -296,8 +293,7 @@ func (s *Service) ListPurchases(ctx context.Context, p tenancy.Principal, q List
 	}
 	// One row more than the page says whether another page follows, exactly,
 	// even while new purchases arrive.
-	sql := `SELECT ` + similarity + ` AS similarity, ` + recordColumns + f.from() + ` ORDER BY ` + order +
-		` LIMIT ` + f.arg(q.Limit+1) + ` OFFSET ` + f.arg(offset)
+	sql := listPageSQL(similarity, f.from(), order, f.arg(q.Limit+1), f.arg(offset))
 	rows, err := s.pool.Query(ctx, sql, f.args...)
 	if err != nil {
 		return Listing{}, fmt.Errorf("list purchases: %w", err)

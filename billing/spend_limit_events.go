@@ -11,28 +11,6 @@ import (
 	"broll/internal/outbox"
 )
 
-// spendLimitEventsSQL writes spend_limit.reached for the keys a batch
-// refused for their spend limit: at most one per key and period (the id is
-// made from both, so a second refusal in the period, or a batch run again,
-// inserts nothing), and none when no enabled endpoint of the account
-// subscribes to it. A test key's event says livemode false.
-//
-// $1 account, then per refused key: $2 event id, $3 key, $4 limit, $5 spent,
-// $6 period, $7 the end of the period (NULL for 'total'), $8 the trace id of
-// the refused request ("" for none).
-const spendLimitEventsSQL = `
-INSERT INTO webhook_events (id, account_id, type, livemode, trace_id, data)
-SELECT l.event_id, $1, '` + outbox.SpendLimitReached + `', k.livemode, nullif(l.trace_id, ''), jsonb_build_object(
-    'key', jsonb_build_object('id', k.id, 'kind', k.kind, 'label', k.label),
-    'limit', round(l.lim / 100.0, 2), 'spent', round(l.spent / 100.0, 2),
-    'period', l.period, 'period_resets_at', l.resets_at, 'currency', 'USD')
-FROM unnest($2::text[], $3::uuid[], $4::bigint[], $5::bigint[], $6::text[], $7::timestamptz[], $8::text[])
-     AS l(event_id, key_id, lim, spent, period, resets_at, trace_id)
-JOIN api_keys k ON k.id = l.key_id AND k.account_id = $1
-WHERE EXISTS (SELECT 1 FROM webhook_endpoints e
-              WHERE e.account_id = $1 AND e.enabled AND '` + outbox.SpendLimitReached + `' = ANY (e.events))
-ON CONFLICT (id) DO NOTHING`
-
 // writeSpendLimitEvents records spend_limit.reached for the jobs of a
 // finished batch that their key's limit refused. A refusal changes nothing
 // that could roll back, so the event is written after the batch, in its own

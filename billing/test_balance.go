@@ -20,9 +20,7 @@ import (
 // will start with when no test purchase made it yet.
 func (s *Service) TestBalance(ctx context.Context, accountID uuid.UUID) (money.Cents, error) {
 	var b int64
-	err := s.pool.QueryRow(ctx, `
-		SELECT coalesce((SELECT t.balance_cents FROM test_balances t WHERE t.account_id = a.id), $2)
-		FROM accounts a WHERE a.id = $1`, accountID, int64(s.batch.testBalance)).Scan(&b)
+	err := s.pool.QueryRow(ctx, testBalanceSQL, accountID, int64(s.batch.testBalance)).Scan(&b)
 	return money.Cents(b), database.Interpret(err, "account not found")
 }
 
@@ -36,22 +34,20 @@ func (s *Service) ResetTestBalance(ctx context.Context, accountID uuid.UUID) (mo
 		if _, err := currentBalance(ctx, tx, accountID); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `SELECT broll_test_balance_open($1, $2)`, accountID, target); err != nil {
+		if _, err := tx.Exec(ctx, testBalanceOpenSQL, accountID, target); err != nil {
 			return err
 		}
 		// The row lock orders this with test purchases in flight.
-		if err := tx.QueryRow(ctx, `SELECT balance_cents FROM test_balances WHERE account_id = $1 FOR UPDATE`,
-			accountID).Scan(&balance); err != nil {
+		if err := tx.QueryRow(ctx, testBalanceLockSQL, accountID).Scan(&balance); err != nil {
 			return err
 		}
 		if balance == target {
 			return nil
 		}
-		if _, err := tx.Exec(ctx, `UPDATE test_balances SET balance_cents = $2 WHERE account_id = $1`, accountID, target); err != nil {
+		if _, err := tx.Exec(ctx, testBalanceSetSQL, accountID, target); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO ledger (account_id, amount_cents, kind, note, livemode)
-			VALUES ($1, $2, 'adjustment', 'test balance reset', false)`, accountID, target-balance)
+		_, err := tx.Exec(ctx, testBalanceResetLedgerSQL, accountID, target-balance)
 		balance = target
 		return err
 	})

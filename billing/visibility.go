@@ -57,12 +57,9 @@ func (s *Service) checkKeyFilter(ctx context.Context, p tenancy.Principal, keyID
 	var err error
 	switch {
 	case p.IsAccountOwner():
-		err = s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM api_keys WHERE id = $1 AND account_id = $2)`,
-			keyID, p.AccountID).Scan(&ok)
+		err = s.pool.QueryRow(ctx, ownKeyOfAccountSQL, keyID, p.AccountID).Scan(&ok)
 	case p.Kind == tenancy.KindRoot:
-		err = s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM api_keys
-			WHERE id = $1 AND account_id = $2 AND (id = $3 OR parent_id = $3))`,
-			keyID, p.AccountID, p.KeyID).Scan(&ok)
+		err = s.pool.QueryRow(ctx, ownKeyOfRootSQL, keyID, p.AccountID, p.KeyID).Scan(&ok)
 	}
 	if err != nil {
 		return err
@@ -72,12 +69,3 @@ func (s *Service) checkKeyFilter(ctx context.Context, p tenancy.Principal, keyID
 	}
 	return nil
 }
-
-// keyJoinSQL joins a purchase p to its key k and that key's root r (both
-// NULL for a legacy purchase), for keyRevokedSQL and the key's label.
-const keyJoinSQL = `LEFT JOIN api_keys k ON k.id = p.api_key_id LEFT JOIN api_keys r ON r.id = k.parent_id`
-
-// keyRevokedSQL says whether a purchase's key, or its key's root, is
-// revoked: its download links stop working (Verify) and listings show it
-// without one.
-const keyRevokedSQL = `(k.revoked_at IS NOT NULL OR r.revoked_at IS NOT NULL)`

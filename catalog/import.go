@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"broll/catalog/media"
 	"broll/internal/apperr"
 )
 
@@ -145,13 +146,27 @@ func (s *Service) ImportVideosWithin(ctx context.Context, keyID uuid.UUID, root 
 		return ImportResult{}, err
 	}
 	if s.media != nil {
-		v.upload = func(id uuid.UUID) (uploadFile, bool, error) { return s.loadUpload(ctx, keyID, id) }
+		v.upload = func(id uuid.UUID) (media.UploadFile, bool, error) { return s.uploads.Find(ctx, keyID, id) }
 	}
 	if root == "" {
 		v.noFiles = "this server takes no file paths (no import directory): name an upload_id instead"
 	} else if v.root, err = filepath.EvalSymlinks(v.baseDir); err != nil {
 		v.noFiles = "this server's import directory is not available: name an upload_id instead"
 	}
+	return s.importVideos(ctx, v, clips, nil)
+}
+
+// ImportProbed is ImportVideos for clips whose media files the caller has
+// probed already (probed holds the probes by media_file as given): a clip
+// whose file was probed and that brings its preview and thumbnail is on
+// sale at once, with no media job. The demo seed, which makes its own
+// files, imports this way.
+func (s *Service) ImportProbed(ctx context.Context, clips []VideoInput, probed map[string]media.Probe) (ImportResult, error) {
+	v, err := s.newValidator(ctx, "")
+	if err != nil {
+		return ImportResult{}, err
+	}
+	v.probed = probed
 	return s.importVideos(ctx, v, clips, nil)
 }
 
@@ -184,7 +199,7 @@ func (s *Service) newValidator(ctx context.Context, baseDir string) (*validator,
 	}
 	v := newValidator(tiers, baseDir)
 	if s.media != nil {
-		v.upload = func(id uuid.UUID) (uploadFile, bool, error) { return s.loadUpload(ctx, uuid.Nil, id) }
+		v.upload = func(id uuid.UUID) (media.UploadFile, bool, error) { return s.uploads.Find(ctx, uuid.Nil, id) }
 	}
 	return v, nil
 }

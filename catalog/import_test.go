@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"broll/catalog/media"
 	"broll/internal/apperr"
 )
 
@@ -378,7 +379,7 @@ func jsonl(t *testing.T, clips ...map[string]any) string {
 
 // failingMedia refuses every write after the first few.
 type failingMedia struct {
-	MediaStore
+	media.Store
 	mu   sync.Mutex
 	left int
 }
@@ -391,13 +392,13 @@ func (m *failingMedia) Put(ctx context.Context, key string, r io.Reader) (int64,
 	if left < 0 {
 		return 0, errors.New("disk full")
 	}
-	return m.MediaStore.Put(ctx, key, r)
+	return m.Store.Put(ctx, key, r)
 }
 
 func TestImportMediaFailureWritesNoRows(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	svc := New(b.pool, &failingMedia{MediaStore: b.media, left: 50}, b.queue)
+	svc := New(b.pool, &failingMedia{Store: b.media, left: 50}, b.queue)
 	b.writeFile(t, "media/full.avi", []byte("RIFF"))
 	clips := make([]VideoInput, 500)
 	for i := range clips {

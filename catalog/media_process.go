@@ -9,50 +9,18 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"broll/catalog/media"
 )
 
 // ErrVideoGone is a video deleted before its media job ran.
 var ErrVideoGone = errors.New("clip no longer exists")
 
-const sqlMediaJob = `
-	SELECT media_key, media_type, orientation, duration_seconds, width, height, fps,
-	       preview_key, thumbnail_key
-	FROM videos WHERE id = $1`
-
-// sqlMediaDone fills what the line left out from the probe, marks the
-// clips' media ready and puts them on sale (a retired clip stays retired).
-// When media_type or orientation change, the embedded text changed: the
-// embedding is made pending for the worker to make again. One row per
-// clip in the arrays: id, media_type, orientation, duration, width,
-// height, fps, the new preview and thumbnail keys (NULL: none made).
-const sqlMediaDone = `
-	WITH p AS (
-		SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::float8[], $5::int[], $6::int[],
-		                     $7::float8[], $8::text[], $9::text[])
-		       AS p(id, media_type, orientation, duration, width, height, fps, preview_key, thumbnail_key)
-	), old AS (
-		SELECT v.id, v.media_type, v.orientation FROM videos v JOIN p ON p.id = v.id
-	)
-	UPDATE videos v SET
-	       media_type = p.media_type,
-	       orientation = coalesce(v.orientation, p.orientation),
-	       duration_seconds = coalesce(v.duration_seconds, p.duration),
-	       width = coalesce(v.width, p.width), height = coalesce(v.height, p.height),
-	       fps = coalesce(v.fps, p.fps),
-	       preview_key = coalesce(v.preview_key, p.preview_key),
-	       thumbnail_key = coalesce(v.thumbnail_key, p.thumbnail_key),
-	       media_status = 'ready', media_error = NULL, media_processed_at = now(), updated_at = now(),
-	       retired_at = nullif(v.retired_at, ` + notLive + `),
-	       embedding_status = CASE WHEN (old.media_type, old.orientation) IS DISTINCT FROM (p.media_type, coalesce(v.orientation, p.orientation))
-	                               THEN 'pending' ELSE v.embedding_status END
-	FROM p JOIN old ON old.id = p.id WHERE v.id = p.id
-	RETURNING v.id, (old.media_type, old.orientation) IS DISTINCT FROM (v.media_type, v.orientation)`
-
 // probedClip is one clip's probe result and the preview and thumbnail
 // made for it, for sqlMediaDone.
 type probedClip struct {
 	id                 uuid.UUID
-	probe              Probe
+	probe              media.Probe
 	preview, thumbnail *string
 }
 
@@ -76,7 +44,7 @@ func mediaDoneArgs(clips []probedClip) []any {
 
 // ProcessMedia probes a clip's full-quality file, fills the figures its
 // line left out, and makes the preview and thumbnail it lacks. A file the
-// probe cannot read is an *UnreadableError (the caller marks the clip
+// probe cannot read is a *media.UnreadableError (the caller marks the clip
 // failed); other errors are worth a retry.
 func (s *Service) ProcessMedia(ctx context.Context, id uuid.UUID) error {
 	if s.media == nil {
@@ -93,11 +61,11 @@ func (s *Service) ProcessMedia(ctx context.Context, id uuid.UUID) error {
 	if err != nil {
 		return fmt.Errorf("media job: %w", err)
 	}
-	src, err := MediaSource(ctx, s.media, key)
+	src, err := media.Source(ctx, s.media, key)
 	if err != nil {
 		return err
 	}
-	p, err := ProbeMedia(ctx, src)
+	p, err := media.ProbeFile(ctx, src)
 	if err != nil {
 		return err
 	}
@@ -110,7 +78,7 @@ func (s *Service) ProcessMedia(ctx context.Context, id uuid.UUID) error {
 	var newPreview, newThumb *string
 	if preview == nil && p.MediaType == "video" {
 		k, err := s.makeMedia(ctx, filepath.Join(tmp, "preview.mp4"), prefix+"preview.mp4", func(dst string) error {
-			return MakePreview(ctx, src, dst)
+			return media.MakePreview(ctx, src, dst)
 		})
 		if err != nil {
 			return err
@@ -120,7 +88,7 @@ func (s *Service) ProcessMedia(ctx context.Context, id uuid.UUID) error {
 	if thumb == nil {
 		at := min(1, p.Duration/2)
 		k, err := s.makeMedia(ctx, filepath.Join(tmp, "thumbnail.jpg"), prefix+"thumbnail.jpg", func(dst string) error {
-			return MakeThumbnail(ctx, src, dst, at)
+			return media.MakeThumbnail(ctx, src, dst, at)
 		})
 		if err != nil {
 			return err
@@ -177,10 +145,7 @@ func (s *Service) makeMedia(ctx context.Context, tmp, key string, produce func(d
 // `brollctl clips status` and the ops API. The clip stays out of the
 // catalog (notLive): it is never listed, shown or sold to customers.
 func (s *Service) MarkMediaFailed(ctx context.Context, id uuid.UUID, reason string) error {
-	_, err := s.pool.Exec(ctx, `
-		UPDATE videos SET media_status = 'failed', media_error = $2, media_processed_at = now(),
-		       retired_at = coalesce(retired_at, `+notLive+`)
-		WHERE id = $1`, id, reason[:min(len(reason), 500)])
+	_, err := s.pool.Exec(ctx, sqlMarkMediaFailed, id, reason[:min(len(reason), 500)])
 	if err != nil {
 		return fmt.Errorf("mark media failed: %w", err)
 	}

@@ -1,64 +1,75 @@
-package catalog
+package catalog_test
 
 import (
 	"testing"
 
 	"github.com/google/uuid"
 
+	"broll/catalog"
+	"broll/catalog/catalogtest"
+	"broll/catalog/search"
 	"broll/internal/apperr"
 )
 
 func TestRetire(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	buyer, other := f.newKey(t), f.newKey(t)
-	clip := f.byKey["coffeeMan"]
-	f.purchase(t, buyer, clip.id)
+	f := catalogtest.NewFixture(t)
+	find := func(q search.Query) search.Page {
+		t.Helper()
+		p, err := search.New(f.Cat).Search(f.Ctx, q, f.QE)
+		if err != nil {
+			t.Fatalf("search %+v: %v", q, err)
+		}
+		return p
+	}
+	buyer, other := f.NewKey(t), f.NewKey(t)
+	clip := f.ByKey["coffeeMan"]
+	f.Purchase(t, buyer, clip.ID)
 
-	r, err := f.svc.Retire(f.ctx, clip.id)
-	if err != nil || r.Already || r.ID != clip.id || r.RetiredAt.IsZero() {
+	r, err := f.Cat.Retire(f.Ctx, clip.ID)
+	if err != nil || r.Already || r.ID != clip.ID || r.RetiredAt.IsZero() {
 		t.Fatalf("retire: %+v %v", r, err)
 	}
-	again, err := f.svc.Retire(f.ctx, clip.id)
+	again, err := f.Cat.Retire(f.Ctx, clip.ID)
 	if err != nil || !again.Already || !again.RetiredAt.Equal(r.RetiredAt) {
 		t.Fatalf("retire again: %+v %v", again, err)
 	}
-	if _, err := f.svc.Retire(f.ctx, uuid.New()); apperr.CodeOf(err) != apperr.NotFound {
+	if _, err := f.Cat.Retire(f.Ctx, uuid.New()); apperr.CodeOf(err) != apperr.NotFound {
 		t.Fatalf("unknown clip: %v", err)
 	}
 
 	// Gone from the catalog...
-	if p := f.search(t, Query{Search: "coffee"}); len(p.Videos) != 1 || p.Videos[0].ID == clip.id {
-		t.Fatalf("retired clip searchable: %v", f.keys(p.Videos))
+	if p := find(search.Query{Search: "coffee"}); len(p.Videos) != 1 || p.Videos[0].ID == clip.ID {
+		t.Fatalf("retired clip searchable: %v", f.Keys(p.Videos))
 	}
-	if p := f.search(t, Query{SemanticSearch: "man drinking coffee in the kitchen"}); f.keys(p.Videos)[0] == "coffeeMan" {
+	if p := find(search.Query{SemanticSearch: "man drinking coffee in the kitchen"}); f.Keys(p.Videos)[0] == "coffeeMan" {
 		t.Fatal("retired clip in semantic search")
 	}
-	if _, err := f.svc.GetVideo(f.ctx, clip.id); apperr.CodeOf(err) != apperr.NotFound {
+	if _, err := f.Cat.GetVideo(f.Ctx, clip.ID); apperr.CodeOf(err) != apperr.NotFound {
 		t.Fatalf("get retired: %v", err)
 	}
-	if _, err := f.svc.GetVideoFor(f.ctx, clip.id, other); apperr.CodeOf(err) != apperr.NotFound {
+	if _, err := f.Cat.GetVideoFor(f.Ctx, clip.ID, other); apperr.CodeOf(err) != apperr.NotFound {
 		t.Fatalf("get retired as a stranger: %v", err)
 	}
-	if _, err := f.svc.OpenPublicMedia(f.ctx, clip.id, MediaThumbnail); apperr.CodeOf(err) != apperr.NotFound {
+	if _, err := f.Cat.OpenPublicMedia(f.Ctx, clip.ID, catalog.MediaThumbnail); apperr.CodeOf(err) != apperr.NotFound {
 		t.Fatalf("media of retired: %v", err)
 	}
 	// ...but not from its buyer's library.
-	v, err := f.svc.GetVideoFor(f.ctx, clip.id, buyer)
+	v, err := f.Cat.GetVideoFor(f.Ctx, clip.ID, buyer)
 	if err != nil || v.RetiredAt == nil || !v.RetiredAt.Equal(r.RetiredAt) {
 		t.Fatalf("buyer's view: %+v %v", v, err)
 	}
-	if p := f.search(t, Query{Owned: ptr(true), KeyID: buyer}); p.Total != 0 {
+	if p := find(search.Query{Owned: ptr(true), KeyID: buyer}); p.Total != 0 {
 		t.Fatal("retired clip listed as owned in search")
 	}
 
 	// Importing it again updates it but does not bring it back.
-	in := clip.in
+	in := clip.In
 	in.Title = "Man drinking coffee in the kitchen, updated"
-	if _, err := f.svc.ImportVideos(f.ctx, []VideoInput{in}, f.src, nil); err != nil {
+	if _, err := f.Cat.ImportVideos(f.Ctx, []catalog.VideoInput{in}, f.Src, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.GetVideo(f.ctx, clip.id); apperr.CodeOf(err) != apperr.NotFound {
+	if _, err := f.Cat.GetVideo(f.Ctx, clip.ID); apperr.CodeOf(err) != apperr.NotFound {
 		t.Fatalf("re-import revived the clip: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"broll/catalog/media"
 	"broll/internal/apperr"
 	"broll/internal/replica"
 )
@@ -14,21 +15,22 @@ import (
 // Service is the catalog store.
 type Service struct {
 	pool  *pgxpool.Pool
-	media MediaStore
-	queue EmbedQueue
+	media media.Store
+	// uploads are the files an import may name by upload_id.
+	uploads *media.Uploads
+	queue   EmbedQueue
 	// reads picks the pool of the catalog reads that may be a moment old
-	// (lists, details, filter values); nil: the primary.
+	// (lists, filter values); nil: the primary.
 	reads *replica.Reads
-	// counts keeps recent search totals (countCache).
-	counts *countCache
-	// efSearch is the HNSW candidate list of a semantic search.
-	efSearch int
+	// videos keeps clip details, checked against the primary on each read
+	// (VideoForKey).
+	videos *videoCache
 }
 
-// New returns the catalog over pool, storing media in media and queueing
-// embeddings on queue (nil: clips stay pending until `clips reembed`).
-func New(pool *pgxpool.Pool, media MediaStore, queue EmbedQueue) *Service {
-	return &Service{pool: pool, media: media, queue: queue, counts: newCountCache(), efSearch: DefaultEfSearch}
+// New returns the catalog over pool, storing clip files in store and
+// queueing embeddings on queue (nil: clips stay pending until `clips reembed`).
+func New(pool *pgxpool.Pool, store media.Store, queue EmbedQueue) *Service {
+	return &Service{pool: pool, media: store, uploads: media.NewUploads(pool, store), queue: queue, videos: newVideoCache()}
 }
 
 // WithReads returns the catalog sending its reads through reads (a read
@@ -40,22 +42,13 @@ func (s *Service) WithReads(reads *replica.Reads) *Service {
 	return &c
 }
 
-// WithEfSearch returns the catalog running semantic searches with an HNSW
-// candidate list of n (hnsw.ef_search, at most 1,000; a page deeper than n
-// raises it for that search). Recall grows with n and so does the cost of
-// a search: see docs/performance.md for both, measured.
-func (s *Service) WithEfSearch(n int) *Service {
-	c := *s
-	c.efSearch = min(max(n, 1), maxEfSearch)
-	return &c
-}
-
-// read runs fn on the pool catalog reads go to. A read that failed on the
+// Read runs fn on the pool catalog reads go to (package search reads
+// through it too). A read that failed on the
 // replica runs again on the primary, and so does one that found nothing
 // when found says it should have (a clip written a moment ago): a replica
 // in trouble never refuses a read. mine marks a read that depends on the
 // caller's own writes (ownership), which goes to the primary.
-func (s *Service) read(ctx context.Context, mine bool, fn func(db *pgxpool.Pool) error) error {
+func (s *Service) Read(ctx context.Context, mine bool, fn func(db *pgxpool.Pool) error) error {
 	if s.reads == nil || mine {
 		return fn(s.pool)
 	}

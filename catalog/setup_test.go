@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"broll/catalog/media"
 	"broll/internal/testkit"
 )
 
@@ -42,7 +43,7 @@ type bundle struct {
 	ctx   context.Context
 	svc   *Service
 	pool  *pgxpool.Pool
-	media *LocalMedia
+	media *media.Local
 	queue *recordingQueue
 	// src is a directory for import sources: clips.jsonl and its files.
 	src string
@@ -51,12 +52,12 @@ type bundle struct {
 func setup(t *testing.T) bundle {
 	t.Helper()
 	pool, _ := testkit.NewPool(t)
-	media, err := NewLocalMedia(filepath.Join(t.TempDir(), "media"))
+	store, err := media.NewLocal(filepath.Join(t.TempDir(), "media"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	q := &recordingQueue{}
-	return bundle{ctx: context.Background(), svc: New(pool, media, q), pool: pool, media: media, queue: q, src: t.TempDir()}
+	return bundle{ctx: context.Background(), svc: New(pool, store, q), pool: pool, media: store, queue: q, src: t.TempDir()}
 }
 
 // writeFile writes a source file under b.src and returns its relative path.

@@ -2,15 +2,11 @@ package catalog
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
-	"broll/internal/apperr"
 	"broll/internal/money"
 )
 
@@ -50,38 +46,9 @@ type Video struct {
 	RetiredAt *time.Time
 }
 
-// notLive is the retired_at of a clip whose full-quality file has not
-// (yet) passed the probe: out of every customer read and of the purchase
-// statement through the same predicate as a retired clip (retired_at IS
-// NULL is what the partial indexes hold), but told apart from a real
-// retirement, which writes the time. The probe's success makes it NULL
-// again (sqlMediaDone); migration 00019 explains the choice.
-const notLive = `'infinity'::timestamptz`
-
-// videoColumns are the columns scanVideo reads, in order, from videos v.
-// price_cents is the row's copy of its tier's price (migration 00005).
-const videoColumns = `
-	v.id, v.title, v.description, v.tags, v.emotion, v.gender, v.age_range, v.location,
-	v.media_type, v.orientation, v.duration_seconds, v.width, v.height, v.fps, v.difficulty,
-	v.price_cents, v.virality_score, v.model_id, v.model_name,
-	v.preview_key IS NOT NULL, v.thumbnail_key IS NOT NULL, v.created_at,
-	nullif(v.retired_at, ` + notLive + `)`
-
-// sqlGetVideo finds a live clip, or a retired one that keyID bought: a
-// retired clip leaves the catalog but not its buyers' libraries. A clip
-// whose media is not sound is not live (notLive): nobody can have bought
-// it, unless it was re-imported with a new file after the sale, and then
-// its buyer keeps it as a retired clip's buyer does.
-const sqlGetVideo = `
-	SELECT ` + videoColumns + `, NULL::float8
-	FROM videos v
-	WHERE v.id = $1
-	  AND (v.retired_at IS NULL
-	       OR EXISTS (SELECT 1 FROM purchases p WHERE p.video_id = v.id AND p.api_key_id = $2))`
-
-// scanVideo reads videoColumns followed by a nullable similarity and the
+// ScanVideo reads VideoColumns followed by a nullable similarity and the
 // extra columns given.
-func scanVideo(row pgx.Row, extra ...any) (Video, error) {
+func ScanVideo(row pgx.Row, extra ...any) (Video, error) {
 	var v Video
 	var cents int64
 	var modelID, modelName *string
@@ -114,17 +81,6 @@ func (s *Service) GetVideo(ctx context.Context, id uuid.UUID) (Video, error) {
 // GetVideoFor is GetVideo for the key keyID, which also sees the retired
 // clips it bought (their download links keep working; see billing).
 func (s *Service) GetVideoFor(ctx context.Context, id, keyID uuid.UUID) (Video, error) {
-	var v Video
-	err := s.read(ctx, false, func(db *pgxpool.Pool) error {
-		var err error
-		v, err = scanVideo(db.QueryRow(ctx, sqlGetVideo, id, keyID))
-		return err
-	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Video{}, apperr.NotFoundf("video %s not found", id)
-	}
-	if err != nil {
-		return Video{}, fmt.Errorf("get video: %w", err)
-	}
-	return v, nil
+	v, _, err := s.VideoForKey(ctx, id, keyID)
+	return v, err
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"broll/catalog/media"
 	"broll/internal/apperr"
 	"broll/internal/money"
 )
@@ -76,13 +77,15 @@ func Orientations() []string { return []string{"vertical", "horizontal", "square
 
 // Limits on free-text fields, generous for real metadata but small enough
 // that a runaway value (a whole transcript pasted into a tag) is caught.
+// The search filters of the same names share MaxLocationChars and
+// MaxModelIDChars.
 const (
 	maxTitleChars       = 300
 	maxDescriptionChars = 5000
 	maxTags             = 50
 	maxTagChars         = 100
-	maxLocationChars    = 100
-	maxModelIDChars     = 100
+	MaxLocationChars    = 100
+	MaxModelIDChars     = 100
 	maxModelNameChars   = 200
 	maxPixels           = 16384
 	maxFPS              = 1000
@@ -112,14 +115,14 @@ type validVideo struct {
 	in    VideoInput
 	media string // absolute or baseDir-relative paths of the source files
 	// upload, when the clip names one, is its file already in the store.
-	upload    *uploadFile
+	upload    *media.UploadFile
 	uploadID  uuid.UUID
 	preview   string
 	thumbnail string
 	// probe is the probe of the clip's media file when the importer ran it
-	// (SeedDemo): a clip that also brings its preview and thumbnail is
+	// (ImportProbed): a clip that also brings its preview and thumbnail is
 	// then on sale at once, with no media job.
-	probe *Probe
+	probe *media.Probe
 }
 
 // validator checks clips against the tiers that exist and the files on
@@ -136,7 +139,7 @@ type validator struct {
 	ids   map[uuid.UUID]int // id -> line
 	// upload looks an upload up (nil: uploads cannot be named);
 	// uploadLines remembers which line took which.
-	upload      func(uuid.UUID) (uploadFile, bool, error)
+	upload      func(uuid.UUID) (media.UploadFile, bool, error)
 	uploadLines map[uuid.UUID]int
 	// conflicts counts the problems that are an upload's state (not yet
 	// complete, another clip's file); conflictCode is the first one's.
@@ -146,7 +149,7 @@ type validator struct {
 	// HTTP import on a node without an import directory).
 	noFiles string
 	// probed holds the probes the importer ran, by media_file as given.
-	probed map[string]Probe
+	probed map[string]media.Probe
 }
 
 func newValidator(tiers map[string]money.Cents, baseDir string) *validator {
@@ -206,8 +209,8 @@ func (v *validator) check(line int, in VideoInput) (validVideo, []LineError) {
 
 	// Locations are a filter facet: one spelling per place.
 	in.Location = strings.ToLower(strings.TrimSpace(in.Location))
-	if n := utf8.RuneCountInString(in.Location); n > maxLocationChars {
-		bad("location", "must be at most %d characters", maxLocationChars)
+	if n := utf8.RuneCountInString(in.Location); n > MaxLocationChars {
+		bad("location", "must be at most %d characters", MaxLocationChars)
 	}
 
 	if d := in.DurationSeconds; d != nil && (math.IsNaN(*d) || *d < 0 || *d > maxDurationSeconds) {
@@ -237,8 +240,8 @@ func (v *validator) check(line int, in VideoInput) (validVideo, []LineError) {
 		m := *in.Model // the caller's value stays as given
 		in.Model = &m
 		m.ID, m.Name = strings.TrimSpace(m.ID), strings.TrimSpace(m.Name)
-		if n := utf8.RuneCountInString(m.ID); n == 0 || n > maxModelIDChars {
-			bad("model.id", "is required and at most %d characters", maxModelIDChars)
+		if n := utf8.RuneCountInString(m.ID); n == 0 || n > MaxModelIDChars {
+			bad("model.id", "is required and at most %d characters", MaxModelIDChars)
 		}
 		if n := utf8.RuneCountInString(m.Name); n == 0 || n > maxModelNameChars {
 			bad("model.name", "is required and at most %d characters", maxModelNameChars)
@@ -296,12 +299,12 @@ func (v *validator) checkUpload(c *validVideo, raw string) string {
 		return "could not be looked up; try again"
 	case !ok:
 		return "is not an upload of this key (POST /api/ops/v1/uploads)"
-	case f.videoID != uuid.Nil && (!c.hasID || f.videoID != c.id):
+	case f.VideoID != uuid.Nil && (!c.hasID || f.VideoID != c.id):
 		v.conflict(apperr.UploadClaimed)
-		return fmt.Sprintf("is the file of clip %s already: an upload makes one clip", f.videoID)
-	case !f.complete:
+		return fmt.Sprintf("is the file of clip %s already: an upload makes one clip", f.VideoID)
+	case !f.Complete:
 		v.conflict(apperr.UploadIncomplete)
-		return fmt.Sprintf("has not all arrived yet: finish its PUT (%d bytes), then import", f.size)
+		return fmt.Sprintf("has not all arrived yet: finish its PUT (%d bytes), then import", f.Size)
 	}
 	v.uploadLines[id] = c.line
 	c.upload, c.uploadID = &f, id

@@ -10,12 +10,13 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"broll/catalog/media"
 	"broll/internal/apperr"
 )
 
 // PublicMedia is an open preview or thumbnail, ready to be served.
 type PublicMedia struct {
-	File        MediaFile
+	File        media.File
 	ContentType string
 	// ETag changes whenever the clip is re-imported (its files may have
 	// been replaced under the same key).
@@ -30,10 +31,6 @@ const (
 	MediaPreview   = "preview"
 	MediaThumbnail = "thumbnail"
 )
-
-const sqlPublicMedia = `
-	SELECT preview_key, thumbnail_key, updated_at FROM videos
-	WHERE id = $1 AND retired_at IS NULL`
 
 // OpenPublicMedia opens the preview or thumbnail of a live clip: the
 // low-resolution files anyone may see before buying. The full-quality file
@@ -61,17 +58,17 @@ func (s *Service) OpenPublicMedia(ctx context.Context, id uuid.UUID, kind string
 	if key == nil {
 		return PublicMedia{}, apperr.NotFoundf("video %s has no %s", id, kind)
 	}
-	if l, ok := s.media.(MediaLinker); ok {
-		u, err := l.GetURL(ctx, *key, ContentType(*key), "")
+	if l, ok := s.media.(media.Linker); ok {
+		u, err := l.GetURL(ctx, *key, media.ContentType(*key), "")
 		if err != nil {
 			return PublicMedia{}, err
 		}
-		return PublicMedia{URL: u, ContentType: ContentType(*key)}, nil
+		return PublicMedia{URL: u, ContentType: media.ContentType(*key)}, nil
 	}
 	f, err := s.media.Open(ctx, *key)
 	if err != nil {
 		return PublicMedia{}, err
 	}
 	etag := `"` + strconv.FormatInt(updated.UnixMicro(), 36) + "-" + strconv.FormatInt(f.Size(), 36) + `"`
-	return PublicMedia{File: f, ContentType: ContentType(*key), ETag: etag}, nil
+	return PublicMedia{File: f, ContentType: media.ContentType(*key), ETag: etag}, nil
 }

@@ -1,4 +1,4 @@
-package catalog
+package catalog_test
 
 import (
 	"io"
@@ -7,23 +7,24 @@ import (
 
 	"github.com/google/uuid"
 
+	"broll/catalog"
 	"broll/catalog/catalogtest"
 	"broll/internal/apperr"
 )
 
 func TestGetVideo(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	c := f.byKey["laughCouch"]
-	v, err := f.svc.GetVideo(f.ctx, c.id)
+	f := catalogtest.NewFixture(t)
+	c := f.ByKey["laughCouch"]
+	v, err := f.Cat.GetVideo(f.Ctx, c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Video{
-		ID: c.id, Title: c.in.Title, Tags: []string{"phone", "couch", "lol"}, Emotion: "laughing",
+	want := catalog.Video{
+		ID: c.ID, Title: c.In.Title, Tags: []string{"phone", "couch", "lol"}, Emotion: "laughing",
 		Gender: "female", AgeRange: ptr("18-24"), Location: ptr("home"), MediaType: "video",
 		Orientation: ptr("vertical"), DurationSeconds: ptr(12.5), Difficulty: "easy", Price: 500,
-		ViralityScore: ptr(80), Model: &VideoModel{ID: "m-ava", Name: "Ava Stone"},
+		ViralityScore: ptr(80), Model: &catalog.VideoModel{ID: "m-ava", Name: "Ava Stone"},
 		HasPreview: true, HasThumbnail: true, Description: "",
 	}
 	want.CreatedAt = v.CreatedAt
@@ -32,10 +33,10 @@ func TestGetVideo(t *testing.T) {
 	}
 
 	// Nullable fields stay null; the price follows the tier.
-	if _, err := f.svc.SetTier(f.ctx, "easy", 750); err != nil {
+	if _, err := f.Cat.SetTier(f.Ctx, "easy", 750); err != nil {
 		t.Fatal(err)
 	}
-	v, err = f.svc.GetVideo(f.ctx, f.byKey["crying"].id)
+	v, err = f.Cat.GetVideo(f.Ctx, f.ByKey["crying"].ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,17 +44,17 @@ func TestGetVideo(t *testing.T) {
 		v.MediaType != "image" || v.HasPreview != false || v.Similarity != nil {
 		t.Fatalf("crying: %+v", v)
 	}
-	if _, err := f.svc.GetVideo(f.ctx, uuid.New()); apperr.CodeOf(err) != apperr.NotFound {
+	if _, err := f.Cat.GetVideo(f.Ctx, uuid.New()); apperr.CodeOf(err) != apperr.NotFound {
 		t.Fatalf("unknown: %v", err)
 	}
 }
 
 func TestOpenPublicMedia(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	read := func(id uuid.UUID, kind string) (string, PublicMedia) {
+	f := catalogtest.NewFixture(t)
+	read := func(id uuid.UUID, kind string) (string, catalog.PublicMedia) {
 		t.Helper()
-		m, err := f.svc.OpenPublicMedia(f.ctx, id, kind)
+		m, err := f.Cat.OpenPublicMedia(f.Ctx, id, kind)
 		if err != nil {
 			t.Fatalf("%s: %v", kind, err)
 		}
@@ -64,44 +65,46 @@ func TestOpenPublicMedia(t *testing.T) {
 		}
 		return string(b), m
 	}
-	withFiles := f.byKey["laughCouch"].id // imported with preview and thumbnail
-	body, m := read(withFiles, MediaPreview)
+	withFiles := f.ByKey["laughCouch"].ID // imported with preview and thumbnail
+	body, m := read(withFiles, catalog.MediaPreview)
 	if body != "GIF89a-preview" || m.ContentType != "image/gif" || m.ETag == "" {
 		t.Fatalf("preview: %q %+v", body, m)
 	}
-	body, m = read(withFiles, MediaThumbnail)
+	body, m = read(withFiles, catalog.MediaThumbnail)
 	if body != "\xff\xd8\xff-thumbnail" || m.ContentType != "image/jpeg" {
 		t.Fatalf("thumbnail: %q %+v", body, m)
 	}
 
 	// A clip without either has neither.
-	bare := f.byKey["carSmile"].id
-	for _, kind := range []string{MediaPreview, MediaThumbnail} {
-		if _, err := f.svc.OpenPublicMedia(f.ctx, bare, kind); apperr.CodeOf(err) != apperr.NotFound {
+	bare := f.ByKey["carSmile"].ID
+	for _, kind := range []string{catalog.MediaPreview, catalog.MediaThumbnail} {
+		if _, err := f.Cat.OpenPublicMedia(f.Ctx, bare, kind); apperr.CodeOf(err) != apperr.NotFound {
 			t.Fatalf("%s of a clip without one: %v", kind, err)
 		}
 	}
-	if _, err := f.svc.OpenPublicMedia(f.ctx, uuid.New(), MediaPreview); apperr.CodeOf(err) != apperr.NotFound {
+	if _, err := f.Cat.OpenPublicMedia(f.Ctx, uuid.New(), catalog.MediaPreview); apperr.CodeOf(err) != apperr.NotFound {
 		t.Fatalf("unknown clip: %v", err)
 	}
 
 	// A clip with a thumbnail only previews with it; a re-import changes
 	// the ETag.
-	in := f.byKey["carSmile"].in
+	in := f.ByKey["carSmile"].In
 	in.ThumbnailFile = "media/thumb.jpg"
-	if _, err := f.svc.ImportVideos(f.ctx, []VideoInput{in}, f.src, nil); err != nil {
+	if _, err := f.Cat.ImportVideos(f.Ctx, []catalog.VideoInput{in}, f.Src, nil); err != nil {
 		t.Fatal(err)
 	}
-	catalogtest.MediaPassed(t, f.pool)
-	body, first := read(bare, MediaPreview)
+	catalogtest.MediaPassed(t, f.Pool)
+	body, first := read(bare, catalog.MediaPreview)
 	if body != "\xff\xd8\xff-thumbnail" {
 		t.Fatalf("preview fallback: %q", body)
 	}
-	if _, err := f.svc.ImportVideos(f.ctx, []VideoInput{in}, f.src, nil); err != nil {
+	if _, err := f.Cat.ImportVideos(f.Ctx, []catalog.VideoInput{in}, f.Src, nil); err != nil {
 		t.Fatal(err)
 	}
-	catalogtest.MediaPassed(t, f.pool)
-	if _, again := read(bare, MediaPreview); again.ETag == first.ETag {
+	catalogtest.MediaPassed(t, f.Pool)
+	if _, again := read(bare, catalog.MediaPreview); again.ETag == first.ETag {
 		t.Fatal("ETag unchanged by a re-import")
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

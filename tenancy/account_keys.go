@@ -40,13 +40,7 @@ func (s *Service) ListRootKeys(ctx context.Context, accountID uuid.UUID) ([]Root
 		err := r.Scan(row.dest(&k.CustomerKeys, &k.LiveCustomerKeys)...)
 		k.Key = row.key()
 		return k, err
-	}, `
-		SELECT `+keyColumns+`,
-		       (SELECT count(*) FROM api_keys c WHERE c.parent_id = r.id),
-		       (SELECT count(*) FROM api_keys c WHERE c.parent_id = r.id AND c.revoked_at IS NULL)
-		FROM api_keys r
-		WHERE r.account_id = $1 AND r.kind = 'root'
-		ORDER BY r.revoked_at IS NOT NULL, r.created_at DESC, r.id`, accountID)
+	}, rootKeysSQL, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("list root keys: %w", err)
 	}
@@ -64,14 +58,11 @@ type CustomerKeyPage struct {
 // not_found.
 func (s *Service) CustomerKeysOf(ctx context.Context, accountID, rootID uuid.UUID, limit, offset int) (CustomerKeyPage, error) {
 	var out CustomerKeyPage
-	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM api_keys WHERE account_id = $1 AND parent_id = $2`,
-		accountID, rootID).Scan(&out.Total)
+	err := s.pool.QueryRow(ctx, customerKeyCountSQL, accountID, rootID).Scan(&out.Total)
 	if err != nil {
 		return out, fmt.Errorf("customer keys: %w", err)
 	}
-	out.Keys, err = database.Select(ctx, s.pool, func(r pgx.CollectableRow) (Key, error) { return scanKey(r) }, `SELECT `+keyColumns+` FROM api_keys
-		WHERE account_id = $1 AND parent_id = $2
-		ORDER BY revoked_at IS NOT NULL, created_at DESC, id LIMIT $3 OFFSET $4`, accountID, rootID, limit, offset)
+	out.Keys, err = database.Select(ctx, s.pool, collectKey, customerKeysSQL, accountID, rootID, limit, offset)
 	if err != nil {
 		return out, fmt.Errorf("customer keys: %w", err)
 	}
@@ -83,8 +74,7 @@ func (s *Service) CustomerKeysOf(ctx context.Context, accountID, rootID uuid.UUI
 // POST /api/v1/keys does. Another account's key, or a key that is not a
 // root key, is not_found; a revoked root key cannot create keys.
 func (s *Service) RootPrincipal(ctx context.Context, accountID, rootID uuid.UUID) (Principal, error) {
-	k, err := scanKey(s.pool.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys
-		WHERE id = $1 AND account_id = $2 AND kind = 'root'`, rootID, accountID))
+	k, err := scanKey(s.pool.QueryRow(ctx, rootKeyOfAccountSQL, rootID, accountID))
 	if err != nil {
 		return Principal{}, database.Interpret(err, "key not found")
 	}
@@ -97,8 +87,7 @@ func (s *Service) RootPrincipal(ctx context.Context, accountID, rootID uuid.UUID
 // AccountKeys lists up to limit keys of the account, root keys first, then
 // by label, for choosing one (the purchases filter).
 func (s *Service) AccountKeys(ctx context.Context, accountID uuid.UUID, limit int) ([]Key, error) {
-	keys, err := database.Select(ctx, s.pool, func(r pgx.CollectableRow) (Key, error) { return scanKey(r) }, `SELECT `+keyColumns+` FROM api_keys WHERE account_id = $1
-		ORDER BY kind <> 'root', lower(label), created_at, id LIMIT $2`, accountID, limit)
+	keys, err := database.Select(ctx, s.pool, collectKey, accountKeysSQL, accountID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("account keys: %w", err)
 	}

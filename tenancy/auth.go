@@ -153,13 +153,6 @@ func (a *Authenticator) Forget(ids ...uuid.UUID) {
 	})
 }
 
-const lookupSQL = `
-	SELECT k.id, k.account_id, k.kind, coalesce(k.parent_id, k.id), k.label, k.scopes,
-	       coalesce(k.rate_limit_per_minute, 0), k.settings_version, NOT k.livemode
-	FROM api_keys k
-	LEFT JOIN api_keys p ON p.id = k.parent_id
-	WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND p.revoked_at IS NULL`
-
 func (a *Authenticator) lookup(ctx context.Context, hash []byte) (Principal, error) {
 	var p Principal
 	var account uuid.NullUUID

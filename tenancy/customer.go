@@ -62,7 +62,6 @@ func (s *Service) CreateCustomerKeyWith(ctx context.Context, root Principal, spe
 // AccountKey returns a key of the account (root or customer), or not_found:
 // another account's key is indistinguishable from an unknown one.
 func (s *Service) AccountKey(ctx context.Context, accountID, id uuid.UUID) (Key, error) {
-	k, err := scanKey(s.pool.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys
-		WHERE id = $1 AND account_id = $2`, id, accountID))
+	k, err := scanKey(s.pool.QueryRow(ctx, accountKeySQL, id, accountID))
 	return k, database.Interpret(err, "key not found")
 }

@@ -164,9 +164,7 @@ func (s *Service) customerKeyRows(ctx context.Context, root Principal, q KeyList
 	if q.after != nil {
 		where += " AND (created_at, id) > (" + arg(q.after.at) + ", " + arg(q.after.id) + ")"
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+keyColumns+`,
-		EXISTS (SELECT 1 FROM usage_flushes WHERE batch_id = $3)
-		FROM api_keys WHERE `+where+` ORDER BY created_at, id LIMIT `+arg(q.Limit+1), args...)
+	rows, err := s.pool.Query(ctx, customerKeyRowsSQL(where, arg(q.Limit+1)), args...)
 	if err != nil {
 		return nil, false, fmt.Errorf("list keys: %w", err)
 	}

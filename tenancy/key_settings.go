@@ -115,15 +115,6 @@ func (s *Service) updateKey(ctx context.Context, id uuid.UUID, account, root uui
 		return Key{}, err
 	}
 	limitCents, limitPeriod := u.SpendLimit.columns()
-	k, err := scanKey(s.pool.QueryRow(ctx, `
-		UPDATE api_keys SET
-			label = coalesce($4, label),
-			spend_limit_cents = CASE WHEN $5 THEN $6 ELSE spend_limit_cents END,
-			spend_limit_period = CASE WHEN $5 THEN $7 ELSE spend_limit_period END,
-			rate_limit_per_minute = CASE WHEN $8 THEN $9 ELSE rate_limit_per_minute END,
-			settings_version = settings_version + 1
-		WHERE id = $1 AND kind = 'customer' AND ($2::uuid IS NULL OR account_id = $2) AND ($3::uuid IS NULL OR parent_id = $3)
-		RETURNING `+keyColumns,
-		id, account, root, label, u.SpendLimitSet, limitCents, limitPeriod, u.RateLimitSet, u.RateLimit))
+	k, err := scanKey(s.pool.QueryRow(ctx, updateKeySQL, id, account, root, label, u.SpendLimitSet, limitCents, limitPeriod, u.RateLimitSet, u.RateLimit))
 	return k, database.Interpret(err, "key not found")
 }

@@ -16,8 +16,7 @@ const errUnknownSource = "unknown source"
 // not found as one no account has.
 func (s *Service) LegacyAccount(ctx context.Context, source string) (Account, error) {
 	var a Account
-	err := s.pool.QueryRow(ctx, `SELECT `+accountColumns+` FROM accounts WHERE source = $1 AND legacy_enabled`, source).
-		Scan(a.dest()...)
+	err := s.pool.QueryRow(ctx, legacyAccountSQL, source).Scan(a.dest()...)
 	return a, database.Interpret(err, errUnknownSource)
 }
 
@@ -31,8 +30,7 @@ type LegacyAccess struct {
 // or not. Idempotent; an unknown source is not found.
 func (s *Service) SetLegacyEnabled(ctx context.Context, source string, enabled bool) (LegacyAccess, error) {
 	var out LegacyAccess
-	err := s.pool.QueryRow(ctx, `UPDATE accounts SET legacy_enabled = $2 WHERE source = $1
-		RETURNING `+accountColumns+`, legacy_enabled`, source, enabled).
+	err := s.pool.QueryRow(ctx, setLegacyEnabledSQL, source, enabled).
 		Scan(append(out.Account.dest(), &out.Enabled)...)
 	return out, database.Interpret(err, errUnknownSource)
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // Argon2id parameters of new hashes: OWASP's minimum for argon2id (19 MiB,
-// two passes, one lane), which keeps a sign-in around 20-30 ms on a small
+// two passes, one lane), which keeps a sign-in cheap enough for a small
 // node. They are written into each hash, so raising them later leaves older
 // hashes verifiable.
 const (

@@ -89,18 +89,13 @@ func (r *Revoker) Revoke(ctx context.Context, scope RevokeScope, id uuid.UUID) (
 func (s *Service) revokeRows(ctx context.Context, scope RevokeScope, id uuid.UUID) (Revocation, error) {
 	var rev Revocation
 	err := database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		k, err := scanKey(tx.QueryRow(ctx, `
-			UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
-			WHERE id = $1 AND ($2::uuid IS NULL OR account_id = $2) AND ($3::uuid IS NULL OR parent_id = $3)
-			RETURNING `+keyColumns, id, scope.AccountID, scope.ParentID))
+		k, err := scanKey(tx.QueryRow(ctx, revokeKeySQL, id, scope.AccountID, scope.ParentID))
 		if err != nil {
 			return database.Interpret(err, "key not found")
 		}
 		rev = Revocation{Key: k, Revoked: []uuid.UUID{k.ID}}
 		if k.Kind == KindRoot {
-			ids, err := database.Select(ctx, tx, pgx.RowTo[uuid.UUID], `
-				UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE parent_id = $1
-				RETURNING id`, k.ID, k.RevokedAt)
+			ids, err := database.Select(ctx, tx, pgx.RowTo[uuid.UUID], revokeCustomerKeysSQL, k.ID, k.RevokedAt)
 			if err != nil {
 				return err
 			}

@@ -67,9 +67,7 @@ type Key struct {
 	RevokedAt     *time.Time
 }
 
-// accountColumns are an accounts row as Account holds it (Account.dest).
-const accountColumns = `id, name, source, balance_cents, created_at`
-
+// dest are the scan targets of accountColumns.
 func (a *Account) dest() []any {
 	return []any{&a.ID, &a.Name, &a.Source, &a.BalanceCents, &a.CreatedAt}
 }
@@ -113,8 +111,7 @@ func CreateAccount(ctx context.Context, q Querier, name, source string) (Account
 			"source must be 1-63 characters of a-z, 0-9, '-' or '_', starting with a letter or digit")
 	}
 	var a Account
-	err = q.QueryRow(ctx, `INSERT INTO accounts (name, source) VALUES ($1, $2) RETURNING `+accountColumns, name, source).
-		Scan(a.dest()...)
+	err = q.QueryRow(ctx, createAccountSQL, name, source).Scan(a.dest()...)
 	if database.IsUniqueViolation(err, "") {
 		return Account{}, apperr.InvalidField("source", "source %q is already taken", apperr.Clip(source))
 	}
@@ -127,20 +124,13 @@ func CreateAccount(ctx context.Context, q Querier, name, source string) (Account
 // GetAccount returns one account.
 func (s *Service) GetAccount(ctx context.Context, id uuid.UUID) (Account, error) {
 	var a Account
-	err := s.pool.QueryRow(ctx, `SELECT `+accountColumns+` FROM accounts WHERE id = $1`, id).Scan(a.dest()...)
+	err := s.pool.QueryRow(ctx, accountSQL, id).Scan(a.dest()...)
 	return a, database.Interpret(err, "account not found")
 }
 
-// keyColumns are a key row as Key holds it, spending included (see
-// broll_key_spending: the purchase statement's own reading of the counters).
-const keyColumns = `id, account_id, kind, parent_id, label, scopes, key_prefix,
-	rate_limit_per_minute, total_requests, last_used_at, created_at, revoked_at,
-	spend_limit_cents, spend_limit_period, settings_version, NOT livemode,
-	(SELECT spent FROM broll_key_spending(id, spend_limit_period, created_at)),
-	(SELECT period_start FROM broll_key_spending(id, spend_limit_period, created_at)),
-	(SELECT resets_at FROM broll_key_spending(id, spend_limit_period, created_at))`
-
 // keyRow scans keyColumns into a Key, then any extra columns after them.
+// Key nests its spending and its limit, which a struct scan by name or
+// position cannot fill, hence the list of targets.
 type keyRow struct {
 	k           Key
 	limitCents  *int64
@@ -168,22 +158,14 @@ func scanKey(row pgx.Row) (Key, error) {
 	return r.key(), err
 }
 
+// collectKey is scanKey for database.Select.
+func collectKey(row pgx.CollectableRow) (Key, error) { return scanKey(row) }
+
 func insertKey(ctx context.Context, q Querier, k Key) (IssuedKey, error) {
 	secret := newKey(k.Test)
 	limitCents, limitPeriod := k.SpendLimit.columns()
 	// One statement, so key.created commits with the key even on a pool.
-	row := q.QueryRow(ctx, `
-		WITH k AS (
-			INSERT INTO api_keys (account_id, kind, parent_id, label, scopes, key_hash, key_prefix,
-			                      spend_limit_cents, spend_limit_period, rate_limit_per_minute, livemode)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $12)
-			RETURNING *
-		), ev AS (
-			INSERT INTO webhook_events (account_id, type, livemode, trace_id, data)
-			SELECT k.account_id, $11, k.livemode, nullif($13, ''), `+keyEventData+` FROM k WHERE k.account_id IS NOT NULL
-		)
-		SELECT `+keyColumns+` FROM k`,
-		k.AccountID, k.Kind, k.ParentID, k.Label, k.Scopes, hashKey(secret), displayedPrefix(secret),
+	row := q.QueryRow(ctx, insertKeySQL, k.AccountID, k.Kind, k.ParentID, k.Label, k.Scopes, hashKey(secret), displayedPrefix(secret),
 		limitCents, limitPeriod, k.RateLimitPerMinute, outbox.KeyCreated, !k.Test, outbox.Trace(ctx))
 	created, err := scanKey(row)
 	if err != nil {
@@ -199,7 +181,7 @@ func CreateRootKey(ctx context.Context, q Querier, accountID uuid.UUID, label st
 		return IssuedKey{}, err
 	}
 	var exists bool
-	if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM accounts WHERE id = $1)`, accountID).Scan(&exists); err != nil {
+	if err := q.QueryRow(ctx, accountExistsSQL, accountID).Scan(&exists); err != nil {
 		return IssuedKey{}, err
 	}
 	if !exists {
@@ -227,6 +209,6 @@ func (s *Service) CreateOpsKey(ctx context.Context, label string) (IssuedKey, er
 
 // GetKey returns a key by id, revoked or not.
 func (s *Service) GetKey(ctx context.Context, id uuid.UUID) (Key, error) {
-	k, err := scanKey(s.pool.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = $1`, id))
+	k, err := scanKey(s.pool.QueryRow(ctx, keySQL, id))
 	return k, database.Interpret(err, "key not found")
 }

@@ -120,24 +120,6 @@ var releaseLock = redis.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`)
 
-const applyUsageSQL = `
-	UPDATE api_keys k
-	SET total_requests = k.total_requests + u.n,
-	    last_used_at = greatest(coalesce(k.last_used_at, u.t), u.t)
-	FROM unnest($1::uuid[], $2::bigint[], $3::timestamptz[]) AS u(id, n, t)
-	WHERE k.id = u.id`
-
-// applyHourlySQL adds a batch's hourly buckets. Buckets of keys that do not
-// exist are dropped rather than failing the batch for ever; the order keeps
-// row locks in one order across concurrent flushes.
-const applyHourlySQL = `
-	INSERT INTO usage_hourly AS h (api_key_id, hour, requests)
-	SELECT u.id, u.hour, u.n
-	FROM unnest($1::uuid[], $2::timestamptz[], $3::bigint[]) AS u(id, hour, n)
-	WHERE EXISTS (SELECT 1 FROM api_keys k WHERE k.id = u.id)
-	ORDER BY u.id, u.hour
-	ON CONFLICT (api_key_id, hour) DO UPDATE SET requests = h.requests + excluded.requests`
-
 // usageBatch is one flush's worth of counts, in the column arrays the
 // statements take.
 type usageBatch struct {
@@ -241,7 +223,7 @@ func (u *Usage) flushBatch(ctx context.Context) error {
 		b.addHour(id, hour, n)
 	}
 	err = database.InTx(ctx, u.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `INSERT INTO usage_flushes (batch_id) VALUES ($1) ON CONFLICT DO NOTHING`, batchID)
+		tag, err := tx.Exec(ctx, usageFlushSQL, batchID)
 		if err != nil || tag.RowsAffected() == 0 {
 			return err // applied before: only the Redis cleanup was missing
 		}

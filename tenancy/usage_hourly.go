@@ -17,15 +17,6 @@ type HourCount struct {
 	Requests int64
 }
 
-// requestsByHourSQL fills every hour of the window, so that a chart shows
-// quiet hours as zero rather than leaving them out.
-const requestsByHourSQL = `
-	SELECT g.hour, coalesce(sum(h.requests), 0)::bigint
-	FROM generate_series($2::timestamptz, $3::timestamptz, interval '1 hour') AS g(hour)
-	LEFT JOIN usage_hourly h ON h.hour = g.hour
-	     AND h.api_key_id IN (SELECT id FROM api_keys WHERE account_id = $1)
-	GROUP BY g.hour ORDER BY g.hour`
-
 // RequestsByHour returns the requests of every key of the account in each of
 // the hours whose buckets lie in the `hours` hours up to and including the
 // hour of now, oldest first. Counts still buffered in Redis are not in

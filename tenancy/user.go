@@ -62,15 +62,14 @@ func NormalizeEmail(email string) (string, error) {
 	return e, nil
 }
 
-const userColumns = `id, account_id, email, password_hash IS NOT NULL, password_set_at, last_sign_in_at, created_at`
+// userRow reads a row of userColumns: a User, field by column name.
+var userRow = pgx.RowToStructByName[User]
 
-// userColumnsU is userColumns for a query that names the users table u.
-const userColumnsU = `u.id, u.account_id, u.email, u.password_hash IS NOT NULL, u.password_set_at, u.last_sign_in_at, u.created_at`
-
-func scanUser(row pgx.Row) (User, error) {
-	var u User
-	err := row.Scan(&u.ID, &u.AccountID, &u.Email, &u.PasswordSet, &u.PasswordSetAt, &u.LastSignInAt, &u.CreatedAt)
-	return u, err
+// credentials is a user with its password hash (credentialsSQL); a user
+// without a password has none.
+type credentials struct {
+	User
+	PasswordHash *string
 }
 
 // newLinkToken returns a random token for a link (256 bits, URL-safe) and the
@@ -87,14 +86,12 @@ func hashLinkToken(tok string) []byte {
 
 // issueLink retires the user's unused links and stores a new one.
 func issueLink(ctx context.Context, tx pgx.Tx, u User, now time.Time, ttl time.Duration) (PasswordLink, error) {
-	if _, err := tx.Exec(ctx, `UPDATE dashboard_password_tokens SET used_at = $2
-		WHERE user_id = $1 AND used_at IS NULL`, u.ID, now); err != nil {
+	if _, err := tx.Exec(ctx, retireLinksSQL, u.ID, now); err != nil {
 		return PasswordLink{}, err
 	}
 	tok, hash := newLinkToken()
 	exp := now.Add(ttl).UTC().Truncate(time.Second)
-	if _, err := tx.Exec(ctx, `INSERT INTO dashboard_password_tokens (token_hash, user_id, created_at, expires_at)
-		VALUES ($1, $2, $3, $4)`, hash, u.ID, now, exp); err != nil {
+	if _, err := tx.Exec(ctx, insertLinkSQL, hash, u.ID, now, exp); err != nil {
 		return PasswordLink{}, err
 	}
 	return PasswordLink{User: u, Token: tok, ExpiresAt: exp}, nil
@@ -104,10 +101,7 @@ func issueLink(ctx context.Context, tx pgx.Tx, u User, now time.Time, ttl time.D
 // link with which they choose their password.
 func (s *Service) CreateUser(ctx context.Context, accountID uuid.UUID, email string, now time.Time, ttl time.Duration) (PasswordLink, error) {
 	return s.userLink(ctx, "create user", email, now, ttl, func(tx pgx.Tx, email string) (User, error) {
-		u, err := scanUser(tx.QueryRow(ctx, `
-			INSERT INTO dashboard_users (account_id, email, created_at)
-			SELECT id, $2, $3 FROM accounts WHERE id = $1
-			RETURNING `+userColumns, accountID, email, now))
+		u, err := database.SelectOne(ctx, tx, userRow, createUserSQL, accountID, email, now)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return u, apperr.NotFoundf("account not found")
 		}
@@ -123,9 +117,7 @@ func (s *Service) CreateUser(ctx context.Context, accountID uuid.UUID, email str
 // user's sessions (Sessions.EndAll).
 func (s *Service) ResetUser(ctx context.Context, email string, now time.Time, ttl time.Duration) (PasswordLink, error) {
 	return s.userLink(ctx, "reset user", email, now, ttl, func(tx pgx.Tx, email string) (User, error) {
-		u, err := scanUser(tx.QueryRow(ctx, `
-			UPDATE dashboard_users SET password_hash = NULL, password_set_at = NULL WHERE email = $1
-			RETURNING `+userColumns, email))
+		u, err := database.SelectOne(ctx, tx, userRow, resetUserSQL, email)
 		return u, database.Interpret(err, "no dashboard user has this email")
 	})
 }
@@ -155,8 +147,7 @@ func (s *Service) userLink(ctx context.Context, op, email string, now time.Time,
 
 // ListUsers lists an account's dashboard users, oldest first.
 func (s *Service) ListUsers(ctx context.Context, accountID uuid.UUID) ([]User, error) {
-	users, err := database.Select(ctx, s.pool, func(r pgx.CollectableRow) (User, error) { return scanUser(r) }, `SELECT `+userColumns+` FROM dashboard_users
-		WHERE account_id = $1 ORDER BY created_at, id`, accountID)
+	users, err := database.Select(ctx, s.pool, userRow, usersSQL, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
 	}
@@ -169,9 +160,7 @@ func (s *Service) PasswordLinkUser(ctx context.Context, token string, now time.T
 	if token == "" {
 		return User{}, errBadLink
 	}
-	u, err := scanUser(s.pool.QueryRow(ctx, `SELECT `+userColumnsU+`
-		FROM dashboard_password_tokens t JOIN dashboard_users u ON u.id = t.user_id
-		WHERE t.token_hash = $1 AND t.used_at IS NULL AND t.expires_at > $2`, hashLinkToken(token), now))
+	u, err := database.SelectOne(ctx, s.pool, userRow, linkUserSQL, hashLinkToken(token), now)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return User{}, errBadLink
 	}
@@ -200,17 +189,14 @@ func (s *Service) SetPassword(ctx context.Context, token, password string, now t
 	var u User
 	err = database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		var userID uuid.UUID
-		err := tx.QueryRow(ctx, `UPDATE dashboard_password_tokens SET used_at = $2
-			WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2
-			RETURNING user_id`, hashLinkToken(token), now).Scan(&userID)
+		err := tx.QueryRow(ctx, spendLinkSQL, hashLinkToken(token), now).Scan(&userID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return errBadLink
 		}
 		if err != nil {
 			return err
 		}
-		u, err = scanUser(tx.QueryRow(ctx, `UPDATE dashboard_users SET password_hash = $2, password_set_at = $3
-			WHERE id = $1 RETURNING `+userColumns, userID, hash, now))
+		u, err = database.SelectOne(ctx, tx, userRow, setPasswordSQL, userID, hash, now)
 		return err
 	})
 	if err != nil {
@@ -231,18 +217,16 @@ func (s *Service) CheckCredentials(ctx context.Context, email, password string) 
 	if err != nil || password == "" || len(password) > 4*MaxPasswordLength {
 		return User{}, s.failSlowly(ctx, password)
 	}
-	var hash *string
-	var u User
-	err = s.pool.QueryRow(ctx, `SELECT `+userColumns+`, password_hash FROM dashboard_users WHERE email = $1`, email).
-		Scan(&u.ID, &u.AccountID, &u.Email, &u.PasswordSet, &u.PasswordSetAt, &u.LastSignInAt, &u.CreatedAt, &hash)
+	c, err := database.SelectOne(ctx, s.pool, pgx.RowToStructByName[credentials], credentialsSQL, email)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return User{}, fmt.Errorf("check credentials: %w", err)
 	}
-	if hash == nil {
+	if c.PasswordHash == nil {
 		return User{}, s.failSlowly(ctx, password)
 	}
+	u := c.User
 	var ok bool
-	if werr := s.hashing.run(ctx, func() { ok, err = VerifyPassword(*hash, password) }); werr != nil {
+	if werr := s.hashing.run(ctx, func() { ok, err = VerifyPassword(*c.PasswordHash, password) }); werr != nil {
 		return User{}, werr
 	}
 	if err != nil {
@@ -265,6 +249,6 @@ func (s *Service) failSlowly(ctx context.Context, password string) error {
 
 // RecordSignIn notes the time of a user's last sign-in.
 func (s *Service) RecordSignIn(ctx context.Context, userID uuid.UUID, now time.Time) error {
-	_, err := s.pool.Exec(ctx, `UPDATE dashboard_users SET last_sign_in_at = $2 WHERE id = $1`, userID, now)
+	_, err := s.pool.Exec(ctx, recordSignInSQL, userID, now)
 	return err
 }

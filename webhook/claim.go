@@ -90,8 +90,7 @@ func (d *Deliverer) attempt(ctx context.Context, c claimed) {
 	res := d.send(ctx, c)
 	rctx := context.WithoutCancel(ctx)
 	if ctx.Err() != nil && res.status == 0 {
-		if _, err := d.pool.Exec(rctx, `UPDATE webhook_deliveries SET attempts = greatest(attempts - 1, 0),
-			next_attempt_at = now(), leased_until = NULL WHERE id = $1 AND state = 'pending'`, c.id); err != nil {
+		if _, err := d.pool.Exec(rctx, releaseSQL, c.id); err != nil {
 			d.opts.Logger.Warn("webhook release", "delivery", c.id, "err", err)
 		}
 		return
@@ -134,56 +133,11 @@ type claimed struct {
 	trace string
 }
 
-// claimSQL takes up to $1 due deliveries of enabled endpoints, fairly:
-// at most $3 in flight per endpoint and $4 per account, across workers
-// (leased_until), accounts taken in turn. It pushes their next attempt out
-// by the lease $2, marks them in flight for as long, and returns what
-// sending needs. The final lock re-checks that a delivery is still due, so
-// one another worker claimed meanwhile is skipped, not sent twice.
-const claimSQL = `
-WITH inflight AS (
-    SELECT d.endpoint_id, count(*) AS n FROM webhook_deliveries d
-    WHERE d.state = 'pending' AND d.leased_until > now()
-    GROUP BY d.endpoint_id
-), busy AS (
-    SELECT e.account_id, sum(i.n) AS n FROM inflight i JOIN webhook_endpoints e ON e.id = i.endpoint_id
-    GROUP BY e.account_id
-), candidates AS (
-    SELECT due.id, e.account_id, due.next_attempt_at
-    FROM webhook_endpoints e
-    LEFT JOIN inflight i ON i.endpoint_id = e.id
-    CROSS JOIN LATERAL (
-        SELECT d2.id, d2.next_attempt_at FROM webhook_deliveries d2
-        WHERE d2.endpoint_id = e.id AND d2.state = 'pending' AND d2.next_attempt_at <= now()
-        ORDER BY d2.next_attempt_at, d2.id
-        LIMIT greatest($3 - coalesce(i.n, 0), 0)
-    ) due
-    WHERE e.enabled
-), ranked AS (
-    SELECT c.id, c.next_attempt_at,
-           row_number() OVER (PARTITION BY c.account_id ORDER BY c.next_attempt_at, c.id) + coalesce(b.n, 0) AS turn
-    FROM candidates c LEFT JOIN busy b ON b.account_id = c.account_id
-), picked AS (
-    SELECT r.id FROM ranked r WHERE r.turn <= $4 ORDER BY r.turn, r.next_attempt_at, r.id LIMIT $1
-), locked AS (
-    SELECT d3.id FROM webhook_deliveries d3
-    WHERE d3.id IN (SELECT id FROM picked) AND d3.state = 'pending' AND d3.next_attempt_at <= now()
-    FOR UPDATE SKIP LOCKED
-), c AS (
-    UPDATE webhook_deliveries d SET attempts = d.attempts + 1,
-        next_attempt_at = now() + $2::interval, leased_until = now() + $2::interval
-    FROM locked WHERE d.id = locked.id
-    RETURNING d.id, d.endpoint_id, d.event_id, d.attempts
-)
-SELECT c.id, c.endpoint_id::text, e.url, c.attempts, ev.id, ev.type, ev.livemode, ev.data, ev.created_at,
-       coalesce(ev.trace_id, ''),
-       array(SELECT s.secret FROM webhook_secrets s WHERE s.endpoint_id = e.id
-             AND (s.expires_at IS NULL OR s.expires_at > now()) ORDER BY s.id DESC)
-FROM c JOIN webhook_endpoints e ON e.id = c.endpoint_id JOIN webhook_events ev ON ev.id = c.event_id`
-
 // claim takes up to n due deliveries and opens their endpoints' secrets.
 func (d *Deliverer) claim(ctx context.Context, n int) ([]claimed, error) {
 	batch, err := database.Select(ctx, d.pool, func(r pgx.CollectableRow) (claimed, error) {
+		// claimed keeps its fields to this package, out of a struct scan's
+		// reach, hence the list of targets.
 		var c claimed
 		err := r.Scan(&c.id, &c.endpoint, &c.url, &c.attempts, &c.eventID, &c.eventType, &c.livemode, &c.data, &c.created, &c.trace, &c.secrets)
 		return c, err

@@ -196,33 +196,6 @@ func (d *Deliverer) backoff(n int) time.Duration {
 	return b
 }
 
-// recordSQL logs an attempt and moves its delivery and endpoint on, in one
-// statement: $1 delivery, $2 endpoint, $3 status (NULL: none), $4 ms,
-// $5 error, $6 success, $7 pause before the next attempt, $8 how long to
-// retry and to tolerate an endpoint's failures.
-const recordSQL = `
-WITH log AS (
-    INSERT INTO webhook_attempts (delivery_id, endpoint_id, status_code, duration_ms, error)
-    VALUES ($1, $2::uuid, $3, $4, $5)
-), del AS (
-    UPDATE webhook_deliveries SET
-        state = CASE WHEN $6 THEN 'delivered'
-                     WHEN created_at < now() - $8::interval THEN 'failed' ELSE 'pending' END,
-        delivered_at = CASE WHEN $6 THEN now() END,
-        leased_until = NULL,
-        next_attempt_at = CASE WHEN $6 THEN next_attempt_at ELSE now() + $7::interval END
-    WHERE id = $1
-)
-UPDATE webhook_endpoints SET
-    failing_since = CASE WHEN $6 THEN NULL ELSE coalesce(failing_since, now()) END,
-    enabled = enabled AND ($6 OR coalesce(failing_since, now()) > now() - $8::interval),
-    disabled_at = CASE WHEN enabled AND NOT $6 AND coalesce(failing_since, now()) <= now() - $8::interval
-                       THEN now() ELSE disabled_at END,
-    disabled_reason = CASE WHEN enabled AND NOT $6 AND coalesce(failing_since, now()) <= now() - $8::interval
-                           THEN 'disabled automatically: every delivery failed for ' || $9::text
-                           ELSE disabled_reason END
-WHERE id = $2::uuid`
-
 func (d *Deliverer) record(ctx context.Context, c claimed, r result) error {
 	var status *int
 	if r.status != 0 {

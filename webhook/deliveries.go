@@ -50,14 +50,7 @@ func (s *Service) Deliveries(ctx context.Context, o Owner, id uuid.UUID, limit i
 		err := r.Scan(&a.EventID, &a.EventType, &a.AttemptedAt, &a.StatusCode, &ms, &a.Error, &a.State, &a.Attempts, &a.NextAttemptAt)
 		a.Duration = time.Duration(ms) * time.Millisecond
 		return a, err
-	}, `
-		SELECT ev.id, ev.type, a.attempted_at, a.status_code, a.duration_ms, a.error, d.state, d.attempts,
-		       CASE WHEN d.state = 'pending' THEN d.next_attempt_at END
-		FROM webhook_attempts a
-		JOIN webhook_deliveries d ON d.id = a.delivery_id
-		JOIN webhook_events ev ON ev.id = d.event_id
-		WHERE a.endpoint_id = $1
-		ORDER BY a.attempted_at DESC, a.id DESC LIMIT $2`, id, limit)
+	}, deliveriesSQL, id, limit)
 	if err != nil {
 		return nil, fmt.Errorf("webhook deliveries: %w", err)
 	}

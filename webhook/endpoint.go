@@ -53,14 +53,9 @@ type NewEndpoint struct {
 	Description string
 }
 
-const endpointColumns = `id, url, description, events, enabled, failing_since, disabled_at, disabled_reason, created_at`
-
-func scanEndpoint(r pgx.Row) (Endpoint, error) {
-	var e Endpoint
-	err := r.Scan(&e.ID, &e.URL, &e.Description, &e.Events, &e.Enabled, &e.FailingSince, &e.DisabledAt,
-		&e.DisabledReason, &e.CreatedAt)
-	return e, err
-}
+// endpointRow reads a row of endpointColumns: an Endpoint, field by
+// column name.
+var endpointRow = pgx.RowToStructByName[Endpoint]
 
 // checkURL accepts an https URL, or an http one to an allowed host, whose
 // host is not a non-public address (unless allowed). Names are checked
@@ -131,12 +126,11 @@ func (s *Service) Create(ctx context.Context, o Owner, in NewEndpoint) (CreatedE
 		// count in the locking statement reads the snapshot taken before
 		// the wait). An advisory lock rather than the account row, which
 		// every purchase of the account locks.
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('broll:webhook-endpoints:' || $1::text, 0))`,
-			o.Account); err != nil {
+		if _, err := tx.Exec(ctx, endpointsLockSQL, o.Account); err != nil {
 			return err
 		}
 		var n int
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM webhook_endpoints WHERE account_id = $1`, o.Account).Scan(&n); err != nil {
+		if err := tx.QueryRow(ctx, endpointCountSQL, o.Account).Scan(&n); err != nil {
 			return err
 		}
 		if n >= maxEndpointsPerAccount {
@@ -144,16 +138,12 @@ func (s *Service) Create(ctx context.Context, o Owner, in NewEndpoint) (CreatedE
 		}
 		// The key must be a root key of the account: the foreign key alone
 		// would accept any key.
-		e, err := scanEndpoint(tx.QueryRow(ctx, `INSERT INTO webhook_endpoints (account_id, root_key_id, url, description, events)
-			SELECT $1, k.id, $3, $4, $5 FROM api_keys k WHERE k.id = $2 AND k.account_id = $1 AND k.kind = 'root'
-			RETURNING `+endpointColumns,
-			o.Account, o.Key, u, desc, events))
+		e, err := database.SelectOne(ctx, tx, endpointRow, insertEndpointSQL, o.Account, o.Key, u, desc, events)
 		if err != nil {
 			return database.Interpret(err, "root key not found")
 		}
 		out.Endpoint = e
-		_, err = tx.Exec(ctx, `INSERT INTO webhook_secrets (endpoint_id, secret) VALUES ($1, $2)`, e.ID,
-			sealSecret(s.sealer, e.ID, out.Secret))
+		_, err = tx.Exec(ctx, insertSecretSQL, e.ID, sealSecret(s.sealer, e.ID, out.Secret))
 		return err
 	})
 	if err != nil {
@@ -164,8 +154,7 @@ func (s *Service) Create(ctx context.Context, o Owner, in NewEndpoint) (CreatedE
 
 // List returns the owner's endpoints, oldest first.
 func (s *Service) List(ctx context.Context, o Owner) ([]Endpoint, error) {
-	out, err := database.Select(ctx, s.pool, func(r pgx.CollectableRow) (Endpoint, error) { return scanEndpoint(r) }, `SELECT `+endpointColumns+` FROM webhook_endpoints
-		WHERE `+ownerSQL+` ORDER BY created_at, id`, o.Account, o.key())
+	out, err := database.Select(ctx, s.pool, endpointRow, endpointsSQL, o.Account, o.key())
 	if err != nil {
 		return nil, fmt.Errorf("list webhooks: %w", err)
 	}
@@ -175,14 +164,13 @@ func (s *Service) List(ctx context.Context, o Owner) ([]Endpoint, error) {
 // Get returns one endpoint of the owner; another root key's, like another
 // account's, is not_found.
 func (s *Service) Get(ctx context.Context, o Owner, id uuid.UUID) (Endpoint, error) {
-	e, err := scanEndpoint(s.pool.QueryRow(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints
-		WHERE id = $3 AND `+ownerSQL, o.Account, o.key(), id))
+	e, err := database.SelectOne(ctx, s.pool, endpointRow, endpointSQL, o.Account, o.key(), id)
 	return e, database.Interpret(err, "webhook endpoint not found")
 }
 
 // Delete removes an endpoint with its secrets, deliveries and log.
 func (s *Service) Delete(ctx context.Context, o Owner, id uuid.UUID) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM webhook_endpoints WHERE id = $3 AND `+ownerSQL, o.Account, o.key(), id)
+	tag, err := s.pool.Exec(ctx, deleteEndpointSQL, o.Account, o.key(), id)
 	if err != nil {
 		return fmt.Errorf("delete webhook: %w", err)
 	}
@@ -195,9 +183,7 @@ func (s *Service) Delete(ctx context.Context, o Owner, id uuid.UUID) error {
 // Enable turns a disabled endpoint back on; its failure run starts afresh.
 // Deliveries that gave up while it was disabled are not sent again.
 func (s *Service) Enable(ctx context.Context, o Owner, id uuid.UUID) (Endpoint, error) {
-	e, err := scanEndpoint(s.pool.QueryRow(ctx, `UPDATE webhook_endpoints
-		SET enabled = true, failing_since = NULL, disabled_at = NULL, disabled_reason = ''
-		WHERE id = $3 AND `+ownerSQL+` RETURNING `+endpointColumns, o.Account, o.key(), id))
+	e, err := database.SelectOne(ctx, s.pool, endpointRow, enableEndpointSQL, o.Account, o.key(), id)
 	return e, database.Interpret(err, "webhook endpoint not found")
 }
 
@@ -224,22 +210,18 @@ func (s *Service) Rotate(ctx context.Context, o Owner, id uuid.UUID, overlap tim
 	out := Rotated{Secret: newSecret(), EndpointID: id, RotationWindow: overlap}
 	err := database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		var until time.Time
-		err := tx.QueryRow(ctx, `SELECT now() + $4::interval FROM webhook_endpoints
-			WHERE id = $3 AND `+ownerSQL+` FOR UPDATE`, o.Account, o.key(), id, overlap).Scan(&until)
+		err := tx.QueryRow(ctx, rotationEndSQL, o.Account, o.key(), id, overlap).Scan(&until)
 		if err != nil {
 			return database.Interpret(err, "webhook endpoint not found")
 		}
 		out.OldExpiresAt = until
-		if _, err := tx.Exec(ctx, `UPDATE webhook_secrets SET expires_at = least(coalesce(expires_at, $2), $2)
-			WHERE endpoint_id = $1`, id, until); err != nil {
+		if _, err := tx.Exec(ctx, expireSecretsSQL, id, until); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO webhook_secrets (endpoint_id, secret) VALUES ($1, $2)`, id,
-			sealSecret(s.sealer, id, out.Secret)); err != nil {
+		if _, err := tx.Exec(ctx, insertSecretSQL, id, sealSecret(s.sealer, id, out.Secret)); err != nil {
 			return err
 		}
-		return tx.QueryRow(ctx, `SELECT count(*) FROM webhook_secrets WHERE endpoint_id = $1
-			AND (expires_at IS NULL OR expires_at > now())`, id).Scan(&out.ActiveSecrets)
+		return tx.QueryRow(ctx, activeSecretsSQL, id).Scan(&out.ActiveSecrets)
 	})
 	if err != nil {
 		return Rotated{}, fmt.Errorf("rotate webhook secret: %w", err)
@@ -250,16 +232,7 @@ func (s *Service) Rotate(ctx context.Context, o Owner, id uuid.UUID, overlap tim
 // Ping queues a ping event for this endpoint alone and returns its id.
 func (s *Service) Ping(ctx context.Context, o Owner, id uuid.UUID) (string, error) {
 	var evt string
-	err := s.pool.QueryRow(ctx, `
-		WITH e AS (SELECT id, account_id FROM webhook_endpoints WHERE id = $3 AND `+ownerSQL+`),
-		ev AS (
-			INSERT INTO webhook_events (account_id, type, trace_id, data)
-			SELECT account_id, $4, nullif($5, ''), jsonb_build_object('endpoint_id', id) FROM e
-			RETURNING id
-		), d AS (
-			INSERT INTO webhook_deliveries (endpoint_id, event_id) SELECT e.id, ev.id FROM e, ev
-		)
-		SELECT id FROM ev`, o.Account, o.key(), id, outbox.Ping, outbox.Trace(ctx)).Scan(&evt)
+	err := s.pool.QueryRow(ctx, pingSQL, o.Account, o.key(), id, outbox.Ping, outbox.Trace(ctx)).Scan(&evt)
 	if err != nil {
 		return "", database.Interpret(err, "webhook endpoint not found")
 	}

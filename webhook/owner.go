@@ -21,7 +21,3 @@ func AccountOwners(account uuid.UUID) Owner { return Owner{Account: account} }
 
 // key is the root key the SQL narrows to, NULL for the account's owners.
 func (o Owner) key() uuid.NullUUID { return uuid.NullUUID{UUID: o.Key, Valid: o.Key != uuid.Nil} }
-
-// ownerSQL narrows webhook_endpoints (no alias) to an owner: $1 the
-// account, $2 the root key or NULL.
-const ownerSQL = `account_id = $1 AND ($2::uuid IS NULL OR root_key_id = $2)`

@@ -19,11 +19,7 @@ const pruneBatch = 5000
 func (d *Deliverer) Prune(ctx context.Context) (int64, error) {
 	var total int64
 	for {
-		tag, err := d.pool.Exec(ctx, `DELETE FROM webhook_events WHERE id IN (
-			SELECT ev.id FROM webhook_events ev
-			WHERE ev.created_at < now() - $1::interval
-			  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = ev.id AND d.state = 'pending')
-			LIMIT $2)`, d.opts.Retention, pruneBatch)
+		tag, err := d.pool.Exec(ctx, pruneSQL, d.opts.Retention, pruneBatch)
 		if err != nil {
 			return total, fmt.Errorf("prune webhook events: %w", err)
 		}

@@ -42,6 +42,13 @@ func openSecret(s *seal.Sealer, endpoint uuid.UUID, stored string) (string, erro
 // sealBatch bounds one transaction of SealSecrets.
 const sealBatch = 500
 
+// storedSecret is a webhook_secrets row as plaintextSecretsSQL reads it.
+type storedSecret struct {
+	ID         int64
+	EndpointID uuid.UUID
+	Secret     string
+}
+
 // SealSecrets seals every secret still stored in plaintext (written before
 // secrets were sealed; a SQL migration cannot seal, as it has no server
 // key) and returns how many it sealed. The worker runs it when it starts
@@ -53,29 +60,15 @@ func SealSecrets(ctx context.Context, pool *pgxpool.Pool, s *seal.Sealer) (int64
 	for {
 		var n int64
 		err := database.InTx(ctx, pool, func(tx pgx.Tx) error {
-			rows, err := tx.Query(ctx, `SELECT id, endpoint_id, secret FROM webhook_secrets
-				WHERE secret LIKE 'whsec\_%' LIMIT $1 FOR UPDATE SKIP LOCKED`, sealBatch)
+			plain, err := database.Select(ctx, tx, pgx.RowToStructByName[storedSecret], plaintextSecretsSQL, sealBatch)
 			if err != nil {
 				return err
 			}
-			var ids []int64
-			var sealed []string
-			for rows.Next() {
-				var id int64
-				var endpoint uuid.UUID
-				var secret string
-				if err := rows.Scan(&id, &endpoint, &secret); err != nil {
-					rows.Close()
-					return err
-				}
-				ids, sealed = append(ids, id), append(sealed, sealSecret(s, endpoint, secret))
+			ids, sealed := make([]int64, len(plain)), make([]string, len(plain))
+			for i, p := range plain {
+				ids[i], sealed[i] = p.ID, sealSecret(s, p.EndpointID, p.Secret)
 			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
-			tag, err := tx.Exec(ctx, `UPDATE webhook_secrets w SET secret = v.secret
-				FROM unnest($1::bigint[], $2::text[]) AS v(id, secret) WHERE w.id = v.id`, ids, sealed)
+			tag, err := tx.Exec(ctx, sealSecretsSQL, ids, sealed)
 			n = tag.RowsAffected()
 			return err
 		})

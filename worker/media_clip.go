@@ -11,6 +11,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"broll/catalog"
+	"broll/catalog/media"
 	"broll/internal/tasks"
 )
 
@@ -29,7 +30,7 @@ func (w *Worker) handleProcessMedia(ctx context.Context, t *asynq.Task) error {
 	}
 	start := time.Now()
 	err := w.opts.Catalog.ProcessMedia(ctx, p.VideoID)
-	var unreadable *catalog.UnreadableError
+	var unreadable *media.UnreadableError
 	switch {
 	case err == nil:
 		w.metrics.mediaJobs.WithLabelValues("done").Inc()

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"broll/catalog"
+	"broll/catalog/media"
 	"broll/embed"
 	"broll/internal/testkit"
 	"broll/worker"
@@ -23,11 +24,11 @@ func TestWorkerProbesImportedClips(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	ctx := context.Background()
-	media, err := catalog.NewLocalMedia(t.TempDir())
+	store, err := media.NewLocal(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.cat = catalog.New(e.pool, media, e.queue)
+	e.cat = catalog.New(e.pool, store, e.queue)
 	src := t.TempDir()
 	video := testkit.RenderVideo(t, 1080, 1920, 7.5)
 	junk := filepath.Join(src, "junk.mp4")
@@ -67,11 +68,11 @@ func TestWorkerProbesImportedClips(t *testing.T) {
 	if dur != 7.5 || fps != 30 || w != 1080 || h != 1920 || orientation != "vertical" || mediaType != "video" {
 		t.Fatalf("figures: %v s %v fps %dx%d %s %s", dur, fps, w, h, orientation, mediaType)
 	}
-	p, err := catalog.ProbeMedia(ctx, filepath.Join(media.Dir(), filepath.FromSlash(preview)))
-	if err != nil || max(p.Width, p.Height) != catalog.PreviewLongSide || p.Duration > catalog.PreviewMaxSeconds {
+	p, err := media.ProbeFile(ctx, filepath.Join(store.Dir(), filepath.FromSlash(preview)))
+	if err != nil || max(p.Width, p.Height) != media.PreviewLongSide || p.Duration > media.PreviewMaxSeconds {
 		t.Fatalf("preview %s: %+v %v", preview, p, err)
 	}
-	if _, err := media.Stat(ctx, thumb); err != nil {
+	if _, err := store.Stat(ctx, thumb); err != nil {
 		t.Fatalf("thumbnail %s: %v", thumb, err)
 	}
 

@@ -1,8 +1,11 @@
-// Package catalogtest helps tests whose subject is not media processing
-// (search, purchases, downloads) put imported clips on sale. Their media
-// files are a few bytes standing in for a video, which the real probe
-// would rightly refuse; the probe and the rule that only sound media is
-// sold have tests of their own, over real files and the real probe
+// Package catalogtest is the test kit of the catalog's readers: a fresh
+// catalog (New), a small imported one whose every clip's input is kept
+// (NewFixture: what search, clip details and retirement are tested over),
+// and MediaPassed, which puts imported clips on sale for tests whose
+// subject is not media processing (search, purchases, downloads). Their
+// media files are a few bytes standing in for a video, which the real
+// probe would rightly refuse; the probe and the rule that only sound media
+// is sold have tests of their own, over real files and the real probe
 // (api TestOnlySoundMediaIsSold, worker TestWorkerProbesImportedClips).
 package catalogtest
 

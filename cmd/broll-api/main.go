@@ -59,6 +59,8 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	}
 	defer node.Close()
 	logger, usage, app := node.Logger, node.Usage, node.App
+	// /readyz answers 503 until the catalog is warm (BROLL_WARMUP_TIMEOUT).
+	defer node.Warmup.Start(ctx)()
 
 	// Usage counted while Redis was unreachable lives in this process; flush
 	// it (and the shared Redis counters) periodically and once at shutdown.

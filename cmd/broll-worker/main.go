@@ -22,6 +22,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"broll/catalog"
+	"broll/catalog/media"
 	"broll/embed"
 	"broll/internal/config"
 	"broll/internal/database"
@@ -95,7 +96,7 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	metrics.RegisterQueues(reg, inspector)
 	// The catalog reads clip files (probing, previews) and queues the
 	// embedding of a clip whose probe changed its text.
-	media, err := catalog.OpenMediaStore(ctx, cfg)
+	store, err := media.Open(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -110,7 +111,7 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	}
 	w, err := worker.New(worker.Options{
 		Redis:       queueOpt,
-		Catalog:     catalog.New(pool, media, tasks.NewAsynqQueue(queueClient, inspector)),
+		Catalog:     catalog.New(pool, store, tasks.NewAsynqQueue(queueClient, inspector)),
 		Embedder:    embedder,
 		Logger:      logger,
 		Concurrency: cfg.WorkerConcurrency,

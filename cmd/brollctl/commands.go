@@ -17,6 +17,8 @@ import (
 
 	"broll/billing"
 	"broll/catalog"
+	"broll/catalog/media"
+	"broll/demo"
 	"broll/embed"
 	"broll/internal/apperr"
 	"broll/internal/config"
@@ -58,7 +60,7 @@ func (c *cli) with(ctx context.Context, fn call) (any, error) {
 		return nil, err
 	}
 	defer func() { _ = rdb.Close() }()
-	media, err := catalog.OpenMediaStore(ctx, cfg)
+	store, err := media.Open(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +69,7 @@ func (c *cli) with(ctx context.Context, fn call) (any, error) {
 		cfg: cfg, rdb: rdb,
 		tenancy: tenancy.New(pool),
 		billing: billing.New(pool, nil),
-		catalog: catalog.New(pool, media, queue),
+		catalog: catalog.New(pool, store, queue),
 	}
 	e.billing.SetTestBalance(money.Cents(cfg.TestBalance))
 	return fn(ctx, e)
@@ -370,7 +372,7 @@ func (c *cli) seedDemo(f *flags) action {
 			return nil, apperr.InvalidField("count", "--count must be between 1 and 1000000, got %s", strconv.Itoa(*count))
 		}
 		return c.with(ctx, func(ctx context.Context, e *env) (any, error) {
-			return e.catalog.SeedDemo(ctx, *count, time.Now().UnixNano())
+			return demo.Seed(ctx, e.catalog, *count, time.Now().UnixNano())
 		})
 	}
 }

@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 
-	"broll/catalog"
+	"broll/catalog/media"
 	"broll/internal/apperr"
 	"broll/internal/config"
 )
@@ -21,7 +21,7 @@ func (c *cli) mediaMigrate(f *flags) action {
 		if err != nil {
 			return nil, err
 		}
-		from, err := catalog.NewLocalMedia(cfg.MediaDir)
+		from, err := media.NewLocal(cfg.MediaDir)
 		if err != nil {
 			return nil, err
 		}
@@ -29,10 +29,10 @@ func (c *cli) mediaMigrate(f *flags) action {
 		if err := cfg.Validate(); err != nil {
 			return nil, err
 		}
-		dst, err := catalog.OpenMediaStore(ctx, cfg)
+		dst, err := media.Open(ctx, cfg)
 		if err != nil {
 			return nil, err
 		}
-		return catalog.MigrateMedia(ctx, from, dst, c.progress("media migrate", "files"))
+		return media.Migrate(ctx, from, dst, c.progress("media migrate", "files"))
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"broll/catalog"
+	"broll/catalog/media"
 	"broll/internal/testkit"
 )
 
@@ -46,7 +46,7 @@ func TestMediaMigrateToS3(t *testing.T) {
 	if code != 0 || out["copied"] != 0.0 || out["skipped"] != 3.0 {
 		t.Fatalf("second migrate: %d %v", code, out)
 	}
-	dst, err := catalog.NewS3Media(context.Background(), catalog.S3Options{Endpoint: srv.Endpoint, Bucket: srv.Bucket,
+	dst, err := media.NewS3(context.Background(), media.S3Options{Endpoint: srv.Endpoint, Bucket: srv.Bucket,
 		Region: srv.Region, AccessKey: srv.AccessKey, SecretKey: srv.SecretKey, PathStyle: true, PresignTTL: time.Minute})
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"broll/billing/billingtest"
-	"broll/catalog"
+	"broll/catalog/media"
 	"broll/embed/embedtest"
 	"broll/internal/testkit"
 )
@@ -31,13 +31,13 @@ func TestDownloadBrokenOff(t *testing.T) {
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 5000})
 	key := acct.CustomerKey(t, pool, "leaver")
 	video := billingtest.Videos(t, pool, 1, "easy")[0]
-	media, err := catalog.NewLocalMedia(env["BROLL_MEDIA_DIR"])
+	store, err := media.NewLocal(env["BROLL_MEDIA_DIR"])
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Far more than the loopback socket buffers hold.
 	const size = 48 << 20
-	if _, err := media.Put(context.Background(), "clips/"+video.String()+"/full.avi", io.LimitReader(zeros{}, size)); err != nil {
+	if _, err := store.Put(context.Background(), "clips/"+video.String()+"/full.avi", io.LimitReader(zeros{}, size)); err != nil {
 		t.Fatal(err)
 	}
 	r := call(t, api.url, "POST", "/api/v1/broll/purchase", key.Secret, map[string]any{"video_ids": []uuid.UUID{video}})

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"broll/billing/billingtest"
-	"broll/catalog"
+	"broll/catalog/media"
 	"broll/embed/embedtest"
 	"broll/internal/testkit"
 )
@@ -41,16 +41,16 @@ func downloadMemory(t *testing.T, store string) {
 	pool, dbURL := testkit.NewPool(t)
 	_, redisURL := testkit.Redis(t)
 	env := baseEnv(t, dbURL, redisURL, embedtest.NewOllama(t, embedtest.Options{}).URL)
-	var media catalog.MediaStore
+	var files media.Store
 	var err error
 	if store == "s3" {
 		s3 := testkit.StartS3(t)
 		env = with(env, map[string]string{"BROLL_MEDIA_STORE": "s3", "BROLL_S3_ENDPOINT": s3.Endpoint,
 			"BROLL_S3_BUCKET": s3.Bucket, "BROLL_S3_ACCESS_KEY": s3.AccessKey, "BROLL_S3_SECRET_KEY": s3.SecretKey})
-		media, err = catalog.NewS3Media(ctx, catalog.S3Options{Endpoint: s3.Endpoint, Bucket: s3.Bucket, Region: s3.Region,
+		files, err = media.NewS3(ctx, media.S3Options{Endpoint: s3.Endpoint, Bucket: s3.Bucket, Region: s3.Region,
 			AccessKey: s3.AccessKey, SecretKey: s3.SecretKey, PathStyle: true, PresignTTL: time.Minute})
 	} else {
-		media, err = catalog.NewLocalMedia(env["BROLL_MEDIA_DIR"])
+		files, err = media.NewLocal(env["BROLL_MEDIA_DIR"])
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func downloadMemory(t *testing.T, store string) {
 
 	// One 50 MB file that every clip names: the disk holds it once.
 	const key = "clips/shared/full.mp4"
-	if _, err := media.Put(ctx, key, io.LimitReader(zeros{}, memFileSize)); err != nil {
+	if _, err := files.Put(ctx, key, io.LimitReader(zeros{}, memFileSize)); err != nil {
 		t.Fatal(err)
 	}
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100_000})

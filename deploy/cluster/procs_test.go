@@ -208,6 +208,8 @@ func startAPI(t *testing.T, env map[string]string) node {
 	env = with(env, map[string]string{"BROLL_HTTP_ADDR": "127.0.0.1:0", "BROLL_METRICS_ADDR": "127.0.0.1:0"})
 	p := start(t, "broll-api", env)
 	rec := p.waitLog(t, "api listening", 30*time.Second)
+	// As a load balancer does, the tests wait for the node to be warm.
+	p.waitLog(t, "warm-up done; ready", time.Minute)
 	return node{proc: p, url: "http://" + rec["addr"].(string), metrics: "http://" + rec["metrics_addr"].(string)}
 }
 

@@ -5,6 +5,7 @@
 #
 #   deploy/local/stack.sh up      install what is missing, start both, write the env file
 #   deploy/local/stack.sh down    stop both (data is kept)
+#   deploy/local/stack.sh restart-postgres  restart Postgres alone (deploy/bench/warm)
 #   deploy/local/stack.sh status  say what runs
 #   deploy/local/stack.sh env     print the env file (DATABASE_URL, REDIS_URL)
 #   deploy/local/stack.sh destroy stop both and delete the data folder
@@ -335,6 +336,19 @@ cmd_down() {
 	fi
 }
 
+# Restarts Postgres alone, Redis staying up: what an upgrade, a setting
+# that needs a restart or a crash does to running API nodes (empty shared
+# buffers, every connection gone). deploy/bench/warm measures that.
+cmd_restart_postgres() {
+	local bindir data
+	bindir="$(pg_bindir)"
+	data="$(pg_data_dir)"
+	pg_running || die "postgres is not running; run: $0 up"
+	log "restarting postgres"
+	as_pg "$bindir/pg_ctl" -D "$data" -m fast -w stop >/dev/null
+	pg_start "$bindir" "$data" "$(dirname "$data")/run"
+}
+
 cmd_status() {
 	local rc=0
 	if [ -n "$(pg_bindir)" ] && pg_running; then echo "postgres: running on 127.0.0.1:$PG_PORT"; else echo "postgres: stopped"; rc=1; fi
@@ -357,6 +371,7 @@ case "${1:-up}" in
 up) cmd_up ;;
 gc-test-dbs) cmd_gc_test_dbs ;;
 down) cmd_down ;;
+restart-postgres) cmd_restart_postgres ;;
 status) cmd_status ;;
 env) [ -f "$ENV_FILE" ] || die "no env file; run: $0 up"; cat "$ENV_FILE" ;;
 destroy)
@@ -364,5 +379,5 @@ destroy)
 	data="$(pg_data_dir)"
 	rm -rf "$STACK_DIR" "$(dirname "$data")"
 	;;
-*) die "usage: $0 up|down|status|env|destroy|gc-test-dbs" ;;
+*) die "usage: $0 up|down|restart-postgres|status|env|destroy|gc-test-dbs" ;;
 esac

@@ -81,7 +81,7 @@ type Config struct {
 	EmbedRetryMaxDelay  time.Duration `env:"BROLL_EMBED_RETRY_MAX_DELAY" default:"5m"`
 	// SemanticEfSearch is the HNSW candidate list of a semantic search
 	// (pgvector's hnsw.ef_search): higher finds more of the true nearest
-	// clips, lower costs less (catalog.Service.WithEfSearch).
+	// clips, lower costs less (search.Service.WithEfSearch).
 	SemanticEfSearch int           `env:"BROLL_SEMANTIC_EF_SEARCH" default:"120" range:"10,1000"`
 	RedisPrefix      string        `env:"BROLL_REDIS_PREFIX" default:"broll:"`
 	AuthCacheTTL     time.Duration `env:"BROLL_AUTH_CACHE_TTL" default:"30s" range:"0s,10m"`
@@ -137,6 +137,10 @@ type Config struct {
 	// TestBalance is what an account's test balance starts with and what
 	// `brollctl credits reset-test` sets it back to.
 	TestBalance money.Cents `env:"BROLL_TEST_BALANCE" default:"1000.00"`
+	// WarmupTimeout bounds how long an API node keeps /readyz at 503 while
+	// it warms its catalog at start and after a Postgres restart; past it
+	// the node serves anyway. 0 turns the warm-up off.
+	WarmupTimeout time.Duration `env:"BROLL_WARMUP_TIMEOUT" default:"60s" range:"0s,1h"`
 }
 
 // S3 is the bucket of the s3 media store.

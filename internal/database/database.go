@@ -122,8 +122,17 @@ func migrateDB(ctx context.Context, db *sql.DB, logger *slog.Logger) ([]string, 
 // Version reports the schema version the database is at.
 func Version(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
 	var v int64
-	err := pool.QueryRow(ctx, `SELECT coalesce(max(version_id), 0) FROM goose_db_version WHERE is_applied`).Scan(&v)
+	err := pool.QueryRow(ctx, schemaVersionSQL).Scan(&v)
 	return v, err
+}
+
+// ServerStarted reports when the Postgres server the pool reaches started,
+// which names that server process: another time means it restarted, or the
+// pool now reaches another server (a failover), with empty buffers.
+func ServerStarted(ctx context.Context, pool *pgxpool.Pool) (time.Time, error) {
+	var t time.Time
+	err := pool.QueryRow(ctx, serverStartedSQL).Scan(&t)
+	return t, err
 }
 
 // Interpret maps driver errors to application errors: no rows becomes
@@ -176,7 +185,7 @@ func IsTimeout(err error) bool {
 // rest of transaction tx only, for the few statements that are long by
 // design (exports streamed to a client who asked for all of them).
 func SetLocalStatementTimeout(ctx context.Context, tx pgx.Tx, d time.Duration) error {
-	_, err := tx.Exec(ctx, "SELECT set_config('statement_timeout', $1, true)", strconv.FormatInt(d.Milliseconds(), 10))
+	_, err := tx.Exec(ctx, localStatementTimeoutSQL, strconv.FormatInt(d.Milliseconds(), 10))
 	return err
 }
 
@@ -244,13 +253,26 @@ type Queryer interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
-// Select runs a query and collects every row with scan (pgx.RowTo[T] or a
-// package's row scanner), so that a failed query and a failed row are one
-// error for the caller to wrap.
+// Select runs a query and collects every row with scan (pgx.RowTo[T],
+// pgx.RowToStructByName[T] or a package's row scanner), so that a failed
+// query and a failed row are one error for the caller to wrap.
 func Select[T any](ctx context.Context, q Queryer, scan pgx.RowToFunc[T], query string, args ...any) ([]T, error) {
 	rows, err := q.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, scan)
+}
+
+// SelectOne is Select for a statement of one row (an INSERT or UPDATE ...
+// RETURNING included): the first row, read with scan, or an error that is
+// pgx.ErrNoRows when there is none, as QueryRow's Scan would say, for
+// Interpret to map.
+func SelectOne[T any](ctx context.Context, q Queryer, scan pgx.RowToFunc[T], query string, args ...any) (T, error) {
+	rows, err := q.Query(ctx, query, args...)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return pgx.CollectOneRow(rows, scan)
 }

@@ -26,7 +26,7 @@ func applyFunctions(ctx context.Context, db *sql.DB) error {
 		return fmt.Errorf("functions: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('broll:functions', 0))`); err != nil {
+	if _, err := tx.ExecContext(ctx, functionsLockSQL); err != nil {
 		return fmt.Errorf("functions: %w", err)
 	}
 	for _, name := range names {

@@ -3,10 +3,16 @@ package database_test
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
 
 	"broll/internal/database"
 	"broll/internal/testkit"
+	"broll/migrations"
 )
 
 // TestMigrateAppliesFunctions: migrate installs the function files and, run
@@ -51,5 +57,67 @@ func TestMigrateAppliesFunctions(t *testing.T) {
 	}
 	if body() != installed {
 		t.Fatal("migrate did not put the function file back")
+	}
+}
+
+// TestMigrateFromBeforeTestMode: a database migrated by a release from
+// before test mode (schema version 11, the purchase function's eight
+// argument form) migrates to today's schema, and keeps one purchase
+// function, today's: the function file's CREATE OR REPLACE cannot replace
+// a form with other arguments, so 00021 drops the old one.
+func TestMigrateFromBeforeTestMode(t *testing.T) {
+	t.Parallel()
+	url := testkit.NewEmptyDatabase(t)
+	ctx := context.Background()
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := stdlib.OpenDB(*cfg)
+	defer db.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(ctx, 11); err != nil {
+		t.Fatalf("migrate to the release before test mode: %v", err)
+	}
+	// That release's function: its arguments and result, a stand-in body.
+	if _, err := db.ExecContext(ctx, `CREATE FUNCTION broll_purchase_batch(
+		in_account uuid, in_key uuid[], in_email text[], in_expected bigint[], in_dry boolean[],
+		in_line_job int[], in_line_video uuid[], in_purchase uuid[])
+		RETURNS TABLE (r_job int, r_verdict text, r_quote bigint, r_available bigint, r_balance bigint,
+		               r_video_id uuid, r_known boolean, r_purchase_id uuid, r_price_cents bigint,
+		               r_purchased_at timestamptz, r_owned boolean,
+		               r_limit bigint, r_period text, r_spent bigint, r_resets_at timestamptz)
+		LANGUAGE plpgsql AS $$ BEGIN END; $$`); err != nil {
+		t.Fatal(err)
+	}
+	applied, err := database.Migrate(ctx, url, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatalf("migrate from the release before test mode: %v", err)
+	}
+	if len(applied) == 0 {
+		t.Fatal("no migration applied after version 11")
+	}
+	var forms []string
+	rows, err := db.QueryContext(ctx, `SELECT pg_get_function_identity_arguments(oid) FROM pg_proc
+		WHERE proname = 'broll_purchase_batch' ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var f string
+		if err := rows.Scan(&f); err != nil {
+			t.Fatal(err)
+		}
+		forms = append(forms, f)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(forms) != 1 || !strings.Contains(forms[0], "in_livemode boolean, in_test_balance bigint") {
+		t.Fatalf("purchase functions after migrate: %q, want today's form alone", forms)
 	}
 }

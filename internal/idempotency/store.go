@@ -143,8 +143,7 @@ func (s *Store) try(ctx context.Context, keyID uuid.UUID, key string, hash []byt
 	var stored, body []byte
 	var r Response
 	var status *int
-	err = s.pool.QueryRow(ctx, `SELECT request_hash, status, coalesce(content_type, ''), body FROM idempotency_keys
-		WHERE api_key_id = $1 AND idem_key = $2`, keyID, key).Scan(&stored, &status, &r.ContentType, &body)
+	err = s.pool.QueryRow(ctx, storedSQL, keyID, key).Scan(&stored, &status, &r.ContentType, &body)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil, nil // released meanwhile: try again
 	}
@@ -179,15 +178,9 @@ func (s *Store) claim(ctx context.Context, keyID uuid.UUID, key string, hash []b
 	}
 	c := &Claim{store: s, keyID: keyID, key: key, hash: hash, conn: conn}
 	var locked bool
-	err = conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(`+lockKey+`)`, keyID, key).Scan(&locked)
+	err = conn.QueryRow(ctx, tryLockSQL, keyID, key).Scan(&locked)
 	if err == nil {
-		err = conn.QueryRow(ctx, `
-			INSERT INTO idempotency_keys AS i (api_key_id, idem_key, request_hash) VALUES ($1, $2, $3)
-			ON CONFLICT (api_key_id, idem_key) DO UPDATE
-			SET request_hash = EXCLUDED.request_hash, status = NULL, content_type = NULL, body = NULL, created_at = now()
-			WHERE i.created_at < now() - $4::interval
-			   OR (i.status IS NULL AND ($6 OR i.created_at < now() - $5::interval))
-			RETURNING created_at`, keyID, key, hash, TTL, s.stale, locked).Scan(&c.token)
+		err = conn.QueryRow(ctx, claimSQL, keyID, key, hash, TTL, s.stale, locked).Scan(&c.token)
 	}
 	if err == nil {
 		return c, nil
@@ -198,10 +191,6 @@ func (s *Store) claim(ctx context.Context, keyID uuid.UUID, key string, hash []b
 	}
 	return nil, err
 }
-
-// lockKey names a key's advisory lock from $1 (the API key id) and $2 (the
-// Idempotency-Key). Two keys sharing a lock only make one wait.
-const lockKey = `hashtextextended('broll:idem:' || $1::text || ':' || $2::text, 0)`
 
 // done gives the claim's connection back, unlocked. A connection that
 // cannot say it unlocked is closed instead, which frees its locks.
@@ -214,7 +203,7 @@ func (c *Claim) done(ctx context.Context, locked bool) {
 	defer func() { <-c.store.owners }()
 	if locked && !conn.Conn().IsClosed() {
 		var unlocked bool
-		if err := conn.QueryRow(ctx, `SELECT pg_advisory_unlock(`+lockKey+`)`, c.keyID, c.key).Scan(&unlocked); err != nil || !unlocked {
+		if err := conn.QueryRow(ctx, unlockSQL, c.keyID, c.key).Scan(&unlocked); err != nil || !unlocked {
 			_ = conn.Conn().Close(ctx)
 		}
 	}
@@ -227,12 +216,10 @@ func (c *Claim) done(ctx context.Context, locked bool) {
 // primary the pool reaches now, where the row is too (the standby was
 // synchronous). Either way the lock is let go.
 func (c *Claim) Finish(ctx context.Context, r Response) error {
-	const finish = `UPDATE idempotency_keys SET status = $5, content_type = $6, body = $7
-		WHERE api_key_id = $1 AND idem_key = $2 AND request_hash = $3 AND created_at = $4 AND status IS NULL`
 	args := []any{c.keyID, c.key, c.hash, c.token, r.Status, r.ContentType, c.store.sealBody(c.keyID, c.key, c.hash, r.Body)}
-	err := c.settle(ctx, finish, args...)
+	err := c.settle(ctx, finishSQL, args...)
 	if err != nil && database.IsUnavailable(err) {
-		_, err = c.store.pool.Exec(ctx, finish, args...)
+		_, err = c.store.pool.Exec(ctx, finishSQL, args...)
 	}
 	return err
 }
@@ -241,9 +228,7 @@ func (c *Claim) Finish(ctx context.Context, r Response) error {
 // claim's connection died, so did its lock, and the row left behind is
 // taken over by the next request at once.
 func (c *Claim) Release(ctx context.Context) error {
-	return c.settle(ctx, `DELETE FROM idempotency_keys
-		WHERE api_key_id = $1 AND idem_key = $2 AND request_hash = $3 AND created_at = $4 AND status IS NULL`,
-		c.keyID, c.key, c.hash, c.token)
+	return c.settle(ctx, releaseSQL, c.keyID, c.key, c.hash, c.token)
 }
 
 // settle runs the statement that ends the claim on its connection and
@@ -260,6 +245,5 @@ func (c *Claim) settle(ctx context.Context, sql string, args ...any) error {
 // purge deletes a batch of expired rows; a failure only leaves them for
 // the next purge.
 func (s *Store) purge(ctx context.Context) {
-	_, _ = s.pool.Exec(ctx, `DELETE FROM idempotency_keys WHERE ctid = ANY (ARRAY(
-		SELECT ctid FROM idempotency_keys WHERE created_at < now() - $1::interval LIMIT 1000))`, TTL)
+	_, _ = s.pool.Exec(ctx, purgeSQL, TTL)
 }

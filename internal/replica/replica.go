@@ -121,8 +121,7 @@ func (r *Reads) check() {
 		// On a replica pg_last_wal_replay_lsn is its progress. A server not
 		// in recovery (promoted, or a primary the URL let through) is not
 		// used.
-		err = pool.QueryRow(ctx, `SELECT pg_is_in_recovery(), coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, false)`,
-			seen).Scan(&standby, &healthy)
+		err = pool.QueryRow(ctx, standbySQL, seen).Scan(&standby, &healthy)
 		if err == nil && !standby {
 			healthy = false
 			// Its connections would stay on it for good: let the next
@@ -131,7 +130,7 @@ func (r *Reads) check() {
 		}
 	}
 	var now string
-	if perr := r.primary.QueryRow(ctx, `SELECT pg_current_wal_lsn()::text`).Scan(&now); perr != nil {
+	if perr := r.primary.QueryRow(ctx, primaryLSNSQL).Scan(&now); perr != nil {
 		now = seen
 	}
 

@@ -12,6 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/catalog"
+	"broll/catalog/media"
+	"broll/catalog/search"
 	"broll/embed"
 	"broll/internal/tasks"
 	"broll/internal/testkit"
@@ -44,11 +46,11 @@ func TestRedisAwayLosesNoWork(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool, _ := testkit.NewPool(t)
-	media, err := catalog.NewLocalMedia(filepath.Join(t.TempDir(), "media"))
+	store, err := media.NewLocal(filepath.Join(t.TempDir(), "media"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	away := catalog.New(pool, media, asynqQueue(unreachableRedis(t)))
+	away := catalog.New(pool, store, asynqQueue(unreachableRedis(t)))
 	jobs := func(kind string) int {
 		t.Helper()
 		var n int
@@ -112,7 +114,7 @@ func TestRedisAwayLosesNoWork(t *testing.T) {
 	qe := embed.NewCachedQueryEmbedder(b, nil, "", 0)
 	semantic := func() int {
 		t.Helper()
-		p, err := away.Search(ctx, catalog.Query{SemanticSearch: "person laughing", Limit: 10}, qe)
+		p, err := search.New(away).Search(ctx, search.Query{SemanticSearch: "person laughing", Limit: 10}, qe)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +154,7 @@ func TestRedisAwayLosesNoWork(t *testing.T) {
 
 	t.Run("Redis back: the relay queues every job", func(t *testing.T) {
 		rdb, _ := testkit.Redis(t)
-		up := catalog.New(pool, media, asynqQueue(rdb))
+		up := catalog.New(pool, store, asynqQueue(rdb))
 		if _, err := up.RelayJobs(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"broll/catalog"
+	"broll/catalog/media"
 	"broll/internal/tasks"
 	"broll/internal/testkit"
 )
@@ -23,14 +24,14 @@ var (
 func TestImportEnqueuesAsynqTasks(t *testing.T) {
 	t.Parallel()
 	pool, _ := testkit.NewPool(t)
-	media, err := catalog.NewLocalMedia(filepath.Join(t.TempDir(), "media"))
+	store, err := media.NewLocal(filepath.Join(t.TempDir(), "media"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	rdb, _ := testkit.Redis(t)
 	client := asynq.NewClientFromRedisClient(rdb)
 	inspector := asynq.NewInspectorFromRedisClient(rdb)
-	svc := catalog.New(pool, media, tasks.NewAsynqQueue(client, inspector))
+	svc := catalog.New(pool, store, tasks.NewAsynqQueue(client, inspector))
 
 	src := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(src, "media"), 0o755); err != nil {

@@ -63,17 +63,35 @@
 -- row, so test traffic does not queue behind live purchases; its purchases
 -- and ledger rows say livemode = false.
 --
--- The arguments changed with test mode and the result's columns with spend
--- limits; CREATE OR REPLACE can change neither, so the older forms are
--- dropped first, in the same transaction.
+-- CREATE OR REPLACE keeps the function's arguments and result columns: a
+-- change of either needs a numbered migration that drops the old form
+-- first (see migrations/README.md). The form before test mode (eight
+-- arguments) is dropped by 00021_drop_old_purchase_batch.sql.
+--
+-- The steps, in order (each CTE below is marked with its step):
+--   1. lock the pool the batch charges (unless every job is a quote);
+--   2. lines: each requested video, what it costs, whether it is on sale
+--      and whether the buyer owns it already;
+--   3. priced: each job's quote and its verdict before money (unknown,
+--      price_changed, quoted, owned, spend_limit_exceeded, or pay);
+--   4. pool: the balance the batch draws from;
+--   5. run: the jobs that pay, in arrival order, against that balance:
+--      bought or insufficient_credits;
+--   6. decided, limited: the verdicts and limits gathered per job;
+--   7. ins: the purchases of the bought jobs;
+--   8. led: their ledger rows;
+--   9. charge: the pool charged once, by the sum of what was inserted;
+--  10. counted: the keys' spend counters moved by their charges;
+--  11. the answer: one row per line.
+-- Steps 7 to 10 write; Postgres runs every data-modifying CTE exactly once,
+-- whether or not the final SELECT reads it, and all of them see the
+-- snapshot the statement started with (hence the ids of step 7 are carried
+-- forward in "inserted" rather than read back from purchases).
 --
 -- plpgsql caches the statement's plan for the session; force_generic_plan
 -- keeps it from re-planning per call for the array sizes (custom plans buy
 -- nothing here: every access is by key through a unique index).
-DROP FUNCTION IF EXISTS broll_purchase_batch(uuid, uuid[], text[], bigint[], boolean[], int[], uuid[], uuid[]);
-DROP FUNCTION IF EXISTS broll_purchase_batch(uuid, uuid[], text[], bigint[], boolean[], int[], uuid[], uuid[],
-                                             boolean, bigint);
-CREATE FUNCTION broll_purchase_batch(
+CREATE OR REPLACE FUNCTION broll_purchase_batch(
     in_account uuid, in_key uuid[], in_email text[], in_expected bigint[], in_dry boolean[],
     in_line_job int[], in_line_video uuid[], in_purchase uuid[], in_livemode boolean, in_test_balance bigint)
 RETURNS TABLE (r_job int, r_verdict text, r_quote bigint, r_available bigint, r_balance bigint,
@@ -84,9 +102,11 @@ LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 AS $$
 BEGIN
-    -- The lock comes first and in a statement of its own, so that the
-    -- purchase statement's snapshot, taken after it, sees every purchase a
-    -- batch committed while this one waited. Quotes need no lock.
+    -- Step 1: the lock comes first and in a statement of its own, so that
+    -- the purchase statement's snapshot, taken after it, sees every purchase
+    -- a batch committed while this one waited. Quotes need no lock. A test
+    -- batch makes its account's test balance row first if it has none, so
+    -- that there is a row to lock.
     IF false = ANY (in_dry) THEN
         IF in_livemode THEN
             PERFORM 1 FROM accounts WHERE id = in_account FOR UPDATE;
@@ -100,6 +120,10 @@ BEGIN
     -- and per-job verdicts are gathered into arrays the same way, so no
     -- step joins a batch with itself.
     WITH RECURSIVE lines AS (
+        -- Step 2: one row per requested video. A line is known when the
+        -- video exists and is on sale (not retired, media passed the probe)
+        -- or the buyer owns it already: an owned clip stays the buyer's
+        -- whatever became of it since, and is returned, never charged.
         SELECT l.job, l.video, l.new_id, in_key[l.job + 1] AS key, in_email[l.job + 1] AS email,
                o.id AS owned_id, o.price_cents AS owned_price, o.purchased_at AS owned_at,
                v.id IS NOT NULL
@@ -119,6 +143,12 @@ BEGIN
               AND coalesce(p.customer_email, '') = in_email[l.job + 1] AND p.video_id = l.video
         ) o ON true
     ), priced AS (
+        -- Step 3: per job, the quote (the known lines it does not own yet)
+        -- and every verdict that needs no money, in this order of
+        -- precedence: a job with an unknown line buys nothing; a changed
+        -- price is refused before a dry run quotes it; a job owning every
+        -- line is answered without a charge; a key whose limit the quote
+        -- would pass is refused. What is left is 'pay', decided by step 5.
         SELECT g.job, g.quote, k.spend_limit_cents AS lim, k.spend_limit_period AS period,
                ks.spent, ks.resets_at,
                CASE
@@ -140,6 +170,9 @@ BEGIN
         LEFT JOIN LATERAL broll_key_spent(k.spend_limit_period, s.day_start, s.day_cents, s.month_start,
                                           s.month_cents, s.total_cents, k.created_at, now()) ks ON k.id IS NOT NULL
     ), pool AS (
+        -- Step 4: what the batch may spend: the live pool (read under the
+        -- lock of step 1) or the test balance. source is the account's own,
+        -- recorded on legacy purchases.
         SELECT a.balance_cents, a.source FROM accounts a WHERE in_livemode AND a.id = in_account
         UNION ALL
         -- A quote before the first test purchase sees what the row will hold.
@@ -147,8 +180,9 @@ BEGIN
                         in_test_balance), NULL
         WHERE NOT in_livemode
     ), run (job, quote, available, remaining, verdict) AS (
-        -- The running sum in arrival order: a job the pool cannot pay is
-        -- refused and spends nothing, so a later, smaller one may still fit.
+        -- Step 5: the running sum in arrival order: a job the pool cannot
+        -- pay is refused and spends nothing, so a later, smaller one may
+        -- still fit.
         SELECT -1, NULL::bigint, NULL::bigint, coalesce((SELECT balance_cents FROM pool), 0), NULL::text
         UNION ALL
         SELECT p.job, p.quote, r.remaining,
@@ -158,6 +192,9 @@ BEGIN
                     ELSE 'insufficient_credits' END
         FROM run r JOIN priced p ON p.job = r.job + 1
     ), decided AS (
+        -- Step 6: the verdicts, quotes and what the pool held at each job's
+        -- turn, as arrays by job (job 0 first), and in "limited" the limits
+        -- each job's key was checked against, for the refusal's answer.
         SELECT array_agg(verdict ORDER BY job) AS verdict, array_agg(quote ORDER BY job) AS quote,
                array_agg(available ORDER BY job) AS available
         FROM run WHERE job >= 0
@@ -166,6 +203,9 @@ BEGIN
                array_agg(spent ORDER BY job) AS spent, array_agg(resets_at ORDER BY job) AS resets_at
         FROM priced
     ), ins AS (
+        -- Step 7: the purchases of the bought jobs' lines not owned yet,
+        -- under the ids the caller chose, in the lock order (key, email,
+        -- video).
         INSERT INTO purchases (id, account_id, api_key_id, video_id, price_cents, tier, legacy, source,
                                customer_email, purchased_at, livemode)
         SELECT l.new_id, in_account, l.key, l.video, l.price, l.tier, l.key IS NULL,
@@ -179,12 +219,17 @@ BEGIN
         ON CONFLICT DO NOTHING
         RETURNING id, api_key_id, price_cents
     ), led AS (
+        -- Step 8: one ledger row per charged purchase (free clips move no
+        -- money), so the ledger keeps summing to the pool.
         INSERT INTO ledger (account_id, amount_cents, kind, purchase_id, api_key_id, note, livemode)
         SELECT in_account, -i.price_cents, 'purchase', i.id, i.api_key_id,
                CASE WHEN i.api_key_id IS NULL THEN 'legacy v0' ELSE '' END, in_livemode
         FROM ins i WHERE i.price_cents > 0
         ORDER BY i.id
     ), charge_live AS (
+        -- Step 9: the pool is charged once, by the sum of what step 7
+        -- inserted (not of what step 5 decided: a row skipped by ON
+        -- CONFLICT costs nothing), on the live row or the test row.
         UPDATE accounts SET balance_cents = balance_cents - (SELECT sum(price_cents) FROM ins)
         WHERE in_livemode AND id = in_account AND EXISTS (SELECT 1 FROM ins WHERE price_cents > 0)
         RETURNING balance_cents
@@ -195,8 +240,8 @@ BEGIN
     ), charge AS (
         SELECT balance_cents FROM charge_live UNION ALL SELECT balance_cents FROM charge_test
     ), counted AS (
-        -- Every key's counters move with its charges, limited or not, so
-        -- that a limit set later starts from what was really spent.
+        -- Step 10: every key's counters move with its charges, limited or
+        -- not, so that a limit set later starts from what was really spent.
         INSERT INTO key_spend AS s (api_key_id, day_start, day_cents, month_start, month_cents, total_cents)
         SELECT i.api_key_id, (now() AT TIME ZONE 'UTC')::date, sum(i.price_cents),
                date_trunc('month', now() AT TIME ZONE 'UTC')::date, sum(i.price_cents), sum(i.price_cents)
@@ -211,6 +256,11 @@ BEGIN
     ), inserted AS (
         SELECT coalesce(array_agg(id), '{}') AS ids FROM ins
     )
+    -- Step 11: one row per line, in job order, with its job's verdict. A
+    -- line is bought when step 7 inserted its new id; otherwise it carries
+    -- the purchase the buyer owned (or nothing) and its price is the quote.
+    -- The balance is the pool after the charge, or as read when nothing
+    -- was charged.
     SELECT l.job, d.verdict[l.job + 1], d.quote[l.job + 1], d.available[l.job + 1],
            coalesce((SELECT balance_cents FROM charge), (SELECT balance_cents FROM pool)),
            l.video, l.known,

@@ -531,6 +531,21 @@ func (e ProblemChecks) Valid() bool {
 	}
 }
 
+// Defines values for ProblemChecksWarmup.
+const (
+	Warming ProblemChecksWarmup = "warming"
+)
+
+// Valid indicates whether the value is a known member of the ProblemChecksWarmup enum.
+func (e ProblemChecksWarmup) Valid() bool {
+	switch e {
+	case Warming:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemCode.
 const (
 	ProblemCodeConflict                ProblemCode = "conflict"
@@ -849,6 +864,27 @@ func (e ReadinessChecksRedis) Valid() bool {
 	case ReadinessChecksRedisOk:
 		return true
 	case ReadinessChecksRedisUnreachable:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReadinessChecksWarmup.
+const (
+	Off        ReadinessChecksWarmup = "off"
+	Unfinished ReadinessChecksWarmup = "unfinished"
+	Warm       ReadinessChecksWarmup = "warm"
+)
+
+// Valid indicates whether the value is a known member of the ReadinessChecksWarmup enum.
+func (e ReadinessChecksWarmup) Valid() bool {
+	switch e {
+	case Off:
+		return true
+	case Unfinished:
+		return true
+	case Warm:
 		return true
 	default:
 		return false
@@ -2423,8 +2459,10 @@ type Problem struct {
 	// Available US dollars, accurate to the cent (`currency` is always `USD`).
 	//
 	// Examples: 10
-	Available *Money                    `json:"available,omitempty"`
-	Checks    *map[string]ProblemChecks `json:"checks,omitempty"`
+	Available *Money `json:"available,omitempty"`
+
+	// Checks `/readyz`: what the node found. `postgres` and `redis`: `ok` or `unreachable`; `warmup` (when Postgres answered): `warming` while the node warms its catalog.
+	Checks *Problem_Checks `json:"checks,omitempty"`
 
 	// Code Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed` and `upload_closed` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
 	Code     ProblemCode      `json:"code"`
@@ -2480,6 +2518,15 @@ type Problem struct {
 
 // ProblemChecks defines model for Problem.Checks.
 type ProblemChecks string
+
+// ProblemChecksWarmup defines model for Problem.Checks.Warmup.
+type ProblemChecksWarmup string
+
+// Problem_Checks `/readyz`: what the node found. `postgres` and `redis`: `ok` or `unreachable`; `warmup` (when Postgres answered): `warming` while the node warms its catalog.
+type Problem_Checks struct {
+	Warmup               *ProblemChecksWarmup     `json:"warmup,omitempty"`
+	AdditionalProperties map[string]ProblemChecks `json:"-"`
+}
 
 // ProblemCode Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed` and `upload_closed` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
 type ProblemCode string
@@ -2659,6 +2706,9 @@ type Readiness struct {
 	Checks struct {
 		Postgres ReadinessChecksPostgres `json:"postgres"`
 		Redis    ReadinessChecksRedis    `json:"redis"`
+
+		// Warmup `warm`: the node ran a search of every kind since it started or Postgres last restarted. `unfinished`: the warm-up did not finish within `BROLL_WARMUP_TIMEOUT` and the node serves anyway. `off`: no warm-up (`BROLL_WARMUP_TIMEOUT=0`). While warming, the answer is 503 with `checks.warmup: warming`.
+		Warmup *ReadinessChecksWarmup `json:"warmup,omitempty"`
 	} `json:"checks"`
 
 	// Status `degraded`: Redis is unreachable; the node serves with its in-process rate limiter and reads revocations from Postgres.
@@ -2670,6 +2720,9 @@ type ReadinessChecksPostgres string
 
 // ReadinessChecksRedis defines model for Readiness.Checks.Redis.
 type ReadinessChecksRedis string
+
+// ReadinessChecksWarmup `warm`: the node ran a search of every kind since it started or Postgres last restarted. `unfinished`: the warm-up did not finish within `BROLL_WARMUP_TIMEOUT` and the node serves anyway. `off`: no warm-up (`BROLL_WARMUP_TIMEOUT=0`). While warming, the answer is 503 with `checks.warmup: warming`.
+type ReadinessChecksWarmup string
 
 // ReadinessStatus `degraded`: Redis is unreachable; the node serves with its in-process rate limiter and reads revocations from Postgres.
 type ReadinessStatus string
@@ -3851,6 +3904,74 @@ func (a Problem) MarshalJSON() ([]byte, error) {
 	return json.Marshal(object)
 }
 
+// Getter for additional properties for Problem_Checks. Returns the specified
+// element and whether it was found
+func (a Problem_Checks) Get(fieldName string) (value ProblemChecks, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for Problem_Checks
+func (a *Problem_Checks) Set(fieldName string, value ProblemChecks) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]ProblemChecks)
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for Problem_Checks to handle AdditionalProperties
+func (a *Problem_Checks) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["warmup"]; found {
+		err = json.Unmarshal(raw, &a.Warmup)
+		if err != nil {
+			return fmt.Errorf("error reading 'warmup': %w", err)
+		}
+		delete(object, "warmup")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]ProblemChecks)
+		for fieldName, fieldBuf := range object {
+			var fieldVal ProblemChecks
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for Problem_Checks to handle AdditionalProperties
+func (a Problem_Checks) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.Warmup != nil {
+		object["warmup"], err = json.Marshal(a.Warmup)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'warmup': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
 
@@ -4373,7 +4494,7 @@ type ClientInterface interface {
 
 	// Readiness Readiness
 	//
-	// 200 when Postgres answers (the node can serve). Redis unreachable still answers 200, with `status: degraded`: the node keeps serving with its in-process limiter, so load balancers should keep it. 503 when Postgres does not answer.
+	// 200 when Postgres answers and the node's catalog is warm (the node can serve at full speed). Redis unreachable still answers 200, with `status: degraded`: the node keeps serving with its in-process limiter, so load balancers should keep it. 503 when Postgres does not answer, and while the node warms its catalog (`checks.warmup: warming`): after it starts and after Postgres restarts, for at most `BROLL_WARMUP_TIMEOUT` (see the operations guide, Readiness and warm-up).
 	//
 	// Corresponds with GET /readyz (the `Readiness` operationId).
 	Readiness(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5282,7 +5403,7 @@ func (c *Client) GetThumbnail(ctx context.Context, videoId openapi_types.UUID, p
 
 // Readiness Readiness
 //
-// 200 when Postgres answers (the node can serve). Redis unreachable still answers 200, with `status: degraded`: the node keeps serving with its in-process limiter, so load balancers should keep it. 503 when Postgres does not answer.
+// 200 when Postgres answers and the node's catalog is warm (the node can serve at full speed). Redis unreachable still answers 200, with `status: degraded`: the node keeps serving with its in-process limiter, so load balancers should keep it. 503 when Postgres does not answer, and while the node warms its catalog (`checks.warmup: warming`): after it starts and after Postgres restarts, for at most `BROLL_WARMUP_TIMEOUT` (see the operations guide, Readiness and warm-up).
 //
 // Corresponds with GET /readyz (the `Readiness` operationId).
 func (c *Client) Readiness(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -8205,7 +8326,7 @@ type ClientWithResponsesInterface interface {
 
 	// ReadinessWithResponse Readiness
 	//
-	// 200 when Postgres answers (the node can serve). Redis unreachable still answers 200, with `status: degraded`: the node keeps serving with its in-process limiter, so load balancers should keep it. 503 when Postgres does not answer.
+	// 200 when Postgres answers and the node's catalog is warm (the node can serve at full speed). Redis unreachable still answers 200, with `status: degraded`: the node keeps serving with its in-process limiter, so load balancers should keep it. 503 when Postgres does not answer, and while the node warms its catalog (`checks.warmup: warming`): after it starts and after Postgres restarts, for at most `BROLL_WARMUP_TIMEOUT` (see the operations guide, Readiness and warm-up).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -13980,7 +14101,7 @@ func (c *ClientWithResponses) GetThumbnailWithResponse(ctx context.Context, vide
 
 // ReadinessWithResponse Readiness
 //
-// 200 when Postgres answers (the node can serve). Redis unreachable still answers 200, with `status: degraded`: the node keeps serving with its in-process limiter, so load balancers should keep it. 503 when Postgres does not answer.
+// 200 when Postgres answers and the node's catalog is warm (the node can serve at full speed). Redis unreachable still answers 200, with `status: degraded`: the node keeps serving with its in-process limiter, so load balancers should keep it. 503 when Postgres does not answer, and while the node warms its catalog (`checks.warmup: warming`): after it starts and after Postgres restarts, for at most `BROLL_WARMUP_TIMEOUT` (see the operations guide, Readiness and warm-up).
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -555,7 +555,7 @@ export interface paths {
         };
         /**
          * Readiness
-         * @description 200 when Postgres answers (the node can serve). Redis unreachable still answers 200, with `status: degraded`: the node keeps serving with its in-process limiter, so load balancers should keep it. 503 when Postgres does not answer.
+         * @description 200 when Postgres answers and the node's catalog is warm (the node can serve at full speed). Redis unreachable still answers 200, with `status: degraded`: the node keeps serving with its in-process limiter, so load balancers should keep it. 503 when Postgres does not answer, and while the node warms its catalog (`checks.warmup: warming`): after it starts and after Postgres restarts, for at most `BROLL_WARMUP_TIMEOUT` (see the operations guide, Readiness and warm-up).
          */
         get: operations["readiness"];
         put?: never;
@@ -844,7 +844,11 @@ export interface components {
             sunset?: string;
             /** Format: uri */
             migration_guide?: string;
+            /** @description `/readyz`: what the node found. `postgres` and `redis`: `ok` or `unreachable`; `warmup` (when Postgres answered): `warming` while the node warms its catalog. */
             checks?: {
+                /** @enum {string} */
+                warmup?: "warming";
+            } & {
                 [key: string]: "ok" | "unreachable";
             };
         } & {
@@ -1717,6 +1721,11 @@ export interface components {
                 postgres: "ok";
                 /** @enum {string} */
                 redis: "ok" | "unreachable";
+                /**
+                 * @description `warm`: the node ran a search of every kind since it started or Postgres last restarted. `unfinished`: the warm-up did not finish within `BROLL_WARMUP_TIMEOUT` and the node serves anyway. `off`: no warm-up (`BROLL_WARMUP_TIMEOUT=0`). While warming, the answer is 503 with `checks.warmup: warming`.
+                 * @enum {string}
+                 */
+                warmup?: "warm" | "unfinished" | "off";
             };
         };
         PurchasePagination: components["schemas"]["Pagination"] & {
@@ -3601,7 +3610,7 @@ export interface operations {
                     "application/json": components["schemas"]["Readiness"];
                 };
             };
-            /** @description Postgres does not answer. */
+            /** @description Postgres does not answer, or the node is warming its catalog. */
             503: {
                 headers: {
                     [name: string]: unknown;

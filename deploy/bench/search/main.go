@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"broll/catalog"
+	"broll/catalog/search"
 	"broll/deploy/bench/benchkit"
 )
 
@@ -69,7 +70,7 @@ func main() {
 	flag.IntVar(&u.clients, "clients", 8, "with -users: concurrent HTTP clients")
 	flag.DurationVar(&u.duration, "duration", 5*time.Second, "with -users: load time per query class")
 	flag.DurationVar(&u.warmup, "warmup", 2*time.Second, "with -users: unmeasured load of each query class (other queries of its kind) before it is measured")
-	flag.IntVar(&u.efSearch, "semantic-ef", catalog.DefaultEfSearch, "with -users: the API's BROLL_SEMANTIC_EF_SEARCH")
+	flag.IntVar(&u.efSearch, "semantic-ef", search.DefaultEfSearch, "with -users: the API's BROLL_SEMANTIC_EF_SEARCH")
 	flag.StringVar(&u.only, "classes", "", "with -users: measure only the query classes whose name contains this (the id lookup always)")
 	flag.StringVar(&u.reuse, "reuse", "", "with -users: the URL of a database an earlier run kept (-keep): measure it again, migrated to this build, without importing")
 	flag.Parse()
@@ -149,5 +150,5 @@ func run(o options) error {
 	fmt.Printf("sizes: table %s, whole-catalog HNSW index %s, per-emotion HNSW indexes %s, shared_buffers %s\n",
 		table, index, emotionIndexes, buffers)
 
-	return measureSearch(ctx, pool, catalog.New(pool, nil, nil), o, vecs.withSeed(o.seed+1))
+	return measureSearch(ctx, pool, search.New(catalog.New(pool, nil, nil)), o, vecs.withSeed(o.seed+1))
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"broll/catalog"
+	"broll/catalog/search"
 	"broll/deploy/bench/benchkit"
 	"broll/internal/database"
 )
@@ -38,22 +39,22 @@ type scenario struct {
 	name   string
 	where  string // extra conditions on $4, $5
 	values func(rng *rand.Rand) []any
-	query  func(values []any) catalog.Query
+	query  func(values []any) search.Query
 }
 
 func scenarios() []scenario {
 	emotions, genders := catalog.Emotions(), catalog.Genders()
 	return []scenario{
 		{"unfiltered", "", func(*rand.Rand) []any { return nil },
-			func([]any) catalog.Query { return catalog.Query{} }},
+			func([]any) search.Query { return search.Query{} }},
 		{"emotion(7.7%)", "AND v.emotion = $4",
 			func(rng *rand.Rand) []any { return []any{emotions[rng.IntN(len(emotions))]} },
-			func(v []any) catalog.Query { return catalog.Query{Emotion: v[0].(string)} }},
+			func(v []any) search.Query { return search.Query{Emotion: v[0].(string)} }},
 		{"emotion+gender(2.6%)", "AND v.emotion = $4 AND v.gender = $5",
 			func(rng *rand.Rand) []any {
 				return []any{emotions[rng.IntN(len(emotions))], genders[rng.IntN(len(genders))]}
 			},
-			func(v []any) catalog.Query { return catalog.Query{Emotion: v[0].(string), Gender: v[1].(string)} }},
+			func(v []any) search.Query { return search.Query{Emotion: v[0].(string), Gender: v[1].(string)} }},
 	}
 }
 
@@ -136,7 +137,7 @@ type fixedEmbedder struct{ vec []float32 }
 func (f *fixedEmbedder) EmbedQuery(context.Context, string) ([]float32, error) { return f.vec, nil }
 func (f *fixedEmbedder) Model() string                                         { return benchModel }
 
-func measureSearch(ctx context.Context, pool *pgxpool.Pool, svc *catalog.Service, o options, vecs *vectorSource) error {
+func measureSearch(ctx context.Context, pool *pgxpool.Pool, svc *search.Service, o options, vecs *vectorSource) error {
 	rng := rand.New(rand.NewPCG(o.seed, 4))
 	queries := make([][]float32, o.queries)
 	for i := range queries {
@@ -229,7 +230,7 @@ func explain(ctx context.Context, pool *pgxpool.Pool, o options, q []float32) er
 }
 
 // otherQueries times the rest of what a catalog client calls, for scale.
-func otherQueries(ctx context.Context, svc *catalog.Service) error {
+func otherQueries(ctx context.Context, svc *search.Service) error {
 	fmt.Println("other catalog queries:")
 	cases := []struct {
 		name string
@@ -237,19 +238,19 @@ func otherQueries(ctx context.Context, svc *catalog.Service) error {
 	}{
 		{"filters (GET /broll/filters)", func() error { _, err := svc.Filters(ctx); return err }},
 		{"list newest, emotion filter", func() error {
-			_, err := svc.Search(ctx, catalog.Query{Emotion: "happy"}, nil)
+			_, err := svc.Search(ctx, search.Query{Emotion: "happy"}, nil)
 			return err
 		}},
 		{"list by price, page 50", func() error {
-			_, err := svc.Search(ctx, catalog.Query{SortBy: catalog.SortPrice, Offset: 980}, nil)
+			_, err := svc.Search(ctx, search.Query{SortBy: search.SortPrice, Offset: 980}, nil)
 			return err
 		}},
 		{"keyword search \"laughing phone\"", func() error {
-			_, err := svc.Search(ctx, catalog.Query{Search: "laughing phone"}, nil)
+			_, err := svc.Search(ctx, search.Query{Search: "laughing phone"}, nil)
 			return err
 		}},
 		{"keyword prefix \"unbox\"", func() error {
-			_, err := svc.Search(ctx, catalog.Query{Search: "unbox"}, nil)
+			_, err := svc.Search(ctx, search.Query{Search: "unbox"}, nil)
 			return err
 		}},
 	}

@@ -19,19 +19,14 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"broll/catalog"
+	"broll/catalog/media"
+	"broll/deploy/bench/benchkit"
 	"broll/embed"
 	"broll/internal/database"
 )
 
 // The model name the benchmark's vectors are stored under.
 const benchModel = "bench-random"
-
-var (
-	people  = []string{"Woman", "Man", "Young woman", "Older man", "Teenager", "Couple"}
-	actions = []string{"laughing at a phone", "drinking coffee", "driving a car", "unboxing a package",
-		"waving at the camera", "cooking dinner", "walking a dog", "working on a laptop"}
-	places = []string{"home", "kitchen", "car", "office", "street", "cafe", "park", "gym", "beach", "bedroom"}
-)
 
 // importThroughput sends n generated clips through catalog.Import, the
 // path of `brollctl clips import` and the ops endpoint: parse, validate,
@@ -59,17 +54,17 @@ func importThroughput(ctx context.Context, pool *pgxpool.Pool, n int, seed uint6
 	var lines bytes.Buffer
 	enc := json.NewEncoder(&lines)
 	for i := range n {
-		c := randomClip(rng, i)
+		c := benchkit.RandomClip(rng, i)
 		c.MediaFile, c.PreviewFile, c.ThumbnailFile = "full.avi", "preview.gif", "thumb.jpg"
 		if err := enc.Encode(c); err != nil {
 			return 0, err
 		}
 	}
-	media, err := catalog.NewLocalMedia(mediaDir)
+	store, err := media.NewLocal(mediaDir)
 	if err != nil {
 		return 0, err
 	}
-	svc := catalog.New(pool, media, nil)
+	svc := catalog.New(pool, store, nil)
 	start := time.Now()
 	res, err := svc.Import(ctx, &lines, src, nil)
 	elapsed := time.Since(start)
@@ -81,18 +76,6 @@ func importThroughput(ctx context.Context, pool *pgxpool.Pool, n int, seed uint6
 	}
 	_, err = pool.Exec(ctx, `DELETE FROM videos`)
 	return elapsed, err
-}
-
-func randomClip(rng *rand.Rand, i int) catalog.VideoInput {
-	emotions, genders, ages := catalog.Emotions(), catalog.Genders(), catalog.AgeRanges()
-	dur, vir := math.Round((3+rng.Float64()*27)*10)/10, rng.IntN(101)
-	return catalog.VideoInput{
-		Title: fmt.Sprintf("%s %s #%d", people[rng.IntN(len(people))], actions[rng.IntN(len(actions))], i),
-		Tags:  []string{"ugc", places[rng.IntN(len(places))]}, Emotion: emotions[rng.IntN(len(emotions))],
-		Gender: genders[rng.IntN(len(genders))], AgeRange: ages[rng.IntN(len(ages))],
-		Location: places[rng.IntN(len(places))], Orientation: catalog.Orientations()[rng.IntN(3)],
-		Difficulty: []string{"easy", "medium", "hard"}[rng.IntN(3)], DurationSeconds: &dur, ViralityScore: &vir,
-	}
 }
 
 // vectorSource draws the benchmark's unit vectors. "uniform" draws them
@@ -196,7 +179,7 @@ func (r *clipRows) Next() bool {
 	if r.i == r.n {
 		return false
 	}
-	c := randomClip(r.rng, r.i)
+	c := benchkit.RandomClip(r.rng, r.i)
 	id := uuid.New()
 	r.row = []any{id, c.Title, c.Tags, c.Emotion, c.Gender, c.AgeRange, c.Location, c.Orientation,
 		*c.DurationSeconds, *c.ViralityScore, c.Difficulty, "clips/" + id.String() + "/full.avi",

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -68,14 +65,14 @@ func runUsers(o userOptions) error {
 		fmt.Printf("search benchmark (users): %d clips (%d with vectors), %d clients over HTTP, %s per query class after %s of warm-up, hnsw.ef_search %d\n",
 			o.clips, o.vectors, o.clients, o.duration, o.warmup, o.efSearch)
 		start := time.Now()
-		if err := importCatalog(ctx, pool, o); err != nil {
+		if err := benchkit.ImportCatalog(ctx, pool, o.clips, o.seed); err != nil {
 			return fmt.Errorf("import: %w", err)
 		}
 		imported := time.Since(start)
 		fmt.Printf("import (catalog.Import, JSON Lines, 3 media files per clip): %d clips in %s = %.0f clips/s\n",
 			o.clips, imported.Round(time.Millisecond), float64(o.clips)/imported.Seconds())
 		start = time.Now()
-		if err := embedCatalog(ctx, pool, builtin, o.vectors); err != nil {
+		if err := benchkit.EmbedCatalog(ctx, pool, builtin, o.vectors); err != nil {
 			return fmt.Errorf("embed: %w", err)
 		}
 		fmt.Printf("embeddings (built-in embedder, StoreEmbeddings, HNSW indexes built after): %d in %s\n",
@@ -181,132 +178,6 @@ func runUsers(o userOptions) error {
 	return nil
 }
 
-// importCatalog writes o.clips generated clips as JSON Lines and imports
-// them in chunks (one import holds its clips in memory), each clip with
-// three small media files that the import copies into media storage.
-func importCatalog(ctx context.Context, pool *pgxpool.Pool, o userOptions) error {
-	src, err := os.MkdirTemp("", "broll-bench-src-*")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(src)
-	mediaDir, err := os.MkdirTemp("", "broll-bench-media-*")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(mediaDir)
-	files := map[string][]byte{"full.avi": []byte("RIFF0000AVI "), "preview.gif": []byte("GIF89a"), "thumb.jpg": {0xff, 0xd8, 0xff}}
-	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(src, name), data, 0o644); err != nil {
-			return err
-		}
-	}
-	media, err := catalog.NewLocalMedia(mediaDir)
-	if err != nil {
-		return err
-	}
-	svc := catalog.New(pool, media, nil)
-	rng := rand.New(rand.NewPCG(o.seed, 2))
-	const chunk = 20_000
-	for done := 0; done < o.clips; {
-		n := min(chunk, o.clips-done)
-		var lines bytes.Buffer
-		enc := json.NewEncoder(&lines)
-		for i := range n {
-			c := randomClip(rng, done+i)
-			c.MediaFile, c.PreviewFile, c.ThumbnailFile = "full.avi", "preview.gif", "thumb.jpg"
-			if err := enc.Encode(c); err != nil {
-				return err
-			}
-		}
-		res, err := svc.Import(ctx, &lines, src, nil)
-		if err != nil {
-			return err
-		}
-		if res.Created != n {
-			return fmt.Errorf("created %d of %d clips", res.Created, n)
-		}
-		done += n
-		// The media files are not what is measured; keep the disk free.
-		if err := os.RemoveAll(mediaDir); err != nil {
-			return err
-		}
-		if err := os.MkdirAll(mediaDir, 0o755); err != nil {
-			return err
-		}
-	}
-	// Only clips whose media passed the probe are listed; these files are a
-	// few bytes standing in for videos, so record them as the worker's media
-	// job records a file that passed (catalog sqlMediaDone), and measure the
-	// catalog a customer sees.
-	_, err = pool.Exec(ctx, `UPDATE videos SET media_status = 'ready', media_error = NULL,
-		media_processed_at = now(), retired_at = nullif(retired_at, 'infinity'::timestamptz)
-		WHERE media_status = 'pending'`)
-	return err
-}
-
-// embedCatalog embeds the first n clips (by id) as the worker does
-// (EmbeddingInputs, the embedder, StoreEmbeddings) with the HNSW indexes
-// dropped, then builds them again from their own definitions: one build is
-// far faster than n graph inserts, and is how a large catalog is loaded.
-func embedCatalog(ctx context.Context, pool *pgxpool.Pool, e embed.Embedder, n int) error {
-	indexes, err := database.Select(ctx, pool, func(r pgx.CollectableRow) (hnswIndex, error) {
-		var ix hnswIndex
-		return ix, r.Scan(&ix.name, &ix.def)
-	}, `
-		SELECT indexname, indexdef FROM pg_indexes
-		WHERE tablename = 'videos' AND indexdef LIKE '%USING hnsw%' ORDER BY indexname`)
-	if err != nil {
-		return err
-	}
-	for _, ix := range indexes {
-		if _, err := pool.Exec(ctx, `DROP INDEX `+pgx.Identifier{ix.name}.Sanitize()); err != nil {
-			return err
-		}
-	}
-	ids, err := database.Select(ctx, pool, pgx.RowTo[uuid.UUID], `SELECT id FROM videos ORDER BY id LIMIT $1`, n)
-	if err != nil {
-		return err
-	}
-	svc := catalog.New(pool, nil, nil)
-	const batch = 500
-	for i := 0; i < len(ids); i += batch {
-		inputs, err := svc.EmbeddingInputs(ctx, ids[i:min(i+batch, len(ids))])
-		if err != nil {
-			return err
-		}
-		texts := make([]string, len(inputs))
-		for j, in := range inputs {
-			texts[j] = in.Text
-		}
-		vecs, err := e.Embed(ctx, embed.Document, texts)
-		if err != nil {
-			return err
-		}
-		embs := make([]catalog.Embedding, len(inputs))
-		for j, in := range inputs {
-			embs[j] = catalog.Embedding{ID: in.ID, Vector: vecs[j]}
-		}
-		if err := svc.StoreEmbeddings(ctx, e.Model(), embs); err != nil {
-			return err
-		}
-	}
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, `SET maintenance_work_mem = '1GB'`); err != nil {
-		return err
-	}
-	for _, ix := range indexes {
-		if _, err := conn.Exec(ctx, ix.def); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func sampleIDs(ctx context.Context, pool *pgxpool.Pool, n int) ([]uuid.UUID, error) {
 	return database.Select(ctx, pool, pgx.RowTo[uuid.UUID], `SELECT id FROM videos TABLESAMPLE SYSTEM (5) LIMIT $1`, n)
 }
@@ -339,9 +210,7 @@ func queryClasses(ids []uuid.UUID) []queryClass {
 	pick := func(rng *rand.Rand, xs []string) string { return xs[rng.IntN(len(xs))] }
 	q := func(v url.Values) string { return "?" + v.Encode() }
 	semantic := func(rng *rand.Rand) url.Values {
-		return url.Values{"semantic_search": {fmt.Sprintf("%s %s in the %s",
-			people[rng.IntN(len(people))], actions[rng.IntN(len(actions))], places[rng.IntN(len(places))])},
-			"limit": {"10"}}
+		return url.Values{"semantic_search": {benchkit.SemanticQuery(rng)}, "limit": {"10"}}
 	}
 	semanticFiltered := func(rng *rand.Rand) url.Values {
 		v := semantic(rng)

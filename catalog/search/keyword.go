@@ -1,0 +1,162 @@
+package search
+
+import (
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+
+	"broll/catalog"
+)
+
+// A keyword search ranked by relevance, with no filter beside its words, is
+// served from video_terms (migration 00013), where each word's clips are
+// indexed best first: for each of the query's first keywordWalkWords words
+// (and, as a word is also a prefix, up to keywordExpansions indexed words
+// it begins) the search
+// walks that word's clips in order of impact, keeps those that match the
+// whole query, and stops when it has walkDepth of them or after
+// keywordWalkCap clips. The candidates are then ranked by ts_rank as
+// before. No step reads every clip a common word is in: the first page of
+// a two-word search costs a few hundred index entries whatever the
+// catalog's size.
+//
+// A deeper page walks deeper (walkDepth), and its cursor keeps it after
+// the rows already shown, so a page never repeats a clip; a clip the
+// shallower walk of an earlier page had not reached may rank above that
+// page's cursor and is then not shown, which is the price of not ranking
+// every match.
+//
+// When the walks find too few candidates to fill the page, the words
+// are rare together (or alone) and the full-text index, which then has few
+// matches to hand back, serves the search instead (keywordRankedSQL). With
+// filters the walk could pass over many clips the filters refuse, so
+// filtered keyword searches use the full-text index, which combines with
+// the filters'.
+const (
+	// keywordWalkWords is how many of the query's words are walked. Every
+	// match has all of them, so the first words' walks find candidates
+	// for the whole query; more walks would only cost more.
+	keywordWalkWords = 2
+	// keywordWalkCap bounds the clips each walk looks at: words that
+	// rarely appear together stop here and go to the full-text index. With
+	// keywordWalkWords and keywordExpansions it bounds a search's walking
+	// at 8,000 index entries, whatever words a client sends.
+	keywordWalkCap = 1000
+	// keywordExpansions is how many indexed words a query word may stand
+	// for as a prefix ("cook" also walks "cookbook" and "cooki"), taken
+	// in byte order from the word itself.
+	keywordExpansions = 4
+)
+
+// walkReach is how far into the ranking a page reaches.
+func walkReach(q Query) int {
+	if q.after != nil {
+		return q.after.n + q.Limit
+	}
+	return q.Offset + q.Limit
+}
+
+// walkDepth is how many clips matching the whole query each of a search's
+// walked words keeps for a page: together twice as many as the page
+// reaches, so that the ranking has candidates past the page's edge, and
+// each enough to fill the page alone.
+func walkDepth(q Query, words int) int {
+	reach := walkReach(q)
+	return min(max(reach+1, (2*reach+words-1)/max(words, 1)), keywordScanCandidates)
+}
+
+// keywordWalkSQL is the page of a ranked keyword search read from
+// video_terms. words are the query's words as typed (prefixTerms); match is
+// the tsquery every result satisfies and rankQuery the one its relevance is
+// ranked by (ts_rank), both as already built on b. The last column of every row is the number of
+// candidates; when the page is empty one row carries only that count
+// (collectWalk).
+func keywordWalkSQL(b *sqlBuilder, q Query, words []string, match, rankQuery string) statement {
+	after := ""
+	if q.after != nil {
+		after = "\n\t\tWHERE (r.rank, r.id) < (" + b.arg(q.after.key) + ", " + b.arg(q.after.id) + ")"
+	}
+	// Each posting carries its clip's words (doc, migration 00015), so a
+	// walk checks the clips it passes against the whole query in the walk
+	// index alone and stops at its LIMIT; only the candidates' rows are
+	// read, to rank them. ts_match_vq is @@ as a function, which no index
+	// serves, so the planner cannot turn the walk around into a full-text
+	// scan of every match. The query and the rank's query are made once
+	// (the query CTE), not once per clip: a reused (generic) plan does not
+	// fold them into constants.
+	sql := `
+	WITH words AS (
+		SELECT DISTINCT l.lexeme COLLATE "C" AS lo
+		FROM unnest(` + b.arg(words) + `::text[]) w(word), unnest(to_tsvector('english', w.word)) l
+	), lexemes AS (
+		SELECT DISTINCT x.lexeme FROM words w CROSS JOIN LATERAL (
+			WITH RECURSIVE r(lexeme, n) AS (
+				(SELECT t.lexeme, 1 FROM video_terms t
+				 WHERE t.lexeme >= w.lo AND t.lexeme < w.lo || chr(1114111) ORDER BY t.lexeme LIMIT 1)
+				UNION ALL
+				SELECT (SELECT t.lexeme FROM video_terms t
+				        WHERE t.lexeme > r.lexeme AND t.lexeme < w.lo || chr(1114111) ORDER BY t.lexeme LIMIT 1), r.n + 1
+				FROM r WHERE r.lexeme IS NOT NULL AND r.n < ` + strconv.Itoa(keywordExpansions) + `
+			)
+			SELECT r.lexeme FROM r WHERE r.lexeme IS NOT NULL
+		) x
+	), query AS MATERIALIZED (
+		SELECT ` + match + ` AS match, ` + rankQuery + ` AS rank
+	), candidates AS MATERIALIZED (
+		SELECT DISTINCT m.video_id FROM lexemes x CROSS JOIN LATERAL (
+			SELECT p.video_id FROM (
+				SELECT t.video_id, t.impact, t.doc FROM video_terms t WHERE t.lexeme = x.lexeme
+				ORDER BY t.impact DESC, t.video_id DESC
+				LIMIT ` + strconv.Itoa(keywordWalkCap) + `
+			) p
+			WHERE ts_match_vq(p.doc, (SELECT match FROM query))
+			ORDER BY p.impact DESC, p.video_id DESC
+			LIMIT ` + strconv.Itoa(walkDepth(q, len(words))) + `
+		) m
+	), ranked AS (
+		SELECT v.id, ts_rank(v.search_tsv, (SELECT rank FROM query)) AS rank
+		FROM candidates c JOIN videos v ON v.id = c.video_id AND v.retired_at IS NULL
+	), page AS (
+		SELECT r.id, r.rank FROM ranked r` + after + `
+		ORDER BY r.rank DESC, r.id DESC
+		LIMIT ` + b.arg(q.Limit+1) + " OFFSET " + b.arg(q.Offset) + `
+	)
+	SELECT ` + catalog.VideoColumns + `, NULL::float8, m.rank, n.n
+	FROM (SELECT count(*) AS n FROM ranked) n
+	LEFT JOIN page m ON true
+	LEFT JOIN videos v ON v.id = m.id
+	ORDER BY m.rank DESC, v.id DESC`
+	return statement{sql: sql, args: b.args}
+}
+
+// collectWalk reads keywordWalkSQL's rows: the page and the number of
+// candidates the walks found.
+func collectWalk(rows pgx.Rows, err error) ([]row, int, error) {
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var out []row
+	n := 0
+	for rows.Next() {
+		if rows.RawValues()[0] == nil {
+			// No page: the one row holds the count alone.
+			vals, err := rows.Values()
+			if err != nil {
+				return nil, 0, err
+			}
+			if c, ok := vals[len(vals)-1].(int64); ok {
+				n = int(c)
+			}
+			continue
+		}
+		var r row
+		var c int64
+		if r.video, err = catalog.ScanVideo(rows, &r.key, &c); err != nil {
+			return nil, 0, err
+		}
+		n = int(c)
+		out = append(out, r)
+	}
+	return out, n, rows.Err()
+}

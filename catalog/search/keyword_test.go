@@ -1,0 +1,245 @@
+package search
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"broll/catalog"
+	"broll/catalog/catalogtest"
+)
+
+// walkFixture is a catalog where "sunset" is in many clips, in the title of
+// some, the tags of others and the description of the rest, with "beach"
+// beside it in a third of them and "zebra" in five: enough matches for a
+// ranked keyword search to be served by the walk of video_terms.
+type walkFixture struct {
+	*catalogtest.Catalog
+	svc *Service
+}
+
+func newWalkFixture(t *testing.T) walkFixture {
+	t.Helper()
+	b := catalogtest.New(t, nil)
+	if _, err := b.Pool.Exec(b.Ctx, `
+		INSERT INTO videos (id, title, description, tags, emotion, gender, difficulty, media_key)
+		SELECT gen_random_uuid(),
+		       CASE WHEN i % 5 = 0 THEN 'Sunset over the water ' || i ELSE 'Quiet evening ' || i END,
+		       CASE WHEN i % 5 = 2 THEN 'a long sunset walk' WHEN i % 50 = 3 THEN 'sunset with a zebra' ELSE 'plain clip' END
+		         || CASE WHEN i % 3 = 0 THEN ' on the beach' ELSE '' END,
+		       CASE WHEN i % 5 = 1 THEN ARRAY['sunset', 'golden'] ELSE ARRAY['evening'] END,
+		       'neutral', CASE WHEN i % 2 = 0 THEN 'female' ELSE 'male' END, 'easy', 'clips/walk/' || i
+		FROM generate_series(1, 250) AS i`); err != nil {
+		t.Fatal(err)
+	}
+	return walkFixture{Catalog: b, svc: New(b.Cat)}
+}
+
+// ranked is the oracle: every live clip matching the search's words,
+// ranked as the catalog ranks them, by a scan of the whole table.
+func (f walkFixture) ranked(t *testing.T, search string) []uuid.UUID {
+	t.Helper()
+	rows, err := f.Pool.Query(f.Ctx, `
+		SELECT id FROM videos
+		WHERE retired_at IS NULL AND search_tsv @@ to_tsquery('english', $2)
+		ORDER BY ts_rank(search_tsv, websearch_to_tsquery('english', $1) || to_tsquery('english', $2)) DESC, id DESC`,
+		search, prefixTSQuery(search))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []uuid.UUID
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, id)
+	}
+	return out
+}
+
+// walked runs the walk of q alone and says how many candidates it found.
+func (f walkFixture) walked(t *testing.T, q Query) int {
+	t.Helper()
+	if err := q.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	sq := buildSearch(q, nil, "")
+	if sq.walk == nil {
+		t.Fatalf("search %+v is not served by the walk", q)
+	}
+	_, n, err := collectWalk(f.Pool.Query(f.Ctx, sq.walk.sql, sq.walk.args...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func ids(vs []catalog.Video) []uuid.UUID {
+	out := make([]uuid.UUID, len(vs))
+	for i, v := range vs {
+		out[i] = v.ID
+	}
+	return out
+}
+
+func TestKeywordWalk(t *testing.T) {
+	t.Parallel()
+	f := newWalkFixture(t)
+	search := func(q Query) Page {
+		t.Helper()
+		p, err := f.svc.Search(f.Ctx, q, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+
+	// One word: the walk's first page is the exact best twenty, as a
+	// word's impact is its rank.
+	all := f.ranked(t, "sunset")
+	if len(all) < 100 {
+		t.Fatalf("fixture: %d sunset clips", len(all))
+	}
+	if n := f.walked(t, Query{Search: "sunset"}); n <= DefaultLimit {
+		t.Fatalf("walk found %d candidates", n)
+	}
+	p := search(Query{Search: "sunset"})
+	if got := ids(p.Videos); !slices.Equal(got, all[:DefaultLimit]) {
+		t.Fatalf("first page:\n got %v\nwant %v", got, all[:DefaultLimit])
+	}
+	if !p.HasMore || p.NextCursor == "" || p.Total != len(all) {
+		t.Fatalf("has_more %v cursor %q total %d (want %d)", p.HasMore, p.NextCursor, p.Total, len(all))
+	}
+
+	// Paged by cursor to the end: each clip once, every one a match, in
+	// rank order, and every match of the word reached.
+	seen := map[uuid.UUID]bool{}
+	var order []uuid.UUID
+	for cursor, pages := "", 0; ; pages++ {
+		if pages > 20 {
+			t.Fatal("paging does not end")
+		}
+		p := search(Query{Search: "sunset", Cursor: cursor, Limit: 25})
+		for _, v := range p.Videos {
+			if seen[v.ID] {
+				t.Fatalf("clip %s shown twice", v.ID)
+			}
+			seen[v.ID] = true
+			order = append(order, v.ID)
+		}
+		if p.NextCursor == "" {
+			break
+		}
+		cursor = p.NextCursor
+	}
+	if !slices.Equal(order, all) {
+		t.Errorf("paged %d clips, want the %d matches in rank order", len(order), len(all))
+	}
+
+	// Two words: every result has both, best first.
+	both := f.ranked(t, "sunset beach")
+	p = search(Query{Search: "sunset beach", Limit: 10})
+	if len(p.Videos) != 10 {
+		t.Fatalf("sunset beach: %d results", len(p.Videos))
+	}
+	for i, v := range p.Videos {
+		if !slices.Contains(both, v.ID) {
+			t.Fatalf("sunset beach: %s does not match", v.ID)
+		}
+		if i > 0 && slices.Index(both, v.ID) < slices.Index(both, p.Videos[i-1].ID) {
+			t.Errorf("sunset beach: result %d out of rank order", i)
+		}
+	}
+	if got := ids(p.Videos)[:3]; !slices.Equal(got, both[:3]) {
+		t.Errorf("sunset beach: best three %v, want %v", got, both[:3])
+	}
+
+	// A prefix walks the words it begins.
+	if got := ids(search(Query{Search: "suns"}).Videos); !slices.Equal(got, all[:DefaultLimit]) {
+		t.Errorf("prefix suns: %v", got)
+	}
+
+	// Words rare together: the walks find too few and the full-text
+	// index answers, with every match.
+	if n := f.walked(t, Query{Search: "sunset zebra"}); n > DefaultLimit {
+		t.Fatalf("sunset zebra walked %d candidates", n)
+	}
+	zebra := f.ranked(t, "sunset zebra")
+	if got := ids(search(Query{Search: "sunset zebra"}).Videos); len(zebra) < 3 || !slices.Equal(got, zebra) {
+		t.Errorf("sunset zebra: %v, want %v", got, zebra)
+	}
+
+	// Filters take the full-text path, combined with the filters' indexes.
+	if q := (Query{Search: "sunset", Gender: "female"}); q.Validate() == nil && buildSearch(q, nil, "").walk != nil {
+		t.Error("a filtered keyword search is walked")
+	}
+	for _, v := range search(Query{Search: "sunset", Gender: "female", Limit: 100}).Videos {
+		if v.Gender != "female" {
+			t.Fatalf("filter ignored: %s is %s", v.ID, v.Gender)
+		}
+	}
+}
+
+// TestKeywordPostingsFollowTheClip checks that video_terms follows a clip's
+// words through the import's upsert and its retirement: a clip whose title
+// gains the word comes first, and a retired one goes.
+func TestKeywordPostingsFollowTheClip(t *testing.T) {
+	t.Parallel()
+	f := newWalkFixture(t)
+	media := f.WriteFile(t, "media/full.avi", []byte("RIFF0000AVI "))
+	id := uuid.New()
+	in := catalog.VideoInput{ID: id.String(), Title: "Plain evening scene", Description: "a sunset far away", Emotion: "neutral",
+		Gender: "male", Difficulty: "easy", MediaFile: media}
+	if _, err := f.Cat.ImportVideos(f.Ctx, []catalog.VideoInput{in}, f.Src, nil); err != nil {
+		t.Fatal(err)
+	}
+	catalogtest.MediaPassed(t, f.Pool)
+	first := func() uuid.UUID {
+		t.Helper()
+		p, err := f.svc.Search(f.Ctx, Query{Search: "sunset", Limit: 1}, nil)
+		if err != nil || len(p.Videos) != 1 {
+			t.Fatalf("search: %v (%d results)", err, len(p.Videos))
+		}
+		return p.Videos[0].ID
+	}
+	if first() == id {
+		t.Fatal("a description-only clip ranks first")
+	}
+	// The word now in the title, twice, and in the tags: the best clip.
+	in.Title, in.Tags = "Sunset, sunset over the sea", []string{"sunset"}
+	if _, err := f.Cat.ImportVideos(f.Ctx, []catalog.VideoInput{in}, f.Src, nil); err != nil {
+		t.Fatal(err)
+	}
+	catalogtest.MediaPassed(t, f.Pool)
+	if got := first(); got != id {
+		t.Fatalf("retitled clip is not first: %s", got)
+	}
+	var stale int
+	if err := f.Pool.QueryRow(f.Ctx, `
+		SELECT count(*) FROM video_terms t WHERE t.video_id = $1
+		AND NOT EXISTS (SELECT 1 FROM videos v, unnest(v.search_tsv) u
+		                WHERE v.id = t.video_id AND u.lexeme = t.lexeme AND t.impact = broll_term_impact(v.search_tsv, u.lexeme)
+		                  AND t.doc = strip(v.search_tsv))`,
+		id).Scan(&stale); err != nil || stale != 0 {
+		t.Fatalf("postings left from the old words: %d (%v)", stale, err)
+	}
+	if _, err := f.Cat.Retire(f.Ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if got := first(); got == id {
+		t.Fatal("retired clip still found")
+	}
+	// Retired, the clip leaves the walk's postings, and a re-import (which
+	// leaves it retired) does not put them back.
+	in.Title = "Sunset, sunset, sunset"
+	if _, err := f.Cat.ImportVideos(f.Ctx, []catalog.VideoInput{in}, f.Src, nil); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := f.Pool.QueryRow(f.Ctx, `SELECT count(*) FROM video_terms WHERE video_id = $1`, id).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("a retired clip keeps %d postings (%v)", left, err)
+	}
+}

@@ -1,0 +1,421 @@
+package search
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/pgvector/pgvector-go"
+
+	"broll/catalog"
+)
+
+// sqlBuilder assembles the dynamic search statements. Values travel as $n
+// arguments; the SQL text is made of the constants and column names in
+// this file, chosen by validated enums, plus (for semantic rankings) an
+// emotion from catalog.Emotions() and the page's integer bounds.
+type sqlBuilder struct {
+	args  []any
+	conds []string
+}
+
+// arg adds a value and returns its placeholder.
+func (b *sqlBuilder) arg(v any) string {
+	b.args = append(b.args, v)
+	return "$" + strconv.Itoa(len(b.args))
+}
+
+func (b *sqlBuilder) where(cond string) { b.conds = append(b.conds, cond) }
+
+// enumLiteral writes a validated enum value into the SQL text, quoted as a
+// string constant (quotes doubled, although no enum value has one).
+func enumLiteral(v string) string { return "'" + strings.ReplaceAll(v, "'", "''") + "'" }
+
+func (b *sqlBuilder) whereSQL() string { return strings.Join(b.conds, "\n\t  AND ") }
+
+func (b *sqlBuilder) clone() *sqlBuilder {
+	return &sqlBuilder{args: slices.Clone(b.args), conds: slices.Clone(b.conds)}
+}
+
+// statement is one SQL text with its arguments.
+type statement struct {
+	sql  string
+	args []any
+}
+
+// searchSQL is what a search runs: the page (one row more than the limit,
+// which tells whether there is a next page; each row ends with its sort
+// key, for the next cursor) and the capped count.
+type searchSQL struct {
+	page statement
+	// walk, when set, is the page read from video_terms (keywordWalkSQL),
+	// tried before page.
+	walk  *statement
+	count statement
+	// estimate is EXPLAIN of count: how many rows match and what the
+	// count would cost, without running it.
+	estimate statement
+	// window is how far the count goes: a total above it is reported as
+	// the window, not exact.
+	window int
+	// planOnce says the page (a semantic ranking) runs on the plan its
+	// connection made the first time, without the arguments
+	// (Query.plainFilters): planning it anew cost 0.7-1.1 ms, a sixth of
+	// the search, as videos has some thirty indexes to weigh.
+	planOnce bool
+}
+
+// maxPrefixTerms bounds the words turned into prefix matches.
+const maxPrefixTerms = 16
+
+// buildSearch turns a validated query into SQL. vec and model are the
+// query embedding and its model when q.SemanticSearch is set.
+func buildSearch(q Query, vec []float32, model string) searchSQL {
+	b := &sqlBuilder{}
+	b.where("v.retired_at IS NULL")
+	eq := func(col, val string) {
+		if val != "" {
+			b.where(col + " = " + b.arg(val))
+		}
+	}
+	if q.Emotion != "" && q.semanticRanked() {
+		// Each emotion has its own graph (a partial index), which a plan
+		// made without the arguments can use only if the emotion is in
+		// the text. It is one of catalog.Emotions() (Validate).
+		b.where("v.emotion = " + enumLiteral(q.Emotion))
+	} else {
+		eq("v.emotion", q.Emotion)
+	}
+	eq("v.gender", q.Gender)
+	eq("v.age_range", q.AgeRange)
+	eq("v.location", q.Location)
+	eq("v.media_type", q.MediaType)
+	eq("v.orientation", q.Orientation)
+	eq("v.difficulty", q.Difficulty)
+	eq("v.model_id", q.ModelID)
+	// A clip without a duration (an image) fails any duration bound.
+	if q.MinDuration != nil {
+		b.where("v.duration_seconds >= " + b.arg(*q.MinDuration))
+	}
+	if q.MaxDuration != nil {
+		b.where("v.duration_seconds <= " + b.arg(*q.MaxDuration))
+	}
+	if q.MinVirality != nil {
+		b.where("v.virality_score >= " + b.arg(*q.MinVirality))
+	}
+	if q.Owned != nil {
+		owned := catalog.OwnsSQL(b.arg(q.KeyID), "v.id")
+		if !*q.Owned {
+			owned = "NOT " + owned
+		}
+		b.where(owned)
+	}
+
+	// rank is a clip's relevance to the words, ts_rank of rankQuery.
+	rank, rankQuery := "", ""
+	var rankWith func() string
+	// estimateWith is the keyword condition the planner is asked about
+	// when it differs from the one that matches (below); kw is the index
+	// of the matching one in b.conds.
+	var estimateWith func(*sqlBuilder) string
+	kw := -1
+	prefix := ""
+	if q.Search != "" {
+		if p := prefixTSQuery(q.Search); p != "" {
+			// Every clip the words match, their prefixes match too, so
+			// the prefix query alone finds the matches: the index then
+			// walks one AND of terms instead of an OR of two, which cost a
+			// fifth more on a common pair. The rank counts whole words
+			// above prefixes.
+			// The words' own query is an argument of the rank alone, so it
+			// is added after the count has taken its arguments (below).
+			prefix = "to_tsquery('english', " + b.arg(p) + ")"
+			kw = len(b.conds)
+			b.where("v.search_tsv @@ " + prefix)
+			// The planner knows how often each word occurs, but not how
+			// often its prefixes do: it guesses a fixed share per prefix,
+			// so two words were estimated at 40 clips where 12,000
+			// matched, and counted. The words OR-ed with their prefixes
+			// match the same clips (a word is its own prefix) and are
+			// estimated from what the planner knows.
+			estimateWith = func(e *sqlBuilder) string {
+				return "v.search_tsv @@ (websearch_to_tsquery('english', " + e.arg(q.Search) + ") || " + prefix + ")"
+			}
+			if q.SortBy == SortRelevance {
+				rankWith = func() string {
+					return "websearch_to_tsquery('english', " + b.arg(q.Search) + ") || " + prefix
+				}
+			}
+		} else {
+			tsq := "websearch_to_tsquery('english', " + b.arg(q.Search) + ")"
+			b.where("v.search_tsv @@ " + tsq)
+			rankQuery = tsq
+		}
+	}
+	if q.SemanticSearch != "" {
+		// Only vectors of the query's model are comparable with it.
+		b.where("v.embedding_status = 'ready'")
+		b.where("v.embedding_model = " + b.arg(model))
+	}
+
+	// The count stops one past CountBound: beyond it the planner's
+	// estimate is the total (Search), as counting every row of a large
+	// catalog would cost more than the page itself.
+	c := b.clone()
+	where := c.whereSQL()
+	count := statement{
+		sql:  "SELECT count(*) FROM (SELECT 1 FROM videos v WHERE " + where + " LIMIT " + c.arg(CountBound+1) + ") matches",
+		args: c.args,
+	}
+	estimate := statement{sql: "EXPLAIN (FORMAT JSON) " + count.sql, args: count.args}
+	if estimateWith != nil {
+		e := b.clone()
+		e.conds[kw] = estimateWith(e)
+		estimate = statement{
+			sql:  "EXPLAIN (FORMAT JSON) SELECT count(*) FROM (SELECT 1 FROM videos v WHERE " + e.whereSQL() + " LIMIT " + e.arg(CountBound+1) + ") matches",
+			args: e.args,
+		}
+	}
+	if rankWith != nil {
+		rankQuery = rankWith()
+	}
+	if rankQuery != "" {
+		rank = "ts_rank(v.search_tsv, " + rankQuery + ")"
+	}
+	window := MaxResultWindow
+	if q.semanticRanked() {
+		window = MaxSemanticWindow
+		return searchSQL{page: nearestSQL(b, q, vec), count: count, estimate: estimate, window: window,
+			planOnce: q.plainFilters()}
+	}
+
+	similarity := "NULL::float8"
+	if q.SemanticSearch != "" {
+		similarity = "1 - (v.embedding <=> " + b.arg(pgvector.NewVector(vec)) + ")"
+	}
+	if rank != "" && q.SortBy == SortRelevance {
+		sq := searchSQL{count: count, estimate: estimate, window: window}
+		// The words alone (and the retired check): the walk serves it.
+		if q.SemanticSearch == "" && kw >= 0 && len(b.conds) == 2 {
+			w := b.clone()
+			words := prefixTerms(q.Search)
+			st := keywordWalkSQL(w, q, words[:min(len(words), keywordWalkWords)], prefix, rankQuery)
+			sq.walk = &st
+		}
+		sq.page = keywordRankedSQL(b, q, rank, similarity)
+		return sq
+	}
+	key, dir := sortKey(q, rank)
+	if q.after != nil {
+		cmp := " > "
+		if dir == "DESC" {
+			cmp = " < "
+		}
+		b.where("(" + key + ", v.id)" + cmp + "(" + b.arg(q.after.key) + ", " + b.arg(q.after.id) + ")")
+	}
+	pageWhere := ""
+	if len(b.conds) > 0 {
+		pageWhere = "\n\tWHERE " + b.whereSQL()
+	}
+	// With plain filters the bounds are written into the text: Postgres
+	// then finds the plan it makes without the arguments as cheap as the
+	// ones made for them, and keeps it (plan_cache_mode auto), so the
+	// connection stops planning the statement (0.2-0.3 ms, half of a
+	// filtered page's time in Postgres). Given as arguments, a LIMIT is
+	// costed as a tenth of the matches and the plan is made every time.
+	limit, offset := strconv.Itoa(q.Limit+1), strconv.Itoa(q.Offset)
+	if !q.plainFilters() {
+		limit, offset = b.arg(q.Limit+1), b.arg(q.Offset)
+	}
+	order := key + " " + dir + ", v.id " + dir
+	sql := "SELECT " + catalog.VideoColumns + ", " + similarity + ", " + key + `
+	FROM videos v` + pageWhere + `
+	ORDER BY ` + order + `
+	LIMIT ` + limit + " OFFSET " + offset
+	if q.Offset > 0 && similarity == "NULL::float8" && indexOnlyPage(q, key, len(b.conds)) {
+		// Deep in the list by offset: find the page's ids in the sort
+		// index alone (an index-only scan over the skipped entries), then
+		// read the rows of the page only. Read whole, the skipped rows
+		// were fetched from the heap to be thrown away: page 50 by price
+		// read 1,001 rows for 21 (2.5 ms against 0.5).
+		sql = `
+	WITH page AS MATERIALIZED (
+		SELECT v.id, ` + key + ` AS key
+		FROM videos v` + pageWhere + `
+		ORDER BY ` + order + `
+		LIMIT ` + limit + " OFFSET " + offset + `
+	)
+	SELECT ` + catalog.VideoColumns + ", " + similarity + `, p.key
+	FROM page p JOIN videos v ON v.id = p.id
+	ORDER BY p.key ` + dir + ", v.id " + dir
+	}
+	return searchSQL{page: statement{sql: sql, args: b.args}, count: count, estimate: estimate, window: window}
+}
+
+// indexOnlyPage says whether a list page's ids can be found in its sort
+// index alone: the key is a column the index holds (not an expression,
+// whose column Postgres would fetch from the heap), and the conditions
+// (n of them, the retired check first) are at most an emotion, which the
+// emotion's sort indexes (migration 00005) hold too.
+func indexOnlyPage(q Query, key string, n int) bool {
+	if key != "v.price_cents" && key != "v.created_at" {
+		return false
+	}
+	return n == 1 || (n == 2 && q.Emotion != "" && q.Gender == "" && q.AgeRange == "" && q.Location == "" &&
+		q.MediaType == "" && q.Orientation == "" && q.Difficulty == "" && q.ModelID == "" && q.plainFilters())
+}
+
+// keywordRankedSQL pages a keyword search by relevance. Ranking reads each
+// candidate's tsvector: at most keywordScanCandidates matches are ranked, the
+// first the full-text index yields, instead of every match of a common
+// word. The candidates are ranked, sorted and cut to the page by id and
+// rank alone; only the page's rows are then joined for their columns (a
+// join before the sort fetched every candidate's row a second time).
+func keywordRankedSQL(b *sqlBuilder, q Query, rank, similarity string) statement {
+	cands := `SELECT v.id, ` + rank + ` AS rank FROM videos v WHERE ` + b.whereSQL() + `
+			LIMIT ` + b.arg(keywordScanCandidates)
+	after := ""
+	if q.after != nil {
+		after = "\n\t\tWHERE (c.rank, c.id) < (" + b.arg(q.after.key) + ", " + b.arg(q.after.id) + ")"
+	}
+	sql := "SELECT " + catalog.VideoColumns + ", " + similarity + `, m.rank
+	FROM (
+		SELECT c.id, c.rank FROM (` + cands + `) c` + after + `
+		ORDER BY c.rank DESC, c.id DESC
+		LIMIT ` + b.arg(q.Limit+1) + " OFFSET " + b.arg(q.Offset) + `
+	) m JOIN videos v ON v.id = m.id
+	ORDER BY m.rank DESC, v.id DESC`
+	return statement{sql: sql, args: b.args}
+}
+
+// keywordScanCandidates bounds the matches a keyword search served by the
+// full-text index ranks by relevance (with filters, or words rare
+// together): the first that many matches are ranked and paged, all of them
+// when fewer match. A common word would otherwise cost a read of every row
+// it is in.
+const keywordScanCandidates = 1000
+
+// CountBound is how far a search counts its matches exactly: past it the
+// total is the planner's estimate (total_exact false). Counting stops at
+// a thousand index entries, so the count costs less than the page.
+const CountBound = 1000
+
+// nearestSQL finds the clips nearest to the query vector. The inner query
+// is the shape the HNSW index serves (ORDER BY distance LIMIT n over videos
+// alone, the filters checked as the index yields rows); with iterative
+// scans in relaxed order it may return them slightly out of order, and the
+// graphs hold halfvec copies (migration 00005), whose distance differs from
+// the full vector's in the third decimal. So the index query takes
+// rerankMargin candidates more than the page, and the outer query ranks
+// them by the full vector's distance: that order, the similarity shown and
+// the cursor all use it, and a near-tie the halfvec rounding swapped across
+// the page's edge is put back. MATERIALIZED keeps the planner from merging
+// the two, which would hide the LIMIT from the index scan; the distance is
+// a LATERAL subquery (OFFSET 0 keeps it one) so each candidate's full
+// vector is read from TOAST and compared once. After a cursor the walk
+// takes the clips up to it again (they are at most the window) and the
+// outer query passes over them.
+//
+// The index query's LIMIT is written into the text, as the emotion is
+// (buildSearch), so that a plan made once, without the arguments, still
+// sees how few rows it wants and which graph serves them: see
+// searchSQL.planOnce.
+func nearestSQL(b *sqlBuilder, q Query, vec []float32) statement {
+	dist := "v.embedding::halfvec(768) <=> " + b.arg(pgvector.NewHalfVector(vec)) + "::halfvec(768)"
+	before := q.Offset
+	if q.after != nil {
+		before = q.after.n
+	}
+	inner := b.whereSQL()
+	full := "v.embedding <=> " + b.arg(pgvector.NewVector(vec))
+	after := ""
+	if q.after != nil {
+		after = "\n\tWHERE (r.distance, v.id) > (" + b.arg(q.after.key) + "::float8, " + b.arg(q.after.id) + ")"
+	}
+	sql := `
+	WITH nearest AS MATERIALIZED (
+		SELECT v.id
+		FROM videos v
+		WHERE ` + inner + `
+		ORDER BY ` + dist + `
+		LIMIT ` + strconv.Itoa(before+q.Limit+1+rerankMargin) + `
+	)
+	SELECT ` + catalog.VideoColumns + `, 1 - r.distance, r.distance
+	FROM nearest n JOIN videos v ON v.id = n.id
+	CROSS JOIN LATERAL (SELECT ` + full + ` AS distance OFFSET 0) r` + after + `
+	ORDER BY r.distance, v.id
+	LIMIT ` + b.arg(q.Limit+1) + ` OFFSET ` + b.arg(q.Offset)
+	return statement{sql: sql, args: b.args}
+}
+
+// rerankMargin is how many candidates beyond the page the index query
+// yields for the ranking by the full vector: more than the near-ties the
+// halfvec rounding can swap across a page's edge.
+const rerankMargin = 10
+
+// sortKey is the sort key of a listing and its direction; the listing is
+// ordered by (key, id) in that direction, which the indexes of migration
+// 00005 yield in order (the expressions here are theirs, character for
+// character). Clips without a duration or virality score come last in
+// either direction: their key is past the end of the order.
+func sortKey(q Query, rank string) (key, dir string) {
+	desc := q.SortOrder != SortAsc
+	dir = "ASC"
+	if desc {
+		dir = "DESC"
+	}
+	switch q.SortBy {
+	case SortPrice:
+		return "v.price_cents", dir
+	case SortDuration:
+		if desc {
+			return "coalesce(v.duration_seconds, '-1'::float8)", dir
+		}
+		return "coalesce(v.duration_seconds, 'Infinity'::float8)", dir
+	case SortVirality:
+		if desc {
+			return "coalesce(v.virality_score, -1)", dir
+		}
+		return "coalesce(v.virality_score, 101)", dir
+	case SortRelevance:
+		if rank != "" {
+			return rank, "DESC"
+		}
+	}
+	return "v.created_at", dir
+}
+
+// prefixTSQuery turns the words of a plain keyword query into a tsquery
+// that requires each of them as a word prefix ("coff" finds "coffee"). A
+// query that uses websearch operators (quotes, "or", a leading "-") gets
+// none: widening it would let back what a "-word" excluded. The result
+// holds only letters, digits and tsquery operators, so it cannot be
+// malformed.
+func prefixTSQuery(search string) string {
+	terms := prefixTerms(search)
+	for i, t := range terms {
+		terms[i] = t + ":*"
+	}
+	return strings.Join(terms, " & ")
+}
+
+// prefixTerms are the words of a plain keyword query, lower-cased and cut
+// at anything but letters and digits, at most maxPrefixTerms; none for a
+// query with websearch operators.
+func prefixTerms(search string) []string {
+	var terms []string
+	for _, f := range strings.Fields(search) {
+		if strings.ContainsRune(f, '"') || strings.HasPrefix(f, "-") || strings.EqualFold(f, "or") {
+			return nil
+		}
+		words := strings.FieldsFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		for _, w := range words {
+			if len(terms) == maxPrefixTerms {
+				return terms
+			}
+			terms = append(terms, strings.ToLower(w))
+		}
+	}
+	return terms
+}
