@@ -127,7 +127,7 @@ var vocabulary = []concept{
 	{"reaction", []string{"reaction", "reacting", "reacts", "facepalm", "hands on face",
 		"covering mouth"}},
 
-	// The activities and objects of the demo catalog (catalog/seed_words.go)
+	// The activities and objects of the demo catalog (demo/words.go)
 	// that the concepts above do not cover. Each lists the catalog's own
 	// words; the WordNet lexicon joins other words for the same things to
 	// them (lexicon.go).
