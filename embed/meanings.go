@@ -10,13 +10,13 @@ const (
 	// meaningWeight is the total weight of one word's WordNet meanings,
 	// hashed like words: two words that share meanings ("spaghetti" and
 	// "pasta") overlap there even when no concept joins them.
-	meaningWeight = 1.0
-	// A word outside the vocabulary joins a concept when the closest
-	// meaning they share scores at least linkThreshold (see linkScore),
+	meaningWeight = 0.5
+	// A word outside the vocabulary joins a concept when the meanings they
+	// share score at least linkThreshold together (see linkScore),
 	// weighing linkWeight times that score of a vocabulary phrase's
 	// weight, at most the whole of it.
-	linkThreshold = 0.25
-	linkWeight    = 1.5
+	linkThreshold = 0.2
+	linkWeight    = 1.0
 )
 
 // meanings joins the WordNet lexicon to the vocabulary: for every meaning
@@ -81,7 +81,7 @@ func (b *Builtin) addMeanings(tf *textFeatures, toks []string, covered []bool) {
 		for _, f := range feats {
 			tf.hashed = append(tf.hashed, hashedFeature{meaningHash(f.id), meaningWeight * float64(f.w*m.lex.idf[f.id]) / norm})
 			for _, l := range m.links[f.id] {
-				link[l.concept] = max(link[l.concept], linkScore(f, l))
+				link[l.concept] += linkScore(f, l)
 			}
 		}
 		if !slices.Contains(covered[i:i+n], true) {
@@ -97,9 +97,11 @@ func (b *Builtin) addMeanings(tf *textFeatures, toks []string, covered []bool) {
 
 // linkScore says how close a word is to a concept through one meaning they
 // share: the word's weight for it times the concept's (which holds its
-// rarity). The closest shared meaning decides: the same synset (a synonym)
-// scores most, a hypernym ("croon" is a way to "sing") as much as the
-// relation weighs, a generic one ("person") hardly anything.
+// rarity). The scores of every shared meaning add up: the same synset (a
+// synonym) scores most, a hypernym ("croon" is a way to "sing") as much as
+// the relation weighs, a generic one ("person") hardly anything, and a
+// word that meets a concept through several weak meanings ("grumpy" is
+// "annoyed and irritable") joins it where a single one would not.
 func linkScore(f lexFeature, l conceptLink) float32 { return f.w * l.w }
 
 // match finds the longest lexicon phrase starting at token i and returns
