@@ -38,9 +38,8 @@ lint: fmt-check vet lint-go lint-openapi
 # deploy/local/golangci-lint.sh) with .golangci.yml: the import directions of
 # the layers (depguard; the rules are in .golangci.yml), unused code, error wrapping (errorlint),
 # unchecked errors, staticcheck and gocritic.
-GOLANGCI_LINT_VERSION ?= v2.15.0
 lint-go:
-	GOLANGCI_LINT_VERSION=$(GOLANGCI_LINT_VERSION) bash deploy/local/golangci-lint.sh run ./...
+	bash deploy/local/golangci-lint.sh run ./...
 
 # Lints api/openapi.json with redocly.yaml (errors fail; the accepted
 # warnings are listed in .redocly.lint-ignore.yaml).

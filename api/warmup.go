@@ -43,9 +43,10 @@ const (
 const restartCheckEvery = 5 * time.Second
 
 // Warmup keeps a node out of its load balancer until its catalog is warm.
-// A node, or a Postgres, that has just started serves semantic search ten
-// to ninety times slower for its first minute (graphs not in memory, new
-// connections planning and mapping everything afresh): /readyz answers
+// A node, or a Postgres, that has just started serves semantic search many
+// times slower for its first minute (graphs not in memory, new connections
+// planning and mapping everything afresh; docs/performance.md has the
+// figures): /readyz answers
 // 503 until a warm-up (search.Service.Warm) has run every kind of search,
 // for at most BROLL_WARMUP_TIMEOUT, after which the node serves anyway and
 // logs it. When Postgres restarts while the node runs, the node drops its
