@@ -74,7 +74,7 @@ func TestCompressedBodies(t *testing.T) {
 	for _, s := range surfaces {
 		t.Run(s.name, func(t *testing.T) {
 			send := e.send
-			code := func(r response) string { return problemOf(t, r).Code + ": " + problemOf(t, r).Detail }
+			code := func(r response) string { return string(problemOf(t, r).Code) + ": " + problemOf(t, r).Detail }
 			if s.html {
 				send = e.sendUnchecked
 				code = func(response) string { return "" }

@@ -128,7 +128,7 @@ func NewNode(ctx context.Context, cfg config.Config, o NodeOptions) (_ *Node, er
 	n.Usage = tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
 	n.Gate = tenancy.NewGate(rdb, cfg.RedisPrefix, cfg.RateLimitPerMinute, n.Usage, n.Logger)
 	n.Metrics = metrics.NewRegistry()
-	queue := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
+	queue := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb), cfg.RedisPrefix)
 	cat := catalog.New(pool, n.Media, queue).WithReads(reads)
 	srch := search.New(cat).WithEfSearch(cfg.SemanticEfSearch)
 	qe := embed.NewCachedQueryEmbedder(embedder, rdb, cfg.RedisPrefix+"qemb:", embed.DefaultQueryCacheTTL)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"broll/clients/go/brollclient"
 	"broll/tenancy"
 )
 
@@ -30,7 +31,7 @@ func TestOpsImportWithRedisAway(t *testing.T) {
 		{"title": "Man reading a book", "emotion": "curious", "gender": "male", "difficulty": "hard", "media_file": full},
 	}
 	r := e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, clips)
-	if got := expect[importResult](t, r, 200); got != (importResult{Created: 2, Queued: 2}) {
+	if got := expect[brollclient.ImportResult](t, r, 200); got != (brollclient.ImportResult{Created: 2, Queued: 2}) {
 		t.Fatalf("import with Redis away: %s", r.raw)
 	}
 	var embedJobs, mediaJobs, videos int

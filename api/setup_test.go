@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/catalog/media"
+	"broll/clients/go/brollclient"
 	"broll/internal/config"
 	"broll/internal/testkit"
 	"broll/tenancy"
@@ -53,17 +54,18 @@ type envOpts struct {
 	s3 bool
 }
 
-// setup builds API nodes over one fresh database and one Redis database,
+// setup builds API nodes over one fresh database and one Redis key prefix,
 // each node with its own caches, as separate processes would have.
 func setup(t testing.TB, o envOpts) *testEnv {
 	t.Helper()
 	pool, dbURL := testkit.NewPool(t)
-	rdb, redisURL := testkit.Redis(t)
+	rds := testkit.Redis(t)
+	rdb := rds.Client
 	if o.nodes == 0 {
 		o.nodes = 1
 	}
 	cfg, err := config.Load(func(k string) string {
-		return map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_MEDIA_DIR": t.TempDir(), "BROLL_IMPORT_DIR": t.TempDir(),
+		return map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": rds.URL, "BROLL_REDIS_PREFIX": rds.Prefix, "BROLL_MEDIA_DIR": t.TempDir(), "BROLL_IMPORT_DIR": t.TempDir(),
 			"BROLL_SIGNING_KEY": config.GenerateSecret(), "BROLL_PUBLIC_URL": "http://api.test",
 			"BROLL_LOG_LEVEL": "debug", "BROLL_EMBED_PROVIDER": "builtin"}[k]
 	})
@@ -116,14 +118,18 @@ type response struct {
 
 // buy purchases the clips with key through node n; anything but 200
 // fails the test.
-func (e *testEnv) buy(t *testing.T, n int, key string, ids ...uuid.UUID) purchaseResult {
+func (e *testEnv) buy(t *testing.T, n int, key string, ids ...uuid.UUID) brollclient.PurchaseResult {
 	t.Helper()
 	r := e.do(t, n, "POST", "/api/v1/broll/purchase", key, map[string]any{"video_ids": ids})
 	if r.status != 200 {
 		t.Fatalf("purchase %v: %d %s", ids, r.status, r.raw)
 	}
-	return decode[purchaseResult](t, r)
+	return decode[brollclient.PurchaseResult](t, r)
 }
+
+// downloadLink is the download link of the i-th clip of a purchase's
+// answer, "" when it has none.
+func downloadLink(lines []brollclient.PurchaseLine, i int) string { return deref(lines[i].DownloadUrl) }
 
 // do sends one request to node n through the real fiber router, with key
 // as the bearer key when it is not empty.
@@ -223,8 +229,10 @@ func expect[T any](t testing.TB, r response, status int) T {
 	return decode[T](t, r)
 }
 
-// problemOf reads an error body.
-func problemOf(t testing.TB, r response) problem { return errorOf[problem](t, r) }
+// problemOf reads an error body as the contract's Problem.
+func problemOf(t testing.TB, r response) brollclient.Problem {
+	return errorOf[brollclient.Problem](t, r)
+}
 
 // errorOf reads an error: a problem, or the result of a failed MCP tool
 // call. Errors carry extension members beyond the ones the tests read, so
@@ -249,7 +257,7 @@ func checkProblem(t *testing.T, what string, r response) {
 		t.Errorf("%s: body status %v != %d", what, p.Status, r.status)
 	}
 	for _, m := range []struct{ name, value string }{
-		{"type", p.Type}, {"title", p.Title}, {"detail", p.Detail}, {"code", p.Code}, {"request_id", p.RequestID},
+		{"type", p.Type}, {"title", p.Title}, {"detail", p.Detail}, {"code", string(p.Code)}, {"request_id", p.RequestId},
 	} {
 		if m.value == "" {
 			t.Errorf("%s: problem body lacks %q: %s", what, m.name, r.raw)

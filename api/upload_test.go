@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"testing"
 
+	"broll/clients/go/brollclient"
 	"broll/tenancy"
 )
 
@@ -37,8 +38,8 @@ func TestLocalUploadStreamsPastBodyLimit(t *testing.T) {
 		return res.StatusCode
 	}
 	newUpload := func() (id, u string) {
-		up := expect[uploadBody](t, e.do(t, 0, "POST", uploadsPath, ops.Secret, map[string]any{"filename": "big.webm", "content_type": "video/webm", "size": size}), 201)
-		return up.UploadID, up.URL
+		up := expect[brollclient.Upload](t, e.do(t, 0, "POST", uploadsPath, ops.Secret, map[string]any{"filename": "big.webm", "content_type": "video/webm", "size": size}), 201)
+		return up.UploadId.String(), up.Url
 	}
 
 	id, u := newUpload()

@@ -153,8 +153,8 @@ func TestRevokedKeyPurchaseHasNoLink(t *testing.T) {
 	for i, k := range []tenancy.IssuedKey{gone, kept} {
 		mustBuy(ctx, t, svc, billingtest.Principal(a, k), vids[i:i+1])
 	}
-	rdb, _ := testkit.Redis(t)
-	if _, err := tenancy.NewRevoker(tenancy.New(pool), rdb, "test:", nil).Revoke(ctx, tenancy.KeysOfAccount(a.ID), gone.ID); err != nil {
+	rds := testkit.Redis(t)
+	if _, err := tenancy.NewRevoker(tenancy.New(pool), rds.Client, rds.Prefix, nil).Revoke(ctx, tenancy.KeysOfAccount(a.ID), gone.ID); err != nil {
 		t.Fatal(err)
 	}
 	q, _ := billing.ListParams{}.Parse(a.Root)

@@ -24,29 +24,23 @@ const VideoColumns = `
 	v.preview_key IS NOT NULL, v.thumbnail_key IS NOT NULL, v.created_at,
 	nullif(v.retired_at, ` + notLive + `)`
 
-// sqlGetVideo finds a live clip, or a retired one that keyID owns: a
-// retired clip leaves the catalog but not its buyers' libraries. A clip
-// whose media is not sound is not live (notLive): nobody can have bought
-// it, unless it was re-imported with a new file after the sale, and then
-// its buyer keeps it as a retired clip's buyer does.
-var sqlGetVideo = `
-	SELECT ` + VideoColumns + `, NULL::float8
-	FROM videos v
-	WHERE v.id = $1
-	  AND (v.retired_at IS NULL OR ` + OwnsSQL("$2", "v.id") + `)`
-
 // keyPurchase joins, as o, the purchase by which key $2 owns the clip v
 // (none: o.id is NULL), for the clip read at the edge (video_cache.go).
 var keyPurchase = `LEFT JOIN LATERAL (SELECT p.id FROM ` + ownership("$2", "v.id") + `) o ON true`
 
-// sqlVideoVersion finds a clip key $2 may see (sqlGetVideo's rule) with
-// the version of its row (xmin) and the key's purchase of it.
+// sqlVideoVersion finds clip $1 if key $2 may see it, with the version of
+// its row (xmin) and the key's purchase of it. A key sees a live clip, or
+// a retired one it owns: a retired clip leaves the catalog but not its
+// buyers' libraries. A clip whose media is not sound is not live
+// (notLive): nobody can have bought it, unless it was re-imported with a
+// new file after the sale, and then its buyer keeps it as a retired clip's
+// buyer does.
 var sqlVideoVersion = `
 	SELECT v.xmin, o.id
 	FROM videos v ` + keyPurchase + `
 	WHERE v.id = $1 AND (v.retired_at IS NULL OR o.id IS NOT NULL)`
 
-// sqlVideoForKey reads clip $1 as sqlGetVideo does for key $2, with the
+// sqlVideoForKey reads clip $1 as sqlVideoVersion finds it for key $2, with the
 // version of its row and the key's purchase of it.
 var sqlVideoForKey = `
 	SELECT ` + VideoColumns + `, NULL::float8, v.xmin, o.id

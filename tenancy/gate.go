@@ -14,6 +14,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/time/rate"
+
+	"broll/internal/redisx"
 )
 
 // Decision is the outcome of admitting one request.
@@ -108,7 +110,7 @@ func (g *Gate) admit(ctx context.Context, p Principal, count bool) (Decision, er
 			g.usage.count(ctx, pipe, p.KeyID, now)
 		}
 	}
-	res, err := redis_rate.NewLimiter(rr).Allow(ctx, "key:"+p.KeyID.String(), limit)
+	res, err := redisx.Limiter(rr, g.prefix).Allow(ctx, "key:"+p.KeyID.String(), limit)
 	if err != nil {
 		return g.admitLocally(p, limit, now, err), nil
 	}

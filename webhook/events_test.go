@@ -91,8 +91,8 @@ func TestEveryEventTypeArrivesSigned(t *testing.T) {
 			t.Fatalf("purchase over the limit: %v", err)
 		}
 	}
-	rdb, _ := testkit.Redis(t)
-	revoker := tenancy.NewRevoker(tenants, rdb, "test:", nil)
+	rds := testkit.Redis(t)
+	revoker := tenancy.NewRevoker(tenants, rds.Client, rds.Prefix, nil)
 	if _, err := revoker.Revoke(ctx, tenancy.CustomerKeysOf(b.acct.Root), key.ID); err != nil {
 		t.Fatal(err)
 	}

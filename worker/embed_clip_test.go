@@ -139,7 +139,7 @@ func TestFailingEmbedderRetriesThenArchivesAndRecovers(t *testing.T) {
 	// `brollctl clips reembed --failed` does. The archived task holds the
 	// clip's task id, so it is deleted first.
 	srv.Fail(0)
-	if err := e.insp.DeleteTask(tasks.QueueEmbed, taskID(id)); err != nil {
+	if err := e.insp.DeleteTask(e.embedQueue, e.taskID(id)); err != nil {
 		t.Fatal(err)
 	}
 	e.enqueue(t, id)
@@ -171,14 +171,14 @@ func TestBadPayloadIsArchived(t *testing.T) {
 	e := setup(t)
 	e.start(t, worker.Options{Embedder: embed.NewBuiltin()})
 	task := asynq.NewTask(tasks.TaskEmbedClip, []byte(`{"video_id":"not-a-uuid"}`),
-		asynq.Queue(tasks.QueueEmbed), asynq.TaskID("bad"), asynq.MaxRetry(5))
+		asynq.Queue(e.embedQueue), asynq.TaskID("bad"), asynq.MaxRetry(5))
 	if _, err := e.client.Enqueue(task); err != nil {
 		t.Fatal(err)
 	}
 	var info *asynq.TaskInfo
 	waitFor(t, 10*time.Second, func() bool {
 		var err error
-		info, err = e.insp.GetTaskInfo(tasks.QueueEmbed, "bad")
+		info, err = e.insp.GetTaskInfo(e.embedQueue, "bad")
 		return err == nil && info.State == asynq.TaskStateArchived
 	}, func() string { return fmt.Sprintf("task %+v not archived", info) })
 	if info.Retried != 0 {
@@ -195,18 +195,17 @@ func TestKilledMidJobLosesNothing(t *testing.T) {
 	blocking := newBlocking()
 	stop := e.start(t, worker.Options{Embedder: blocking, ShutdownTimeout: 200 * time.Millisecond})
 	waitStarted(t, blocking)
-	start := time.Now()
+	// The job never ends: stop returns once asynq gives up on it after
+	// ShutdownTimeout (stop fails the test if the worker outlives its own
+	// deadline).
 	if err := stop(); err != nil {
 		t.Fatal(err)
-	}
-	if took := time.Since(start); took > 10*time.Second {
-		t.Errorf("stopping took %s", took)
 	}
 	if s := e.state(t, id); s.Status != "pending" {
 		t.Fatalf("after the kill: %+v, want pending", s)
 	}
 	// The task went back to its queue, not to the retry or archive sets.
-	info, err := e.insp.GetTaskInfo(tasks.QueueEmbed, taskID(id))
+	info, err := e.insp.GetTaskInfo(e.embedQueue, e.taskID(id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +286,7 @@ func (e *env) waitTaskDone(t *testing.T, id uuid.UUID) {
 	t.Helper()
 	var err error
 	waitFor(t, 20*time.Second, func() bool {
-		_, err = e.insp.GetTaskInfo(tasks.QueueEmbed, taskID(id))
+		_, err = e.insp.GetTaskInfo(e.embedQueue, e.taskID(id))
 		return errors.Is(err, asynq.ErrTaskNotFound)
 	}, func() string { return fmt.Sprintf("task of %s still there (%v)", id, err) })
 }

@@ -33,7 +33,7 @@ func TestWorkerRelaysJobsRecordedWhileRedisWasAway(t *testing.T) {
 	_ = l.Close()
 	down := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
 	t.Cleanup(func() { _ = down.Close() })
-	away := catalog.New(e.pool, nil, tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(down), nil))
+	away := catalog.New(e.pool, nil, tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(down), nil, e.prefix))
 	if n, err := away.Reembed(ctx, catalog.ReembedStale, embed.NewBuiltin().Model()); err != nil || n != 1 {
 		t.Fatalf("reembed with Redis away = %d, %v", n, err)
 	}

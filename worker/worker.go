@@ -36,7 +36,10 @@ const (
 
 // Options configure a Worker. Redis, Catalog and Embedder are required.
 type Options struct {
-	Redis    asynq.RedisConnOpt
+	Redis asynq.RedisConnOpt
+	// Prefix is the deployment's BROLL_REDIS_PREFIX: the worker takes
+	// tasks from its queues only (tasks.EmbedQueue, tasks.MediaQueue).
+	Prefix   string
 	Catalog  *catalog.Service
 	Embedder embed.Embedder
 	Logger   *slog.Logger
@@ -198,11 +201,22 @@ func (w *Worker) Run(ctx context.Context) error {
 }
 
 // queues are the asynq queues this worker takes tasks from, with their
-// priorities.
+// priorities: its deployment's, and at the lowest priority the unprefixed
+// queues that releases before queue names carried the prefix wrote to, so
+// that the tasks waiting there when a deployment upgrades are still done.
+// Nothing queues to those any more; once they are empty everywhere
+// (asynq_queue_size{queue="embed"} and "media" at 0) they can go.
 func (w *Worker) queues() map[string]int {
-	q := map[string]int{tasks.QueueEmbed: 2, "default": 1}
+	p := w.opts.Prefix
+	q := map[string]int{tasks.EmbedQueue(p): 4}
 	if !w.opts.NoMedia {
-		q[tasks.QueueMedia] = 1
+		q[tasks.MediaQueue(p)] = 2
+	}
+	if p != "" {
+		q[tasks.QueueEmbed] = 1
+		if !w.opts.NoMedia {
+			q[tasks.QueueMedia] = 1
+		}
 	}
 	return q
 }

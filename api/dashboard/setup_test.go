@@ -39,8 +39,9 @@ type env struct {
 func setup(t *testing.T, extra map[string]string) *env {
 	t.Helper()
 	pool, dbURL := testkit.NewPool(t)
-	rdb, redisURL := testkit.Redis(t)
-	vars := map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_MEDIA_DIR": t.TempDir(),
+	rds := testkit.Redis(t)
+	rdb := rds.Client
+	vars := map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": rds.URL, "BROLL_REDIS_PREFIX": rds.Prefix, "BROLL_MEDIA_DIR": t.TempDir(),
 		"BROLL_SIGNING_KEY": config.GenerateSecret(), "BROLL_PUBLIC_URL": "http://dash.test",
 		"BROLL_LOG_LEVEL": "debug", "BROLL_EMBED_PROVIDER": "builtin"}
 	for k, v := range extra {

@@ -43,8 +43,7 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Skip("no Chromium on this machine: apt-get install chromium (make test and make test-browser install it)")
 	}
 	pool, dbURL := testkit.NewPool(t)
-	_, redisURL := testkit.Redis(t)
-	base := startNode(t, dbURL, redisURL)
+	base := startNode(t, dbURL, testkit.Redis(t))
 	d := seedDashboardAccount(t, pool, base)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -187,7 +186,7 @@ func findChromium() string {
 
 // startNode runs the real node (run, as main does) on a free port and
 // returns its base URL, which is also its BROLL_PUBLIC_URL.
-func startNode(t *testing.T, dbURL, redisURL string) string {
+func startNode(t *testing.T, dbURL string, rds testkit.Keyspace) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -196,7 +195,7 @@ func startNode(t *testing.T, dbURL, redisURL string) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	env := map[string]string{
-		"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_HTTP_ADDR": addr, "BROLL_PUBLIC_URL": "http://" + addr,
+		"DATABASE_URL": dbURL, "REDIS_URL": rds.URL, "BROLL_REDIS_PREFIX": rds.Prefix, "BROLL_HTTP_ADDR": addr, "BROLL_PUBLIC_URL": "http://" + addr,
 		"BROLL_MEDIA_DIR": t.TempDir(), "BROLL_SIGNING_KEY": config.GenerateSecret(), "BROLL_EMBED_PROVIDER": "builtin",
 		"BROLL_METRICS_ADDR": "127.0.0.1:0",
 	}

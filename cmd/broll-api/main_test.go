@@ -17,9 +17,9 @@ import (
 // health endpoints and a bad configuration, and stops it cleanly.
 func TestRunServesAndShutsDown(t *testing.T) {
 	_, dbURL := testkit.NewPool(t)
-	_, redisURL := testkit.Redis(t)
+	rds := testkit.Redis(t)
 	env := map[string]string{
-		"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_HTTP_ADDR": "127.0.0.1:0", "BROLL_METRICS_ADDR": "127.0.0.1:0",
+		"DATABASE_URL": dbURL, "REDIS_URL": rds.URL, "BROLL_REDIS_PREFIX": rds.Prefix, "BROLL_HTTP_ADDR": "127.0.0.1:0", "BROLL_METRICS_ADDR": "127.0.0.1:0",
 		"BROLL_MEDIA_DIR": t.TempDir(), "BROLL_SIGNING_KEY": config.GenerateSecret(),
 	}
 	ctx, cancel := context.WithCancel(context.Background())

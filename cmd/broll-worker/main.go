@@ -111,7 +111,8 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	}
 	w, err := worker.New(worker.Options{
 		Redis:       queueOpt,
-		Catalog:     catalog.New(pool, store, tasks.NewAsynqQueue(queueClient, inspector)),
+		Prefix:      cfg.RedisPrefix,
+		Catalog:     catalog.New(pool, store, tasks.NewAsynqQueue(queueClient, inspector, cfg.RedisPrefix)),
 		Embedder:    embedder,
 		Logger:      logger,
 		Concurrency: cfg.WorkerConcurrency,

@@ -22,8 +22,8 @@ import (
 // queues a clip the way the API does, and waits for its vector.
 func TestRunEmbedsQueuedClips(t *testing.T) {
 	pool, dbURL := testkit.NewPool(t)
-	rdb, redisURL := testkit.Redis(t)
-	env := map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_EMBED_PROVIDER": "builtin",
+	rds := testkit.Redis(t)
+	env := map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": rds.URL, "BROLL_REDIS_PREFIX": rds.Prefix, "BROLL_EMBED_PROVIDER": "builtin",
 		"BROLL_WORKER_HTTP_ADDR": "127.0.0.1:0", "BROLL_SIGNING_KEY": config.GenerateSecret()}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -37,7 +37,7 @@ func TestRunEmbedsQueuedClips(t *testing.T) {
 	}
 
 	id := billingtest.Videos(t, pool, 1, "easy")[0]
-	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
+	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rds.Client), asynq.NewInspectorFromRedisClient(rds.Client), rds.Prefix)
 	if _, err := q.EnqueueEmbed(ctx, []uuid.UUID{id}); err != nil {
 		t.Fatal(err)
 	}

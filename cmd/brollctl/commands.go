@@ -64,7 +64,7 @@ func (c *cli) with(ctx context.Context, fn call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	queue := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
+	queue := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb), cfg.RedisPrefix)
 	e := &env{
 		cfg: cfg, rdb: rdb,
 		tenancy: tenancy.New(pool),

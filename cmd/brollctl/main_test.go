@@ -19,14 +19,16 @@ type ctl struct {
 	env  map[string]string
 	pool *pgxpool.Pool
 	rdb  *redis.Client // the database of REDIS_URL
+	// prefix is the test's BROLL_REDIS_PREFIX.
+	prefix string
 }
 
 func newCtl(t *testing.T) *ctl {
 	t.Helper()
 	pool, dbURL := testkit.NewPool(t)
-	rdb, redisURL := testkit.Redis(t)
-	return &ctl{pool: pool, rdb: rdb, env: map[string]string{
-		"DATABASE_URL": dbURL, "REDIS_URL": redisURL,
+	rds := testkit.Redis(t)
+	return &ctl{pool: pool, rdb: rds.Client, prefix: rds.Prefix, env: map[string]string{
+		"DATABASE_URL": dbURL, "REDIS_URL": rds.URL, "BROLL_REDIS_PREFIX": rds.Prefix,
 		"BROLL_MEDIA_DIR": t.TempDir(), "BROLL_EMBED_PROVIDER": "builtin",
 	}}
 }

@@ -37,7 +37,7 @@ func TestUserCommands(t *testing.T) {
 	}
 
 	// A live session, ended by the reset.
-	sessions := tenancy.NewSessions(c.rdb, "broll:", svc, tenancy.SessionOptions{})
+	sessions := tenancy.NewSessions(c.rdb, c.prefix, svc, tenancy.SessionOptions{})
 	_, token, err := sessions.SignIn(ctx, "owner@acme.test", "a long enough passphrase", "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)

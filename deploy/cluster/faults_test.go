@@ -118,8 +118,8 @@ func TestRedisStopped(t *testing.T) {
 func TestPostgresRestarted(t *testing.T) {
 	t.Parallel()
 	pg := startPostgres(t)
-	_, redisURL := testkit.Redis(t)
-	env := baseEnv(t, pg.URL(), redisURL, embedtest.NewOllama(t, embedtest.Options{}).URL)
+	rds := testkit.Redis(t)
+	env := sharedEnv(t, pg.URL(), rds, embedtest.NewOllama(t, embedtest.Options{}).URL)
 	ctl(t, env, "migrate")
 	pool, err := database.Open(context.Background(), pg.URL())
 	if err != nil {
@@ -214,15 +214,16 @@ func newHoldingOllama(t *testing.T, backend *embedtest.Ollama) *holdingOllama {
 func TestWorkerKilledMidJob(t *testing.T) {
 	t.Parallel()
 	pool, dbURL := testkit.NewPool(t)
-	rdb, redisURL := testkit.Redis(t)
+	rds := testkit.Redis(t)
+	rdb := rds.Client
 	backend := embedtest.NewOllama(t, embedtest.Options{})
 	ollama := newHoldingOllama(t, backend)
-	env := baseEnv(t, dbURL, redisURL, ollama.server.URL)
+	env := sharedEnv(t, dbURL, rds, ollama.server.URL)
 	ids := billingtest.Videos(t, pool, 3, "easy")
 
 	doomed := startWorker(t, env)
 	ollama.hold.Store(true)
-	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
+	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb), rds.Prefix)
 	if _, err := q.EnqueueEmbed(context.Background(), ids); err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +241,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	waitEmbedded(t, pool, ids, 150*time.Second)
 
 	ins := asynq.NewInspectorFromRedisClient(rdb)
-	info, err := ins.GetQueueInfo(tasks.QueueEmbed)
+	info, err := ins.GetQueueInfo(tasks.EmbedQueue(rds.Prefix))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,14 +260,15 @@ func TestWorkerKilledMidJob(t *testing.T) {
 func TestEmbedderDown(t *testing.T) {
 	t.Parallel()
 	pool, dbURL := testkit.NewPool(t)
-	rdb, redisURL := testkit.Redis(t)
+	rds := testkit.Redis(t)
+	rdb := rds.Client
 	ollama := embedtest.NewOllama(t, embedtest.Options{})
-	env := with(baseEnv(t, dbURL, redisURL, ollama.URL), map[string]string{
+	env := with(sharedEnv(t, dbURL, rds, ollama.URL), map[string]string{
 		"BROLL_EMBED_RETRY_BASE_DELAY": "20ms", "BROLL_EMBED_RETRY_MAX_DELAY": "100ms"})
 	w := startWorker(t, env)
 	ollama.Fail(http.StatusInternalServerError)
 	ids := billingtest.Videos(t, pool, 5, "easy")
-	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
+	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb), rds.Prefix)
 	if _, err := q.EnqueueEmbed(context.Background(), ids); err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +277,7 @@ func TestEmbedderDown(t *testing.T) {
 	})
 	ins := asynq.NewInspectorFromRedisClient(rdb)
 	eventually(t, 10*time.Second, "every job archived", func() error {
-		info, err := ins.GetQueueInfo(tasks.QueueEmbed)
+		info, err := ins.GetQueueInfo(tasks.EmbedQueue(rds.Prefix))
 		if err != nil {
 			return err
 		}

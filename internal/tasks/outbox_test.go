@@ -33,8 +33,8 @@ func unreachableRedis(t *testing.T) *redis.Client {
 	return rdb
 }
 
-func asynqQueue(rdb *redis.Client) *tasks.AsynqQueue {
-	return tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
+func asynqQueue(rdb *redis.Client, prefix string) *tasks.AsynqQueue {
+	return tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb), prefix)
 }
 
 // TestRedisAwayLosesNoWork runs every path that changes clips and queues
@@ -50,7 +50,7 @@ func TestRedisAwayLosesNoWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	away := catalog.New(pool, store, asynqQueue(unreachableRedis(t)))
+	away := catalog.New(pool, store, asynqQueue(unreachableRedis(t), ""))
 	jobs := func(kind string) int {
 		t.Helper()
 		var n int
@@ -153,16 +153,16 @@ func TestRedisAwayLosesNoWork(t *testing.T) {
 	})
 
 	t.Run("Redis back: the relay queues every job", func(t *testing.T) {
-		rdb, _ := testkit.Redis(t)
-		up := catalog.New(pool, store, asynqQueue(rdb))
+		rds := testkit.Redis(t)
+		up := catalog.New(pool, store, asynqQueue(rds.Client, rds.Prefix))
 		if _, err := up.RelayJobs(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if e, m := jobs("embed"), jobs("media"); e != 0 || m != 0 {
 			t.Fatalf("jobs left after the relay: %d embed, %d media", e, m)
 		}
-		insp := asynq.NewInspectorFromRedisClient(rdb)
-		for _, q := range []string{tasks.QueueEmbed, tasks.QueueMedia} {
+		insp := asynq.NewInspectorFromRedisClient(rds.Client)
+		for _, q := range []string{tasks.EmbedQueue(rds.Prefix), tasks.MediaQueue(rds.Prefix)} {
 			info, err := insp.GetQueueInfo(q)
 			if err != nil || info.Pending != 2 {
 				t.Fatalf("queue %s: %+v, %v; want 2 pending", q, info, err)

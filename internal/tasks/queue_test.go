@@ -28,10 +28,10 @@ func TestImportEnqueuesAsynqTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rdb, _ := testkit.Redis(t)
-	client := asynq.NewClientFromRedisClient(rdb)
-	inspector := asynq.NewInspectorFromRedisClient(rdb)
-	svc := catalog.New(pool, store, tasks.NewAsynqQueue(client, inspector))
+	rds := testkit.Redis(t)
+	client := asynq.NewClientFromRedisClient(rds.Client)
+	inspector := asynq.NewInspectorFromRedisClient(rds.Client)
+	svc := catalog.New(pool, store, tasks.NewAsynqQueue(client, inspector, rds.Prefix))
 
 	src := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(src, "media"), 0o755); err != nil {
@@ -50,7 +50,7 @@ func TestImportEnqueuesAsynqTasks(t *testing.T) {
 	if err != nil || res.Queued != len(clips) {
 		t.Fatalf("import = %+v, %v", res, err)
 	}
-	info, err := inspector.GetQueueInfo(tasks.QueueEmbed)
+	info, err := inspector.GetQueueInfo(tasks.EmbedQueue(rds.Prefix))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestImportEnqueuesAsynqTasks(t *testing.T) {
 	if n, err := svc.Reembed(context.Background(), catalog.ReembedStale, "m"); err != nil || n != len(clips) {
 		t.Fatalf("reembed = %d, %v", n, err)
 	}
-	if info, _ := inspector.GetQueueInfo(tasks.QueueEmbed); info.Pending != len(clips) {
+	if info, _ := inspector.GetQueueInfo(tasks.EmbedQueue(rds.Prefix)); info.Pending != len(clips) {
 		t.Fatalf("pending tasks after reembed = %d", info.Pending)
 	}
 }

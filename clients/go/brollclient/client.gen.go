@@ -645,6 +645,27 @@ func (e ProblemCurrency) Valid() bool {
 	}
 }
 
+// Defines values for ProblemPeriod.
+const (
+	ProblemPeriodDay   ProblemPeriod = "day"
+	ProblemPeriodMonth ProblemPeriod = "month"
+	ProblemPeriodTotal ProblemPeriod = "total"
+)
+
+// Valid indicates whether the value is a known member of the ProblemPeriod enum.
+func (e ProblemPeriod) Valid() bool {
+	switch e {
+	case ProblemPeriodDay:
+		return true
+	case ProblemPeriodMonth:
+		return true
+	case ProblemPeriodTotal:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemRequiredScope.
 const (
 	ProblemRequiredScopeBrollBilling     ProblemRequiredScope = "broll:billing"
@@ -2482,9 +2503,18 @@ type Problem struct {
 	// Field The input field at fault, when there is one.
 	Field *string `json:"field,omitempty"`
 
-	// Limit Requests per minute allowed to the key.
-	Limit          *int    `json:"limit,omitempty"`
-	MigrationGuide *string `json:"migration_guide,omitempty"`
+	// Limit `rate_limited`: the requests per minute allowed (a whole number); `spend_limit_exceeded`: the key's spend limit in US dollars, accurate to the cent.
+	Limit          *float64 `json:"limit,omitempty"`
+	MigrationGuide *string  `json:"migration_guide,omitempty"`
+
+	// OriginalStatus `conflict` on a retry whose first answer was not kept: the status that first answer had.
+	OriginalStatus *int `json:"original_status,omitempty"`
+
+	// Period `spend_limit_exceeded`: the period of the key's limit.
+	Period *ProblemPeriod `json:"period,omitempty"`
+
+	// PeriodResetsAt `spend_limit_exceeded`: when the period's count starts again from zero; null for a `total` limit.
+	PeriodResetsAt *time.Time `json:"period_resets_at,omitempty"`
 
 	// RequestId Also in the `X-Request-Id` header and in the server logs; quote it when reporting a problem.
 	RequestId string `json:"request_id"`
@@ -2495,6 +2525,11 @@ type Problem struct {
 	Required          *Money                `json:"required,omitempty"`
 	RequiredScope     *ProblemRequiredScope `json:"required_scope,omitempty"`
 	RetryAfterSeconds *int                  `json:"retry_after_seconds,omitempty"`
+
+	// Spent `spend_limit_exceeded`: what the key was charged in its limit's current period, in US dollars.
+	//
+	// Examples: 10
+	Spent *Money `json:"spent,omitempty"`
 
 	// Status Equals the HTTP status.
 	Status int                 `json:"status"`
@@ -2533,6 +2568,9 @@ type ProblemCode string
 
 // ProblemCurrency defines model for Problem.Currency.
 type ProblemCurrency string
+
+// ProblemPeriod `spend_limit_exceeded`: the period of the key's limit.
+type ProblemPeriod string
 
 // ProblemRequiredScope defines model for Problem.RequiredScope.
 type ProblemRequiredScope string
@@ -3661,6 +3699,30 @@ func (a *Problem) UnmarshalJSON(b []byte) error {
 		delete(object, "migration_guide")
 	}
 
+	if raw, found := object["original_status"]; found {
+		err = json.Unmarshal(raw, &a.OriginalStatus)
+		if err != nil {
+			return fmt.Errorf("error reading 'original_status': %w", err)
+		}
+		delete(object, "original_status")
+	}
+
+	if raw, found := object["period"]; found {
+		err = json.Unmarshal(raw, &a.Period)
+		if err != nil {
+			return fmt.Errorf("error reading 'period': %w", err)
+		}
+		delete(object, "period")
+	}
+
+	if raw, found := object["period_resets_at"]; found {
+		err = json.Unmarshal(raw, &a.PeriodResetsAt)
+		if err != nil {
+			return fmt.Errorf("error reading 'period_resets_at': %w", err)
+		}
+		delete(object, "period_resets_at")
+	}
+
 	if raw, found := object["request_id"]; found {
 		err = json.Unmarshal(raw, &a.RequestId)
 		if err != nil {
@@ -3691,6 +3753,14 @@ func (a *Problem) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("error reading 'retry_after_seconds': %w", err)
 		}
 		delete(object, "retry_after_seconds")
+	}
+
+	if raw, found := object["spent"]; found {
+		err = json.Unmarshal(raw, &a.Spent)
+		if err != nil {
+			return fmt.Errorf("error reading 'spent': %w", err)
+		}
+		delete(object, "spent")
 	}
 
 	if raw, found := object["status"]; found {
@@ -3833,6 +3903,27 @@ func (a Problem) MarshalJSON() ([]byte, error) {
 		}
 	}
 
+	if a.OriginalStatus != nil {
+		object["original_status"], err = json.Marshal(a.OriginalStatus)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'original_status': %w", err)
+		}
+	}
+
+	if a.Period != nil {
+		object["period"], err = json.Marshal(a.Period)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'period': %w", err)
+		}
+	}
+
+	if a.PeriodResetsAt != nil {
+		object["period_resets_at"], err = json.Marshal(a.PeriodResetsAt)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'period_resets_at': %w", err)
+		}
+	}
+
 	object["request_id"], err = json.Marshal(a.RequestId)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'request_id': %w", err)
@@ -3856,6 +3947,13 @@ func (a Problem) MarshalJSON() ([]byte, error) {
 		object["retry_after_seconds"], err = json.Marshal(a.RetryAfterSeconds)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'retry_after_seconds': %w", err)
+		}
+	}
+
+	if a.Spent != nil {
+		object["spent"], err = json.Marshal(a.Spent)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'spent': %w", err)
 		}
 	}
 
