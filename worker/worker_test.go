@@ -269,7 +269,7 @@ func TestEmbedsNewClip(t *testing.T) {
 	e.enqueue(t, id)
 	s := e.waitStatus(t, id, "ready", 10*time.Second)
 	t.Logf("clip searchable %s after it was queued", time.Since(start).Round(time.Millisecond))
-	if s.Dims != embed.Dimensions || s.Model != "builtin-lexical-v1" || s.Error != "" {
+	if s.Dims != embed.Dimensions || s.Model != embed.NewBuiltin().Model() || s.Error != "" {
 		t.Fatalf("state = %+v", s)
 	}
 
