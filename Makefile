@@ -37,9 +37,11 @@ lint: fmt-check vet lint-go lint-openapi
 # golangci-lint at a pinned version (built once into .stack/bin by
 # deploy/local/golangci-lint.sh) with .golangci.yml: the import directions of
 # the layers (depguard; the rules are in .golangci.yml), unused code, error wrapping (errorlint),
-# unchecked errors, staticcheck and gocritic.
+# unchecked errors, staticcheck and gocritic. --allow-parallel-runners: another
+# checkout on the same machine may be linting at that moment, and without it
+# golangci-lint refuses to start ("parallel golangci-lint is running").
 lint-go:
-	bash deploy/local/golangci-lint.sh run ./...
+	bash deploy/local/golangci-lint.sh run --allow-parallel-runners ./...
 
 # Lints api/openapi.json with redocly.yaml (errors fail; the accepted
 # warnings are listed in .redocly.lint-ignore.yaml).
