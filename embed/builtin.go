@@ -6,7 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode"
+
+	"broll/embed/internal/words"
 )
 
 // builtinModel names the built-in embedder's vectors. Bump the version with
@@ -233,29 +234,8 @@ func fnv1a(kind byte, s string) uint64 {
 	return h
 }
 
-// tokenize lowercases text and splits it into words of letters and digits.
-// Apostrophes are dropped rather than split on, so "can't" is "cant".
-func tokenize(text string) []string {
-	var toks []string
-	var cur strings.Builder
-	flush := func() {
-		if cur.Len() > 0 {
-			toks = append(toks, cur.String())
-			cur.Reset()
-		}
-	}
-	for _, r := range text {
-		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			cur.WriteRune(unicode.ToLower(r))
-		case r == '\'' || r == '\u2019':
-		default:
-			flush()
-		}
-	}
-	flush()
-	return toks
-}
+// tokenize is the embedder's (and its table generator's) words.Tokenize.
+func tokenize(text string) []string { return words.Tokenize(text) }
 
 func stems(toks []string) []string {
 	out := make([]string, len(toks))

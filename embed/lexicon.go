@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"broll/embed/internal/words"
 )
 
 // wordnetLexicon is generated from WordNet 3.0 by embed/internal/wordnetgen
@@ -250,33 +252,20 @@ func (lx *lexicon) base(toks []string, i int, pos byte) *lexEntry {
 			return e
 		}
 	}
-	for _, r := range morphRules {
-		if r.pos != pos || len(w) <= len(r.suffix)+1 || !strings.HasSuffix(w, r.suffix) {
+	for _, r := range words.MorphRules {
+		if r.POS != pos || len(w) <= len(r.Suffix)+1 || !strings.HasSuffix(w, r.Suffix) {
 			continue
 		}
-		b := w[:len(w)-len(r.suffix)] + r.ending
+		b := w[:len(w)-len(r.Suffix)] + r.Ending
 		if e := try(b); e != nil {
 			return e
 		}
 		// A doubled final consonant: grinning -> grin.
-		if u := undouble(b); r.ending == "" && u != b {
+		if u := undouble(b); r.Ending == "" && u != b {
 			if e := try(u); e != nil {
 				return e
 			}
 		}
 	}
 	return nil
-}
-
-// morphRules are WordNet's detachment rules (morphy(7WN)), the same the
-// lexicon generator applies to definitions.
-var morphRules = []struct {
-	suffix, ending string
-	pos            byte
-}{
-	{"s", "", 'n'}, {"ses", "s", 'n'}, {"xes", "x", 'n'}, {"zes", "z", 'n'}, {"ches", "ch", 'n'},
-	{"shes", "sh", 'n'}, {"men", "man", 'n'}, {"ies", "y", 'n'},
-	{"s", "", 'v'}, {"ies", "y", 'v'}, {"es", "e", 'v'}, {"es", "", 'v'}, {"ed", "e", 'v'},
-	{"ed", "", 'v'}, {"ing", "e", 'v'}, {"ing", "", 'v'},
-	{"er", "", 'a'}, {"est", "", 'a'}, {"er", "e", 'a'}, {"est", "e", 'a'},
 }

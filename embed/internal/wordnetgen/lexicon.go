@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"broll/embed/internal/words"
 )
 
 // relationWeights says how much of a synset's meaning a related synset
@@ -254,28 +256,15 @@ func lemmasOf(wn *wordnet, word string) []string {
 	for _, pf := range posFiles {
 		out = append(out, wn.exceptions[word+"/"+string(pf.pos)]...)
 	}
-	for _, r := range morphRules {
-		if len(word) > len(r.suffix)+1 && strings.HasSuffix(word, r.suffix) {
-			b := word[:len(word)-len(r.suffix)] + r.ending
+	for _, r := range words.MorphRules {
+		if len(word) > len(r.Suffix)+1 && strings.HasSuffix(word, r.Suffix) {
+			b := word[:len(word)-len(r.Suffix)] + r.Ending
 			if _, ok := wn.senses[b]; ok {
 				out = append(out, b)
 			}
 		}
 	}
 	return out
-}
-
-// morphRules are WordNet's detachment rules (morphy(7WN)); the embedder
-// applies the same ones to search text.
-var morphRules = []struct {
-	suffix, ending string
-	pos            byte
-}{
-	{"s", "", 'n'}, {"ses", "s", 'n'}, {"xes", "x", 'n'}, {"zes", "z", 'n'}, {"ches", "ch", 'n'},
-	{"shes", "sh", 'n'}, {"men", "man", 'n'}, {"ies", "y", 'n'},
-	{"s", "", 'v'}, {"ies", "y", 'v'}, {"es", "e", 'v'}, {"es", "", 'v'}, {"ed", "e", 'v'},
-	{"ed", "", 'v'}, {"ing", "e", 'v'}, {"ing", "", 'v'},
-	{"er", "", 'a'}, {"est", "", 'a'}, {"er", "e", 'a'}, {"est", "e", 'a'},
 }
 
 // properIn says whether the synset writes lemma with a capital letter.

@@ -7,7 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"unicode"
+
+	"broll/embed/internal/words"
 )
 
 // synsetID is a synset's part of speech (n, v, a or r; satellites are a)
@@ -216,26 +217,5 @@ func eachLine(path string, fn func(string) error) error {
 }
 
 // phrase turns a WordNet lemma into the words the embedder's tokenizer
-// makes of text: lower case, runs of letters and digits, apostrophes
-// dropped ("driver's_seat" -> "drivers seat").
-func phrase(lemma string) string {
-	var toks []string
-	var cur strings.Builder
-	flush := func() {
-		if cur.Len() > 0 {
-			toks = append(toks, cur.String())
-			cur.Reset()
-		}
-	}
-	for _, r := range lemma {
-		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			cur.WriteRune(unicode.ToLower(r))
-		case r == '\'':
-		default:
-			flush()
-		}
-	}
-	flush()
-	return strings.Join(toks, " ")
-}
+// makes of text ("driver's_seat" -> "drivers seat").
+func phrase(lemma string) string { return strings.Join(words.Tokenize(lemma), " ") }
