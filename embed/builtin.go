@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"broll/embed/internal/words"
+	"broll/internal/words"
 )
 
 // builtinModel names the built-in embedder's vectors. Bump the version with

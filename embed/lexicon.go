@@ -13,7 +13,7 @@ import (
 	"strings"
 	"sync"
 
-	"broll/embed/internal/words"
+	"broll/internal/words"
 )
 
 // wordnetLexicon is generated from WordNet 3.0 by embed/internal/wordnetgen

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode"
 
-	"broll/embed/internal/words"
+	"broll/internal/words"
 )
 
 // relationWeights says how much of a synset's meaning a related synset

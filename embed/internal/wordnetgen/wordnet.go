@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"broll/embed/internal/words"
+	"broll/internal/words"
 )
 
 // synsetID is a synset's part of speech (n, v, a or r; satellites are a)
