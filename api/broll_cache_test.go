@@ -7,10 +7,8 @@ import (
 	"github.com/google/uuid"
 
 	"broll/billing/billingtest"
-	"broll/catalog"
 	"broll/catalog/catalogtest"
 	"broll/clients/go/brollclient"
-	"broll/tenancy"
 )
 
 // TestClipChangesReachEveryNodeAtOnce: node 1 keeps the clip details it
@@ -21,7 +19,7 @@ func TestClipChangesReachEveryNodeAtOnce(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOpts{nodes: 2})
 	ctx := context.Background()
-	ops, err := tenancy.New(e.pool).CreateOpsKey(ctx, "content team")
+	ops, err := e.ctl.Tenancy.CreateOpsKey(ctx, "content team")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +61,7 @@ func TestClipChangesReachEveryNodeAtOnce(t *testing.T) {
 	})
 
 	t.Run("a price change by the operator", func(t *testing.T) {
-		if _, err := catalog.New(e.pool, e.media, nil).SetTier(ctx, "medium", 1250); err != nil {
+		if _, err := e.ctl.Catalog.SetTier(ctx, "medium", 1250); err != nil {
 			t.Fatal(err)
 		}
 		if v := clip(t, stranger.Secret, id); v.Price != 12.5 {
@@ -94,7 +92,7 @@ func TestClipChangesReachEveryNodeAtOnce(t *testing.T) {
 	})
 
 	t.Run("the worker finding the media unsound", func(t *testing.T) {
-		if err := catalog.New(e.pool, e.media, nil).MarkMediaFailed(ctx, other, "not a video"); err != nil {
+		if err := e.ctl.Catalog.MarkMediaFailed(ctx, other, "not a video"); err != nil {
 			t.Fatal(err)
 		}
 		if r := e.do(t, 1, "GET", "/api/v1/broll/"+other.String(), stranger.Secret, nil); r.status != 404 {

@@ -16,7 +16,6 @@ import (
 	"broll/catalog/catalogtest"
 	"broll/clients/go/brollclient"
 	"broll/embed"
-	"broll/tenancy"
 )
 
 // clipFiles writes a clip's three files into the import directory.
@@ -54,7 +53,7 @@ func seedCatalog(t *testing.T, e *testEnv) map[string]uuid.UUID {
 		clip("Angry man shouting on the street", "angry", "male", "easy"),
 	}
 	clips[3].ThumbnailFile, clips[3].PreviewFile, clips[3].Model = "", "", nil
-	svc := catalog.New(e.pool, e.media, nil)
+	svc := e.ctl.Catalog
 	if _, err := svc.ImportVideos(ctx, clips, "", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +290,7 @@ func TestBrollNeedsReadScope(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOpts{})
 	ids := seedCatalog(t, e)
-	ops, err := tenancy.New(e.pool).CreateOpsKey(context.Background(), "content team")
+	ops, err := e.ctl.Tenancy.CreateOpsKey(context.Background(), "content team")
 	if err != nil {
 		t.Fatal(err)
 	}

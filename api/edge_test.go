@@ -17,6 +17,7 @@ import (
 
 	"broll/billing/billingtest"
 	"broll/clients/go/brollclient"
+	"broll/graph"
 	"broll/internal/apperr"
 	"broll/internal/testkit"
 	"broll/tenancy"
@@ -213,7 +214,7 @@ func TestRevocationIsImmediateOnEveryNode(t *testing.T) {
 	}
 
 	// Revoking the root (operator CLI path) takes its customer keys on both nodes.
-	revoker := tenancy.NewRevoker(tenancy.New(e.pool), e.rdb, e.cfg.RedisPrefix, nil)
+	revoker := e.ctl.Revoker
 	if _, err := revoker.Revoke(context.Background(), tenancy.RevokeScope{}, acct.RootKey.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +352,7 @@ func TestRedisDownFallsBack(t *testing.T) {
 	}
 	// Revocation still holds without Redis: the database is asked directly.
 	// The revoker says its markers are not written, and the rows are revoked.
-	revoker := tenancy.NewRevoker(tenancy.New(e.pool), dead, e.cfg.RedisPrefix, nil)
+	revoker := e.graph(t, e.cfg, graph.Options{Parts: graph.CLIParts, Redis: dead}).Revoker
 	if _, err := revoker.Revoke(context.Background(), tenancy.RevokeScope{}, k.ID); apperr.CodeOf(err) != apperr.Unavailable {
 		t.Fatalf("revoke without Redis: %v", err)
 	}

@@ -11,7 +11,6 @@ import (
 	"broll/billing/billingtest"
 	"broll/clients/go/brollclient"
 	"broll/internal/config"
-	"broll/tenancy"
 )
 
 // testClock is the sunset clock of a test node; tests move it.
@@ -255,7 +254,7 @@ func TestLegacyOnlyForEnabledSources(t *testing.T) {
 		t.Fatalf("a source not enabled was charged: balance %d cents", b)
 	}
 
-	ts := tenancy.New(e.pool)
+	ts := e.ctl.Tenancy
 	if _, err := ts.SetLegacyEnabled(t.Context(), acct.Source, true); err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,6 @@ import (
 
 	"broll/billing/billingtest"
 	"broll/clients/go/brollclient"
-	"broll/tenancy"
 )
 
 // malformedCount is how many requests one run sends: enough to cover every
@@ -119,7 +118,7 @@ func malformedFixture(t *testing.T, e *testEnv, node int) (fixture, billingtest.
 	t.Helper()
 	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 100_000, Legacy: true})
 	cust := acct.CustomerKey(t, e.pool, "malformed input")
-	ops, err := tenancy.New(e.pool).CreateOpsKey(context.Background(), "malformed ops")
+	ops, err := e.ctl.Tenancy.CreateOpsKey(context.Background(), "malformed ops")
 	if err != nil {
 		t.Fatal(err)
 	}

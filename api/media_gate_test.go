@@ -17,7 +17,6 @@ import (
 	"broll/clients/go/brollclient"
 	"broll/embed"
 	"broll/internal/testkit"
-	"broll/tenancy"
 )
 
 // processMedia runs the media step of the worker for ids, as its handler
@@ -69,7 +68,7 @@ func TestOnlySoundMediaIsSold(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOpts{})
 	ctx := context.Background()
-	ops, err := tenancy.New(e.pool).CreateOpsKey(ctx, "content team")
+	ops, err := e.ctl.Tenancy.CreateOpsKey(ctx, "content team")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +97,7 @@ func TestOnlySoundMediaIsSold(t *testing.T) {
 			"difficulty": "easy", "media_file": sound},
 	}
 	expect[brollclient.ImportResult](t, e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, clips), 200)
-	svc := catalog.New(e.pool, e.media, nil)
+	svc := e.ctl.Catalog
 	embedClips(t, svc, bad, good)
 
 	listed := func(t *testing.T, query string) []string {

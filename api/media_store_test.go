@@ -16,11 +16,9 @@ import (
 	"github.com/google/uuid"
 
 	"broll/billing/billingtest"
-	"broll/catalog"
 	"broll/catalog/media"
 	"broll/clients/go/brollclient"
 	"broll/internal/testkit"
-	"broll/tenancy"
 )
 
 // ffprobeJSON reads a file's first video stream and format.
@@ -83,7 +81,7 @@ func TestMediaStoreSuite(t *testing.T) {
 			t.Parallel()
 			e := setup(t, envOpts{s3: store == "s3"})
 			ctx := context.Background()
-			ops, err := tenancy.New(e.pool).CreateOpsKey(ctx, "content team")
+			ops, err := e.ctl.Tenancy.CreateOpsKey(ctx, "content team")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,7 +149,7 @@ func TestMediaStoreSuite(t *testing.T) {
 			}
 
 			// What the worker does for a media task.
-			if err := catalog.New(e.pool, e.media, nil).ProcessMedia(ctx, id); err != nil {
+			if err := e.ctl.Catalog.ProcessMedia(ctx, id); err != nil {
 				t.Fatal(err)
 			}
 			acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 10_000})

@@ -25,7 +25,6 @@ import (
 	"broll/api/dashboard"
 	"broll/billing/billingtest"
 	"broll/clients/go/brollclient"
-	"broll/tenancy"
 )
 
 // loadOpenAPI parses and validates the embedded document; the server is
@@ -198,7 +197,7 @@ func TestOpenAPIResponsesValidate(t *testing.T) {
 	root := acct.RootKey.Secret
 	cust := acct.CustomerKey(t, e.pool, "customer 42")
 	readOnly := acct.CustomerKey(t, e.pool, "read only", "broll:read")
-	ops, err := tenancy.New(e.pool).CreateOpsKey(context.Background(), "content team")
+	ops, err := e.ctl.Tenancy.CreateOpsKey(context.Background(), "content team")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/clients/go/brollclient"
-	"broll/tenancy"
 )
 
 // TestOpsImportWithRedisAway: POST /api/ops/v1/videos on a node whose Redis
@@ -20,7 +19,7 @@ func TestOpsImportWithRedisAway(t *testing.T) {
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	t.Cleanup(func() { _ = dead.Close() })
 	e := setup(t, envOpts{rdb: dead})
-	ops, err := tenancy.New(e.pool).CreateOpsKey(context.Background(), "content team")
+	ops, err := e.ctl.Tenancy.CreateOpsKey(context.Background(), "content team")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,13 +12,12 @@ import (
 	"broll/billing/billingtest"
 	"broll/catalog/catalogtest"
 	"broll/clients/go/brollclient"
-	"broll/tenancy"
 )
 
 func TestOpsVideosOverHTTP(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOpts{})
-	ops, err := tenancy.New(e.pool).CreateOpsKey(context.Background(), "content team")
+	ops, err := e.ctl.Tenancy.CreateOpsKey(context.Background(), "content team")
 	if err != nil {
 		t.Fatal(err)
 	}

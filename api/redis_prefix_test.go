@@ -12,7 +12,6 @@ import (
 	"broll/internal/config"
 	"broll/internal/tasks"
 	"broll/internal/testkit"
-	"broll/tenancy"
 )
 
 // TestTwoPrefixesOnOneRedis: two nodes with different BROLL_REDIS_PREFIX on
@@ -115,7 +114,7 @@ func underPrefix(key string, prefixes []string) bool {
 // its id; the node queues its embedding.
 func (e *testEnv) importClip(t *testing.T, n int) uuid.UUID {
 	t.Helper()
-	ops, err := tenancy.New(e.pool).CreateOpsKey(context.Background(), "content team")
+	ops, err := e.ctl.Tenancy.CreateOpsKey(context.Background(), "content team")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,6 @@ import (
 
 	"broll/billing/billingtest"
 	"broll/clients/go/brollclient"
-	"broll/tenancy"
 )
 
 // TestNoSecretAtRest makes every kind of secret the service hands out (API
@@ -55,7 +54,7 @@ func TestNoSecretAtRest(t *testing.T) {
 	}
 	secrets["download link signature"] = link.Query().Get("sig")
 
-	users := tenancy.New(e.pool)
+	users := e.ctl.Tenancy
 	now := time.Now()
 	pending, err := users.CreateUser(ctx, acct.ID, "pending@example.com", now, time.Hour)
 	if err != nil {
@@ -70,7 +69,7 @@ func TestNoSecretAtRest(t *testing.T) {
 	if _, err := users.SetPassword(ctx, owner.Token, password, now); err != nil {
 		t.Fatal(err)
 	}
-	sessions := tenancy.NewSessions(e.rdb, e.cfg.RedisPrefix, users, tenancy.SessionOptions{})
+	sessions := e.nodes[0].g.Sessions
 	sess, token, err := sessions.SignIn(ctx, "owner@example.com", password, "192.0.2.1")
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 
 	"broll/catalog/media"
 	"broll/clients/go/brollclient"
+	"broll/graph"
 	"broll/internal/config"
 	"broll/internal/testkit"
 	"broll/tenancy"
@@ -34,6 +35,10 @@ type testEnv struct {
 	// s3 is the test's own S3 server when the env runs on the s3 store.
 	s3    *testkit.S3Server
 	nodes []*testNode
+	// ctl is the graph brollctl would build over the env's stores: what a
+	// test does as an operator (ops keys, imports, revocations from the
+	// CLI) goes through it, outside every node's caches.
+	ctl *graph.Graph
 }
 
 type testNode struct {
@@ -42,6 +47,8 @@ type testNode struct {
 	// metrics is what the node's metrics listener would serve.
 	metrics *prometheus.Registry
 	media   media.Store
+	// g is the node's service graph.
+	g *graph.Graph
 }
 
 type envOpts struct {
@@ -88,6 +95,7 @@ func setup(t testing.TB, o envOpts) *testEnv {
 		env.cfg.S3 = config.S3{Endpoint: env.s3.Endpoint, Bucket: env.s3.Bucket, Region: env.s3.Region, PathStyle: true,
 			AccessKey: config.Secret(env.s3.AccessKey), SecretKey: config.Secret(env.s3.SecretKey), PresignTTL: cfg.S3.PresignTTL}
 	}
+	env.ctl = env.graph(t, env.cfg, graph.Options{Parts: graph.CLIParts, Redis: rdb})
 	for i := 0; i < o.nodes; i++ {
 		env.addNode(t, env.cfg, nil)
 	}
@@ -95,16 +103,32 @@ func setup(t testing.TB, o envOpts) *testEnv {
 	return env
 }
 
+// graph opens a graph over the env's database as the composition root
+// does for a process with cfg and o (o.Redis nil: the env's Redis); it
+// closes when the test ends.
+func (e *testEnv) graph(t testing.TB, cfg config.Config, o graph.Options) *graph.Graph {
+	t.Helper()
+	o.Pool = e.pool
+	if o.Redis == nil {
+		o.Redis = e.rdb
+	}
+	g, err := graph.Open(context.Background(), cfg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	return g
+}
+
 // addNode adds a node over the env's database and Redis, as another process
 // with cfg and the clock now (nil: time.Now) would be, and returns its index.
 func (e *testEnv) addNode(t testing.TB, cfg config.Config, now func() time.Time) int {
 	t.Helper()
-	n, err := NewNode(context.Background(), cfg, NodeOptions{Pool: e.pool, Redis: e.rdb, Logs: e.logs, Now: now})
+	n, err := NewNode(e.graph(t, cfg, graph.Options{Parts: graph.APIParts, Logs: e.logs, Now: now}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(n.Close)
-	e.nodes = append(e.nodes, &testNode{app: n.App, gate: n.Gate, metrics: n.Metrics, media: n.Media})
+	e.nodes = append(e.nodes, &testNode{app: n.App, gate: n.Gate, metrics: n.Metrics, media: n.Media, g: n.Graph})
 	return len(e.nodes) - 1
 }
 

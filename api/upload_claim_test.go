@@ -29,7 +29,7 @@ type uploadKit struct {
 func newUploadKit(t *testing.T, s3 bool, configure func(*config.Config)) *uploadKit {
 	t.Helper()
 	e := setup(t, envOpts{s3: s3, perMinute: 10_000, configure: configure})
-	ops, err := tenancy.New(e.pool).CreateOpsKey(context.Background(), "content team")
+	ops, err := e.ctl.Tenancy.CreateOpsKey(context.Background(), "content team")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func storeName(s3 bool) string {
 func TestUploadBelongsToItsKey(t *testing.T) {
 	t.Parallel()
 	k := newUploadKit(t, false, nil)
-	other, err := tenancy.New(k.pool).CreateOpsKey(context.Background(), "another team")
+	other, err := k.ctl.Tenancy.CreateOpsKey(context.Background(), "another team")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"broll/clients/go/brollclient"
-	"broll/tenancy"
 )
 
 // A local upload larger than BROLL_MAX_BODY_BYTES streams to the store;
@@ -19,7 +18,7 @@ func TestLocalUploadStreamsPastBodyLimit(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOpts{})
 	ctx := context.Background()
-	ops, err := tenancy.New(e.pool).CreateOpsKey(ctx, "content team")
+	ops, err := e.ctl.Tenancy.CreateOpsKey(ctx, "content team")
 	if err != nil {
 		t.Fatal(err)
 	}

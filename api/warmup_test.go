@@ -10,6 +10,7 @@ import (
 
 	"broll/clients/go/brollclient"
 	"broll/embed"
+	"broll/graph"
 	"broll/internal/config"
 )
 
@@ -40,13 +41,12 @@ func (e *testEnv) warmNode(t *testing.T, hook func(string), configure func(*conf
 	if configure != nil {
 		configure(&cfg)
 	}
-	n, err := NewNode(context.Background(), cfg, NodeOptions{Pool: e.pool, Redis: e.rdb, Logs: e.logs, Embedder: emb})
+	n, err := NewNode(e.graph(t, cfg, graph.Options{Parts: graph.APIParts, Logs: e.logs, Embedder: emb}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(n.Close)
 	n.Warmup.hook = hook
-	e.nodes = append(e.nodes, &testNode{app: n.App, gate: n.Gate, metrics: n.Metrics, media: n.Media})
+	e.nodes = append(e.nodes, &testNode{app: n.App, gate: n.Gate, metrics: n.Metrics, media: n.Media, g: n.Graph})
 	return len(e.nodes) - 1, n
 }
 

@@ -15,9 +15,8 @@ import (
 
 	"broll/billing/billingtest"
 	"broll/clients/go/brollclient"
+	"broll/graph"
 	"broll/internal/config"
-	"broll/internal/seal"
-	"broll/webhook"
 )
 
 // hookReceiver is a real HTTP receiver on loopback that accepts only
@@ -95,16 +94,9 @@ func loopbackHooks(c *config.Config) { c.WebhookAllowHosts = []string{"127.0.0.1
 // until the test ends.
 func runDeliverer(t *testing.T, e *testEnv) {
 	t.Helper()
-	allow, err := webhook.ParseAllow(e.cfg.WebhookAllowHosts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sealer, err := seal.New(e.cfg.SigningKey.Reveal(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := webhook.NewDeliverer(e.pool, sealer, webhook.DeliveryOptions{Allow: allow, PollInterval: 20 * time.Millisecond,
-		RetryBase: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond})
+	cfg := e.cfg
+	cfg.WebhookPollInterval, cfg.WebhookRetryBase, cfg.WebhookRetryMax = 20*time.Millisecond, 10*time.Millisecond, 50*time.Millisecond
+	d := e.graph(t, cfg, graph.Options{Parts: graph.Delivery}).Deliverer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

@@ -8,7 +8,10 @@ import (
 
 	"broll/billing"
 	"broll/billing/billingtest"
+	"broll/graph"
+	"broll/graph/graphtest"
 	"broll/internal/apperr"
+	"broll/internal/config"
 	"broll/internal/testkit"
 	"broll/tenancy"
 )
@@ -154,7 +157,10 @@ func TestRevokedKeyPurchaseHasNoLink(t *testing.T) {
 		mustBuy(ctx, t, svc, billingtest.Principal(a, k), vids[i:i+1])
 	}
 	rds := testkit.Redis(t)
-	if _, err := tenancy.NewRevoker(tenancy.New(pool), rds.Client, rds.Prefix, nil).Revoke(ctx, tenancy.KeysOfAccount(a.ID), gone.ID); err != nil {
+	cfg := config.Defaults()
+	cfg.RedisPrefix = rds.Prefix
+	revoker := graphtest.Open(t, cfg, graph.Options{Parts: graph.Redis, Pool: pool, Redis: rds.Client}).Revoker
+	if _, err := revoker.Revoke(ctx, tenancy.KeysOfAccount(a.ID), gone.ID); err != nil {
 		t.Fatal(err)
 	}
 	q, _ := billing.ListParams{}.Parse(a.Root)

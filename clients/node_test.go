@@ -19,6 +19,7 @@ import (
 	"broll/api"
 	"broll/billing/billingtest"
 	"broll/clients/go/brollclient"
+	"broll/graph"
 	"broll/internal/config"
 	"broll/internal/testkit"
 )
@@ -50,11 +51,15 @@ func startNode(t *testing.T) liveNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	node, err := api.NewNode(context.Background(), cfg, api.NodeOptions{Pool: pool, Redis: rds.Client})
+	g, err := graph.Open(context.Background(), cfg, graph.Options{Parts: graph.APIParts, Pool: pool, Redis: rds.Client})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(node.Close)
+	t.Cleanup(g.Close)
+	node, err := api.NewNode(g)
+	if err != nil {
+		t.Fatal(err)
+	}
 	app := node.App
 	go func() { _ = app.Listener(ln) }()
 	t.Cleanup(func() { _ = app.Shutdown() })

@@ -2,6 +2,7 @@ package tenancy
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 )
 
@@ -14,7 +15,8 @@ func TestGateNoticesRedisDataLoss(t *testing.T) {
 	ctx := context.Background()
 	p := b.account(t)
 	losses := 0
-	b.gate.OnDataLoss(func() { losses++ })
+	b.gate = NewGate(b.rdb, b.prefix, 60, b.usage, slog.New(slog.DiscardHandler), func() { losses++ })
+	b.gate.now = b.clock.Now
 	admit := func() {
 		t.Helper()
 		if _, err := b.gate.Admit(ctx, p); err != nil {

@@ -22,12 +22,10 @@ func TestPrefixesKeepDeploymentsApart(t *testing.T) {
 		t.Fatalf("two keyspaces share the prefix %q", b.prefix)
 	}
 	logger := slog.New(slog.DiscardHandler)
-	a := NewGate(b.rdb, b.prefix, 2, NewUsage(b.pool, b.rdb, b.prefix), logger)
-	z := NewGate(b.rdb, other.Prefix, 2, NewUsage(b.pool, b.rdb, other.Prefix), logger)
-	a.now, z.now = b.clock.Now, b.clock.Now
 	lossesA, lossesZ := 0, 0
-	a.OnDataLoss(func() { lossesA++ })
-	z.OnDataLoss(func() { lossesZ++ })
+	a := NewGate(b.rdb, b.prefix, 2, NewUsage(b.pool, b.rdb, b.prefix), logger, func() { lossesA++ })
+	z := NewGate(b.rdb, other.Prefix, 2, NewUsage(b.pool, b.rdb, other.Prefix), logger, func() { lossesZ++ })
+	a.now, z.now = b.clock.Now, b.clock.Now
 	p := b.account(t)
 	admit := func(g *Gate) Decision {
 		t.Helper()

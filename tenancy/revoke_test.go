@@ -21,7 +21,7 @@ type node struct {
 
 func (b *bundle) node() node {
 	return node{auth: NewAuthenticator(b.pool, time.Hour),
-		gate: NewGate(b.rdb, b.prefix, 60, b.usage, slog.New(slog.DiscardHandler))}
+		gate: NewGate(b.rdb, b.prefix, 60, b.usage, slog.New(slog.DiscardHandler), nil)}
 }
 
 // admits authenticates secret from the node's cache, as the API does while

@@ -34,8 +34,8 @@ func setup(t testing.TB) *bundle {
 	ks := testkit.Redis(t)
 	rdb := ks.Client
 	usage := NewUsage(pool, rdb, ks.Prefix)
-	b := &bundle{pool: pool, rdb: rdb, redis: ks, prefix: ks.Prefix, svc: New(pool), usage: usage, clock: testkit.NewClock(time.Now())}
-	b.gate = NewGate(rdb, ks.Prefix, 60, usage, slog.New(slog.DiscardHandler))
+	b := &bundle{pool: pool, rdb: rdb, redis: ks, prefix: ks.Prefix, svc: New(pool, ServiceOptions{}), usage: usage, clock: testkit.NewClock(time.Now())}
+	b.gate = NewGate(rdb, ks.Prefix, 60, usage, slog.New(slog.DiscardHandler), nil)
 	b.gate.now = b.clock.Now
 	return b
 }

@@ -23,15 +23,15 @@ func TestSignInLockoutUnderConcurrency(t *testing.T) {
 	ctx := context.Background()
 	b.user(t, "owner@example.com")
 	const maxFailures, attempts = 5, 50
-	plenty := redis_rate.Limit{Rate: 1000, Burst: 1000, Period: time.Minute}
-	s := b.sessions(SessionOptions{MaxFailures: maxFailures, Lockout: time.Minute,
-		EmailAttempts: plenty, AddressAttempts: plenty, GlobalAttempts: plenty})
 	// As many slots as checks may run, all held: the checked attempts wait
 	// for them together and then run side by side. They wait as long as it
 	// takes (not maxHashWait), so that how long the others take to be
 	// refused cannot turn them away.
-	b.svc.LimitPasswordHashing(maxFailures)
+	b.svc = New(b.pool, ServiceOptions{PasswordHashing: maxFailures})
 	b.svc.hashing.wait = time.Hour
+	plenty := redis_rate.Limit{Rate: 1000, Burst: 1000, Period: time.Minute}
+	s := b.sessions(SessionOptions{MaxFailures: maxFailures, Lockout: time.Minute,
+		EmailAttempts: plenty, AddressAttempts: plenty, GlobalAttempts: plenty})
 	holding, release := make(chan struct{}, maxFailures), make(chan struct{})
 	held := make(chan error, maxFailures)
 	for i := 0; i < maxFailures; i++ {

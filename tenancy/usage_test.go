@@ -140,7 +140,7 @@ func TestUsageHourlyWithoutRedis(t *testing.T) {
 		DialerRetries: 1, DialerRetryTimeout: time.Millisecond})
 	t.Cleanup(func() { _ = down.Close() })
 	usage := NewUsage(b.pool, down, b.prefix)
-	gate := NewGate(down, b.prefix, 60, usage, slog.New(slog.DiscardHandler))
+	gate := NewGate(down, b.prefix, 60, usage, slog.New(slog.DiscardHandler), nil)
 	gate.now = b.clock.Now
 	for i := 0; i < 3; i++ {
 		if d, err := gate.Admit(ctx, p); err != nil || !d.Fallback {

@@ -131,7 +131,7 @@ func (w *Worker) embedClips(ctx context.Context, ids []uuid.UUID) map[uuid.UUID]
 	if err != nil {
 		return failAll(fmt.Errorf("load clip text: %w", err))
 	}
-	model := w.opts.Embedder.Model()
+	model := w.embedder.Model()
 	found := make(map[uuid.UUID]bool, len(inputs))
 	todo := inputs[:0]
 	for _, in := range inputs {
@@ -181,9 +181,9 @@ func (w *Worker) embedClips(ctx context.Context, ids []uuid.UUID) map[uuid.UUID]
 // embed makes the vectors of texts with one embedder call, counted in
 // the batch metrics.
 func (w *Worker) embed(ctx context.Context, texts []string) ([][]float32, error) {
-	model := w.opts.Embedder.Model()
+	model := w.embedder.Model()
 	w.metrics.batchSize.Observe(float64(len(texts)))
-	vecs, err := w.opts.Embedder.Embed(ctx, embed.Document, texts)
+	vecs, err := w.embedder.Embed(ctx, embed.Document, texts)
 	if err == nil && len(vecs) != len(texts) {
 		err = fmt.Errorf("%d vectors for %d texts", len(vecs), len(texts))
 	}

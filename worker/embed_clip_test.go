@@ -80,7 +80,7 @@ func TestEmbedsInBatches(t *testing.T) {
 	// Queued before the worker starts, as after a bulk import.
 	e.enqueue(t, ids...)
 	rec := &recordingEmbedder{Embedder: embed.NewBuiltin()}
-	e.start(t, worker.Options{Embedder: rec, BatchSize: 8, Concurrency: 2})
+	e.start(t, rec, worker.Options{BatchSize: 8, Concurrency: 2})
 
 	for _, id := range ids {
 		e.waitStatus(t, id, "ready", 20*time.Second)
@@ -112,7 +112,7 @@ func TestFailingEmbedderRetriesThenArchivesAndRecovers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.start(t, worker.Options{Embedder: ollama})
+	e.start(t, ollama, worker.Options{})
 
 	id := e.insertClip(t, "Woman cooking pasta in a bright kitchen")
 	e.enqueueWithRetries(t, id, 2)
@@ -155,7 +155,7 @@ func TestMissingClipIsDoneWithoutRetries(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	rec := &recordingEmbedder{Embedder: embed.NewBuiltin()}
-	e.start(t, worker.Options{Embedder: rec})
+	e.start(t, rec, worker.Options{})
 
 	gone := uuid.New()
 	e.enqueueWithRetries(t, gone, 5)
@@ -168,7 +168,7 @@ func TestMissingClipIsDoneWithoutRetries(t *testing.T) {
 func TestBadPayloadIsArchived(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	e.start(t, worker.Options{Embedder: embed.NewBuiltin()})
+	e.start(t, embed.NewBuiltin(), worker.Options{})
 	task := asynq.NewTask(tasks.TaskEmbedClip, []byte(`{"video_id":"not-a-uuid"}`),
 		asynq.Queue(e.embedQueue), asynq.TaskID("bad"), asynq.MaxRetry(5))
 	if _, err := e.client.Enqueue(task); err != nil {
@@ -192,7 +192,7 @@ func TestKilledMidJobLosesNothing(t *testing.T) {
 	e.enqueue(t, id)
 
 	blocking := newBlocking()
-	stop := e.start(t, worker.Options{Embedder: blocking, ShutdownTimeout: 200 * time.Millisecond})
+	stop := e.start(t, blocking, worker.Options{ShutdownTimeout: 200 * time.Millisecond})
 	waitStarted(t, blocking)
 	// The job never ends: stop returns once asynq gives up on it after
 	// ShutdownTimeout (stop fails the test if the worker outlives its own
@@ -212,7 +212,7 @@ func TestKilledMidJobLosesNothing(t *testing.T) {
 		t.Errorf("task after the kill: state %s, retried %d", info.State, info.Retried)
 	}
 
-	e.start(t, worker.Options{Embedder: embed.NewBuiltin()})
+	e.start(t, embed.NewBuiltin(), worker.Options{})
 	if s := e.waitStatus(t, id, "ready", 20*time.Second); s.Dims != embed.Dimensions {
 		t.Fatalf("after restart: %+v", s)
 	}
@@ -225,7 +225,7 @@ func TestShutdownLetsInFlightJobFinish(t *testing.T) {
 	e.enqueue(t, id)
 
 	blocking := newBlocking()
-	stop := e.start(t, worker.Options{Embedder: blocking, ShutdownTimeout: 10 * time.Second})
+	stop := e.start(t, blocking, worker.Options{ShutdownTimeout: 10 * time.Second})
 	waitStarted(t, blocking)
 	stopped := make(chan error, 1)
 	go func() { stopped <- stop() }()
@@ -253,7 +253,7 @@ func TestQueuedAgainAfterEmbeddingEmbedsNothing(t *testing.T) {
 	e := setup(t)
 	id := e.insertClip(t, "A woman laughing at a phone")
 	rec := &recordingEmbedder{Embedder: embed.NewBuiltin()}
-	e.start(t, worker.Options{Embedder: rec})
+	e.start(t, rec, worker.Options{})
 	e.enqueue(t, id)
 	e.waitStatus(t, id, "ready", 20*time.Second)
 	e.waitTaskDone(t, id)

@@ -4,5 +4,7 @@ package worker
 var Backoff = backoff
 
 // Queues exposes the queues, with their priorities, that a worker of opts
-// takes tasks from.
-func Queues(opts Options) map[string]int { return (&Worker{opts: opts}).queues() }
+// takes tasks from in the deployment whose Redis keys start with prefix.
+func Queues(prefix string, opts Options) map[string]int {
+	return (&Worker{opts: opts, prefix: prefix}).queues()
+}

@@ -28,8 +28,8 @@ func (w *Worker) handleProbeClips(ctx context.Context, t *asynq.Task) error {
 		return fmt.Errorf("media clips: %w", err)
 	}
 	start := time.Now()
-	model := w.opts.Embedder.Model()
-	clips, err := w.opts.Catalog.ProbePending(ctx, ids, model)
+	model := w.embedder.Model()
+	clips, err := w.catalog.ProbePending(ctx, ids, model)
 	if err != nil {
 		return w.mediaFailed(ctx, ids, err)
 	}
@@ -53,7 +53,7 @@ func (w *Worker) handleProbeClips(ctx context.Context, t *asynq.Task) error {
 			}
 		}
 	}
-	res, err := w.opts.Catalog.StoreProbed(ctx, model, clips, vectors)
+	res, err := w.catalog.StoreProbed(ctx, model, clips, vectors)
 	if err != nil {
 		return w.mediaFailed(ctx, ids, err)
 	}
@@ -102,7 +102,7 @@ func (w *Worker) handleProcessMedia(ctx context.Context, t *asynq.Task) error {
 	}
 	id := ids[0]
 	start := time.Now()
-	err = w.opts.Catalog.ProcessMedia(ctx, id)
+	err = w.catalog.ProcessMedia(ctx, id)
 	var unreadable *media.UnreadableError
 	switch {
 	case err == nil:
@@ -124,7 +124,7 @@ func (w *Worker) markMediaFailed(ctx context.Context, id uuid.UUID, reason strin
 	// The task's context may be the one that expired.
 	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := w.opts.Catalog.MarkMediaFailed(mctx, id, reason); err != nil {
+	if err := w.catalog.MarkMediaFailed(mctx, id, reason); err != nil {
 		w.logger.Error("mark media failed", "video_id", id, "err", err)
 	}
 	w.logger.Warn("media processing gave up", "video_id", id, "reason", reason)
@@ -143,7 +143,7 @@ func (w *Worker) handleMakePreviews(ctx context.Context, t *asynq.Task) error {
 	var failed int
 	var cause error
 	for _, id := range ids {
-		if err := w.opts.Catalog.MakePreviews(ctx, id); err != nil {
+		if err := w.catalog.MakePreviews(ctx, id); err != nil {
 			failed, cause = failed+1, err
 			if ctx.Err() != nil {
 				break

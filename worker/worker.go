@@ -18,6 +18,7 @@ import (
 
 	"broll/catalog"
 	"broll/embed"
+	"broll/graph"
 	"broll/internal/tasks"
 )
 
@@ -34,16 +35,12 @@ const (
 	DefaultRelayInterval      = time.Second
 )
 
-// Options configure a Worker. Redis, Catalog and Embedder are required.
+// Options tune a Worker; the zero value is production's defaults. What it
+// works with (the queues, the catalog, the embedder) comes from the
+// service graph.
 type Options struct {
-	Redis asynq.RedisConnOpt
-	// Prefix is the deployment's BROLL_REDIS_PREFIX: the worker takes
-	// tasks from its queues only (tasks.EmbedQueue, tasks.MediaQueue,
-	// tasks.PreviewsQueue).
-	Prefix   string
-	Catalog  *catalog.Service
-	Embedder embed.Embedder
-	Logger   *slog.Logger
+	// Logger receives the worker's logs; nil: the graph's logger.
+	Logger *slog.Logger
 
 	// Concurrency is how many embedding and media tasks (each a batch of
 	// clips) run at once.
@@ -109,7 +106,14 @@ type clipStore interface {
 
 // Worker processes the asynq queues of the service.
 type Worker struct {
-	opts     Options
+	opts Options
+	// queue is the connection the task server opens its own clients with.
+	queue asynq.RedisConnOpt
+	// prefix is the deployment's BROLL_REDIS_PREFIX: the worker takes tasks
+	// from its queues (tasks.EmbedQueue, tasks.MediaQueue).
+	prefix   string
+	catalog  *catalog.Service
+	embedder embed.Embedder
 	store    clipStore
 	logger   *slog.Logger
 	handlers map[string]asynq.Handler
@@ -118,18 +122,22 @@ type Worker struct {
 	metrics         *workerMetrics
 }
 
-// New checks opts and returns a worker; Run starts it.
-func New(opts Options) (*Worker, error) {
-	switch {
-	case opts.Redis == nil:
-		return nil, errors.New("worker: Redis connection is required")
-	case opts.Catalog == nil:
-		return nil, errors.New("worker: Catalog is required")
-	case opts.Embedder == nil:
-		return nil, errors.New("worker: Embedder is required")
+// New returns a worker over g's queues, catalog and embedder (g opened
+// with graph.Redis and graph.Embedder, as graph.WorkerParts are), tuned by
+// opts; Run starts it.
+func New(g *graph.Graph, opts Options) (*Worker, error) {
+	if err := g.Require("worker", graph.Redis|graph.Embedder); err != nil {
+		return nil, err
+	}
+	if g.QueueConn == nil {
+		return nil, errors.New("worker: Redis connection is required (REDIS_URL)")
+	}
+	if opts.Logger == nil {
+		opts.Logger = g.Logger
 	}
 	opts.withDefaults()
-	w := &Worker{opts: opts, store: opts.Catalog, logger: opts.Logger, metrics: newWorkerMetrics(opts.Metrics)}
+	w := &Worker{opts: opts, queue: g.QueueConn, prefix: g.Config.RedisPrefix, catalog: g.Catalog, embedder: g.Embedder,
+		store: g.Catalog, logger: opts.Logger, metrics: newWorkerMetrics(opts.Metrics)}
 	w.handlers = map[string]asynq.Handler{
 		tasks.TaskEmbedClips: asynq.HandlerFunc(w.handleEmbedClips),
 		tasks.TaskEmbedClip:  asynq.HandlerFunc(w.handleEmbedClips),
@@ -151,7 +159,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	o := w.opts
 	// The worker owns the Redis client: asynq closes one it made itself
 	// only after a successful Start, so a failed Ping would leak it.
-	rc, ok := o.Redis.MakeRedisClient().(redis.UniversalClient)
+	rc, ok := w.queue.MakeRedisClient().(redis.UniversalClient)
 	if !ok {
 		return errors.New("worker: Redis connection option makes no Redis client")
 	}
@@ -167,14 +175,14 @@ func (w *Worker) Run(ctx context.Context) error {
 	if w.previewHandlers != nil {
 		// Encoding previews takes a core per ffmpeg: a server of its own
 		// bounds it apart from the probing and embedding slots.
-		previews := w.newServer(ctx, rc, o.PreviewConcurrency, map[string]int{tasks.PreviewsQueue(o.Prefix): 1})
+		previews := w.newServer(ctx, rc, o.PreviewConcurrency, map[string]int{tasks.PreviewsQueue(w.prefix): 1})
 		if err := previews.Start(newMux(w.previewHandlers)); err != nil {
 			srv.Shutdown()
 			return fmt.Errorf("worker: start: %w", err)
 		}
 		servers = append(servers, previews)
 	}
-	w.logger.Info("worker started", "model", o.Embedder.Model(), "concurrency", o.Concurrency,
+	w.logger.Info("worker started", "model", w.embedder.Model(), "concurrency", o.Concurrency,
 		"preview_concurrency", o.PreviewConcurrency, "batch_size", o.BatchSize, "poll_interval", o.PollInterval)
 	var relay sync.WaitGroup
 	relay.Go(func() { w.relayJobs(ctx) })
@@ -224,14 +232,14 @@ func newMux(handlers map[string]asynq.Handler) *asynq.ServeMux {
 }
 
 // queues are the queues of the main server, with their priorities: its
-// deployment's, new clips' media batches (which embed them too) first; and
+// deployment's (the graph's BROLL_REDIS_PREFIX), new clips' media batches (which embed them too) first; and
 // at the lowest priority the unprefixed queues that releases before queue
 // names carried the prefix wrote to, so that the tasks waiting there when
 // a deployment upgrades are still done. Nothing queues to those any more;
 // once they are empty everywhere (asynq_queue_size{queue="embed"} and
 // "media" at 0) they can go.
 func (w *Worker) queues() map[string]int {
-	p := w.opts.Prefix
+	p := w.prefix
 	q := map[string]int{tasks.EmbedQueue(p): 2}
 	if !w.opts.NoMedia {
 		q[tasks.MediaQueue(p)] = 3
@@ -289,7 +297,7 @@ func (w *Worker) relayJobs(ctx context.Context) {
 	defer t.Stop()
 	failing := false
 	for {
-		n, err := w.opts.Catalog.RelayJobs(ctx)
+		n, err := w.catalog.RelayJobs(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil && !failing:
 			w.logger.Warn("job relay failed; the jobs stay recorded", "err", err)

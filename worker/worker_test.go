@@ -15,24 +15,32 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
+	"github.com/redis/go-redis/v9"
 
 	"broll/catalog"
+	"broll/catalog/media"
 	"broll/embed"
+	"broll/graph"
+	"broll/internal/config"
 	"broll/internal/tasks"
 	"broll/internal/testkit"
 	"broll/worker"
 )
 
 // env is what a worker test needs: its own database and Redis key prefix
-// (so its own queues), an asynq client and inspector on that Redis, and
-// the catalog.
+// (so its own queues), the configuration of its processes (the prefix as
+// BROLL_REDIS_PREFIX), an asynq client and inspector on that Redis, and
+// the catalog and queue of a graph over both (the API's or brollctl's side
+// of the queue).
 type env struct {
 	pool   *pgxpool.Pool
-	cat    *catalog.Service
-	redis  asynq.RedisClientOpt
+	rdb    *redis.Client
+	cfg    config.Config
 	prefix string
 	// embedQueue is the test's embedding queue.
 	embedQueue string
+	cat        *catalog.Service
+	media      media.Store
 	client     *asynq.Client
 	insp       *asynq.Inspector
 	queue      *tasks.AsynqQueue
@@ -40,18 +48,42 @@ type env struct {
 
 func setup(t *testing.T) *env {
 	t.Helper()
-	pool, _ := testkit.NewPool(t)
+	pool, dbURL := testkit.NewPool(t)
 	rds := testkit.Redis(t)
+	cfg, err := config.Load(func(k string) string {
+		return map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": rds.URL, "BROLL_REDIS_PREFIX": rds.Prefix,
+			"BROLL_MEDIA_DIR": t.TempDir(), "BROLL_SIGNING_KEY": config.GenerateSecret(), "BROLL_EMBED_PROVIDER": "builtin"}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	o := rds.Client.Options()
 	ropt := asynq.RedisClientOpt{Addr: o.Addr, Username: o.Username, Password: o.Password, DB: o.DB}
 	client := asynq.NewClient(ropt)
 	t.Cleanup(func() { _ = client.Close() })
 	insp := asynq.NewInspector(ropt)
 	t.Cleanup(func() { _ = insp.Close() })
-	return &env{
-		pool: pool, cat: catalog.New(pool, nil, nil), redis: ropt, prefix: rds.Prefix, embedQueue: tasks.EmbedQueue(rds.Prefix),
-		client: client, insp: insp, queue: tasks.NewAsynqQueue(client, insp, rds.Prefix),
+	e := &env{pool: pool, rdb: rds.Client, cfg: cfg, prefix: rds.Prefix, embedQueue: tasks.EmbedQueue(rds.Prefix),
+		client: client, insp: insp}
+	g := e.graph(t, graph.Options{Parts: graph.CLIParts})
+	e.cat, e.media, e.queue = g.Catalog, g.Media, g.Queue
+	return e
+}
+
+// graph opens a graph over the env's database and Redis (o.Redis nil) as
+// the composition root does for a process; it closes when the test ends.
+func (e *env) graph(t *testing.T, o graph.Options) *graph.Graph {
+	t.Helper()
+	o.Pool = e.pool
+	if o.Redis == nil {
+		o.Redis = e.rdb
 	}
+	g, err := graph.Open(context.Background(), e.cfg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	return g
 }
 
 func (e *env) insertClip(t *testing.T, title string) uuid.UUID {
@@ -89,13 +121,12 @@ func (e *env) enqueueWithRetries(t *testing.T, id uuid.UUID, maxRetry int) {
 // tasks.AsynqQueue names it.
 func (e *env) taskID(id uuid.UUID) string { return tasks.TaskID(e.embedQueue, []uuid.UUID{id}) }
 
-// start runs a worker with test-friendly timings until stop is called or
-// the test ends. stop returns Run's error.
-func (e *env) start(t *testing.T, opts worker.Options) (stop func() error) {
+// start runs a worker over a worker's graph with embedder and
+// test-friendly timings until stop is called or the test ends. stop
+// returns Run's error.
+func (e *env) start(t *testing.T, embedder embed.Embedder, opts worker.Options) (stop func() error) {
 	t.Helper()
-	opts.Redis = e.redis
-	opts.Prefix = e.prefix
-	opts.Catalog = e.cat
+	g := e.graph(t, graph.Options{Parts: graph.WorkerParts, Embedder: embedder})
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
@@ -103,7 +134,7 @@ func (e *env) start(t *testing.T, opts worker.Options) (stop func() error) {
 	setIfZero(&opts.RetryBaseDelay, 10*time.Millisecond)
 	setIfZero(&opts.RetryMaxDelay, 40*time.Millisecond)
 	setIfZero(&opts.ShutdownTimeout, 2*time.Second)
-	w, err := worker.New(opts)
+	w, err := worker.New(g, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,16 +223,16 @@ func waitFor(t *testing.T, within time.Duration, ok func() bool, why func() stri
 
 func TestNewRequiresDependencies(t *testing.T) {
 	t.Parallel()
-	full := worker.Options{Redis: asynq.RedisClientOpt{Addr: "x"}, Catalog: &catalog.Service{}, Embedder: embed.NewBuiltin()}
-	if _, err := worker.New(full); err != nil {
+	e := setup(t)
+	if _, err := worker.New(e.graph(t, graph.Options{Parts: graph.WorkerParts}), worker.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	for name, o := range map[string]worker.Options{
-		"redis":    {Catalog: full.Catalog, Embedder: full.Embedder},
-		"catalog":  {Redis: full.Redis, Embedder: full.Embedder},
-		"embedder": {Redis: full.Redis, Catalog: full.Catalog},
+	for name, g := range map[string]*graph.Graph{
+		"redis":    e.graph(t, graph.Options{Parts: graph.WorkerParts &^ graph.Redis}),
+		"graph":    nil,
+		"embedder": e.graph(t, graph.Options{Parts: graph.WorkerParts &^ graph.Embedder}),
 	} {
-		if _, err := worker.New(o); err == nil {
+		if _, err := worker.New(g, worker.Options{}); err == nil {
 			t.Errorf("no %s accepted", name)
 		}
 	}
@@ -209,10 +240,11 @@ func TestNewRequiresDependencies(t *testing.T) {
 
 func TestRunFailsWithoutRedis(t *testing.T) {
 	t.Parallel()
-	w, err := worker.New(worker.Options{
-		Redis: asynq.RedisClientOpt{Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond}, Catalog: &catalog.Service{},
-		Embedder: embed.NewBuiltin(),
-	})
+	e := setup(t)
+	e.cfg.RedisURL = "redis://127.0.0.1:1/0"
+	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	t.Cleanup(func() { _ = down.Close() })
+	w, err := worker.New(e.graph(t, graph.Options{Parts: graph.WorkerParts, Redis: down}), worker.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,14 +261,14 @@ func TestEmbedsNewClip(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	builtin := embed.NewBuiltin()
-	e.start(t, worker.Options{Embedder: builtin, PollInterval: worker.DefaultPollInterval})
+	e.start(t, builtin, worker.Options{PollInterval: worker.DefaultPollInterval})
 
 	id := e.insertClip(t, "Young woman laughing at her phone on the couch")
 	start := time.Now()
 	e.enqueue(t, id)
 	s := e.waitStatus(t, id, "ready", 10*time.Second)
 	t.Logf("clip searchable %s after it was queued", time.Since(start).Round(time.Millisecond))
-	if s.Dims != embed.Dimensions || s.Model != "builtin-lexical-v1" || s.Error != "" {
+	if s.Dims != embed.Dimensions || s.Model != embed.NewBuiltin().Model() || s.Error != "" {
 		t.Fatalf("state = %+v", s)
 	}
 
@@ -278,12 +310,12 @@ func TestBackoff(t *testing.T) {
 // leaves every media queue alone.
 func TestQueuesCarryThePrefix(t *testing.T) {
 	t.Parallel()
-	got := worker.Queues(worker.Options{Prefix: "eu:"})
+	got := worker.Queues("eu:", worker.Options{})
 	want := map[string]int{"eu:media": 3, "eu:embed": 2, "embed": 1, "media": 1}
 	if !maps.Equal(got, want) {
 		t.Errorf("queues %v, want %v", got, want)
 	}
-	got = worker.Queues(worker.Options{Prefix: "eu:", NoMedia: true})
+	got = worker.Queues("eu:", worker.Options{NoMedia: true})
 	if want := map[string]int{"eu:embed": 2, "embed": 1}; !maps.Equal(got, want) {
 		t.Errorf("queues without ffmpeg %v, want %v", got, want)
 	}

@@ -18,22 +18,26 @@ import (
 
 	"broll/api"
 	"broll/billing/billingtest"
+	"broll/graph"
 	"broll/internal/config"
 	"broll/internal/money"
 	"broll/internal/testkit"
 	"broll/tenancy"
+	"broll/webhook"
 )
 
 // env is one API node (JSON API and dashboard, the real router) over a
 // database and a Redis database of the test's own, with a settable clock.
 type env struct {
-	app   *fiber.App
-	pool  *pgxpool.Pool
-	rdb   *redis.Client
-	cfg   config.Config
-	svc   *tenancy.Service
-	clock *testkit.Clock
-	logs  *testkit.SyncBuffer
+	app  *fiber.App
+	pool *pgxpool.Pool
+	rdb  *redis.Client
+	cfg  config.Config
+	svc  *tenancy.Service
+	// webhooks is the node's endpoint service.
+	webhooks *webhook.Service
+	clock    *testkit.Clock
+	logs     *testkit.SyncBuffer
 }
 
 func setup(t *testing.T, extra map[string]string) *env {
@@ -53,12 +57,16 @@ func setup(t *testing.T, extra map[string]string) *env {
 	}
 	logs := &testkit.SyncBuffer{}
 	clk := testkit.NewClock(time.Now())
-	n, err := api.NewNode(context.Background(), cfg, api.NodeOptions{Pool: pool, Redis: rdb, Logs: logs, Now: clk.Now})
+	g, err := graph.Open(context.Background(), cfg, graph.Options{Parts: graph.APIParts, Pool: pool, Redis: rdb, Logs: logs, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(n.Close)
-	return &env{app: n.App, pool: pool, rdb: rdb, cfg: cfg, svc: n.Tenancy, clock: clk, logs: logs}
+	t.Cleanup(g.Close)
+	n, err := api.NewNode(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{app: n.App, pool: pool, rdb: rdb, cfg: cfg, svc: n.Tenancy, webhooks: n.Webhooks, clock: clk, logs: logs}
 }
 
 const password = "correct horse battery staple"

@@ -24,7 +24,7 @@ type WarmOptions struct {
 	Connections int
 	// Prewarm loads the catalog's relations into Postgres' shared buffers
 	// with pg_prewarm before the searches, when the extension is installed
-	// (migration 00021 installs it where it can): the HNSW graphs first,
+	// (migration 00022 installs it where it can): the HNSW graphs first,
 	// then the clip rows, the list indexes, the keyword postings and the
 	// out-of-line vectors, as far as PrewarmShare of shared_buffers goes.
 	Prewarm bool

@@ -21,11 +21,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"broll/billing"
 	"broll/billing/billingtest"
+	"broll/graph/graphtest"
 	"broll/internal/config"
 	"broll/internal/testkit"
-	"broll/tenancy"
 )
 
 // TestDashboardInChromium drives the account dashboard in headless
@@ -256,7 +255,8 @@ func seedDashboardAccount(t *testing.T, pool *pgxpool.Pool, base string) dashboa
 			t.Fatal(err)
 		}
 	}
-	svc := tenancy.New(pool)
+	g := graphtest.Over(t, pool)
+	svc := g.Tenancy
 	for c, label := range []string{"Acme Studio", "Brightline Ads", "Kite & Co"} {
 		k := acct.CustomerKey(t, pool, label)
 		// Purchases on past days, booked as the purchase statement books
@@ -292,7 +292,7 @@ func seedDashboardAccount(t *testing.T, pool *pgxpool.Pool, base string) dashboa
 			t.Fatal(err)
 		}
 	}
-	if _, err := billing.New(pool, nil).TopUp(ctx, acct.ID, 500_00, "invoice 2026-114"); err != nil {
+	if _, err := g.Billing.TopUp(ctx, acct.ID, 500_00, "invoice 2026-114"); err != nil {
 		t.Fatal(err)
 	}
 	link, err := svc.CreateUser(ctx, acct.ID, d.email, time.Now(), time.Hour)

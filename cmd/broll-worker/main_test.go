@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/hibiken/asynq"
 
 	"broll/billing/billingtest"
+	"broll/graph"
+	"broll/graph/graphtest"
 	"broll/internal/config"
-	"broll/internal/tasks"
 	"broll/internal/testkit"
 )
 
@@ -37,7 +37,10 @@ func TestRunEmbedsQueuedClips(t *testing.T) {
 	}
 
 	id := billingtest.Videos(t, pool, 1, "easy")[0]
-	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rds.Client), asynq.NewInspectorFromRedisClient(rds.Client), rds.Prefix)
+	// Queued as an API node queues it, through its graph's queue.
+	cfg := config.Defaults()
+	cfg.RedisPrefix = rds.Prefix
+	q := graphtest.Open(t, cfg, graph.Options{Parts: graph.Redis, Pool: pool, Redis: rds.Client}).Queue
 	if _, err := q.EnqueueEmbed(ctx, []uuid.UUID{id}); err != nil {
 		t.Fatal(err)
 	}

@@ -14,9 +14,10 @@ import (
 
 	"broll/api"
 	"broll/billing/billingtest"
+	"broll/graph"
+	"broll/graph/graphtest"
 	"broll/internal/config"
 	"broll/internal/testkit"
-	"broll/tenancy"
 )
 
 // TestPostedClipIsSearchableInSeconds: a clip posted through the ops API,
@@ -52,11 +53,11 @@ func TestPostedClipIsSearchableInSeconds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	node, err := api.NewNode(ctx, cfg, api.NodeOptions{Pool: pool, Redis: rds.Client})
+	g := graphtest.Open(t, cfg, graph.Options{Parts: graph.APIParts, Pool: pool, Redis: rds.Client})
+	node, err := api.NewNode(g)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer node.Close()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +76,7 @@ func TestPostedClipIsSearchableInSeconds(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(cfg.ImportDir, "zebra.mp4"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ops, err := tenancy.New(pool).CreateOpsKey(ctx, "content team")
+	ops, err := g.Tenancy.CreateOpsKey(ctx, "content team")
 	if err != nil {
 		t.Fatal(err)
 	}

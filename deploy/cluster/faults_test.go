@@ -19,6 +19,9 @@ import (
 
 	"broll/billing/billingtest"
 	"broll/embed/embedtest"
+	"broll/graph"
+	"broll/graph/graphtest"
+	"broll/internal/config"
 	"broll/internal/database"
 	"broll/internal/tasks"
 	"broll/internal/testkit"
@@ -223,7 +226,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 
 	doomed := startWorker(t, env)
 	ollama.hold.Store(true)
-	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb), rds.Prefix)
+	q := nodeQueue(t, pool, rds)
 	if _, err := q.EnqueueEmbed(context.Background(), ids); err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +271,7 @@ func TestEmbedderDown(t *testing.T) {
 	w := startWorker(t, env)
 	ollama.Fail(http.StatusInternalServerError)
 	ids := billingtest.Videos(t, pool, 5, "easy")
-	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb), rds.Prefix)
+	q := nodeQueue(t, pool, rds)
 	if _, err := q.EnqueueEmbed(context.Background(), ids); err != nil {
 		t.Fatal(err)
 	}
@@ -320,4 +323,14 @@ func statusCount(pool *pgxpool.Pool, ids []uuid.UUID, status string) error {
 func waitEmbedded(t *testing.T, pool *pgxpool.Pool, ids []uuid.UUID, within time.Duration) {
 	t.Helper()
 	eventually(t, within, "every clip embedded", func() error { return statusCount(pool, ids, "ready") })
+}
+
+// nodeQueue is the job queue an API node enqueues on, as the composition
+// root builds it over the test's database and keyspace (its prefix as
+// BROLL_REDIS_PREFIX, so its queues are the workers' of sharedEnv).
+func nodeQueue(t *testing.T, pool *pgxpool.Pool, rds testkit.Keyspace) *tasks.AsynqQueue {
+	t.Helper()
+	cfg := config.Defaults()
+	cfg.RedisPrefix = rds.Prefix
+	return graphtest.Open(t, cfg, graph.Options{Parts: graph.Redis, Pool: pool, Redis: rds.Client}).Queue
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/hibiken/asynq"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/billing/billingtest"
@@ -137,11 +136,10 @@ func TestScaleOut(t *testing.T) {
 		// through the other node): a batch's task id is its clips', so the
 		// second is a no-op, and a clip already embedded is skipped.
 		var wg sync.WaitGroup
-		for range 2 {
+		for _, q := range []*tasks.AsynqQueue{nodeQueue(t, pool, rds), nodeQueue(t, pool, rds)} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb), rds.Prefix)
 				if _, err := q.EnqueueEmbed(context.Background(), ids); err != nil {
 					t.Error(err)
 				}

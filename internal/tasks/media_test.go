@@ -43,7 +43,7 @@ func TestEnqueueMediaInBatches(t *testing.T) {
 	t.Parallel()
 	rds := testkit.Redis(t)
 	inspector := asynq.NewInspectorFromRedisClient(rds.Client)
-	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rds.Client), inspector, rds.Prefix).WithBatchSize(2)
+	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rds.Client), inspector, tasks.QueueOptions{Prefix: rds.Prefix, BatchSize: 2})
 	ids := []uuid.UUID{uuid.New(), uuid.New(), uuid.New()}
 	for range 2 {
 		if n, err := q.EnqueueMedia(context.Background(), ids); err != nil || n != len(ids) {

@@ -73,24 +73,26 @@ type AsynqQueue struct {
 	batch     int
 }
 
-// NewAsynqQueue returns a queue over an asynq client that queues to the
-// queues of prefix (EmbedQueue, MediaQueue, PreviewsQueue),
-// DefaultBatchSize clips per task. The inspector clears a batch's finished
-// or archived task so that the same clips can be queued again (asynq
-// refuses a task id while the old task is still kept).
-func NewAsynqQueue(client *asynq.Client, inspector *asynq.Inspector, prefix string) *AsynqQueue {
-	return &AsynqQueue{client: client, inspector: inspector, prefix: prefix, batch: DefaultBatchSize}
+// QueueOptions are what an AsynqQueue queues to and how.
+type QueueOptions struct {
+	// Prefix is the deployment's BROLL_REDIS_PREFIX: the queue queues to
+	// its queues (EmbedQueue, MediaQueue, PreviewsQueue).
+	Prefix string
+	// BatchSize is how many clips go in one task (BROLL_WORKER_BATCH_SIZE);
+	// 0 is DefaultBatchSize, and it is at most MaxBatchSize.
+	BatchSize int
 }
 
-// WithBatchSize returns the queue putting up to n clips in a task (0:
-// DefaultBatchSize).
-func (q *AsynqQueue) WithBatchSize(n int) *AsynqQueue {
-	c := *q
-	c.batch = min(max(n, 0), MaxBatchSize)
-	if c.batch == 0 {
-		c.batch = DefaultBatchSize
+// NewAsynqQueue returns a queue over an asynq client as o says. The
+// inspector clears a batch's finished or archived task so that the same
+// clips can be queued again (asynq refuses a task id while the old task
+// is still kept).
+func NewAsynqQueue(client *asynq.Client, inspector *asynq.Inspector, o QueueOptions) *AsynqQueue {
+	batch := min(max(o.BatchSize, 0), MaxBatchSize)
+	if batch == 0 {
+		batch = DefaultBatchSize
 	}
-	return &c
+	return &AsynqQueue{client: client, inspector: inspector, prefix: o.Prefix, batch: batch}
 }
 
 // kind is one queue's batch task; base is the queue's base name, which a

@@ -6,10 +6,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/hibiken/asynq"
-
 	"broll/catalog"
-	"broll/catalog/media"
+	"broll/graph"
+	"broll/graph/graphtest"
+	"broll/internal/config"
 	"broll/internal/tasks"
 	"broll/internal/testkit"
 )
@@ -27,14 +27,12 @@ var (
 func TestImportEnqueuesAsynqTasks(t *testing.T) {
 	t.Parallel()
 	pool, _ := testkit.NewPool(t)
-	store, err := media.NewLocal(filepath.Join(t.TempDir(), "media"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	rds := testkit.Redis(t)
-	client := asynq.NewClientFromRedisClient(rds.Client)
-	inspector := asynq.NewInspectorFromRedisClient(rds.Client)
-	svc := catalog.New(pool, store, tasks.NewAsynqQueue(client, inspector, rds.Prefix))
+	cfg := config.Defaults()
+	cfg.MediaDir = filepath.Join(t.TempDir(), "media")
+	cfg.RedisPrefix = rds.Prefix
+	g := graphtest.Open(t, cfg, graph.Options{Parts: graph.CLIParts, Pool: pool, Redis: rds.Client})
+	svc, inspector := g.Catalog, g.Inspector
 
 	src := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(src, "media"), 0o755); err != nil {

@@ -27,7 +27,6 @@ import (
 	"time"
 
 	"broll/deploy/bench/benchkit"
-	"broll/tenancy"
 )
 
 type options struct {
@@ -88,7 +87,12 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	ops, err := tenancy.New(sc.Pool).CreateOpsKey(ctx, "bench")
+	// The database's services, as the composition root builds them.
+	g, err := sc.Graph(ctx, 0)
+	if err != nil {
+		return err
+	}
+	ops, err := g.Tenancy.CreateOpsKey(ctx, "bench")
 	if err != nil {
 		return err
 	}
@@ -116,6 +120,9 @@ func run(o options) error {
 		"BROLL_MEDIA_DIR": sc.Config.MediaDir, "BROLL_IMPORT_DIR": importDir, "BROLL_EMBED_PROVIDER": "builtin",
 		"BROLL_HTTP_ADDR": fmt.Sprintf("127.0.0.1:%d", port), "BROLL_METRICS_ADDR": "127.0.0.1:0",
 		"BROLL_WORKER_HTTP_ADDR": "127.0.0.1:0", "BROLL_LOG_LEVEL": "warn",
+		// Every key and queue of the programs under the scratch world's
+		// prefix, as in a deployment that shares its Redis.
+		"BROLL_REDIS_PREFIX": sc.Config.RedisPrefix,
 	}
 	if o.batch > 0 {
 		env["BROLL_WORKER_BATCH_SIZE"] = strconv.Itoa(o.batch)
