@@ -161,8 +161,12 @@ bench-warm:
 bench-purchase: stack-up
 	set -a && . .stack/env && set +a && $(GO) run ./deploy/bench/purchase -duration 10s -clients 64
 
-# Import to searchable: 100k clips naming 200 distinct real MP4 files,
-# through brollctl clips import with the API and a worker running (about
-# ten minutes; see docs/performance.md).
+# Import to searchable: IMPORT_CLIPS clips (100k) naming IMPORT_DISTINCT
+# (200) distinct real MP4 files, through brollctl clips import with the API
+# and a worker running (about ten minutes, plus the rendering; see
+# docs/performance.md). A shorter run on a busy machine:
+# make bench-import IMPORT_CLIPS=10000 IMPORT_DISTINCT=50.
+IMPORT_CLIPS ?= 100000
+IMPORT_DISTINCT ?= 200
 bench-import: stack-up
-	set -a && . .stack/env && set +a && $(GO) run ./deploy/bench/import -clips 100000 -distinct 200
+	set -a && . .stack/env && set +a && $(GO) run ./deploy/bench/import -clips $(IMPORT_CLIPS) -distinct $(IMPORT_DISTINCT)
