@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
 
-.PHONY: check unit clients clients-check run test test-browser docs-screenshots chromium build stack-up stack-down stack-status vet fmt-check bench-edge bench-search bench-search-users bench-search-users-1m bench-purchase bench-warm clean fuzz lint-go
+.PHONY: embed-lexicon check unit clients clients-check run test test-browser docs-screenshots chromium build stack-up stack-down stack-status vet fmt-check bench-edge bench-search bench-search-users bench-search-users-1m bench-purchase bench-warm clean fuzz lint-go
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -37,10 +37,11 @@ lint: fmt-check vet lint-go lint-openapi
 # golangci-lint at a pinned version (built once into .stack/bin by
 # deploy/local/golangci-lint.sh) with .golangci.yml: the import directions of
 # the layers (depguard; the rules are in .golangci.yml), unused code, error wrapping (errorlint),
-# unchecked errors, staticcheck and gocritic.
-GOLANGCI_LINT_VERSION ?= v2.15.0
+# unchecked errors, staticcheck and gocritic. --allow-parallel-runners: another
+# checkout on the same machine may be linting at that moment, and without it
+# golangci-lint refuses to start ("parallel golangci-lint is running").
 lint-go:
-	GOLANGCI_LINT_VERSION=$(GOLANGCI_LINT_VERSION) bash deploy/local/golangci-lint.sh run ./...
+	bash deploy/local/golangci-lint.sh run --allow-parallel-runners ./...
 
 # Lints api/openapi.json with redocly.yaml (errors fail; the accepted
 # warnings are listed in .redocly.lint-ignore.yaml).
@@ -84,6 +85,18 @@ chromium:
 	  if [ "$$(id -u)" -eq 0 ]; then as=; else as=sudo; fi; \
 	  $$as apt-get update -qq >/dev/null && \
 	  $$as env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
+
+# Regenerates the built-in embedder's WordNet table (embed/lexicon, see its
+# README) from Debian's wordnet-base, installed here when it is missing (as
+# root, or with sudo). Only needed after changing the generator: the build and
+# the tests read the committed table. The output depends only on WordNet.
+embed-lexicon:
+	@test -f /usr/share/wordnet/data.noun || { \
+	  echo "make: installing wordnet-base for the lexicon generator"; \
+	  if [ "$$(id -u)" -eq 0 ]; then as=; else as=sudo; fi; \
+	  $$as apt-get update -qq >/dev/null && \
+	  $$as env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wordnet-base >/dev/null; }
+	$(GO) generate ./embed
 
 # The fast lane for a first contribution: gofmt, go vet, the linter and the
 # tests of every package that needs no outside service (deploy/local/unit-packages.sh

@@ -3,68 +3,35 @@ package api
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"broll/api/dashboard"
 	"broll/billing"
 	"broll/catalog"
 	"broll/catalog/media"
 	"broll/catalog/search"
-	"broll/embed"
+	"broll/graph"
 	"broll/internal/apperr"
-	"broll/internal/config"
 	"broll/internal/idempotency"
-	"broll/internal/metrics"
-	"broll/internal/money"
-	"broll/internal/seal"
 	"broll/tenancy"
 	"broll/webhook"
 )
 
-// Deps is everything the HTTP layer needs, built once by NewNode.
-type Deps struct {
-	Config   config.Config
-	Logger   *slog.Logger
-	Pool     *pgxpool.Pool
-	Redis    *redis.Client
-	Tenancy  *tenancy.Service
-	Catalog  *catalog.Service
-	Search   *search.Service
-	Uploads  *media.Uploads
-	Billing  *billing.Service
-	Webhooks *webhook.Service
-	Auth     *tenancy.Authenticator
-	Gate     *tenancy.Gate
-	Usage    *tenancy.Usage
-	Media    media.Store
-	// QueryEmbedder embeds semantic_search texts (cached).
-	QueryEmbedder *embed.QueryCache
-	// Sessions signs dashboard users in.
-	Sessions *tenancy.Sessions
-	// Sealer seals what must be kept to be used again (idempotent replays).
-	Sealer *seal.Sealer
-	// Now is the clock; tests set it through NodeOptions.
-	Now func() time.Time
-	// Metrics is the registry the node's metrics listener serves (not the
-	// app: /metrics stays off the public port); the app adds its own
-	// metrics and the pool's.
-	Metrics *prometheus.Registry
-	// Warmup gates /readyz on a warm catalog (nil: no gate).
-	Warmup *Warmup
-}
-
-// newApp builds the fiber app with every route and middleware.
-func newApp(d Deps) *fiber.App {
+// newApp builds the fiber app with every route and middleware over g, and
+// the warm-up that gates its /readyz.
+func newApp(g *graph.Graph) (*fiber.App, *Warmup, error) {
+	cfg := g.Config
 	app := fiber.New(fiber.Config{
 		AppName:               "broll-api",
-		BodyLimit:             d.Config.MaxBodyBytes,
-		ErrorHandler:          errorHandler(d.Logger, d.Config.BaseURL()),
+		BodyLimit:             cfg.MaxBodyBytes,
+		ErrorHandler:          errorHandler(g.Logger, cfg.BaseURL()),
 		DisableStartupMessage: true,
 		// ReadTimeout bounds the headers and the bodies read into memory
 		// (slowloris); WriteTimeout every answer. The streamed bodies, an
@@ -82,45 +49,53 @@ func newApp(d Deps) *fiber.App {
 		// reads every other body into memory within BodyLimit.
 		StreamRequestBody: true,
 	})
-	app.Server().HeaderReceived = streamLargeBodies(d.Config.MaxBodyBytes)
-	// When Redis loses its revocation markers the auth cache goes with them;
-	// a key issued here is never refused from the negative cache.
-	d.Gate.OnDataLoss(d.Auth.Drop)
-	d.Tenancy.OnKeyCreated(d.Auth.KeyCreated)
-	d.Tenancy.LimitPasswordHashing(d.Config.PasswordHashConcurrency)
-	d.Billing.SetLowBalanceThreshold(money.Cents(d.Config.LowBalanceThreshold))
-	d.Billing.SetTestBalance(money.Cents(d.Config.TestBalance))
-	metrics.RegisterPool(d.Metrics, d.Pool)
-	m := newAPIMetrics(d.Metrics, d.Gate, newAccessLog(d.Logger, d.Config))
-	refuseUnknownMethods(app, d.Config.BaseURL())
+	app.Server().HeaderReceived = streamLargeBodies(cfg.MaxBodyBytes)
+	m, err := newAPIMetrics(g.Metrics, g.Gate, newAccessLog(g.Logger, cfg))
+	if err != nil {
+		return nil, nil, err
+	}
+	warmup := newWarmup(g.Search, g.QueryEmbedder, g.Pool, g.Logger, cfg.WarmupTimeout, g.Metrics)
+	refuseUnknownMethods(app, cfg.BaseURL())
 	app.Use(withRequestID)
 	app.Use(cancelOnDisconnect)
 	app.Use(m.observe)
 	app.Use(recover.New())
-	app.Use(legacyPrefix, markLegacy(legacyHeaders(d.Config, d.Config.BaseURL())))
-	app.Use(boundBodies(d.Config.MaxBodyBytes))
-	app.Use(decodeBodies(d.Config.MaxBodyBytes))
+	app.Use(legacyPrefix, markLegacy(legacyHeaders(cfg, cfg.BaseURL())))
+	app.Use(boundBodies(cfg.MaxBodyBytes))
+	app.Use(decodeBodies(cfg.MaxBodyBytes))
 
 	s := &server{
-		logger: d.Logger, now: d.Now,
-		tenancy: d.Tenancy, catalog: d.Catalog, search: d.Search, uploads: d.Uploads, billing: d.Billing, webhooks: d.Webhooks,
-		auth: d.Auth, gate: d.Gate, usage: d.Usage, media: d.Media, queryEmbedder: d.QueryEmbedder,
-		revoker: tenancy.NewRevoker(d.Tenancy, d.Redis, d.Config.RedisPrefix, d.Auth),
-		metrics: m, clientAddr: clientAddr(d.Config.TrustedProxies), importDir: d.Config.ImportDir,
-		idem:           idempotency.New(d.Pool, d.Sealer, d.Config.IdempotencyWait, idempotencyStale),
-		uploadMaxBytes: d.Config.UploadMaxBytes, uploadTTL: d.Config.UploadURLTTL, bodyIdle: cmp.Or(d.Config.BodyIdleTimeout, 30*time.Second),
-		downloads: billing.NewDownloadLimiter(d.Redis, d.Config.RedisPrefix, billing.DownloadLimits{
-			PerPurchase: d.Config.DownloadsPerPurchasePerMinute, PerAddress: d.Config.DownloadsPerAddressPerMinute,
-		}),
+		logger: g.Logger, now: g.Now,
+		tenancy: g.Tenancy, catalog: g.Catalog, search: g.Search, uploads: g.Uploads, billing: g.Billing, webhooks: g.Webhooks,
+		auth: g.Auth, gate: g.Gate, usage: g.Usage, media: g.Media, queryEmbedder: g.QueryEmbedder,
+		revoker: g.Revoker, idem: g.Idempotency, downloads: g.Downloads,
+		metrics: m, clientAddr: clientAddr(cfg.TrustedProxies), importDir: cfg.ImportDir,
+		uploadMaxBytes: cfg.UploadMaxBytes, uploadTTL: cfg.UploadURLTTL, bodyIdle: cmp.Or(cfg.BodyIdleTimeout, 30*time.Second),
+		baseURL: cfg.BaseURL(),
 	}
-	s.baseURL = d.Config.BaseURL()
-	s.routes(app, d)
+	x := surfaces{mcp: s.newMCPEndpoint(cfg.MCPAllowedOrigins), legacy: s.newLegacyAPI(cfg),
+		health: &health{pool: g.Pool, rdb: g.Redis, warmup: warmup}}
+	if x.explorer, x.asset, err = docsSite(); err != nil {
+		return nil, nil, err
+	}
+	// The dashboard's pages are embedded templates: an error here is a
+	// broken build, not a runtime condition.
+	if x.dash, err = dashboard.New(dashboard.Deps{
+		Config: cfg, Logger: g.Logger, Tenancy: g.Tenancy, Billing: g.Billing, Webhooks: g.Webhooks, Usage: g.Usage,
+		Gate: g.Gate, Auth: g.Auth, Revoker: g.Revoker, Sessions: g.Sessions, RequestID: requestID, Now: g.Now,
+		ClientAddr: s.clientAddr,
+	}); err != nil {
+		return nil, nil, fmt.Errorf("api: %w", err)
+	}
+	if err := mount(app, s.routes(x)); err != nil {
+		return nil, nil, fmt.Errorf("api: route table: %w", err)
+	}
 
 	// Everything else: 405 with Allow on a known path, 404 problem+json on
 	// an unknown one. Fiber's own 405 never fires, since this catch-all
 	// matches every request.
 	app.Use(newAllowTable(app).unrouted)
-	return app
+	return app, warmup, nil
 }
 
 // server holds what the handlers call; handlers are its methods.

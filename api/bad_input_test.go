@@ -37,16 +37,16 @@ func TestBadInputRegressions(t *testing.T) {
 		{"/api/v1/broll/purchases?semantic_search=%00", "semantic_search"},
 	} {
 		r := e.do(t, 0, "GET", c.path, key, nil)
-		if r.status != http.StatusBadRequest || problemOf(t, r).Code != "invalid_request" || problemOf(t, r).Field != c.field {
+		if r.status != http.StatusBadRequest || problemOf(t, r).Code != "invalid_request" || deref(problemOf(t, r).Field) != c.field {
 			t.Errorf("GET %s: %d %s, want 400 naming %s", c.path, r.status, r.raw, c.field)
 		}
 	}
 	r := e.do(t, 0, "POST", "/api/v1/keys", key, `{"customer_label": "a\u0000b"}`)
-	if r.status != http.StatusBadRequest || problemOf(t, r).Field != "customer_label" {
+	if r.status != http.StatusBadRequest || deref(problemOf(t, r).Field) != "customer_label" {
 		t.Errorf("label with NUL: %d %s", r.status, r.raw)
 	}
 	r = e.send(t, legacy, "GET", "/api/external/broll/purchases?source="+acct.Source+"&customer_email=a%00@b.co", legacyAuth, nil)
-	if r.status != http.StatusBadRequest || problemOf(t, r).Field != "customer_email" {
+	if r.status != http.StatusBadRequest || deref(problemOf(t, r).Field) != "customer_email" {
 		t.Errorf("legacy email with NUL: %d %s", r.status, r.raw)
 	}
 	r = e.send(t, legacy, "GET", "/api/external/broll?source=%FF", legacyAuth, nil)

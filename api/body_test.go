@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"broll/billing/billingtest"
-	"broll/tenancy"
 )
 
 // gzipped compresses body as a client sending Content-Encoding: gzip would.
@@ -38,7 +37,7 @@ func TestCompressedBodies(t *testing.T) {
 	n := e.legacyNode(t, newTestClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))) // before the v0 sunset
 	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 5000})
 	vids := billingtest.Videos(t, e.pool, 1, "easy")
-	ops, err := tenancy.New(e.pool).CreateOpsKey(context.Background(), "content team")
+	ops, err := e.ctl.Tenancy.CreateOpsKey(context.Background(), "content team")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +73,7 @@ func TestCompressedBodies(t *testing.T) {
 	for _, s := range surfaces {
 		t.Run(s.name, func(t *testing.T) {
 			send := e.send
-			code := func(r response) string { return problemOf(t, r).Code + ": " + problemOf(t, r).Detail }
+			code := func(r response) string { return string(problemOf(t, r).Code) + ": " + problemOf(t, r).Detail }
 			if s.html {
 				send = e.sendUnchecked
 				code = func(response) string { return "" }

@@ -7,9 +7,8 @@ import (
 	"github.com/google/uuid"
 
 	"broll/billing/billingtest"
-	"broll/catalog"
 	"broll/catalog/catalogtest"
-	"broll/tenancy"
+	"broll/clients/go/brollclient"
 )
 
 // TestClipChangesReachEveryNodeAtOnce: node 1 keeps the clip details it
@@ -20,7 +19,7 @@ func TestClipChangesReachEveryNodeAtOnce(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOpts{nodes: 2})
 	ctx := context.Background()
-	ops, err := tenancy.New(e.pool).CreateOpsKey(ctx, "content team")
+	ops, err := e.ctl.Tenancy.CreateOpsKey(ctx, "content team")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,14 +34,14 @@ func TestClipChangesReachEveryNodeAtOnce(t *testing.T) {
 		{"id": other.String(), "title": "Man reading a book", "emotion": "curious", "gender": "male",
 			"difficulty": "hard", "media_file": full},
 	}
-	expect[importResult](t, e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, clips), 200)
+	expect[brollclient.ImportResult](t, e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, clips), 200)
 	catalogtest.MediaPassed(t, e.pool)
-	clip := func(t *testing.T, key string, id uuid.UUID) videoBody {
+	clip := func(t *testing.T, key string, id uuid.UUID) brollclient.Video {
 		t.Helper()
-		return expect[videoBody](t, e.do(t, 1, "GET", "/api/v1/broll/"+id.String(), key, nil), 200)
+		return expect[brollclient.Video](t, e.do(t, 1, "GET", "/api/v1/broll/"+id.String(), key, nil), 200)
 	}
 	for _, key := range []string{buyer.Secret, stranger.Secret} {
-		if v := clip(t, key, id); v.Price != 5 || v.Owned || v.Retired {
+		if v := clip(t, key, id); v.Price != 5 || v.Owned || deref(v.Retired) {
 			t.Fatalf("first read on node 1: %+v", v)
 		}
 		clip(t, key, other)
@@ -50,7 +49,7 @@ func TestClipChangesReachEveryNodeAtOnce(t *testing.T) {
 
 	t.Run("an import through node 0, then the probe", func(t *testing.T) {
 		clips[0]["title"], clips[0]["difficulty"] = "Woman waving hello", "medium"
-		expect[importResult](t, e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, clips[:1]), 200)
+		expect[brollclient.ImportResult](t, e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, clips[:1]), 200)
 		// The file imported again waits for the probe: off sale meanwhile.
 		if r := e.do(t, 1, "GET", "/api/v1/broll/"+id.String(), stranger.Secret, nil); r.status != 404 {
 			t.Errorf("clip waiting for its probe: %d %s", r.status, r.raw)
@@ -62,7 +61,7 @@ func TestClipChangesReachEveryNodeAtOnce(t *testing.T) {
 	})
 
 	t.Run("a price change by the operator", func(t *testing.T) {
-		if _, err := catalog.New(e.pool, e.media, nil).SetTier(ctx, "medium", 1250); err != nil {
+		if _, err := e.ctl.Catalog.SetTier(ctx, "medium", 1250); err != nil {
 			t.Fatal(err)
 		}
 		if v := clip(t, stranger.Secret, id); v.Price != 12.5 {
@@ -72,10 +71,10 @@ func TestClipChangesReachEveryNodeAtOnce(t *testing.T) {
 
 	t.Run("a purchase through node 0", func(t *testing.T) {
 		e.buy(t, 0, buyer.Secret, id)
-		if v := clip(t, buyer.Secret, id); !v.Owned || v.DownloadURL == nil || v.DownloadURLExpiresAt == nil {
-			t.Errorf("buyer's next read on node 1: owned %v, link %v", v.Owned, v.DownloadURL)
+		if v := clip(t, buyer.Secret, id); !v.Owned || v.DownloadUrl == nil || v.DownloadUrlExpiresAt == nil {
+			t.Errorf("buyer's next read on node 1: owned %v, link %v", v.Owned, v.DownloadUrl)
 		}
-		if v := clip(t, stranger.Secret, id); v.Owned || v.DownloadURL != nil {
+		if v := clip(t, stranger.Secret, id); v.Owned || v.DownloadUrl != nil {
 			t.Errorf("another key sees the buyer's purchase: %+v", v)
 		}
 	})
@@ -87,13 +86,13 @@ func TestClipChangesReachEveryNodeAtOnce(t *testing.T) {
 		if r := e.do(t, 1, "GET", "/api/v1/broll/"+id.String(), stranger.Secret, nil); r.status != 404 {
 			t.Errorf("retired clip for a key that never bought it: %d %s", r.status, r.raw)
 		}
-		if v := clip(t, buyer.Secret, id); !v.Retired || !v.Owned {
-			t.Errorf("retired clip for its buyer: retired %v, owned %v", v.Retired, v.Owned)
+		if v := clip(t, buyer.Secret, id); !deref(v.Retired) || !v.Owned {
+			t.Errorf("retired clip for its buyer: retired %v, owned %v", deref(v.Retired), v.Owned)
 		}
 	})
 
 	t.Run("the worker finding the media unsound", func(t *testing.T) {
-		if err := catalog.New(e.pool, e.media, nil).MarkMediaFailed(ctx, other, "not a video"); err != nil {
+		if err := e.ctl.Catalog.MarkMediaFailed(ctx, other, "not a video"); err != nil {
 			t.Fatal(err)
 		}
 		if r := e.do(t, 1, "GET", "/api/v1/broll/"+other.String(), stranger.Secret, nil); r.status != 404 {

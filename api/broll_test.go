@@ -14,8 +14,8 @@ import (
 	"broll/billing/billingtest"
 	"broll/catalog"
 	"broll/catalog/catalogtest"
+	"broll/clients/go/brollclient"
 	"broll/embed"
-	"broll/tenancy"
 )
 
 // clipFiles writes a clip's three files into the import directory.
@@ -53,7 +53,7 @@ func seedCatalog(t *testing.T, e *testEnv) map[string]uuid.UUID {
 		clip("Angry man shouting on the street", "angry", "male", "easy"),
 	}
 	clips[3].ThumbnailFile, clips[3].PreviewFile, clips[3].Model = "", "", nil
-	svc := catalog.New(e.pool, e.media, nil)
+	svc := e.ctl.Catalog
 	if _, err := svc.ImportVideos(ctx, clips, "", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -93,13 +93,13 @@ func TestListBrollOverHTTP(t *testing.T) {
 	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 10000})
 	cust := acct.CustomerKey(t, e.pool, "alice")
 
-	page := func(t *testing.T, key, query string) videoList {
+	page := func(t *testing.T, key, query string) brollclient.VideoList {
 		t.Helper()
-		return expect[videoList](t, e.do(t, 0, "GET", "/api/v1/broll?"+query, key, nil), 200)
+		return expect[brollclient.VideoList](t, e.do(t, 0, "GET", "/api/v1/broll?"+query, key, nil), 200)
 	}
 	first := page(t, cust.Secret, "")
 	if pg := first.Pagination; pg.Limit != 20 || pg.Offset != 0 || pg.Page != 1 ||
-		pg.Total != 4 || pg.HasMore || pg.TotalExact == nil || !*pg.TotalExact {
+		pg.Total != 4 || pg.HasMore || !pg.TotalExact {
 		t.Fatalf("pagination: %+v", pg)
 	}
 	videos := first.Videos
@@ -108,24 +108,24 @@ func TestListBrollOverHTTP(t *testing.T) {
 	}
 	// decode holds every member of the Video object to be there (and
 	// similarity, an optional one, to be absent when nil).
-	v := videos[slices.Index(first.titles(), "Woman laughing in a car")]
+	v := videos[slices.Index(videoTitles(first), "Woman laughing in a car")]
 	id := ids["Woman laughing in a car"].String()
 	if v.Similarity != nil {
 		t.Error("similarity outside semantic search")
 	}
-	if v.ID != id || v.Price != 5 || v.Currency != "USD" || v.Owned ||
-		v.DownloadURL != nil || v.AgeRange != nil || v.Width == nil || *v.Width != 1080 ||
-		v.PreviewURL != "http://api.test/media/previews/"+id ||
-		v.ThumbnailURL == nil || *v.ThumbnailURL != "http://api.test/media/thumbnails/"+id ||
+	if v.Id.String() != id || v.Price != 5 || v.Currency != "USD" || v.Owned ||
+		v.DownloadUrl != nil || v.AgeRange != nil || v.Width == nil || *v.Width != 1080 ||
+		v.PreviewUrl != "http://api.test/media/previews/"+id ||
+		v.ThumbnailUrl == nil || *v.ThumbnailUrl != "http://api.test/media/thumbnails/"+id ||
 		v.Model == nil || v.Model.Name != "Ava" {
 		t.Fatalf("video: %+v", v)
 	}
-	angry := videos[slices.Index(first.titles(), "Angry man shouting on the street")]
-	if angry.ThumbnailURL != nil || angry.Model != nil || angry.PreviewURL == "" {
+	angry := videos[slices.Index(videoTitles(first), "Angry man shouting on the street")]
+	if angry.ThumbnailUrl != nil || angry.Model != nil || angry.PreviewUrl == "" {
 		t.Fatalf("clip without thumbnail: %+v", angry)
 	}
 
-	list := func(t *testing.T, query string) []string { return page(t, cust.Secret, query).titles() }
+	list := func(t *testing.T, query string) []string { return videoTitles(page(t, cust.Secret, query)) }
 	t.Run("filters, sorts, keyword search and pages", func(t *testing.T) {
 		if got := list(t, "emotion=laughing&sort_by=price&sort_order=desc"); !slices.Equal(got, []string{"Young woman laughing at her phone", "Woman laughing in a car"}) {
 			t.Errorf("laughing by price: %v", got)
@@ -144,7 +144,7 @@ func TestListBrollOverHTTP(t *testing.T) {
 		var walked []string
 		for q := "limit=1&sort_by=price"; ; {
 			p := page(t, cust.Secret, q)
-			walked = append(walked, p.titles()...)
+			walked = append(walked, videoTitles(p)...)
 			next := p.Pagination.NextCursor
 			if next == nil || *next == "" {
 				break
@@ -159,7 +159,7 @@ func TestListBrollOverHTTP(t *testing.T) {
 		semantic := page(t, cust.Secret, "semantic_search="+url.QueryEscape("lady giggling behind the wheel")+"&limit=3")
 		videos := semantic.Videos
 		if len(videos) != 3 || videos[0].Title != "Woman laughing in a car" {
-			t.Fatalf("semantic: %v", semantic.titles())
+			t.Fatalf("semantic: %v", videoTitles(semantic))
 		}
 		for i, v := range videos {
 			if v.Similarity == nil || (i > 0 && *videos[i-1].Similarity < *v.Similarity) {
@@ -173,9 +173,9 @@ func TestListBrollOverHTTP(t *testing.T) {
 	t.Run("ownership is the calling key's", func(t *testing.T) {
 		e.buy(t, 0, cust.Secret, ids["Woman laughing in a car"])
 		owned := page(t, cust.Secret, "owned=true").Videos
-		if len(owned) != 1 || owned[0].ID != id || !owned[0].Owned || owned[0].DownloadURL == nil ||
-			!strings.HasPrefix(*owned[0].DownloadURL, "http://api.test/api/v1/downloads/") ||
-			owned[0].DownloadURLExpiresAt == nil {
+		if len(owned) != 1 || owned[0].Id.String() != id || !owned[0].Owned || owned[0].DownloadUrl == nil ||
+			!strings.HasPrefix(*owned[0].DownloadUrl, "http://api.test/api/v1/downloads/") ||
+			owned[0].DownloadUrlExpiresAt == nil {
 			t.Fatalf("owned=true: %+v", owned)
 		}
 		if got := list(t, "owned=false"); len(got) != 3 || slices.Contains(got, "Woman laughing in a car") {
@@ -220,11 +220,11 @@ func TestListBrollRejectsBadInput(t *testing.T) {
 	for _, tc := range cases {
 		r := e.do(t, 0, "GET", "/api/v1/broll?"+tc.query, acct.RootKey.Secret, nil)
 		p := problemOf(t, r)
-		if r.status != 400 || p.Code != tc.code || p.Field != tc.field {
+		if r.status != 400 || string(p.Code) != tc.code || deref(p.Field) != tc.field {
 			t.Errorf("%.40s: %d %s", tc.query, r.status, r.raw)
 			continue
 		}
-		if tc.allowed && len(p.AllowedValues) == 0 {
+		if tc.allowed && len(deref(p.AllowedValues)) == 0 {
 			t.Errorf("%s: no allowed_values: %s", tc.query, r.raw)
 		}
 		if strings.Contains(strings.ToLower(string(r.raw)), "select") {
@@ -233,7 +233,7 @@ func TestListBrollRejectsBadInput(t *testing.T) {
 	}
 	// A limit above the maximum is clamped, not refused.
 	r := e.do(t, 0, "GET", "/api/v1/broll?limit=1000&search=", acct.RootKey.Secret, nil)
-	if r.status != 200 || decode[videoList](t, r).Pagination.Limit != 100 {
+	if r.status != 200 || decode[brollclient.VideoList](t, r).Pagination.Limit != 100 {
 		t.Fatalf("limit=1000: %d %s", r.status, r.raw)
 	}
 }
@@ -246,25 +246,25 @@ func TestGetBrollAndFiltersOverHTTP(t *testing.T) {
 	cust := acct.CustomerKey(t, e.pool, "alice")
 	id := ids["Man drinking coffee in the kitchen"].String()
 
-	if v := expect[videoBody](t, e.do(t, 0, "GET", "/api/v1/broll/"+id, cust.Secret, nil), 200); v.ID != id || v.Price != 10 || v.Owned {
+	if v := expect[brollclient.Video](t, e.do(t, 0, "GET", "/api/v1/broll/"+id, cust.Secret, nil), 200); v.Id.String() != id || v.Price != 10 || v.Owned {
 		t.Fatalf("get: %+v", v)
 	}
-	if r := e.do(t, 0, "GET", "/api/v1/broll/not-a-uuid", cust.Secret, nil); r.status != 400 || problemOf(t, r).Field != "id" {
+	if r := e.do(t, 0, "GET", "/api/v1/broll/not-a-uuid", cust.Secret, nil); r.status != 400 || deref(problemOf(t, r).Field) != "id" {
 		t.Fatalf("bad id: %d %s", r.status, r.raw)
 	}
 	if r := e.do(t, 0, "GET", "/api/v1/broll/"+uuid.NewString(), cust.Secret, nil); r.status != 404 || problemOf(t, r).Code != "not_found" {
 		t.Fatalf("unknown id: %d %s", r.status, r.raw)
 	}
 	e.buy(t, 0, cust.Secret, ids["Man drinking coffee in the kitchen"])
-	if v := decode[videoBody](t, e.do(t, 0, "GET", "/api/v1/broll/"+id, cust.Secret, nil)); !v.Owned || v.DownloadURL == nil || *v.DownloadURL == "" {
+	if v := decode[brollclient.Video](t, e.do(t, 0, "GET", "/api/v1/broll/"+id, cust.Secret, nil)); !v.Owned || v.DownloadUrl == nil || *v.DownloadUrl == "" {
 		t.Fatalf("owned get: %+v", v)
 	}
 	// The purchases list is its own route, not a video id.
-	if r := e.do(t, 0, "GET", "/api/v1/broll/purchases", cust.Secret, nil); r.status != 200 || decode[purchaseList](t, r).Purchases == nil {
+	if r := e.do(t, 0, "GET", "/api/v1/broll/purchases", cust.Secret, nil); r.status != 200 || decode[brollclient.PurchaseList](t, r).Purchases == nil {
 		t.Fatalf("purchases route shadowed: %d %s", r.status, r.raw)
 	}
 
-	f := expect[filtersBody](t, e.do(t, 0, "GET", "/api/v1/broll/filters", cust.Secret, nil), 200)
+	f := expect[brollclient.Filters](t, e.do(t, 0, "GET", "/api/v1/broll/filters", cust.Secret, nil), 200)
 	if len(f.Emotion) != 3 || f.Emotion[0].Value != "neutral" {
 		t.Fatalf("emotions: %+v", f.Emotion)
 	}
@@ -274,11 +274,11 @@ func TestGetBrollAndFiltersOverHTTP(t *testing.T) {
 	if first := f.Difficulty[0]; first.Name != "easy" || first.Price != 5 || first.Count != 2 || first.Currency != "USD" {
 		t.Fatalf("difficulty: %+v", f.Difficulty)
 	}
-	if len(f.Models) != 1 || f.Models[0].ID != "m-1" || f.Models[0].Count != 3 {
+	if len(f.Models) != 1 || f.Models[0].Id != "m-1" || f.Models[0].Count != 3 {
 		t.Fatalf("models: %+v", f.Models)
 	}
 	// Every facet is a list, empty or not, never null.
-	for k, vals := range map[string][]valueCount{"gender": f.Gender, "age_range": f.AgeRange, "location": f.Location,
+	for k, vals := range map[string][]brollclient.ValueCount{"gender": f.Gender, "age_range": f.AgeRange, "location": f.Location,
 		"media_type": f.MediaType, "orientation": f.Orientation} {
 		if vals == nil {
 			t.Errorf("filters lack %s: %+v", k, f)
@@ -290,13 +290,13 @@ func TestBrollNeedsReadScope(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOpts{})
 	ids := seedCatalog(t, e)
-	ops, err := tenancy.New(e.pool).CreateOpsKey(context.Background(), "content team")
+	ops, err := e.ctl.Tenancy.CreateOpsKey(context.Background(), "content team")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, path := range []string{"/api/v1/broll", "/api/v1/broll/filters", "/api/v1/broll/" + ids["Woman laughing in a car"].String()} {
 		r := e.do(t, 0, "GET", path, ops.Secret, nil)
-		if p := problemOf(t, r); r.status != 403 || p.Code != "insufficient_scope" || p.RequiredScope != "broll:read" {
+		if p := problemOf(t, r); r.status != 403 || p.Code != "insufficient_scope" || deref(p.RequiredScope) != "broll:read" {
 			t.Errorf("ops key on %s: %d %s", path, r.status, r.raw)
 		}
 	}

@@ -3,9 +3,6 @@
 // server, problem+json errors, the OpenAPI document and /docs. Handlers stay
 // thin: parse, call a domain package, render.
 //
-// NewNode (node.go) is also the composition root: the one function that
-// builds the service graph, called by cmd/broll-api, every test setup and the
-// benchmarks. It lives here rather than in a package of its own because the
-// tests of package api build their nodes with it, and they could not import
-// a package that imports api.
+// It builds no service: NewNode (node.go) takes the graph that package
+// graph, the composition root, built, and mounts the app over it.
 package api

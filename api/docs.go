@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"fmt"
 	"html"
 	"io/fs"
 	"path"
@@ -32,7 +33,7 @@ const docsCSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'uns
 // docsSite serves the explorer page, which links the guides, and its
 // assets, under a path that carries their hash. None of the docs routes
 // needs a key.
-func docsSite() (explorer, asset fiber.Handler) {
+func docsSite() (explorer, asset fiber.Handler, err error) {
 	// The files served under /docs/assets/<hash>/ and their place in
 	// docsUI; nothing else of the folder is served.
 	files := [][2]string{
@@ -47,7 +48,7 @@ func docsSite() (explorer, asset fiber.Handler) {
 	for _, f := range files {
 		b, err := fs.ReadFile(docsUI, f[1])
 		if err != nil {
-			panic("api: embedded explorer asset missing: " + err.Error())
+			return nil, nil, fmt.Errorf("api: embedded explorer asset missing: %w", err)
 		}
 		assets[f[0]] = b
 		h.Write([]byte(f[0]))
@@ -58,7 +59,7 @@ func docsSite() (explorer, asset fiber.Handler) {
 	base := "/docs/assets/" + hex.EncodeToString(h.Sum(nil))[:12]
 	page, err := fs.ReadFile(docsUI, "docsui/explorer.html")
 	if err != nil {
-		panic("api: embedded explorer page missing: " + err.Error())
+		return nil, nil, fmt.Errorf("api: embedded explorer page missing: %w", err)
 	}
 	page = bytes.ReplaceAll(page, []byte("{{assets}}"), []byte(base))
 	page = bytes.ReplaceAll(page, []byte("{{guides}}"), []byte(guideLinks(docs.Guides())))
@@ -78,7 +79,7 @@ func docsSite() (explorer, asset fiber.Handler) {
 		c.Type(strings.TrimPrefix(path.Ext(c.Params("file")), "."))
 		return c.Send(b)
 	}
-	return explorer, asset
+	return explorer, asset, nil
 }
 
 // guidePage serves a Markdown guide: as Markdown to tools, and wrapped in a

@@ -24,7 +24,7 @@ func (e *testEnv) buyLinks(t *testing.T, n int) []string {
 	links := make([]string, n)
 	for i, v := range vids {
 		e.putMedia(t, v, bytes.Repeat([]byte("0123456789"), 1000))
-		links[i] = e.buy(t, 0, cust.Secret, v).link(0)
+		links[i] = downloadLink(e.buy(t, 0, cust.Secret, v).Purchases, 0)
 	}
 	return links
 }

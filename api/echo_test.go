@@ -139,7 +139,7 @@ func checkSmallError(t *testing.T, r response, status int) {
 	}
 	p := problemOf(t, r)
 	for _, run := range []string{"a", "b", "c"} {
-		if strings.Contains(p.Detail+p.Field, strings.Repeat(run, 101)) {
+		if strings.Contains(p.Detail+deref(p.Field), strings.Repeat(run, 101)) {
 			t.Errorf("more than 100 characters of a value repeated: %s", r.raw)
 		}
 	}

@@ -12,11 +12,6 @@ import (
 	"broll/internal/idempotency"
 )
 
-// idempotencyStale is how long a claimed Idempotency-Key may stay without
-// an answer before a retry takes it over: far longer than any request
-// runs (a purchase gives up after 30 s), so only a node that died holds it.
-const idempotencyStale = 2 * time.Minute
-
 // idempotent answers a request carrying an Idempotency-Key once: the first
 // runs and its answer is stored; a retry with the same body gets that
 // answer again with Idempotent-Replayed: true, and nothing runs twice.

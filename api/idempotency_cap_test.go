@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"broll/billing/billingtest"
+	"broll/clients/go/brollclient"
 )
 
 // TestIdempotentAnswerNotKept: when the first answer to an Idempotency-Key
@@ -18,7 +19,7 @@ func TestIdempotentAnswerNotKept(t *testing.T) {
 	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{})
 	header := map[string]string{"Authorization": "Bearer " + acct.RootKey.Secret, "Idempotency-Key": "not-kept"}
 	body := map[string]any{"customer_label": "kept once"}
-	expect[keyCreated](t, e.send(t, 0, "POST", "/api/v1/keys", header, body), 201)
+	expect[brollclient.KeyCreated](t, e.send(t, 0, "POST", "/api/v1/keys", header, body), 201)
 	if _, err := e.pool.Exec(ctx, `UPDATE idempotency_keys SET body = NULL WHERE idem_key = 'not-kept'`); err != nil {
 		t.Fatal(err)
 	}
@@ -27,10 +28,7 @@ func TestIdempotentAnswerNotKept(t *testing.T) {
 	if r.status != 409 || p.Code != "conflict" || r.header.Get("Idempotent-Replayed") != "true" {
 		t.Fatalf("retry of an answer not kept: %d %v %s", r.status, r.header, r.raw)
 	}
-	type notKept struct {
-		OriginalStatus int `json:"original_status"`
-	}
-	if errorOf[notKept](t, r).OriginalStatus != 201 {
+	if deref(p.OriginalStatus) != 201 {
 		t.Errorf("original_status missing: %s", r.raw)
 	}
 	var made int

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"broll/billing/billingtest"
+	"broll/clients/go/brollclient"
 	"broll/internal/config"
 )
 
@@ -48,7 +49,7 @@ func TestIdempotentReplay(t *testing.T) {
 	}
 
 	// A purchase: charged once, answered twice; an error answer is kept too.
-	customer := decode[keyCreated](t, first).APIKey
+	customer := decode[brollclient.KeyCreated](t, first).ApiKey
 	clip := billingtest.Videos(t, e.pool, 1, "hard")[0].String()
 	buy := map[string]any{"video_ids": []string{clip}}
 	p1 := send(0, "/api/v1/broll/purchase", customer, "buy-1", buy)
@@ -112,9 +113,12 @@ func TestIdempotentConcurrentDuplicates(t *testing.T) {
 				firstResp = e.send(t, 0, "POST", "/api/v1/broll/purchase", header, buy)
 			}()
 			// The first request has claimed the key once its row exists.
-			for claimed := 0; claimed == 0; {
+			for claimed, deadline := 0, time.Now().Add(30*time.Second); claimed == 0; {
 				if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM idempotency_keys WHERE idem_key = 'dup-1'`).Scan(&claimed); err != nil {
 					t.Fatal(err)
+				}
+				if claimed == 0 && time.Now().After(deadline) {
+					t.Fatal("the first request never claimed the key")
 				}
 				time.Sleep(5 * time.Millisecond)
 			}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"broll/billing/billingtest"
+	"broll/clients/go/brollclient"
 )
 
 // TestKeyLimitsOverHTTP: a customer key made with a spend limit and a rate
@@ -22,9 +23,9 @@ func TestKeyLimitsOverHTTP(t *testing.T) {
 	root := acct.RootKey.Secret
 	r := e.do(t, 0, "POST", "/api/v1/keys", root, map[string]any{"customer_label": "capped",
 		"spend_limit": map[string]any{"amount": 30, "period": "day"}, "rate_limit_per_minute": 7})
-	created := expect[keyCreated](t, r, 201)
-	key, d := created.APIKey, created.Details
-	id := d.ID
+	created := expect[brollclient.KeyCreated](t, r, 201)
+	key, d := created.ApiKey, created.Details
+	id := d.Id.String()
 	if d.SpendLimit == nil || d.SpendLimit.Amount != 30 || d.SpendLimit.Period != "day" || d.Spent == nil || d.Spent.Amount != 0 ||
 		d.Spent.PeriodResetsAt == nil || d.RateLimitPerMinute == nil || *d.RateLimitPerMinute != 7 {
 		t.Fatalf("created key: %s", r.raw)
@@ -47,7 +48,7 @@ func TestKeyLimitsOverHTTP(t *testing.T) {
 			t.Fatal("the key's own rate limit is not applied")
 		}
 		if r := patch(t, 0, map[string]any{"rate_limit_per_minute": 500}); r.status != 200 ||
-			*decode[keyUpdated](t, r).Key.RateLimitPerMinute != 500 {
+			*decode[brollclient.KeyUpdated](t, r).Key.RateLimitPerMinute != 500 {
 			t.Fatalf("patch: %d %s", r.status, r.raw)
 		}
 		if got := limitOn(t, 1); got != "500" {
@@ -66,8 +67,8 @@ func TestKeyLimitsOverHTTP(t *testing.T) {
 		hard := billingtest.Videos(t, e.pool, 2, "hard")
 		e.buy(t, 0, key, hard[0])
 		r := e.do(t, 1, "POST", "/api/v1/broll/purchase", key, map[string]any{"video_ids": []string{hard[1].String()}})
-		if p := problemOf(t, r); r.status != 402 || p.Code != "spend_limit_exceeded" || p.Limit != 30 || p.Spent != 25 ||
-			p.Required != 25 || p.PeriodResetsAt == "" {
+		if p := problemOf(t, r); r.status != 402 || p.Code != "spend_limit_exceeded" || deref(p.Limit) != 30 || deref(p.Spent) != 25 ||
+			deref(p.Required) != 25 || p.PeriodResetsAt == nil {
 			t.Fatalf("over the limit: %d %s", r.status, r.raw)
 		}
 		// Raising it lets the purchase through; the list shows what was spent.
@@ -77,15 +78,15 @@ func TestKeyLimitsOverHTTP(t *testing.T) {
 		e.buy(t, 1, key, hard[1])
 		// get_balance over MCP shows the calling key's limit and spending.
 		cs := mcpMustConnect(t, e.serveLoopback(t), key)
-		if bk := decode[balanceBody](t, callToolOK(t, cs, "get_balance", nil)).Key; bk.SpendLimit.Amount != 50 || bk.Spent.Amount != 50 {
+		if bk := decode[brollclient.Balance](t, callToolOK(t, cs, "get_balance", nil)).Key; bk.SpendLimit.Amount != 50 || bk.Spent.Amount != 50 {
 			t.Fatalf("get_balance: %+v", bk)
 		}
 		// A purchase over MCP meets the same limit, with the same numbers.
 		extra := billingtest.Videos(t, e.pool, 1, "easy")[0].String()
-		if out := callToolErr(t, cs, "purchase_videos", map[string]any{"video_ids": []string{extra}}, "spend_limit_exceeded"); out.Spent != 50 || out.Required != 5 {
+		if out := callToolErr(t, cs, "purchase_videos", map[string]any{"video_ids": []string{extra}}, "spend_limit_exceeded"); deref(out.Spent) != 50 || deref(out.Required) != 5 {
 			t.Fatalf("purchase_videos over the limit: %+v", out)
 		}
-		page := decode[keyList](t, e.do(t, 0, "GET", "/api/v1/keys", root, nil))
+		page := decode[brollclient.KeyList](t, e.do(t, 0, "GET", "/api/v1/keys", root, nil))
 		if len(page.Keys) != 1 || page.Keys[0].CustomerLabel != "capped more" || page.Keys[0].Spent.Amount != 50 || page.Keys[0].Spent.Period != "month" {
 			t.Fatalf("list: %+v", page.Keys)
 		}

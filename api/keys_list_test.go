@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"broll/billing/billingtest"
+	"broll/clients/go/brollclient"
 )
 
 // TestKeysListOverHTTP: GET /api/v1/keys pages by cursor with filters, and
@@ -25,16 +26,16 @@ func TestKeysListOverHTTP(t *testing.T) {
 		}
 	}
 
-	list := func(query string) keyList {
+	list := func(query string) brollclient.KeyList {
 		t.Helper()
 		r := e.do(t, 0, "GET", "/api/v1/keys"+query, root, nil)
 		if r.status != 200 {
 			t.Fatalf("%s: %d %s", query, r.status, r.raw)
 		}
-		return decode[keyList](t, r)
+		return decode[brollclient.KeyList](t, r)
 	}
 	p := list("?customer_label=busy")
-	if len(p.Keys) != 1 || p.Keys[0].ID != busy.ID.String() || p.Keys[0].TotalRequests != 5 || p.Keys[0].LastUsedAt == nil {
+	if len(p.Keys) != 1 || p.Keys[0].Id != busy.ID || p.Keys[0].TotalRequests != 5 || p.Keys[0].LastUsedAt == nil {
 		t.Fatalf("busy key: %+v", p.Keys)
 	}
 	var stored int64
@@ -47,7 +48,7 @@ func TestKeysListOverHTTP(t *testing.T) {
 		t.Fatalf("first page: %+v", first)
 	}
 	second := list("?limit=1&cursor=" + url.QueryEscape(*first.Pagination.NextCursor))
-	if len(second.Keys) != 1 || second.Keys[0].ID == first.Keys[0].ID || second.Pagination.HasMore || second.Pagination.NextCursor != nil {
+	if len(second.Keys) != 1 || second.Keys[0].Id == first.Keys[0].Id || second.Pagination.HasMore || second.Pagination.NextCursor != nil {
 		t.Fatalf("second page: %+v", second)
 	}
 	if p := list("?status=revoked"); len(p.Keys) != 0 || p.Pagination.Limit != 100 {

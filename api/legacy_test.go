@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"broll/billing/billingtest"
+	"broll/clients/go/brollclient"
 	"broll/internal/config"
-	"broll/tenancy"
 )
 
 // testClock is the sunset clock of a test node; tests move it.
@@ -64,7 +64,7 @@ func TestLegacyV0BeforeAndAfterSunset(t *testing.T) {
 	vids := billingtest.Videos(t, e.pool, 2, "medium")
 	auth := bearerHeader(testLegacySecret)
 	src := "?source=" + acct.Source
-	buy := func(t *testing.T, email string, ids ...string) legacyPurchaseResult {
+	buy := func(t *testing.T, email string, ids ...string) brollclient.LegacyPurchaseResult {
 		t.Helper()
 		body := map[string]any{"source": acct.Source, "video_ids": ids}
 		if email != "" {
@@ -72,7 +72,7 @@ func TestLegacyV0BeforeAndAfterSunset(t *testing.T) {
 		}
 		r := e.send(t, n, "POST", "/api/external/broll/purchase", auth, body)
 		checkSunsetHeaders(t, "purchase", r)
-		return expect[legacyPurchaseResult](t, r, 200)
+		return expect[brollclient.LegacyPurchaseResult](t, r, 200)
 	}
 
 	t.Run("a purchase is per customer: the same one again is not charged, another is", func(t *testing.T) {
@@ -80,12 +80,12 @@ func TestLegacyV0BeforeAndAfterSunset(t *testing.T) {
 		if r.TotalCharged != 10 || r.Balance != 40 || r.CustomerEmail == nil || *r.CustomerEmail != "ann@example.com" || r.Source != acct.Source {
 			t.Fatalf("first purchase: %+v", r)
 		}
-		first := *r.Purchases[0].PurchaseID
-		if !strings.HasPrefix(r.link(0), "http://api.test/api/v1/downloads/") {
+		first := *r.Purchases[0].PurchaseId
+		if !strings.HasPrefix(downloadLink(r.Purchases, 0), "http://api.test/api/v1/downloads/") {
 			t.Fatalf("download link: %+v", r.Purchases[0])
 		}
 		r = buy(t, "ann@example.com", vids[0].String())
-		if line := r.Purchases[0]; r.TotalCharged != 0 || r.Balance != 40 || *line.PurchaseID != first || !line.AlreadyOwned {
+		if line := r.Purchases[0]; r.TotalCharged != 0 || r.Balance != 40 || *line.PurchaseId != first || !line.AlreadyOwned {
 			t.Fatalf("repeat purchase: %+v", r)
 		}
 		if r = buy(t, "bob@example.com", vids[0].String()); r.TotalCharged != 10 || r.Balance != 30 {
@@ -95,16 +95,16 @@ func TestLegacyV0BeforeAndAfterSunset(t *testing.T) {
 
 	t.Run("the same key-less catalog as v1, with the secret in either header", func(t *testing.T) {
 		list := e.send(t, n, "GET", "/api/external/broll"+src+"&limit=1", map[string]string{"X-API-Key": testLegacySecret}, nil)
-		if l := expect[videoList](t, list, 200); len(l.Videos) != 1 || l.Pagination.Total != 2 {
+		if l := expect[brollclient.VideoList](t, list, 200); len(l.Videos) != 1 || l.Pagination.Total != 2 {
 			t.Fatalf("list: %s", list.raw)
 		}
 		checkSunsetHeaders(t, "list", list)
 		one := e.send(t, n, "GET", "/api/external/broll/"+vids[1].String()+src, auth, nil)
-		if v := expect[videoBody](t, one, 200); v.ID != vids[1].String() || v.Price != 10 {
+		if v := expect[brollclient.Video](t, one, 200); v.Id != vids[1] || v.Price != 10 {
 			t.Fatalf("details: %s", one.raw)
 		}
 		hist := e.send(t, n, "GET", "/api/external/broll/purchases"+src+"&customer_email=ann@example.com", auth, nil)
-		if expect[purchaseList](t, hist, 200).Summary.Count != 1 {
+		if expect[brollclient.PurchaseList](t, hist, 200).Summary.Count != 1 {
 			t.Fatalf("legacy purchases: %s", hist.raw)
 		}
 	})
@@ -131,7 +131,7 @@ func TestLegacyV0BeforeAndAfterSunset(t *testing.T) {
 			{"GET", "/api/external/broll/a/b", auth, nil, 404, "not_found"},
 		} {
 			r := e.send(t, n, c.method, c.path, c.header, c.body)
-			if r.status != c.status || problemOf(t, r).Code != c.code {
+			if r.status != c.status || string(problemOf(t, r).Code) != c.code {
 				t.Errorf("%s %s: %d %s, want %d %s", c.method, c.path, r.status, r.raw, c.status, c.code)
 			}
 			checkSunsetHeaders(t, c.method+" "+c.path, r)
@@ -140,16 +140,16 @@ func TestLegacyV0BeforeAndAfterSunset(t *testing.T) {
 
 	t.Run("the account's root key sees the legacy purchases in v1", func(t *testing.T) {
 		v1 := e.do(t, n, "GET", "/api/v1/broll/purchases", acct.RootKey.Secret, nil)
-		v1List := expect[purchaseList](t, v1, 200)
+		v1List := expect[brollclient.PurchaseList](t, v1, 200)
 		if v1List.Summary.Count != 2 {
 			t.Fatalf("v1 purchases: %s", v1.raw)
 		}
 		emails := map[string]bool{}
 		for _, p := range v1List.Purchases {
-			if !p.Legacy || p.APIKeyID != nil || p.CustomerEmail == nil {
+			if !p.Legacy || p.ApiKeyId != nil || p.CustomerEmail == nil {
 				t.Fatalf("v1 record of a legacy purchase: %+v", p)
 			}
-			emails[*p.CustomerEmail] = true
+			emails[string(*p.CustomerEmail)] = true
 		}
 		if !emails["ann@example.com"] || !emails["bob@example.com"] {
 			t.Fatalf("customer emails in v1: %v", emails)
@@ -173,7 +173,7 @@ func TestLegacyV0BeforeAndAfterSunset(t *testing.T) {
 			{"GET", "/api/external/broll/purchases" + src, nil, nil},
 		} {
 			r := e.send(t, n, c.method, c.path, c.header, c.body)
-			if p := problemOf(t, r); r.status != 410 || p.Code != "sunset" || p.MigrationGuide != "http://api.test/docs/migration" {
+			if p := problemOf(t, r); r.status != 410 || p.Code != "sunset" || deref(p.MigrationGuide) != "http://api.test/docs/migration" {
 				t.Errorf("after sunset, %s %s: %d %s", c.method, c.path, r.status, r.raw)
 			}
 			checkSunsetHeaders(t, "after sunset", r)
@@ -254,7 +254,7 @@ func TestLegacyOnlyForEnabledSources(t *testing.T) {
 		t.Fatalf("a source not enabled was charged: balance %d cents", b)
 	}
 
-	ts := tenancy.New(e.pool)
+	ts := e.ctl.Tenancy
 	if _, err := ts.SetLegacyEnabled(t.Context(), acct.Source, true); err != nil {
 		t.Fatal(err)
 	}

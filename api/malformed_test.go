@@ -22,7 +22,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/billing/billingtest"
-	"broll/tenancy"
+	"broll/clients/go/brollclient"
 )
 
 // malformedCount is how many requests one run sends: enough to cover every
@@ -118,13 +118,13 @@ func malformedFixture(t *testing.T, e *testEnv, node int) (fixture, billingtest.
 	t.Helper()
 	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 100_000, Legacy: true})
 	cust := acct.CustomerKey(t, e.pool, "malformed input")
-	ops, err := tenancy.New(e.pool).CreateOpsKey(context.Background(), "malformed ops")
+	ops, err := e.ctl.Tenancy.CreateOpsKey(context.Background(), "malformed ops")
 	if err != nil {
 		t.Fatal(err)
 	}
 	vids := billingtest.Videos(t, e.pool, 3, "easy")
 	e.putMedia(t, vids[0], bytes.Repeat([]byte("0123456789"), 100))
-	link, err := url.Parse(e.buy(t, node, cust.Secret, vids[0]).link(0))
+	link, err := url.Parse(downloadLink(e.buy(t, node, cust.Secret, vids[0]).Purchases, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,16 +282,11 @@ func judge(r badReq, res result) string {
 	if ct := res.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/problem+json") {
 		return fmt.Sprintf("status %d with Content-Type %q: %s", res.status, ct, clip(string(res.body), 200))
 	}
-	var p struct {
-		Status    int    `json:"status"`
-		Code      string `json:"code"`
-		Detail    string `json:"detail"`
-		RequestID string `json:"request_id"`
-	}
+	var p brollclient.Problem
 	if err := json.Unmarshal(res.body, &p); err != nil {
 		return fmt.Sprintf("status %d: problem body is not JSON: %v", res.status, err)
 	}
-	if p.Status != res.status || p.Code == "" || p.Detail == "" || p.RequestID == "" {
+	if p.Status != res.status || p.Code == "" || p.Detail == "" || p.RequestId == "" {
 		return fmt.Sprintf("status %d: problem body %s", res.status, clip(string(res.body), 200))
 	}
 	return ""

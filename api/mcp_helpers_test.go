@@ -149,7 +149,7 @@ func callToolErr(t testing.TB, cs *toolClient, tool string, args map[string]any,
 	if !res.IsError {
 		t.Fatalf("%s(%v): succeeded, want %s", tool, args, code)
 	}
-	if out.Code != code {
+	if string(out.Code) != code {
 		t.Fatalf("%s(%v): code %v, want %s: %s", tool, args, out.Code, code, body.raw)
 	}
 	if out.Retryable == nil || out.Message == "" {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"broll/billing/billingtest"
+	"broll/clients/go/brollclient"
 )
 
 // TestMCPHTTPEdge covers what happens before any JSON-RPC: authentication,
@@ -41,7 +42,7 @@ func TestMCPHTTPEdge(t *testing.T) {
 		r.header.Get("X-RateLimit-Remaining") == "" || r.header.Get("X-Request-Id") == "" {
 		t.Fatalf("headers: %v", r.header)
 	}
-	if bal := decode[balanceBody](t, response{raw: result.StructuredContent}); bal.Balance != 7 {
+	if bal := decode[brollclient.Balance](t, response{raw: result.StructuredContent}); bal.Balance != 7 {
 		t.Fatalf("structuredContent: %+v", bal)
 	}
 
@@ -146,14 +147,14 @@ func TestMCPRateLimit(t *testing.T) {
 		t.Fatalf("tools/call past the limit: not an error result: %s", r.raw)
 	}
 	te := errorOf[toolError](t, response{status: 200, raw: res.StructuredContent})
-	if te.Code != "rate_limited" || te.Retryable == nil || !*te.Retryable || rawField(t, res.StructuredContent, "retry_after_seconds") != float64(retry) {
+	if te.Code != "rate_limited" || te.Retryable == nil || !*te.Retryable || deref(te.RetryAfterSeconds) != retry {
 		t.Fatalf("tools/call past the limit: %s", res.StructuredContent)
 	}
 
 	// Other requests get a JSON-RPC error with the same data.
 	r = mcpPost(t, base, key, nil, `{"jsonrpc":"2.0","id":"l","method":"tools/list"}`)
 	if rpc := expect[rpcResponse](t, r, 200); rpc.Error == nil || !strings.Contains(rpc.Error.Message, "rate_limited") ||
-		rawField(t, mustJSON(t, rpc.Error.Data), "retry_after_seconds") == nil || r.header.Get("Retry-After") == "" {
+		errorOf[brollclient.Problem](t, response{raw: mustJSON(t, rpc.Error.Data)}).RetryAfterSeconds == nil || r.header.Get("Retry-After") == "" {
 		t.Fatalf("tools/list past the limit: %v %s", r.header, r.raw)
 	}
 
@@ -170,8 +171,9 @@ func TestMCPRateLimit(t *testing.T) {
 		t.Fatalf("client past the limit: %v %v", out, err)
 	}
 	raw := mustJSON(t, out.StructuredContent)
-	secs, _ := rawField(t, raw, "retry_after_seconds").(float64)
-	if rawField(t, raw, "code") != "rate_limited" || secs < 1 || !strings.Contains(resultText(out, 0), fmt.Sprintf("retry in %d s", int(secs))) {
+	te = errorOf[toolError](t, response{raw: raw})
+	secs := deref(te.RetryAfterSeconds)
+	if te.Code != "rate_limited" || secs < 1 || !strings.Contains(resultText(out, 0), fmt.Sprintf("retry in %d s", secs)) {
 		t.Fatalf("client past the limit: %s %q", raw, resultText(out, 0))
 	}
 	// ... and a refused connect or list names them in its error.
@@ -208,16 +210,6 @@ func TestMCPRequestsPerConnection(t *testing.T) {
 				version, cs.InitializeResult().ProtocolVersion, got, cost)
 		}
 	}
-}
-
-// rawField reads one member of a JSON object.
-func rawField(t *testing.T, raw []byte, name string) any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatalf("%s: %v", raw, err)
-	}
-	return m[name]
 }
 
 func mustJSON(t *testing.T, v any) []byte {

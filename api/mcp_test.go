@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"broll/billing/billingtest"
+	"broll/clients/go/brollclient"
 )
 
 func TestMCPInitializeAndListTools(t *testing.T) {
@@ -43,7 +44,7 @@ func TestMCPInitializeAndListTools(t *testing.T) {
 			if tc := init.Capabilities.Tools; tc == nil || tc.ListChanged {
 				t.Errorf("tools capability: %+v", tc)
 			}
-			if bal := decode[balanceBody](t, callToolOK(t, cs, "get_balance", nil)); bal.Key.ID != acct.RootKey.ID.String() {
+			if bal := decode[brollclient.Balance](t, callToolOK(t, cs, "get_balance", nil)); bal.Key.Id != acct.RootKey.ID {
 				t.Errorf("get_balance %+v", bal)
 			}
 		})
@@ -168,7 +169,7 @@ func TestMCPToolsMatchREST(t *testing.T) {
 		// have no vectors yet, so REST and MCP agree on an empty page).
 		same(t, "semantic search", callToolOK(t, cs, "search_videos", map[string]any{"semantic_search": "woman laughing in a cafe"}),
 			"/api/v1/broll?semantic_search=woman+laughing+in+a+cafe")
-		all := decode[videoList](t, callToolOK(t, cs, "search_videos", map[string]any{"sort_by": "price", "sort_order": "asc"}))
+		all := decode[brollclient.VideoList](t, callToolOK(t, cs, "search_videos", map[string]any{"sort_by": "price", "sort_order": "asc"}))
 		if len(all.Videos) != 3 || all.Pagination.Total != 3 {
 			t.Fatalf("search: %+v", all)
 		}
@@ -177,42 +178,42 @@ func TestMCPToolsMatchREST(t *testing.T) {
 	ids := []string{vids[0].String(), vids[1].String()}
 	t.Run("purchase_videos quotes, then buys with the quoted total", func(t *testing.T) {
 		res, body := callTool(t, cs, "purchase_videos", map[string]any{"video_ids": ids, "dry_run": true})
-		if quote := decode[purchaseResult](t, body); res.IsError || quote.TotalCharged != 20 || quote.Balance != 50 || !quote.DryRun {
+		if quote := decode[brollclient.PurchaseResult](t, body); res.IsError || quote.TotalCharged != 20 || quote.Balance != 50 || !quote.DryRun {
 			t.Fatalf("quote: %s", body.raw)
 		}
 		if !strings.Contains(resultText(res, 0), "Nothing was charged") {
 			t.Errorf("quote summary: %q", resultText(res, 0))
 		}
-		bought := decode[purchaseResult](t, callToolOK(t, cs, "purchase_videos", map[string]any{"video_ids": ids, "expected_total": 20}))
+		bought := decode[brollclient.PurchaseResult](t, callToolOK(t, cs, "purchase_videos", map[string]any{"video_ids": ids, "expected_total": 20}))
 		if bought.TotalCharged != 20 || bought.Balance != 30 || len(bought.Purchases) != 2 {
 			t.Fatalf("purchase: %+v", bought)
 		}
-		again := decode[purchaseResult](t, callToolOK(t, cs, "purchase_videos", map[string]any{"video_ids": ids[:1]}))
+		again := decode[brollclient.PurchaseResult](t, callToolOK(t, cs, "purchase_videos", map[string]any{"video_ids": ids[:1]}))
 		if again.TotalCharged != 0 || !again.Purchases[0].AlreadyOwned {
 			t.Fatalf("repeat purchase: %+v", again)
 		}
 	})
 
 	t.Run("a purchase made over MCP shows over REST, and the other way round", func(t *testing.T) {
-		if s := decode[purchaseList](t, e.do(t, 0, "GET", "/api/v1/broll/purchases", cust.Secret, nil)).Summary; s.Count != 2 || s.TotalAmount != 20 {
+		if s := decode[brollclient.PurchaseList](t, e.do(t, 0, "GET", "/api/v1/broll/purchases", cust.Secret, nil)).Summary; s.Count != 2 || s.TotalAmount != 20 {
 			t.Fatalf("REST purchases after MCP purchase: %+v", s)
 		}
-		if v := decode[videoBody](t, e.do(t, 0, "GET", "/api/v1/broll/"+vids[0].String(), cust.Secret, nil)); !v.Owned || v.DownloadURL == nil {
+		if v := decode[brollclient.Video](t, e.do(t, 0, "GET", "/api/v1/broll/"+vids[0].String(), cust.Secret, nil)); !v.Owned || v.DownloadUrl == nil {
 			t.Fatalf("REST video after MCP purchase: %+v", v)
 		}
-		listed := decode[purchaseList](t, callToolOK(t, cs, "list_purchases", map[string]any{"emotion": "happy", "limit": 1}))
+		listed := decode[brollclient.PurchaseList](t, callToolOK(t, cs, "list_purchases", map[string]any{"emotion": "happy", "limit": 1}))
 		if s := listed.Summary; s.Count != 2 || s.TotalAmount != 20 || len(listed.Purchases) != 1 {
 			t.Fatalf("list_purchases: %+v", listed)
 		}
-		if bal := decode[balanceBody](t, callToolOK(t, cs, "get_balance", nil)); bal.Balance != 30 || bal.MonthToDate.Purchases != 2 {
+		if bal := decode[brollclient.Balance](t, callToolOK(t, cs, "get_balance", nil)); bal.Balance != 30 || bal.MonthToDate.Purchases != 2 {
 			t.Fatalf("balance after purchase: %+v", bal)
 		}
-		if owned := decode[videoBody](t, callToolOK(t, cs, "get_video", map[string]any{"video_id": vids[1].String()})); !owned.Owned || owned.DownloadURL == nil {
+		if owned := decode[brollclient.Video](t, callToolOK(t, cs, "get_video", map[string]any{"video_id": vids[1].String()})); !owned.Owned || owned.DownloadUrl == nil {
 			t.Fatalf("owned video: %+v", owned)
 		}
 		// The root key sees its customer's purchase over MCP too.
 		root := mcpMustConnect(t, base, acct.RootKey.Secret)
-		if mine := decode[purchaseList](t, callToolOK(t, root, "list_purchases", map[string]any{"api_key_id": cust.ID.String()})); mine.Summary.Count != 2 {
+		if mine := decode[brollclient.PurchaseList](t, callToolOK(t, root, "list_purchases", map[string]any{"api_key_id": cust.ID.String()})); mine.Summary.Count != 2 {
 			t.Fatalf("root's view of the customer: %+v", mine.Summary)
 		}
 	})
@@ -251,10 +252,10 @@ func TestMCPToolErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		out := callToolErr(t, cs, tc.tool, tc.args, tc.code)
-		if tc.field != "" && out.Field != tc.field {
+		if tc.field != "" && deref(out.Field) != tc.field {
 			t.Errorf("%s(%v): field %v, want %s", tc.tool, tc.args, out.Field, tc.field)
 		}
-		if *out.Retryable || out.RequestID == "" {
+		if *out.Retryable || out.RequestId == "" {
 			t.Errorf("%s(%v): %+v", tc.tool, tc.args, out)
 		}
 	}
@@ -263,11 +264,11 @@ func TestMCPToolErrors(t *testing.T) {
 		t.Errorf("no allowed_values: %+v", out)
 	}
 	out := callToolErr(t, cs, "purchase_videos", map[string]any{"video_ids": []string{vids[0].String(), vids[1].String()}}, "insufficient_credits")
-	if out.Required != 20 || out.Available != 15 {
+	if deref(out.Required) != 20 || deref(out.Available) != 15 {
 		t.Errorf("insufficient_credits extras: %+v", out)
 	}
 	// Nothing was charged by any of the failures.
-	if bal := decode[balanceBody](t, callToolOK(t, cs, "get_balance", nil)); bal.Balance != 15 {
+	if bal := decode[brollclient.Balance](t, callToolOK(t, cs, "get_balance", nil)); bal.Balance != 15 {
 		t.Fatalf("balance after failures: %+v", bal)
 	}
 }
@@ -290,19 +291,19 @@ func TestMCPScopes(t *testing.T) {
 	}
 	for tool, scope := range need {
 		out := callToolErr(t, reader, tool, args[tool], "insufficient_scope")
-		if out.RequiredScope != scope || *out.Retryable {
+		if string(deref(out.RequiredScope)) != scope || *out.Retryable {
 			t.Errorf("%s: %+v", tool, out)
 		}
 	}
 	callToolOK(t, reader, "search_videos", nil)
 	callToolOK(t, reader, "get_video", args["get_video"])
 	for _, tool := range []string{"search_videos", "get_video"} {
-		if out := callToolErr(t, billingOnly, tool, args[tool], "insufficient_scope"); out.RequiredScope != "broll:read" {
+		if out := callToolErr(t, billingOnly, tool, args[tool], "insufficient_scope"); deref(out.RequiredScope) != "broll:read" {
 			t.Errorf("%s: %+v", tool, out)
 		}
 	}
 	callToolOK(t, billingOnly, "get_balance", nil)
-	if r := e.do(t, 0, "GET", "/api/v1/broll/purchases", acct.RootKey.Secret, nil); decode[purchaseList](t, r).Summary.Count != 0 {
+	if r := e.do(t, 0, "GET", "/api/v1/broll/purchases", acct.RootKey.Secret, nil); decode[brollclient.PurchaseList](t, r).Summary.Count != 0 {
 		t.Fatalf("a refused purchase charged: %s", r.raw)
 	}
 }
@@ -330,8 +331,8 @@ func TestMCPPrincipalPerRequest(t *testing.T) {
 				}
 				// Read here, not with decode: t.Fatal must not run off the test's goroutine.
 				raw, _ := json.Marshal(res.StructuredContent)
-				var got balanceBody
-				if err := json.Unmarshal(raw, &got); err != nil || got.Key.ID != key.ID.String() || got.Key.CustomerLabel != key.Label {
+				var got brollclient.Balance
+				if err := json.Unmarshal(raw, &got); err != nil || got.Key.Id != key.ID || got.Key.CustomerLabel != key.Label {
 					errs <- fmt.Errorf("key %s saw %s", key.ID, raw)
 				}
 			}
@@ -378,7 +379,7 @@ func TestMCPToolsPerScope(t *testing.T) {
 			t.Errorf("scopes %v: tools %v, want %v", c.scopes, got, want)
 		}
 		if !slices.Contains(got, "get_balance") {
-			if out := callToolErr(t, cs, "get_balance", nil, "insufficient_scope"); out.RequiredScope != "broll:billing" {
+			if out := callToolErr(t, cs, "get_balance", nil, "insufficient_scope"); deref(out.RequiredScope) != "broll:billing" {
 				t.Errorf("scopes %v: get_balance refused with %+v", c.scopes, out)
 			}
 		}

@@ -14,23 +14,10 @@ import (
 	"broll/billing/billingtest"
 	"broll/catalog"
 	"broll/catalog/media"
+	"broll/clients/go/brollclient"
 	"broll/embed"
 	"broll/internal/testkit"
-	"broll/tenancy"
 )
-
-// opsVideo is GET /api/ops/v1/videos/{id}: a clip as content operations see it.
-type opsVideo struct {
-	ID               string  `json:"id"`
-	Title            string  `json:"title"`
-	MediaStatus      string  `json:"media_status"`
-	MediaError       *string `json:"media_error"`
-	MediaProcessedAt *string `json:"media_processed_at"`
-	Listed           bool    `json:"listed"`
-	RetiredAt        *string `json:"retired_at"`
-	EmbeddingStatus  string  `json:"embedding_status"`
-	CreatedAt        string  `json:"created_at"`
-}
 
 // processMedia runs the media step of the worker for ids, as its handler
 // does: the real probe, and a file the probe refuses marked failed with
@@ -81,7 +68,7 @@ func TestOnlySoundMediaIsSold(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOpts{})
 	ctx := context.Background()
-	ops, err := tenancy.New(e.pool).CreateOpsKey(ctx, "content team")
+	ops, err := e.ctl.Tenancy.CreateOpsKey(ctx, "content team")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,15 +96,15 @@ func TestOnlySoundMediaIsSold(t *testing.T) {
 		{"id": good.String(), "title": "Zebra crossing at dawn", "emotion": "happy", "gender": "female",
 			"difficulty": "easy", "media_file": sound},
 	}
-	expect[importResult](t, e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, clips), 200)
-	svc := catalog.New(e.pool, e.media, nil)
+	expect[brollclient.ImportResult](t, e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, clips), 200)
+	svc := e.ctl.Catalog
 	embedClips(t, svc, bad, good)
 
 	listed := func(t *testing.T, query string) []string {
 		t.Helper()
 		var ids []string
-		for _, v := range expect[videoList](t, e.do(t, 0, "GET", "/api/v1/broll?"+query, cust.Secret, nil), 200).Videos {
-			ids = append(ids, v.ID)
+		for _, v := range expect[brollclient.VideoList](t, e.do(t, 0, "GET", "/api/v1/broll?"+query, cust.Secret, nil), 200).Videos {
+			ids = append(ids, v.Id.String())
 		}
 		return ids
 	}
@@ -155,15 +142,15 @@ func TestOnlySoundMediaIsSold(t *testing.T) {
 		if r := e.do(t, 0, "GET", "/api/v1/broll/"+good.String(), cust.Secret, nil); r.status != 200 {
 			t.Errorf("details of the sound clip: %d %s", r.status, r.raw)
 		}
-		f := expect[filtersBody](t, e.do(t, 0, "GET", "/api/v1/broll/filters", cust.Secret, nil), 200)
+		f := expect[brollclient.Filters](t, e.do(t, 0, "GET", "/api/v1/broll/filters", cust.Secret, nil), 200)
 		for _, v := range f.Emotion {
 			if v.Value == "happy" && v.Count != 1 {
 				t.Errorf("filters count happy = %d, want 1", v.Count)
 			}
 		}
 		cs := mcpMustConnect(t, e.serveLoopback(t), cust.Secret)
-		found := decode[videoList](t, callToolOK(t, cs, "search_videos", map[string]any{"search": "zebra"}))
-		if len(found.Videos) != 1 || found.Videos[0].ID != good.String() {
+		found := decode[brollclient.VideoList](t, callToolOK(t, cs, "search_videos", map[string]any{"search": "zebra"}))
+		if len(found.Videos) != 1 || found.Videos[0].Id != good {
 			t.Errorf("MCP search_videos: %+v", found.Videos)
 		}
 		if res, out := callTool(t, cs, "get_video", map[string]any{"video_id": bad.String()}); !res.IsError ||
@@ -179,7 +166,7 @@ func TestOnlySoundMediaIsSold(t *testing.T) {
 				t.Errorf("purchase %v: %d %s", ids, r.status, r.raw)
 			}
 		}
-		if bal := expect[balanceBody](t, e.do(t, 0, "GET", "/api/v1/balance", cust.Secret, nil), 200); bal.Balance != 100 {
+		if bal := expect[brollclient.Balance](t, e.do(t, 0, "GET", "/api/v1/balance", cust.Secret, nil), 200); bal.Balance != 100 {
 			t.Errorf("balance after refused purchases = %v, want 100", bal.Balance)
 		}
 		var n int
@@ -192,11 +179,11 @@ func TestOnlySoundMediaIsSold(t *testing.T) {
 	})
 
 	t.Run("content operations see it failed with the reason", func(t *testing.T) {
-		v := expect[opsVideo](t, e.do(t, 0, "GET", "/api/ops/v1/videos/"+bad.String(), ops.Secret, nil), 200)
+		v := expect[brollclient.ClipState](t, e.do(t, 0, "GET", "/api/ops/v1/videos/"+bad.String(), ops.Secret, nil), 200)
 		if v.MediaStatus != "failed" || v.Listed || v.MediaError == nil || *v.MediaError == "" || v.RetiredAt != nil {
 			t.Errorf("ops view of the unsound clip: %+v", v)
 		}
-		if v := expect[opsVideo](t, e.do(t, 0, "GET", "/api/ops/v1/videos/"+good.String(), ops.Secret, nil), 200); v.MediaStatus != "ready" || !v.Listed {
+		if v := expect[brollclient.ClipState](t, e.do(t, 0, "GET", "/api/ops/v1/videos/"+good.String(), ops.Secret, nil), 200); v.MediaStatus != "ready" || !v.Listed {
 			t.Errorf("ops view of the sound clip: %+v", v)
 		}
 		if r := e.do(t, 0, "GET", "/api/ops/v1/videos/"+bad.String(), cust.Secret, nil); r.status != 403 {

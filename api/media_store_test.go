@@ -16,10 +16,9 @@ import (
 	"github.com/google/uuid"
 
 	"broll/billing/billingtest"
-	"broll/catalog"
 	"broll/catalog/media"
+	"broll/clients/go/brollclient"
 	"broll/internal/testkit"
-	"broll/tenancy"
 )
 
 // ffprobeJSON reads a file's first video stream and format.
@@ -82,7 +81,7 @@ func TestMediaStoreSuite(t *testing.T) {
 			t.Parallel()
 			e := setup(t, envOpts{s3: store == "s3"})
 			ctx := context.Background()
-			ops, err := tenancy.New(e.pool).CreateOpsKey(ctx, "content team")
+			ops, err := e.ctl.Tenancy.CreateOpsKey(ctx, "content team")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,19 +92,19 @@ func TestMediaStoreSuite(t *testing.T) {
 				"content_type": {"filename": "x.mp4", "content_type": "text/html", "size": 10},
 				"size":         {"filename": "x.mp4", "content_type": "video/mp4", "size": e.cfg.UploadMaxBytes + 1},
 			} {
-				if r := e.do(t, 0, "POST", uploadsPath, ops.Secret, body); r.status != 400 || problemOf(t, r).Field != field {
+				if r := e.do(t, 0, "POST", uploadsPath, ops.Secret, body); r.status != 400 || deref(problemOf(t, r).Field) != field {
 					t.Fatalf("bad %s: %d %s", field, r.status, r.raw)
 				}
 			}
 
-			up := expect[uploadBody](t, e.do(t, 0, "POST", uploadsPath, ops.Secret, map[string]any{"filename": "clip.mp4", "content_type": "video/mp4", "size": len(video)}), 201)
+			up := expect[brollclient.Upload](t, e.do(t, 0, "POST", uploadsPath, ops.Secret, map[string]any{"filename": "clip.mp4", "content_type": "video/mp4", "size": len(video)}), 201)
 			if up.Method != "PUT" {
 				t.Fatalf("upload: %+v", up)
 			}
-			uploadID, headers := up.UploadID, up.Headers
+			uploadID, headers := up.UploadId.String(), up.Headers
 			put := func(data []byte) int {
 				if store == "s3" {
-					req, _ := http.NewRequest(http.MethodPut, up.URL, bytes.NewReader(data))
+					req, _ := http.NewRequest(http.MethodPut, up.Url, bytes.NewReader(data))
 					for k, v := range headers {
 						req.Header.Set(k, v)
 					}
@@ -117,7 +116,7 @@ func TestMediaStoreSuite(t *testing.T) {
 					resp.Body.Close()
 					return resp.StatusCode
 				}
-				u, _ := url.Parse(up.URL)
+				u, _ := url.Parse(up.Url)
 				req := httptest.NewRequest(http.MethodPut, u.RequestURI(), bytes.NewReader(data))
 				req.Header.Set("Content-Type", headers["Content-Type"])
 				req.Header.Set("Authorization", "Bearer "+ops.Secret)
@@ -150,14 +149,14 @@ func TestMediaStoreSuite(t *testing.T) {
 			}
 
 			// What the worker does for a media task.
-			if err := catalog.New(e.pool, e.media, nil).ProcessMedia(ctx, id); err != nil {
+			if err := e.ctl.Catalog.ProcessMedia(ctx, id); err != nil {
 				t.Fatal(err)
 			}
 			acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 10_000})
 			buyer := acct.CustomerKey(t, e.pool, "buyer")
-			d := expect[videoBody](t, e.do(t, 0, "GET", "/api/v1/broll/"+id.String(), buyer.Secret, nil), 200)
+			d := expect[brollclient.Video](t, e.do(t, 0, "GET", "/api/v1/broll/"+id.String(), buyer.Secret, nil), 200)
 			if d.DurationSeconds == nil || *d.DurationSeconds != 7.5 || d.Width == nil || *d.Width != 1080 || d.Height == nil || *d.Height != 1920 ||
-				d.Orientation == nil || *d.Orientation != "vertical" || d.FPS == nil || *d.FPS != 30 || d.MediaType != "video" {
+				d.Orientation == nil || *d.Orientation != "vertical" || d.Fps == nil || *d.Fps != 30 || d.MediaType != "video" {
 				t.Fatalf("figures not filled from the file: %+v", d)
 			}
 
@@ -172,7 +171,7 @@ func TestMediaStoreSuite(t *testing.T) {
 				t.Fatalf("thumbnail: %d, %d bytes", status, len(thumb))
 			}
 
-			link := e.buy(t, 0, buyer.Secret, id).link(0)
+			link := downloadLink(e.buy(t, 0, buyer.Secret, id).Purchases, 0)
 			status, got, fromStore := e.fetchMedia(t, link)
 			if status != 200 || !bytes.Equal(got, video) || fromStore != (store == "s3") {
 				t.Fatalf("download: %d, %d bytes (want %d), from store %v", status, len(got), len(video), fromStore)

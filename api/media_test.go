@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-
-	"broll/catalog"
 )
 
 func TestPublicMediaOverHTTP(t *testing.T) {
@@ -46,7 +44,7 @@ func TestPublicMediaOverHTTP(t *testing.T) {
 	}
 
 	// A retired clip's preview is gone too.
-	if _, err := catalog.New(e.pool, e.media, nil).Retire(context.Background(), uuid.MustParse(id)); err != nil {
+	if _, err := e.ctl.Catalog.Retire(context.Background(), uuid.MustParse(id)); err != nil {
 		t.Fatal(err)
 	}
 	if r := e.open(t, 0, "/media/previews/"+id, nil); r.status != 404 {

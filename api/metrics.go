@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
@@ -27,7 +28,9 @@ type apiMetrics struct {
 	toolLatency     *prometheus.HistogramVec
 }
 
-func newAPIMetrics(reg prometheus.Registerer, gate *tenancy.Gate, access accessLog) *apiMetrics {
+// newAPIMetrics registers the node's metrics on reg; it fails on a
+// registry that has them already (a second app over one graph).
+func newAPIMetrics(reg prometheus.Registerer, gate *tenancy.Gate, access accessLog) (*apiMetrics, error) {
 	buckets := []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 	m := &apiMetrics{
 		access: access,
@@ -51,13 +54,18 @@ func newAPIMetrics(reg prometheus.Registerer, gate *tenancy.Gate, access accessL
 		chargedCents: metrics.Counter("purchase_charged_cents_total",
 			"Amount charged to the account balance by purchases, in US cents."),
 	}
-	reg.MustRegister(m.requests, m.latency, m.rateLimited, m.purchaseCalls, m.videosPurchased, m.chargedCents,
-		m.toolCalls, m.toolLatency,
+	for _, c := range []prometheus.Collector{m.requests, m.latency, m.rateLimited, m.purchaseCalls, m.videosPurchased,
+		m.chargedCents, m.toolCalls, m.toolLatency,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Namespace: metrics.Namespace, Name: "rate_limiter_fallbacks_total",
 			Help: "Rate-limit decisions made by the in-process limiter because Redis was unreachable.",
-		}, func() float64 { return float64(gate.Fallbacks()) }))
-	return m
+		}, func() float64 { return float64(gate.Fallbacks()) }),
+	} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("api: metrics: %w", err)
+		}
+	}
+	return m, nil
 }
 
 // observe times every request, writes its access log line and counts it

@@ -24,7 +24,7 @@ import (
 
 	"broll/api/dashboard"
 	"broll/billing/billingtest"
-	"broll/tenancy"
+	"broll/clients/go/brollclient"
 )
 
 // loadOpenAPI parses and validates the embedded document; the server is
@@ -197,7 +197,7 @@ func TestOpenAPIResponsesValidate(t *testing.T) {
 	root := acct.RootKey.Secret
 	cust := acct.CustomerKey(t, e.pool, "customer 42")
 	readOnly := acct.CustomerKey(t, e.pool, "read only", "broll:read")
-	ops, err := tenancy.New(e.pool).CreateOpsKey(context.Background(), "content team")
+	ops, err := e.ctl.Tenancy.CreateOpsKey(context.Background(), "content team")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,15 +219,15 @@ func TestOpenAPIResponsesValidate(t *testing.T) {
 		return x.response
 	}
 
-	newKey := decode[keyCreated](t, check(201, "create key", "POST", "/api/v1/keys", bearerHeader(root), map[string]any{"customer_label": "customer 43"}))
+	newKey := decode[brollclient.KeyCreated](t, check(201, "create key", "POST", "/api/v1/keys", bearerHeader(root), map[string]any{"customer_label": "customer 43"}))
 	check(200, "list keys", "GET", "/api/v1/keys", bearerHeader(root), nil)
-	keyPage := decode[keyList](t, check(200, "list keys, paged and filtered", "GET", "/api/v1/keys?limit=1&status=active", bearerHeader(root), nil))
+	keyPage := decode[brollclient.KeyList](t, check(200, "list keys, paged and filtered", "GET", "/api/v1/keys?limit=1&status=active", bearerHeader(root), nil))
 	if keyPage.Pagination.NextCursor == nil {
 		t.Fatalf("key page of 1 of 3 live keys: %+v", keyPage)
 	}
 	check(200, "list keys after a cursor", "GET", "/api/v1/keys?limit=1&status=active&cursor="+url.QueryEscape(*keyPage.Pagination.NextCursor), bearerHeader(root), nil)
 	check(400, "list keys, unknown status", "GET", "/api/v1/keys?status=paused", bearerHeader(root), nil)
-	check(200, "revoke key", "DELETE", "/api/v1/keys?id="+newKey.Details.ID, bearerHeader(root), nil)
+	check(200, "revoke key", "DELETE", "/api/v1/keys?id="+newKey.Details.Id.String(), bearerHeader(root), nil)
 	check(400, "revoke key without id", "DELETE", "/api/v1/keys", bearerHeader(root), nil)
 	check(403, "customer key managing keys", "GET", "/api/v1/keys", bearerHeader(cust.Secret), nil)
 	check(200, "pricing", "GET", "/api/v1/pricing", bearerHeader(cust.Secret), nil)
@@ -236,14 +236,14 @@ func TestOpenAPIResponsesValidate(t *testing.T) {
 	check(403, "missing scope", "POST", "/api/v1/broll/purchase", bearerHeader(readOnly.Secret), ids(0))
 
 	check(200, "quote", "POST", "/api/v1/broll/purchase", bearerHeader(cust.Secret), map[string]any{"video_ids": []string{vids[0].String()}, "dry_run": true})
-	bought := decode[purchaseResult](t, check(200, "purchase", "POST", "/api/v1/broll/purchase", bearerHeader(cust.Secret), ids(0, 1)))
+	bought := decode[brollclient.PurchaseResult](t, check(200, "purchase", "POST", "/api/v1/broll/purchase", bearerHeader(cust.Secret), ids(0, 1)))
 	check(200, "repeat purchase", "POST", "/api/v1/broll/purchase", bearerHeader(cust.Secret), ids(0))
 	check(402, "insufficient credits", "POST", "/api/v1/broll/purchase", bearerHeader(cust.Secret), ids(2, 3))
 	check(404, "unknown video", "POST", "/api/v1/broll/purchase", bearerHeader(cust.Secret), map[string]any{"video_ids": []string{"6f1c2a8e-8e53-4c1a-9d55-2f7f0c1f0a11"}})
 	check(409, "price changed", "POST", "/api/v1/broll/purchase", bearerHeader(cust.Secret), map[string]any{"video_ids": []string{vids[2].String()}, "expected_total": 1})
 	check(400, "malformed body", "POST", "/api/v1/broll/purchase", bearerHeader(cust.Secret), `{"video_ids": [`)
 	check(200, "purchases", "GET", "/api/v1/broll/purchases?start_date=2020-01-01", bearerHeader(root), nil)
-	purchasePage := decode[purchaseList](t, check(200, "purchases, a page of one", "GET", "/api/v1/broll/purchases?limit=1", bearerHeader(root), nil))
+	purchasePage := decode[brollclient.PurchaseList](t, check(200, "purchases, a page of one", "GET", "/api/v1/broll/purchases?limit=1", bearerHeader(root), nil))
 	next := purchasePage.Pagination.NextCursor
 	if next == nil {
 		t.Fatalf("purchase page of 1 of 2: %+v", purchasePage)
@@ -258,7 +258,7 @@ func TestOpenAPIResponsesValidate(t *testing.T) {
 	check(200, "owned video", "GET", "/api/v1/broll/"+vids[0].String(), bearerHeader(cust.Secret), nil)
 	check(404, "unknown video details", "GET", "/api/v1/broll/6f1c2a8e-8e53-4c1a-9d55-2f7f0c1f0a11", bearerHeader(cust.Secret), nil)
 
-	link := strings.TrimPrefix(bought.link(0), "http://api.test")
+	link := strings.TrimPrefix(downloadLink(bought.Purchases, 0), "http://api.test")
 	check(200, "download", "GET", link, nil, nil)
 	check(403, "tampered download", "GET", strings.Replace(link, "sig=", "sig=x", 1), nil, nil)
 

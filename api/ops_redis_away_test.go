@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"broll/tenancy"
+	"broll/clients/go/brollclient"
 )
 
 // TestOpsImportWithRedisAway: POST /api/ops/v1/videos on a node whose Redis
@@ -19,7 +19,7 @@ func TestOpsImportWithRedisAway(t *testing.T) {
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	t.Cleanup(func() { _ = dead.Close() })
 	e := setup(t, envOpts{rdb: dead})
-	ops, err := tenancy.New(e.pool).CreateOpsKey(context.Background(), "content team")
+	ops, err := e.ctl.Tenancy.CreateOpsKey(context.Background(), "content team")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestOpsImportWithRedisAway(t *testing.T) {
 		{"title": "Man reading a book", "emotion": "curious", "gender": "male", "difficulty": "hard", "media_file": full},
 	}
 	r := e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, clips)
-	if got := expect[importResult](t, r, 200); got != (importResult{Created: 2, Queued: 2}) {
+	if got := expect[brollclient.ImportResult](t, r, 200); got != (brollclient.ImportResult{Created: 2, Queued: 2}) {
 		t.Fatalf("import with Redis away: %s", r.raw)
 	}
 	var embedJobs, mediaJobs, videos int

@@ -11,13 +11,13 @@ import (
 
 	"broll/billing/billingtest"
 	"broll/catalog/catalogtest"
-	"broll/tenancy"
+	"broll/clients/go/brollclient"
 )
 
 func TestOpsVideosOverHTTP(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOpts{})
-	ops, err := tenancy.New(e.pool).CreateOpsKey(context.Background(), "content team")
+	ops, err := e.ctl.Tenancy.CreateOpsKey(context.Background(), "content team")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestOpsVideosOverHTTP(t *testing.T) {
 	// Only ops keys may write the catalog.
 	for who, key := range map[string]string{"root key": acct.RootKey.Secret, "customer key": buyer.Secret} {
 		r := e.do(t, 0, "POST", "/api/ops/v1/videos", key, clips)
-		if p := problemOf(t, r); r.status != 403 || p.Code != "insufficient_scope" || p.RequiredScope != "catalog:write" {
+		if p := problemOf(t, r); r.status != 403 || p.Code != "insufficient_scope" || deref(p.RequiredScope) != "catalog:write" {
 			t.Errorf("%s: %d %s", who, r.status, r.raw)
 		}
 		r = e.do(t, 0, "DELETE", "/api/ops/v1/videos/"+id, key, nil)
@@ -51,18 +51,18 @@ func TestOpsVideosOverHTTP(t *testing.T) {
 
 	// Both new clips go to the embedding queue, as on a production node.
 	r := e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, clips)
-	if got := expect[importResult](t, r, 200); got != (importResult{Created: 2, Queued: 2}) || r.header.Get("X-RateLimit-Limit") == "" {
+	if got := expect[brollclient.ImportResult](t, r, 200); got != (brollclient.ImportResult{Created: 2, Queued: 2}) || r.header.Get("X-RateLimit-Limit") == "" {
 		t.Fatalf("create: %s", r.raw)
 	}
 	catalogtest.MediaPassed(t, e.pool)
-	v := expect[videoBody](t, e.do(t, 0, "GET", "/api/v1/broll/"+id, buyer.Secret, nil), 200)
-	if v.Title != "Woman waving at the camera" || v.ThumbnailURL == nil {
+	v := expect[brollclient.Video](t, e.do(t, 0, "GET", "/api/v1/broll/"+id, buyer.Secret, nil), 200)
+	if v.Title != "Woman waving at the camera" || v.ThumbnailUrl == nil {
 		t.Fatalf("created clip: %+v", v)
 	}
 
 	clips[0]["title"] = "Woman waving hello at the camera"
 	r = e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, clips[:1])
-	if got := expect[importResult](t, r, 200); got.Created != 0 || got.Updated != 1 {
+	if got := expect[brollclient.ImportResult](t, r, 200); got.Created != 0 || got.Updated != 1 {
 		t.Fatalf("update: %s", r.raw)
 	}
 
@@ -80,19 +80,19 @@ func TestOpsVideosOverHTTP(t *testing.T) {
 		t.Fatalf("bad clips: %d %s", r.status, r.raw)
 	}
 	got := map[int]string{}
-	for _, x := range p.Errors {
-		got[x.Index] = x.Field
+	for _, x := range deref(p.Errors) {
+		got[x.Index] = deref(x.Field)
 	}
 	if len(got) != 2 || got[2] != "orientaton" || got[4] != "" {
-		t.Fatalf("decode errors: %+v", p.Errors)
+		t.Fatalf("decode errors: %+v", deref(p.Errors))
 	}
 	bad = bad[:4]
 	r = e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, []any{bad[0], bad[1], bad[3]})
-	if errs := problemOf(t, r).Errors; r.status != 400 || len(errs) != 2 || errs[0].Index != 1 ||
-		errs[0].Field != "emotion" || errs[1].Field != "media_file" {
+	if errs := deref(problemOf(t, r).Errors); r.status != 400 || len(errs) != 2 || errs[0].Index != 1 ||
+		deref(errs[0].Field) != "emotion" || deref(errs[1].Field) != "media_file" {
 		t.Fatalf("validation errors: %d %s", r.status, r.raw)
 	}
-	if n := decode[videoList](t, e.do(t, 0, "GET", "/api/v1/broll?search=fine", buyer.Secret, nil)).Videos; len(n) != 0 {
+	if n := decode[brollclient.VideoList](t, e.do(t, 0, "GET", "/api/v1/broll?search=fine", buyer.Secret, nil)).Videos; len(n) != 0 {
 		t.Fatal("a rejected import wrote a clip")
 	}
 
@@ -111,7 +111,7 @@ func TestOpsVideosOverHTTP(t *testing.T) {
 	for _, path := range []string{outside, rel, link, "/etc/hostname"} {
 		clip := map[string]any{"title": "Escape", "emotion": "happy", "gender": "male", "difficulty": "easy", "media_file": path}
 		r := e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, []any{clip})
-		if errs := problemOf(t, r).Errors; r.status != 400 || len(errs) != 1 || !strings.Contains(errs[0].Message, "outside the import directory") {
+		if errs := deref(problemOf(t, r).Errors); r.status != 400 || len(errs) != 1 || !strings.Contains(errs[0].Message, "outside the import directory") {
 			t.Errorf("media_file %q: %d %s", path, r.status, r.raw)
 		}
 	}
@@ -128,11 +128,11 @@ func TestOpsVideosOverHTTP(t *testing.T) {
 	// Retiring: idempotent, out of the catalog, kept by its buyer.
 	catalogtest.MediaPassed(t, e.pool)
 	e.buy(t, 0, buyer.Secret, uuid.MustParse(id))
-	ret := expect[retired](t, e.do(t, 0, "DELETE", "/api/ops/v1/videos/"+id, ops.Secret, nil), 200)
-	if ret.ID != id || ret.RetiredAt == "" || ret.AlreadyRetired {
+	ret := expect[brollclient.Retired](t, e.do(t, 0, "DELETE", "/api/ops/v1/videos/"+id, ops.Secret, nil), 200)
+	if ret.Id.String() != id || ret.RetiredAt.IsZero() || ret.AlreadyRetired {
 		t.Fatalf("retire: %+v", ret)
 	}
-	if again := expect[retired](t, e.do(t, 0, "DELETE", "/api/ops/v1/videos/"+id, ops.Secret, nil), 200); !again.AlreadyRetired || again.RetiredAt != ret.RetiredAt {
+	if again := expect[brollclient.Retired](t, e.do(t, 0, "DELETE", "/api/ops/v1/videos/"+id, ops.Secret, nil), 200); !again.AlreadyRetired || !again.RetiredAt.Equal(ret.RetiredAt) {
 		t.Fatalf("retire again: %+v", again)
 	}
 	if r := e.do(t, 0, "DELETE", "/api/ops/v1/videos/"+uuid.NewString(), ops.Secret, nil); r.status != 404 {
@@ -148,11 +148,11 @@ func TestOpsVideosOverHTTP(t *testing.T) {
 	if r.status != 200 {
 		t.Fatalf("retired clip of its buyer: %d %s", r.status, r.raw)
 	}
-	if v := decode[videoBody](t, r); !v.Retired || v.DownloadURL == nil || !strings.Contains(*v.DownloadURL, "/downloads/") {
+	if v := decode[brollclient.Video](t, r); !deref(v.Retired) || v.DownloadUrl == nil || !strings.Contains(*v.DownloadUrl, "/downloads/") {
 		t.Fatalf("retired clip of its buyer: %d %s", r.status, r.raw)
 	}
 	for _, key := range []string{buyer.Secret, stranger.Secret} {
-		if found := decode[videoList](t, e.do(t, 0, "GET", "/api/v1/broll?search=waving", key, nil)).titles(); len(found) != 0 {
+		if found := videoTitles(decode[brollclient.VideoList](t, e.do(t, 0, "GET", "/api/v1/broll?search=waving", key, nil))); len(found) != 0 {
 			t.Fatalf("retired clip in search: %v", found)
 		}
 	}

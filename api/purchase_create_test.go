@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"broll/billing/billingtest"
+	"broll/clients/go/brollclient"
 )
 
 func (e *testEnv) putMedia(t *testing.T, videoID uuid.UUID, content []byte) {
@@ -55,20 +56,20 @@ func TestPurchaseOverHTTP(t *testing.T) {
 		}
 	})
 
-	quote := expect[purchaseResult](t, e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[0].String()}, "dry_run": true}), 200)
+	quote := expect[brollclient.PurchaseResult](t, e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[0].String()}, "dry_run": true}), 200)
 	if quote.TotalCharged != 10 || !quote.DryRun {
 		t.Fatalf("quote: %+v", quote)
 	}
-	bought := expect[purchaseResult](t, e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[0].String()}, "expected_total": 10}), 200)
+	bought := expect[brollclient.PurchaseResult](t, e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[0].String()}, "expected_total": 10}), 200)
 	if bought.TotalCharged != 10 || bought.Balance != 20 || bought.Currency != "USD" {
 		t.Fatalf("purchase: %+v", bought)
 	}
-	line, link := bought.Purchases[0], bought.link(0)
-	if line.AlreadyOwned || line.PricePaid != 10 || line.DownloadURLExpiresAt == nil || line.PurchaseID == nil ||
+	line, link := bought.Purchases[0], downloadLink(bought.Purchases, 0)
+	if line.AlreadyOwned || line.PricePaid != 10 || line.DownloadUrlExpiresAt == nil || line.PurchaseId == nil ||
 		strings.Contains(link, cust.Secret) || !strings.HasPrefix(link, "http://api.test/api/v1/downloads/") {
 		t.Fatalf("purchase line: %+v", line)
 	}
-	purchaseID := *line.PurchaseID
+	purchaseID := line.PurchaseId.String()
 
 	t.Run("the link serves the file, whole and in ranges, and logs each fetch", func(t *testing.T) {
 		if r := e.open(t, 0, link, map[string]string{"User-Agent": "test-agent"}); r.status != 200 || !bytes.Equal(r.raw, content) || r.header.Get("Accept-Ranges") != "bytes" {
@@ -110,7 +111,7 @@ func TestPurchaseOverHTTP(t *testing.T) {
 
 	t.Run("a repeat purchase is free and gives a fresh link to the same purchase", func(t *testing.T) {
 		again := e.buy(t, 0, cust.Secret, vids[0])
-		if l := again.Purchases[0]; again.TotalCharged != 0 || !l.AlreadyOwned || l.PurchaseID == nil || *l.PurchaseID != purchaseID {
+		if l := again.Purchases[0]; again.TotalCharged != 0 || !l.AlreadyOwned || l.PurchaseId == nil || l.PurchaseId.String() != purchaseID {
 			t.Fatalf("repeat: %+v", again)
 		}
 	})
@@ -129,13 +130,13 @@ func TestPurchaseOverHTTP(t *testing.T) {
 			t.Fatal(err)
 		}
 		r = e.do(t, 0, "POST", "/api/v1/broll/purchase", cust.Secret, map[string]any{"video_ids": []string{vids[1].String()}})
-		if p := problemOf(t, r); r.status != 402 || p.Code != "insufficient_credits" || p.Required != 50 || p.Available != 20 {
+		if p := problemOf(t, r); r.status != 402 || p.Code != "insufficient_credits" || deref(p.Required) != 50 || deref(p.Available) != 20 {
 			t.Fatalf("402: %s", r.raw)
 		}
 	})
 
 	t.Run("the balance shows the pool and the month to date the key can see", func(t *testing.T) {
-		b := expect[balanceBody](t, e.do(t, 0, "GET", "/api/v1/balance", cust.Secret, nil), 200)
+		b := expect[brollclient.Balance](t, e.do(t, 0, "GET", "/api/v1/balance", cust.Secret, nil), 200)
 		if b.Balance != 20 || b.MonthToDate.Purchases != 1 || b.MonthToDate.Amount != 10 || b.Key.Kind != "customer" {
 			t.Fatalf("balance: %+v", b)
 		}

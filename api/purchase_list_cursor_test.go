@@ -4,7 +4,10 @@ import (
 	"net/url"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"broll/billing/billingtest"
+	"broll/clients/go/brollclient"
 )
 
 // TestPurchasesCursor: over REST and MCP, next_cursor walks the purchase
@@ -19,7 +22,7 @@ func TestPurchasesCursor(t *testing.T) {
 	root := acct.RootKey.Secret
 	e.buy(t, 0, root, vids...)
 
-	seen := map[string]bool{}
+	seen := map[uuid.UUID]bool{}
 	path := "/api/v1/broll/purchases?limit=2"
 	var first string
 	for pages := 0; pages < 10; pages++ {
@@ -27,15 +30,15 @@ func TestPurchasesCursor(t *testing.T) {
 		if r.status != 200 {
 			t.Fatalf("%s: %d %s", path, r.status, r.raw)
 		}
-		p := decode[purchaseList](t, r)
+		p := decode[brollclient.PurchaseList](t, r)
 		if p.Pagination.Offset != len(seen) {
 			t.Errorf("offset %d after %d rows", p.Pagination.Offset, len(seen))
 		}
 		for _, row := range p.Purchases {
-			if seen[row.PurchaseID] {
-				t.Fatalf("purchase %s listed twice", row.PurchaseID)
+			if seen[row.PurchaseId] {
+				t.Fatalf("purchase %s listed twice", row.PurchaseId)
 			}
-			seen[row.PurchaseID] = true
+			seen[row.PurchaseId] = true
 		}
 		if p.Pagination.NextCursor == nil {
 			if p.Pagination.HasMore {
@@ -65,7 +68,7 @@ func TestPurchasesCursor(t *testing.T) {
 	}
 
 	cs := mcpMustConnect(t, base, root)
-	p := decode[purchaseList](t, callToolOK(t, cs, "list_purchases", map[string]any{"limit": 2, "cursor": first}))
+	p := decode[brollclient.PurchaseList](t, callToolOK(t, cs, "list_purchases", map[string]any{"limit": 2, "cursor": first}))
 	if len(p.Purchases) != 2 || p.Pagination.Offset != 2 || p.Pagination.NextCursor == nil {
 		t.Fatalf("list_purchases after a cursor: %+v", p)
 	}

@@ -1,179 +1,64 @@
 package api
 
-import "encoding/json"
+import (
+	"encoding/json"
 
-// The response bodies the tests read, written from the contract (API.md and
-// api/openapi.json), not from the handlers' types: a field renamed on the
-// server is an unknown field here, and decode fails the test. Members the
-// server leaves out when empty carry omitempty here too, so that decode's
-// round trip (the type gives back the body) holds. Money is in dollars, as
-// on the wire.
+	"broll/clients/go/brollclient"
+)
 
-// problem is the RFC 9457 body of every error, with the extension members
-// the tests read. Problems carry other extensions too, so it is decoded
-// without the unknown-field check (see errorOf).
-type problem struct {
-	Type          string   `json:"type"`
-	Title         string   `json:"title"`
-	Status        int      `json:"status"`
-	Detail        string   `json:"detail"`
-	Code          string   `json:"code"`
-	RequestID     string   `json:"request_id"`
-	Field         string   `json:"field"`
-	AllowedValues []string `json:"allowed_values"`
-	RequiredScope string   `json:"required_scope"`
-	Required      float64  `json:"required"`
-	Available     float64  `json:"available"`
-	// spend_limit_exceeded
-	Limit          float64 `json:"limit"`
-	Spent          float64 `json:"spent"`
-	PeriodResetsAt string  `json:"period_resets_at"`
-	// sunset (legacy routes)
-	MigrationGuide string `json:"migration_guide"`
-	// the clips an import refused, by their index in the request
-	Errors []struct {
-		Index   int    `json:"index"`
-		Field   string `json:"field"`
-		Message string `json:"message"`
-	} `json:"errors"`
+// The tests read answers as the contract writes them: into the types
+// generated from api/openapi.json (broll/clients/go/brollclient, the Go
+// client's module), never into structs written beside the handlers. decode
+// refuses a member the type does not declare and one it requires that is
+// missing, so a handler drifting from the document fails the test that
+// reads it, and so does a document drifting from the handlers. Only what
+// the document does not describe is written here: MCP's additions to a
+// tool error and its JSON-RPC envelope. Money is in dollars, as on the wire.
+
+// deref is what p points at, or the zero value: the generated types hold
+// optional members as pointers.
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
 }
 
-// toolError is the structuredContent of a failed MCP tool call: the
-// problem's code and extensions, with message and retryable beside them.
-// Like problem, it is read without the unknown-field check.
+// toolError is the structuredContent of a failed MCP tool call: a
+// problem's members (brollclient.Problem, extensions included), with
+// message and retryable beside them, which MCP adds and the OpenAPI
+// document, describing REST, does not hold.
 type toolError struct {
-	problem
-	Message   string `json:"message"`
-	Retryable *bool  `json:"retryable"`
+	brollclient.Problem
+	Message   string
+	Retryable *bool
 }
 
-// videoBody is the Video object.
-type videoBody struct {
-	ID                   string     `json:"id"`
-	Title                string     `json:"title"`
-	Description          string     `json:"description"`
-	Tags                 []string   `json:"tags"`
-	Emotion              string     `json:"emotion"`
-	Gender               string     `json:"gender"`
-	AgeRange             *string    `json:"age_range"`
-	Location             *string    `json:"location"`
-	MediaType            string     `json:"media_type"`
-	Orientation          *string    `json:"orientation"`
-	DurationSeconds      *float64   `json:"duration_seconds"`
-	Width                *int       `json:"width"`
-	Height               *int       `json:"height"`
-	FPS                  *float64   `json:"fps"`
-	Difficulty           string     `json:"difficulty"`
-	Price                float64    `json:"price"`
-	Currency             string     `json:"currency"`
-	ViralityScore        *int       `json:"virality_score"`
-	Model                *modelBody `json:"model"`
-	PreviewURL           string     `json:"preview_url"`
-	ThumbnailURL         *string    `json:"thumbnail_url"`
-	Owned                bool       `json:"owned"`
-	DownloadURL          *string    `json:"download_url"`
-	DownloadURLExpiresAt *string    `json:"download_url_expires_at,omitempty"`
-	Similarity           *float64   `json:"similarity,omitempty"`
-	CreatedAt            string     `json:"created_at"`
-	Retired              bool       `json:"retired,omitempty"`
+// UnmarshalJSON reads the problem with its own decoder (which keeps the
+// members it does not declare), then the two MCP members.
+func (e *toolError) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, &e.Problem); err != nil {
+		return err
+	}
+	var mcp struct {
+		Message   string `json:"message"`
+		Retryable *bool  `json:"retryable"`
+	}
+	if err := json.Unmarshal(b, &mcp); err != nil {
+		return err
+	}
+	e.Message, e.Retryable = mcp.Message, mcp.Retryable
+	return nil
 }
 
-type modelBody struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
-}
-
-// pageBody is the offset paging of the video and purchase lists, with the
-// keyset cursor beside it.
-type pageBody struct {
-	Limit      int     `json:"limit"`
-	Offset     int     `json:"offset"`
-	Page       int     `json:"page"`
-	Total      int     `json:"total"`
-	HasMore    bool    `json:"has_more"`
-	TotalExact *bool   `json:"total_exact,omitempty"` // video lists only
-	NextCursor *string `json:"next_cursor"`
-}
-
-// videoList is GET /api/v1/broll.
-type videoList struct {
-	Videos     []videoBody `json:"videos"`
-	Pagination pageBody    `json:"pagination"`
-}
-
-func (l videoList) titles() []string {
+// videoTitles are the titles of a list's videos, in order.
+func videoTitles(l brollclient.VideoList) []string {
 	out := make([]string, len(l.Videos))
 	for i, v := range l.Videos {
 		out[i] = v.Title
 	}
 	return out
-}
-
-// purchaseRecord is one row of the purchases list.
-type purchaseRecord struct {
-	PurchaseID           string  `json:"purchase_id"`
-	VideoID              string  `json:"video_id"`
-	APIKeyID             *string `json:"api_key_id"`
-	CustomerLabel        string  `json:"customer_label"`
-	PricePaid            float64 `json:"price_paid"`
-	Currency             string  `json:"currency"`
-	PurchasedAt          string  `json:"purchased_at"`
-	DownloadURL          *string `json:"download_url"`
-	DownloadURLExpiresAt *string `json:"download_url_expires_at"`
-	DownloadRevoked      bool    `json:"download_revoked"`
-	Video                struct {
-		ID              string   `json:"id"`
-		Title           string   `json:"title"`
-		Emotion         string   `json:"emotion"`
-		Gender          string   `json:"gender"`
-		Difficulty      string   `json:"difficulty"`
-		MediaType       string   `json:"media_type"`
-		DurationSeconds *float64 `json:"duration_seconds"`
-		Retired         bool     `json:"retired"`
-	} `json:"video"`
-	Legacy        bool     `json:"legacy"`
-	Livemode      bool     `json:"livemode"`
-	CustomerEmail *string  `json:"customer_email"`
-	Similarity    *float64 `json:"similarity,omitempty"`
-}
-
-// purchaseList is GET /api/v1/broll/purchases.
-type purchaseList struct {
-	Purchases []purchaseRecord `json:"purchases"`
-	Summary   struct {
-		TotalAmount float64 `json:"total_amount"`
-		Currency    string  `json:"currency"`
-		Count       int     `json:"count"`
-		StartDate   *string `json:"start_date"`
-		EndDate     *string `json:"end_date"`
-	} `json:"summary"`
-	Pagination pageBody `json:"pagination"`
-}
-
-type valueCount struct {
-	Value string `json:"value"`
-	Count int    `json:"count"`
-}
-
-// filtersBody is GET /api/v1/broll/filters.
-type filtersBody struct {
-	Emotion     []valueCount `json:"emotion"`
-	Gender      []valueCount `json:"gender"`
-	AgeRange    []valueCount `json:"age_range"`
-	Location    []valueCount `json:"location"`
-	MediaType   []valueCount `json:"media_type"`
-	Orientation []valueCount `json:"orientation"`
-	Difficulty  []struct {
-		Name     string  `json:"name"`
-		Price    float64 `json:"price"`
-		Currency string  `json:"currency"`
-		Count    int     `json:"count"`
-	} `json:"difficulty"`
-	Models []struct {
-		ID    string `json:"id"`
-		Name  string `json:"name"`
-		Count int    `json:"count"`
-	} `json:"models"`
 }
 
 // rpcResponse is a JSON-RPC answer of the MCP endpoint, read below the SDK.
@@ -193,199 +78,4 @@ type rpcResponse struct {
 		Message string `json:"message"`
 		Data    any    `json:"data,omitempty"`
 	} `json:"error,omitempty"`
-}
-
-// purchaseLine is one clip of a purchase result.
-type purchaseLine struct {
-	PurchaseID           *string `json:"purchase_id"`
-	VideoID              string  `json:"video_id"`
-	DownloadURL          *string `json:"download_url"`
-	DownloadURLExpiresAt *string `json:"download_url_expires_at"`
-	PricePaid            float64 `json:"price_paid"`
-	Currency             string  `json:"currency"`
-	PurchasedAt          *string `json:"purchased_at"`
-	AlreadyOwned         bool    `json:"already_owned"`
-}
-
-// purchaseResult is POST /api/v1/broll/purchase and the purchase_videos tool.
-type purchaseResult struct {
-	Purchases    []purchaseLine `json:"purchases"`
-	TotalCharged float64        `json:"total_charged"`
-	Currency     string         `json:"currency"`
-	Balance      float64        `json:"balance"`
-	DryRun       bool           `json:"dry_run"`
-	Livemode     bool           `json:"livemode"`
-}
-
-// link is the download link of the result's i-th clip.
-func (p purchaseResult) link(i int) string {
-	if l := p.Purchases[i].DownloadURL; l != nil {
-		return *l
-	}
-	return ""
-}
-
-// legacyPurchaseResult is POST /api/external/broll/purchase.
-type legacyPurchaseResult struct {
-	purchaseResult
-	Source        string  `json:"source"`
-	CustomerEmail *string `json:"customer_email"`
-}
-
-type spendLimit struct {
-	Amount   float64 `json:"amount"`
-	Period   string  `json:"period"`
-	Currency string  `json:"currency"`
-}
-
-type spentBody struct {
-	Amount         float64 `json:"amount"`
-	Currency       string  `json:"currency"`
-	Period         string  `json:"period"`
-	PeriodStart    *string `json:"period_start"`
-	PeriodResetsAt *string `json:"period_resets_at"`
-}
-
-// balanceBody is GET /api/v1/balance and the get_balance tool. A customer
-// key carries its spend limit and spending; a root key does not.
-type balanceBody struct {
-	AccountID string  `json:"account_id"`
-	Balance   float64 `json:"balance"`
-	Currency  string  `json:"currency"`
-	Livemode  bool    `json:"livemode"`
-	Key       struct {
-		ID            string      `json:"id"`
-		Kind          string      `json:"kind"`
-		CustomerLabel string      `json:"customer_label"`
-		SpendLimit    *spendLimit `json:"spend_limit,omitempty"`
-		Spent         *spentBody  `json:"spent,omitempty"`
-	} `json:"key"`
-	MonthToDate struct {
-		Purchases int     `json:"purchases"`
-		Amount    float64 `json:"amount"`
-		Currency  string  `json:"currency"`
-		Since     string  `json:"since"`
-	} `json:"month_to_date"`
-}
-
-// keyBody is the Key object of the keys routes.
-type keyBody struct {
-	ID                 string      `json:"id"`
-	CustomerLabel      string      `json:"customer_label"`
-	KeyPrefix          string      `json:"key_prefix"`
-	Kind               string      `json:"kind"`
-	Scopes             []string    `json:"scopes"`
-	CreatedAt          string      `json:"created_at"`
-	RevokedAt          *string     `json:"revoked_at"`
-	TotalRequests      int64       `json:"total_requests"`
-	LastUsedAt         *string     `json:"last_used_at"`
-	Mode               string      `json:"mode"`
-	Livemode           bool        `json:"livemode"`
-	SpendLimit         *spendLimit `json:"spend_limit,omitempty"`
-	Spent              *spentBody  `json:"spent,omitempty"`
-	RateLimitPerMinute *int        `json:"rate_limit_per_minute,omitempty"`
-}
-
-// keyCreated is POST /api/v1/keys.
-type keyCreated struct {
-	Success bool    `json:"success"`
-	APIKey  string  `json:"api_key"`
-	Details keyBody `json:"details"`
-}
-
-// keyUpdated is PATCH /api/v1/keys.
-type keyUpdated struct {
-	Success bool    `json:"success"`
-	Key     keyBody `json:"key"`
-}
-
-// keyRevoked is DELETE /api/v1/keys.
-type keyRevoked struct {
-	Success   bool   `json:"success"`
-	ID        string `json:"id"`
-	RevokedAt string `json:"revoked_at"`
-}
-
-// keyList is GET /api/v1/keys.
-type keyList struct {
-	Success    bool      `json:"success"`
-	Keys       []keyBody `json:"keys"`
-	Pagination struct {
-		Limit      int     `json:"limit"`
-		HasMore    bool    `json:"has_more"`
-		NextCursor *string `json:"next_cursor"`
-	} `json:"pagination"`
-}
-
-// webhookBody is the Webhook object; Secret is shown on creation only.
-type webhookBody struct {
-	ID             string   `json:"id"`
-	URL            string   `json:"url"`
-	Description    string   `json:"description"`
-	Events         []string `json:"events"`
-	Enabled        bool     `json:"enabled"`
-	FailingSince   *string  `json:"failing_since"`
-	DisabledAt     *string  `json:"disabled_at"`
-	DisabledReason *string  `json:"disabled_reason"`
-	CreatedAt      string   `json:"created_at"`
-	Secret         string   `json:"secret,omitempty"`
-}
-
-type webhookList struct {
-	Webhooks []webhookBody `json:"webhooks"`
-}
-
-type webhookPing struct {
-	EventID string `json:"event_id"`
-	Type    string `json:"type"`
-	Status  string `json:"status"`
-}
-
-type webhookRotated struct {
-	ID                      string `json:"id"`
-	Secret                  string `json:"secret"`
-	PreviousSecretsExpireAt string `json:"previous_secrets_expire_at"`
-	ActiveSecrets           int    `json:"active_secrets"`
-}
-
-type webhookDeliveries struct {
-	Deliveries []webhookDelivery `json:"deliveries"`
-}
-
-// webhookDelivery is one row of GET /api/v1/webhooks/{id}/deliveries.
-type webhookDelivery struct {
-	EventID     string  `json:"event_id"`
-	EventType   string  `json:"event_type"`
-	AttemptedAt string  `json:"attempted_at"`
-	StatusCode  *int    `json:"status_code"`
-	DurationMS  int     `json:"duration_ms"`
-	Error       *string `json:"error"`
-	State       string  `json:"state"`
-	Attempts    int     `json:"attempts"`
-	NextRetryAt *string `json:"next_retry_at"`
-}
-
-// importResult is POST /api/ops/v1/videos: the counts of an import.
-type importResult struct {
-	Created int    `json:"created"`
-	Updated int    `json:"updated"`
-	Queued  int    `json:"queued"`
-	Warning string `json:"warning,omitempty"`
-}
-
-// retired is the answer to retiring a clip.
-type retired struct {
-	ID             string `json:"id"`
-	RetiredAt      string `json:"retired_at"`
-	AlreadyRetired bool   `json:"already_retired"`
-}
-
-// uploadBody is the answer to starting an upload.
-type uploadBody struct {
-	UploadID  string            `json:"upload_id"`
-	URL       string            `json:"url"`
-	Method    string            `json:"method"`
-	Headers   map[string]string `json:"headers"`
-	Size      int64             `json:"size"`
-	ExpiresAt string            `json:"expires_at"`
 }

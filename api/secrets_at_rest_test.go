@@ -15,7 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/billing/billingtest"
-	"broll/tenancy"
+	"broll/clients/go/brollclient"
 )
 
 // TestNoSecretAtRest makes every kind of secret the service hands out (API
@@ -33,28 +33,28 @@ func TestNoSecretAtRest(t *testing.T) {
 
 	header := map[string]string{"Authorization": "Bearer " + acct.RootKey.Secret, "Idempotency-Key": "create-secret"}
 	body := map[string]any{"customer_label": "sealed"}
-	first := expect[keyCreated](t, e.send(t, 0, "POST", "/api/v1/keys", header, body), 201)
+	first := expect[brollclient.KeyCreated](t, e.send(t, 0, "POST", "/api/v1/keys", header, body), 201)
 	replay := e.send(t, 0, "POST", "/api/v1/keys", header, body)
-	if replay.header.Get("Idempotent-Replayed") != "true" || expect[keyCreated](t, replay, 201).APIKey != first.APIKey {
+	if replay.header.Get("Idempotent-Replayed") != "true" || expect[brollclient.KeyCreated](t, replay, 201).ApiKey != first.ApiKey {
 		t.Fatalf("the replay must give the same key back: %s", replay.raw)
 	}
-	secrets["created key"] = first.APIKey
-	test := expect[keyCreated](t, e.send(t, 0, "POST", "/api/v1/keys",
+	secrets["created key"] = first.ApiKey
+	test := expect[brollclient.KeyCreated](t, e.send(t, 0, "POST", "/api/v1/keys",
 		map[string]string{"Authorization": "Bearer " + acct.RootKey.Secret, "Idempotency-Key": "create-test"},
 		map[string]any{"customer_label": "sealed test", "mode": "test"}), 201)
-	secrets["created test key"] = test.APIKey
+	secrets["created test key"] = test.ApiKey
 
 	clip := billingtest.Videos(t, e.pool, 1, "easy")[0].String()
-	bought := expect[purchaseResult](t, e.send(t, 0, "POST", "/api/v1/broll/purchase",
-		map[string]string{"Authorization": "Bearer " + first.APIKey, "Idempotency-Key": "buy-secret"},
+	bought := expect[brollclient.PurchaseResult](t, e.send(t, 0, "POST", "/api/v1/broll/purchase",
+		map[string]string{"Authorization": "Bearer " + first.ApiKey, "Idempotency-Key": "buy-secret"},
 		map[string]any{"video_ids": []string{clip}}), 200)
-	link, err := url.Parse(bought.link(0))
+	link, err := url.Parse(downloadLink(bought.Purchases, 0))
 	if err != nil || link.Query().Get("sig") == "" {
-		t.Fatalf("download link %q: %v", bought.link(0), err)
+		t.Fatalf("download link %q: %v", downloadLink(bought.Purchases, 0), err)
 	}
 	secrets["download link signature"] = link.Query().Get("sig")
 
-	users := tenancy.New(e.pool)
+	users := e.ctl.Tenancy
 	now := time.Now()
 	pending, err := users.CreateUser(ctx, acct.ID, "pending@example.com", now, time.Hour)
 	if err != nil {
@@ -69,7 +69,7 @@ func TestNoSecretAtRest(t *testing.T) {
 	if _, err := users.SetPassword(ctx, owner.Token, password, now); err != nil {
 		t.Fatal(err)
 	}
-	sessions := tenancy.NewSessions(e.rdb, e.cfg.RedisPrefix, users, tenancy.SessionOptions{})
+	sessions := e.nodes[0].g.Sessions
 	sess, token, err := sessions.SignIn(ctx, "owner@example.com", password, "192.0.2.1")
 	if err != nil {
 		t.Fatal(err)

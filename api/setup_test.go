@@ -19,6 +19,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/catalog/media"
+	"broll/clients/go/brollclient"
+	"broll/graph"
 	"broll/internal/config"
 	"broll/internal/testkit"
 	"broll/tenancy"
@@ -33,6 +35,10 @@ type testEnv struct {
 	// s3 is the test's own S3 server when the env runs on the s3 store.
 	s3    *testkit.S3Server
 	nodes []*testNode
+	// ctl is the graph brollctl would build over the env's stores: what a
+	// test does as an operator (ops keys, imports, revocations from the
+	// CLI) goes through it, outside every node's caches.
+	ctl *graph.Graph
 }
 
 type testNode struct {
@@ -41,6 +47,8 @@ type testNode struct {
 	// metrics is what the node's metrics listener would serve.
 	metrics *prometheus.Registry
 	media   media.Store
+	// g is the node's service graph.
+	g *graph.Graph
 }
 
 type envOpts struct {
@@ -53,17 +61,18 @@ type envOpts struct {
 	s3 bool
 }
 
-// setup builds API nodes over one fresh database and one Redis database,
+// setup builds API nodes over one fresh database and one Redis key prefix,
 // each node with its own caches, as separate processes would have.
 func setup(t testing.TB, o envOpts) *testEnv {
 	t.Helper()
 	pool, dbURL := testkit.NewPool(t)
-	rdb, redisURL := testkit.Redis(t)
+	rds := testkit.Redis(t)
+	rdb := rds.Client
 	if o.nodes == 0 {
 		o.nodes = 1
 	}
 	cfg, err := config.Load(func(k string) string {
-		return map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_MEDIA_DIR": t.TempDir(), "BROLL_IMPORT_DIR": t.TempDir(),
+		return map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": rds.URL, "BROLL_REDIS_PREFIX": rds.Prefix, "BROLL_MEDIA_DIR": t.TempDir(), "BROLL_IMPORT_DIR": t.TempDir(),
 			"BROLL_SIGNING_KEY": config.GenerateSecret(), "BROLL_PUBLIC_URL": "http://api.test",
 			"BROLL_LOG_LEVEL": "debug", "BROLL_EMBED_PROVIDER": "builtin"}[k]
 	})
@@ -86,6 +95,7 @@ func setup(t testing.TB, o envOpts) *testEnv {
 		env.cfg.S3 = config.S3{Endpoint: env.s3.Endpoint, Bucket: env.s3.Bucket, Region: env.s3.Region, PathStyle: true,
 			AccessKey: config.Secret(env.s3.AccessKey), SecretKey: config.Secret(env.s3.SecretKey), PresignTTL: cfg.S3.PresignTTL}
 	}
+	env.ctl = env.graph(t, env.cfg, graph.Options{Parts: graph.CLIParts, Redis: rdb})
 	for i := 0; i < o.nodes; i++ {
 		env.addNode(t, env.cfg, nil)
 	}
@@ -93,16 +103,32 @@ func setup(t testing.TB, o envOpts) *testEnv {
 	return env
 }
 
+// graph opens a graph over the env's database as the composition root
+// does for a process with cfg and o (o.Redis nil: the env's Redis); it
+// closes when the test ends.
+func (e *testEnv) graph(t testing.TB, cfg config.Config, o graph.Options) *graph.Graph {
+	t.Helper()
+	o.Pool = e.pool
+	if o.Redis == nil {
+		o.Redis = e.rdb
+	}
+	g, err := graph.Open(context.Background(), cfg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	return g
+}
+
 // addNode adds a node over the env's database and Redis, as another process
 // with cfg and the clock now (nil: time.Now) would be, and returns its index.
 func (e *testEnv) addNode(t testing.TB, cfg config.Config, now func() time.Time) int {
 	t.Helper()
-	n, err := NewNode(context.Background(), cfg, NodeOptions{Pool: e.pool, Redis: e.rdb, Logs: e.logs, Now: now})
+	n, err := NewNode(e.graph(t, cfg, graph.Options{Parts: graph.APIParts, Logs: e.logs, Now: now}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(n.Close)
-	e.nodes = append(e.nodes, &testNode{app: n.App, gate: n.Gate, metrics: n.Metrics, media: n.Media})
+	e.nodes = append(e.nodes, &testNode{app: n.App, gate: n.Gate, metrics: n.Metrics, media: n.Media, g: n.Graph})
 	return len(e.nodes) - 1
 }
 
@@ -116,14 +142,18 @@ type response struct {
 
 // buy purchases the clips with key through node n; anything but 200
 // fails the test.
-func (e *testEnv) buy(t *testing.T, n int, key string, ids ...uuid.UUID) purchaseResult {
+func (e *testEnv) buy(t *testing.T, n int, key string, ids ...uuid.UUID) brollclient.PurchaseResult {
 	t.Helper()
 	r := e.do(t, n, "POST", "/api/v1/broll/purchase", key, map[string]any{"video_ids": ids})
 	if r.status != 200 {
 		t.Fatalf("purchase %v: %d %s", ids, r.status, r.raw)
 	}
-	return decode[purchaseResult](t, r)
+	return decode[brollclient.PurchaseResult](t, r)
 }
+
+// downloadLink is the download link of the i-th clip of a purchase's
+// answer, "" when it has none.
+func downloadLink(lines []brollclient.PurchaseLine, i int) string { return deref(lines[i].DownloadUrl) }
 
 // do sends one request to node n through the real fiber router, with key
 // as the bearer key when it is not empty.
@@ -223,8 +253,10 @@ func expect[T any](t testing.TB, r response, status int) T {
 	return decode[T](t, r)
 }
 
-// problemOf reads an error body.
-func problemOf(t testing.TB, r response) problem { return errorOf[problem](t, r) }
+// problemOf reads an error body as the contract's Problem.
+func problemOf(t testing.TB, r response) brollclient.Problem {
+	return errorOf[brollclient.Problem](t, r)
+}
 
 // errorOf reads an error: a problem, or the result of a failed MCP tool
 // call. Errors carry extension members beyond the ones the tests read, so
@@ -249,7 +281,7 @@ func checkProblem(t *testing.T, what string, r response) {
 		t.Errorf("%s: body status %v != %d", what, p.Status, r.status)
 	}
 	for _, m := range []struct{ name, value string }{
-		{"type", p.Type}, {"title", p.Title}, {"detail", p.Detail}, {"code", p.Code}, {"request_id", p.RequestID},
+		{"type", p.Type}, {"title", p.Title}, {"detail", p.Detail}, {"code", string(p.Code)}, {"request_id", p.RequestId},
 	} {
 		if m.value == "" {
 			t.Errorf("%s: problem body lacks %q: %s", what, m.name, r.raw)

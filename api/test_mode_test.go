@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"broll/billing/billingtest"
+	"broll/clients/go/brollclient"
 )
 
 // Test mode over HTTP: keys made with mode test, their purchases paid from
@@ -26,39 +27,39 @@ func TestTestModeOverHTTP(t *testing.T) {
 			t.Run("mode is validated", func(t *testing.T) {
 				for _, mode := range []any{"bogus", "", "TEST", 1, true} {
 					r := e.do(t, 0, "POST", "/api/v1/keys", root, map[string]any{"customer_label": "x", "mode": mode})
-					if p := problemOf(t, r); r.status != 400 || p.Code != "invalid_request" || p.Field != "mode" {
+					if p := problemOf(t, r); r.status != 400 || p.Code != "invalid_request" || deref(p.Field) != "mode" {
 						t.Errorf("mode %v: %d %s", mode, r.status, r.raw)
 					}
 				}
-				if r := e.do(t, 0, "GET", "/api/v1/keys?mode=sandbox", root, nil); r.status != 400 || problemOf(t, r).Field != "mode" {
+				if r := e.do(t, 0, "GET", "/api/v1/keys?mode=sandbox", root, nil); r.status != 400 || deref(problemOf(t, r).Field) != "mode" {
 					t.Errorf("list mode=sandbox: %d %s", r.status, r.raw)
 				}
 			})
 
 			r := e.do(t, 0, "POST", "/api/v1/keys", root, map[string]any{"customer_label": "tester", "mode": "test"})
-			testKey := expect[keyCreated](t, r, 201)
-			if !strings.HasPrefix(testKey.APIKey, "dsk_test_") || !strings.HasPrefix(testKey.Details.KeyPrefix, "dsk_test_") ||
+			testKey := expect[brollclient.KeyCreated](t, r, 201)
+			if !strings.HasPrefix(testKey.ApiKey, "dsk_test_") || !strings.HasPrefix(testKey.Details.KeyPrefix, "dsk_test_") ||
 				len(testKey.Details.KeyPrefix) <= len("dsk_test_") || testKey.Details.Mode != "test" || testKey.Details.Livemode {
 				t.Fatalf("test key: %s", r.raw)
 			}
 			r = e.do(t, 0, "POST", "/api/v1/keys", root, map[string]any{"customer_label": "buyer"})
-			liveKey := expect[keyCreated](t, r, 201)
-			if strings.HasPrefix(liveKey.APIKey, "dsk_test_") || liveKey.Details.Mode != "live" || !liveKey.Details.Livemode {
+			liveKey := expect[brollclient.KeyCreated](t, r, 201)
+			if strings.HasPrefix(liveKey.ApiKey, "dsk_test_") || liveKey.Details.Mode != "live" || !liveKey.Details.Livemode {
 				t.Fatalf("live key: %s", r.raw)
 			}
 
 			t.Run("the key list shows both and filters by mode", func(t *testing.T) {
-				for query, want := range map[string][]string{
-					"":           {testKey.Details.ID, liveKey.Details.ID},
-					"?mode=test": {testKey.Details.ID},
-					"?mode=live": {liveKey.Details.ID},
+				for query, want := range map[string][]uuid.UUID{
+					"":           {testKey.Details.Id, liveKey.Details.Id},
+					"?mode=test": {testKey.Details.Id},
+					"?mode=live": {liveKey.Details.Id},
 				} {
-					list := expect[keyList](t, e.do(t, 0, "GET", "/api/v1/keys"+query, root, nil), 200)
+					list := expect[brollclient.KeyList](t, e.do(t, 0, "GET", "/api/v1/keys"+query, root, nil), 200)
 					if len(list.Keys) != len(want) {
 						t.Fatalf("GET /api/v1/keys%s: %d keys, want %d", query, len(list.Keys), len(want))
 					}
 					for i, k := range list.Keys {
-						if k.ID != want[i] || k.Livemode != (k.Mode == "live") {
+						if k.Id != want[i] || k.Livemode != (k.Mode == "live") {
 							t.Errorf("GET /api/v1/keys%s: key %d is %+v", query, i, k)
 						}
 					}
@@ -72,22 +73,22 @@ func TestTestModeOverHTTP(t *testing.T) {
 				e.putMedia(t, v, full)
 			}
 
-			bought := e.buy(t, 0, testKey.APIKey, videos...)
+			bought := e.buy(t, 0, testKey.ApiKey, videos...)
 			if bought.Livemode || bought.TotalCharged != 10 || bought.Balance != 990 {
 				t.Fatalf("test purchase: %+v", bought)
 			}
-			liveBought := e.buy(t, 0, liveKey.APIKey, videos[0])
+			liveBought := e.buy(t, 0, liveKey.ApiKey, videos[0])
 			if !liveBought.Livemode || liveBought.Balance != 95 {
 				t.Fatalf("live purchase: %+v", liveBought)
 			}
 
 			t.Run("balances", func(t *testing.T) {
-				for key, want := range map[string]balanceBody{
-					testKey.APIKey: {Balance: 990, Livemode: false},
-					liveKey.APIKey: {Balance: 95, Livemode: true},
+				for key, want := range map[string]brollclient.Balance{
+					testKey.ApiKey: {Balance: 990, Livemode: false},
+					liveKey.ApiKey: {Balance: 95, Livemode: true},
 					root:           {Balance: 95, Livemode: true},
 				} {
-					got := expect[balanceBody](t, e.do(t, 0, "GET", "/api/v1/balance", key, nil), 200)
+					got := expect[brollclient.Balance](t, e.do(t, 0, "GET", "/api/v1/balance", key, nil), 200)
 					if got.Balance != want.Balance || got.Livemode != want.Livemode {
 						t.Errorf("balance of %.12s: %+v, want %+v", key, got, want)
 					}
@@ -100,20 +101,20 @@ func TestTestModeOverHTTP(t *testing.T) {
 				}
 			})
 			t.Run("lists", func(t *testing.T) {
-				for key, want := range map[string]int{root: 1, liveKey.APIKey: 1, testKey.APIKey: 2} {
-					got := expect[purchaseList](t, e.do(t, 0, "GET", "/api/v1/broll/purchases", key, nil), 200)
+				for key, want := range map[string]int{root: 1, liveKey.ApiKey: 1, testKey.ApiKey: 2} {
+					got := expect[brollclient.PurchaseList](t, e.do(t, 0, "GET", "/api/v1/broll/purchases", key, nil), 200)
 					if got.Summary.Count != want || len(got.Purchases) != want {
 						t.Fatalf("list of %.12s: %d purchases, want %d", key, got.Summary.Count, want)
 					}
 					for _, p := range got.Purchases {
-						if p.Livemode != (key != testKey.APIKey) {
+						if p.Livemode != (key != testKey.ApiKey) {
 							t.Errorf("list of %.12s holds %+v", key, p)
 						}
 					}
 				}
 			})
 			t.Run("a test link serves the preview, never the full file", func(t *testing.T) {
-				link := bought.link(0)
+				link := downloadLink(bought.Purchases, 0)
 				status, body, _ := e.fetchMedia(t, link)
 				if status != 409 || !strings.Contains(string(body), "preview_not_ready") || bytes.Contains(body, full[:16]) {
 					t.Fatalf("without a preview: %d %.200s", status, body)
@@ -129,7 +130,7 @@ func TestTestModeOverHTTP(t *testing.T) {
 				if status != 200 || !bytes.Equal(body, preview) {
 					t.Fatalf("test link: %d, %d bytes (preview %d, full %d)", status, len(body), len(preview), len(full))
 				}
-				status, body, _ = e.fetchMedia(t, liveBought.link(0))
+				status, body, _ = e.fetchMedia(t, downloadLink(liveBought.Purchases, 0))
 				if status != 200 || !bytes.Equal(body, full) {
 					t.Fatalf("live link: %d, %d bytes", status, len(body))
 				}
@@ -151,7 +152,7 @@ func TestTestKeyLimitsIdempotencyAndMCP(t *testing.T) {
 
 	r := e.do(t, 0, "PATCH", "/api/v1/keys?id="+test.ID.String(), acct.RootKey.Secret,
 		map[string]any{"spend_limit": map[string]any{"amount": 7, "period": "month"}})
-	if patched := expect[keyUpdated](t, r, 200); patched.Key.Mode != "test" || patched.Key.Livemode {
+	if patched := expect[brollclient.KeyUpdated](t, r, 200); patched.Key.Mode != "test" || patched.Key.Livemode {
 		t.Fatalf("PATCH of a test key: %s", r.raw)
 	}
 
@@ -161,7 +162,7 @@ func TestTestKeyLimitsIdempotencyAndMCP(t *testing.T) {
 			map[string]any{"video_ids": ids})
 	}
 	first := buy("once", videos[0])
-	if res := expect[purchaseResult](t, first, 200); res.Livemode || res.Balance != 995 {
+	if res := expect[brollclient.PurchaseResult](t, first, 200); res.Livemode || res.Balance != 995 {
 		t.Fatalf("test purchase: %s", first.raw)
 	}
 	again := buy("once", videos[0])
@@ -181,10 +182,10 @@ func TestTestKeyLimitsIdempotencyAndMCP(t *testing.T) {
 	}
 
 	cs := mcpMustConnect(t, e.serveLoopback(t), test.Secret)
-	if bal := decode[balanceBody](t, callToolOK(t, cs, "get_balance", nil)); bal.Livemode || bal.Balance != 995 {
+	if bal := decode[brollclient.Balance](t, callToolOK(t, cs, "get_balance", nil)); bal.Livemode || bal.Balance != 995 {
 		t.Fatalf("get_balance of a test key: %+v", bal)
 	}
-	quote := decode[purchaseResult](t, callToolOK(t, cs, "purchase_videos", map[string]any{"video_ids": []string{videos[2].String()}, "dry_run": true}))
+	quote := decode[brollclient.PurchaseResult](t, callToolOK(t, cs, "purchase_videos", map[string]any{"video_ids": []string{videos[2].String()}, "dry_run": true}))
 	if quote.Livemode || quote.Balance != 995 {
 		t.Fatalf("purchase_videos quote of a test key: %+v", quote)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"broll/clients/go/brollclient"
 	"broll/internal/config"
 	"broll/tenancy"
 )
@@ -28,7 +29,7 @@ type uploadKit struct {
 func newUploadKit(t *testing.T, s3 bool, configure func(*config.Config)) *uploadKit {
 	t.Helper()
 	e := setup(t, envOpts{s3: s3, perMinute: 10_000, configure: configure})
-	ops, err := tenancy.New(e.pool).CreateOpsKey(context.Background(), "content team")
+	ops, err := e.ctl.Tenancy.CreateOpsKey(context.Background(), "content team")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,19 +37,19 @@ func newUploadKit(t *testing.T, s3 bool, configure func(*config.Config)) *upload
 }
 
 // newUpload asks key for an upload of a .webm file of size bytes.
-func (k *uploadKit) newUpload(t *testing.T, key string, size int) uploadBody {
+func (k *uploadKit) newUpload(t *testing.T, key string, size int) brollclient.Upload {
 	t.Helper()
-	return expect[uploadBody](t, k.do(t, 0, "POST", uploadsPath, key,
+	return expect[brollclient.Upload](t, k.do(t, 0, "POST", uploadsPath, key,
 		map[string]any{"filename": "clip.webm", "content_type": "video/webm", "size": size}), 201)
 }
 
 // put sends data to the upload as its URL says: the presigned PUT of the
 // store (s3), or the API's own with key (local). It returns the status and
 // the problem code, if any.
-func (k *uploadKit) put(t *testing.T, up uploadBody, key string, data []byte) (int, string) {
+func (k *uploadKit) put(t *testing.T, up brollclient.Upload, key string, data []byte) (int, string) {
 	t.Helper()
 	if k.s3 {
-		req, _ := http.NewRequest(http.MethodPut, up.URL, bytes.NewReader(data))
+		req, _ := http.NewRequest(http.MethodPut, up.Url, bytes.NewReader(data))
 		for h, v := range up.Headers {
 			req.Header.Set(h, v)
 		}
@@ -60,7 +61,7 @@ func (k *uploadKit) put(t *testing.T, up uploadBody, key string, data []byte) (i
 		resp.Body.Close()
 		return resp.StatusCode, ""
 	}
-	u, _ := url.Parse(up.URL)
+	u, _ := url.Parse(up.Url)
 	req := httptest.NewRequest(http.MethodPut, u.RequestURI(), bytes.NewReader(data))
 	req.Header.Set("Content-Type", "video/webm")
 	req.Header.Set("Authorization", "Bearer "+key)
@@ -72,7 +73,7 @@ func (k *uploadKit) put(t *testing.T, up uploadBody, key string, data []byte) (i
 	res.Body.Close()
 	r := response{status: res.StatusCode, header: res.Header, raw: raw}
 	if r.status >= 400 {
-		return r.status, problemOf(t, r).Code
+		return r.status, string(problemOf(t, r).Code)
 	}
 	return r.status, ""
 }
@@ -106,7 +107,7 @@ func storeName(s3 bool) string {
 func TestUploadBelongsToItsKey(t *testing.T) {
 	t.Parallel()
 	k := newUploadKit(t, false, nil)
-	other, err := tenancy.New(k.pool).CreateOpsKey(context.Background(), "another team")
+	other, err := k.ctl.Tenancy.CreateOpsKey(context.Background(), "another team")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,16 +116,16 @@ func TestUploadBelongsToItsKey(t *testing.T) {
 	if code, pc := k.put(t, up, other.Secret, data); code != http.StatusNotFound || pc != "not_found" {
 		t.Fatalf("another key's put: %d %s", code, pc)
 	}
-	if _, err := k.media.Stat(context.Background(), "uploads/"+up.UploadID+"/full.webm"); err == nil {
+	if _, err := k.media.Stat(context.Background(), "uploads/"+up.UploadId.String()+"/full.webm"); err == nil {
 		t.Fatal("another key's put stored a file")
 	}
 	if code, _ := k.put(t, up, k.ops.Secret, data); code != http.StatusNoContent {
 		t.Fatalf("owner's put: %d", code)
 	}
-	if r := k.importUpload(t, other.Secret, up.UploadID); r.status != 400 || problemOf(t, r).Errors[0].Field != "upload_id" {
+	if r := k.importUpload(t, other.Secret, up.UploadId.String()); r.status != 400 || deref(deref(problemOf(t, r).Errors)[0].Field) != "upload_id" {
 		t.Fatalf("another key's import: %d %s", r.status, r.raw)
 	}
-	if r := k.importUpload(t, k.ops.Secret, up.UploadID); r.status != 200 {
+	if r := k.importUpload(t, k.ops.Secret, up.UploadId.String()); r.status != 200 {
 		t.Fatalf("owner's import: %d %s", r.status, r.raw)
 	}
 }
@@ -143,14 +144,14 @@ func TestUploadCompleteThenClaimedOnce(t *testing.T) {
 			data := bytes.Repeat([]byte{1}, 4096)
 			up := k.newUpload(t, k.ops.Secret, len(data))
 
-			r := k.importUpload(t, k.ops.Secret, up.UploadID)
-			if p := problemOf(t, r); r.status != 409 || p.Code != "upload_incomplete" || len(p.Errors) != 1 || p.Errors[0].Field != "upload_id" {
+			r := k.importUpload(t, k.ops.Secret, up.UploadId.String())
+			if p := problemOf(t, r); r.status != 409 || p.Code != "upload_incomplete" || len(deref(p.Errors)) != 1 || deref(deref(p.Errors)[0].Field) != "upload_id" {
 				t.Fatalf("import before the put: %d %s", r.status, r.raw)
 			}
 			if code, _ := k.put(t, up, k.ops.Secret, data[:len(data)-1]); code < 400 || code >= 500 {
 				t.Fatalf("a short body was taken: %d", code)
 			}
-			if r := k.importUpload(t, k.ops.Secret, up.UploadID); r.status != 409 || problemOf(t, r).Code != "upload_incomplete" {
+			if r := k.importUpload(t, k.ops.Secret, up.UploadId.String()); r.status != 409 || problemOf(t, r).Code != "upload_incomplete" {
 				t.Fatalf("import after a short put: %d %s", r.status, r.raw)
 			}
 			if code, _ := k.put(t, up, k.ops.Secret, data); code >= 300 {
@@ -165,10 +166,10 @@ func TestUploadCompleteThenClaimedOnce(t *testing.T) {
 			for i := range n {
 				wg.Go(func() {
 					<-start
-					r := k.importUpload(t, k.ops.Secret, up.UploadID)
+					r := k.importUpload(t, k.ops.Secret, up.UploadId.String())
 					statuses[i] = r.status
 					if r.status >= 400 {
-						codes[i] = problemOf(t, r).Code
+						codes[i] = string(problemOf(t, r).Code)
 					}
 				})
 			}
@@ -183,8 +184,8 @@ func TestUploadCompleteThenClaimedOnce(t *testing.T) {
 					t.Errorf("import %d: %d %s", i, statuses[i], codes[i])
 				}
 			}
-			if ok != 1 || k.clipsOf(t, up.UploadID) != 1 {
-				t.Fatalf("%d imports succeeded, %d clips made of one upload", ok, k.clipsOf(t, up.UploadID))
+			if ok != 1 || k.clipsOf(t, up.UploadId.String()) != 1 {
+				t.Fatalf("%d imports succeeded, %d clips made of one upload", ok, k.clipsOf(t, up.UploadId.String()))
 			}
 
 			again := bytes.Repeat([]byte{2}, len(data))
@@ -192,7 +193,7 @@ func TestUploadCompleteThenClaimedOnce(t *testing.T) {
 			if (!s3 && (code != 409 || pc != "upload_closed")) || (s3 && code != http.StatusPreconditionFailed) {
 				t.Fatalf("a put after the claim: %d %s", code, pc)
 			}
-			f, err := k.media.Open(context.Background(), "uploads/"+up.UploadID+"/full.webm")
+			f, err := k.media.Open(context.Background(), "uploads/"+up.UploadId.String()+"/full.webm")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -223,7 +224,7 @@ func TestUploadPutStreamingDuringImport(t *testing.T) {
 	go func() { _ = k.nodes[0].app.Listener(ln) }()
 	t.Cleanup(func() { _ = k.nodes[0].app.Shutdown() })
 	pr, pw := io.Pipe()
-	u, _ := url.Parse(up.URL)
+	u, _ := url.Parse(up.Url)
 	req, _ := http.NewRequest(http.MethodPut, "http://"+ln.Addr().String()+u.RequestURI(), pr)
 	req.ContentLength = int64(size)
 	req.Header.Set("Content-Type", "video/webm")
@@ -249,7 +250,7 @@ func TestUploadPutStreamingDuringImport(t *testing.T) {
 	}
 	// The server is writing the streaming body once a file appears under
 	// the upload's folder.
-	dir := filepath.Join(k.cfg.MediaDir, "uploads", up.UploadID)
+	dir := filepath.Join(k.cfg.MediaDir, "uploads", up.UploadId.String())
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		if ents, _ := os.ReadDir(dir); len(ents) > 0 {
 			break
@@ -260,13 +261,13 @@ func TestUploadPutStreamingDuringImport(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 
-	if r := k.importUpload(t, k.ops.Secret, up.UploadID); r.status != 409 || problemOf(t, r).Code != "upload_incomplete" {
+	if r := k.importUpload(t, k.ops.Secret, up.UploadId.String()); r.status != 409 || problemOf(t, r).Code != "upload_incomplete" {
 		t.Fatalf("import while the put streams: %d %s", r.status, r.raw)
 	}
 	if code, _ := k.put(t, up, k.ops.Secret, first); code != http.StatusNoContent {
 		t.Fatalf("a whole put: %d", code)
 	}
-	if r := k.importUpload(t, k.ops.Secret, up.UploadID); r.status != 200 {
+	if r := k.importUpload(t, k.ops.Secret, up.UploadId.String()); r.status != 200 {
 		t.Fatalf("import: %d %s", r.status, r.raw)
 	}
 	if _, err := pw.Write(late[size/2:]); err != nil {
@@ -283,7 +284,7 @@ func TestUploadPutStreamingDuringImport(t *testing.T) {
 	if code, pc := k.put(t, up, k.ops.Secret, late); code != 409 || pc != "upload_closed" {
 		t.Fatalf("a put after the claim: %d %s", code, pc)
 	}
-	f, err := k.media.Open(context.Background(), "uploads/"+up.UploadID+"/full.webm")
+	f, err := k.media.Open(context.Background(), "uploads/"+up.UploadId.String()+"/full.webm")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,17 +306,17 @@ func TestUploadImportWithoutImportDir(t *testing.T) {
 	k := newUploadKit(t, false, func(c *config.Config) { c.ImportDir = filepath.Join(os.TempDir(), "broll-no-such-import-dir") })
 	data := bytes.Repeat([]byte{3}, 2048)
 	up := k.newUpload(t, k.ops.Secret, len(data))
-	if r := k.importUpload(t, k.ops.Secret, up.UploadID); r.status != 409 || problemOf(t, r).Code != "upload_incomplete" {
+	if r := k.importUpload(t, k.ops.Secret, up.UploadId.String()); r.status != 409 || problemOf(t, r).Code != "upload_incomplete" {
 		t.Fatalf("import of an incomplete upload: %d %s", r.status, r.raw)
 	}
 	if code, _ := k.put(t, up, k.ops.Secret, data); code != http.StatusNoContent {
 		t.Fatalf("put: %d", code)
 	}
 	withFile := map[string]any{"title": "From a file", "emotion": "neutral", "gender": "male", "difficulty": "easy", "media_file": "clip.avi"}
-	if r := k.do(t, 0, "POST", "/api/ops/v1/videos", k.ops.Secret, []any{withFile}); r.status != 400 || problemOf(t, r).Errors[0].Field != "media_file" {
+	if r := k.do(t, 0, "POST", "/api/ops/v1/videos", k.ops.Secret, []any{withFile}); r.status != 400 || deref(deref(problemOf(t, r).Errors)[0].Field) != "media_file" {
 		t.Fatalf("a file path without an import directory: %d %s", r.status, r.raw)
 	}
-	if r := k.importUpload(t, k.ops.Secret, up.UploadID); r.status != 200 || k.clipsOf(t, up.UploadID) != 1 {
+	if r := k.importUpload(t, k.ops.Secret, up.UploadId.String()); r.status != 200 || k.clipsOf(t, up.UploadId.String()) != 1 {
 		t.Fatalf("import: %d %s", r.status, r.raw)
 	}
 }

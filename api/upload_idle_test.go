@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"broll/clients/go/brollclient"
 	"broll/internal/config"
 )
 
@@ -32,14 +33,14 @@ func TestUploadIdleTimeout(t *testing.T) {
 	t.Cleanup(func() { _ = k.nodes[0].app.Shutdown() })
 
 	// startPut opens a connection and sends a PUT's headers for up.
-	startPut := func(t *testing.T, up uploadBody) net.Conn {
+	startPut := func(t *testing.T, up brollclient.Upload) net.Conn {
 		t.Helper()
 		conn, err := net.Dial("tcp", ln.Addr().String())
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { conn.Close() })
-		u, _ := url.Parse(up.URL)
+		u, _ := url.Parse(up.Url)
 		fmt.Fprintf(conn, "PUT %s HTTP/1.1\r\nHost: api.test\r\nAuthorization: Bearer %s\r\nContent-Type: video/webm\r\nContent-Length: %d\r\n\r\n",
 			u.RequestURI(), k.ops.Secret, up.Size)
 		return conn
@@ -74,7 +75,7 @@ func TestUploadIdleTimeout(t *testing.T) {
 		if status, raw := answer(t, conn, 30*time.Second); status != http.StatusNoContent {
 			t.Fatalf("slow upload: %d %s", status, raw)
 		}
-		f, err := k.media.Open(t.Context(), "uploads/"+up.UploadID+"/full.webm")
+		f, err := k.media.Open(t.Context(), "uploads/"+up.UploadId.String()+"/full.webm")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +98,7 @@ func TestUploadIdleTimeout(t *testing.T) {
 		if status != http.StatusBadRequest || !bytes.Contains(raw, []byte(`"code":"invalid_request"`)) {
 			t.Fatalf("stalled upload: %d %s", status, raw)
 		}
-		if r := k.importUpload(t, k.ops.Secret, up.UploadID); r.status != 409 || problemOf(t, r).Code != "upload_incomplete" {
+		if r := k.importUpload(t, k.ops.Secret, up.UploadId.String()); r.status != 409 || problemOf(t, r).Code != "upload_incomplete" {
 			t.Fatalf("import of the stalled upload: %d %s", r.status, r.raw)
 		}
 	})
@@ -105,7 +106,7 @@ func TestUploadIdleTimeout(t *testing.T) {
 	t.Run("headers sent slowly are still cut by the read timeout", func(t *testing.T) {
 		t.Parallel()
 		up := k.newUpload(t, k.ops.Secret, 1024)
-		u, _ := url.Parse(up.URL)
+		u, _ := url.Parse(up.Url)
 		conn, err := net.Dial("tcp", ln.Addr().String())
 		if err != nil {
 			t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"testing"
 
-	"broll/tenancy"
+	"broll/clients/go/brollclient"
 )
 
 // A local upload larger than BROLL_MAX_BODY_BYTES streams to the store;
@@ -18,7 +18,7 @@ func TestLocalUploadStreamsPastBodyLimit(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOpts{})
 	ctx := context.Background()
-	ops, err := tenancy.New(e.pool).CreateOpsKey(ctx, "content team")
+	ops, err := e.ctl.Tenancy.CreateOpsKey(ctx, "content team")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,8 +37,8 @@ func TestLocalUploadStreamsPastBodyLimit(t *testing.T) {
 		return res.StatusCode
 	}
 	newUpload := func() (id, u string) {
-		up := expect[uploadBody](t, e.do(t, 0, "POST", uploadsPath, ops.Secret, map[string]any{"filename": "big.webm", "content_type": "video/webm", "size": size}), 201)
-		return up.UploadID, up.URL
+		up := expect[brollclient.Upload](t, e.do(t, 0, "POST", uploadsPath, ops.Secret, map[string]any{"filename": "big.webm", "content_type": "video/webm", "size": size}), 201)
+		return up.UploadId.String(), up.Url
 	}
 
 	id, u := newUpload()

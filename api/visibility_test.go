@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"broll/billing/billingtest"
+	"broll/clients/go/brollclient"
 )
 
 // TestSiblingRootVisibilityMatrix: an account with two root keys, each with
@@ -45,20 +46,20 @@ func TestSiblingRootVisibilityMatrix(t *testing.T) {
 		{"A's customer", aCust.Secret, []uuid.UUID{vids[1], vids[2]}},
 		{"B's customer", bCust.Secret, []uuid.UUID{vids[4]}},
 	}
-	check := func(t *testing.T, surface string, l purchaseList, bal balanceBody, want []uuid.UUID) {
+	check := func(t *testing.T, surface string, l brollclient.PurchaseList, bal brollclient.Balance, want []uuid.UUID) {
 		t.Helper()
 		if l.Summary.Count != len(want) || l.Summary.TotalAmount != 5*float64(len(want)) || len(l.Purchases) != len(want) {
 			t.Fatalf("%s: %d purchases for %v USD listed %d, want %d", surface, l.Summary.Count, l.Summary.TotalAmount, len(l.Purchases), len(want))
 		}
-		seen := map[string]bool{}
+		seen := map[uuid.UUID]bool{}
 		for _, p := range l.Purchases {
-			seen[p.VideoID] = true
-			if p.DownloadURL == nil || p.DownloadRevoked {
-				t.Errorf("%s: purchase of %s has no link", surface, p.VideoID)
+			seen[p.VideoId] = true
+			if p.DownloadUrl == nil || p.DownloadRevoked {
+				t.Errorf("%s: purchase of %s has no link", surface, p.VideoId)
 			}
 		}
 		for _, v := range want {
-			if !seen[v.String()] {
+			if !seen[v] {
 				t.Errorf("%s: does not list %s", surface, v)
 			}
 		}
@@ -68,11 +69,11 @@ func TestSiblingRootVisibilityMatrix(t *testing.T) {
 	}
 	for _, k := range keys {
 		t.Run(k.name, func(t *testing.T) {
-			check(t, "REST", decode[purchaseList](t, e.do(t, 0, "GET", "/api/v1/broll/purchases", k.secret, nil)),
-				decode[balanceBody](t, e.do(t, 0, "GET", "/api/v1/balance", k.secret, nil)), k.sees)
+			check(t, "REST", decode[brollclient.PurchaseList](t, e.do(t, 0, "GET", "/api/v1/broll/purchases", k.secret, nil)),
+				decode[brollclient.Balance](t, e.do(t, 0, "GET", "/api/v1/balance", k.secret, nil)), k.sees)
 			cs := mcpMustConnect(t, base, k.secret)
-			check(t, "MCP", decode[purchaseList](t, callToolOK(t, cs, "list_purchases", nil)),
-				decode[balanceBody](t, callToolOK(t, cs, "get_balance", nil)), k.sees)
+			check(t, "MCP", decode[brollclient.PurchaseList](t, callToolOK(t, cs, "list_purchases", nil)),
+				decode[brollclient.Balance](t, callToolOK(t, cs, "get_balance", nil)), k.sees)
 		})
 	}
 
@@ -111,7 +112,7 @@ func TestSiblingRootVisibilityMatrix(t *testing.T) {
 				t.Fatalf("REST: %d %s", r.status, r.raw)
 			}
 			for surface, r := range map[string]response{"REST": r, "MCP": callToolOK(t, cs, "list_purchases", args)} {
-				if n := decode[purchaseList](t, r).Summary.Count; n != f.count {
+				if n := decode[brollclient.PurchaseList](t, r).Summary.Count; n != f.count {
 					t.Errorf("%s: %d purchases, want %d", surface, n, f.count)
 				}
 			}
@@ -127,13 +128,13 @@ func TestSiblingRootVisibilityMatrix(t *testing.T) {
 		"REST": e.do(t, 0, "GET", "/api/v1/broll/purchases?api_key_id="+aCust.ID.String(), a.RootKey.Secret, nil),
 		"MCP":  callToolOK(t, csA, "list_purchases", map[string]any{"api_key_id": aCust.ID.String()}),
 	} {
-		l := decode[purchaseList](t, r)
+		l := decode[brollclient.PurchaseList](t, r)
 		if len(l.Purchases) != 2 {
 			t.Fatalf("%s: %d purchases of the revoked key, want 2", surface, len(l.Purchases))
 		}
 		for _, p := range l.Purchases {
-			if p.DownloadURL != nil || !p.DownloadRevoked {
-				t.Errorf("%s: revoked key's purchase: download_url %v, download_revoked %v", surface, p.DownloadURL, p.DownloadRevoked)
+			if p.DownloadUrl != nil || !p.DownloadRevoked {
+				t.Errorf("%s: revoked key's purchase: download_url %v, download_revoked %v", surface, p.DownloadUrl, p.DownloadRevoked)
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"broll/catalog/search"
+	"broll/internal/database"
 	"broll/internal/metrics"
 )
 
@@ -41,13 +42,11 @@ const (
 // again. /readyz asks too, at each probe.
 const restartCheckEvery = 5 * time.Second
 
-// sqlPostgresStarted identifies the server process the pool talks to.
-const sqlPostgresStarted = `SELECT pg_postmaster_start_time()`
-
 // Warmup keeps a node out of its load balancer until its catalog is warm.
-// A node, or a Postgres, that has just started serves semantic search ten
-// to ninety times slower for its first minute (graphs not in memory, new
-// connections planning and mapping everything afresh): /readyz answers
+// A node, or a Postgres, that has just started serves semantic search many
+// times slower for its first minute (graphs not in memory, new connections
+// planning and mapping everything afresh; docs/performance.md has the
+// figures): /readyz answers
 // 503 until a warm-up (search.Service.Warm) has run every kind of search,
 // for at most BROLL_WARMUP_TIMEOUT, after which the node serves anyway and
 // logs it. When Postgres restarts while the node runs, the node drops its
@@ -135,6 +134,8 @@ func (w *Warmup) run(ctx context.Context) {
 // (Postgres away, a statement cancelled) is tried again a second later.
 func (w *Warmup) warm(ctx context.Context, trigger string) {
 	w.set(warmWarming)
+	w.logger.Info("warming up; /readyz answers 503 until done", "trigger", trigger, "timeout", w.timeout.String(),
+		"connections", w.opts.Connections)
 	if w.hook != nil {
 		w.hook(warmWarming)
 	}
@@ -143,7 +144,10 @@ func (w *Warmup) warm(ctx context.Context, trigger string) {
 	defer cancel()
 	var started time.Time
 	for {
-		err := w.pool.QueryRow(bounded, sqlPostgresStarted).Scan(&started)
+		s, err := database.ServerStarted(bounded, w.pool)
+		if err == nil {
+			started = s
+		}
 		var rep search.WarmReport
 		if err == nil {
 			rep, err = w.catalog.Warm(bounded, w.qe, w.opts)
@@ -155,7 +159,7 @@ func (w *Warmup) warm(ctx context.Context, trigger string) {
 		case err == nil:
 			w.finish(started, warmWarm, trigger, took)
 			attrs := []any{"trigger", trigger, "duration_ms", took.Milliseconds(), "searches", rep.Searches,
-				"semantic_searches", rep.Semantic, "graphs", rep.Graphs, "prewarmed_mb", rep.PrewarmedBytes >> 20}
+				"semantic_searches", rep.Semantic, "graphs", rep.Graphs, "prewarmed_mb", rep.PrewarmedBytes >> 20, "prewarm_ms", rep.Prewarm.Milliseconds()}
 			if rep.EmbedderErr != nil {
 				w.logger.Warn("warm-up without semantic search: the embedder did not answer", "error", rep.EmbedderErr.Error())
 			}
@@ -192,8 +196,8 @@ func (w *Warmup) finish(started time.Time, state, trigger string, took time.Dura
 // restarted reports whether the server the pool reaches is not the one
 // last warmed, or an error when it cannot tell (Postgres away).
 func (w *Warmup) restarted(ctx context.Context) (bool, error) {
-	var started time.Time
-	if err := w.pool.QueryRow(ctx, sqlPostgresStarted).Scan(&started); err != nil {
+	started, err := database.ServerStarted(ctx, w.pool)
+	if err != nil {
 		return false, err
 	}
 	w.mu.Lock()

@@ -8,26 +8,28 @@ import (
 	"testing"
 	"time"
 
+	"broll/clients/go/brollclient"
 	"broll/embed"
+	"broll/graph"
 	"broll/internal/config"
 )
 
-// readinessBody is the 200 body of /readyz.
-type readinessBody struct {
-	Status string         `json:"status"`
-	Checks readinessCheck `json:"checks"`
+// readyzCheck is one check of /readyz's 503 problem (brollclient.Problem):
+// warmup, which the document declares, or another by name.
+func readyzCheck(p brollclient.Problem, name string) string {
+	if p.Checks == nil {
+		return ""
+	}
+	if name == "warmup" {
+		return string(deref(p.Checks.Warmup))
+	}
+	v, _ := p.Checks.Get(name)
+	return string(v)
 }
 
-type readinessCheck struct {
-	Postgres string `json:"postgres"`
-	Redis    string `json:"redis"`
-	Warmup   string `json:"warmup"`
-}
-
-// notReadyBody is the 503 problem of /readyz, with its checks.
-type notReadyBody struct {
-	problem
-	Checks readinessCheck `json:"checks"`
+// readyWarmup is the warmup check of /readyz's 200 body.
+func readyWarmup(b brollclient.Readiness) string {
+	return string(deref(b.Checks.Warmup))
 }
 
 // warmNode adds a node to e whose warm-up calls hook, with cfg changed by
@@ -39,13 +41,12 @@ func (e *testEnv) warmNode(t *testing.T, hook func(string), configure func(*conf
 	if configure != nil {
 		configure(&cfg)
 	}
-	n, err := NewNode(context.Background(), cfg, NodeOptions{Pool: e.pool, Redis: e.rdb, Logs: e.logs, Embedder: emb})
+	n, err := NewNode(e.graph(t, cfg, graph.Options{Parts: graph.APIParts, Logs: e.logs, Embedder: emb}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(n.Close)
 	n.Warmup.hook = hook
-	e.nodes = append(e.nodes, &testNode{app: n.App, gate: n.Gate, metrics: n.Metrics, media: n.Media})
+	e.nodes = append(e.nodes, &testNode{app: n.App, gate: n.Gate, metrics: n.Metrics, media: n.Media, g: n.Graph})
 	return len(e.nodes) - 1, n
 }
 
@@ -72,7 +73,7 @@ func TestReadyzWaitsForWarmup(t *testing.T) {
 
 	// Before Start returned, the node was already out.
 	r := e.do(t, i, "GET", "/readyz", "", nil)
-	if p := errorOf[notReadyBody](t, r); r.status != 503 || p.Code != "unavailable" || p.Checks.Warmup != warmWarming {
+	if p := problemOf(t, r); r.status != 503 || p.Code != "unavailable" || readyzCheck(p, "warmup") != warmWarming {
 		t.Fatalf("readyz as the warm-up starts: %d %s, want 503 warming", r.status, r.raw)
 	}
 	select {
@@ -82,7 +83,7 @@ func TestReadyzWaitsForWarmup(t *testing.T) {
 	}
 	for range 3 {
 		r := e.do(t, i, "GET", "/readyz", "", nil)
-		if p := errorOf[notReadyBody](t, r); r.status != 503 || p.Checks.Warmup != warmWarming || p.Checks.Postgres != "ok" {
+		if p := problemOf(t, r); r.status != 503 || readyzCheck(p, "warmup") != warmWarming || readyzCheck(p, "postgres") != "ok" {
 			t.Fatalf("readyz while warming: %d %s, want 503 warming", r.status, r.raw)
 		}
 	}
@@ -99,12 +100,12 @@ func TestReadyzWaitsForWarmup(t *testing.T) {
 			if !finished.Load() {
 				t.Fatalf("readyz answered 200 before the warm-up finished: %s", r.raw)
 			}
-			if b := expect[readinessBody](t, r, 200); b.Status != "ready" || b.Checks.Warmup != warmWarm {
+			if b := expect[brollclient.Readiness](t, r, 200); b.Status != brollclient.ReadinessStatusReady || readyWarmup(b) != warmWarm {
 				t.Fatalf("readyz once warm: %s", r.raw)
 			}
 			break
 		}
-		if p := errorOf[notReadyBody](t, r); r.status != 503 || p.Checks.Warmup != warmWarming {
+		if p := problemOf(t, r); r.status != 503 || readyzCheck(p, "warmup") != warmWarming {
 			t.Fatalf("readyz during the warm-up: %d %s", r.status, r.raw)
 		}
 		if time.Now().After(deadline) {
@@ -148,7 +149,7 @@ func TestWarmupBound(t *testing.T) {
 	for {
 		r := e.do(t, i, "GET", "/readyz", "", nil)
 		if r.status == 200 {
-			if b := expect[readinessBody](t, r, 200); b.Checks.Warmup != warmUnfinished {
+			if b := expect[brollclient.Readiness](t, r, 200); readyWarmup(b) != warmUnfinished {
 				t.Fatalf("readyz past the bound: %s, want warmup unfinished", r.raw)
 			}
 			break
@@ -167,7 +168,7 @@ func TestWarmupBound(t *testing.T) {
 
 	off, n := e.warmNode(t, nil, func(c *config.Config) { c.WarmupTimeout = 0 }, hangingEmbedder{})
 	t.Cleanup(n.Warmup.Start(context.Background()))
-	if b := expect[readinessBody](t, e.do(t, off, "GET", "/readyz", "", nil), 200); b.Checks.Warmup != warmOff {
+	if b := expect[brollclient.Readiness](t, e.do(t, off, "GET", "/readyz", "", nil), 200); readyWarmup(b) != warmOff {
 		t.Fatalf("readyz without a warm-up: %+v", b)
 	}
 }

@@ -14,9 +14,9 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"broll/billing/billingtest"
+	"broll/clients/go/brollclient"
+	"broll/graph"
 	"broll/internal/config"
-	"broll/internal/seal"
-	"broll/webhook"
 )
 
 // hookReceiver is a real HTTP receiver on loopback that accepts only
@@ -94,16 +94,9 @@ func loopbackHooks(c *config.Config) { c.WebhookAllowHosts = []string{"127.0.0.1
 // until the test ends.
 func runDeliverer(t *testing.T, e *testEnv) {
 	t.Helper()
-	allow, err := webhook.ParseAllow(e.cfg.WebhookAllowHosts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sealer, err := seal.New(e.cfg.SigningKey.Reveal(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := webhook.NewDeliverer(e.pool, sealer, webhook.DeliveryOptions{Allow: allow, PollInterval: 20 * time.Millisecond,
-		RetryBase: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond})
+	cfg := e.cfg
+	cfg.WebhookPollInterval, cfg.WebhookRetryBase, cfg.WebhookRetryMax = 20*time.Millisecond, 10*time.Millisecond, 50*time.Millisecond
+	d := e.graph(t, cfg, graph.Options{Parts: graph.Delivery}).Deliverer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -128,9 +121,9 @@ func TestWebhookEndpointsBelongToTheirRootKey(t *testing.T) {
 	rootA, rootB := a.RootKey.Secret, b.RootKey.Secret
 	rcvA, rcvB := newHookReceiver(t), newHookReceiver(t)
 
-	create := func(key string, rcv *hookReceiver) webhookBody {
+	create := func(key string, rcv *hookReceiver) brollclient.WebhookCreated {
 		t.Helper()
-		w := decode[webhookBody](t, e.do(t, 0, "POST", "/api/v1/webhooks", key, map[string]any{
+		w := decode[brollclient.WebhookCreated](t, e.do(t, 0, "POST", "/api/v1/webhooks", key, map[string]any{
 			"url": rcv.URL, "events": []string{"purchase.completed", "balance.low", "key.created", "key.revoked", "spend_limit.reached"}}))
 		rcv.setSecret(w.Secret)
 		return w
@@ -140,9 +133,9 @@ func TestWebhookEndpointsBelongToTheirRootKey(t *testing.T) {
 	t.Run("each root lists only its own endpoints", func(t *testing.T) {
 		for _, c := range []struct {
 			key, want string
-		}{{rootA, epA.ID}, {rootB, epB.ID}} {
-			l := decode[webhookList](t, e.do(t, 0, "GET", "/api/v1/webhooks", c.key, nil))
-			if len(l.Webhooks) != 1 || l.Webhooks[0].ID != c.want {
+		}{{rootA, epA.Id.String()}, {rootB, epB.Id.String()}} {
+			l := decode[brollclient.WebhookList](t, e.do(t, 0, "GET", "/api/v1/webhooks", c.key, nil))
+			if len(l.Webhooks) != 1 || l.Webhooks[0].Id.String() != c.want {
 				t.Errorf("list: %+v, want only %s", l.Webhooks, c.want)
 			}
 		}
@@ -150,12 +143,12 @@ func TestWebhookEndpointsBelongToTheirRootKey(t *testing.T) {
 	t.Run("another root's endpoint is 404", func(t *testing.T) {
 		for _, c := range []struct {
 			key string
-			ep  webhookBody
+			ep  brollclient.WebhookCreated
 		}{{rootB, epA}, {rootA, epB}} {
-			base := "/api/v1/webhooks/" + c.ep.ID
+			base := "/api/v1/webhooks/" + c.ep.Id.String()
 			for _, r := range []struct{ method, path string }{
 				{"GET", base + "/deliveries"}, {"POST", base + "/test"}, {"POST", base + "/rotate"},
-				{"POST", base + "/enable"}, {"DELETE", "/api/v1/webhooks?id=" + c.ep.ID},
+				{"POST", base + "/enable"}, {"DELETE", "/api/v1/webhooks?id=" + c.ep.Id.String()},
 			} {
 				if got := e.do(t, 0, r.method, r.path, c.key, nil); got.status != http.StatusNotFound {
 					t.Errorf("%s %s with the other root: %d %s", r.method, r.path, got.status, got.raw)
@@ -171,15 +164,15 @@ func TestWebhookEndpointsBelongToTheirRootKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	runDeliverer(t, e)
-	custA := decode[keyCreated](t, e.do(t, 0, "POST", "/api/v1/keys", rootA, map[string]any{"customer_label": "a-customer"}))
-	custB := decode[keyCreated](t, e.do(t, 0, "POST", "/api/v1/keys", rootB, map[string]any{"customer_label": "b-customer"}))
+	custA := decode[brollclient.KeyCreated](t, e.do(t, 0, "POST", "/api/v1/keys", rootA, map[string]any{"customer_label": "a-customer"}))
+	custB := decode[brollclient.KeyCreated](t, e.do(t, 0, "POST", "/api/v1/keys", rootB, map[string]any{"customer_label": "b-customer"}))
 	vids := billingtest.Videos(t, e.pool, 2, "easy")
-	e.buy(t, 0, custA.APIKey, vids[0])
-	e.buy(t, 0, custB.APIKey, vids[1])
+	e.buy(t, 0, custA.ApiKey, vids[0])
+	e.buy(t, 0, custB.ApiKey, vids[1])
 
 	want := map[*hookReceiver][]hookEvent{
-		rcvA: {{"key.created", custA.Details.ID}, {"purchase.completed", custA.Details.ID}, {"balance.low", ""}},
-		rcvB: {{"key.created", custB.Details.ID}, {"purchase.completed", custB.Details.ID}, {"balance.low", ""}},
+		rcvA: {{"key.created", custA.Details.Id.String()}, {"purchase.completed", custA.Details.Id.String()}, {"balance.low", ""}},
+		rcvB: {{"key.created", custB.Details.Id.String()}, {"purchase.completed", custB.Details.Id.String()}, {"balance.low", ""}},
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"broll/billing/billingtest"
+	"broll/clients/go/brollclient"
 )
 
 // /api/v1/webhooks over the real router, each exchange checked against the
@@ -25,7 +26,7 @@ func TestWebhooksOverHTTP(t *testing.T) {
 		return x.response
 	}
 
-	created := decode[webhookBody](t, check(201, "create", "POST", "/api/v1/webhooks", root, map[string]any{
+	created := decode[brollclient.WebhookCreated](t, check(201, "create", "POST", "/api/v1/webhooks", root, map[string]any{
 		"url": "https://hooks.example.com/broll", "events": []string{"purchase.completed", "balance.low"}, "description": "billing"}))
 	if len(created.Secret) < 20 || !created.Enabled {
 		t.Fatalf("created: %+v", created)
@@ -38,31 +39,31 @@ func TestWebhooksOverHTTP(t *testing.T) {
 	check(403, "customer key", "POST", "/api/v1/webhooks", cust, map[string]any{"url": "https://hooks.example.com/", "events": []string{"key.created"}})
 	check(403, "customer key lists", "GET", "/api/v1/webhooks", cust, nil)
 
-	// decode holds a listed endpoint to have no secret member at all.
-	if l := decode[webhookList](t, check(200, "list", "GET", "/api/v1/webhooks", root, nil)); len(l.Webhooks) != 1 || l.Webhooks[0].Secret != "" {
+	// decode holds a listed endpoint to have no secret member at all: the
+	// listed Webhook declares none.
+	if l := decode[brollclient.WebhookList](t, check(200, "list", "GET", "/api/v1/webhooks", root, nil)); len(l.Webhooks) != 1 {
 		t.Fatalf("list (the secret must not be shown again): %+v", l)
 	}
-	if l := decode[webhookList](t, check(200, "another account's list", "GET", "/api/v1/webhooks", bearerHeader(other.RootKey.Secret), nil)); len(l.Webhooks) != 0 {
+	if l := decode[brollclient.WebhookList](t, check(200, "another account's list", "GET", "/api/v1/webhooks", bearerHeader(other.RootKey.Secret), nil)); len(l.Webhooks) != 0 {
 		t.Fatalf("another account sees: %+v", l)
 	}
-	base := "/api/v1/webhooks/" + created.ID
+	base := "/api/v1/webhooks/" + created.Id.String()
 	check(404, "another account's endpoint", "GET", base+"/deliveries", bearerHeader(other.RootKey.Secret), nil)
-	if p := decode[webhookPing](t, check(202, "test ping", "POST", base+"/test", root, nil)); p.EventID == "" {
+	if p := decode[brollclient.WebhookPing](t, check(202, "test ping", "POST", base+"/test", root, nil)); p.EventId == "" {
 		t.Fatalf("ping: %+v", p)
 	}
-	decode[webhookDeliveries](t, check(200, "deliveries", "GET", base+"/deliveries?limit=10", root, nil))
+	decode[brollclient.WebhookDeliveries](t, check(200, "deliveries", "GET", base+"/deliveries?limit=10", root, nil))
 	check(400, "deliveries, bad limit", "GET", base+"/deliveries?limit=0", root, nil)
 	check(400, "bad id", "GET", "/api/v1/webhooks/nope/deliveries", root, nil)
-	r := decode[webhookRotated](t, check(200, "rotate", "POST", base+"/rotate", root, map[string]any{"expire_in_seconds": 3600}))
-	if expires, err := time.Parse(time.RFC3339, r.PreviousSecretsExpireAt); err != nil || r.Secret == created.Secret || r.ActiveSecrets != 2 ||
-		expires.Before(time.Now().Add(59*time.Minute)) {
+	r := decode[brollclient.WebhookRotated](t, check(200, "rotate", "POST", base+"/rotate", root, map[string]any{"expire_in_seconds": 3600}))
+	if r.Secret == created.Secret || r.ActiveSecrets != 2 || r.PreviousSecretsExpireAt.Before(time.Now().Add(59*time.Minute)) {
 		t.Fatalf("rotate: %+v", r)
 	}
 	check(200, "rotate with the default overlap", "POST", base+"/rotate", root, nil)
 	check(400, "rotate, overlap too long", "POST", base+"/rotate", root, map[string]any{"expire_in_seconds": 9999999})
 	check(200, "enable", "POST", base+"/enable", root, nil)
 	check(400, "delete without id", "DELETE", "/api/v1/webhooks", root, nil)
-	check(404, "delete another account's", "DELETE", "/api/v1/webhooks?id="+created.ID, bearerHeader(other.RootKey.Secret), nil)
-	check(200, "delete", "DELETE", "/api/v1/webhooks?id="+created.ID, root, nil)
-	check(404, "delete again", "DELETE", "/api/v1/webhooks?id="+created.ID, root, nil)
+	check(404, "delete another account's", "DELETE", "/api/v1/webhooks?id="+created.Id.String(), bearerHeader(other.RootKey.Secret), nil)
+	check(200, "delete", "DELETE", "/api/v1/webhooks?id="+created.Id.String(), root, nil)
+	check(404, "delete again", "DELETE", "/api/v1/webhooks?id="+created.Id.String(), root, nil)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"broll/billing/billingtest"
+	"broll/clients/go/brollclient"
 )
 
 // A request's W3C traceparent reaches the deliveries of the events it
@@ -30,7 +31,7 @@ func TestWebhookDeliveriesContinueTheRequestsTrace(t *testing.T) {
 		mu.Unlock()
 	}))
 	t.Cleanup(rcv.Close)
-	hook := decode[webhookBody](t, e.do(t, 0, "POST", "/api/v1/webhooks", root, map[string]any{
+	hook := decode[brollclient.WebhookCreated](t, e.do(t, 0, "POST", "/api/v1/webhooks", root, map[string]any{
 		"url": rcv.URL, "events": []string{"purchase.completed", "key.created", "key.revoked"}}))
 	runDeliverer(t, e)
 
@@ -43,14 +44,14 @@ func TestWebhookDeliveriesContinueTheRequestsTrace(t *testing.T) {
 		h["traceparent"] = "00-" + trace + "-00f067aa0ba902b7-01"
 		return h
 	}
-	created := decode[keyCreated](t, e.send(t, 0, "POST", "/api/v1/keys", withTrace(keyTrace), map[string]any{"customer_label": "traced"}))
-	customer := bearerHeader(created.APIKey)
+	created := decode[brollclient.KeyCreated](t, e.send(t, 0, "POST", "/api/v1/keys", withTrace(keyTrace), map[string]any{"customer_label": "traced"}))
+	customer := bearerHeader(created.ApiKey)
 	customer["traceparent"] = "00-" + purchaseTrace + "-b7ad6b7169203331-01"
 	vids := billingtest.Videos(t, e.pool, 1, "easy")
 	if r := e.send(t, 0, "POST", "/api/v1/broll/purchase", customer, map[string]any{"video_ids": vids}); r.status != 200 {
 		t.Fatalf("purchase: %d %s", r.status, r.raw)
 	}
-	e.do(t, 0, "DELETE", "/api/v1/keys?id="+created.Details.ID, root, nil) // no traceparent
+	e.do(t, 0, "DELETE", "/api/v1/keys?id="+created.Details.Id.String(), root, nil) // no traceparent
 
 	// The receiver keys what it got by event id; map them to types.
 	events := map[string]string{}
@@ -81,7 +82,7 @@ func TestWebhookDeliveriesContinueTheRequestsTrace(t *testing.T) {
 	}
 	seen := byType()
 	if len(seen) != 3 {
-		t.Fatalf("deliveries to endpoint %s: %v, want key.created, purchase.completed and key.revoked", hook.ID, seen)
+		t.Fatalf("deliveries to endpoint %s: %v, want key.created, purchase.completed and key.revoked", hook.Id, seen)
 	}
 	for typ, trace := range map[string]string{"key.created": keyTrace, "purchase.completed": purchaseTrace} {
 		parts := strings.Split(seen[typ], "-")

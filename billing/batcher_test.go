@@ -18,14 +18,14 @@ func TestBatchRunAgainAfterLostAnswer(t *testing.T) {
 	t.Parallel()
 	pool, _ := testkit.NewPool(t)
 	ctx := context.Background()
-	opened, err := New(pool, nil).OpenAccount(ctx, "Test", "lost-answer", 10000)
+	opened, err := New(pool, Options{LowBalanceThreshold: DefaultLowBalanceThreshold, TestBalance: DefaultTestBalance}).OpenAccount(ctx, "Test", "lost-answer", 10000)
 	if err != nil {
 		t.Fatal(err)
 	}
 	acct := opened.Account
 	root := tenancy.Principal{KeyID: opened.RootKey.ID, AccountID: acct.ID, RootKeyID: opened.RootKey.ID,
 		Kind: tenancy.KindRoot, Scopes: opened.RootKey.Scopes}
-	key, err := tenancy.New(pool).CreateCustomerKey(ctx, root, "k", nil)
+	key, err := tenancy.New(pool, tenancy.ServiceOptions{}).CreateCustomerKey(ctx, root, "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/internal/apperr"
+	"broll/internal/redisx"
 	"broll/tenancy"
 )
 
@@ -24,13 +25,12 @@ type DownloadLimits struct {
 // DownloadLimiter counts fetches in Redis (GCRA, shared by all nodes).
 type DownloadLimiter struct {
 	limiter *redis_rate.Limiter
-	prefix  string
 	limits  DownloadLimits
 }
 
 // NewDownloadLimiter returns a limiter over rdb with the service's key prefix.
 func NewDownloadLimiter(rdb *redis.Client, prefix string, limits DownloadLimits) *DownloadLimiter {
-	return &DownloadLimiter{limiter: redis_rate.NewLimiter(rdb), prefix: prefix, limits: limits}
+	return &DownloadLimiter{limiter: redisx.Limiter(rdb, prefix), limits: limits}
 }
 
 // Allow counts one fetch of purchase from clientAddr, or says when to retry
@@ -46,7 +46,7 @@ func (l *DownloadLimiter) Allow(ctx context.Context, purchase uuid.UUID, clientA
 }
 
 func (l *DownloadLimiter) allow(ctx context.Context, what string, perMinute int, who string) error {
-	res, err := l.limiter.Allow(ctx, l.prefix+"download:"+what, redis_rate.PerMinute(perMinute))
+	res, err := l.limiter.Allow(ctx, "download:"+what, redis_rate.PerMinute(perMinute))
 	if err != nil || res.Allowed > 0 {
 		return nil
 	}

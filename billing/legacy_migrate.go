@@ -60,8 +60,7 @@ func (s *Service) MigrateLegacyCustomers(ctx context.Context, accountID uuid.UUI
 		}
 		return out, err
 	}
-	keys := tenancy.New(s.pool)
-	rootKey, err := keys.GetKey(ctx, out.RootKeyID)
+	rootKey, err := s.keys.GetKey(ctx, out.RootKeyID)
 	if err != nil {
 		return out, err
 	}
@@ -81,7 +80,7 @@ func (s *Service) MigrateLegacyCustomers(ctx context.Context, accountID uuid.UUI
 			out.Customers = append(out.Customers, k)
 			continue
 		}
-		issued, err := keys.CreateCustomerKey(ctx, root, email, nil)
+		issued, err := s.keys.CreateCustomerKey(ctx, root, email, nil)
 		if err != nil {
 			return out, fmt.Errorf("customer key for %s: %w", email, err)
 		}

@@ -20,7 +20,7 @@ import (
 func BenchmarkListPurchasesRoot(b *testing.B) {
 	pool, _ := testkit.NewPool(b)
 	ctx := context.Background()
-	svc := newService(pool)
+	svc := newService(b, pool)
 	a := billingtest.NewAccount(b, pool, billingtest.AccountOpts{})
 	sibling := a.AnotherRoot(b, pool, "second integration")
 	for i := 0; i < 50; i++ {

@@ -4,22 +4,33 @@ import (
 	"context"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/billing"
 	"broll/billing/billingtest"
+	"broll/graph"
+	"broll/graph/graphtest"
 	"broll/internal/apperr"
+	"broll/internal/config"
 	"broll/internal/database"
 	"broll/internal/money"
 	"broll/internal/testkit"
 	"broll/tenancy"
 )
 
-func newService(pool *pgxpool.Pool) *billing.Service {
-	return billing.New(pool, billing.NewSigner("http://api.test", "0123456789abcdef0123456789abcdef", "", time.Hour, nil))
+// newService is the billing service the composition root builds for an
+// API node over pool (download links signed for http://api.test), with
+// the configuration changed by configure.
+func newService(t testing.TB, pool *pgxpool.Pool, configure ...func(*config.Config)) *billing.Service {
+	t.Helper()
+	cfg := config.Defaults()
+	cfg.SigningKey, cfg.PublicURL = "0123456789abcdef0123456789abcdef", "http://api.test"
+	for _, c := range configure {
+		c(&cfg)
+	}
+	return graphtest.Open(t, cfg, graph.Options{Parts: graph.Secrets, Pool: pool}).Billing
 }
 
 // setup is how most tests start: a fresh database, a context and a billing
@@ -27,7 +38,7 @@ func newService(pool *pgxpool.Pool) *billing.Service {
 func setup(t *testing.T) (*pgxpool.Pool, context.Context, *billing.Service) {
 	t.Helper()
 	pool, _ := testkit.NewPool(t)
-	return pool, context.Background(), newService(pool)
+	return pool, context.Background(), newService(t, pool)
 }
 
 // mustBuy buys ids for p and stops the test if the purchase fails.
@@ -39,8 +50,9 @@ func mustBuy(ctx context.Context, t *testing.T, svc *billing.Service, p tenancy.
 }
 
 // twoNodes opens a fresh database and two billing services on it, each
-// with its own pool, as two API nodes would be, and a pool for the test.
-func twoNodes(t *testing.T) (*pgxpool.Pool, []*billing.Service) {
+// with its own pool, as two API nodes would be (with the configuration
+// changed by configure), and a pool for the test.
+func twoNodes(t *testing.T, configure ...func(*config.Config)) (*pgxpool.Pool, []*billing.Service) {
 	t.Helper()
 	url := testkit.NewDatabase(t)
 	pools := make([]*pgxpool.Pool, 3)
@@ -52,7 +64,7 @@ func twoNodes(t *testing.T) (*pgxpool.Pool, []*billing.Service) {
 		t.Cleanup(p.Close)
 		pools[i] = p
 	}
-	return pools[2], []*billing.Service{newService(pools[0]), newService(pools[1])}
+	return pools[2], []*billing.Service{newService(t, pools[0], configure...), newService(t, pools[1], configure...)}
 }
 
 // checkInvariants: the live balance is never negative and equals the live
@@ -184,7 +196,7 @@ func TestSharedPoolUnderConcurrency(t *testing.T) {
 			ctx := context.Background()
 			var nodes []*billing.Service
 			for range tc.nodes {
-				nodes = append(nodes, newService(pool))
+				nodes = append(nodes, newService(t, pool))
 			}
 			acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: money.Cents(tc.affordable * 500)})
 			var keys []tenancy.Principal

@@ -112,12 +112,6 @@ WHERE EXISTS (SELECT 1 FROM webhook_endpoints e
               WHERE e.account_id = $1 AND e.enabled AND '` + outbox.SpendLimitReached + `' = ANY (e.events))
 ON CONFLICT (id) DO NOTHING`
 
-// ownedSQL reads the purchases key $1 holds of the videos $2, in the
-// fields of PurchasedVideo.
-const ownedSQL = `
-	SELECT id AS purchase_id, video_id, price_cents AS price_paid, purchased_at FROM purchases
-	WHERE api_key_id = $1 AND video_id = ANY($2)`
-
 // The test balance.
 
 // testBalanceSQL reads account $1's test balance, or $2 (what it starts
@@ -140,7 +134,7 @@ const testBalanceSetSQL = `UPDATE test_balances SET balance_cents = $2 WHERE acc
 // testBalanceResetLedgerSQL records a reset that moved account $1's test
 // balance by $2, in the test ledger.
 const testBalanceResetLedgerSQL = `INSERT INTO ledger (account_id, amount_cents, kind, note, livemode)
-			VALUES ($1, $2, 'adjustment', 'test balance reset', false)`
+	VALUES ($1, $2, 'adjustment', 'test balance reset', false)`
 
 // Downloads.
 
@@ -288,11 +282,11 @@ func testBalanceOrSQL(start string) string {
 // (the principal's, this month); account is the account's placeholder.
 func summarySQL(balance, where, account string) string {
 	return `
-		SELECT ` + balance + `, m.n, m.amount
-		FROM accounts a,
-		     (SELECT count(*) AS n, coalesce(sum(p.price_cents), 0)::bigint AS amount
-		      FROM purchases p WHERE ` + where + `) m
-		WHERE a.id = ` + account
+	SELECT ` + balance + `, m.n, m.amount
+	FROM accounts a,
+	     (SELECT count(*) AS n, coalesce(sum(p.price_cents), 0)::bigint AS amount
+	      FROM purchases p WHERE ` + where + `) m
+	WHERE a.id = ` + account
 }
 
 // dailySpendSQL fills every day of the window, quiet days as zero, over the
@@ -315,7 +309,7 @@ const ownKeyOfAccountSQL = `SELECT EXISTS (SELECT 1 FROM api_keys WHERE id = $1 
 // ownKeyOfRootSQL says whether key $1 of account $2 is root key $3 or one
 // of its customer keys: what a root key may filter a listing by.
 const ownKeyOfRootSQL = `SELECT EXISTS (SELECT 1 FROM api_keys
-			WHERE id = $1 AND account_id = $2 AND (id = $3 OR parent_id = $3))`
+	WHERE id = $1 AND account_id = $2 AND (id = $3 OR parent_id = $3))`
 
 // Legacy (v0) purchases.
 

@@ -4,26 +4,39 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/internal/money"
+	"broll/tenancy"
 )
 
 // Service is the billing store.
 type Service struct {
 	pool  *pgxpool.Pool
 	links *Signer
+	keys  *tenancy.Service
 	batch *batcher
 }
 
-// New returns the billing service over pool; links signs download links
-// (nil where no links are handed out, as in the operator CLI).
-func New(pool *pgxpool.Pool, links *Signer) *Service {
-	return &Service{pool: pool, links: links, batch: newBatcher(pool)}
+// Options are what a billing service is built from. The amounts are taken
+// as given (zero is a threshold like any other): the composition root
+// passes the configuration's, whose defaults are DefaultLowBalanceThreshold
+// and DefaultTestBalance.
+type Options struct {
+	// Links signs download links; nil where none are handed out, as in the
+	// operator CLI.
+	Links *Signer
+	// Keys issues the customer keys of migrated legacy customers
+	// (MigrateLegacyCustomers); required there.
+	Keys *tenancy.Service
+	// LowBalanceThreshold is the balance below which an account without a
+	// threshold of its own gets balance.low (BROLL_LOW_BALANCE_THRESHOLD).
+	LowBalanceThreshold money.Cents
+	// TestBalance is what an account's test balance starts with and what
+	// ResetTestBalance restores (BROLL_TEST_BALANCE).
+	TestBalance money.Cents
 }
 
-// SetLowBalanceThreshold sets the balance below which an account without a
-// threshold of its own gets balance.low (BROLL_LOW_BALANCE_THRESHOLD). Call
-// it before the service takes purchases.
-func (s *Service) SetLowBalanceThreshold(c money.Cents) { s.batch.lowBalance = c }
-
-// SetTestBalance sets what an account's test balance starts with (and what
-// ResetTestBalance restores).
-func (s *Service) SetTestBalance(c money.Cents) { s.batch.testBalance = c }
+// New returns the billing service over pool, as o says.
+func New(pool *pgxpool.Pool, o Options) *Service {
+	b := newBatcher(pool)
+	b.lowBalance, b.testBalance = o.LowBalanceThreshold, o.TestBalance
+	return &Service{pool: pool, links: o.Links, keys: o.Keys, batch: b}
+}

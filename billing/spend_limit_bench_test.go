@@ -11,6 +11,7 @@ import (
 
 	"broll/billing"
 	"broll/billing/billingtest"
+	"broll/graph/graphtest"
 	"broll/internal/money"
 	"broll/internal/testkit"
 	"broll/tenancy"
@@ -24,12 +25,12 @@ import (
 func BenchmarkPurchaseSpendLimits(b *testing.B) {
 	pool, _ := testkit.NewPool(b)
 	ctx := context.Background()
-	svc := newService(pool)
+	svc := newService(b, pool)
 	videos := billingtest.Videos(b, pool, 20000, "easy")
 	for _, limited := range []bool{false, true} {
 		b.Run(fmt.Sprintf("limits=%v", limited), func(b *testing.B) {
 			acct := billingtest.NewAccount(b, pool, billingtest.AccountOpts{Credits: money.MaxCents})
-			ten := tenancy.New(pool)
+			ten := graphtest.Over(b, pool).Tenancy
 			keys := make([]tenancy.Principal, 16)
 			for i := range keys {
 				spec := tenancy.CustomerKeySpec{Label: "bench"}

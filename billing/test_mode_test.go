@@ -12,6 +12,7 @@ import (
 	"broll/billing"
 	"broll/billing/billingtest"
 	"broll/internal/apperr"
+	"broll/internal/config"
 	"broll/internal/money"
 	"broll/tenancy"
 )
@@ -250,11 +251,8 @@ func TestTestModeIsolation(t *testing.T) {
 func TestTestModeConcurrentWithLive(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	admin, nodes := twoNodes(t)
 	const liveAffordable, testAffordable = 37, 29
-	for _, n := range nodes {
-		n.SetTestBalance(testAffordable * 500)
-	}
+	admin, nodes := twoNodes(t, func(c *config.Config) { c.TestBalance = testAffordable * 500 })
 	acct := billingtest.NewAccount(t, admin, billingtest.AccountOpts{Credits: liveAffordable * 500})
 	keys := make([]tenancy.Principal, 16)
 	for i := range keys {

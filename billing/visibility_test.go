@@ -8,7 +8,10 @@ import (
 
 	"broll/billing"
 	"broll/billing/billingtest"
+	"broll/graph"
+	"broll/graph/graphtest"
 	"broll/internal/apperr"
+	"broll/internal/config"
 	"broll/internal/testkit"
 	"broll/tenancy"
 )
@@ -153,8 +156,11 @@ func TestRevokedKeyPurchaseHasNoLink(t *testing.T) {
 	for i, k := range []tenancy.IssuedKey{gone, kept} {
 		mustBuy(ctx, t, svc, billingtest.Principal(a, k), vids[i:i+1])
 	}
-	rdb, _ := testkit.Redis(t)
-	if _, err := tenancy.NewRevoker(tenancy.New(pool), rdb, "test:", nil).Revoke(ctx, tenancy.KeysOfAccount(a.ID), gone.ID); err != nil {
+	rds := testkit.Redis(t)
+	cfg := config.Defaults()
+	cfg.RedisPrefix = rds.Prefix
+	revoker := graphtest.Open(t, cfg, graph.Options{Parts: graph.Redis, Pool: pool, Redis: rds.Client}).Revoker
+	if _, err := revoker.Revoke(ctx, tenancy.KeysOfAccount(a.ID), gone.ID); err != nil {
 		t.Fatal(err)
 	}
 	q, _ := billing.ListParams{}.Parse(a.Root)

@@ -1,4 +1,7 @@
-// Package catalog owns the video library: clips, difficulty tiers, media
-// storage, clip import and validation, list/filter/keyword/semantic search
-// and the filter values. It stores embeddings; the embed package makes them.
+// Package catalog owns the video library: clips and their details, difficulty
+// tiers, clip import and validation, retirement, the media and embedding
+// jobs (recorded in a job outbox) and who owns a clip (owned.go). It stores
+// embeddings; the embed package makes them. Clip files are catalog/media's,
+// which this package imports; finding clips is catalog/search's, which
+// imports this package.
 package catalog

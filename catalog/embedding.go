@@ -40,11 +40,7 @@ func (s *Service) EmbeddingInputs(ctx context.Context, ids []uuid.UUID) ([]Embed
 		}
 		in.Text = DocumentText(title, desc, tags, emotion, gender, age, loc, media, orient)
 		return in, nil
-	}, `
-		SELECT id, title, description, tags, emotion, gender, coalesce(age_range, ''),
-		       coalesce(location, ''), media_type, coalesce(orientation, ''), coalesce(model_name, ''),
-		       CASE WHEN embedding_status = 'ready' AND NOT embedding_stale THEN coalesce(embedding_model, '') ELSE '' END
-		FROM videos WHERE id = ANY($1)`, ids)
+	}, sqlEmbeddingInputs, ids)
 }
 
 // DocumentText is the text a clip is embedded from: what a person would
@@ -76,25 +72,17 @@ func (s *Service) StoreEmbeddings(ctx context.Context, model string, embs []Embe
 	ids := make([]uuid.UUID, len(embs))
 	for i, e := range embs {
 		ids[i] = e.ID
-		batch.Queue(`
-			UPDATE videos SET embedding = $2, embedding_model = $3, embedding_status = 'ready',
-			       embedding_error = NULL, embedded_at = now(), embedding_stale = false
-			WHERE id = $1`, e.ID, pgvector.NewVector(e.Vector), model)
+		batch.Queue(sqlStoreEmbedding, e.ID, pgvector.NewVector(e.Vector), model)
 	}
 	// The event rides in the same batch, whose single Sync makes it one
 	// implicit transaction with the updates: it exists exactly when they do.
-	batch.Queue(`INSERT INTO webhook_events (type, data)
-		SELECT $1, jsonb_build_object('count', count(*), 'model', $3::text, 'video_ids', jsonb_agg(id ORDER BY id))
-		FROM videos WHERE id = ANY ($2) AND embedding_status = 'ready'
-		HAVING count(*) > 0`, outbox.ClipsEmbedded, ids, model)
+	batch.Queue(sqlClipsEmbeddedEvent, outbox.ClipsEmbedded, ids, model)
 	return s.pool.SendBatch(ctx, batch).Close()
 }
 
 // MarkEmbeddingFailed records that a clip's embedding gave up after its last
 // retry; `brollctl clips reembed --failed` queues it again.
 func (s *Service) MarkEmbeddingFailed(ctx context.Context, id uuid.UUID, reason string) error {
-	_, err := s.pool.Exec(ctx, `
-		UPDATE videos SET embedding_status = 'failed', embedding_error = $2
-		WHERE id = $1`, id, reason[:min(len(reason), 500)])
+	_, err := s.pool.Exec(ctx, sqlMarkEmbeddingFailed, id, reason[:min(len(reason), 500)])
 	return err
 }

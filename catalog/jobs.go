@@ -32,21 +32,6 @@ const (
 // talks to the queue.
 const relayBatch = 5000
 
-const (
-	sqlRecordJobs = `INSERT INTO job_outbox (kind, video_id) SELECT $1, unnest($2::uuid[]) RETURNING id`
-
-	// Only the jobs given (when $2 is not NULL), oldest first; rows another
-	// relay holds are skipped, not waited for. Media jobs are taken only
-	// by a queue that can run them ($3).
-	sqlClaimJobs = `
-		SELECT id, kind, video_id FROM job_outbox
-		WHERE ($2::bigint[] IS NULL OR id = ANY ($2)) AND (kind = 'embed' OR $3)
-		ORDER BY id LIMIT $1
-		FOR UPDATE SKIP LOCKED`
-
-	sqlDeleteJobs = `DELETE FROM job_outbox WHERE id = ANY ($1)`
-)
-
 // recordJobs records one job of kind per clip and returns the jobs' ids.
 func recordJobs(ctx context.Context, q database.Queryer, kind string, ids []uuid.UUID) ([]int64, error) {
 	if len(ids) == 0 {

@@ -16,40 +16,6 @@ import (
 // ErrVideoGone is a video deleted before its media job ran.
 var ErrVideoGone = errors.New("clip no longer exists")
 
-const sqlMediaJob = `
-	SELECT media_key, media_type, orientation, duration_seconds, width, height, fps,
-	       preview_key, thumbnail_key
-	FROM videos WHERE id = $1`
-
-// sqlMediaDone fills what the line left out from the probe, marks the
-// clips' media ready and puts them on sale (a retired clip stays retired).
-// When media_type or orientation change, the embedded text changed: the
-// embedding is made pending for the worker to make again. One row per
-// clip in the arrays: id, media_type, orientation, duration, width,
-// height, fps, the new preview and thumbnail keys (NULL: none made).
-const sqlMediaDone = `
-	WITH p AS (
-		SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::float8[], $5::int[], $6::int[],
-		                     $7::float8[], $8::text[], $9::text[])
-		       AS p(id, media_type, orientation, duration, width, height, fps, preview_key, thumbnail_key)
-	), old AS (
-		SELECT v.id, v.media_type, v.orientation FROM videos v JOIN p ON p.id = v.id
-	)
-	UPDATE videos v SET
-	       media_type = p.media_type,
-	       orientation = coalesce(v.orientation, p.orientation),
-	       duration_seconds = coalesce(v.duration_seconds, p.duration),
-	       width = coalesce(v.width, p.width), height = coalesce(v.height, p.height),
-	       fps = coalesce(v.fps, p.fps),
-	       preview_key = coalesce(v.preview_key, p.preview_key),
-	       thumbnail_key = coalesce(v.thumbnail_key, p.thumbnail_key),
-	       media_status = 'ready', media_error = NULL, media_processed_at = now(), updated_at = now(),
-	       retired_at = nullif(v.retired_at, ` + notLive + `),
-	       embedding_status = CASE WHEN (old.media_type, old.orientation) IS DISTINCT FROM (p.media_type, coalesce(v.orientation, p.orientation))
-	                               THEN 'pending' ELSE v.embedding_status END
-	FROM p JOIN old ON old.id = p.id WHERE v.id = p.id
-	RETURNING v.id, (old.media_type, old.orientation) IS DISTINCT FROM (v.media_type, v.orientation)`
-
 // probedClip is one clip's probe result and the preview and thumbnail
 // made for it, for sqlMediaDone.
 type probedClip struct {
@@ -179,10 +145,7 @@ func (s *Service) makeMedia(ctx context.Context, tmp, key string, produce func(d
 // `brollctl clips status` and the ops API. The clip stays out of the
 // catalog (notLive): it is never listed, shown or sold to customers.
 func (s *Service) MarkMediaFailed(ctx context.Context, id uuid.UUID, reason string) error {
-	_, err := s.pool.Exec(ctx, `
-		UPDATE videos SET media_status = 'failed', media_error = $2, media_processed_at = now(),
-		       retired_at = coalesce(retired_at, `+notLive+`)
-		WHERE id = $1`, id, reason[:min(len(reason), 500)])
+	_, err := s.pool.Exec(ctx, sqlMarkMediaFailed, id, reason[:min(len(reason), 500)])
 	if err != nil {
 		return fmt.Errorf("mark media failed: %w", err)
 	}

@@ -19,22 +19,6 @@ type Retired struct {
 	Already bool
 }
 
-// sqlRetire retires a clip that is live or waiting for its probe
-// (notLive): a retirement writes its time, which a passing probe leaves
-// alone. The second subquery reads the row as it was before this
-// statement (one snapshot for the whole statement), so it tells an
-// already retired clip (its old retired_at) from an unknown one (no row
-// at all).
-const sqlRetire = `
-	WITH retired AS (
-		UPDATE videos SET retired_at = now(), updated_at = now()
-		WHERE id = $1 AND (retired_at IS NULL OR retired_at = ` + notLive + `)
-		RETURNING retired_at
-	)
-	SELECT (SELECT retired_at FROM retired),
-	       (SELECT nullif(retired_at, ` + notLive + `) FROM videos WHERE id = $1),
-	       EXISTS (SELECT 1 FROM videos WHERE id = $1)`
-
 // Retire takes a clip out of the catalog: it no longer appears in search,
 // filters or details and can no longer be bought. Its buyers keep it: their
 // purchase history, GetVideoFor and download links still work. Retiring is
@@ -55,7 +39,7 @@ func (s *Service) Retire(ctx context.Context, id uuid.UUID) (Retired, error) {
 		// A concurrent Retire won the row after this statement's snapshot
 		// was taken: read what it wrote.
 		var at time.Time
-		if err := s.pool.QueryRow(ctx, `SELECT retired_at FROM videos WHERE id = $1 AND retired_at <> `+notLive, id).Scan(&at); err != nil {
+		if err := s.pool.QueryRow(ctx, sqlRetiredAt, id).Scan(&at); err != nil {
 			return Retired{}, fmt.Errorf("retire: %w", err)
 		}
 		return Retired{ID: id, RetiredAt: at, Already: true}, nil

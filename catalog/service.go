@@ -27,19 +27,32 @@ type Service struct {
 	videos *videoCache
 }
 
-// New returns the catalog over pool, storing clip files in store and
-// queueing embeddings on queue (nil: clips stay pending until `clips reembed`).
-func New(pool *pgxpool.Pool, store media.Store, queue EmbedQueue) *Service {
-	return &Service{pool: pool, media: store, uploads: media.NewUploads(pool, store), queue: queue, videos: newVideoCache()}
+// Options are what a catalog is built from. Pool is required; the zero
+// value of every other field is usable.
+type Options struct {
+	// Pool is the primary: writes, and the reads that must see them.
+	Pool *pgxpool.Pool
+	// Reads picks the pool of the reads that may be a moment old (a read
+	// replica while it keeps up, BROLL_DATABASE_READ_URL); nil: Pool.
+	Reads *replica.Reads
+	// Media stores the clips' files; nil where nothing reads or writes them.
+	Media media.Store
+	// Queue queues embeddings and media jobs; nil: clips stay pending until
+	// `clips reembed`.
+	Queue EmbedQueue
 }
 
-// WithReads returns the catalog sending its reads through reads (a read
-// replica while it keeps up); writes, and reads that must see the caller's
-// own writes, stay on the primary.
-func (s *Service) WithReads(reads *replica.Reads) *Service {
-	c := *s
-	c.reads = reads
-	return &c
+// NewService returns the catalog as o says.
+func NewService(o Options) *Service {
+	return &Service{pool: o.Pool, reads: o.Reads, media: o.Media, uploads: media.NewUploads(o.Pool, o.Media),
+		queue: o.Queue, videos: newVideoCache()}
+}
+
+// New returns the catalog over pool, storing clip files in store and
+// queueing embeddings on queue (nil: clips stay pending until `clips
+// reembed`), reading from the primary.
+func New(pool *pgxpool.Pool, store media.Store, queue EmbedQueue) *Service {
+	return NewService(Options{Pool: pool, Media: store, Queue: queue})
 }
 
 // Read runs fn on the pool catalog reads go to (package search reads

@@ -57,34 +57,6 @@ const (
 	ReembedAll    = "all"
 )
 
-const (
-	sqlEmbeddingStatus = `
-		SELECT count(*),
-		       count(*) FILTER (WHERE embedding_status = 'ready' AND embedding_model = $1 AND NOT embedding_stale),
-		       count(*) FILTER (WHERE embedding_status = 'failed')
-		FROM videos`
-
-	// A stale clip keeps its old vector until the new one is stored; it is
-	// only queued, so nothing disappears from search in the meantime.
-	sqlStaleClips = `
-		SELECT id FROM videos
-		WHERE embedding_status = 'pending' OR embedding_stale
-		   OR (embedding_status = 'ready' AND embedding_model IS DISTINCT FROM $1)
-		ORDER BY created_at, id`
-
-	sqlRequeueFailed = `
-		UPDATE videos SET embedding_status = 'pending', embedding_error = NULL
-		WHERE embedding_status = 'failed'
-		RETURNING id`
-
-	// Every vector keeps serving semantic search, marked stale so that the
-	// worker makes it again (EmbeddingInputs) and the new one replaces it.
-	sqlResetAll = `
-		UPDATE videos SET embedding_stale = true, embedding_error = NULL,
-		       embedding_status = CASE WHEN embedding_status = 'failed' THEN 'pending' ELSE embedding_status END
-		RETURNING id`
-)
-
 // Status counts clips by embedding state, judged against currentModel.
 func (s *Service) Status(ctx context.Context, currentModel string) (Status, error) {
 	st := Status{Model: currentModel}
@@ -93,24 +65,12 @@ func (s *Service) Status(ctx context.Context, currentModel string) (Status, erro
 		return Status{}, fmt.Errorf("embedding status: %w", err)
 	}
 	st.Pending = st.Total - st.Embedded - st.Failed
-	err = s.pool.QueryRow(ctx, `
-		SELECT count(*) FILTER (WHERE media_status = 'pending'), count(*) FILTER (WHERE media_status = 'ready'),
-		       count(*) FILTER (WHERE media_status = 'failed')
-		FROM videos`).Scan(&st.Media.Pending, &st.Media.Ready, &st.Media.Failed)
+	err = s.pool.QueryRow(ctx, sqlMediaStatus).Scan(&st.Media.Pending, &st.Media.Ready, &st.Media.Failed)
 	if err != nil {
 		return Status{}, fmt.Errorf("media status: %w", err)
 	}
-	rows, err := s.pool.Query(ctx, `
-		SELECT id, title, coalesce(media_error, '') FROM videos WHERE media_status = 'failed'
-		ORDER BY media_processed_at DESC NULLS LAST, id LIMIT $1`, failedShown)
+	st.Media.FailedClips, err = database.Select(ctx, s.pool, pgx.RowToStructByName[MediaFailedRow], sqlMediaFailedClips, failedShown)
 	if err != nil {
-		return Status{}, fmt.Errorf("media status: %w", err)
-	}
-	var r MediaFailedRow
-	if _, err := pgx.ForEachRow(rows, []any{&r.ID, &r.Title, &r.Reason}, func() error {
-		st.Media.FailedClips = append(st.Media.FailedClips, r)
-		return nil
-	}); err != nil {
 		return Status{}, fmt.Errorf("media status: %w", err)
 	}
 	return st, nil
@@ -174,16 +134,13 @@ type ClipState struct {
 	CreatedAt       time.Time
 }
 
-const sqlClipState = `
-	SELECT id, title, media_status, media_error, media_processed_at, retired_at IS NULL,
-	       nullif(retired_at, ` + notLive + `), embedding_status, created_at
-	FROM videos WHERE id = $1`
-
 // ClipState returns any clip, listed or not, with its media state.
 func (s *Service) ClipState(ctx context.Context, id uuid.UUID) (ClipState, error) {
+	rows, err := s.pool.Query(ctx, sqlClipState, id)
 	var c ClipState
-	err := s.pool.QueryRow(ctx, sqlClipState, id).Scan(&c.ID, &c.Title, &c.MediaStatus, &c.MediaError,
-		&c.MediaProcessed, &c.Listed, &c.RetiredAt, &c.EmbeddingStatus, &c.CreatedAt)
+	if err == nil {
+		c, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[ClipState])
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ClipState{}, apperr.NotFoundf("video %s not found", id)
 	}

@@ -22,26 +22,9 @@ type Tier struct {
 // as the operator's mistake instead of a constraint violation.
 var tierName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
 
-const (
-	sqlListTiers = `SELECT name, price_cents FROM tiers ORDER BY price_cents, name`
-
-	sqlUpsertTier = `
-		INSERT INTO tiers (name, price_cents) VALUES ($1, $2)
-		ON CONFLICT (name) DO UPDATE SET price_cents = EXCLUDED.price_cents, updated_at = now()
-		RETURNING name, price_cents`
-
-	// sqlRepriceVideos keeps the copy of the price on the clip rows (what
-	// lists show and sort by) in step with the tier; it runs in the
-	// transaction that changed the tier, after the tier row is locked, so
-	// it sees every clip committed before and a clip written later reads
-	// the new price (trigger videos_price, migration 00005).
-	sqlRepriceVideos = `
-		UPDATE videos SET price_cents = $2 WHERE difficulty = $1 AND price_cents IS DISTINCT FROM $2`
-)
-
 // ListTiers returns every tier, cheapest first.
 func (s *Service) ListTiers(ctx context.Context) ([]Tier, error) {
-	tiers, err := database.Select(ctx, s.pool, scanTier, sqlListTiers)
+	tiers, err := database.Select(ctx, s.pool, pgx.RowToStructByName[Tier], sqlListTiers)
 	if err != nil {
 		return nil, fmt.Errorf("list tiers: %w", err)
 	}
@@ -64,7 +47,7 @@ func (s *Service) SetTier(ctx context.Context, name string, price money.Cents) (
 		if err != nil {
 			return err
 		}
-		if t, err = pgx.CollectExactlyOneRow(rows, scanTier); err != nil {
+		if t, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Tier]); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, sqlRepriceVideos, name, int64(price))
@@ -87,12 +70,4 @@ func (s *Service) tierPrices(ctx context.Context) (map[string]money.Cents, error
 		m[t.Name] = t.PriceCents
 	}
 	return m, nil
-}
-
-func scanTier(r pgx.CollectableRow) (Tier, error) {
-	var t Tier
-	var cents int64
-	err := r.Scan(&t.Name, &cents)
-	t.PriceCents = money.Cents(cents)
-	return t, err
 }

@@ -46,23 +46,6 @@ type Video struct {
 	RetiredAt *time.Time
 }
 
-// notLive is the retired_at of a clip whose full-quality file has not
-// (yet) passed the probe: out of every customer read and of the purchase
-// statement through the same predicate as a retired clip (retired_at IS
-// NULL is what the partial indexes hold), but told apart from a real
-// retirement, which writes the time. The probe's success makes it NULL
-// again (sqlMediaDone); migration 00019 explains the choice.
-const notLive = `'infinity'::timestamptz`
-
-// VideoColumns are the columns ScanVideo reads, in order, from videos v.
-// price_cents is the row's copy of its tier's price (migration 00005).
-const VideoColumns = `
-	v.id, v.title, v.description, v.tags, v.emotion, v.gender, v.age_range, v.location,
-	v.media_type, v.orientation, v.duration_seconds, v.width, v.height, v.fps, v.difficulty,
-	v.price_cents, v.virality_score, v.model_id, v.model_name,
-	v.preview_key IS NOT NULL, v.thumbnail_key IS NOT NULL, v.created_at,
-	nullif(v.retired_at, ` + notLive + `)`
-
 // ScanVideo reads VideoColumns followed by a nullable similarity and the
 // extra columns given.
 func ScanVideo(row pgx.Row, extra ...any) (Video, error) {

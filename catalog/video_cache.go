@@ -29,26 +29,6 @@ import (
 // wrap around after about four billion transactions; a copy lives
 // videoCacheTTL at most, far shorter than that.
 
-// sqlVideoVersion finds a clip the key may see (sqlVideoForKey's rule)
-// with the version of its row and the key's purchase of it.
-const sqlVideoVersion = `
-	SELECT v.xmin, p.id
-	FROM videos v
-	LEFT JOIN purchases p ON p.video_id = v.id AND p.api_key_id = $2
-	WHERE v.id = $1 AND (v.retired_at IS NULL OR p.id IS NOT NULL)`
-
-// sqlVideoForKey reads a live clip, or a retired one that the key bought (a
-// retired clip leaves the catalog but not its buyers' libraries), with the
-// version of its row and the key's purchase of it. A clip whose media is
-// not sound is not live (notLive): nobody can have bought it, unless it was
-// re-imported with a new file after the sale, and then its buyer keeps it
-// as a retired clip's buyer does.
-const sqlVideoForKey = `
-	SELECT ` + VideoColumns + `, NULL::float8, v.xmin, p.id
-	FROM videos v
-	LEFT JOIN purchases p ON p.video_id = v.id AND p.api_key_id = $2
-	WHERE v.id = $1 AND (v.retired_at IS NULL OR p.id IS NOT NULL)`
-
 // VideoForKey returns a clip as keyID sees it: a live clip, or a retired
 // one that keyID bought, with keyID's purchase of it (Valid when keyID owns
 // the clip). Ownership is read from the primary on every call, so a

@@ -156,46 +156,74 @@ func newValidator(tiers map[string]money.Cents, baseDir string) *validator {
 	return &validator{tiers: tiers, baseDir: baseDir, files: map[string]string{}, ids: map[uuid.UUID]int{}, uploadLines: map[uuid.UUID]int{}}
 }
 
+// lineProblems collects the problems of one line of an import.
+type lineProblems struct {
+	line int
+	errs []LineError
+}
+
+func (p *lineProblems) bad(field, format string, args ...any) {
+	p.errs = append(p.errs, LineError{Line: p.line, Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
 // check validates one clip and returns it normalised, with every problem
-// found (not only the first) so that one run of the import lists them all.
+// found (not only the first) so that one run of the import lists them all,
+// in the order of the clip's fields.
 func (v *validator) check(line int, in VideoInput) (validVideo, []LineError) {
-	var errs []LineError
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, LineError{Line: line, Field: field, Message: fmt.Sprintf(format, args...)})
-	}
+	p := &lineProblems{line: line}
 	c := validVideo{line: line}
+	v.checkID(p, &c, in.ID)
+	checkText(p, &in)
+	checkFacets(p, &in)
+	checkMeasures(p, in)
+	v.checkTier(p, in.Difficulty)
+	checkModel(p, &in)
+	v.checkFiles(p, &c, in)
+	c.in = in
+	return c, p.errs
+}
 
-	if in.ID != "" {
-		id, err := uuid.Parse(in.ID)
-		if err != nil || len(in.ID) != 36 {
-			bad("id", "must be a UUID such as 0b9f3a4e-8c51-4f8e-9d2a-6a3c1e7b5d10")
-		} else if prev, dup := v.ids[id]; dup {
-			bad("id", "repeats the id of line %d", prev)
-		} else {
-			v.ids[id] = line
-			c.id, c.hasID = id, true
-		}
+// checkID reads a clip's own id, when it gives one, once per import.
+func (v *validator) checkID(p *lineProblems, c *validVideo, raw string) {
+	if raw == "" {
+		return
 	}
+	id, err := uuid.Parse(raw)
+	if err != nil || len(raw) != 36 {
+		p.bad("id", "must be a UUID such as 0b9f3a4e-8c51-4f8e-9d2a-6a3c1e7b5d10")
+	} else if prev, dup := v.ids[id]; dup {
+		p.bad("id", "repeats the id of line %d", prev)
+	} else {
+		v.ids[id] = p.line
+		c.id, c.hasID = id, true
+	}
+}
 
+// checkText trims and bounds the title and description and normalises
+// the tags.
+func checkText(p *lineProblems, in *VideoInput) {
 	in.Title = strings.TrimSpace(in.Title)
 	switch n := utf8.RuneCountInString(in.Title); {
 	case n == 0:
-		bad("title", "is required")
+		p.bad("title", "is required")
 	case n > maxTitleChars:
-		bad("title", "must be at most %d characters (has %d)", maxTitleChars, n)
+		p.bad("title", "must be at most %d characters (has %d)", maxTitleChars, n)
 	}
 	in.Description = strings.TrimSpace(in.Description)
 	if n := utf8.RuneCountInString(in.Description); n > maxDescriptionChars {
-		bad("description", "must be at most %d characters (has %d)", maxDescriptionChars, n)
+		p.bad("description", "must be at most %d characters (has %d)", maxDescriptionChars, n)
 	}
-	in.Tags = normaliseTags(in.Tags, func(format string, args ...any) { bad("tags", format, args...) })
+	in.Tags = normaliseTags(in.Tags, func(format string, args ...any) { p.bad("tags", format, args...) })
+}
 
+// checkFacets checks the filterable values: the enums and the location.
+func checkFacets(p *lineProblems, in *VideoInput) {
 	checkEnum := func(field, value string, allowed []string, required bool) {
 		switch {
 		case value == "" && required:
-			bad(field, "is required (one of %s)", strings.Join(allowed, ", "))
+			p.bad(field, "is required (one of %s)", strings.Join(allowed, ", "))
 		case value != "" && !slices.Contains(allowed, value):
-			bad(field, "%q is not allowed (one of %s)", apperr.Clip(value), strings.Join(allowed, ", "))
+			p.bad(field, "%q is not allowed (one of %s)", apperr.Clip(value), strings.Join(allowed, ", "))
 		}
 	}
 	checkEnum("emotion", in.Emotion, Emotions(), true)
@@ -210,73 +238,85 @@ func (v *validator) check(line int, in VideoInput) (validVideo, []LineError) {
 	// Locations are a filter facet: one spelling per place.
 	in.Location = strings.ToLower(strings.TrimSpace(in.Location))
 	if n := utf8.RuneCountInString(in.Location); n > MaxLocationChars {
-		bad("location", "must be at most %d characters", MaxLocationChars)
+		p.bad("location", "must be at most %d characters", MaxLocationChars)
 	}
+}
 
+// checkMeasures bounds the numbers a clip states about its file and its
+// virality.
+func checkMeasures(p *lineProblems, in VideoInput) {
 	if d := in.DurationSeconds; d != nil && (math.IsNaN(*d) || *d < 0 || *d > maxDurationSeconds) {
-		bad("duration_seconds", "must be between 0 and %d", maxDurationSeconds)
+		p.bad("duration_seconds", "must be between 0 and %d", maxDurationSeconds)
 	}
 	if w := in.Width; w != nil && (*w <= 0 || *w > maxPixels) {
-		bad("width", "must be between 1 and %d", maxPixels)
+		p.bad("width", "must be between 1 and %d", maxPixels)
 	}
 	if h := in.Height; h != nil && (*h <= 0 || *h > maxPixels) {
-		bad("height", "must be between 1 and %d", maxPixels)
+		p.bad("height", "must be between 1 and %d", maxPixels)
 	}
 	if f := in.FPS; f != nil && (math.IsNaN(*f) || *f <= 0 || *f > maxFPS) {
-		bad("fps", "must be greater than 0 and at most %d", maxFPS)
+		p.bad("fps", "must be greater than 0 and at most %d", maxFPS)
 	}
 	if s := in.ViralityScore; s != nil && (*s < 0 || *s > 100) {
-		bad("virality_score", "must be between 0 and 100")
+		p.bad("virality_score", "must be between 0 and 100")
 	}
+}
 
-	switch _, ok := v.tiers[in.Difficulty]; {
-	case in.Difficulty == "":
-		bad("difficulty", "is required (one of %s)", strings.Join(v.tierNames(), ", "))
+// checkTier requires a difficulty that names a price tier.
+func (v *validator) checkTier(p *lineProblems, difficulty string) {
+	switch _, ok := v.tiers[difficulty]; {
+	case difficulty == "":
+		p.bad("difficulty", "is required (one of %s)", strings.Join(v.tierNames(), ", "))
 	case !ok:
-		bad("difficulty", "%q is not a tier (one of %s)", apperr.Clip(in.Difficulty), strings.Join(v.tierNames(), ", "))
+		p.bad("difficulty", "%q is not a tier (one of %s)", apperr.Clip(difficulty), strings.Join(v.tierNames(), ", "))
 	}
+}
 
-	if in.Model != nil {
-		m := *in.Model // the caller's value stays as given
-		in.Model = &m
-		m.ID, m.Name = strings.TrimSpace(m.ID), strings.TrimSpace(m.Name)
-		if n := utf8.RuneCountInString(m.ID); n == 0 || n > MaxModelIDChars {
-			bad("model.id", "is required and at most %d characters", MaxModelIDChars)
-		}
-		if n := utf8.RuneCountInString(m.Name); n == 0 || n > maxModelNameChars {
-			bad("model.name", "is required and at most %d characters", maxModelNameChars)
-		}
+// checkModel trims and bounds the model (the person filmed), when given.
+func checkModel(p *lineProblems, in *VideoInput) {
+	if in.Model == nil {
+		return
 	}
+	m := *in.Model // the caller's value stays as given
+	in.Model = &m
+	m.ID, m.Name = strings.TrimSpace(m.ID), strings.TrimSpace(m.Name)
+	if n := utf8.RuneCountInString(m.ID); n == 0 || n > MaxModelIDChars {
+		p.bad("model.id", "is required and at most %d characters", MaxModelIDChars)
+	}
+	if n := utf8.RuneCountInString(m.Name); n == 0 || n > maxModelNameChars {
+		p.bad("model.name", "is required and at most %d characters", maxModelNameChars)
+	}
+}
 
+// checkFiles resolves the clip's files: its full-quality file (a path or
+// an upload, exactly one) and the optional preview and thumbnail.
+func (v *validator) checkFiles(p *lineProblems, c *validVideo, in VideoInput) {
 	if in.UploadID != "" {
 		if in.MediaFile != "" {
-			bad("upload_id", "names the file as media_file does: give one of them")
-		} else if msg := v.checkUpload(&c, in.UploadID); msg != "" {
-			bad("upload_id", "%s", msg)
+			p.bad("upload_id", "names the file as media_file does: give one of them")
+		} else if msg := v.checkUpload(c, in.UploadID); msg != "" {
+			p.bad("upload_id", "%s", msg)
 		}
 	} else if in.MediaFile == "" {
-		bad("media_file", "is required")
-	} else if p, msg := v.file(in.MediaFile); msg != "" {
-		bad("media_file", "%s", msg)
+		p.bad("media_file", "is required")
+	} else if path, msg := v.file(in.MediaFile); msg != "" {
+		p.bad("media_file", "%s", msg)
 	} else {
-		c.media = p
+		c.media = path
 	}
 	optional := func(field, name string) string {
 		if name == "" {
 			return ""
 		}
-		p, msg := v.file(name)
+		path, msg := v.file(name)
 		if msg != "" {
-			bad(field, "%s", msg)
+			p.bad(field, "%s", msg)
 			return ""
 		}
-		return p
+		return path
 	}
 	c.preview = optional("preview_file", in.PreviewFile)
 	c.thumbnail = optional("thumbnail_file", in.ThumbnailFile)
-
-	c.in = in
-	return c, errs
 }
 
 // checkUpload resolves an upload id to its stored file, once per import.

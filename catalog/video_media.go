@@ -32,10 +32,6 @@ const (
 	MediaThumbnail = "thumbnail"
 )
 
-const sqlPublicMedia = `
-	SELECT preview_key, thumbnail_key, updated_at FROM videos
-	WHERE id = $1 AND retired_at IS NULL`
-
 // OpenPublicMedia opens the preview or thumbnail of a live clip: the
 // low-resolution files anyone may see before buying. The full-quality file
 // is never reachable this way, only through a purchase's signed link. A

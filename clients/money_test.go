@@ -9,8 +9,8 @@ import (
 	"github.com/google/uuid"
 
 	"broll/billing/billingtest"
-	"broll/catalog"
 	"broll/clients/go/brollclient"
+	"broll/graph/graphtest"
 	"broll/internal/money"
 )
 
@@ -37,7 +37,7 @@ func TestMoneyRoundTripsThroughBothClients(t *testing.T) {
 	t.Parallel()
 	n := startNode(t)
 	ctx := context.Background()
-	tiers := catalog.New(n.pool, nil, nil)
+	tiers := graphtest.Over(t, n.pool).Catalog
 	cases := make([]moneyCase, len(awkwardCents))
 	for i, c := range awkwardCents {
 		tier := fmt.Sprintf("money_%d", i)

@@ -19,6 +19,7 @@ import (
 	"broll/api"
 	"broll/billing/billingtest"
 	"broll/clients/go/brollclient"
+	"broll/graph"
 	"broll/internal/config"
 	"broll/internal/testkit"
 )
@@ -35,7 +36,7 @@ type liveNode struct {
 func startNode(t *testing.T) liveNode {
 	t.Helper()
 	pool, dbURL := testkit.NewPool(t)
-	rdb, redisURL := testkit.Redis(t)
+	rds := testkit.Redis(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -43,18 +44,22 @@ func startNode(t *testing.T) liveNode {
 	base := "http://" + ln.Addr().String()
 	media := t.TempDir()
 	cfg, err := config.Load(func(k string) string {
-		return map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_MEDIA_DIR": media,
+		return map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": rds.URL, "BROLL_REDIS_PREFIX": rds.Prefix, "BROLL_MEDIA_DIR": media,
 			"BROLL_IMPORT_DIR": t.TempDir(), "BROLL_SIGNING_KEY": config.GenerateSecret(), "BROLL_PUBLIC_URL": base,
 			"BROLL_EMBED_PROVIDER": "builtin"}[k]
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	node, err := api.NewNode(context.Background(), cfg, api.NodeOptions{Pool: pool, Redis: rdb})
+	g, err := graph.Open(context.Background(), cfg, graph.Options{Parts: graph.APIParts, Pool: pool, Redis: rds.Client})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(node.Close)
+	t.Cleanup(g.Close)
+	node, err := api.NewNode(g)
+	if err != nil {
+		t.Fatal(err)
+	}
 	app := node.App
 	go func() { _ = app.Listener(ln) }()
 	t.Cleanup(func() { _ = app.Shutdown() })

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,8 +18,12 @@ var statement = regexp.MustCompile(`(?s)^\s*(SELECT\s|INSERT\s+INTO\s|UPDATE\s+\
 
 // notYet are the folders the rule of architecture.md ("Where SQL lives")
 // does not reach: programs and test kits that are no part of the service,
-// the generated client, and catalog, whose statements have not moved yet.
-var notYet = []string{"catalog", "clients", "deploy", "internal/testkit", "billing/billingtest"}
+// and the generated client.
+var notYet = []string{"clients", "deploy", "internal/testkit", "billing/billingtest", "catalog/catalogtest"}
+
+// builders are the files that put a statement together per request: the
+// one search builder (its keyword walk included).
+var builders = []string{"catalog/search/sql.go", "catalog/search/keyword.go"}
 
 // TestSQLLivesInQueries: outside the folders in notYet, no production Go
 // file but a package's queries.go holds an SQL statement, so that what a
@@ -43,7 +48,7 @@ func TestSQLLivesInQueries(t *testing.T) {
 			}
 			return nil
 		}
-		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") || d.Name() == "queries.go" {
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") || d.Name() == "queries.go" || slices.Contains(builders, rel) {
 			return nil
 		}
 		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)

@@ -6,14 +6,15 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode"
+
+	"broll/internal/words"
 )
 
 // builtinModel names the built-in embedder's vectors. Bump the version with
 // any change to the vocabulary, the features or their weights: vectors of
 // different versions must not be compared, and a new name makes the catalog
 // re-embed.
-const builtinModel = "builtin-lexical-v1"
+const builtinModel = "builtin-lexical-v2"
 
 const (
 	// conceptDims are reserved for vocabulary concepts, one dimension each,
@@ -100,6 +101,9 @@ func NewBuiltin() *Builtin {
 	for _, sk := range b.conflicts {
 		delete(b.stemmed, sk)
 	}
+	// The lexicon is read here, once per process, rather than by the
+	// first search, which would pay for it.
+	loadMeanings()
 	return b
 }
 
@@ -120,28 +124,71 @@ func (b *Builtin) Embed(ctx context.Context, _ Kind, texts []string) ([][]float3
 }
 
 func (b *Builtin) vector(text string) []float32 {
-	acc := make([]float64, Dimensions)
+	return b.features(text).project()
+}
+
+// textFeatures are what a text is made of before it becomes a vector: a
+// weight per vocabulary concept, and hashed features (words, trigrams,
+// WordNet meanings) in the order they were found, so that projecting them
+// adds in a fixed order and gives the same floats every time.
+type textFeatures struct {
+	concepts []float64
+	hashed   []hashedFeature
+}
+
+type hashedFeature struct {
+	h uint64
+	w float64
+}
+
+func (f *textFeatures) add(kind byte, s string, w float64) {
+	f.hashed = append(f.hashed, hashedFeature{fnv1a(kind, s), w})
+}
+
+func (b *Builtin) features(text string) *textFeatures {
+	f := &textFeatures{concepts: make([]float64, conceptDims)}
 	toks := tokenize(text)
 	sts := stems(toks)
+	covered := make([]bool, len(toks))
 	for i := 0; i < len(toks); {
 		n, concepts := b.match(toks, sts, i)
 		for _, ci := range concepts {
-			acc[ci] += conceptWeight
+			f.concepts[ci] += conceptWeight
+		}
+		for j := i; j < i+n && len(concepts) > 0; j++ {
+			covered[j] = true
 		}
 		for j := i; j < i+n; j++ {
 			if len(toks[j]) < 2 || b.stop[toks[j]] {
 				continue
 			}
-			addHashed(acc, 'w', sts[j], wordWeight)
+			f.add('w', sts[j], wordWeight)
 			grams := trigrams(toks[j])
 			w := trigramWeight / math.Sqrt(float64(len(grams)))
 			for _, g := range grams {
-				addHashed(acc, 'g', g, w)
+				f.add('g', g, w)
 			}
 		}
 		i += n
 	}
-	out := make([]float32, Dimensions)
+	b.addMeanings(f, toks, covered)
+	return f
+}
+
+// project folds the features into Dimensions: concepts one dimension each,
+// hashed features into the rest with a sign from the hash, so that
+// collisions cancel out on average. The result has unit length.
+func (f *textFeatures) project() []float32 {
+	acc := make([]float64, Dimensions)
+	copy(acc, f.concepts)
+	for _, x := range f.hashed {
+		idx := conceptDims + int(x.h%uint64(Dimensions-conceptDims))
+		if x.h>>63 == 1 {
+			acc[idx] -= x.w
+		} else {
+			acc[idx] += x.w
+		}
+	}
 	var sum float64
 	for _, x := range acc {
 		sum += x * x
@@ -149,8 +196,9 @@ func (b *Builtin) vector(text string) []float32 {
 	if sum == 0 {
 		// Text of stop words only: give it a fixed direction rather than a
 		// zero vector, which cosine distance cannot handle.
-		addHashed(acc, 'e', "", 1)
+		acc[conceptDims+int(fnv1a('e', "")%uint64(Dimensions-conceptDims))] = 1
 	}
+	out := make([]float32, Dimensions)
 	for i, x := range acc {
 		out[i] = float32(x)
 	}
@@ -173,17 +221,6 @@ func (b *Builtin) match(toks, sts []string, i int) (int, []int) {
 	return 1, nil
 }
 
-// addHashed adds weight w for feature s to one of the non-concept
-// dimensions, with a sign from the hash so collisions cancel out on average.
-func addHashed(acc []float64, kind byte, s string, w float64) {
-	h := fnv1a(kind, s)
-	idx := conceptDims + int(h%uint64(Dimensions-conceptDims))
-	if h>>63 == 1 {
-		w = -w
-	}
-	acc[idx] += w
-}
-
 // fnv1a is 64-bit FNV-1a over a kind byte and s, without allocating.
 func fnv1a(kind byte, s string) uint64 {
 	const offset, prime = 14695981039346656037, 1099511628211
@@ -197,29 +234,8 @@ func fnv1a(kind byte, s string) uint64 {
 	return h
 }
 
-// tokenize lowercases text and splits it into words of letters and digits.
-// Apostrophes are dropped rather than split on, so "can't" is "cant".
-func tokenize(text string) []string {
-	var toks []string
-	var cur strings.Builder
-	flush := func() {
-		if cur.Len() > 0 {
-			toks = append(toks, cur.String())
-			cur.Reset()
-		}
-	}
-	for _, r := range text {
-		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			cur.WriteRune(unicode.ToLower(r))
-		case r == '\'' || r == '\u2019':
-		default:
-			flush()
-		}
-	}
-	flush()
-	return toks
-}
+// tokenize is the embedder's (and its table generator's) words.Tokenize.
+func tokenize(text string) []string { return words.Tokenize(text) }
 
 func stems(toks []string) []string {
 	out := make([]string, len(toks))

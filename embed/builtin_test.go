@@ -36,7 +36,7 @@ func embedOne(t *testing.T, e Embedder, kind Kind, text string) []float32 {
 func TestBuiltinShape(t *testing.T) {
 	t.Parallel()
 	b := NewBuiltin()
-	if b.Model() != "builtin-lexical-v1" {
+	if b.Model() != "builtin-lexical-v2" {
 		t.Fatalf("model = %q", b.Model())
 	}
 	texts := []string{
@@ -269,5 +269,21 @@ func BenchmarkBuiltin(b *testing.B) {
 		if _, err := e.Embed(context.Background(), Document, texts); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkBuiltinQuery embeds one search query at a time, as a search
+// does: it must stay well under a millisecond, WordNet lookups included.
+func BenchmarkBuiltinQuery(b *testing.B) {
+	e := NewBuiltin()
+	queries := []string{"someone astonished", "grinning guy", "furious bloke on the settee",
+		"retiree at the shore", "lady brewing an espresso"}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, err := e.Embed(context.Background(), Query, queries[i%len(queries):i%len(queries)+1]); err != nil {
+			b.Fatal(err)
+		}
+		i++
 	}
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
+
+	"broll/internal/redisx"
 )
 
 // admitScript is one admission in one Redis command: the GCRA rate limit,
@@ -81,9 +83,12 @@ end
 return out
 `)
 
-// rateLimitKey is redis_rate's key for a key's allowance ("rate:" is
-// redis_rate's own prefix, ahead of the service's).
-func rateLimitKey(id uuid.UUID) string { return "rate:key:" + id.String() }
+// rateLimitKey is the key of a key's allowance: the one the service's
+// redis_rate limiter (redisx.Limiter) keeps for "key:<id>", under the
+// deployment's prefix.
+func rateLimitKey(prefix string, id uuid.UUID) string {
+	return redisx.LimiterKey(prefix, "key:"+id.String())
+}
 
 // admitReply is what admitScript found.
 type admitReply struct {

@@ -4,20 +4,21 @@ import (
 	"context"
 	"testing"
 
-	"github.com/go-redis/redis_rate/v10"
+	"broll/internal/redisx"
 )
 
 // TestAdmissionSharesRedisRateAllowance: the admission script is
-// redis_rate's limiter on redis_rate's key, so a node of the build before
-// (redis_rate itself) and this one spend one allowance during a rolling
-// deploy, and the answer's figures agree with redis_rate's.
+// redis_rate's limiter on the key the service's redis_rate limiter uses
+// (redisx.Limiter, under the deployment's prefix), so a node of the build
+// before (redis_rate itself) and this one spend one allowance during a
+// rolling deploy, and the answer's figures agree with redis_rate's.
 func TestAdmissionSharesRedisRateAllowance(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
 	p := b.account(t)
 	p.RateLimitPerMinute = 5
-	before := redis_rate.NewLimiter(b.rdb)
+	before := redisx.Limiter(b.rdb, b.prefix)
 	for i := range 3 {
 		res, err := before.Allow(ctx, "key:"+p.KeyID.String(), b.gate.LimitFor(p))
 		if err != nil || res.Allowed != 1 {

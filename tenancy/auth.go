@@ -63,8 +63,8 @@ type cachedPrincipal struct {
 
 const maxCachedKeys = 100_000
 
-// NewAuthenticator returns an authenticator with an in-process cache of ttl
-// (0 disables the cache).
+// NewAuthenticator returns an authenticator of the keys in pool with an
+// in-process cache of ttl (BROLL_AUTH_CACHE_TTL; 0 disables the cache).
 func NewAuthenticator(pool *pgxpool.Pool, ttl time.Duration) *Authenticator {
 	return &Authenticator{pool: pool, ttl: ttl, now: time.Now, cache: map[string]cachedPrincipal{}, unknown: newUnknownKeys(ttl)}
 }

@@ -50,19 +50,20 @@ type Gate struct {
 	epoch     epochWatch
 }
 
-// NewGate returns a gate with the global per-minute limit.
-func NewGate(rdb *redis.Client, prefix string, perMinute int, usage *Usage, logger *slog.Logger) *Gate {
+// NewGate returns a gate over rdb and the keys under prefix
+// (BROLL_REDIS_PREFIX), with perMinute the limit of a key without its own
+// (BROLL_RATE_LIMIT_PER_MINUTE), counting every admitted request in usage
+// and logging its fallbacks on logger. onDataLoss (nil: nothing) is what to
+// do when Redis is seen to have lost its data, its revocation markers with
+// it: the authenticator's Drop. It runs before Admit returns, so the caller
+// can tell (Authenticator.Generation) whether the principal it holds was
+// read before the drop.
+func NewGate(rdb *redis.Client, prefix string, perMinute int, usage *Usage, logger *slog.Logger, onDataLoss func()) *Gate {
 	return &Gate{
 		rdb: rdb, prefix: prefix, defaultLimit: perMinute, logger: logger, now: time.Now,
-		local: localLimiters{m: map[uuid.UUID]*rate.Limiter{}}, usage: usage,
+		local: localLimiters{m: map[uuid.UUID]*rate.Limiter{}}, usage: usage, epoch: epochWatch{lost: onDataLoss},
 	}
 }
-
-// OnDataLoss sets what to do when Redis is seen to have lost its data (its
-// revocation markers with it): the authenticator's Drop. It runs before
-// Admit returns, so the caller can tell (Authenticator.Generation) whether
-// the principal it holds was read before the drop. Set it before serving.
-func (g *Gate) OnDataLoss(f func()) { g.epoch.lost = f }
 
 // Fallbacks counts decisions made without Redis since start.
 func (g *Gate) Fallbacks() int64 { return g.fallbacks.Load() }
@@ -98,7 +99,7 @@ func (g *Gate) admit(ctx context.Context, p Principal, count bool) (Decision, er
 		counting = "1"
 	}
 	total, lastUse, hours := g.usage.countKeys()
-	keys := []string{rateLimitKey(p.KeyID), epochKey(g.prefix), changedKey(g.prefix, p.KeyID), total, lastUse, hours,
+	keys := []string{rateLimitKey(g.prefix, p.KeyID), epochKey(g.prefix), changedKey(g.prefix, p.KeyID), total, lastUse, hours,
 		revokedKey(g.prefix, p.KeyID), revokedKey(g.prefix, p.RootKeyID)}
 	v, err := admitScript.Run(ctx, g.rdb, keys, limit.Burst, limit.Rate, limit.Period.Seconds(), offered, counting,
 		p.KeyID.String(), now.UnixMilli(), hourField(p.KeyID, now)).Slice()

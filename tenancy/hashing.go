@@ -13,14 +13,19 @@ import (
 // (each verifies a hash, unknown emails included) would otherwise take all
 // of the node's CPU and memory; with the slots, the flood waits its turn and
 // everything else keeps running.
-type hashSlots chan struct{}
+type hashSlots struct {
+	slots chan struct{}
+	// wait is how long a request waits for a slot before it is told to
+	// come back later (maxHashWait).
+	wait time.Duration
+}
 
 // newHashSlots allows n hashes at once; n <= 0 means GOMAXPROCS.
 func newHashSlots(n int) hashSlots {
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
-	return make(hashSlots, n)
+	return hashSlots{slots: make(chan struct{}, n), wait: maxHashWait}
 }
 
 // maxHashWait is how long a request waits for a slot before it is told to
@@ -30,19 +35,19 @@ const maxHashWait = 5 * time.Second
 var errHashingBusy = apperr.New(apperr.Unavailable, "sign-in is busy right now; retry shortly").
 	With("retry_after_seconds", 2)
 
-// run waits for a free slot (at most maxHashWait, or until ctx ends) and
-// runs fn in it.
+// run waits for a free slot (at most h.wait, or until ctx ends) and runs
+// fn in it.
 func (h hashSlots) run(ctx context.Context, fn func()) error {
-	wait := time.NewTimer(maxHashWait)
+	wait := time.NewTimer(h.wait)
 	defer wait.Stop()
 	select {
-	case h <- struct{}{}:
+	case h.slots <- struct{}{}:
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-wait.C:
 		return errHashingBusy
 	}
-	defer func() { <-h }()
+	defer func() { <-h.slots }()
 	fn()
 	return nil
 }

@@ -26,7 +26,7 @@ const legacyAccountSQL = `SELECT ` + accountColumns + ` FROM accounts WHERE sour
 // setLegacyEnabledSQL marks the account of source $1 as a v0 customer or
 // not ($2) and returns it with its switch.
 const setLegacyEnabledSQL = `UPDATE accounts SET legacy_enabled = $2 WHERE source = $1
-		RETURNING ` + accountColumns + `, legacy_enabled`
+	RETURNING ` + accountColumns + `, legacy_enabled`
 
 // Keys.
 
@@ -54,37 +54,37 @@ const keyEventData = `jsonb_build_object('key', jsonb_build_object(
 // parent, $4 label, $5 scopes, $6 hash, $7 prefix, $8-$9 spend limit,
 // $10 rate limit, $12 livemode.
 const insertKeySQL = `
-		WITH k AS (
-			INSERT INTO api_keys (account_id, kind, parent_id, label, scopes, key_hash, key_prefix,
-			                      spend_limit_cents, spend_limit_period, rate_limit_per_minute, livemode)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $12)
-			RETURNING *
-		), ev AS (
-			INSERT INTO webhook_events (account_id, type, livemode, trace_id, data)
-			SELECT k.account_id, $11, k.livemode, nullif($13, ''), ` + keyEventData + ` FROM k WHERE k.account_id IS NOT NULL
-		)
-		SELECT ` + keyColumns + ` FROM k`
+	WITH k AS (
+		INSERT INTO api_keys (account_id, kind, parent_id, label, scopes, key_hash, key_prefix,
+		                      spend_limit_cents, spend_limit_period, rate_limit_per_minute, livemode)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $12)
+		RETURNING *
+	), ev AS (
+		INSERT INTO webhook_events (account_id, type, livemode, trace_id, data)
+		SELECT k.account_id, $11, k.livemode, nullif($13, ''), ` + keyEventData + ` FROM k WHERE k.account_id IS NOT NULL
+	)
+	SELECT ` + keyColumns + ` FROM k`
 
 // keySQL reads key $1, revoked or not.
 const keySQL = `SELECT ` + keyColumns + ` FROM api_keys WHERE id = $1`
 
 // accountKeySQL reads key $1 if it is account $2's.
 const accountKeySQL = `SELECT ` + keyColumns + ` FROM api_keys
-		WHERE id = $1 AND account_id = $2`
+	WHERE id = $1 AND account_id = $2`
 
 // rootKeyOfAccountSQL reads key $1 if it is a root key of account $2.
 const rootKeyOfAccountSQL = `SELECT ` + keyColumns + ` FROM api_keys
-		WHERE id = $1 AND account_id = $2 AND kind = 'root'`
+	WHERE id = $1 AND account_id = $2 AND kind = 'root'`
 
 // rootKeysSQL lists account $1's root keys with the number of their
 // customer keys and of the live ones, live keys first, newest first.
 const rootKeysSQL = `
-		SELECT ` + keyColumns + `,
-		       (SELECT count(*) FROM api_keys c WHERE c.parent_id = r.id),
-		       (SELECT count(*) FROM api_keys c WHERE c.parent_id = r.id AND c.revoked_at IS NULL)
-		FROM api_keys r
-		WHERE r.account_id = $1 AND r.kind = 'root'
-		ORDER BY r.revoked_at IS NOT NULL, r.created_at DESC, r.id`
+	SELECT ` + keyColumns + `,
+	       (SELECT count(*) FROM api_keys c WHERE c.parent_id = r.id),
+	       (SELECT count(*) FROM api_keys c WHERE c.parent_id = r.id AND c.revoked_at IS NULL)
+	FROM api_keys r
+	WHERE r.account_id = $1 AND r.kind = 'root'
+	ORDER BY r.revoked_at IS NOT NULL, r.created_at DESC, r.id`
 
 // customerKeyCountSQL counts the customer keys of account $1's root key $2.
 const customerKeyCountSQL = `SELECT count(*) FROM api_keys WHERE account_id = $1 AND parent_id = $2`
@@ -92,13 +92,13 @@ const customerKeyCountSQL = `SELECT count(*) FROM api_keys WHERE account_id = $1
 // customerKeysSQL reads a page of the customer keys of account $1's root
 // key $2, live keys first, newest first: $3 limit, $4 offset.
 const customerKeysSQL = `SELECT ` + keyColumns + ` FROM api_keys
-		WHERE account_id = $1 AND parent_id = $2
-		ORDER BY revoked_at IS NOT NULL, created_at DESC, id LIMIT $3 OFFSET $4`
+	WHERE account_id = $1 AND parent_id = $2
+	ORDER BY revoked_at IS NOT NULL, created_at DESC, id LIMIT $3 OFFSET $4`
 
 // accountKeysSQL reads up to $2 keys of account $1, root keys first, then
 // by label.
 const accountKeysSQL = `SELECT ` + keyColumns + ` FROM api_keys WHERE account_id = $1
-		ORDER BY kind <> 'root', lower(label), created_at, id LIMIT $2`
+	ORDER BY kind <> 'root', lower(label), created_at, id LIMIT $2`
 
 // customerKeyRowsSQL reads a page of a root key's customer keys, oldest
 // first, and whether the usage batch $3 was applied, in one snapshot.
@@ -106,35 +106,35 @@ const accountKeysSQL = `SELECT ` + keyColumns + ` FROM api_keys WHERE account_id
 // placeholders); limit is a placeholder.
 func customerKeyRowsSQL(where, limit string) string {
 	return `SELECT ` + keyColumns + `,
-		EXISTS (SELECT 1 FROM usage_flushes WHERE batch_id = $3)
-		FROM api_keys WHERE ` + where + ` ORDER BY created_at, id LIMIT ` + limit
+	EXISTS (SELECT 1 FROM usage_flushes WHERE batch_id = $3)
+	FROM api_keys WHERE ` + where + ` ORDER BY created_at, id LIMIT ` + limit
 }
 
 // updateKeySQL changes customer key $1, of account $2 and root key $3 when
 // they are not NULL: $4 label (NULL keeps it), $6-$7 the spend limit when
 // $5, $9 the rate limit when $8. Every change bumps settings_version.
 const updateKeySQL = `
-		UPDATE api_keys SET
-			label = coalesce($4, label),
-			spend_limit_cents = CASE WHEN $5 THEN $6 ELSE spend_limit_cents END,
-			spend_limit_period = CASE WHEN $5 THEN $7 ELSE spend_limit_period END,
-			rate_limit_per_minute = CASE WHEN $8 THEN $9 ELSE rate_limit_per_minute END,
-			settings_version = settings_version + 1
-		WHERE id = $1 AND kind = 'customer' AND ($2::uuid IS NULL OR account_id = $2) AND ($3::uuid IS NULL OR parent_id = $3)
-		RETURNING ` + keyColumns
+	UPDATE api_keys SET
+		label = coalesce($4, label),
+		spend_limit_cents = CASE WHEN $5 THEN $6 ELSE spend_limit_cents END,
+		spend_limit_period = CASE WHEN $5 THEN $7 ELSE spend_limit_period END,
+		rate_limit_per_minute = CASE WHEN $8 THEN $9 ELSE rate_limit_per_minute END,
+		settings_version = settings_version + 1
+	WHERE id = $1 AND kind = 'customer' AND ($2::uuid IS NULL OR account_id = $2) AND ($3::uuid IS NULL OR parent_id = $3)
+	RETURNING ` + keyColumns
 
 // revokeKeySQL revokes key $1, of account $2 and parent $3 when they are
 // not NULL; a key revoked before keeps its time.
 const revokeKeySQL = `
-			UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
-			WHERE id = $1 AND ($2::uuid IS NULL OR account_id = $2) AND ($3::uuid IS NULL OR parent_id = $3)
-			RETURNING ` + keyColumns
+	UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
+	WHERE id = $1 AND ($2::uuid IS NULL OR account_id = $2) AND ($3::uuid IS NULL OR parent_id = $3)
+	RETURNING ` + keyColumns
 
 // revokeCustomerKeysSQL revokes root key $1's customer keys at $2, the
 // root's revocation time, and returns their ids.
 const revokeCustomerKeysSQL = `
-				UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE parent_id = $1
-				RETURNING id`
+	UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE parent_id = $1
+	RETURNING id`
 
 // keyRevokedEventsSQL writes key.revoked for the keys of $1 that this
 // transaction revoked: revoked_at = now() tells them from keys revoked
@@ -197,18 +197,18 @@ const userColumns = `id, account_id, email, password_hash IS NOT NULL AS passwor
 
 // createUserSQL adds user $2 to account $1 at $3; no row: no such account.
 const createUserSQL = `
-			INSERT INTO dashboard_users (account_id, email, created_at)
-			SELECT id, $2, $3 FROM accounts WHERE id = $1
-			RETURNING ` + userColumns
+	INSERT INTO dashboard_users (account_id, email, created_at)
+	SELECT id, $2, $3 FROM accounts WHERE id = $1
+	RETURNING ` + userColumns
 
 // resetUserSQL clears the password of the user with email $1.
 const resetUserSQL = `
-			UPDATE dashboard_users SET password_hash = NULL, password_set_at = NULL WHERE email = $1
-			RETURNING ` + userColumns
+	UPDATE dashboard_users SET password_hash = NULL, password_set_at = NULL WHERE email = $1
+	RETURNING ` + userColumns
 
 // usersSQL lists account $1's users, oldest first.
 const usersSQL = `SELECT ` + userColumns + ` FROM dashboard_users
-		WHERE account_id = $1 ORDER BY created_at, id`
+	WHERE account_id = $1 ORDER BY created_at, id`
 
 // credentialsSQL reads the user with email $1 and its password hash.
 const credentialsSQL = `SELECT ` + userColumns + `, password_hash FROM dashboard_users WHERE email = $1`
@@ -218,26 +218,26 @@ const recordSignInSQL = `UPDATE dashboard_users SET last_sign_in_at = $2 WHERE i
 
 // setPasswordSQL sets user $1's password hash to $2, at $3.
 const setPasswordSQL = `UPDATE dashboard_users SET password_hash = $2, password_set_at = $3
-			WHERE id = $1 RETURNING ` + userColumns
+	WHERE id = $1 RETURNING ` + userColumns
 
 // retireLinksSQL ends user $1's unused set-password links at $2.
 const retireLinksSQL = `UPDATE dashboard_password_tokens SET used_at = $2
-		WHERE user_id = $1 AND used_at IS NULL`
+	WHERE user_id = $1 AND used_at IS NULL`
 
 // insertLinkSQL stores a set-password link: $1 token hash, $2 user, $3
 // created, $4 expires.
 const insertLinkSQL = `INSERT INTO dashboard_password_tokens (token_hash, user_id, created_at, expires_at)
-		VALUES ($1, $2, $3, $4)`
+	VALUES ($1, $2, $3, $4)`
 
 // linkUserSQL reads the user of the link with token hash $1, while it is
 // unused and unexpired at $2.
 const linkUserSQL = `SELECT u.id, u.account_id, u.email, u.password_hash IS NOT NULL AS password_set,
-		u.password_set_at, u.last_sign_in_at, u.created_at
-		FROM dashboard_password_tokens t JOIN dashboard_users u ON u.id = t.user_id
-		WHERE t.token_hash = $1 AND t.used_at IS NULL AND t.expires_at > $2`
+	u.password_set_at, u.last_sign_in_at, u.created_at
+	FROM dashboard_password_tokens t JOIN dashboard_users u ON u.id = t.user_id
+	WHERE t.token_hash = $1 AND t.used_at IS NULL AND t.expires_at > $2`
 
 // spendLinkSQL uses the link with token hash $1 at $2, if it is unused and
 // unexpired, and returns its user.
 const spendLinkSQL = `UPDATE dashboard_password_tokens SET used_at = $2
-			WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2
-			RETURNING user_id`
+	WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2
+	RETURNING user_id`

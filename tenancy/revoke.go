@@ -50,8 +50,7 @@ type Revoker struct {
 	svc    *Service
 	rdb    *redis.Client
 	prefix string
-	// auth is this process's authenticator; nil where nothing caches keys
-	// (the CLI).
+	// auth is this process's authenticator; nil: no cache to forget.
 	auth *Authenticator
 }
 

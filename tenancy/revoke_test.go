@@ -21,7 +21,7 @@ type node struct {
 
 func (b *bundle) node() node {
 	return node{auth: NewAuthenticator(b.pool, time.Hour),
-		gate: NewGate(b.rdb, testPrefix, 60, b.usage, slog.New(slog.DiscardHandler))}
+		gate: NewGate(b.rdb, b.prefix, 60, b.usage, slog.New(slog.DiscardHandler), nil)}
 }
 
 // admits authenticates secret from the node's cache, as the API does while
@@ -67,7 +67,7 @@ func TestRevokerReachesEveryNode(t *testing.T) {
 			}
 		}
 	}
-	revoker := NewRevoker(b.svc, b.rdb, testPrefix, a.auth)
+	revoker := NewRevoker(b.svc, b.rdb, b.prefix, a.auth)
 
 	t.Run("customer key", func(t *testing.T) {
 		rev, err := revoker.Revoke(ctx, CustomerKeysOf(root), gone.ID)
@@ -83,7 +83,7 @@ func TestRevokerReachesEveryNode(t *testing.T) {
 		if !other.admits(t, kept.Secret) {
 			t.Fatal("another key of the root refused")
 		}
-		if n, err := b.rdb.Exists(ctx, revokedKey(testPrefix, gone.ID)).Result(); err != nil || n != 1 {
+		if n, err := b.rdb.Exists(ctx, revokedKey(b.prefix, gone.ID)).Result(); err != nil || n != 1 {
 			t.Fatalf("marker: %d %v", n, err)
 		}
 		k, err := b.svc.GetKey(ctx, gone.ID)
@@ -150,17 +150,17 @@ func TestRevokerWithoutRedis(t *testing.T) {
 	}
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	t.Cleanup(func() { _ = dead.Close() })
-	_, err = NewRevoker(b.svc, dead, testPrefix, nil).Revoke(ctx, CustomerKeysOf(root), k.ID)
+	_, err = NewRevoker(b.svc, dead, b.prefix, nil).Revoke(ctx, CustomerKeysOf(root), k.ID)
 	if apperr.CodeOf(err) != apperr.Unavailable {
 		t.Fatalf("revoke without Redis: %v", err)
 	}
 	if row, err := b.svc.GetKey(ctx, k.ID); err != nil || row.RevokedAt == nil {
 		t.Fatalf("row: %+v %v", row, err)
 	}
-	if _, err := NewRevoker(b.svc, b.rdb, testPrefix, nil).Revoke(ctx, CustomerKeysOf(root), k.ID); err != nil {
+	if _, err := NewRevoker(b.svc, b.rdb, b.prefix, nil).Revoke(ctx, CustomerKeysOf(root), k.ID); err != nil {
 		t.Fatalf("retry: %v", err)
 	}
-	if n, err := b.rdb.Exists(ctx, revokedKey(testPrefix, k.ID)).Result(); err != nil || n != 1 {
+	if n, err := b.rdb.Exists(ctx, revokedKey(b.prefix, k.ID)).Result(); err != nil || n != 1 {
 		t.Fatalf("marker after the retry: %d %v", n, err)
 	}
 }

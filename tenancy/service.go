@@ -12,16 +12,22 @@ type Service struct {
 	hashing hashSlots
 }
 
-// New returns the tenancy service over pool.
-func New(pool *pgxpool.Pool) *Service { return &Service{pool: pool, hashing: newHashSlots(0)} }
+// ServiceOptions are what a tenancy service may be given beyond its
+// database; the zero value is usable.
+type ServiceOptions struct {
+	// PasswordHashing is how many password hashes this process computes at
+	// once (BROLL_PASSWORD_HASH_CONCURRENCY; 0: GOMAXPROCS).
+	PasswordHashing int
+	// OnKeyCreated runs after the service issued a key: the
+	// authenticator's KeyCreated, so that a key issued on this node is
+	// never refused from its negative cache. nil does nothing.
+	OnKeyCreated func()
+}
 
-// LimitPasswordHashing sets how many password hashes this process computes
-// at once (0: GOMAXPROCS). Set it before serving.
-func (s *Service) LimitPasswordHashing(n int) { s.hashing = newHashSlots(n) }
-
-// OnKeyCreated sets what runs after this service issues a key. Set it
-// before serving.
-func (s *Service) OnKeyCreated(f func()) { s.keyCreated = f }
+// New returns the tenancy service over pool, as o says.
+func New(pool *pgxpool.Pool, o ServiceOptions) *Service {
+	return &Service{pool: pool, keyCreated: o.OnKeyCreated, hashing: newHashSlots(o.PasswordHashing)}
+}
 
 func (s *Service) issued(k IssuedKey, err error) (IssuedKey, error) {
 	if err == nil && s.keyCreated != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/internal/apperr"
+	"broll/internal/redisx"
 )
 
 // Session is a signed-in dashboard user. It lives in Redis under a hash of
@@ -105,7 +106,7 @@ type Sessions struct {
 // prefix; users checks passwords.
 func NewSessions(rdb *redis.Client, prefix string, users *Service, opts SessionOptions) *Sessions {
 	opts.withDefaults()
-	return &Sessions{rdb: rdb, prefix: prefix, users: users, opts: opts, limiter: redis_rate.NewLimiter(rdb)}
+	return &Sessions{rdb: rdb, prefix: prefix, users: users, opts: opts, limiter: redisx.Limiter(rdb, prefix)}
 }
 
 // Options returns the effective options (defaults filled in).

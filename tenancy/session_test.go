@@ -32,7 +32,7 @@ func (b *bundle) user(t *testing.T, email string) User {
 
 func (b *bundle) sessions(opts SessionOptions) *Sessions {
 	opts.Now = b.clock.Now
-	return NewSessions(b.rdb, testPrefix, b.svc, opts)
+	return NewSessions(b.rdb, b.prefix, b.svc, opts)
 }
 
 func TestSignInAndSessions(t *testing.T) {

@@ -15,25 +15,27 @@ import (
 )
 
 // bundle is what a tenancy test works with: a database and a Redis
-// database of its own, and the services over them.
+// keyspace of its own, and the services over them.
 type bundle struct {
-	pool  *pgxpool.Pool
-	rdb   *redis.Client
-	svc   *Service
-	usage *Usage
-	gate  *Gate
-	clock *testkit.Clock
+	pool *pgxpool.Pool
+	rdb  *redis.Client
+	// redis is the test's keyspace; prefix its key prefix.
+	redis  testkit.Keyspace
+	prefix string
+	svc    *Service
+	usage  *Usage
+	gate   *Gate
+	clock  *testkit.Clock
 }
-
-const testPrefix = "broll:"
 
 func setup(t testing.TB) *bundle {
 	t.Helper()
 	pool, _ := testkit.NewPool(t)
-	rdb, _ := testkit.Redis(t)
-	usage := NewUsage(pool, rdb, testPrefix)
-	b := &bundle{pool: pool, rdb: rdb, svc: New(pool), usage: usage, clock: testkit.NewClock(time.Now())}
-	b.gate = NewGate(rdb, testPrefix, 60, usage, slog.New(slog.DiscardHandler))
+	ks := testkit.Redis(t)
+	rdb := ks.Client
+	usage := NewUsage(pool, rdb, ks.Prefix)
+	b := &bundle{pool: pool, rdb: rdb, redis: ks, prefix: ks.Prefix, svc: New(pool, ServiceOptions{}), usage: usage, clock: testkit.NewClock(time.Now())}
+	b.gate = NewGate(rdb, ks.Prefix, 60, usage, slog.New(slog.DiscardHandler), nil)
 	b.gate.now = b.clock.Now
 	return b
 }

@@ -84,7 +84,7 @@ func (s *Sessions) lockKey(emailID string) string { return s.prefix + "dash:sign
 var errSignInUnavailable = apperr.New(apperr.Unavailable, "sign-in is unavailable right now; retry shortly")
 
 func (s *Sessions) allow(ctx context.Context, what string, limit redis_rate.Limit, who string) error {
-	res, err := s.limiter.Allow(ctx, s.prefix+"dash:signin:"+what, limit)
+	res, err := s.limiter.Allow(ctx, "dash:signin:"+what, limit)
 	if err != nil {
 		return errSignInUnavailable
 	}

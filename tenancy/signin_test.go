@@ -85,7 +85,7 @@ func TestPasswordHashingSlots(t *testing.T) {
 	if err := slots.run(context.Background(), func() { ran = true }); err != nil || !ran {
 		t.Fatalf("after release: err %v, ran %v", err, ran)
 	}
-	if got := cap(newHashSlots(0)); got < 1 {
+	if got := cap(newHashSlots(0).slots); got < 1 {
 		t.Fatalf("default slots %d", got)
 	}
 }

@@ -40,7 +40,9 @@ type localCount struct {
 	hours map[int64]int64 // unix second of the hour -> requests
 }
 
-// NewUsage returns the usage counter.
+// NewUsage returns the usage counter: it counts in rdb under prefix
+// (BROLL_REDIS_PREFIX), in this process while Redis is away, and Run
+// flushes the counts to pool.
 func NewUsage(pool *pgxpool.Pool, rdb *redis.Client, prefix string) *Usage {
 	return &Usage{pool: pool, rdb: rdb, prefix: prefix, local: map[uuid.UUID]localCount{}}
 }

@@ -139,8 +139,8 @@ func TestUsageHourlyWithoutRedis(t *testing.T) {
 	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond,
 		DialerRetries: 1, DialerRetryTimeout: time.Millisecond})
 	t.Cleanup(func() { _ = down.Close() })
-	usage := NewUsage(b.pool, down, testPrefix)
-	gate := NewGate(down, testPrefix, 60, usage, slog.New(slog.DiscardHandler))
+	usage := NewUsage(b.pool, down, b.prefix)
+	gate := NewGate(down, b.prefix, 60, usage, slog.New(slog.DiscardHandler), nil)
 	gate.now = b.clock.Now
 	for i := 0; i < 3; i++ {
 		if d, err := gate.Admit(ctx, p); err != nil || !d.Fallback {

@@ -14,6 +14,7 @@ import (
 	"broll/billing/billingtest"
 	"broll/catalog"
 	"broll/internal/apperr"
+	"broll/internal/config"
 	"broll/internal/money"
 	"broll/internal/outbox"
 	"broll/internal/testkit"
@@ -61,12 +62,14 @@ func TestEveryEventTypeArrivesSigned(t *testing.T) {
 	if !strings.HasPrefix(ep.Secret, "whsec_") {
 		t.Fatalf("secret %q", ep.Secret)
 	}
-	bill := billing.New(b.pool, billing.NewSigner("http://api.test", "0123456789abcdef0123456789abcdef", "", time.Hour, nil))
+	rds := testkit.Redis(t)
+	g := b.services(t, rds.Client, func(c *config.Config) { c.RedisPrefix = rds.Prefix })
+	bill := g.Billing
 	threshold := money.Cents(99_999)
 	if err := bill.SetAccountLowBalance(ctx, b.acct.ID, &threshold); err != nil {
 		t.Fatal(err)
 	}
-	tenants := tenancy.New(b.pool)
+	tenants := g.Tenancy
 	key, err := tenants.CreateCustomerKey(ctx, b.acct.Root, "customer one", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -91,15 +94,14 @@ func TestEveryEventTypeArrivesSigned(t *testing.T) {
 			t.Fatalf("purchase over the limit: %v", err)
 		}
 	}
-	rdb, _ := testkit.Redis(t)
-	revoker := tenancy.NewRevoker(tenants, rdb, "test:", nil)
+	revoker := g.Revoker
 	if _, err := revoker.Revoke(ctx, tenancy.CustomerKeysOf(b.acct.Root), key.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := revoker.Revoke(ctx, tenancy.CustomerKeysOf(b.acct.Root), key.ID); err != nil { // again: no second event
 		t.Fatal(err)
 	}
-	err = catalog.New(b.pool, nil, nil).StoreEmbeddings(ctx, "test-model",
+	err = g.Catalog.StoreEmbeddings(ctx, "test-model",
 		[]catalog.Embedding{{ID: videos[0], Vector: make([]float32, 768)}})
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +167,7 @@ func TestRolledBackPurchaseSendsNothing(t *testing.T) {
 		CHECK (NOT (type = 'purchase.completed' AND account_id = '`+b.acct.ID.String()+`'))`); err != nil {
 		t.Fatal(err)
 	}
-	bill := billing.New(b.pool, billing.NewSigner("http://api.test", "0123456789abcdef0123456789abcdef", "", time.Hour, nil))
+	bill := b.services(t, nil, nil).Billing
 	video := billingtest.Videos(t, b.pool, 1, "easy")
 	_, err := bill.Purchase(ctx, b.acct.Root, billing.PurchaseRequest{VideoIDs: video})
 	if err == nil {

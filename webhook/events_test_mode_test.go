@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
 	"broll/billing"
 	"broll/billing/billingtest"
+	"broll/internal/config"
 	"broll/internal/money"
 	"broll/internal/outbox"
 	"broll/webhook"
@@ -26,8 +26,7 @@ func TestTestPurchaseEventsSayTestMode(t *testing.T) {
 	if _, err := b.hooks.Create(ctx, b.owner(), webhookEndpoint(rcv.URL)); err != nil {
 		t.Fatal(err)
 	}
-	bill := billing.New(b.pool, billing.NewSigner("http://api.test", "0123456789abcdef0123456789abcdef", "", time.Hour, nil))
-	bill.SetTestBalance(600)
+	bill := b.services(t, nil, func(c *config.Config) { c.TestBalance = 600 }).Billing
 	// Both balances cross it with their purchase (1000.00 to 995.00, 6.00 to 1.00).
 	threshold := money.Cents(99_800)
 	if err := bill.SetAccountLowBalance(ctx, b.acct.ID, &threshold); err != nil {

@@ -26,19 +26,19 @@ const endpointCountSQL = `SELECT count(*) FROM webhook_endpoints WHERE account_i
 // must be a root key of that account (the foreign key alone would accept
 // any key): $3 url, $4 description, $5 events. No row: no such root key.
 const insertEndpointSQL = `INSERT INTO webhook_endpoints (account_id, root_key_id, url, description, events)
-			SELECT $1, k.id, $3, $4, $5 FROM api_keys k WHERE k.id = $2 AND k.account_id = $1 AND k.kind = 'root'
-			RETURNING ` + endpointColumns
+	SELECT $1, k.id, $3, $4, $5 FROM api_keys k WHERE k.id = $2 AND k.account_id = $1 AND k.kind = 'root'
+	RETURNING ` + endpointColumns
 
 // insertSecretSQL stores secret $2 (sealed) of endpoint $1.
 const insertSecretSQL = `INSERT INTO webhook_secrets (endpoint_id, secret) VALUES ($1, $2)`
 
 // endpointsSQL lists the owner's endpoints, oldest first.
 const endpointsSQL = `SELECT ` + endpointColumns + ` FROM webhook_endpoints
-		WHERE ` + ownerSQL + ` ORDER BY created_at, id`
+	WHERE ` + ownerSQL + ` ORDER BY created_at, id`
 
 // endpointSQL reads the owner's endpoint $3.
 const endpointSQL = `SELECT ` + endpointColumns + ` FROM webhook_endpoints
-		WHERE id = $3 AND ` + ownerSQL
+	WHERE id = $3 AND ` + ownerSQL
 
 // deleteEndpointSQL removes the owner's endpoint $3 with its secrets,
 // deliveries and log (ON DELETE CASCADE).
@@ -47,47 +47,47 @@ const deleteEndpointSQL = `DELETE FROM webhook_endpoints WHERE id = $3 AND ` + o
 // enableEndpointSQL turns the owner's endpoint $3 back on, its failure run
 // started afresh.
 const enableEndpointSQL = `UPDATE webhook_endpoints
-		SET enabled = true, failing_since = NULL, disabled_at = NULL, disabled_reason = ''
-		WHERE id = $3 AND ` + ownerSQL + ` RETURNING ` + endpointColumns
+	SET enabled = true, failing_since = NULL, disabled_at = NULL, disabled_reason = ''
+	WHERE id = $3 AND ` + ownerSQL + ` RETURNING ` + endpointColumns
 
 // rotationEndSQL locks the owner's endpoint $3 for a rotation and returns
 // when its current secrets stop signing: now plus the overlap $4.
 const rotationEndSQL = `SELECT now() + $4::interval FROM webhook_endpoints
-			WHERE id = $3 AND ` + ownerSQL + ` FOR UPDATE`
+	WHERE id = $3 AND ` + ownerSQL + ` FOR UPDATE`
 
 // expireSecretsSQL makes endpoint $1's secrets stop signing at $2 at the
 // latest.
 const expireSecretsSQL = `UPDATE webhook_secrets SET expires_at = least(coalesce(expires_at, $2), $2)
-			WHERE endpoint_id = $1`
+	WHERE endpoint_id = $1`
 
 // activeSecretsSQL counts the secrets of endpoint $1 that still sign.
 const activeSecretsSQL = `SELECT count(*) FROM webhook_secrets WHERE endpoint_id = $1
-			AND (expires_at IS NULL OR expires_at > now())`
+	AND (expires_at IS NULL OR expires_at > now())`
 
 // pingSQL writes event $4 (ping, trace id $5, "" for none) for the owner's
 // endpoint $3 and a delivery of it to that endpoint alone, and returns the
 // event's id; no row: no such endpoint.
 const pingSQL = `
-		WITH e AS (SELECT id, account_id FROM webhook_endpoints WHERE id = $3 AND ` + ownerSQL + `),
-		ev AS (
-			INSERT INTO webhook_events (account_id, type, trace_id, data)
-			SELECT account_id, $4, nullif($5, ''), jsonb_build_object('endpoint_id', id) FROM e
-			RETURNING id
-		), d AS (
-			INSERT INTO webhook_deliveries (endpoint_id, event_id) SELECT e.id, ev.id FROM e, ev
-		)
-		SELECT id FROM ev`
+	WITH e AS (SELECT id, account_id FROM webhook_endpoints WHERE id = $3 AND ` + ownerSQL + `),
+	ev AS (
+		INSERT INTO webhook_events (account_id, type, trace_id, data)
+		SELECT account_id, $4, nullif($5, ''), jsonb_build_object('endpoint_id', id) FROM e
+		RETURNING id
+	), d AS (
+		INSERT INTO webhook_deliveries (endpoint_id, event_id) SELECT e.id, ev.id FROM e, ev
+	)
+	SELECT id FROM ev`
 
 // Signing secrets.
 
 // plaintextSecretsSQL takes up to $1 secrets still stored in plaintext,
 // skipping rows another sealer holds.
 const plaintextSecretsSQL = `SELECT id, endpoint_id, secret FROM webhook_secrets
-				WHERE secret LIKE 'whsec\_%' LIMIT $1 FOR UPDATE SKIP LOCKED`
+	WHERE secret LIKE 'whsec\_%' LIMIT $1 FOR UPDATE SKIP LOCKED`
 
 // sealSecretsSQL replaces the secrets $1 with their sealed forms $2.
 const sealSecretsSQL = `UPDATE webhook_secrets w SET secret = v.secret
-				FROM unnest($1::bigint[], $2::text[]) AS v(id, secret) WHERE w.id = v.id`
+	FROM unnest($1::bigint[], $2::text[]) AS v(id, secret) WHERE w.id = v.id`
 
 // Delivery.
 
@@ -141,7 +141,7 @@ FROM c JOIN webhook_endpoints e ON e.id = c.endpoint_id JOIN webhook_events ev O
 // releaseSQL gives claimed delivery $1 back undone, due at once, its
 // attempt not counted: the worker stopped in the middle of it.
 const releaseSQL = `UPDATE webhook_deliveries SET attempts = greatest(attempts - 1, 0),
-			next_attempt_at = now(), leased_until = NULL WHERE id = $1 AND state = 'pending'`
+	next_attempt_at = now(), leased_until = NULL WHERE id = $1 AND state = 'pending'`
 
 // recordSQL logs an attempt and moves its delivery and endpoint on, in one
 // statement: $1 delivery, $2 endpoint, $3 status (NULL: none), $4 ms,
@@ -173,18 +173,18 @@ WHERE id = $2::uuid`
 // deliveriesSQL reads endpoint $1's latest $2 attempts, newest first, each
 // with its delivery's state now.
 const deliveriesSQL = `
-		SELECT ev.id, ev.type, a.attempted_at, a.status_code, a.duration_ms, a.error, d.state, d.attempts,
-		       CASE WHEN d.state = 'pending' THEN d.next_attempt_at END
-		FROM webhook_attempts a
-		JOIN webhook_deliveries d ON d.id = a.delivery_id
-		JOIN webhook_events ev ON ev.id = d.event_id
-		WHERE a.endpoint_id = $1
-		ORDER BY a.attempted_at DESC, a.id DESC LIMIT $2`
+	SELECT ev.id, ev.type, a.attempted_at, a.status_code, a.duration_ms, a.error, d.state, d.attempts,
+	       CASE WHEN d.state = 'pending' THEN d.next_attempt_at END
+	FROM webhook_attempts a
+	JOIN webhook_deliveries d ON d.id = a.delivery_id
+	JOIN webhook_events ev ON ev.id = d.event_id
+	WHERE a.endpoint_id = $1
+	ORDER BY a.attempted_at DESC, a.id DESC LIMIT $2`
 
 // pruneSQL deletes up to $2 events older than $1, with their deliveries and
 // attempts, keeping those with a delivery still pending.
 const pruneSQL = `DELETE FROM webhook_events WHERE id IN (
-			SELECT ev.id FROM webhook_events ev
-			WHERE ev.created_at < now() - $1::interval
-			  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = ev.id AND d.state = 'pending')
-			LIMIT $2)`
+	SELECT ev.id FROM webhook_events ev
+	WHERE ev.created_at < now() - $1::interval
+	  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = ev.id AND d.state = 'pending')
+	LIMIT $2)`

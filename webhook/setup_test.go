@@ -11,8 +11,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
 
 	"broll/billing/billingtest"
+	"broll/graph"
+	"broll/graph/graphtest"
+	"broll/internal/config"
 	"broll/internal/seal"
 	"broll/internal/testkit"
 	"broll/webhook"
@@ -99,11 +103,29 @@ const testSealerKey = "webhook-tests-signing-key-0123456789abcdef"
 
 func testSealer(t *testing.T) *seal.Sealer {
 	t.Helper()
-	s, err := seal.New(testSealerKey, "")
+	s, err := graph.NewSealer(config.Config{SigningKey: testSealerKey})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// services is the graph a node would build over the test's database,
+// with the tests' signing key and public URL changed by configure (nil:
+// none) and, when rdb is not nil, the Redis part over it: the billing,
+// keys and catalog whose changes write the events.
+func (b bundle) services(t *testing.T, rdb *redis.Client, configure func(*config.Config)) *graph.Graph {
+	t.Helper()
+	cfg := config.Defaults()
+	cfg.SigningKey, cfg.PublicURL = testSealerKey, "http://api.test"
+	if configure != nil {
+		configure(&cfg)
+	}
+	o := graph.Options{Parts: graph.Secrets, Pool: b.pool}
+	if rdb != nil {
+		o.Parts, o.Redis = o.Parts|graph.Redis, rdb
+	}
+	return graphtest.Open(t, cfg, o)
 }
 
 // owner is the account's root key, which the tests' endpoints belong to.

@@ -108,7 +108,7 @@ func (w *Worker) embedClips(ctx context.Context, ids []uuid.UUID) map[uuid.UUID]
 	if err != nil {
 		return failAll(fmt.Errorf("load clip text: %w", err))
 	}
-	model := w.opts.Embedder.Model()
+	model := w.embedder.Model()
 	found := make(map[uuid.UUID]bool, len(inputs))
 	todo := inputs[:0]
 	var texts []string
@@ -134,7 +134,7 @@ func (w *Worker) embedClips(ctx context.Context, ids []uuid.UUID) map[uuid.UUID]
 		return errs
 	}
 	w.metrics.batchSize.Observe(float64(len(texts)))
-	vecs, err := w.opts.Embedder.Embed(ctx, embed.Document, texts)
+	vecs, err := w.embedder.Embed(ctx, embed.Document, texts)
 	if err == nil && len(vecs) != len(texts) {
 		err = fmt.Errorf("%d vectors for %d texts", len(vecs), len(texts))
 	}

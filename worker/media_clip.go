@@ -29,7 +29,7 @@ func (w *Worker) handleProcessMedia(ctx context.Context, t *asynq.Task) error {
 		return fmt.Errorf("media job: payload without video_id: %w", asynq.SkipRetry)
 	}
 	start := time.Now()
-	err := w.opts.Catalog.ProcessMedia(ctx, p.VideoID)
+	err := w.catalog.ProcessMedia(ctx, p.VideoID)
 	var unreadable *media.UnreadableError
 	switch {
 	case err == nil:
@@ -60,7 +60,7 @@ func (w *Worker) markMediaFailed(ctx context.Context, id uuid.UUID, reason strin
 	// The task's context may be the one that expired.
 	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := w.opts.Catalog.MarkMediaFailed(mctx, id, reason); err != nil {
+	if err := w.catalog.MarkMediaFailed(mctx, id, reason); err != nil {
 		w.logger.Error("mark media failed", "video_id", id, "err", err)
 	}
 	w.logger.Warn("media processing gave up", "video_id", id, "reason", reason)

@@ -24,11 +24,6 @@ func TestWorkerProbesImportedClips(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	ctx := context.Background()
-	store, err := media.NewLocal(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.cat = catalog.New(e.pool, store, e.queue)
 	src := t.TempDir()
 	video := testkit.RenderVideo(t, 1080, 1920, 7.5)
 	junk := filepath.Join(src, "junk.mp4")
@@ -36,14 +31,14 @@ func TestWorkerProbesImportedClips(t *testing.T) {
 		t.Fatal(err)
 	}
 	good, bad := uuid.New(), uuid.New()
-	_, err = e.cat.ImportVideos(ctx, []catalog.VideoInput{
+	_, err := e.cat.ImportVideos(ctx, []catalog.VideoInput{
 		{ID: good.String(), Title: "Tall pattern", Emotion: "neutral", Gender: "female", Difficulty: "easy", MediaFile: video},
 		{ID: bad.String(), Title: "Broken file", Emotion: "neutral", Gender: "male", Difficulty: "easy", MediaFile: junk},
 	}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.start(t, worker.Options{Embedder: embed.NewBuiltin()})
+	e.start(t, embed.NewBuiltin(), worker.Options{})
 
 	mediaStatus := func(id uuid.UUID) (status, reason string) {
 		if err := e.pool.QueryRow(ctx, `SELECT media_status, coalesce(media_error, '') FROM videos WHERE id = $1`, id).Scan(&status, &reason); err != nil {
@@ -68,11 +63,11 @@ func TestWorkerProbesImportedClips(t *testing.T) {
 	if dur != 7.5 || fps != 30 || w != 1080 || h != 1920 || orientation != "vertical" || mediaType != "video" {
 		t.Fatalf("figures: %v s %v fps %dx%d %s %s", dur, fps, w, h, orientation, mediaType)
 	}
-	p, err := media.ProbeFile(ctx, filepath.Join(store.Dir(), filepath.FromSlash(preview)))
+	p, err := media.ProbeFile(ctx, filepath.Join(e.cfg.MediaDir, filepath.FromSlash(preview)))
 	if err != nil || max(p.Width, p.Height) != media.PreviewLongSide || p.Duration > media.PreviewMaxSeconds {
 		t.Fatalf("preview %s: %+v %v", preview, p, err)
 	}
-	if _, err := store.Stat(ctx, thumb); err != nil {
+	if _, err := e.media.Stat(ctx, thumb); err != nil {
 		t.Fatalf("thumbnail %s: %v", thumb, err)
 	}
 

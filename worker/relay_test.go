@@ -6,12 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"broll/catalog"
 	"broll/embed"
-	"broll/internal/tasks"
+	"broll/graph"
 	"broll/worker"
 )
 
@@ -33,7 +32,7 @@ func TestWorkerRelaysJobsRecordedWhileRedisWasAway(t *testing.T) {
 	_ = l.Close()
 	down := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
 	t.Cleanup(func() { _ = down.Close() })
-	away := catalog.New(e.pool, nil, tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(down), nil))
+	away := e.graph(t, graph.Options{Parts: graph.CLIParts, Redis: down}).Catalog
 	if n, err := away.Reembed(ctx, catalog.ReembedStale, embed.NewBuiltin().Model()); err != nil || n != 1 {
 		t.Fatalf("reembed with Redis away = %d, %v", n, err)
 	}
@@ -41,8 +40,7 @@ func TestWorkerRelaysJobsRecordedWhileRedisWasAway(t *testing.T) {
 		t.Fatalf("clip before the worker: %+v", s)
 	}
 
-	e.cat = catalog.New(e.pool, nil, e.queue)
-	e.start(t, worker.Options{Embedder: embed.NewBuiltin(), RelayInterval: 50 * time.Millisecond})
+	e.start(t, embed.NewBuiltin(), worker.Options{RelayInterval: 50 * time.Millisecond})
 	if s := e.waitStatus(t, id, "ready", 20*time.Second); s.Dims != embed.Dimensions {
 		t.Fatalf("after the relay: %+v", s)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"broll/catalog"
 	"broll/embed"
+	"broll/graph"
 	"broll/internal/tasks"
 )
 
@@ -34,12 +35,12 @@ const (
 	DefaultRelayInterval   = time.Second
 )
 
-// Options configure a Worker. Redis, Catalog and Embedder are required.
+// Options tune a Worker; the zero value is production's defaults. What it
+// works with (the queues, the catalog, the embedder) comes from the
+// service graph.
 type Options struct {
-	Redis    asynq.RedisConnOpt
-	Catalog  *catalog.Service
-	Embedder embed.Embedder
-	Logger   *slog.Logger
+	// Logger receives the worker's logs; nil: the graph's logger.
+	Logger *slog.Logger
 
 	// Concurrency is how many embedder calls run at once; each carries up
 	// to BatchSize clips, so the server holds Concurrency*BatchSize tasks.
@@ -102,7 +103,14 @@ type clipStore interface {
 
 // Worker processes the asynq queues of the service.
 type Worker struct {
-	opts     Options
+	opts Options
+	// queue is the connection the task server opens its own clients with.
+	queue asynq.RedisConnOpt
+	// prefix is the deployment's BROLL_REDIS_PREFIX: the worker takes tasks
+	// from its queues (tasks.EmbedQueue, tasks.MediaQueue).
+	prefix   string
+	catalog  *catalog.Service
+	embedder embed.Embedder
 	store    clipStore
 	logger   *slog.Logger
 	handlers map[string]asynq.Handler
@@ -110,18 +118,22 @@ type Worker struct {
 	metrics  *workerMetrics
 }
 
-// New checks opts and returns a worker; Run starts it.
-func New(opts Options) (*Worker, error) {
-	switch {
-	case opts.Redis == nil:
-		return nil, errors.New("worker: Redis connection is required")
-	case opts.Catalog == nil:
-		return nil, errors.New("worker: Catalog is required")
-	case opts.Embedder == nil:
-		return nil, errors.New("worker: Embedder is required")
+// New returns a worker over g's queues, catalog and embedder (g opened
+// with graph.Redis and graph.Embedder, as graph.WorkerParts are), tuned by
+// opts; Run starts it.
+func New(g *graph.Graph, opts Options) (*Worker, error) {
+	if err := g.Require("worker", graph.Redis|graph.Embedder); err != nil {
+		return nil, err
+	}
+	if g.QueueConn == nil {
+		return nil, errors.New("worker: Redis connection is required (REDIS_URL)")
+	}
+	if opts.Logger == nil {
+		opts.Logger = g.Logger
 	}
 	opts.withDefaults()
-	w := &Worker{opts: opts, store: opts.Catalog, logger: opts.Logger, metrics: newWorkerMetrics(opts.Metrics)}
+	w := &Worker{opts: opts, queue: g.QueueConn, prefix: g.Config.RedisPrefix, catalog: g.Catalog, embedder: g.Embedder,
+		store: g.Catalog, logger: opts.Logger, metrics: newWorkerMetrics(opts.Metrics)}
 	w.handlers = map[string]asynq.Handler{tasks.TaskEmbedClip: asynq.HandlerFunc(w.handleEmbedClip)}
 	if !opts.NoMedia {
 		w.handlers[tasks.TaskProcessMedia] = asynq.HandlerFunc(w.handleProcessMedia)
@@ -138,7 +150,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	o := w.opts
 	// The worker owns the Redis client: asynq closes one it made itself
 	// only after a successful Start, so a failed Ping would leak it.
-	rc, ok := o.Redis.MakeRedisClient().(redis.UniversalClient)
+	rc, ok := w.queue.MakeRedisClient().(redis.UniversalClient)
 	if !ok {
 		return errors.New("worker: Redis connection option makes no Redis client")
 	}
@@ -185,7 +197,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err := srv.Start(mux); err != nil {
 		return fmt.Errorf("worker: start: %w", err)
 	}
-	w.logger.Info("worker started", "model", o.Embedder.Model(), "concurrency", o.Concurrency,
+	w.logger.Info("worker started", "model", w.embedder.Model(), "concurrency", o.Concurrency,
 		"batch_size", o.BatchSize, "poll_interval", o.PollInterval)
 	var relay sync.WaitGroup
 	relay.Go(func() { w.relayJobs(ctx) })
@@ -198,11 +210,22 @@ func (w *Worker) Run(ctx context.Context) error {
 }
 
 // queues are the asynq queues this worker takes tasks from, with their
-// priorities.
+// priorities: its deployment's (the graph's BROLL_REDIS_PREFIX), and at the lowest priority the unprefixed
+// queues that releases before queue names carried the prefix wrote to, so
+// that the tasks waiting there when a deployment upgrades are still done.
+// Nothing queues to those any more; once they are empty everywhere
+// (asynq_queue_size{queue="embed"} and "media" at 0) they can go.
 func (w *Worker) queues() map[string]int {
-	q := map[string]int{tasks.QueueEmbed: 2, "default": 1}
+	p := w.prefix
+	q := map[string]int{tasks.EmbedQueue(p): 4}
 	if !w.opts.NoMedia {
-		q[tasks.QueueMedia] = 1
+		q[tasks.MediaQueue(p)] = 2
+	}
+	if p != "" {
+		q[tasks.QueueEmbed] = 1
+		if !w.opts.NoMedia {
+			q[tasks.QueueMedia] = 1
+		}
 	}
 	return q
 }
@@ -251,7 +274,7 @@ func (w *Worker) relayJobs(ctx context.Context) {
 	defer t.Stop()
 	failing := false
 	for {
-		n, err := w.opts.Catalog.RelayJobs(ctx)
+		n, err := w.catalog.RelayJobs(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil && !failing:
 			w.logger.Warn("job relay failed; the jobs stay recorded", "err", err)

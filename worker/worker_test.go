@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -14,39 +15,75 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
+	"github.com/redis/go-redis/v9"
 
 	"broll/catalog"
+	"broll/catalog/media"
 	"broll/embed"
+	"broll/graph"
+	"broll/internal/config"
 	"broll/internal/tasks"
 	"broll/internal/testkit"
 	"broll/worker"
 )
 
-// env is what a worker test needs: its own database and Redis database,
-// an asynq client and inspector on that Redis, and the catalog.
+// env is what a worker test needs: its own database and Redis key prefix
+// (so its own queues), the configuration of its processes (the prefix as
+// BROLL_REDIS_PREFIX), an asynq client and inspector on that Redis, and
+// the catalog and queue of a graph over both (the API's or brollctl's side
+// of the queue).
 type env struct {
 	pool   *pgxpool.Pool
-	cat    *catalog.Service
-	redis  asynq.RedisClientOpt
-	client *asynq.Client
-	insp   *asynq.Inspector
-	queue  *tasks.AsynqQueue
+	rdb    *redis.Client
+	cfg    config.Config
+	prefix string
+	// embedQueue is the test's embedding queue.
+	embedQueue string
+	cat        *catalog.Service
+	media      media.Store
+	client     *asynq.Client
+	insp       *asynq.Inspector
+	queue      *tasks.AsynqQueue
 }
 
 func setup(t *testing.T) *env {
 	t.Helper()
-	pool, _ := testkit.NewPool(t)
-	rdb, _ := testkit.Redis(t)
-	o := rdb.Options()
+	pool, dbURL := testkit.NewPool(t)
+	rds := testkit.Redis(t)
+	cfg, err := config.Load(func(k string) string {
+		return map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": rds.URL, "BROLL_REDIS_PREFIX": rds.Prefix,
+			"BROLL_MEDIA_DIR": t.TempDir(), "BROLL_SIGNING_KEY": config.GenerateSecret(), "BROLL_EMBED_PROVIDER": "builtin"}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := rds.Client.Options()
 	ropt := asynq.RedisClientOpt{Addr: o.Addr, Username: o.Username, Password: o.Password, DB: o.DB}
 	client := asynq.NewClient(ropt)
 	t.Cleanup(func() { _ = client.Close() })
 	insp := asynq.NewInspector(ropt)
 	t.Cleanup(func() { _ = insp.Close() })
-	return &env{
-		pool: pool, cat: catalog.New(pool, nil, nil), redis: ropt,
-		client: client, insp: insp, queue: tasks.NewAsynqQueue(client, insp),
+	e := &env{pool: pool, rdb: rds.Client, cfg: cfg, prefix: rds.Prefix, embedQueue: tasks.EmbedQueue(rds.Prefix),
+		client: client, insp: insp}
+	g := e.graph(t, graph.Options{Parts: graph.CLIParts})
+	e.cat, e.media, e.queue = g.Catalog, g.Media, g.Queue
+	return e
+}
+
+// graph opens a graph over the env's database and Redis (o.Redis nil) as
+// the composition root does for a process; it closes when the test ends.
+func (e *env) graph(t *testing.T, o graph.Options) *graph.Graph {
+	t.Helper()
+	o.Pool = e.pool
+	if o.Redis == nil {
+		o.Redis = e.rdb
 	}
+	g, err := graph.Open(context.Background(), e.cfg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	return g
 }
 
 func (e *env) insertClip(t *testing.T, title string) uuid.UUID {
@@ -73,21 +110,22 @@ func (e *env) enqueue(t *testing.T, ids ...uuid.UUID) {
 func (e *env) enqueueWithRetries(t *testing.T, id uuid.UUID, maxRetry int) {
 	t.Helper()
 	b, _ := json.Marshal(tasks.ClipPayload{VideoID: id})
-	task := asynq.NewTask(tasks.TaskEmbedClip, b, asynq.Queue(tasks.QueueEmbed),
-		asynq.TaskID(taskID(id)), asynq.MaxRetry(maxRetry), asynq.Timeout(time.Minute))
+	task := asynq.NewTask(tasks.TaskEmbedClip, b, asynq.Queue(e.embedQueue),
+		asynq.TaskID(e.taskID(id)), asynq.MaxRetry(maxRetry), asynq.Timeout(time.Minute))
 	if _, err := e.client.Enqueue(task); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func taskID(id uuid.UUID) string { return "embed:" + id.String() }
+// taskID is the id of a clip's embedding task, as tasks.AsynqQueue names it.
+func (e *env) taskID(id uuid.UUID) string { return e.embedQueue + ":" + id.String() }
 
-// start runs a worker with test-friendly timings until stop is called or
-// the test ends. stop returns Run's error.
-func (e *env) start(t *testing.T, opts worker.Options) (stop func() error) {
+// start runs a worker over a worker's graph with embedder and
+// test-friendly timings until stop is called or the test ends. stop
+// returns Run's error.
+func (e *env) start(t *testing.T, embedder embed.Embedder, opts worker.Options) (stop func() error) {
 	t.Helper()
-	opts.Redis = e.redis
-	opts.Catalog = e.cat
+	g := e.graph(t, graph.Options{Parts: graph.WorkerParts, Embedder: embedder})
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
@@ -96,7 +134,7 @@ func (e *env) start(t *testing.T, opts worker.Options) (stop func() error) {
 	setIfZero(&opts.RetryBaseDelay, 10*time.Millisecond)
 	setIfZero(&opts.RetryMaxDelay, 40*time.Millisecond)
 	setIfZero(&opts.ShutdownTimeout, 2*time.Second)
-	w, err := worker.New(opts)
+	w, err := worker.New(g, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +204,7 @@ func (e *env) waitTask(t *testing.T, id uuid.UUID, want asynq.TaskState, within 
 	var info *asynq.TaskInfo
 	var err error
 	waitFor(t, within, func() bool {
-		info, err = e.insp.GetTaskInfo(tasks.QueueEmbed, taskID(id))
+		info, err = e.insp.GetTaskInfo(e.embedQueue, e.taskID(id))
 		return err == nil && info.State == want
 	}, func() string { return fmt.Sprintf("task of %s: %+v, %v; want state %s", id, info, err, want) })
 	return info
@@ -185,16 +223,16 @@ func waitFor(t *testing.T, within time.Duration, ok func() bool, why func() stri
 
 func TestNewRequiresDependencies(t *testing.T) {
 	t.Parallel()
-	full := worker.Options{Redis: asynq.RedisClientOpt{Addr: "x"}, Catalog: &catalog.Service{}, Embedder: embed.NewBuiltin()}
-	if _, err := worker.New(full); err != nil {
+	e := setup(t)
+	if _, err := worker.New(e.graph(t, graph.Options{Parts: graph.WorkerParts}), worker.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	for name, o := range map[string]worker.Options{
-		"redis":    {Catalog: full.Catalog, Embedder: full.Embedder},
-		"catalog":  {Redis: full.Redis, Embedder: full.Embedder},
-		"embedder": {Redis: full.Redis, Catalog: full.Catalog},
+	for name, g := range map[string]*graph.Graph{
+		"redis":    e.graph(t, graph.Options{Parts: graph.WorkerParts &^ graph.Redis}),
+		"graph":    nil,
+		"embedder": e.graph(t, graph.Options{Parts: graph.WorkerParts &^ graph.Embedder}),
 	} {
-		if _, err := worker.New(o); err == nil {
+		if _, err := worker.New(g, worker.Options{}); err == nil {
 			t.Errorf("no %s accepted", name)
 		}
 	}
@@ -202,10 +240,11 @@ func TestNewRequiresDependencies(t *testing.T) {
 
 func TestRunFailsWithoutRedis(t *testing.T) {
 	t.Parallel()
-	w, err := worker.New(worker.Options{
-		Redis: asynq.RedisClientOpt{Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond}, Catalog: &catalog.Service{},
-		Embedder: embed.NewBuiltin(),
-	})
+	e := setup(t)
+	e.cfg.RedisURL = "redis://127.0.0.1:1/0"
+	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	t.Cleanup(func() { _ = down.Close() })
+	w, err := worker.New(e.graph(t, graph.Options{Parts: graph.WorkerParts, Redis: down}), worker.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,21 +255,21 @@ func TestRunFailsWithoutRedis(t *testing.T) {
 	}
 }
 
-func TestEmbedsNewClipWithinSeconds(t *testing.T) {
+// TestEmbedsNewClip runs the production poll interval and batch wait, the
+// latency a user sees (docs/api.md gives it; no test asserts a duration:
+// it is logged).
+func TestEmbedsNewClip(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	builtin := embed.NewBuiltin()
-	// The production poll interval: this is the latency a user sees.
-	e.start(t, worker.Options{Embedder: builtin, PollInterval: worker.DefaultPollInterval, BatchWait: worker.DefaultBatchWait})
+	e.start(t, builtin, worker.Options{PollInterval: worker.DefaultPollInterval, BatchWait: worker.DefaultBatchWait})
 
 	id := e.insertClip(t, "Young woman laughing at her phone on the couch")
 	start := time.Now()
 	e.enqueue(t, id)
 	s := e.waitStatus(t, id, "ready", 10*time.Second)
-	if took := time.Since(start); took > 2*time.Second {
-		t.Errorf("clip searchable after %s, want under 2s", took)
-	}
-	if s.Dims != embed.Dimensions || s.Model != "builtin-lexical-v1" || s.Error != "" {
+	t.Logf("clip searchable %s after it was queued", time.Since(start).Round(time.Millisecond))
+	if s.Dims != embed.Dimensions || s.Model != embed.NewBuiltin().Model() || s.Error != "" {
 		t.Fatalf("state = %+v", s)
 	}
 
@@ -263,5 +302,21 @@ func TestBackoff(t *testing.T) {
 	}
 	if d := got(500, nil, nil); d != 10*time.Second {
 		t.Errorf("retry 500: %s", d)
+	}
+}
+
+// TestQueuesCarryThePrefix: a worker takes tasks from its deployment's
+// queues, embedding first, and drains the unprefixed queues of earlier
+// releases last; without ffmpeg it leaves every media queue alone.
+func TestQueuesCarryThePrefix(t *testing.T) {
+	t.Parallel()
+	got := worker.Queues("eu:", worker.Options{})
+	want := map[string]int{"eu:embed": 4, "eu:media": 2, "embed": 1, "media": 1}
+	if !maps.Equal(got, want) {
+		t.Errorf("queues %v, want %v", got, want)
+	}
+	got = worker.Queues("eu:", worker.Options{NoMedia: true})
+	if want := map[string]int{"eu:embed": 4, "embed": 1}; !maps.Equal(got, want) {
+		t.Errorf("queues without ffmpeg %v, want %v", got, want)
 	}
 }

@@ -18,29 +18,34 @@ import (
 
 	"broll/api"
 	"broll/billing/billingtest"
+	"broll/graph"
 	"broll/internal/config"
 	"broll/internal/money"
 	"broll/internal/testkit"
 	"broll/tenancy"
+	"broll/webhook"
 )
 
 // env is one API node (JSON API and dashboard, the real router) over a
 // database and a Redis database of the test's own, with a settable clock.
 type env struct {
-	app   *fiber.App
-	pool  *pgxpool.Pool
-	rdb   *redis.Client
-	cfg   config.Config
-	svc   *tenancy.Service
-	clock *testkit.Clock
-	logs  *testkit.SyncBuffer
+	app  *fiber.App
+	pool *pgxpool.Pool
+	rdb  *redis.Client
+	cfg  config.Config
+	svc  *tenancy.Service
+	// webhooks is the node's endpoint service.
+	webhooks *webhook.Service
+	clock    *testkit.Clock
+	logs     *testkit.SyncBuffer
 }
 
 func setup(t *testing.T, extra map[string]string) *env {
 	t.Helper()
 	pool, dbURL := testkit.NewPool(t)
-	rdb, redisURL := testkit.Redis(t)
-	vars := map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_MEDIA_DIR": t.TempDir(),
+	rds := testkit.Redis(t)
+	rdb := rds.Client
+	vars := map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": rds.URL, "BROLL_REDIS_PREFIX": rds.Prefix, "BROLL_MEDIA_DIR": t.TempDir(),
 		"BROLL_SIGNING_KEY": config.GenerateSecret(), "BROLL_PUBLIC_URL": "http://dash.test",
 		"BROLL_LOG_LEVEL": "debug", "BROLL_EMBED_PROVIDER": "builtin"}
 	for k, v := range extra {
@@ -52,12 +57,16 @@ func setup(t *testing.T, extra map[string]string) *env {
 	}
 	logs := &testkit.SyncBuffer{}
 	clk := testkit.NewClock(time.Now())
-	n, err := api.NewNode(context.Background(), cfg, api.NodeOptions{Pool: pool, Redis: rdb, Logs: logs, Now: clk.Now})
+	g, err := graph.Open(context.Background(), cfg, graph.Options{Parts: graph.APIParts, Pool: pool, Redis: rdb, Logs: logs, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(n.Close)
-	return &env{app: n.App, pool: pool, rdb: rdb, cfg: cfg, svc: n.Tenancy, clock: clk, logs: logs}
+	t.Cleanup(g.Close)
+	n, err := api.NewNode(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{app: n.App, pool: pool, rdb: rdb, cfg: cfg, svc: n.Tenancy, webhooks: n.Webhooks, clock: clk, logs: logs}
 }
 
 const password = "correct horse battery staple"

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"broll/internal/seal"
 	"broll/webhook"
 )
 
@@ -19,11 +18,7 @@ func TestWebhooksPage(t *testing.T) {
 	ctx := context.Background()
 	mine := e.tenant(t, "Hook Co", 1000)
 	theirs := e.tenant(t, "Other Co", 1000)
-	sealer, err := seal.New("dashboard-tests-signing-key-0123456789abcdef", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hooks := webhook.New(e.pool, webhook.Allow{}, sealer)
+	hooks := e.webhooks
 	ep, err := hooks.Create(ctx, webhook.RootKey(mine.ID, mine.RootKey.ID), webhook.NewEndpoint{URL: "https://hooks.example.com/broll", Events: []string{"key.created"}})
 	if err != nil {
 		t.Fatal(err)

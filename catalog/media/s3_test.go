@@ -150,15 +150,25 @@ func TestS3PresignedGetExpires(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// S3 signatures count whole seconds: two seconds are past any 1 s TTL.
-	time.Sleep(2100 * time.Millisecond)
-	resp, err := http.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusForbidden {
-		t.Fatalf("expired presigned url = %d, want 403", resp.StatusCode)
+	// The URL works (200) until its second is over, then the store refuses
+	// it (403): poll for the refusal rather than sleep a guess at when.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusForbidden {
+			return
+		}
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("presigned url = %d, want 200 and then 403", resp.StatusCode)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a presigned url with a 1 s TTL still works after 30 s")
+		}
+		time.Sleep(100 * time.Millisecond) // pace the polls
 	}
 }
 

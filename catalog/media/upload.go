@@ -88,9 +88,7 @@ func (s *Uploads) Create(ctx context.Context, keyID uuid.UUID, req UploadRequest
 	if keyID != uuid.Nil {
 		key = &keyID
 	}
-	_, err := s.pool.Exec(ctx, `
-		INSERT INTO media_uploads (id, api_key_id, filename, content_type, size, media_key, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, id, key, name, req.ContentType, req.Size, up.MediaKey, up.ExpiresAt)
+	_, err := s.pool.Exec(ctx, sqlCreateUpload, id, key, name, req.ContentType, req.Size, up.MediaKey, up.ExpiresAt)
 	if err != nil {
 		return Upload{}, fmt.Errorf("upload: %w", err)
 	}
@@ -124,9 +122,7 @@ func (s *Uploads) Receive(ctx context.Context, keyID, id uuid.UUID, contentType 
 	var size int64
 	var expires time.Time
 	var complete, claimed bool
-	err := s.pool.QueryRow(ctx, `
-		SELECT media_key, content_type, size, expires_at, received_at IS NOT NULL, video_id IS NOT NULL
-		FROM media_uploads WHERE id = $1 AND api_key_id = $2`, id, keyID).
+	err := s.pool.QueryRow(ctx, sqlUploadOfKey, id, keyID).
 		Scan(&key, &ctype, &size, &expires, &complete, &claimed)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return apperr.NotFoundf("upload %s not found", id)
@@ -153,9 +149,7 @@ func (s *Uploads) Receive(ctx context.Context, keyID, id uuid.UUID, contentType 
 	err = database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		// The row lock orders this against other PUTs and against an
 		// import's claim: whoever comes second sees the first's change.
-		err := tx.QueryRow(ctx, `
-			SELECT received_at IS NOT NULL, video_id IS NOT NULL FROM media_uploads WHERE id = $1 FOR UPDATE`, id).
-			Scan(&complete, &claimed)
+		err := tx.QueryRow(ctx, sqlLockUpload, id).Scan(&complete, &claimed)
 		if err != nil {
 			return fmt.Errorf("upload: %w", err)
 		}
@@ -165,7 +159,7 @@ func (s *Uploads) Receive(ctx context.Context, keyID, id uuid.UUID, contentType 
 		if err := stager.Rename(ctx, staging, key); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE media_uploads SET received_at = now() WHERE id = $1`, id); err != nil {
+		if _, err := tx.Exec(ctx, sqlUploadReceived, id); err != nil {
 			return fmt.Errorf("upload: %w", err)
 		}
 		return nil
@@ -234,9 +228,7 @@ type UploadFile struct {
 // object is never replaced).
 func (s *Uploads) Find(ctx context.Context, owner, id uuid.UUID) (f UploadFile, ok bool, err error) {
 	var video *uuid.UUID
-	err = s.pool.QueryRow(ctx, `
-		SELECT media_key, size, received_at IS NOT NULL, video_id FROM media_uploads
-		WHERE id = $1 AND ($2::uuid IS NULL OR api_key_id = $2)`, id, nullUUID(owner)).
+	err = s.pool.QueryRow(ctx, sqlFindUpload, id, nullUUID(owner)).
 		Scan(&f.Key, &f.Size, &f.Complete, &video)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return f, false, nil
@@ -257,8 +249,7 @@ func (s *Uploads) Find(ctx context.Context, owner, id uuid.UUID) (f UploadFile, 
 	if err != nil {
 		return f, false, fmt.Errorf("import: upload %s: %w", id, err)
 	}
-	if _, err := s.pool.Exec(ctx, `
-		UPDATE media_uploads SET received_at = now() WHERE id = $1 AND received_at IS NULL`, id); err != nil {
+	if _, err := s.pool.Exec(ctx, sqlUploadStored, id); err != nil {
 		return f, false, fmt.Errorf("import: upload %s: %w", id, err)
 	}
 	f.Complete = true

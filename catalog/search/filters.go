@@ -47,25 +47,6 @@ type ModelCount struct {
 	Count int
 }
 
-// sqlFilterValues counts every facet in one pass over the live clips.
-// GROUPING tells which grouping set a row belongs to; a NULL value (a clip
-// without an age range, say) is no value to filter by and is left out.
-const sqlFilterValues = `
-	SELECT CASE WHEN GROUPING(emotion) = 0 THEN 'emotion'
-	            WHEN GROUPING(gender) = 0 THEN 'gender'
-	            WHEN GROUPING(age_range) = 0 THEN 'age_range'
-	            WHEN GROUPING(location) = 0 THEN 'location'
-	            WHEN GROUPING(media_type) = 0 THEN 'media_type'
-	            WHEN GROUPING(orientation) = 0 THEN 'orientation'
-	            WHEN GROUPING(difficulty) = 0 THEN 'difficulty'
-	            ELSE 'model' END AS facet,
-	       coalesce(emotion, gender, age_range, location, media_type, orientation, difficulty, model_id),
-	       coalesce(max(model_name), ''), count(*)
-	FROM videos
-	WHERE retired_at IS NULL
-	GROUP BY GROUPING SETS ((emotion), (gender), (age_range), (location), (media_type),
-	                        (orientation), (difficulty), (model_id))`
-
 // Filters returns the filter values in use. Enum facets keep the order of
 // their allowed values, locations and models come most used first, tiers
 // cheapest first.

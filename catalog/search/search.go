@@ -68,22 +68,6 @@ func (s *Service) hnsw() hnswSettings {
 	return hnswSettings{efSearch: s.efSearch, maxScanTuples: 20_000}
 }
 
-// The third argument is the plan_cache_mode: force_generic_plan for a page
-// that may keep the plan its connection made once (searchSQL.planOnce),
-// force_custom_plan otherwise.
-const sqlHNSWSettings = `
-	SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
-	       set_config('hnsw.ef_search', $1, true),
-	       set_config('hnsw.max_scan_tuples', $2, true),
-	       set_config('plan_cache_mode', $3, true)`
-
-// sqlExactScan makes the rest of the transaction sort by computed distance
-// instead of walking the index. A custom plan makes the planner see it; a
-// cached generic plan would not.
-const sqlExactScan = `
-	SELECT set_config('enable_indexscan', 'off', true),
-	       set_config('plan_cache_mode', 'force_custom_plan', true)`
-
 // Search runs a catalog search. Retired clips never appear. With
 // q.SemanticSearch the text is embedded by qe; a nil qe (or one that fails)
 // makes semantic search unavailable, never an internal error. Difficulty is

@@ -16,17 +16,25 @@ type Service struct {
 	efSearch int
 }
 
-// New returns the search of cat, reading where cat reads (catalog.WithReads).
-func New(cat *catalog.Service) *Service {
-	return &Service{catalog: cat, counts: newCountCache(), efSearch: DefaultEfSearch}
+// Options are what a search is built with beside its catalog; the zero
+// value is usable.
+type Options struct {
+	// EfSearch is the HNSW candidate list of a semantic search
+	// (hnsw.ef_search, at most 1,000; a page deeper than it raises it for
+	// that search); 0: DefaultEfSearch. Recall grows with it and so does
+	// the cost of a search: see docs/performance.md for both, measured.
+	EfSearch int
 }
 
-// WithEfSearch returns the search running semantic searches with an HNSW
-// candidate list of n (hnsw.ef_search, at most 1,000; a page deeper than n
-// raises it for that search). Recall grows with n and so does the cost of
-// a search: see docs/performance.md for both, measured.
-func (s *Service) WithEfSearch(n int) *Service {
-	c := *s
-	c.efSearch = min(max(n, 1), maxEfSearch)
-	return &c
+// NewService returns the search of cat, reading where cat reads
+// (catalog.Options.Reads), as o says.
+func NewService(cat *catalog.Service, o Options) *Service {
+	ef := DefaultEfSearch
+	if o.EfSearch != 0 {
+		ef = min(max(o.EfSearch, 1), maxEfSearch)
+	}
+	return &Service{catalog: cat, counts: newCountCache(), efSearch: ef}
 }
+
+// New returns the search of cat with the default HNSW candidate list.
+func New(cat *catalog.Service) *Service { return NewService(cat, Options{}) }

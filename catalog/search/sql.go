@@ -61,8 +61,8 @@ type searchSQL struct {
 	window int
 	// planOnce says the page (a semantic ranking) runs on the plan its
 	// connection made the first time, without the arguments
-	// (Query.plainFilters): planning it anew cost 0.7-1.1 ms, a sixth of
-	// the search, as videos has some thirty indexes to weigh.
+	// (Query.plainFilters): planning it anew is a good share of the
+	// search's time, as videos has some thirty indexes to weigh.
 	planOnce bool
 }
 
@@ -70,10 +70,56 @@ type searchSQL struct {
 const maxPrefixTerms = 16
 
 // buildSearch turns a validated query into SQL. vec and model are the
-// query embedding and its model when q.SemanticSearch is set.
+// query embedding and its model when q.SemanticSearch is set. The order of
+// its steps is the order of the arguments ($n): conditions, then the
+// count's bound, then what only the page uses.
 func buildSearch(q Query, vec []float32, model string) searchSQL {
 	b := &sqlBuilder{}
 	b.where("v.retired_at IS NULL")
+	addFilters(b, q)
+	kw := addKeyword(b, q)
+	if q.SemanticSearch != "" {
+		// Only vectors of the query's model are comparable with it.
+		b.where("v.embedding_status = 'ready'")
+		b.where("v.embedding_model = " + b.arg(model))
+	}
+	count, estimate := countStatements(b, kw)
+	rank, rankQuery := "", kw.rankQuery
+	if kw.rankWith != nil {
+		// The words' own query is an argument of the rank alone, so it
+		// is added after the count has taken its arguments.
+		rankQuery = kw.rankWith()
+	}
+	if rankQuery != "" {
+		rank = "ts_rank(v.search_tsv, " + rankQuery + ")"
+	}
+	if q.semanticRanked() {
+		return searchSQL{page: nearestSQL(b, q, vec), count: count, estimate: estimate, window: MaxSemanticWindow,
+			planOnce: q.plainFilters()}
+	}
+	sq := searchSQL{count: count, estimate: estimate, window: MaxResultWindow}
+	similarity := "NULL::float8"
+	if q.SemanticSearch != "" {
+		similarity = "1 - (v.embedding <=> " + b.arg(pgvector.NewVector(vec)) + ")"
+	}
+	if rank != "" && q.SortBy == SortRelevance {
+		// The words alone (and the retired check): the walk serves it.
+		if q.SemanticSearch == "" && kw.cond >= 0 && len(b.conds) == 2 {
+			w := b.clone()
+			words := prefixTerms(q.Search)
+			st := keywordWalkSQL(w, q, words[:min(len(words), keywordWalkWords)], kw.prefix, rankQuery)
+			sq.walk = &st
+		}
+		sq.page = keywordRankedSQL(b, q, rank, similarity)
+		return sq
+	}
+	sq.page = listPageSQL(b, q, rank, similarity)
+	return sq
+}
+
+// addFilters adds the query's filters, each an equality or a bound on a
+// column, and its owned filter (the catalog's ownership rule).
+func addFilters(b *sqlBuilder, q Query) {
 	eq := func(col, val string) {
 		if val != "" {
 			b.where(col + " = " + b.arg(val))
@@ -105,107 +151,88 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 		b.where("v.virality_score >= " + b.arg(*q.MinVirality))
 	}
 	if q.Owned != nil {
-		owned := "EXISTS (SELECT 1 FROM purchases p WHERE p.video_id = v.id AND p.api_key_id = " + b.arg(q.KeyID) + ")"
+		owned := catalog.OwnsSQL(b.arg(q.KeyID), "v.id")
 		if !*q.Owned {
 			owned = "NOT " + owned
 		}
 		b.where(owned)
 	}
+}
 
-	// rank is a clip's relevance to the words, ts_rank of rankQuery.
-	rank, rankQuery := "", ""
-	var rankWith func() string
+// keywordParts is what the keyword condition leaves for the rest of the
+// statement.
+type keywordParts struct {
+	// cond is the index of the keyword condition in the builder's
+	// conditions (-1: none, or not a prefix query).
+	cond int
+	// prefix is the prefix query's SQL ("" when the words make none).
+	prefix string
+	// rankQuery is the query a relevance rank scores against, when the
+	// keyword condition already holds it; rankWith adds it later instead.
+	rankQuery string
+	rankWith  func() string
 	// estimateWith is the keyword condition the planner is asked about
-	// when it differs from the one that matches (below); kw is the index
-	// of the matching one in b.conds.
-	var estimateWith func(*sqlBuilder) string
-	kw := -1
-	prefix := ""
-	if q.Search != "" {
-		if p := prefixTSQuery(q.Search); p != "" {
-			// Every clip the words match, their prefixes match too, so
-			// the prefix query alone finds the matches: the index then
-			// walks one AND of terms instead of an OR of two, which cost a
-			// fifth more on a common pair. The rank counts whole words
-			// above prefixes.
-			// The words' own query is an argument of the rank alone, so it
-			// is added after the count has taken its arguments (below).
-			prefix = "to_tsquery('english', " + b.arg(p) + ")"
-			kw = len(b.conds)
-			b.where("v.search_tsv @@ " + prefix)
-			// The planner knows how often each word occurs, but not how
-			// often its prefixes do: it guesses a fixed share per prefix,
-			// so two words were estimated at 40 clips where 12,000
-			// matched, and counted. The words OR-ed with their prefixes
-			// match the same clips (a word is its own prefix) and are
-			// estimated from what the planner knows.
-			estimateWith = func(e *sqlBuilder) string {
-				return "v.search_tsv @@ (websearch_to_tsquery('english', " + e.arg(q.Search) + ") || " + prefix + ")"
-			}
-			if q.SortBy == SortRelevance {
-				rankWith = func() string {
-					return "websearch_to_tsquery('english', " + b.arg(q.Search) + ") || " + prefix
-				}
-			}
-		} else {
-			tsq := "websearch_to_tsquery('english', " + b.arg(q.Search) + ")"
-			b.where("v.search_tsv @@ " + tsq)
-			rankQuery = tsq
+	// when it differs from the one that matches.
+	estimateWith func(*sqlBuilder) string
+}
+
+// addKeyword adds the condition of the query's words (q.Search).
+func addKeyword(b *sqlBuilder, q Query) keywordParts {
+	kw := keywordParts{cond: -1}
+	if q.Search == "" {
+		return kw
+	}
+	p := prefixTSQuery(q.Search)
+	if p == "" {
+		tsq := "websearch_to_tsquery('english', " + b.arg(q.Search) + ")"
+		b.where("v.search_tsv @@ " + tsq)
+		kw.rankQuery = tsq
+		return kw
+	}
+	// Every clip the words match, their prefixes match too, so the prefix
+	// query alone finds the matches: the index then walks one AND of terms
+	// instead of an OR of two. The rank counts whole words above prefixes.
+	prefix := "to_tsquery('english', " + b.arg(p) + ")"
+	kw.prefix, kw.cond = prefix, len(b.conds)
+	b.where("v.search_tsv @@ " + prefix)
+	// The planner knows how often each word occurs, but not how often its
+	// prefixes do: it guesses a fixed share per prefix, far below the
+	// truth for common words. The words OR-ed with their prefixes match
+	// the same clips (a word is its own prefix) and are estimated from
+	// what the planner knows.
+	kw.estimateWith = func(e *sqlBuilder) string {
+		return "v.search_tsv @@ (websearch_to_tsquery('english', " + e.arg(q.Search) + ") || " + prefix + ")"
+	}
+	if q.SortBy == SortRelevance {
+		kw.rankWith = func() string {
+			return "websearch_to_tsquery('english', " + b.arg(q.Search) + ") || " + prefix
 		}
 	}
-	if q.SemanticSearch != "" {
-		// Only vectors of the query's model are comparable with it.
-		b.where("v.embedding_status = 'ready'")
-		b.where("v.embedding_model = " + b.arg(model))
-	}
+	return kw
+}
 
-	// The count stops one past CountBound: beyond it the planner's
-	// estimate is the total (Search), as counting every row of a large
-	// catalog would cost more than the page itself.
+// countStatements are the capped count of the matches and the planner's
+// estimate of it. The count stops one past CountBound: beyond it the
+// planner's estimate is the total (Search), as counting every row of a
+// large catalog would cost more than the page itself.
+func countStatements(b *sqlBuilder, kw keywordParts) (count, estimate statement) {
+	countSQL := func(c *sqlBuilder) string {
+		return "SELECT count(*) FROM (SELECT 1 FROM videos v WHERE " + c.whereSQL() + " LIMIT " + c.arg(CountBound+1) + ") matches"
+	}
 	c := b.clone()
-	where := c.whereSQL()
-	count := statement{
-		sql:  "SELECT count(*) FROM (SELECT 1 FROM videos v WHERE " + where + " LIMIT " + c.arg(CountBound+1) + ") matches",
-		args: c.args,
-	}
-	estimate := statement{sql: "EXPLAIN (FORMAT JSON) " + count.sql, args: count.args}
-	if estimateWith != nil {
+	count = statement{sql: countSQL(c), args: c.args}
+	estimate = statement{sql: "EXPLAIN (FORMAT JSON) " + count.sql, args: count.args}
+	if kw.estimateWith != nil {
 		e := b.clone()
-		e.conds[kw] = estimateWith(e)
-		estimate = statement{
-			sql:  "EXPLAIN (FORMAT JSON) SELECT count(*) FROM (SELECT 1 FROM videos v WHERE " + e.whereSQL() + " LIMIT " + e.arg(CountBound+1) + ") matches",
-			args: e.args,
-		}
+		e.conds[kw.cond] = kw.estimateWith(e)
+		estimate = statement{sql: "EXPLAIN (FORMAT JSON) " + countSQL(e), args: e.args}
 	}
-	if rankWith != nil {
-		rankQuery = rankWith()
-	}
-	if rankQuery != "" {
-		rank = "ts_rank(v.search_tsv, " + rankQuery + ")"
-	}
-	window := MaxResultWindow
-	if q.semanticRanked() {
-		window = MaxSemanticWindow
-		return searchSQL{page: nearestSQL(b, q, vec), count: count, estimate: estimate, window: window,
-			planOnce: q.plainFilters()}
-	}
+	return count, estimate
+}
 
-	similarity := "NULL::float8"
-	if q.SemanticSearch != "" {
-		similarity = "1 - (v.embedding <=> " + b.arg(pgvector.NewVector(vec)) + ")"
-	}
-	if rank != "" && q.SortBy == SortRelevance {
-		sq := searchSQL{count: count, estimate: estimate, window: window}
-		// The words alone (and the retired check): the walk serves it.
-		if q.SemanticSearch == "" && kw >= 0 && len(b.conds) == 2 {
-			w := b.clone()
-			words := prefixTerms(q.Search)
-			st := keywordWalkSQL(w, q, words[:min(len(words), keywordWalkWords)], prefix, rankQuery)
-			sq.walk = &st
-		}
-		sq.page = keywordRankedSQL(b, q, rank, similarity)
-		return sq
-	}
+// listPageSQL is a page of a list sorted by a column (or by rank when the
+// sort asks for it), after the cursor if the query has one.
+func listPageSQL(b *sqlBuilder, q Query, rank, similarity string) statement {
 	key, dir := sortKey(q, rank)
 	if q.after != nil {
 		cmp := " > "
@@ -221,9 +248,8 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 	// With plain filters the bounds are written into the text: Postgres
 	// then finds the plan it makes without the arguments as cheap as the
 	// ones made for them, and keeps it (plan_cache_mode auto), so the
-	// connection stops planning the statement (0.2-0.3 ms, half of a
-	// filtered page's time in Postgres). Given as arguments, a LIMIT is
-	// costed as a tenth of the matches and the plan is made every time.
+	// connection stops planning the statement. Given as arguments, a LIMIT
+	// is costed as a tenth of the matches and the plan is made every time.
 	limit, offset := strconv.Itoa(q.Limit+1), strconv.Itoa(q.Offset)
 	if !q.plainFilters() {
 		limit, offset = b.arg(q.Limit+1), b.arg(q.Offset)
@@ -236,9 +262,8 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 	if q.Offset > 0 && similarity == "NULL::float8" && indexOnlyPage(q, key, len(b.conds)) {
 		// Deep in the list by offset: find the page's ids in the sort
 		// index alone (an index-only scan over the skipped entries), then
-		// read the rows of the page only. Read whole, the skipped rows
-		// were fetched from the heap to be thrown away: page 50 by price
-		// read 1,001 rows for 21 (2.5 ms against 0.5).
+		// read the rows of the page only, instead of fetching every
+		// skipped row from the heap to throw it away.
 		sql = `
 	WITH page AS MATERIALIZED (
 		SELECT v.id, ` + key + ` AS key
@@ -250,7 +275,7 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 	FROM page p JOIN videos v ON v.id = p.id
 	ORDER BY p.key ` + dir + ", v.id " + dir
 	}
-	return searchSQL{page: statement{sql: sql, args: b.args}, count: count, estimate: estimate, window: window}
+	return statement{sql: sql, args: b.args}
 }
 
 // indexOnlyPage says whether a list page's ids can be found in its sort

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 
 	"github.com/jackc/pgx/v5"
@@ -23,7 +24,7 @@ type WarmOptions struct {
 	Connections int
 	// Prewarm loads the catalog's relations into Postgres' shared buffers
 	// with pg_prewarm before the searches, when the extension is installed
-	// (migration 00021 installs it where it can): the HNSW graphs first,
+	// (migration 00022 installs it where it can): the HNSW graphs first,
 	// then the clip rows, the list indexes, the keyword postings and the
 	// out-of-line vectors, as far as PrewarmShare of shared_buffers goes.
 	Prewarm bool
@@ -42,8 +43,10 @@ type WarmReport struct {
 	// PrewarmedBytes were loaded (or found) in shared buffers by
 	// pg_prewarm; 0 when it is not installed or not asked for.
 	PrewarmedBytes int64
-	// Relations lists what pg_prewarm loaded, in order.
+	// Relations lists what pg_prewarm loaded, in order; Prewarm is how
+	// long that took.
 	Relations []string
+	Prewarm   time.Duration
 	// EmbedderErr is why semantic searches were left out: the embedder did
 	// not answer (a model server down). The rest was warmed.
 	EmbedderErr error
@@ -69,10 +72,12 @@ const warmTexts = 8
 func (s *Service) Warm(ctx context.Context, qe QueryEmbedder, o WarmOptions) (WarmReport, error) {
 	var r WarmReport
 	if o.Prewarm {
+		start := time.Now()
 		var err error
 		if r.PrewarmedBytes, r.Relations, err = s.prewarm(ctx); err != nil {
 			return r, err
 		}
+		r.Prewarm = time.Since(start)
 	}
 	newest, err := s.Search(ctx, Query{}, nil)
 	if err != nil {
@@ -224,33 +229,6 @@ func keywordWords(texts []string) []string {
 	}
 	return out
 }
-
-// sqlWarmRelations lists what searches read, most needed first: the HNSW
-// graphs (the whole catalog's first), the clip rows, the indexes of
-// videos that lists, sorts and the id lookup read, the keyword postings,
-// then the out-of-line vectors and their index (a semantic search re-ranks
-// its candidates by them). Each with its size, and the room there is:
-// PrewarmShare ($1) of shared_buffers.
-const sqlWarmRelations = `
-	WITH rels AS (
-		SELECT i.indexrelid AS rel, CASE WHEN a.amname = 'hnsw' THEN 0 ELSE 2 END AS rank
-		FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
-		WHERE i.indrelid = 'videos'::regclass AND i.indisvalid AND i.indisready AND a.amname <> 'gin'
-		UNION ALL SELECT 'videos'::regclass, 1
-		UNION ALL SELECT i.indexrelid, 3 FROM pg_index i WHERE i.indrelid = 'video_terms'::regclass AND i.indisvalid
-		UNION ALL SELECT reltoastrelid, 4 FROM pg_class WHERE oid = 'videos'::regclass AND reltoastrelid <> 0
-		UNION ALL SELECT i.indexrelid, 5 FROM pg_index i JOIN pg_class t ON t.reltoastrelid = i.indrelid
-			WHERE t.oid = 'videos'::regclass
-	)
-	SELECT rel::regclass::text, pg_relation_size(rel),
-	       (SELECT setting::bigint * 8192 FROM pg_settings WHERE name = 'shared_buffers') * $1::float8
-	FROM rels
-	ORDER BY rank, rel <> 'videos_embedding_hnsw'::regclass, rel::regclass::text`
-
-// sqlPrewarmInstalled says whether pg_prewarm can be called.
-const sqlPrewarmInstalled = `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_prewarm')`
-
-const sqlPrewarm = `SELECT pg_prewarm($1::regclass)`
 
 // prewarm loads the relations of sqlWarmRelations into shared buffers in
 // order, leaving out any that would overflow the room left. It returns the

@@ -21,11 +21,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"broll/billing"
 	"broll/billing/billingtest"
+	"broll/graph/graphtest"
 	"broll/internal/config"
 	"broll/internal/testkit"
-	"broll/tenancy"
 )
 
 // TestDashboardInChromium drives the account dashboard in headless
@@ -43,8 +42,7 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Skip("no Chromium on this machine: apt-get install chromium (make test and make test-browser install it)")
 	}
 	pool, dbURL := testkit.NewPool(t)
-	_, redisURL := testkit.Redis(t)
-	base := startNode(t, dbURL, redisURL)
+	base := startNode(t, dbURL, testkit.Redis(t))
 	d := seedDashboardAccount(t, pool, base)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -187,7 +185,7 @@ func findChromium() string {
 
 // startNode runs the real node (run, as main does) on a free port and
 // returns its base URL, which is also its BROLL_PUBLIC_URL.
-func startNode(t *testing.T, dbURL, redisURL string) string {
+func startNode(t *testing.T, dbURL string, rds testkit.Keyspace) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -196,7 +194,7 @@ func startNode(t *testing.T, dbURL, redisURL string) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	env := map[string]string{
-		"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_HTTP_ADDR": addr, "BROLL_PUBLIC_URL": "http://" + addr,
+		"DATABASE_URL": dbURL, "REDIS_URL": rds.URL, "BROLL_REDIS_PREFIX": rds.Prefix, "BROLL_HTTP_ADDR": addr, "BROLL_PUBLIC_URL": "http://" + addr,
 		"BROLL_MEDIA_DIR": t.TempDir(), "BROLL_SIGNING_KEY": config.GenerateSecret(), "BROLL_EMBED_PROVIDER": "builtin",
 		"BROLL_METRICS_ADDR": "127.0.0.1:0",
 	}
@@ -257,7 +255,8 @@ func seedDashboardAccount(t *testing.T, pool *pgxpool.Pool, base string) dashboa
 			t.Fatal(err)
 		}
 	}
-	svc := tenancy.New(pool)
+	g := graphtest.Over(t, pool)
+	svc := g.Tenancy
 	for c, label := range []string{"Acme Studio", "Brightline Ads", "Kite & Co"} {
 		k := acct.CustomerKey(t, pool, label)
 		// Purchases on past days, booked as the purchase statement books
@@ -293,7 +292,7 @@ func seedDashboardAccount(t *testing.T, pool *pgxpool.Pool, base string) dashboa
 			t.Fatal(err)
 		}
 	}
-	if _, err := billing.New(pool, nil).TopUp(ctx, acct.ID, 500_00, "invoice 2026-114"); err != nil {
+	if _, err := g.Billing.TopUp(ctx, acct.ID, 500_00, "invoice 2026-114"); err != nil {
 		t.Fatal(err)
 	}
 	link, err := svc.CreateUser(ctx, acct.ID, d.email, time.Now(), time.Hour)

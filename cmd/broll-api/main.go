@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"broll/api"
+	"broll/graph"
 	"broll/internal/config"
 	"broll/internal/metrics"
 	"broll/internal/probe"
@@ -53,11 +54,15 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	if err := cfg.RequireSigningKey(); err != nil {
 		return err
 	}
-	node, err := api.NewNode(ctx, cfg, api.NodeOptions{Logs: logOut})
+	g, err := graph.Open(ctx, cfg, graph.Options{Parts: graph.APIParts, Logs: logOut})
 	if err != nil {
 		return err
 	}
-	defer node.Close()
+	defer g.Close()
+	node, err := api.NewNode(g)
+	if err != nil {
+		return err
+	}
 	logger, usage, app := node.Logger, node.Usage, node.App
 	// /readyz answers 503 until the catalog is warm (BROLL_WARMUP_TIMEOUT).
 	defer node.Warmup.Start(ctx)()

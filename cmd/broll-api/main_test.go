@@ -17,9 +17,9 @@ import (
 // health endpoints and a bad configuration, and stops it cleanly.
 func TestRunServesAndShutsDown(t *testing.T) {
 	_, dbURL := testkit.NewPool(t)
-	_, redisURL := testkit.Redis(t)
+	rds := testkit.Redis(t)
 	env := map[string]string{
-		"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_HTTP_ADDR": "127.0.0.1:0", "BROLL_METRICS_ADDR": "127.0.0.1:0",
+		"DATABASE_URL": dbURL, "REDIS_URL": rds.URL, "BROLL_REDIS_PREFIX": rds.Prefix, "BROLL_HTTP_ADDR": "127.0.0.1:0", "BROLL_METRICS_ADDR": "127.0.0.1:0",
 		"BROLL_MEDIA_DIR": t.TempDir(), "BROLL_SIGNING_KEY": config.GenerateSecret(),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -36,6 +36,22 @@ func TestRunServesAndShutsDown(t *testing.T) {
 		t.Fatal("not ready")
 	}
 	metricsAddr := loggedMetricsAddr(t, logs.String())
+	// Ready once its catalog is warm (503 until then), as a load balancer
+	// sees it.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		res, err := http.Get("http://" + addr + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode == 200 {
+			break
+		}
+		if res.StatusCode != 503 || !strings.Contains(string(body), `"warmup":"warming"`) || time.Now().After(deadline) {
+			t.Fatalf("readyz while starting: %d %s", res.StatusCode, body)
+		}
+	}
 	for url, want := range map[string]int{
 		"http://" + addr + "/healthz": 200, "http://" + addr + "/readyz": 200, "http://" + addr + "/api/v1/keys": 401,
 		// Metrics only on their own listener, which serves nothing else.

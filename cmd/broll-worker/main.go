@@ -19,21 +19,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hibiken/asynq"
-
-	"broll/catalog"
-	"broll/catalog/media"
-	"broll/embed"
+	"broll/graph"
 	"broll/internal/config"
-	"broll/internal/database"
-	"broll/internal/logging"
 	"broll/internal/metrics"
 	"broll/internal/probe"
 	"broll/internal/redisx"
-	"broll/internal/seal"
-	"broll/internal/tasks"
-	"broll/tenancy"
-	"broll/webhook"
 	"broll/worker"
 )
 
@@ -60,47 +50,20 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	if err != nil {
 		return err
 	}
-	logger := logging.New(logOut, cfg.LogLevel)
 	// The worker signs webhook deliveries with the endpoints' secrets, which
 	// are sealed under BROLL_SIGNING_KEY: without it, it could sign none.
 	if err := cfg.RequireSigningKey(); err != nil {
 		return fmt.Errorf("%w: the worker opens the sealed webhook signing secrets with it", err)
 	}
-	sealer, err := seal.New(cfg.SigningKey.Reveal(), cfg.SigningKeyPrevious.Reveal())
-	if err != nil {
-		return err
-	}
-
-	pool, err := database.Open(ctx, cfg.DatabaseURL, database.StatementTimeout(cfg.StatementTimeout))
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	rdb, err := redisx.Open(ctx, cfg.RedisURL)
-	if err != nil {
-		return err
-	}
-	defer rdb.Close()
-	queueOpt, err := tasks.RedisConnOpt(cfg.RedisURL)
-	if err != nil {
-		return err
-	}
-
-	embedder, err := embed.Select(ctx, cfg.EmbedProvider, cfg.OllamaHost, cfg.EmbedModel, logger)
-	if err != nil {
-		return err
-	}
-	reg := metrics.NewRegistry()
-	metrics.RegisterPool(reg, pool)
-	inspector := asynq.NewInspectorFromRedisClient(rdb)
-	metrics.RegisterQueues(reg, inspector)
 	// The catalog reads clip files (probing, previews) and queues the
 	// embedding of a clip whose probe changed its text.
-	store, err := media.Open(ctx, cfg)
+	g, err := graph.Open(ctx, cfg, graph.Options{Parts: graph.WorkerParts, Logs: logOut})
 	if err != nil {
 		return err
 	}
-	queueClient := asynq.NewClientFromRedisClient(rdb)
+	defer g.Close()
+	logger, pool, rdb, reg := g.Logger, g.Pool, g.Redis, g.Metrics
+	metrics.RegisterQueues(reg, g.Inspector)
 	// Media jobs need ffmpeg; a worker without it (the distroless image)
 	// leaves them to one that has it.
 	_, ffprobeErr := exec.LookPath("ffprobe")
@@ -109,11 +72,7 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	if noMedia {
 		logger.Warn("media processing off: ffprobe/ffmpeg not found; media jobs wait for a worker that has them")
 	}
-	w, err := worker.New(worker.Options{
-		Redis:       queueOpt,
-		Catalog:     catalog.New(pool, store, tasks.NewAsynqQueue(queueClient, inspector)),
-		Embedder:    embedder,
-		Logger:      logger,
+	w, err := worker.New(g, worker.Options{
 		Concurrency: cfg.WorkerConcurrency,
 		Metrics:     reg,
 		NoMedia:     noMedia,
@@ -152,24 +111,14 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 		ready <- ln.Addr().String()
 	}
 
-	usage := tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
 	var background sync.WaitGroup
 	background.Go(func() {
-		usage.Run(ctx, cfg.UsageFlushInterval, func(err error) {
+		g.Usage.Run(ctx, cfg.UsageFlushInterval, func(err error) {
 			logger.Warn("usage flush failed", "error", err.Error())
 		})
 	})
-	allow, err := webhook.ParseAllow(cfg.WebhookAllowHosts)
-	if err != nil {
-		return fmt.Errorf("BROLL_WEBHOOK_ALLOW_HOSTS: %w", err)
-	}
-	hooks := webhook.NewDeliverer(pool, sealer, webhook.DeliveryOptions{
-		Allow: allow, Logger: logger.With("component", "webhooks"),
-		PollInterval: cfg.WebhookPollInterval, RetryBase: cfg.WebhookRetryBase, RetryMax: cfg.WebhookRetryMax,
-		Observe: metrics.WebhookDeliveries(reg),
-	})
-	background.Go(func() { hooks.Run(ctx) })
-	logger.Info("worker starting", "model", embedder.Model(), "http_addr", ln.Addr().String(), "config", cfg.Summary())
+	background.Go(func() { g.Deliverer.Run(ctx) })
+	logger.Info("worker starting", "model", g.Embedder.Model(), "http_addr", ln.Addr().String(), "config", cfg.Summary())
 	err = w.Run(ctx)
 	background.Wait()
 	logger.Info("worker stopped")

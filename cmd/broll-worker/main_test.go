@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/hibiken/asynq"
 
 	"broll/billing/billingtest"
+	"broll/graph"
+	"broll/graph/graphtest"
 	"broll/internal/config"
-	"broll/internal/tasks"
 	"broll/internal/testkit"
 )
 
@@ -22,8 +22,8 @@ import (
 // queues a clip the way the API does, and waits for its vector.
 func TestRunEmbedsQueuedClips(t *testing.T) {
 	pool, dbURL := testkit.NewPool(t)
-	rdb, redisURL := testkit.Redis(t)
-	env := map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "BROLL_EMBED_PROVIDER": "builtin",
+	rds := testkit.Redis(t)
+	env := map[string]string{"DATABASE_URL": dbURL, "REDIS_URL": rds.URL, "BROLL_REDIS_PREFIX": rds.Prefix, "BROLL_EMBED_PROVIDER": "builtin",
 		"BROLL_WORKER_HTTP_ADDR": "127.0.0.1:0", "BROLL_SIGNING_KEY": config.GenerateSecret()}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -37,7 +37,10 @@ func TestRunEmbedsQueuedClips(t *testing.T) {
 	}
 
 	id := billingtest.Videos(t, pool, 1, "easy")[0]
-	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
+	// Queued as an API node queues it, through its graph's queue.
+	cfg := config.Defaults()
+	cfg.RedisPrefix = rds.Prefix
+	q := graphtest.Open(t, cfg, graph.Options{Parts: graph.Redis, Pool: pool, Redis: rds.Client}).Queue
 	if _, err := q.EnqueueEmbed(ctx, []uuid.UUID{id}); err != nil {
 		t.Fatal(err)
 	}

@@ -11,22 +11,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hibiken/asynq"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
 	"broll/billing"
 	"broll/catalog"
-	"broll/catalog/media"
 	"broll/demo"
-	"broll/embed"
+	"broll/graph"
 	"broll/internal/apperr"
 	"broll/internal/config"
 	"broll/internal/database"
 	"broll/internal/money"
-	"broll/internal/redisx"
-	"broll/internal/seal"
-	"broll/internal/tasks"
 	"broll/tenancy"
 	"broll/webhook"
 )
@@ -39,6 +33,11 @@ type env struct {
 	tenancy *tenancy.Service
 	billing *billing.Service
 	catalog *catalog.Service
+	// sessions are the dashboard's, which a password reset ends.
+	sessions *tenancy.Sessions
+	// revoker revokes keys everywhere: this process has no auth cache
+	// that matters, and the markers reach the API nodes' caches.
+	revoker *tenancy.Revoker
 }
 
 // call is a command's work on the opened environment.
@@ -46,39 +45,30 @@ type call func(ctx context.Context, e *env) (any, error)
 
 // with opens the environment, makes the call and closes it.
 func (c *cli) with(ctx context.Context, fn call) (any, error) {
-	cfg, err := config.Load(c.getenv)
+	cfg, err := c.config()
 	if err != nil {
 		return nil, err
 	}
-	pool, err := openPool(ctx, cfg)
+	g, err := graph.Open(ctx, cfg, graph.Options{Parts: graph.CLIParts})
 	if err != nil {
 		return nil, err
 	}
-	defer pool.Close()
-	rdb, err := redisx.Open(ctx, cfg.RedisURL)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = rdb.Close() }()
-	store, err := media.Open(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	queue := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
-	e := &env{
-		cfg: cfg, rdb: rdb,
-		tenancy: tenancy.New(pool),
-		billing: billing.New(pool, nil),
-		catalog: catalog.New(pool, store, queue),
-	}
-	e.billing.SetTestBalance(money.Cents(cfg.TestBalance))
-	return fn(ctx, e)
+	defer g.Close()
+	return fn(ctx, &env{
+		cfg: cfg, rdb: g.Redis, tenancy: g.Tenancy, billing: g.Billing, catalog: g.Catalog,
+		sessions: g.Sessions, revoker: g.Revoker,
+	})
 }
 
-// openPool opens the database as every command does: with the CLI's own
+// config is the configuration every command runs with: the CLI's own
 // statement timeout, since imports and migrations run long by design.
-func openPool(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error) {
-	return database.Open(ctx, cfg.DatabaseURL, database.StatementTimeout(cfg.CtlStatementTimeout))
+func (c *cli) config() (config.Config, error) {
+	cfg, err := config.Load(c.getenv)
+	if err != nil {
+		return config.Config{}, err
+	}
+	cfg.StatementTimeout = cfg.CtlStatementTimeout
+	return cfg, nil
 }
 
 // opened is the action of a command with no checks but its flags': the call
@@ -89,7 +79,7 @@ func (c *cli) opened(fn call) action {
 
 func (c *cli) migrate(*flags) action {
 	return func(ctx context.Context) (any, error) {
-		cfg, err := config.Load(c.getenv)
+		cfg, err := c.config()
 		if err != nil {
 			return nil, err
 		}
@@ -97,11 +87,13 @@ func (c *cli) migrate(*flags) action {
 		if err != nil {
 			return nil, err
 		}
-		pool, err := openPool(ctx, cfg)
+		// The database alone: migrate runs while Redis may still be away.
+		g, err := graph.Open(ctx, cfg, graph.Options{})
 		if err != nil {
 			return nil, err
 		}
-		defer pool.Close()
+		defer g.Close()
+		pool := g.Pool
 		v, err := database.Version(ctx, pool)
 		if err != nil {
 			return nil, err
@@ -114,7 +106,7 @@ func (c *cli) migrate(*flags) action {
 		// the server key, which SQL has not: sealed here when migrate has
 		// it, else by the worker when it starts.
 		if cfg.SigningKey != "" {
-			sealer, err := seal.New(cfg.SigningKey.Reveal(), cfg.SigningKeyPrevious.Reveal())
+			sealer, err := graph.NewSealer(cfg)
 			if err != nil {
 				return nil, err
 			}
@@ -180,8 +172,7 @@ func (c *cli) keyCreateOps(f *flags) action {
 func (c *cli) keyRevoke(f *flags) action {
 	id := f.id("id")
 	return c.opened(func(ctx context.Context, e *env) (any, error) {
-		// No auth cache here: the markers reach the API nodes' caches.
-		rev, err := tenancy.NewRevoker(e.tenancy, e.rdb, e.cfg.RedisPrefix, nil).Revoke(ctx, tenancy.RevokeScope{}, *id)
+		rev, err := e.revoker.Revoke(ctx, tenancy.RevokeScope{}, *id)
 		if err != nil {
 			return nil, err
 		}
@@ -380,7 +371,7 @@ func (c *cli) seedDemo(f *flags) action {
 // currentModel is the model the worker would embed with under this
 // configuration (in auto mode: Ollama if it answers with the model).
 func (c *cli) currentModel(ctx context.Context, cfg config.Config) string {
-	e, err := embed.Select(ctx, cfg.EmbedProvider, cfg.OllamaHost, cfg.EmbedModel, slog.New(slog.DiscardHandler))
+	e, err := graph.SelectEmbedder(ctx, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return cfg.EmbedModel
 	}

@@ -19,7 +19,7 @@ func TestLegacyMigrateCustomers(t *testing.T) {
 	id := acct["account_id"].(string)
 	accountID := uuid.MustParse(id)
 	vids := billingtest.Videos(t, c.pool, 2, "easy")
-	svc := billing.New(c.pool, nil)
+	svc := c.graph(t, 0).Billing
 	buy := func(email string, video uuid.UUID) {
 		t.Helper()
 		b := billing.LegacyBuyer{AccountID: accountID, Source: "oldplat", CustomerEmail: email}

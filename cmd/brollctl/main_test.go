@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
+	"broll/graph"
+	"broll/internal/config"
 	"broll/internal/testkit"
 )
 
@@ -19,14 +21,16 @@ type ctl struct {
 	env  map[string]string
 	pool *pgxpool.Pool
 	rdb  *redis.Client // the database of REDIS_URL
+	// prefix is the test's BROLL_REDIS_PREFIX.
+	prefix string
 }
 
 func newCtl(t *testing.T) *ctl {
 	t.Helper()
 	pool, dbURL := testkit.NewPool(t)
-	rdb, redisURL := testkit.Redis(t)
-	return &ctl{pool: pool, rdb: rdb, env: map[string]string{
-		"DATABASE_URL": dbURL, "REDIS_URL": redisURL,
+	rds := testkit.Redis(t)
+	return &ctl{pool: pool, rdb: rds.Client, prefix: rds.Prefix, env: map[string]string{
+		"DATABASE_URL": dbURL, "REDIS_URL": rds.URL, "BROLL_REDIS_PREFIX": rds.Prefix,
 		"BROLL_MEDIA_DIR": t.TempDir(), "BROLL_EMBED_PROVIDER": "builtin",
 	}}
 }
@@ -65,6 +69,23 @@ func (c *ctl) mustFail(t *testing.T, want string, args ...string) {
 	if code, _, stderr := c.run(t, "", args...); code == 0 || stderr == "" || !strings.Contains(stderr, want) {
 		t.Errorf("brollctl %v: exit %d, stderr %q; want failure mentioning %q", args, code, stderr, want)
 	}
+}
+
+// graph opens, over the test's database and Redis, the graph a process
+// with the CLI's environment and parts would build (the API's side of what
+// a command changes); it closes when the test ends.
+func (c *ctl) graph(t *testing.T, parts graph.Parts) *graph.Graph {
+	t.Helper()
+	cfg, err := config.Load(func(k string) string { return c.env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := graph.Open(context.Background(), cfg, graph.Options{Parts: parts, Pool: c.pool, Redis: c.rdb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	return g
 }
 
 func (c *ctl) count(t *testing.T, table string) int {

@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"broll/catalog/media"
+	"broll/graph"
 	"broll/internal/apperr"
-	"broll/internal/config"
 )
 
 // mediaMigrate copies the local media store (BROLL_MEDIA_DIR) into the S3
@@ -17,7 +17,7 @@ func (c *cli) mediaMigrate(f *flags) action {
 		if *to != "s3" {
 			return nil, apperr.InvalidField("to", "--to must be s3")
 		}
-		cfg, err := config.Load(c.getenv)
+		cfg, err := c.config()
 		if err != nil {
 			return nil, err
 		}
@@ -29,7 +29,7 @@ func (c *cli) mediaMigrate(f *flags) action {
 		if err := cfg.Validate(); err != nil {
 			return nil, err
 		}
-		dst, err := media.Open(ctx, cfg)
+		dst, err := graph.OpenMedia(ctx, cfg)
 		if err != nil {
 			return nil, err
 		}

@@ -63,8 +63,7 @@ func (c *cli) userReset(f *flags) action {
 		if err != nil {
 			return nil, err
 		}
-		sessions := tenancy.NewSessions(e.rdb, e.cfg.RedisPrefix, e.tenancy, tenancy.SessionOptions{})
-		ended, err := sessions.EndAll(ctx, link.User.ID)
+		ended, err := e.sessions.EndAll(ctx, link.User.ID)
 		if err != nil {
 			return nil, fmt.Errorf("the password is cleared, but the user's sessions could not be ended "+
 				"(run again for a new link): %w", err)

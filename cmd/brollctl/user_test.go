@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"broll/graph"
 	"broll/tenancy"
 )
 
@@ -31,13 +32,15 @@ func TestUserCommands(t *testing.T) {
 		t.Fatalf("expires_at %v %v", out["expires_at"], err)
 	}
 	u, _ := url.Parse(link)
-	svc := tenancy.New(c.pool)
+	// The dashboard's side: its users and sessions.
+	dash := c.graph(t, graph.Redis)
+	svc := dash.Tenancy
 	if _, err := svc.SetPassword(ctx, u.Query().Get("token"), "a long enough passphrase", time.Now()); err != nil {
 		t.Fatalf("the printed link does not set a password: %v", err)
 	}
 
 	// A live session, ended by the reset.
-	sessions := tenancy.NewSessions(c.rdb, "broll:", svc, tenancy.SessionOptions{})
+	sessions := dash.Sessions
 	_, token, err := sessions.SignIn(ctx, "owner@acme.test", "a long enough passphrase", "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)

@@ -28,8 +28,8 @@ import (
 func TestGzipBomb(t *testing.T) {
 	t.Parallel()
 	pool, dbURL := testkit.NewPool(t)
-	_, redisURL := testkit.Redis(t)
-	api := startAPI(t, baseEnv(t, dbURL, redisURL, embedtest.NewOllama(t, embedtest.Options{}).URL))
+	rds := testkit.Redis(t)
+	api := startAPI(t, sharedEnv(t, dbURL, rds, embedtest.NewOllama(t, embedtest.Options{}).URL))
 	key := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 5000}).RootKey.Secret
 	limit := config.Defaults().MaxBodyBytes
 

@@ -25,8 +25,8 @@ import (
 func TestDownloadBrokenOff(t *testing.T) {
 	t.Parallel()
 	pool, dbURL := testkit.NewPool(t)
-	_, redisURL := testkit.Redis(t)
-	env := baseEnv(t, dbURL, redisURL, embedtest.NewOllama(t, embedtest.Options{}).URL)
+	rds := testkit.Redis(t)
+	env := sharedEnv(t, dbURL, rds, embedtest.NewOllama(t, embedtest.Options{}).URL)
 	api := startAPI(t, env)
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 5000})
 	key := acct.CustomerKey(t, pool, "leaver")

@@ -19,6 +19,9 @@ import (
 
 	"broll/billing/billingtest"
 	"broll/embed/embedtest"
+	"broll/graph"
+	"broll/graph/graphtest"
+	"broll/internal/config"
 	"broll/internal/database"
 	"broll/internal/tasks"
 	"broll/internal/testkit"
@@ -118,8 +121,8 @@ func TestRedisStopped(t *testing.T) {
 func TestPostgresRestarted(t *testing.T) {
 	t.Parallel()
 	pg := startPostgres(t)
-	_, redisURL := testkit.Redis(t)
-	env := baseEnv(t, pg.URL(), redisURL, embedtest.NewOllama(t, embedtest.Options{}).URL)
+	rds := testkit.Redis(t)
+	env := sharedEnv(t, pg.URL(), rds, embedtest.NewOllama(t, embedtest.Options{}).URL)
 	ctl(t, env, "migrate")
 	pool, err := database.Open(context.Background(), pg.URL())
 	if err != nil {
@@ -214,15 +217,16 @@ func newHoldingOllama(t *testing.T, backend *embedtest.Ollama) *holdingOllama {
 func TestWorkerKilledMidJob(t *testing.T) {
 	t.Parallel()
 	pool, dbURL := testkit.NewPool(t)
-	rdb, redisURL := testkit.Redis(t)
+	rds := testkit.Redis(t)
+	rdb := rds.Client
 	backend := embedtest.NewOllama(t, embedtest.Options{})
 	ollama := newHoldingOllama(t, backend)
-	env := baseEnv(t, dbURL, redisURL, ollama.server.URL)
+	env := sharedEnv(t, dbURL, rds, ollama.server.URL)
 	ids := billingtest.Videos(t, pool, 3, "easy")
 
 	doomed := startWorker(t, env)
 	ollama.hold.Store(true)
-	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
+	q := nodeQueue(t, pool, rds)
 	if _, err := q.EnqueueEmbed(context.Background(), ids); err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +244,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	waitEmbedded(t, pool, ids, 150*time.Second)
 
 	ins := asynq.NewInspectorFromRedisClient(rdb)
-	info, err := ins.GetQueueInfo(tasks.QueueEmbed)
+	info, err := ins.GetQueueInfo(tasks.EmbedQueue(rds.Prefix))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,14 +263,15 @@ func TestWorkerKilledMidJob(t *testing.T) {
 func TestEmbedderDown(t *testing.T) {
 	t.Parallel()
 	pool, dbURL := testkit.NewPool(t)
-	rdb, redisURL := testkit.Redis(t)
+	rds := testkit.Redis(t)
+	rdb := rds.Client
 	ollama := embedtest.NewOllama(t, embedtest.Options{})
-	env := with(baseEnv(t, dbURL, redisURL, ollama.URL), map[string]string{
+	env := with(sharedEnv(t, dbURL, rds, ollama.URL), map[string]string{
 		"BROLL_EMBED_RETRY_BASE_DELAY": "20ms", "BROLL_EMBED_RETRY_MAX_DELAY": "100ms"})
 	w := startWorker(t, env)
 	ollama.Fail(http.StatusInternalServerError)
 	ids := billingtest.Videos(t, pool, 5, "easy")
-	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
+	q := nodeQueue(t, pool, rds)
 	if _, err := q.EnqueueEmbed(context.Background(), ids); err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +280,7 @@ func TestEmbedderDown(t *testing.T) {
 	})
 	ins := asynq.NewInspectorFromRedisClient(rdb)
 	eventually(t, 10*time.Second, "every job archived", func() error {
-		info, err := ins.GetQueueInfo(tasks.QueueEmbed)
+		info, err := ins.GetQueueInfo(tasks.EmbedQueue(rds.Prefix))
 		if err != nil {
 			return err
 		}
@@ -317,4 +322,14 @@ func statusCount(pool *pgxpool.Pool, ids []uuid.UUID, status string) error {
 func waitEmbedded(t *testing.T, pool *pgxpool.Pool, ids []uuid.UUID, within time.Duration) {
 	t.Helper()
 	eventually(t, within, "every clip embedded", func() error { return statusCount(pool, ids, "ready") })
+}
+
+// nodeQueue is the job queue an API node enqueues on, as the composition
+// root builds it over the test's database and keyspace (its prefix as
+// BROLL_REDIS_PREFIX, so its queues are the workers' of sharedEnv).
+func nodeQueue(t *testing.T, pool *pgxpool.Pool, rds testkit.Keyspace) *tasks.AsynqQueue {
+	t.Helper()
+	cfg := config.Defaults()
+	cfg.RedisPrefix = rds.Prefix
+	return graphtest.Open(t, cfg, graph.Options{Parts: graph.Redis, Pool: pool, Redis: rds.Client}).Queue
 }

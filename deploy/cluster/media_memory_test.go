@@ -39,8 +39,8 @@ const (
 func downloadMemory(t *testing.T, store string) {
 	ctx := context.Background()
 	pool, dbURL := testkit.NewPool(t)
-	_, redisURL := testkit.Redis(t)
-	env := baseEnv(t, dbURL, redisURL, embedtest.NewOllama(t, embedtest.Options{}).URL)
+	rds := testkit.Redis(t)
+	env := sharedEnv(t, dbURL, rds, embedtest.NewOllama(t, embedtest.Options{}).URL)
 	var files media.Store
 	var err error
 	if store == "s3" {

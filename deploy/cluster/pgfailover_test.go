@@ -103,8 +103,8 @@ type failoverStats struct {
 func TestPostgresFailover(t *testing.T) {
 	t.Parallel()
 	primary := startPostgres(t)
-	_, redisURL := testkit.Redis(t)
-	env := baseEnv(t, primary.URL(), redisURL, embedtest.NewOllama(t, embedtest.Options{}).URL)
+	rds := testkit.Redis(t)
+	env := sharedEnv(t, primary.URL(), rds, embedtest.NewOllama(t, embedtest.Options{}).URL)
 	ctl(t, env, "migrate")
 	standby := primary.syncStandby(t)
 	env["DATABASE_URL"] = multiHost("read-write", primary, standby)

@@ -57,8 +57,8 @@ func waitingOnVideos(pool *pgxpool.Pool) (int, error) {
 func TestQueryCost(t *testing.T) {
 	t.Parallel()
 	pool, dbURL := testkit.NewPool(t)
-	_, redisURL := testkit.Redis(t)
-	env := baseEnv(t, dbURL, redisURL, embedtest.NewOllama(t, embedtest.Options{}).URL)
+	rds := testkit.Redis(t)
+	env := sharedEnv(t, dbURL, rds, embedtest.NewOllama(t, embedtest.Options{}).URL)
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 5000})
 	key := acct.CustomerKey(t, pool, "reader")
 	billingtest.Videos(t, pool, 2, "easy")

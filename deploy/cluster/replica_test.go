@@ -68,8 +68,8 @@ func transactions(t *testing.T, pool *pgxpool.Pool) int64 {
 func TestReadReplica(t *testing.T) {
 	t.Parallel()
 	pg := startPostgres(t)
-	_, redisURL := testkit.Redis(t)
-	env := baseEnv(t, pg.URL(), redisURL, embedtest.NewOllama(t, embedtest.Options{}).URL)
+	rds := testkit.Redis(t)
+	env := sharedEnv(t, pg.URL(), rds, embedtest.NewOllama(t, embedtest.Options{}).URL)
 	ctl(t, env, "migrate")
 	standby := pg.standby(t)
 	env["BROLL_DATABASE_READ_URL"] = standby.URL()

@@ -21,8 +21,7 @@ import (
 func TestWarmupAfterPostgresRestart(t *testing.T) {
 	t.Parallel()
 	pg := startPostgres(t)
-	_, redisURL := testkit.Redis(t)
-	env := baseEnv(t, pg.URL(), redisURL, embedtest.NewOllama(t, embedtest.Options{}).URL)
+	env := sharedEnv(t, pg.URL(), testkit.Redis(t), embedtest.NewOllama(t, embedtest.Options{}).URL)
 	ctl(t, env, "migrate")
 	pool, err := database.Open(context.Background(), pg.URL())
 	if err != nil {

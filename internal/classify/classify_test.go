@@ -23,7 +23,7 @@ func TestOutagesAreUnavailable(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool, _ := testkit.NewPool(t)
-	rdb, _ := testkit.Redis(t)
+	rdb := testkit.Redis(t).Client
 
 	// Port 1: nothing answers there.
 	refused, err := pgxpool.New(ctx, "postgres://broll@127.0.0.1:1/broll?connect_timeout=1")

@@ -126,6 +126,15 @@ func Version(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
 	return v, err
 }
 
+// ServerStarted reports when the Postgres server the pool reaches started,
+// which names that server process: another time means it restarted, or the
+// pool now reaches another server (a failover), with empty buffers.
+func ServerStarted(ctx context.Context, pool *pgxpool.Pool) (time.Time, error) {
+	var t time.Time
+	err := pool.QueryRow(ctx, serverStartedSQL).Scan(&t)
+	return t, err
+}
+
 // Interpret maps driver errors to application errors: no rows becomes
 // not_found with the given message, unique violations become conflict, text
 // the server refuses (invalid UTF-8, NUL) becomes invalid_request. Other

@@ -17,7 +17,7 @@ const unlockSQL = `SELECT pg_advisory_unlock(` + lockKey + `)`
 // storedSQL reads the key's row: the request it was first used with, and
 // its answer once there is one.
 const storedSQL = `SELECT request_hash, status, coalesce(content_type, ''), body FROM idempotency_keys
-		WHERE api_key_id = $1 AND idem_key = $2`
+	WHERE api_key_id = $1 AND idem_key = $2`
 
 // claimSQL writes the key's row for request $3 and returns its token (the
 // row's created_at): a new row, or one expired (older than $4), or one
@@ -25,23 +25,23 @@ const storedSQL = `SELECT request_hash, status, coalesce(content_type, ''), body
 // else holds it) or stale (older than $5). No row: the key is someone
 // else's.
 const claimSQL = `
-			INSERT INTO idempotency_keys AS i (api_key_id, idem_key, request_hash) VALUES ($1, $2, $3)
-			ON CONFLICT (api_key_id, idem_key) DO UPDATE
-			SET request_hash = EXCLUDED.request_hash, status = NULL, content_type = NULL, body = NULL, created_at = now()
-			WHERE i.created_at < now() - $4::interval
-			   OR (i.status IS NULL AND ($6 OR i.created_at < now() - $5::interval))
-			RETURNING created_at`
+	INSERT INTO idempotency_keys AS i (api_key_id, idem_key, request_hash) VALUES ($1, $2, $3)
+	ON CONFLICT (api_key_id, idem_key) DO UPDATE
+	SET request_hash = EXCLUDED.request_hash, status = NULL, content_type = NULL, body = NULL, created_at = now()
+	WHERE i.created_at < now() - $4::interval
+	   OR (i.status IS NULL AND ($6 OR i.created_at < now() - $5::interval))
+	RETURNING created_at`
 
 // finishSQL stores the answer ($5 status, $6 content type, $7 sealed body)
 // of the claim on the row of request $3 with token $4, if still unfinished.
 const finishSQL = `UPDATE idempotency_keys SET status = $5, content_type = $6, body = $7
-		WHERE api_key_id = $1 AND idem_key = $2 AND request_hash = $3 AND created_at = $4 AND status IS NULL`
+	WHERE api_key_id = $1 AND idem_key = $2 AND request_hash = $3 AND created_at = $4 AND status IS NULL`
 
 // releaseSQL deletes the claim's row (request $3, token $4) if still
 // unfinished: the next request with the key runs anew.
 const releaseSQL = `DELETE FROM idempotency_keys
-		WHERE api_key_id = $1 AND idem_key = $2 AND request_hash = $3 AND created_at = $4 AND status IS NULL`
+	WHERE api_key_id = $1 AND idem_key = $2 AND request_hash = $3 AND created_at = $4 AND status IS NULL`
 
 // purgeSQL deletes up to 1000 rows older than $1.
 const purgeSQL = `DELETE FROM idempotency_keys WHERE ctid = ANY (ARRAY(
-		SELECT ctid FROM idempotency_keys WHERE created_at < now() - $1::interval LIMIT 1000))`
+	SELECT ctid FROM idempotency_keys WHERE created_at < now() - $1::interval LIMIT 1000))`

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"broll/billing/billingtest"
+	"broll/graph"
 	"broll/internal/config"
 	"broll/internal/idempotency"
 	"broll/internal/seal"
@@ -16,7 +17,7 @@ import (
 
 func testSealer(t *testing.T) *seal.Sealer {
 	t.Helper()
-	s, err := seal.New(config.GenerateSecret(), "")
+	s, err := graph.NewSealer(config.Config{SigningKey: config.Secret(config.GenerateSecret())})
 	if err != nil {
 		t.Fatal(err)
 	}

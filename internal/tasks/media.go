@@ -12,20 +12,25 @@ import (
 // make its missing preview and thumbnail.
 const TaskProcessMedia = "media:process"
 
-// QueueMedia is the asynq queue media tasks go to.
+// QueueMedia is the base name of the asynq queue media tasks go to;
+// MediaQueue names a deployment's.
 const QueueMedia = "media"
+
+// MediaQueue is the media queue of the deployment whose Redis keys start
+// with prefix (see EmbedQueue).
+func MediaQueue(prefix string) string { return prefix + QueueMedia }
 
 // MediaMaxRetry is how often a failing media job (the store or ffmpeg
 // failing, not a file the probe cannot read) is retried before the task is
 // archived and the clip marked failed.
 const MediaMaxRetry = 5
 
-// NewMediaTask builds the task for one clip.
-func NewMediaTask(id uuid.UUID) *asynq.Task {
-	return newClipTask(TaskProcessMedia, QueueMedia, id, MediaMaxRetry, 10*time.Minute)
+// NewMediaTask builds the task for one clip on the media queue of prefix.
+func NewMediaTask(prefix string, id uuid.UUID) *asynq.Task {
+	return newClipTask(TaskProcessMedia, MediaQueue(prefix), id, MediaMaxRetry, 10*time.Minute)
 }
 
 // EnqueueMedia queues the clips' media processing, one task per clip.
 func (q *AsynqQueue) EnqueueMedia(ctx context.Context, ids []uuid.UUID) (int, error) {
-	return q.enqueueEach(ctx, ids, QueueMedia, NewMediaTask)
+	return q.enqueueEach(ctx, ids, MediaQueue(q.prefix), NewMediaTask)
 }

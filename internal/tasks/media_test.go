@@ -15,23 +15,23 @@ import (
 // again while its task waits adds nothing.
 func TestEnqueueMediaOneTaskPerClip(t *testing.T) {
 	t.Parallel()
-	rdb, _ := testkit.Redis(t)
-	inspector := asynq.NewInspectorFromRedisClient(rdb)
-	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), inspector)
+	rds := testkit.Redis(t)
+	inspector := asynq.NewInspectorFromRedisClient(rds.Client)
+	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rds.Client), inspector, rds.Prefix)
 	ids := []uuid.UUID{uuid.New(), uuid.New()}
 	for range 2 {
 		if n, err := q.EnqueueMedia(context.Background(), ids); err != nil || n != len(ids) {
 			t.Fatalf("enqueue media = %d, %v", n, err)
 		}
 	}
-	info, err := inspector.GetQueueInfo(tasks.QueueMedia)
+	info, err := inspector.GetQueueInfo(tasks.MediaQueue(rds.Prefix))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if info.Pending != len(ids) {
 		t.Fatalf("pending media tasks = %d, want %d", info.Pending, len(ids))
 	}
-	if embed, err := inspector.GetQueueInfo(tasks.QueueEmbed); err == nil && embed.Pending != 0 {
+	if embed, err := inspector.GetQueueInfo(tasks.EmbedQueue(rds.Prefix)); err == nil && embed.Pending != 0 {
 		t.Fatalf("media clips on the embed queue: %d", embed.Pending)
 	}
 }

@@ -12,9 +12,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/catalog"
-	"broll/catalog/media"
 	"broll/catalog/search"
 	"broll/embed"
+	"broll/graph"
+	"broll/graph/graphtest"
+	"broll/internal/config"
 	"broll/internal/tasks"
 	"broll/internal/testkit"
 )
@@ -33,10 +35,6 @@ func unreachableRedis(t *testing.T) *redis.Client {
 	return rdb
 }
 
-func asynqQueue(rdb *redis.Client) *tasks.AsynqQueue {
-	return tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
-}
-
 // TestRedisAwayLosesNoWork runs every path that changes clips and queues
 // work (import, media processing, reembed --all) with Redis unreachable:
 // each succeeds with its change stored and its jobs recorded beside it, the
@@ -46,11 +44,17 @@ func TestRedisAwayLosesNoWork(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool, _ := testkit.NewPool(t)
-	store, err := media.NewLocal(filepath.Join(t.TempDir(), "media"))
-	if err != nil {
-		t.Fatal(err)
+	cfg := config.Defaults()
+	cfg.MediaDir = filepath.Join(t.TempDir(), "media")
+	// The catalog of a process whose Redis is away, and of one once it is
+	// back (with the keyspace's prefix, prefix).
+	graphOver := func(rdb *redis.Client, prefix string) *graph.Graph {
+		cfg := cfg
+		cfg.RedisPrefix = prefix
+		return graphtest.Open(t, cfg, graph.Options{Parts: graph.Redis | graph.Media, Pool: pool, Redis: rdb})
 	}
-	away := catalog.New(pool, store, asynqQueue(unreachableRedis(t)))
+	awayGraph := graphOver(unreachableRedis(t), "")
+	away := awayGraph.Catalog
 	jobs := func(kind string) int {
 		t.Helper()
 		var n int
@@ -111,10 +115,10 @@ func TestRedisAwayLosesNoWork(t *testing.T) {
 	if err := away.StoreEmbeddings(ctx, b.Model(), embs); err != nil {
 		t.Fatal(err)
 	}
-	qe := embed.NewCachedQueryEmbedder(b, nil, "", 0)
+	qe := graphtest.Open(t, cfg, graph.Options{Parts: graph.Embedder, Pool: pool, Embedder: b}).QueryEmbedder
 	semantic := func() int {
 		t.Helper()
-		p, err := search.New(away).Search(ctx, search.Query{SemanticSearch: "person laughing", Limit: 10}, qe)
+		p, err := awayGraph.Search.Search(ctx, search.Query{SemanticSearch: "person laughing", Limit: 10}, qe)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,16 +157,16 @@ func TestRedisAwayLosesNoWork(t *testing.T) {
 	})
 
 	t.Run("Redis back: the relay queues every job", func(t *testing.T) {
-		rdb, _ := testkit.Redis(t)
-		up := catalog.New(pool, store, asynqQueue(rdb))
+		rds := testkit.Redis(t)
+		up := graphOver(rds.Client, rds.Prefix).Catalog
 		if _, err := up.RelayJobs(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if e, m := jobs("embed"), jobs("media"); e != 0 || m != 0 {
 			t.Fatalf("jobs left after the relay: %d embed, %d media", e, m)
 		}
-		insp := asynq.NewInspectorFromRedisClient(rdb)
-		for _, q := range []string{tasks.QueueEmbed, tasks.QueueMedia} {
+		insp := asynq.NewInspectorFromRedisClient(rds.Client)
+		for _, q := range []string{tasks.EmbedQueue(rds.Prefix), tasks.MediaQueue(rds.Prefix)} {
 			info, err := insp.GetQueueInfo(q)
 			if err != nil || info.Pending != 2 {
 				t.Fatalf("queue %s: %+v, %v; want 2 pending", q, info, err)

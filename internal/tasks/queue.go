@@ -18,8 +18,16 @@ import (
 // TaskEmbedClip is the asynq task type that asks a worker to embed one clip.
 const TaskEmbedClip = "embed:clip"
 
-// QueueEmbed is the asynq queue embedding tasks go to.
+// QueueEmbed is the base name of the asynq queue embedding tasks go to;
+// EmbedQueue names a deployment's.
 const QueueEmbed = "embed"
+
+// EmbedQueue is the embedding queue of the deployment whose Redis keys start
+// with prefix (BROLL_REDIS_PREFIX). asynq keeps a queue under
+// "asynq:{<name>}:...", so a name that carries the prefix keeps the tasks of
+// deployments (and tests) that share one Redis database apart; asynq has no
+// key prefix of its own.
+func EmbedQueue(prefix string) string { return prefix + QueueEmbed }
 
 // EmbedMaxRetry is how often a failing embedding is retried (with asynq's
 // exponential backoff) before the task is archived and the clip marked failed.
@@ -36,18 +44,20 @@ type ClipPayload struct {
 type AsynqQueue struct {
 	client    *asynq.Client
 	inspector *asynq.Inspector
+	prefix    string
 }
 
-// NewAsynqQueue returns a queue over an asynq client. The inspector clears a
-// clip's finished or archived task so that the clip can be queued again
-// (asynq refuses a task id while the old task is still kept).
-func NewAsynqQueue(client *asynq.Client, inspector *asynq.Inspector) *AsynqQueue {
-	return &AsynqQueue{client: client, inspector: inspector}
+// NewAsynqQueue returns a queue over an asynq client that queues to the
+// queues of prefix (EmbedQueue, MediaQueue). The inspector clears a clip's
+// finished or archived task so that the clip can be queued again (asynq
+// refuses a task id while the old task is still kept).
+func NewAsynqQueue(client *asynq.Client, inspector *asynq.Inspector, prefix string) *AsynqQueue {
+	return &AsynqQueue{client: client, inspector: inspector, prefix: prefix}
 }
 
-// NewEmbedTask builds the task for one clip.
-func NewEmbedTask(id uuid.UUID) *asynq.Task {
-	return newClipTask(TaskEmbedClip, QueueEmbed, id, EmbedMaxRetry, 2*time.Minute)
+// NewEmbedTask builds the task for one clip on the embedding queue of prefix.
+func NewEmbedTask(prefix string, id uuid.UUID) *asynq.Task {
+	return newClipTask(TaskEmbedClip, EmbedQueue(prefix), id, EmbedMaxRetry, 2*time.Minute)
 }
 
 // newClipTask builds a task of typ about clip id on queue, its id the
@@ -62,15 +72,15 @@ func newClipTask(typ, queue string, id uuid.UUID, maxRetry int, timeout time.Dur
 // as queued (the worker reads the clip when it runs); one whose old task is
 // archived or completed gets that task removed and a new one.
 func (q *AsynqQueue) EnqueueEmbed(ctx context.Context, ids []uuid.UUID) (int, error) {
-	return q.enqueueEach(ctx, ids, QueueEmbed, NewEmbedTask)
+	return q.enqueueEach(ctx, ids, EmbedQueue(q.prefix), NewEmbedTask)
 }
 
 // enqueueEach queues one task per clip on queue (see newClipTask) and says
 // how many were queued before an error.
 func (q *AsynqQueue) enqueueEach(ctx context.Context, ids []uuid.UUID, queue string,
-	newTask func(uuid.UUID) *asynq.Task) (int, error) {
+	newTask func(string, uuid.UUID) *asynq.Task) (int, error) {
 	for i, id := range ids {
-		if err := q.enqueueTask(ctx, newTask(id), queue, queue+":"+id.String()); err != nil {
+		if err := q.enqueueTask(ctx, newTask(q.prefix, id), queue, queue+":"+id.String()); err != nil {
 			return i, err
 		}
 	}

@@ -6,10 +6,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/hibiken/asynq"
-
 	"broll/catalog"
-	"broll/catalog/media"
+	"broll/graph"
+	"broll/graph/graphtest"
+	"broll/internal/config"
 	"broll/internal/tasks"
 	"broll/internal/testkit"
 )
@@ -24,14 +24,12 @@ var (
 func TestImportEnqueuesAsynqTasks(t *testing.T) {
 	t.Parallel()
 	pool, _ := testkit.NewPool(t)
-	store, err := media.NewLocal(filepath.Join(t.TempDir(), "media"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb, _ := testkit.Redis(t)
-	client := asynq.NewClientFromRedisClient(rdb)
-	inspector := asynq.NewInspectorFromRedisClient(rdb)
-	svc := catalog.New(pool, store, tasks.NewAsynqQueue(client, inspector))
+	rds := testkit.Redis(t)
+	cfg := config.Defaults()
+	cfg.MediaDir = filepath.Join(t.TempDir(), "media")
+	cfg.RedisPrefix = rds.Prefix
+	g := graphtest.Open(t, cfg, graph.Options{Parts: graph.CLIParts, Pool: pool, Redis: rds.Client})
+	svc, inspector := g.Catalog, g.Inspector
 
 	src := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(src, "media"), 0o755); err != nil {
@@ -50,7 +48,7 @@ func TestImportEnqueuesAsynqTasks(t *testing.T) {
 	if err != nil || res.Queued != len(clips) {
 		t.Fatalf("import = %+v, %v", res, err)
 	}
-	info, err := inspector.GetQueueInfo(tasks.QueueEmbed)
+	info, err := inspector.GetQueueInfo(tasks.EmbedQueue(rds.Prefix))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +59,7 @@ func TestImportEnqueuesAsynqTasks(t *testing.T) {
 	if n, err := svc.Reembed(context.Background(), catalog.ReembedStale, "m"); err != nil || n != len(clips) {
 		t.Fatalf("reembed = %d, %v", n, err)
 	}
-	if info, _ := inspector.GetQueueInfo(tasks.QueueEmbed); info.Pending != len(clips) {
+	if info, _ := inspector.GetQueueInfo(tasks.EmbedQueue(rds.Prefix)); info.Pending != len(clips) {
 		t.Fatalf("pending tasks after reembed = %d", info.Pending)
 	}
 }

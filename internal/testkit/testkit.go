@@ -1,6 +1,6 @@
 // Package testkit gives tests real Postgres and Redis from the local stack:
-// a fresh database cloned from a migrated template, and a Redis database of
-// their own, so test packages run in parallel without seeing each other.
+// a fresh database cloned from a migrated template, and a Redis key prefix
+// of their own, so tests run in parallel without seeing each other.
 package testkit
 
 import (
@@ -19,7 +19,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/redis/go-redis/v9"
 
 	"broll/internal/database"
 	"broll/migrations"
@@ -197,34 +196,4 @@ func ensureTemplate(t testing.TB, ctx context.Context, admin string) string {
 	}
 	exec("mark template", fmt.Sprintf(`ALTER DATABASE %s IS_TEMPLATE true`, name))
 	return name
-}
-
-// Redis returns a client on a Redis database of this test's own, flushed
-// first. Databases are handed out round-robin from a counter in database 0.
-func Redis(t testing.TB) (*redis.Client, string) {
-	t.Helper()
-	ctx := context.Background()
-	base := RedisURL(t)
-	opts, err := redis.ParseURL(base)
-	if err != nil {
-		t.Fatalf("parse REDIS_URL: %v", err)
-	}
-	ctl := redis.NewClient(opts)
-	defer ctl.Close()
-	n, err := ctl.Incr(ctx, "broll:testkit:dbseq").Result()
-	if err != nil {
-		t.Fatalf("redis (is the stack up? `deploy/local/stack.sh up`): %v", err)
-	}
-	db := int(n%63) + 1
-	opts.DB = db
-	client := redis.NewClient(opts)
-	if err := client.FlushDB(ctx).Err(); err != nil {
-		t.Fatalf("flush redis db %d: %v", db, err)
-	}
-	t.Cleanup(func() { _ = client.Close() })
-	u := base
-	if i := strings.LastIndex(u, "/"); i > len("redis://") {
-		u = u[:i]
-	}
-	return client, fmt.Sprintf("%s/%d", u, db)
 }

@@ -531,6 +531,21 @@ func (e ProblemChecks) Valid() bool {
 	}
 }
 
+// Defines values for ProblemChecksWarmup.
+const (
+	Warming ProblemChecksWarmup = "warming"
+)
+
+// Valid indicates whether the value is a known member of the ProblemChecksWarmup enum.
+func (e ProblemChecksWarmup) Valid() bool {
+	switch e {
+	case Warming:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemCode.
 const (
 	ProblemCodeConflict                ProblemCode = "conflict"
@@ -624,6 +639,27 @@ const (
 func (e ProblemCurrency) Valid() bool {
 	switch e {
 	case ProblemCurrencyUSD:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemPeriod.
+const (
+	ProblemPeriodDay   ProblemPeriod = "day"
+	ProblemPeriodMonth ProblemPeriod = "month"
+	ProblemPeriodTotal ProblemPeriod = "total"
+)
+
+// Valid indicates whether the value is a known member of the ProblemPeriod enum.
+func (e ProblemPeriod) Valid() bool {
+	switch e {
+	case ProblemPeriodDay:
+		return true
+	case ProblemPeriodMonth:
+		return true
+	case ProblemPeriodTotal:
 		return true
 	default:
 		return false
@@ -2444,8 +2480,10 @@ type Problem struct {
 	// Available US dollars, accurate to the cent (`currency` is always `USD`).
 	//
 	// Examples: 10
-	Available *Money                    `json:"available,omitempty"`
-	Checks    *map[string]ProblemChecks `json:"checks,omitempty"`
+	Available *Money `json:"available,omitempty"`
+
+	// Checks `/readyz`: what the node found. `postgres` and `redis`: `ok` or `unreachable`; `warmup` (when Postgres answered): `warming` while the node warms its catalog.
+	Checks *Problem_Checks `json:"checks,omitempty"`
 
 	// Code Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed` and `upload_closed` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
 	Code     ProblemCode      `json:"code"`
@@ -2465,9 +2503,18 @@ type Problem struct {
 	// Field The input field at fault, when there is one.
 	Field *string `json:"field,omitempty"`
 
-	// Limit Requests per minute allowed to the key.
-	Limit          *int    `json:"limit,omitempty"`
-	MigrationGuide *string `json:"migration_guide,omitempty"`
+	// Limit `rate_limited`: the requests per minute allowed (a whole number); `spend_limit_exceeded`: the key's spend limit in US dollars, accurate to the cent.
+	Limit          *float64 `json:"limit,omitempty"`
+	MigrationGuide *string  `json:"migration_guide,omitempty"`
+
+	// OriginalStatus `conflict` on a retry whose first answer was not kept: the status that first answer had.
+	OriginalStatus *int `json:"original_status,omitempty"`
+
+	// Period `spend_limit_exceeded`: the period of the key's limit.
+	Period *ProblemPeriod `json:"period,omitempty"`
+
+	// PeriodResetsAt `spend_limit_exceeded`: when the period's count starts again from zero; null for a `total` limit.
+	PeriodResetsAt *time.Time `json:"period_resets_at,omitempty"`
 
 	// RequestId Also in the `X-Request-Id` header and in the server logs; quote it when reporting a problem.
 	RequestId string `json:"request_id"`
@@ -2478,6 +2525,11 @@ type Problem struct {
 	Required          *Money                `json:"required,omitempty"`
 	RequiredScope     *ProblemRequiredScope `json:"required_scope,omitempty"`
 	RetryAfterSeconds *int                  `json:"retry_after_seconds,omitempty"`
+
+	// Spent `spend_limit_exceeded`: what the key was charged in its limit's current period, in US dollars.
+	//
+	// Examples: 10
+	Spent *Money `json:"spent,omitempty"`
 
 	// Status Equals the HTTP status.
 	Status int                 `json:"status"`
@@ -2502,11 +2554,23 @@ type Problem struct {
 // ProblemChecks defines model for Problem.Checks.
 type ProblemChecks string
 
+// ProblemChecksWarmup defines model for Problem.Checks.Warmup.
+type ProblemChecksWarmup string
+
+// Problem_Checks `/readyz`: what the node found. `postgres` and `redis`: `ok` or `unreachable`; `warmup` (when Postgres answered): `warming` while the node warms its catalog.
+type Problem_Checks struct {
+	Warmup               *ProblemChecksWarmup     `json:"warmup,omitempty"`
+	AdditionalProperties map[string]ProblemChecks `json:"-"`
+}
+
 // ProblemCode Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed` and `upload_closed` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
 type ProblemCode string
 
 // ProblemCurrency defines model for Problem.Currency.
 type ProblemCurrency string
+
+// ProblemPeriod `spend_limit_exceeded`: the period of the key's limit.
+type ProblemPeriod string
 
 // ProblemRequiredScope defines model for Problem.RequiredScope.
 type ProblemRequiredScope string
@@ -3635,6 +3699,30 @@ func (a *Problem) UnmarshalJSON(b []byte) error {
 		delete(object, "migration_guide")
 	}
 
+	if raw, found := object["original_status"]; found {
+		err = json.Unmarshal(raw, &a.OriginalStatus)
+		if err != nil {
+			return fmt.Errorf("error reading 'original_status': %w", err)
+		}
+		delete(object, "original_status")
+	}
+
+	if raw, found := object["period"]; found {
+		err = json.Unmarshal(raw, &a.Period)
+		if err != nil {
+			return fmt.Errorf("error reading 'period': %w", err)
+		}
+		delete(object, "period")
+	}
+
+	if raw, found := object["period_resets_at"]; found {
+		err = json.Unmarshal(raw, &a.PeriodResetsAt)
+		if err != nil {
+			return fmt.Errorf("error reading 'period_resets_at': %w", err)
+		}
+		delete(object, "period_resets_at")
+	}
+
 	if raw, found := object["request_id"]; found {
 		err = json.Unmarshal(raw, &a.RequestId)
 		if err != nil {
@@ -3665,6 +3753,14 @@ func (a *Problem) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("error reading 'retry_after_seconds': %w", err)
 		}
 		delete(object, "retry_after_seconds")
+	}
+
+	if raw, found := object["spent"]; found {
+		err = json.Unmarshal(raw, &a.Spent)
+		if err != nil {
+			return fmt.Errorf("error reading 'spent': %w", err)
+		}
+		delete(object, "spent")
 	}
 
 	if raw, found := object["status"]; found {
@@ -3807,6 +3903,27 @@ func (a Problem) MarshalJSON() ([]byte, error) {
 		}
 	}
 
+	if a.OriginalStatus != nil {
+		object["original_status"], err = json.Marshal(a.OriginalStatus)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'original_status': %w", err)
+		}
+	}
+
+	if a.Period != nil {
+		object["period"], err = json.Marshal(a.Period)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'period': %w", err)
+		}
+	}
+
+	if a.PeriodResetsAt != nil {
+		object["period_resets_at"], err = json.Marshal(a.PeriodResetsAt)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'period_resets_at': %w", err)
+		}
+	}
+
 	object["request_id"], err = json.Marshal(a.RequestId)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'request_id': %w", err)
@@ -3830,6 +3947,13 @@ func (a Problem) MarshalJSON() ([]byte, error) {
 		object["retry_after_seconds"], err = json.Marshal(a.RetryAfterSeconds)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'retry_after_seconds': %w", err)
+		}
+	}
+
+	if a.Spent != nil {
+		object["spent"], err = json.Marshal(a.Spent)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'spent': %w", err)
 		}
 	}
 
@@ -3866,6 +3990,74 @@ func (a Problem) MarshalJSON() ([]byte, error) {
 		object["unknown_video_ids"], err = json.Marshal(a.UnknownVideoIds)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'unknown_video_ids': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for Problem_Checks. Returns the specified
+// element and whether it was found
+func (a Problem_Checks) Get(fieldName string) (value ProblemChecks, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for Problem_Checks
+func (a *Problem_Checks) Set(fieldName string, value ProblemChecks) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]ProblemChecks)
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for Problem_Checks to handle AdditionalProperties
+func (a *Problem_Checks) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["warmup"]; found {
+		err = json.Unmarshal(raw, &a.Warmup)
+		if err != nil {
+			return fmt.Errorf("error reading 'warmup': %w", err)
+		}
+		delete(object, "warmup")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]ProblemChecks)
+		for fieldName, fieldBuf := range object {
+			var fieldVal ProblemChecks
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for Problem_Checks to handle AdditionalProperties
+func (a Problem_Checks) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.Warmup != nil {
+		object["warmup"], err = json.Marshal(a.Warmup)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'warmup': %w", err)
 		}
 	}
 

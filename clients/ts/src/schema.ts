@@ -835,8 +835,23 @@ export interface components {
             /** @description US dollars, accurate to the cent (`currency` is always `USD`). */
             expected_total?: components["schemas"]["Money"];
             retry_after_seconds?: number;
-            /** @description Requests per minute allowed to the key. */
+            /**
+             * Format: double
+             * @description `rate_limited`: the requests per minute allowed (a whole number); `spend_limit_exceeded`: the key's spend limit in US dollars, accurate to the cent.
+             */
             limit?: number;
+            /** @description `spend_limit_exceeded`: what the key was charged in its limit's current period, in US dollars. */
+            spent?: components["schemas"]["Money"];
+            /**
+             * @description `spend_limit_exceeded`: the period of the key's limit.
+             * @enum {string}
+             */
+            period?: "day" | "month" | "total";
+            /**
+             * Format: date-time
+             * @description `spend_limit_exceeded`: when the period's count starts again from zero; null for a `total` limit.
+             */
+            period_resets_at?: string | null;
             unknown_video_ids?: string[];
             /** @description Every invalid clip of an import, by 0-based index. */
             errors?: components["schemas"]["ClipError"][];
@@ -844,9 +859,15 @@ export interface components {
             sunset?: string;
             /** Format: uri */
             migration_guide?: string;
+            /** @description `/readyz`: what the node found. `postgres` and `redis`: `ok` or `unreachable`; `warmup` (when Postgres answered): `warming` while the node warms its catalog. */
             checks?: {
+                /** @enum {string} */
+                warmup?: "warming";
+            } & {
                 [key: string]: "ok" | "unreachable";
             };
+            /** @description `conflict` on a retry whose first answer was not kept: the status that first answer had. */
+            original_status?: number;
         } & {
             [key: string]: unknown;
         };

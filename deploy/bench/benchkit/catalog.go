@@ -15,8 +15,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/catalog"
-	"broll/catalog/media"
 	"broll/embed"
+	"broll/graph"
+	"broll/internal/config"
 	"broll/internal/database"
 )
 
@@ -69,11 +70,12 @@ func ImportCatalog(ctx context.Context, pool *pgxpool.Pool, n int, seed uint64) 
 			return err
 		}
 	}
-	media, err := media.NewLocal(mediaDir)
+	g, err := OpenCatalog(ctx, pool, mediaDir)
 	if err != nil {
 		return err
 	}
-	svc := catalog.New(pool, media, nil)
+	defer g.Close()
+	svc := g.Catalog
 	rng := rand.New(rand.NewPCG(seed, 2))
 	const chunk = 20_000
 	for done := 0; done < n; {
@@ -137,7 +139,12 @@ func EmbedCatalog(ctx context.Context, pool *pgxpool.Pool, e embed.Embedder, n i
 	if err != nil {
 		return err
 	}
-	svc := catalog.New(pool, nil, nil)
+	g, err := OpenCatalog(ctx, pool, "")
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	svc := g.Catalog
 	const batch = 500
 	for i := 0; i < len(ids); i += batch {
 		inputs, err := svc.EmbeddingInputs(ctx, ids[i:min(i+batch, len(ids))])
@@ -174,4 +181,16 @@ func EmbedCatalog(ctx context.Context, pool *pgxpool.Pool, e embed.Embedder, n i
 		}
 	}
 	return nil
+}
+
+// OpenCatalog opens the graph of the catalog and its search as the
+// composition root builds them over pool, with the default configuration
+// and no queue (clips stay pending: a benchmark embeds them itself),
+// storing media under mediaDir ("": none). Close closes it.
+func OpenCatalog(ctx context.Context, pool *pgxpool.Pool, mediaDir string) (*graph.Graph, error) {
+	cfg, o := config.Defaults(), graph.Options{Pool: pool}
+	if mediaDir != "" {
+		cfg.MediaDir, o.Parts = mediaDir, graph.Media
+	}
+	return graph.Open(ctx, cfg, o)
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/api"
-	"broll/billing"
+	"broll/graph"
 	"broll/internal/config"
 	"broll/internal/database"
 	"broll/internal/money"
@@ -120,15 +120,26 @@ func (s *Scratch) Close() {
 	}
 }
 
-// Node builds the API node as cmd/broll-api does, over the scratch world
-// and its Config as the benchmark left it; Close closes it.
-func (s *Scratch) Node(ctx context.Context) (*api.Node, error) {
-	n, err := api.NewNode(ctx, s.Config, api.NodeOptions{Pool: s.Pool, Redis: s.Redis})
+// Graph opens the service graph with parts as the composition root does
+// for a process, over the scratch world and its Config as the benchmark
+// left it; Close closes it.
+func (s *Scratch) Graph(ctx context.Context, parts graph.Parts) (*graph.Graph, error) {
+	g, err := graph.Open(ctx, s.Config, graph.Options{Parts: parts, Pool: s.Pool, Redis: s.Redis})
 	if err != nil {
 		return nil, err
 	}
-	s.close = append(s.close, n.Close)
-	return n, nil
+	s.close = append(s.close, g.Close)
+	return g, nil
+}
+
+// Node builds the API node as cmd/broll-api does, over the scratch world
+// and its Config as the benchmark left it; Close closes it.
+func (s *Scratch) Node(ctx context.Context) (*api.Node, error) {
+	g, err := s.Graph(ctx, graph.APIParts)
+	if err != nil {
+		return nil, err
+	}
+	return api.NewNode(g)
 }
 
 // Account opens an account and returns its root key, which no rate limit
@@ -136,7 +147,11 @@ func (s *Scratch) Node(ctx context.Context) (*api.Node, error) {
 func (s *Scratch) Account(ctx context.Context) (tenancy.IssuedKey, error) {
 	// A source of its own: a kept database already has the earlier run's.
 	source := fmt.Sprintf("bench-%d", time.Now().UnixNano()%1e9)
-	opened, err := billing.New(s.Pool, nil).OpenAccount(ctx, "Bench", source, money.Cents(100))
+	g, err := s.Graph(ctx, 0)
+	if err != nil {
+		return tenancy.IssuedKey{}, err
+	}
+	opened, err := g.Billing.OpenAccount(ctx, "Bench", source, money.Cents(100))
 	if err != nil {
 		return tenancy.IssuedKey{}, err
 	}

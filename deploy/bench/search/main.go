@@ -31,7 +31,6 @@ import (
 	"strings"
 	"time"
 
-	"broll/catalog"
 	"broll/catalog/search"
 	"broll/deploy/bench/benchkit"
 )
@@ -150,5 +149,10 @@ func run(o options) error {
 	fmt.Printf("sizes: table %s, whole-catalog HNSW index %s, per-emotion HNSW indexes %s, shared_buffers %s\n",
 		table, index, emotionIndexes, buffers)
 
-	return measureSearch(ctx, pool, search.New(catalog.New(pool, nil, nil)), o, vecs.withSeed(o.seed+1))
+	g, err := benchkit.OpenCatalog(ctx, pool, "")
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	return measureSearch(ctx, pool, g.Search, o, vecs.withSeed(o.seed+1))
 }

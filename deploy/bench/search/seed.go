@@ -18,8 +18,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 
-	"broll/catalog"
-	"broll/catalog/media"
 	"broll/deploy/bench/benchkit"
 	"broll/embed"
 	"broll/internal/database"
@@ -60,11 +58,12 @@ func importThroughput(ctx context.Context, pool *pgxpool.Pool, n int, seed uint6
 			return 0, err
 		}
 	}
-	store, err := media.NewLocal(mediaDir)
+	g, err := benchkit.OpenCatalog(ctx, pool, mediaDir)
 	if err != nil {
 		return 0, err
 	}
-	svc := catalog.New(pool, store, nil)
+	defer g.Close()
+	svc := g.Catalog
 	start := time.Now()
 	res, err := svc.Import(ctx, &lines, src, nil)
 	elapsed := time.Since(start)

@@ -102,6 +102,20 @@ func (p *nodeProc) tail(n int) string {
 	return strings.Join(p.lines[max(0, len(p.lines)-n):], "\n")
 }
 
+// lastLogged returns the last log line with message msg, decoded (nil:
+// none).
+func (p *nodeProc) lastLogged(msg string) map[string]any {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := len(p.lines) - 1; i >= 0; i-- {
+		var rec map[string]any
+		if json.Unmarshal([]byte(p.lines[i]), &rec) == nil && rec["msg"] == msg {
+			return rec
+		}
+	}
+	return nil
+}
+
 // waitReady probes /readyz every 50 ms, as an impatient load balancer
 // would, until it answers 200; it returns how many probes were refused.
 func (p *nodeProc) waitReady(within time.Duration) (int, error) {

@@ -1,0 +1,63 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"broll/internal/database"
+	"broll/internal/money"
+)
+
+// Who owns a clip, in one place: a key owns a clip once it bought it (live
+// or test), through the one purchases row of that key and clip, and keeps
+// it whatever becomes of the clip (retired, re-imported with a new file).
+// A legacy (v0) buyer has no key and owns nothing here: v0 ownership is by
+// customer email, the purchase statement's alone. Search's owned filter,
+// clip details (a retired clip stays visible to its buyers) and the owned
+// and download_url of every clip billing renders (REST and MCP alike) all
+// read ownership through this file; purchases write it (billing), and the
+// catalog never imports billing.
+
+// ownership is the rule as SQL: the purchases p by which the key key owns
+// the clip video. key and video are placeholders or columns; video may also
+// be ANY of an array placeholder.
+func ownership(key, video string) string {
+	return "purchases p WHERE p.api_key_id = " + key + " AND p.video_id = " + video
+}
+
+// OwnsSQL is the condition "the key key owns the clip video" (say
+// OwnsSQL("$2", "v.id")), for a statement that filters or shows clips by
+// ownership. Its NOT is "does not own".
+func OwnsSQL(key, video string) string {
+	return "EXISTS (SELECT 1 FROM " + ownership(key, video) + ")"
+}
+
+// Ownership is a clip a key owns and the purchase that makes it so.
+type Ownership struct {
+	PurchaseID  uuid.UUID   `db:"purchase_id"`
+	VideoID     uuid.UUID   `db:"video_id"`
+	PricePaid   money.Cents `db:"price_paid"`
+	PurchasedAt time.Time   `db:"purchased_at"`
+}
+
+// Ownerships returns, by clip, those of videoIDs that keyID owns, read on
+// q: give it the primary, where the key's purchases are made, so that a
+// clip bought a moment ago is owned. No key (uuid.Nil) owns nothing.
+func Ownerships(ctx context.Context, q database.Queryer, keyID uuid.UUID, videoIDs []uuid.UUID) (map[uuid.UUID]Ownership, error) {
+	out := map[uuid.UUID]Ownership{}
+	if len(videoIDs) == 0 || keyID == uuid.Nil {
+		return out, nil
+	}
+	owned, err := database.Select(ctx, q, pgx.RowToStructByName[Ownership], sqlOwnerships, keyID, videoIDs)
+	if err != nil {
+		return nil, fmt.Errorf("ownerships: %w", err)
+	}
+	for _, o := range owned {
+		out[o.VideoID] = o
+	}
+	return out, nil
+}

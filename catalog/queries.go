@@ -1,0 +1,333 @@
+package catalog
+
+// The static SQL of the catalog, in one place: what each statement reads
+// and writes is seen here whole, and a change to one is one diff. Dynamic
+// search statements are built by package search's builder; the
+// ownership rule is a fragment (owned.go) that statements here embed.
+
+// Clips as customers see them.
+
+// notLive is the retired_at of a clip whose full-quality file has not
+// (yet) passed the probe: out of every customer read and of the purchase
+// statement through the same predicate as a retired clip (retired_at IS
+// NULL is what the partial indexes hold), but told apart from a real
+// retirement, which writes the time. The probe's success makes it NULL
+// again (sqlMediaDone); migration 00019 explains the choice.
+const notLive = `'infinity'::timestamptz`
+
+// VideoColumns are the columns ScanVideo reads, in order, from videos v.
+// price_cents is the row's copy of its tier's price (migration 00005).
+const VideoColumns = `
+	v.id, v.title, v.description, v.tags, v.emotion, v.gender, v.age_range, v.location,
+	v.media_type, v.orientation, v.duration_seconds, v.width, v.height, v.fps, v.difficulty,
+	v.price_cents, v.virality_score, v.model_id, v.model_name,
+	v.preview_key IS NOT NULL, v.thumbnail_key IS NOT NULL, v.created_at,
+	nullif(v.retired_at, ` + notLive + `)`
+
+// keyPurchase joins, as o, the purchase by which key $2 owns the clip v
+// (none: o.id is NULL), for the clip read at the edge (video_cache.go).
+var keyPurchase = `LEFT JOIN LATERAL (SELECT p.id FROM ` + ownership("$2", "v.id") + `) o ON true`
+
+// sqlVideoVersion finds clip $1 if key $2 may see it, with the version of
+// its row (xmin) and the key's purchase of it. A key sees a live clip, or
+// a retired one it owns: a retired clip leaves the catalog but not its
+// buyers' libraries. A clip whose media is not sound is not live
+// (notLive): nobody can have bought it, unless it was re-imported with a
+// new file after the sale, and then its buyer keeps it as a retired clip's
+// buyer does.
+var sqlVideoVersion = `
+	SELECT v.xmin, o.id
+	FROM videos v ` + keyPurchase + `
+	WHERE v.id = $1 AND (v.retired_at IS NULL OR o.id IS NOT NULL)`
+
+// sqlVideoForKey reads clip $1 as sqlVideoVersion finds it for key $2, with the
+// version of its row and the key's purchase of it.
+var sqlVideoForKey = `
+	SELECT ` + VideoColumns + `, NULL::float8, v.xmin, o.id
+	FROM videos v ` + keyPurchase + `
+	WHERE v.id = $1 AND (v.retired_at IS NULL OR o.id IS NOT NULL)`
+
+// sqlPublicMedia reads the preview and thumbnail keys of a live clip.
+const sqlPublicMedia = `
+	SELECT preview_key, thumbnail_key, updated_at FROM videos
+	WHERE id = $1 AND retired_at IS NULL`
+
+// sqlOwnerships are the purchases by which key $1 owns any of the clips $2.
+var sqlOwnerships = `SELECT p.id AS purchase_id, p.video_id, p.price_cents AS price_paid, p.purchased_at
+	FROM ` + ownership("$1", "ANY($2)")
+
+// Tiers.
+
+const (
+	sqlListTiers = `SELECT name, price_cents FROM tiers ORDER BY price_cents, name`
+
+	sqlUpsertTier = `
+		INSERT INTO tiers (name, price_cents) VALUES ($1, $2)
+		ON CONFLICT (name) DO UPDATE SET price_cents = EXCLUDED.price_cents, updated_at = now()
+		RETURNING name, price_cents`
+
+	// sqlRepriceVideos keeps the copy of the price on the clip rows (what
+	// lists show and sort by) in step with the tier; it runs in the
+	// transaction that changed the tier, after the tier row is locked, so
+	// it sees every clip committed before and a clip written later reads
+	// the new price (trigger videos_price, migration 00005).
+	sqlRepriceVideos = `
+		UPDATE videos SET price_cents = $2 WHERE difficulty = $1 AND price_cents IS DISTINCT FROM $2`
+)
+
+// Retirement.
+
+// sqlRetire retires a clip that is live or waiting for its probe
+// (notLive): a retirement writes its time, which a passing probe leaves
+// alone. The second subquery reads the row as it was before this
+// statement (one snapshot for the whole statement), so it tells an
+// already retired clip (its old retired_at) from an unknown one (no row
+// at all).
+const sqlRetire = `
+	WITH retired AS (
+		UPDATE videos SET retired_at = now(), updated_at = now()
+		WHERE id = $1 AND (retired_at IS NULL OR retired_at = ` + notLive + `)
+		RETURNING retired_at
+	)
+	SELECT (SELECT retired_at FROM retired),
+	       (SELECT nullif(retired_at, ` + notLive + `) FROM videos WHERE id = $1),
+	       EXISTS (SELECT 1 FROM videos WHERE id = $1)`
+
+// sqlRetiredAt reads the retirement a concurrent Retire wrote.
+const sqlRetiredAt = `SELECT retired_at FROM videos WHERE id = $1 AND retired_at <> ` + notLive
+
+// Import.
+
+// importColumns are the columns of the staging table, in the order of the
+// rows storeVideoMedia builds.
+func importColumns() []string {
+	return []string{
+		"id", "title", "description", "tags", "emotion", "gender", "age_range", "location",
+		"media_type", "orientation", "duration_seconds", "width", "height", "fps", "difficulty",
+		"virality_score", "model_id", "model_name", "media_key", "media_content_type", "media_size",
+		"preview_key", "thumbnail_key", "upload_id",
+	}
+}
+
+// The import stages rows with COPY into a temporary table and then writes
+// them with one INSERT ... ON CONFLICT: 100k clips are two round trips.
+const sqlCreateImportTable = `
+	CREATE TEMP TABLE import_clips (
+		id uuid NOT NULL, title text NOT NULL, description text NOT NULL, tags text[] NOT NULL,
+		emotion text NOT NULL, gender text NOT NULL, age_range text, location text,
+		media_type text NOT NULL, orientation text, duration_seconds double precision,
+		width integer, height integer, fps double precision, difficulty text NOT NULL,
+		virality_score integer, model_id text, model_name text, media_key text NOT NULL,
+		media_content_type text NOT NULL, media_size bigint NOT NULL, preview_key text,
+		thumbnail_key text, upload_id uuid
+	) ON COMMIT DROP`
+
+// embeddedTextChanged compares the fields DocumentText is made of; only a
+// change to them makes the stored vector wrong.
+const embeddedTextChanged = `
+	(v.title, v.description, v.tags, v.emotion, v.gender, v.age_range, v.location,
+	 v.media_type, v.orientation)
+	IS DISTINCT FROM
+	(EXCLUDED.title, EXCLUDED.description, EXCLUDED.tags, EXCLUDED.emotion, EXCLUDED.gender,
+	 EXCLUDED.age_range, EXCLUDED.location, EXCLUDED.media_type, EXCLUDED.orientation)`
+
+// sqlUpsertClips writes the staged clips. The old CTE reads the rows as
+// they were before this statement (all parts of one statement share a
+// snapshot), which tells created from updated and which texts changed.
+// A clip's file is new (or written again), so the clip is not live until
+// the worker's probe has passed it (retired_at notLive); a retired clip
+// keeps its retirement: re-importing it does not revive it.
+const sqlUpsertClips = `
+	WITH old AS (
+		SELECT v.id,
+		       (v.title, v.description, v.tags, v.emotion, v.gender, v.age_range, v.location,
+		        v.media_type, v.orientation)
+		       IS DISTINCT FROM
+		       (i.title, i.description, i.tags, i.emotion, i.gender, i.age_range, i.location,
+		        i.media_type, i.orientation) AS changed
+		FROM videos v JOIN import_clips i ON i.id = v.id
+	), up AS (
+		INSERT INTO videos AS v (id, title, description, tags, emotion, gender, age_range, location,
+		       media_type, orientation, duration_seconds, width, height, fps, difficulty,
+		       virality_score, model_id, model_name, media_key, media_content_type, media_size,
+		       preview_key, thumbnail_key, media_status, retired_at)
+		SELECT id, title, description, tags, emotion, gender, age_range, location,
+		       media_type, orientation, duration_seconds, width, height, fps, difficulty,
+		       virality_score, model_id, model_name, media_key, media_content_type, media_size,
+		       preview_key, thumbnail_key, 'pending', ` + notLive + `
+		FROM import_clips
+		ON CONFLICT (id) DO UPDATE SET
+		       title = EXCLUDED.title, description = EXCLUDED.description, tags = EXCLUDED.tags,
+		       emotion = EXCLUDED.emotion, gender = EXCLUDED.gender,
+		       age_range = EXCLUDED.age_range, location = EXCLUDED.location,
+		       media_type = EXCLUDED.media_type, orientation = EXCLUDED.orientation,
+		       duration_seconds = EXCLUDED.duration_seconds, width = EXCLUDED.width,
+		       height = EXCLUDED.height, fps = EXCLUDED.fps, difficulty = EXCLUDED.difficulty,
+		       virality_score = EXCLUDED.virality_score, model_id = EXCLUDED.model_id,
+		       model_name = EXCLUDED.model_name, media_key = EXCLUDED.media_key,
+		       media_content_type = EXCLUDED.media_content_type,
+		       media_size = EXCLUDED.media_size, preview_key = EXCLUDED.preview_key,
+		       thumbnail_key = EXCLUDED.thumbnail_key, updated_at = now(),
+		       media_status = 'pending', media_error = NULL,
+		       retired_at = coalesce(v.retired_at, ` + notLive + `),
+		       embedding = CASE WHEN ` + embeddedTextChanged + ` THEN NULL ELSE v.embedding END,
+		       embedding_model = CASE WHEN ` + embeddedTextChanged + ` THEN NULL ELSE v.embedding_model END,
+		       embedding_status = CASE WHEN ` + embeddedTextChanged + ` THEN 'pending' ELSE v.embedding_status END,
+		       embedding_error = CASE WHEN ` + embeddedTextChanged + ` THEN NULL ELSE v.embedding_error END,
+		       embedded_at = CASE WHEN ` + embeddedTextChanged + ` THEN NULL ELSE v.embedded_at END
+		RETURNING v.id
+	)
+	SELECT up.id, old.id IS NULL AS created, coalesce(old.changed, true) AS reembed
+	FROM up LEFT JOIN old ON old.id = up.id`
+
+// sqlClaimUploads gives each upload named by a clip to that clip, only if
+// its file is complete and no other clip took it: the row lock makes
+// concurrent imports of one upload take turns, and the second sees the
+// first's claim. It returns the uploads that could not be claimed.
+const sqlClaimUploads = `
+	WITH claimed AS (
+		UPDATE media_uploads u SET video_id = i.id
+		FROM import_clips i
+		WHERE u.id = i.upload_id AND u.received_at IS NOT NULL AND (u.video_id IS NULL OR u.video_id = i.id)
+		RETURNING u.id
+	)
+	SELECT i.upload_id FROM import_clips i
+	WHERE i.upload_id IS NOT NULL AND i.upload_id NOT IN (SELECT id FROM claimed)`
+
+// The media job.
+
+// sqlMediaJob reads what the media job of a clip needs.
+const sqlMediaJob = `
+	SELECT media_key, media_type, orientation, duration_seconds, width, height, fps,
+	       preview_key, thumbnail_key
+	FROM videos WHERE id = $1`
+
+// sqlMediaDone fills what the line left out from the probe, marks the
+// clips' media ready and puts them on sale (a retired clip stays retired).
+// When media_type or orientation change, the embedded text changed: the
+// embedding is made pending for the worker to make again. One row per
+// clip in the arrays: id, media_type, orientation, duration, width,
+// height, fps, the new preview and thumbnail keys (NULL: none made).
+const sqlMediaDone = `
+	WITH p AS (
+		SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::float8[], $5::int[], $6::int[],
+		                     $7::float8[], $8::text[], $9::text[])
+		       AS p(id, media_type, orientation, duration, width, height, fps, preview_key, thumbnail_key)
+	), old AS (
+		SELECT v.id, v.media_type, v.orientation FROM videos v JOIN p ON p.id = v.id
+	)
+	UPDATE videos v SET
+	       media_type = p.media_type,
+	       orientation = coalesce(v.orientation, p.orientation),
+	       duration_seconds = coalesce(v.duration_seconds, p.duration),
+	       width = coalesce(v.width, p.width), height = coalesce(v.height, p.height),
+	       fps = coalesce(v.fps, p.fps),
+	       preview_key = coalesce(v.preview_key, p.preview_key),
+	       thumbnail_key = coalesce(v.thumbnail_key, p.thumbnail_key),
+	       media_status = 'ready', media_error = NULL, media_processed_at = now(), updated_at = now(),
+	       retired_at = nullif(v.retired_at, ` + notLive + `),
+	       embedding_status = CASE WHEN (old.media_type, old.orientation) IS DISTINCT FROM (p.media_type, coalesce(v.orientation, p.orientation))
+	                               THEN 'pending' ELSE v.embedding_status END
+	FROM p JOIN old ON old.id = p.id WHERE v.id = p.id
+	RETURNING v.id, (old.media_type, old.orientation) IS DISTINCT FROM (v.media_type, v.orientation)`
+
+// sqlMarkMediaFailed keeps a clip whose file failed out of the catalog
+// (notLive), with the reason.
+const sqlMarkMediaFailed = `
+	UPDATE videos SET media_status = 'failed', media_error = $2, media_processed_at = now(),
+	       retired_at = coalesce(retired_at, ` + notLive + `)
+	WHERE id = $1`
+
+// Embeddings.
+
+// sqlEmbeddingInputs reads the text of the clips $1 and, when their vector
+// is current, its model.
+const sqlEmbeddingInputs = `
+	SELECT id, title, description, tags, emotion, gender, coalesce(age_range, ''),
+	       coalesce(location, ''), media_type, coalesce(orientation, ''), coalesce(model_name, ''),
+	       CASE WHEN embedding_status = 'ready' AND NOT embedding_stale THEN coalesce(embedding_model, '') ELSE '' END
+	FROM videos WHERE id = ANY($1)`
+
+// sqlStoreEmbedding stores the vector $2 of model $3 for the clip $1.
+const sqlStoreEmbedding = `
+	UPDATE videos SET embedding = $2, embedding_model = $3, embedding_status = 'ready',
+	       embedding_error = NULL, embedded_at = now(), embedding_stale = false
+	WHERE id = $1`
+
+// sqlClipsEmbeddedEvent writes the event ($1) of the clips $2 that model $3
+// made ready, if any.
+const sqlClipsEmbeddedEvent = `
+	INSERT INTO webhook_events (type, data)
+	SELECT $1, jsonb_build_object('count', count(*), 'model', $3::text, 'video_ids', jsonb_agg(id ORDER BY id))
+	FROM videos WHERE id = ANY ($2) AND embedding_status = 'ready'
+	HAVING count(*) > 0`
+
+// sqlMarkEmbeddingFailed records why a clip's embedding gave up.
+const sqlMarkEmbeddingFailed = `
+	UPDATE videos SET embedding_status = 'failed', embedding_error = $2
+	WHERE id = $1`
+
+// Status and reembedding.
+
+const (
+	sqlEmbeddingStatus = `
+		SELECT count(*),
+		       count(*) FILTER (WHERE embedding_status = 'ready' AND embedding_model = $1 AND NOT embedding_stale),
+		       count(*) FILTER (WHERE embedding_status = 'failed')
+		FROM videos`
+
+	// A stale clip keeps its old vector until the new one is stored; it is
+	// only queued, so nothing disappears from search in the meantime.
+	sqlStaleClips = `
+		SELECT id FROM videos
+		WHERE embedding_status = 'pending' OR embedding_stale
+		   OR (embedding_status = 'ready' AND embedding_model IS DISTINCT FROM $1)
+		ORDER BY created_at, id`
+
+	sqlRequeueFailed = `
+		UPDATE videos SET embedding_status = 'pending', embedding_error = NULL
+		WHERE embedding_status = 'failed'
+		RETURNING id`
+
+	// Every vector keeps serving semantic search, marked stale so that the
+	// worker makes it again (EmbeddingInputs) and the new one replaces it.
+	sqlResetAll = `
+		UPDATE videos SET embedding_stale = true, embedding_error = NULL,
+		       embedding_status = CASE WHEN embedding_status = 'failed' THEN 'pending' ELSE embedding_status END
+		RETURNING id`
+)
+
+// sqlMediaStatus counts clips by media state.
+const sqlMediaStatus = `
+	SELECT count(*) FILTER (WHERE media_status = 'pending'), count(*) FILTER (WHERE media_status = 'ready'),
+	       count(*) FILTER (WHERE media_status = 'failed')
+	FROM videos`
+
+// sqlMediaFailedClips lists the latest $1 clips whose media failed.
+const sqlMediaFailedClips = `
+	SELECT id, title, coalesce(media_error, '') AS reason FROM videos WHERE media_status = 'failed'
+	ORDER BY media_processed_at DESC NULLS LAST, id LIMIT $1`
+
+// sqlClipState reads a clip as content operations see it (ClipState).
+const sqlClipState = `
+	SELECT id, title, media_status, media_error, media_processed_at AS media_processed,
+	       retired_at IS NULL AS listed, nullif(retired_at, ` + notLive + `) AS retired_at,
+	       embedding_status, created_at
+	FROM videos WHERE id = $1`
+
+// The job outbox.
+
+const (
+	sqlRecordJobs = `INSERT INTO job_outbox (kind, video_id) SELECT $1, unnest($2::uuid[]) RETURNING id`
+
+	// Only the jobs given (when $2 is not NULL), oldest first; rows another
+	// relay holds are skipped, not waited for. Media jobs are taken only
+	// by a queue that can run them ($3).
+	sqlClaimJobs = `
+		SELECT id, kind, video_id FROM job_outbox
+		WHERE ($2::bigint[] IS NULL OR id = ANY ($2)) AND (kind = 'embed' OR $3)
+		ORDER BY id LIMIT $1
+		FOR UPDATE SKIP LOCKED`
+
+	sqlDeleteJobs = `DELETE FROM job_outbox WHERE id = ANY ($1)`
+)

@@ -1,0 +1,71 @@
+package search
+
+// The static SQL of search, in one place. The statements of a search
+// itself depend on its query and are built by the one builder of sql.go
+// (keyword.go adds the keyword walk), with placeholders only.
+
+// sqlFilterValues counts every facet in one pass over the live clips.
+// GROUPING tells which grouping set a row belongs to; a NULL value (a clip
+// without an age range, say) is no value to filter by and is left out.
+const sqlFilterValues = `
+	SELECT CASE WHEN GROUPING(emotion) = 0 THEN 'emotion'
+	            WHEN GROUPING(gender) = 0 THEN 'gender'
+	            WHEN GROUPING(age_range) = 0 THEN 'age_range'
+	            WHEN GROUPING(location) = 0 THEN 'location'
+	            WHEN GROUPING(media_type) = 0 THEN 'media_type'
+	            WHEN GROUPING(orientation) = 0 THEN 'orientation'
+	            WHEN GROUPING(difficulty) = 0 THEN 'difficulty'
+	            ELSE 'model' END AS facet,
+	       coalesce(emotion, gender, age_range, location, media_type, orientation, difficulty, model_id),
+	       coalesce(max(model_name), ''), count(*)
+	FROM videos
+	WHERE retired_at IS NULL
+	GROUP BY GROUPING SETS ((emotion), (gender), (age_range), (location), (media_type),
+	                        (orientation), (difficulty), (model_id))`
+
+// sqlHNSWSettings sets the vector index up for a semantic page (hnswSettings).
+// The third argument is the plan_cache_mode: force_generic_plan for a page
+// that may keep the plan its connection made once (searchSQL.planOnce),
+// force_custom_plan otherwise.
+const sqlHNSWSettings = `
+	SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
+	       set_config('hnsw.ef_search', $1, true),
+	       set_config('hnsw.max_scan_tuples', $2, true),
+	       set_config('plan_cache_mode', $3, true)`
+
+// sqlExactScan makes the rest of the transaction sort by computed distance
+// instead of walking the index. A custom plan makes the planner see it; a
+// cached generic plan would not.
+const sqlExactScan = `
+	SELECT set_config('enable_indexscan', 'off', true),
+	       set_config('plan_cache_mode', 'force_custom_plan', true)`
+
+// The warm-up (warm.go).
+
+// sqlWarmRelations lists what searches read, most needed first: the HNSW
+// graphs (the whole catalog's first), the clip rows, the indexes of
+// videos that lists, sorts and the id lookup read, the keyword postings,
+// then the out-of-line vectors and their index (a semantic search re-ranks
+// its candidates by them). Each with its size, and the room there is:
+// PrewarmShare ($1) of shared_buffers.
+const sqlWarmRelations = `
+	WITH rels AS (
+		SELECT i.indexrelid AS rel, CASE WHEN a.amname = 'hnsw' THEN 0 ELSE 2 END AS rank
+		FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
+		WHERE i.indrelid = 'videos'::regclass AND i.indisvalid AND i.indisready AND a.amname <> 'gin'
+		UNION ALL SELECT 'videos'::regclass, 1
+		UNION ALL SELECT i.indexrelid, 3 FROM pg_index i WHERE i.indrelid = 'video_terms'::regclass AND i.indisvalid
+		UNION ALL SELECT reltoastrelid, 4 FROM pg_class WHERE oid = 'videos'::regclass AND reltoastrelid <> 0
+		UNION ALL SELECT i.indexrelid, 5 FROM pg_index i JOIN pg_class t ON t.reltoastrelid = i.indrelid
+			WHERE t.oid = 'videos'::regclass
+	)
+	SELECT rel::regclass::text, pg_relation_size(rel),
+	       (SELECT setting::bigint * 8192 FROM pg_settings WHERE name = 'shared_buffers') * $1::float8
+	FROM rels
+	ORDER BY rank, rel <> 'videos_embedding_hnsw'::regclass, rel::regclass::text`
+
+// sqlPrewarmInstalled says whether pg_prewarm can be called.
+const sqlPrewarmInstalled = `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_prewarm')`
+
+// sqlPrewarm loads relation $1 into shared buffers.
+const sqlPrewarm = `SELECT pg_prewarm($1::regclass)`

@@ -1,0 +1,306 @@
+package main
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+	"unicode"
+
+	"broll/internal/words"
+)
+
+// relationWeights says how much of a synset's meaning a related synset
+// carries. Hypernyms make "spaghetti" meet "pasta" and "bistro" meet
+// "cafe"; similar-to joins an adjective satellite to its head
+// ("astonished" to "surprised"); derivation joins "runner" to "run".
+var relationWeights = map[string]float64{
+	"&":  0.7, // similar to (from a satellite to its head only)
+	"+":  0.5, // derivationally related form
+	`\`:  0.5, // pertainym
+	"$":  0.5, // verb group
+	"=":  0.4, // attribute
+	"*":  0.3, // entailment
+	">":  0.3, // cause
+	"^":  0.3, // also see
+	"#p": 0.3, // part holonym: a bumper is part of a car
+	"#m": 0.3, // member holonym
+}
+
+const (
+	// A synset's hypernyms (instance hypernyms included) weigh
+	// hypernymWeight, theirs that times hypernymDecay, and so on up to
+	// hypernymDepth levels: far enough up, everything is an entity.
+	hypernymWeight = 0.6
+	hypernymDecay  = 0.6
+	hypernymDepth  = 3
+	// glossWeight is the weight of the words of a synset's definition (each
+	// by its commonest sense): "grumpy" is "annoyed and irritable", which
+	// its relations do not say.
+	glossWeight = 0.3
+	// maxSenses of one lemma and part of speech are kept, and only those
+	// seen at least minSenseShare as often as the lemma's most frequent
+	// one: a rare sense of a common word adds more noise than meaning.
+	maxSenses     = 4
+	minSenseShare = 0.2
+	// maxFeatures per entry are kept, the heaviest: more add more noise
+	// (in the embedder's hashed dimensions) than meaning, and size.
+	maxFeatures = 6
+	// maxTokens: longer collocations are rare in searches.
+	maxTokens = 3
+	// weightLevels quantizes weights so the table stays small.
+	weightLevels = 15
+)
+
+// stopWords get no entry and are skipped in definitions: WordNet has "a"
+// (the vitamin) and "it" (information technology), which in a search are
+// only grammar.
+var stopWords = map[string]bool{}
+
+// vagueWords are skipped in definitions: they say what kind of definition
+// it is, not what the thing is.
+var vagueWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`a an the and or but nor of at on in into onto to from with without for by as
+is are was were be been being am it its this that these those her hers his their theirs them they
+him i me my we our us you your yours while who whom whose which what when where why how there here
+some any very just so then than too up down out over under about after before has have had
+do does did doing not no can will would should could also own same such only both each all more
+most other again further once get gets got`) {
+		stopWords[w] = true
+	}
+	for _, w := range strings.Fields(`someone somebody something person people one thing act make
+made use used using usually especially often etc e g i e cause causes kind form state quality
+having become characterized relating pertaining having`) {
+		vagueWords[w] = true
+	}
+}
+
+// entry is one phrase of the lexicon in one part of speech, with its
+// features: synsets and their weights (0..1, before quantizing). share is
+// the weight of the part of speech among the phrase's senses (1 for its
+// commonest).
+type entry struct {
+	phrase   string
+	pos      byte
+	share    float64
+	features map[synsetID]float64
+}
+
+// buildLexicon gives every lemma of wn, per part of speech, a weighted set
+// of synsets: those of its frequent senses and their neighbours. The
+// heaviest are kept, judged with their specificity (inverse document
+// frequency), so that "person" or "act" does not make every pair of words
+// meet; those that only one entry has are dropped: they cannot make two
+// words meet.
+func buildLexicon(wn *wordnet) []entry {
+	expanded := map[synsetID]map[synsetID]float64{}
+	byKey := map[string]*entry{}
+	for lemma, senses := range wn.senses {
+		p := phrase(lemma)
+		if p == "" || stopWords[p] || len(strings.Fields(p)) > maxTokens || rare(wn, p, senses) {
+			continue
+		}
+		for _, k := range keptSenses(wn, lemma, senses) {
+			key := p + "/" + string(k.id.pos)
+			e := byKey[key]
+			if e == nil {
+				e = &entry{phrase: p, pos: k.id.pos, features: map[synsetID]float64{}}
+				byKey[key] = e
+			}
+			e.share = max(e.share, k.weight)
+			exp, ok := expanded[k.id]
+			if !ok {
+				exp = expand(wn, k.id)
+				expanded[k.id] = exp
+			}
+			for f, w := range exp {
+				e.features[f] = max(e.features[f], w*k.weight)
+			}
+		}
+	}
+
+	df := map[synsetID]int{}
+	for _, e := range byKey {
+		for f := range e.features {
+			df[f]++
+		}
+	}
+	n := float64(len(byKey))
+	out := make([]entry, 0, len(byKey))
+	for _, e := range byKey {
+		type fw struct {
+			f            synsetID
+			w, specified float64
+		}
+		var list []fw
+		for f, w := range e.features {
+			if df[f] < 2 {
+				continue
+			}
+			// Within an entry weights are relative to its part of speech.
+			w /= e.share
+			list = append(list, fw{f, w, w * math.Log(n/float64(df[f])) / math.Log(n)})
+		}
+		slices.SortFunc(list, func(a, b fw) int {
+			return cmp.Or(cmp.Compare(b.specified, a.specified), cmp.Compare(a.f.pos, b.f.pos), cmp.Compare(a.f.offset, b.f.offset))
+		})
+		kept := entry{phrase: e.phrase, pos: e.pos, share: e.share, features: map[synsetID]float64{}}
+		for _, x := range list[:min(len(list), maxFeatures)] {
+			if q := math.Round(x.w * weightLevels); q > 0 {
+				kept.features[x.f] = q / weightLevels
+			}
+		}
+		if len(kept.features) > 0 {
+			out = append(out, kept)
+		}
+	}
+	slices.SortFunc(out, func(a, b entry) int {
+		return cmp.Or(strings.Compare(a.phrase, b.phrase), cmp.Compare(a.pos, b.pos))
+	})
+	return out
+}
+
+// rare says whether a lemma is left out to keep the lexicon small: never
+// seen in the tagged corpus, and either a collocation (searches say
+// "shopping cart" as two words, which the lexicon has) or only the name
+// of an animal or plant species.
+func rare(wn *wordnet, p string, senses []sense) bool {
+	tagged, species := false, true
+	for _, s := range senses {
+		tagged = tagged || s.count > 0
+		if ss := wn.synsets[s.synset]; ss != nil && ss.lexFile != lexAnimal && ss.lexFile != lexPlant {
+			species = false
+		}
+	}
+	return !tagged && (strings.Contains(p, " ") || species)
+}
+
+// Lexicographer files (lexnames(5WN)).
+const (
+	lexAnimal = 5
+	lexPlant  = 20
+)
+
+type keptSense struct {
+	id     synsetID
+	weight float64
+}
+
+// keptSenses weighs a lemma's senses by their tag counts (plus a prior
+// falling with the sense's rank, for the many never tagged) and keeps the
+// frequent ones, weighted relative to the commonest. Proper-noun senses
+// ("Guy" Fawkes for guy) are left out.
+func keptSenses(wn *wordnet, lemma string, senses []sense) []keptSense {
+	var all []keptSense
+	for _, s := range senses {
+		ss := wn.synsets[s.synset]
+		if ss == nil || properIn(ss, lemma) {
+			continue
+		}
+		all = append(all, keptSense{s.synset, float64(s.count) + 1/float64(s.rank)})
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	top := slices.MaxFunc(all, func(a, b keptSense) int { return cmp.Compare(a.weight, b.weight) }).weight
+	var out []keptSense
+	perPOS := map[byte]int{}
+	for _, k := range all { // in rank order within each part of speech
+		if perPOS[k.id.pos] >= maxSenses || k.weight < minSenseShare*top && perPOS[k.id.pos] > 0 {
+			continue
+		}
+		perPOS[k.id.pos]++
+		out = append(out, keptSense{k.id, k.weight / top})
+	}
+	return out
+}
+
+// addHypernyms adds id at weight w and its own hypernyms, each level
+// weighing hypernymDecay less, depth levels in all.
+func addHypernyms(wn *wordnet, id synsetID, w float64, depth int, add func(synsetID, float64)) {
+	add(id, w)
+	if h := wn.synsets[id]; h != nil && depth > 1 {
+		for _, hp := range h.pointers {
+			if hp.symbol == "@" || hp.symbol == "@i" {
+				addHypernyms(wn, hp.target, w*hypernymDecay, depth-1, add)
+			}
+		}
+	}
+}
+
+// topSense is the commonest sense of a word of a definition, or false.
+func topSense(wn *wordnet, word string) (synsetID, bool) {
+	if s, ok := wn.topSenses[word]; ok {
+		return s, s != synsetID{}
+	}
+	var top synsetID
+	for _, lemma := range lemmasOf(wn, word) {
+		if ks := keptSenses(wn, lemma, wn.senses[lemma]); len(ks) > 0 {
+			top = slices.MaxFunc(ks, func(a, b keptSense) int { return cmp.Compare(a.weight, b.weight) }).id
+			break
+		}
+	}
+	wn.topSenses[word] = top
+	return top, top != synsetID{}
+}
+
+// lemmasOf finds the lemmas a word of running text may be a form of:
+// itself, then WordNet's irregular forms, then its suffix rules.
+func lemmasOf(wn *wordnet, word string) []string {
+	var out []string
+	if _, ok := wn.senses[word]; ok {
+		out = append(out, word)
+	}
+	for _, pf := range posFiles {
+		out = append(out, wn.exceptions[word+"/"+string(pf.pos)]...)
+	}
+	for _, r := range words.MorphRules {
+		if len(word) > len(r.Suffix)+1 && strings.HasSuffix(word, r.Suffix) {
+			b := word[:len(word)-len(r.Suffix)] + r.Ending
+			if _, ok := wn.senses[b]; ok {
+				out = append(out, b)
+			}
+		}
+	}
+	return out
+}
+
+// properIn says whether the synset writes lemma with a capital letter.
+func properIn(ss *synset, lemma string) bool {
+	for _, w := range ss.words {
+		if strings.EqualFold(w, lemma) {
+			return strings.IndexFunc(w, unicode.IsUpper) >= 0
+		}
+	}
+	return false
+}
+
+// expand returns a synset with its neighbours, weighted by relationWeights,
+// and the words of its definition.
+func expand(wn *wordnet, id synsetID) map[synsetID]float64 {
+	out := map[synsetID]float64{id: 1}
+	add := func(f synsetID, w float64) { out[f] = max(out[f], w) }
+	ss := wn.synsets[id]
+	for _, p := range ss.pointers {
+		if p.symbol == "@" || p.symbol == "@i" {
+			addHypernyms(wn, p.target, hypernymWeight, hypernymDepth, add)
+			continue
+		}
+		w, ok := relationWeights[p.symbol]
+		if !ok || (p.symbol == "&" && !ss.satellite) {
+			continue
+		}
+		add(p.target, w)
+	}
+	for _, w := range strings.Fields(phrase(ss.gloss)) {
+		if stopWords[w] || vagueWords[w] || len(w) < 3 {
+			continue
+		}
+		if s, ok := topSense(wn, w); ok && s != id {
+			add(s, glossWeight)
+		}
+	}
+	return out
+}

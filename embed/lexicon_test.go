@@ -1,0 +1,45 @@
+package embed
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestLexiconLinks checks the embedded WordNet table through what it is for:
+// words outside the vocabulary that join a concept.
+func TestLexiconLinks(t *testing.T) {
+	t.Parallel()
+	b := NewBuiltin()
+	index := map[string]int{}
+	for i, c := range vocabulary {
+		index[c.name] = i
+	}
+	for word, concept := range map[string]string{"bloke": "man", "telly": "tv", "glum": "sad", "astonished": "shocked"} {
+		ci, ok := index[concept]
+		if !ok {
+			t.Fatalf("no concept %q", concept)
+		}
+		f := b.features(word)
+		if f.concepts[ci] == 0 {
+			t.Errorf("%q does not join %s", word, concept)
+		}
+	}
+	if f := loadLexicon().features([]string{"grinning"}); len(f) == 0 {
+		t.Error("grinning: no meanings (the inflection rules do not reach grin)")
+	}
+	if _, err := parseLexicon(wordnetLexicon[:len(wordnetLexicon)/2]); err == nil {
+		t.Error("a truncated lexicon parses")
+	}
+	if !slices.Equal(embedOne(t, b, Query, "furious bloke"), embedOne(t, NewBuiltin(), Query, "furious bloke")) {
+		t.Error("two embedders give different vectors")
+	}
+}
+
+// BenchmarkLexiconLoad is what the first NewBuiltin of a process pays.
+func BenchmarkLexiconLoad(b *testing.B) {
+	for b.Loop() {
+		if _, err := parseLexicon(wordnetLexicon); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

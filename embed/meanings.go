@@ -1,0 +1,134 @@
+package embed
+
+import (
+	"math"
+	"slices"
+	"sync"
+)
+
+const (
+	// meaningWeight is the total weight of one word's WordNet meanings,
+	// hashed like words: two words that share meanings ("spaghetti" and
+	// "pasta") overlap there even when no concept joins them.
+	meaningWeight = 0.5
+	// A word outside the vocabulary joins a concept when the meanings they
+	// share score at least linkThreshold together (see linkScore),
+	// weighing linkWeight times that score of a vocabulary phrase's
+	// weight, at most the whole of it.
+	linkThreshold = 0.2
+	linkWeight    = 1.0
+)
+
+// meanings joins the WordNet lexicon to the vocabulary: for every meaning
+// (feature) the concepts whose phrases carry it, with the weight of the
+// phrase that carries it most, times its rarity.
+type meanings struct {
+	lex   *lexicon
+	links map[uint32][]conceptLink
+}
+
+type conceptLink struct {
+	concept int
+	w       float32
+}
+
+// loadMeanings builds the tables once per process.
+var loadMeanings = sync.OnceValue(func() *meanings {
+	m := &meanings{lex: loadLexicon(), links: map[uint32][]conceptLink{}}
+	for ci, c := range vocabulary {
+		weights := map[uint32]float32{}
+		for _, p := range c.phrases {
+			toks := tokenize(p)
+			if len(toks) == 0 || len(toks) > m.lex.maxTokens {
+				continue
+			}
+			for _, f := range m.lex.features(toks) {
+				weights[f.id] = max(weights[f.id], f.w)
+			}
+		}
+		ids := make([]uint32, 0, len(weights))
+		for id := range weights {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			m.links[id] = append(m.links[id], conceptLink{ci, weights[id] * m.lex.idf[id]})
+		}
+	}
+	return m
+})
+
+// addMeanings adds the WordNet meanings of the words of toks, longest
+// phrase first, and joins the words that no vocabulary phrase covered to
+// the concepts close enough in meaning: "telly" to tv, "bloke" to man,
+// "glum" to sad.
+func (b *Builtin) addMeanings(tf *textFeatures, toks []string, covered []bool) {
+	m := loadMeanings()
+	link := make(map[int]float32, 4)
+	for i := 0; i < len(toks); {
+		n, feats := m.match(toks, i, b.stop)
+		if n == 0 {
+			i++
+			continue
+		}
+		var norm float64
+		for _, f := range feats {
+			w := float64(f.w * m.lex.idf[f.id])
+			norm += w * w
+		}
+		norm = math.Sqrt(norm)
+		clear(link)
+		for _, f := range feats {
+			tf.hashed = append(tf.hashed, hashedFeature{meaningHash(f.id), meaningWeight * float64(f.w*m.lex.idf[f.id]) / norm})
+			for _, l := range m.links[f.id] {
+				link[l.concept] += linkScore(f, l)
+			}
+		}
+		if !slices.Contains(covered[i:i+n], true) {
+			for ci, s := range link {
+				if s >= linkThreshold {
+					tf.concepts[ci] += conceptWeight * min(1, linkWeight*float64(s))
+				}
+			}
+		}
+		i += n
+	}
+}
+
+// linkScore says how close a word is to a concept through one meaning they
+// share: the word's weight for it times the concept's (which holds its
+// rarity). The scores of every shared meaning add up: the same synset (a
+// synonym) scores most, a hypernym ("croon" is a way to "sing") as much as
+// the relation weighs, a generic one ("person") hardly anything, and a
+// word that meets a concept through several weak meanings ("grumpy" is
+// "annoyed and irritable") joins it where a single one would not.
+func linkScore(f lexFeature, l conceptLink) float32 { return f.w * l.w }
+
+// match finds the longest lexicon phrase starting at token i and returns
+// how many tokens it covers and its meanings (0 and nil when none does).
+// Single stop words are not looked up: "a" is grammar, not the vitamin.
+func (m *meanings) match(toks []string, i int, stop map[string]bool) (int, []lexFeature) {
+	for n := min(m.lex.maxTokens, len(toks)-i); n >= 1; n-- {
+		if n == 1 && (len(toks[i]) < 2 || stop[toks[i]]) {
+			return 0, nil
+		}
+		if feats := m.lex.features(toks[i : i+n]); len(feats) > 0 {
+			return n, feats
+		}
+	}
+	return 0, nil
+}
+
+// meaningHash is FNV-1a of a meaning's number, kept apart from words and
+// trigrams by its kind byte.
+func meaningHash(id uint32) uint64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	h ^= 's'
+	h *= prime
+	for range 4 {
+		h = (h ^ uint64(id&0xff)) * prime
+		id >>= 8
+	}
+	return h
+}

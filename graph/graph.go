@@ -1,0 +1,320 @@
+// Package graph is the composition root: the one place where the service
+// graph of every process is written. cmd/broll-api, cmd/broll-worker,
+// cmd/brollctl, the test setups and the benchmarks open a Graph here, each
+// with the parts it needs, and hand it to the adapters (api.NewNode,
+// worker.New), so tests run what production wires.
+//
+// It imports the domain packages and internal/, never an adapter: api and
+// worker import it, and the tests of package api can too.
+package graph
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/hibiken/asynq"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"broll/billing"
+	"broll/catalog"
+	"broll/catalog/media"
+	"broll/catalog/search"
+	"broll/embed"
+	"broll/internal/config"
+	"broll/internal/database"
+	"broll/internal/idempotency"
+	"broll/internal/logging"
+	"broll/internal/metrics"
+	"broll/internal/redisx"
+	"broll/internal/replica"
+	"broll/internal/seal"
+	"broll/internal/tasks"
+	"broll/tenancy"
+	"broll/webhook"
+)
+
+// Parts are the parts of a graph that cost a connection, a check or a
+// secret at start; a process asks for those it uses. The services that need
+// only the database (tenancy, the authenticator, billing, the catalog) are
+// in every graph.
+type Parts uint
+
+const (
+	// Redis is REDIS_URL's client and what works over it: the job queue,
+	// the rate-limit gate, usage counters, dashboard sessions, revocation
+	// and the download limiter.
+	Redis Parts = 1 << iota
+	// Media is the media store BROLL_MEDIA_STORE names (an S3 bucket is
+	// checked at start).
+	Media
+	// Embedder is the embedder BROLL_EMBED_PROVIDER selects (Ollama is
+	// checked at start) and the query-embedding cache over it.
+	Embedder
+	// Secrets is what needs BROLL_SIGNING_KEY: the sealer, signed download
+	// links, webhook endpoints and the idempotency store.
+	Secrets
+	// Replica sends the catalog's reads to BROLL_DATABASE_READ_URL while
+	// it keeps up.
+	Replica
+	// Delivery is the webhook deliverer (it implies Secrets).
+	Delivery
+)
+
+// The parts of each process.
+const (
+	// APIParts are an API node's: everything but the deliverer.
+	APIParts = Redis | Media | Embedder | Secrets | Replica
+	// WorkerParts are a worker's: it embeds, probes media, counts usage
+	// and delivers webhooks; it serves no catalog reads to customers.
+	WorkerParts = Redis | Media | Embedder | Secrets | Delivery
+	// CLIParts are brollctl's: no embedder (a command that needs the model
+	// name selects one itself, SelectEmbedder) and no secrets, so that
+	// operators run it without BROLL_SIGNING_KEY.
+	CLIParts = Redis | Media
+)
+
+// Options are what a caller may put in place of what Open would open.
+type Options struct {
+	// Parts are the parts to build beside the database's services.
+	Parts Parts
+	// Pool and Redis are connections the caller opened and closes (test
+	// graphs share one database); nil opens DATABASE_URL (with
+	// BROLL_STATEMENT_TIMEOUT) and, with the Redis part, REDIS_URL, which
+	// Close closes.
+	Pool  *pgxpool.Pool
+	Redis *redis.Client
+	// Logs receives the log lines at BROLL_LOG_LEVEL; nil drops them.
+	Logs io.Writer
+	// Now is the clock of sessions, sunsets and expiries; nil is time.Now.
+	Now func() time.Time
+	// Embedder is used, with the Embedder part, in place of the one
+	// BROLL_EMBED_PROVIDER selects.
+	Embedder embed.Embedder
+}
+
+// Graph is one process's services over its stores. Open builds it
+// complete; its fields are read, never set, afterwards. A field of a part
+// that was not asked for is nil.
+type Graph struct {
+	Config config.Config
+	Logger *slog.Logger
+	Now    func() time.Time
+	// Metrics is the registry the process serves at /metrics (the pool's
+	// statistics registered); each adapter adds its own.
+	Metrics *prometheus.Registry
+	parts   Parts
+
+	Pool *pgxpool.Pool
+	// Reads picks the pool of the catalog's reads (Replica).
+	Reads *replica.Reads
+	Redis *redis.Client
+	// QueueConn is asynq's connection for REDIS_URL, with which a worker's
+	// task server opens connections of its own (Redis).
+	QueueConn asynq.RedisConnOpt
+	// Queue puts jobs on the asynq queues; Inspector reads them (Redis).
+	Queue     *tasks.AsynqQueue
+	Inspector *asynq.Inspector
+	Media     media.Store
+	// Uploads are the files ops keys upload for an import (Media).
+	Uploads  *media.Uploads
+	Embedder embed.Embedder
+	// QueryEmbedder embeds search texts through a cache in Redis
+	// (Embedder; without Redis, uncached).
+	QueryEmbedder *embed.QueryCache
+	Sealer        *seal.Sealer
+
+	Tenancy *tenancy.Service
+	Auth    *tenancy.Authenticator
+	// Gate admits requests (rate limit, revocation markers) and counts
+	// them in Usage; whoever serves requests runs Usage.Run to flush.
+	Gate      *tenancy.Gate
+	Usage     *tenancy.Usage
+	Sessions  *tenancy.Sessions
+	Revoker   *tenancy.Revoker
+	Billing   *billing.Service
+	Downloads *billing.DownloadLimiter
+	Catalog   *catalog.Service
+	// Search runs the catalog's searches; it keeps this process's recent
+	// search totals.
+	Search    *search.Service
+	Webhooks  *webhook.Service
+	Deliverer *webhook.Deliverer
+	// Idempotency keeps the answers to requests with an Idempotency-Key.
+	Idempotency *idempotency.Store
+
+	// allow is BROLL_WEBHOOK_ALLOW_HOSTS, read with Secrets.
+	allow   webhook.Allow
+	closers []func()
+}
+
+// idempotencyStale is how long a claimed Idempotency-Key may stay without
+// an answer before a retry takes it over: far longer than any request
+// runs (a purchase gives up after 30 s), so only a node that died holds it.
+const idempotencyStale = 2 * time.Minute
+
+// Open builds the graph cfg and o describe, opening what o does not supply.
+// On error nothing it opened stays open.
+func Open(ctx context.Context, cfg config.Config, o Options) (_ *Graph, err error) {
+	if o.Parts&Delivery != 0 {
+		o.Parts |= Secrets
+	}
+	if o.Logs == nil {
+		o.Logs = io.Discard
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	g := &Graph{Config: cfg, Logger: logging.New(o.Logs, cfg.LogLevel), Now: o.Now, parts: o.Parts,
+		Pool: o.Pool, Metrics: metrics.NewRegistry()}
+	if g.Has(Redis) {
+		g.Redis = o.Redis
+	}
+	if g.Has(Embedder) {
+		g.Embedder = o.Embedder
+	}
+	defer func() {
+		if err != nil {
+			g.Close()
+		}
+	}()
+	if err := g.open(ctx); err != nil {
+		return nil, err
+	}
+	g.build()
+	return g, nil
+}
+
+// open opens the connections and checks the parts that need one.
+func (g *Graph) open(ctx context.Context) (err error) {
+	cfg := g.Config
+	if g.Pool == nil {
+		if g.Pool, err = database.Open(ctx, cfg.DatabaseURL, database.StatementTimeout(cfg.StatementTimeout)); err != nil {
+			return err
+		}
+		g.closers = append(g.closers, g.Pool.Close)
+	}
+	if g.Has(Replica) {
+		// Catalog reads go to the replica while it keeps up (none when unset).
+		g.Reads = replica.New(g.Pool, cfg.DatabaseReadURL, g.Logger)
+		g.closers = append(g.closers, g.Reads.Close)
+	}
+	if g.Has(Redis) {
+		if g.Redis == nil {
+			if g.Redis, err = redisx.Open(ctx, cfg.RedisURL); err != nil {
+				return err
+			}
+			rdb := g.Redis
+			g.closers = append(g.closers, func() { _ = rdb.Close() })
+		}
+		if cfg.RedisURL != "" {
+			if g.QueueConn, err = tasks.RedisConnOpt(cfg.RedisURL); err != nil {
+				return err
+			}
+		}
+	}
+	if g.Has(Media) {
+		if g.Media, err = OpenMedia(ctx, cfg); err != nil {
+			return err
+		}
+	}
+	if g.Has(Embedder) && g.Embedder == nil {
+		if g.Embedder, err = SelectEmbedder(ctx, cfg, g.Logger); err != nil {
+			return err
+		}
+	}
+	if g.Has(Secrets) {
+		if g.allow, err = webhook.ParseAllow(cfg.WebhookAllowHosts); err != nil {
+			return fmt.Errorf("BROLL_WEBHOOK_ALLOW_HOSTS: %w", err)
+		}
+		// Webhook signing secrets and idempotent replays are sealed under
+		// BROLL_SIGNING_KEY.
+		if g.Sealer, err = NewSealer(cfg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// build wires the services over what open opened. Nothing here does I/O
+// or fails.
+func (g *Graph) build() {
+	cfg, pool, rdb := g.Config, g.Pool, g.Redis
+	metrics.RegisterPool(g.Metrics, pool)
+	g.Auth = tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL)
+	// A key issued here is never refused from the negative cache.
+	g.Tenancy = tenancy.New(pool, tenancy.ServiceOptions{PasswordHashing: cfg.PasswordHashConcurrency, OnKeyCreated: g.Auth.KeyCreated})
+	var links *billing.Signer
+	if g.Has(Secrets) {
+		links = billing.NewSigner(cfg.BaseURL(), cfg.SigningKey.Reveal(), cfg.SigningKeyPrevious.Reveal(), cfg.DownloadURLTTL, nil)
+	}
+	g.Billing = billing.New(pool, billing.Options{Links: links, Keys: g.Tenancy,
+		LowBalanceThreshold: cfg.LowBalanceThreshold, TestBalance: cfg.TestBalance})
+
+	var queue catalog.EmbedQueue // a nil *AsynqQueue would be a queue that is not nil
+	if g.Has(Redis) {
+		g.Usage = tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
+		// When Redis loses its revocation markers the auth cache goes with them.
+		g.Gate = tenancy.NewGate(rdb, cfg.RedisPrefix, cfg.RateLimitPerMinute, g.Usage, g.Logger, g.Auth.Drop)
+		g.Sessions = tenancy.NewSessions(rdb, cfg.RedisPrefix, g.Tenancy, tenancy.SessionOptions{
+			IdleTimeout: cfg.SessionTTL, MaxAge: cfg.SessionMaxAge,
+			MaxFailures: cfg.SignInMaxFailures, Lockout: cfg.SignInLockout, Now: g.Now,
+			GlobalAttempts: redis_rate.PerMinute(cfg.SignInGlobalPerMinute),
+		})
+		g.Revoker = tenancy.NewRevoker(g.Tenancy, rdb, cfg.RedisPrefix, g.Auth)
+		g.Downloads = billing.NewDownloadLimiter(rdb, cfg.RedisPrefix, billing.DownloadLimits{
+			PerPurchase: cfg.DownloadsPerPurchasePerMinute, PerAddress: cfg.DownloadsPerAddressPerMinute,
+		})
+		g.Inspector = asynq.NewInspectorFromRedisClient(rdb)
+		g.Queue = tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), g.Inspector, cfg.RedisPrefix)
+		queue = g.Queue
+	}
+	g.Catalog = catalog.NewService(catalog.Options{Pool: pool, Reads: g.Reads, Media: g.Media, Queue: queue})
+	g.Search = search.NewService(g.Catalog, search.Options{EfSearch: cfg.SemanticEfSearch})
+	if g.Media != nil {
+		g.Uploads = media.NewUploads(pool, g.Media)
+	}
+	if g.Embedder != nil {
+		g.QueryEmbedder = embed.NewCachedQueryEmbedder(g.Embedder, rdb, cfg.RedisPrefix+"qemb:", embed.DefaultQueryCacheTTL)
+	}
+	if g.Has(Secrets) {
+		g.Webhooks = webhook.New(pool, g.allow, g.Sealer)
+		g.Idempotency = idempotency.New(pool, g.Sealer, cfg.IdempotencyWait, idempotencyStale)
+		if g.Has(Delivery) {
+			g.Deliverer = webhook.NewDeliverer(pool, g.Sealer, webhook.DeliveryOptions{
+				Allow: g.allow, Logger: g.Logger.With("component", "webhooks"),
+				PollInterval: cfg.WebhookPollInterval, RetryBase: cfg.WebhookRetryBase, RetryMax: cfg.WebhookRetryMax,
+				Observe: metrics.WebhookDeliveries(g.Metrics),
+			})
+		}
+	}
+}
+
+// Has reports whether the graph was built with all of parts.
+func (g *Graph) Has(parts Parts) bool { return g.parts&parts == parts }
+
+// Require is an adapter's check that the graph it is given has the parts
+// it uses.
+func (g *Graph) Require(who string, parts Parts) error {
+	if g == nil {
+		return fmt.Errorf("%s: no service graph", who)
+	}
+	if missing := parts &^ g.parts; missing != 0 {
+		return fmt.Errorf("%s: the service graph lacks %s (open it with the parts this process needs)", who, missing)
+	}
+	return nil
+}
+
+// Close releases what Open opened, in reverse order; the connections a
+// caller supplied stay open.
+func (g *Graph) Close() {
+	for i := len(g.closers) - 1; i >= 0; i-- {
+		g.closers[i]()
+	}
+	g.closers = nil
+}
