@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"broll/internal/marks"
 	"broll/internal/redisx"
 )
 
@@ -21,14 +22,17 @@ import (
 // of seven commands costs the node a third less CPU for this step.
 //
 // KEYS: rate limit, epoch, settings marker, usage total, usage last use,
-// usage hours, revocation marker of the key, of its root.
+// usage hours, revocation marker of the key, of its root, the token and
+// holds of the catalog's mark, of the key's owned mark (package marks).
 // ARGV: burst, rate, period (s), offered epoch, count ("1" or "0"), key
 // id (the usage fields), now (Unix ms), the key's hour field.
 // Reply: allowed, remaining, retry after (s), reset after (s), the epoch
 // found (nil: this call wrote the offered one; 0: unreadable, as on a
-// Redis older than 7), revocation markers found, settings marker (or nil).
+// Redis older than 7), revocation markers found, settings marker (or nil),
+// the catalog's and the key's owned mark (nil: held or unreadable).
 var admitScript = redis.NewScript(`
 redis.replicate_commands()
+` + marks.ReadLua + `
 
 local burst = ARGV[1]
 local rate = ARGV[2]
@@ -40,8 +44,9 @@ local increment = emission_interval * cost
 local burst_offset = emission_interval * burst
 
 local jan_1_2017 = 1483228800
-local now = redis.call("TIME")
-now = (now[1] - jan_1_2017) + (now[2] / 1000000)
+local time = redis.call("TIME")
+local now = (time[1] - jan_1_2017) + (time[2] / 1000000)
+local now_ms = time[1] * 1000 + math.floor(time[2] / 1000)
 
 local tat = redis.call("GET", KEYS[1])
 if not tat then
@@ -74,6 +79,8 @@ end
 out[5] = epoch
 out[6] = redis.call("EXISTS", KEYS[7], KEYS[8])
 out[7] = redis.call("GET", KEYS[3])
+out[8] = read_mark(KEYS[9], KEYS[10], ARGV[4], now_ms)
+out[9] = read_mark(KEYS[11], KEYS[12], ARGV[4], now_ms)
 
 if ARGV[5] == "1" then
   redis.call("HINCRBY", KEYS[4], ARGV[6], 1)
@@ -101,13 +108,14 @@ type admitReply struct {
 	revoked               int64
 	// changed is the key's settings marker, -1 when there is none.
 	changed int64
+	marks   marks.Seen
 }
 
 var errAdmitReply = errors.New("admission: unexpected reply from Redis")
 
 func parseAdmitReply(v []any) (admitReply, error) {
 	r := admitReply{changed: -1}
-	if len(v) != 7 {
+	if len(v) != 9 {
 		return r, errAdmitReply
 	}
 	allowed, ok0 := v[0].(int64)
@@ -137,6 +145,8 @@ func parseAdmitReply(v []any) (admitReply, error) {
 			r.changed = n
 		}
 	}
+	r.marks.Catalog, _ = v[7].(string)
+	r.marks.Owned, _ = v[8].(string)
 	return r, nil
 }
 

@@ -14,6 +14,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/time/rate"
+
+	"broll/internal/marks"
 )
 
 // Decision is the outcome of admitting one request.
@@ -31,6 +33,10 @@ type Decision struct {
 	// was read: the caller reads it again from Postgres and admits again,
 	// so that the new rate limit applies from this request on.
 	Stale bool
+	// Marks are the catalog's and the key's owned marks as this admission
+	// read them, before anything the request reads from Postgres (zero
+	// without Redis): copies made under them are trusted while they hold.
+	Marks marks.Seen
 }
 
 // Gate admits requests: in one Redis command (admitScript) it checks the
@@ -100,7 +106,9 @@ func (g *Gate) admit(ctx context.Context, p Principal, count bool) (Decision, er
 	}
 	total, lastUse, hours := g.usage.countKeys()
 	keys := []string{rateLimitKey(g.prefix, p.KeyID), epochKey(g.prefix), changedKey(g.prefix, p.KeyID), total, lastUse, hours,
-		revokedKey(g.prefix, p.KeyID), revokedKey(g.prefix, p.RootKeyID)}
+		revokedKey(g.prefix, p.KeyID), revokedKey(g.prefix, p.RootKeyID),
+		marks.TokenKey(g.prefix, marks.Catalog), marks.HeldKey(g.prefix, marks.Catalog),
+		marks.TokenKey(g.prefix, marks.Owned(p.KeyID)), marks.HeldKey(g.prefix, marks.Owned(p.KeyID))}
 	v, err := admitScript.Run(ctx, g.rdb, keys, limit.Burst, limit.Rate, limit.Period.Seconds(), offered, counting,
 		p.KeyID.String(), now.UnixMilli(), hourField(p.KeyID, now)).Slice()
 	if err != nil {
@@ -118,6 +126,7 @@ func (g *Gate) admit(ctx context.Context, p Principal, count bool) (Decision, er
 		ResetAfter: res.resetAfter,
 		RetryAfter: max(res.retryAfter, 0), // -1 when allowed
 		Stale:      res.changed > p.SettingsVersion,
+		Marks:      res.marks,
 	}
 	epoch := res.epoch
 	switch {
