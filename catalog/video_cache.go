@@ -29,6 +29,17 @@ import (
 // message to send and nothing to miss when Redis is away. Transaction ids
 // wrap around after about four billion transactions; a copy lives
 // videoCacheTTL at most, far shorter than that.
+//
+// A request that came through an admission (the API edge) carries the
+// marks it read in Redis before anything else (package marks): the
+// catalog's, which every write of a clip row here holds across its commit
+// and renews after it, and its key's owned mark, which every purchase by
+// the key does. While both are the ones a node's copies were made under,
+// the copies answer with no query at all; a held mark or a mark that
+// moved sends the read to the primary, which copies again. A row written
+// past this package (a hand-made UPDATE) is seen by reads that carry no
+// marks at once, and by the others once any change to the catalog moves
+// its mark, or after videoCacheTTL.
 
 // VideoForKey returns a clip as keyID sees it: a live clip, or a retired
 // one that keyID bought, with keyID's purchase of it (Valid when keyID owns
