@@ -140,7 +140,11 @@ func TestClipReadTrustsItsMarks(t *testing.T) {
 		if v := clip(t); v.Title != "Written by hand" {
 			t.Errorf("title while held: %q", v.Title)
 		}
+		// The writer's commit, after the hold and that read.
 		retitle(t, "Committed under the hold")
+		if v := clip(t); v.Title != "Committed under the hold" {
+			t.Errorf("title committed while held: %q, a copy made under the hold answered", v.Title)
+		}
 		h.Release(ctx)
 		if v := clip(t); v.Title != "Committed under the hold" {
 			t.Errorf("title after the release: %q", v.Title)
@@ -148,10 +152,10 @@ func TestClipReadTrustsItsMarks(t *testing.T) {
 	})
 
 	t.Run("a purchase whose writer died after its commit", func(t *testing.T) {
+		e.ctl.Marks.Hold(ctx, marks.Owned(buyer.ID)) // never released
 		if v := clip(t); v.Owned {
 			t.Fatal("owned before any purchase")
 		}
-		e.ctl.Marks.Hold(ctx, marks.Owned(buyer.ID)) // never released
 		if _, err := e.pool.Exec(ctx, `INSERT INTO purchases (account_id, api_key_id, video_id, price_cents, tier)
 			VALUES ($1, $2, $3, 500, 'easy')`, acct.ID, buyer.ID, id); err != nil {
 			t.Fatal(err)

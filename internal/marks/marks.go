@@ -32,6 +32,11 @@ import (
 // batch, which gives up after 30 s.
 const HoldFor = 2 * time.Minute
 
+// tokenTTL is how long a token lasts once written (seconds): one that
+// lapsed is written anew by the next admission, which only makes the
+// copies made under it stale, so a key nobody uses leaves Redis.
+const tokenTTL = "604800"
+
 // Catalog is the name of the mark of every clip's details: a change to
 // any clip gives it a new token.
 const Catalog = "catalog"
@@ -57,7 +62,7 @@ local function read_mark(token_key, held_key, offered, now_ms)
   if redis.call("ZCOUNT", held_key, now_ms, "+inf") > 0 then
     return false
   end
-  local tok = redis.pcall("SET", token_key, offered, "NX", "GET")
+  local tok = redis.pcall("SET", token_key, offered, "NX", "GET", "EX", ` + tokenTTL + `)
   if type(tok) == "table" and tok.err then
     return false
   end
@@ -76,7 +81,7 @@ local now = t[1] * 1000 + math.floor(t[2] / 1000)
 redis.call("ZREMRANGEBYSCORE", KEYS[2], "-inf", now)
 redis.call("ZADD", KEYS[2], now + tonumber(ARGV[2]), ARGV[1])
 redis.call("PEXPIRE", KEYS[2], ARGV[2])
-redis.call("SET", KEYS[1], ARGV[3])
+redis.call("SET", KEYS[1], ARGV[3], "EX", ` + tokenTTL + `)
 return 1
 `)
 
@@ -85,7 +90,7 @@ return 1
 // holder, new token.
 var releaseScript = redis.NewScript(`
 redis.call("ZREM", KEYS[2], ARGV[1])
-redis.call("SET", KEYS[1], ARGV[2])
+redis.call("SET", KEYS[1], ARGV[2], "EX", ` + tokenTTL + `)
 return 1
 `)
 
