@@ -94,6 +94,7 @@ func (s *server) purchase(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	forgetMarks(c)
 	res, err := s.billing.Purchase(c.UserContext(), principal(c), req)
 	s.metrics.observePurchase("v1", res, err)
 	if err != nil {

@@ -3,6 +3,7 @@ package billing
 import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"broll/internal/marks"
 	"broll/internal/money"
 	"broll/tenancy"
 )
@@ -13,6 +14,7 @@ type Service struct {
 	links *Signer
 	keys  *tenancy.Service
 	batch *batcher
+	marks *marks.Marks
 }
 
 // Options are what a billing service is built from. The amounts are taken
@@ -32,11 +34,15 @@ type Options struct {
 	// TestBalance is what an account's test balance starts with and what
 	// ResetTestBalance restores (BROLL_TEST_BALANCE).
 	TestBalance money.Cents
+	// Marks are where a purchase is made known to every node's copies of
+	// what its key owns (marks.Owned); nil: nowhere, for a graph without
+	// Redis, whose nodes trust no mark.
+	Marks *marks.Marks
 }
 
 // New returns the billing service over pool, as o says.
 func New(pool *pgxpool.Pool, o Options) *Service {
 	b := newBatcher(pool)
 	b.lowBalance, b.testBalance = o.LowBalanceThreshold, o.TestBalance
-	return &Service{pool: pool, links: o.Links, keys: o.Keys, batch: b}
+	return &Service{pool: pool, links: o.Links, keys: o.Keys, batch: b, marks: o.Marks}
 }

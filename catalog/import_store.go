@@ -113,7 +113,7 @@ func (s *Service) writeVideos(ctx context.Context, clips []validVideo, progress 
 	if err := claimUploads(ctx, tx, clips); err != nil {
 		return res, nil, err
 	}
-	if err := tx.Commit(ctx); err != nil {
+	if err := s.commit(ctx, tx); err != nil {
 		return res, nil, fmt.Errorf("import: commit: %w", err)
 	}
 	return res, jobs, nil

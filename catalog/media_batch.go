@@ -207,7 +207,9 @@ func (s *Service) StoreProbed(ctx context.Context, model string, clips []ProbedC
 	if err != nil {
 		return res, fmt.Errorf("media batch: %w", err)
 	}
-	if err := tx.Commit(ctx); err != nil {
+	// The batch puts clips on sale or refuses them: every node's copies
+	// of clip details learn of it (change.go).
+	if err := s.commit(ctx, tx); err != nil {
 		return res, fmt.Errorf("media batch: %w", err)
 	}
 	res.Embedded = len(embedded)

@@ -64,7 +64,13 @@ func (s *Service) MakePreviews(ctx context.Context, id uuid.UUID) error {
 		}
 		thumb = &k
 	}
-	if _, err := s.pool.Exec(ctx, sqlPreviewsDone, id, preview, thumb, key); err != nil {
+	// A clip's details show its preview and thumbnail: the write holds the
+	// catalog's mark like every write of a clip row (change.go).
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, sqlPreviewsDone, id, preview, thumb, key)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("previews: %w", err)
 	}
 	return nil

@@ -124,7 +124,7 @@ func (s *Service) mediaDone(ctx context.Context, c probedClip) error {
 			return fmt.Errorf("media job: %w", err)
 		}
 	}
-	if err := tx.Commit(ctx); err != nil {
+	if err := s.commit(ctx, tx); err != nil {
 		return fmt.Errorf("media job: %w", err)
 	}
 	// Recorded: a queue that is away delays the embedding only.
@@ -147,7 +147,10 @@ func (s *Service) makeMedia(ctx context.Context, tmp, key string, produce func(d
 // `brollctl clips status` and the ops API. The clip stays out of the
 // catalog (notLive): it is never listed, shown or sold to customers.
 func (s *Service) MarkMediaFailed(ctx context.Context, id uuid.UUID, reason string) error {
-	_, err := s.pool.Exec(ctx, sqlMarkMediaFailed, id, reason[:min(len(reason), 500)])
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, sqlMarkMediaFailed, id, reason[:min(len(reason), 500)])
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("mark media failed: %w", err)
 	}

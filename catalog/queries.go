@@ -41,9 +41,9 @@ var sqlVideoVersion = `
 	WHERE v.id = $1 AND (v.retired_at IS NULL OR o.id IS NOT NULL)`
 
 // sqlVideoForKey reads clip $1 as sqlVideoVersion finds it for key $2, with the
-// version of its row and the key's purchase of it.
+// version of its row, the key's purchase of it and whether it is live.
 var sqlVideoForKey = `
-	SELECT ` + VideoColumns + `, NULL::float8, v.xmin, o.id
+	SELECT ` + VideoColumns + `, NULL::float8, v.xmin, o.id, v.retired_at IS NULL
 	FROM videos v ` + keyPurchase + `
 	WHERE v.id = $1 AND (v.retired_at IS NULL OR o.id IS NOT NULL)`
 

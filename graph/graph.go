@@ -30,6 +30,7 @@ import (
 	"broll/internal/database"
 	"broll/internal/idempotency"
 	"broll/internal/logging"
+	"broll/internal/marks"
 	"broll/internal/metrics"
 	"broll/internal/redisx"
 	"broll/internal/replica"
@@ -140,6 +141,9 @@ type Graph struct {
 	Billing   *billing.Service
 	Downloads *billing.DownloadLimiter
 	Catalog   *catalog.Service
+	// Marks tell every node that clips or what a key owns changed (with
+	// the Redis part; nil without).
+	Marks *marks.Marks
 	// Search runs the catalog's searches; it keeps this process's recent
 	// search totals.
 	Search    *search.Service
@@ -253,8 +257,13 @@ func (g *Graph) build() {
 	if g.Has(Secrets) {
 		links = billing.NewSigner(cfg.BaseURL(), cfg.SigningKey.Reveal(), cfg.SigningKeyPrevious.Reveal(), cfg.DownloadURLTTL, nil)
 	}
+	var mk *marks.Marks // nil without Redis: nothing is marked, and no node trusts a mark
+	if g.Has(Redis) {
+		mk = marks.New(rdb, cfg.RedisPrefix, g.Logger)
+		g.Marks = mk
+	}
 	g.Billing = billing.New(pool, billing.Options{Links: links, Keys: g.Tenancy,
-		LowBalanceThreshold: cfg.LowBalanceThreshold, TestBalance: cfg.TestBalance})
+		LowBalanceThreshold: cfg.LowBalanceThreshold, TestBalance: cfg.TestBalance, Marks: mk})
 
 	var queue catalog.EmbedQueue // a nil *AsynqQueue would be a queue that is not nil
 	if g.Has(Redis) {
@@ -275,7 +284,7 @@ func (g *Graph) build() {
 			tasks.QueueOptions{Prefix: cfg.RedisPrefix, BatchSize: cfg.WorkerBatchSize})
 		queue = g.Queue
 	}
-	g.Catalog = catalog.NewService(catalog.Options{Pool: pool, Reads: g.Reads, Media: g.Media, Queue: queue})
+	g.Catalog = catalog.NewService(catalog.Options{Pool: pool, Reads: g.Reads, Media: g.Media, Queue: queue, Marks: mk})
 	g.Search = search.NewService(g.Catalog, search.Options{EfSearch: cfg.SemanticEfSearch})
 	if g.Media != nil {
 		g.Uploads = media.NewUploads(pool, g.Media)
