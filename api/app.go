@@ -14,6 +14,7 @@ import (
 
 	"broll/api/dashboard"
 	"broll/billing"
+	"broll/billing/license"
 	"broll/catalog"
 	"broll/catalog/media"
 	"broll/catalog/search"
@@ -69,6 +70,7 @@ func newApp(g *graph.Graph) (*fiber.App, *Warmup, error) {
 		tenancy: g.Tenancy, catalog: g.Catalog, search: g.Search, uploads: g.Uploads, billing: g.Billing, webhooks: g.Webhooks,
 		auth: g.Auth, gate: g.Gate, usage: g.Usage, media: g.Media, queryEmbedder: g.QueryEmbedder,
 		revoker: g.Revoker, idem: g.Idempotency, downloads: g.Downloads,
+		licenses: g.Licenses, licenseLookups: g.LicenseLookups,
 		metrics: m, clientAddr: clientAddr(cfg.TrustedProxies), importDir: cfg.ImportDir,
 		uploadMaxBytes: cfg.UploadMaxBytes, uploadTTL: cfg.UploadURLTTL, bodyIdle: cmp.Or(cfg.BodyIdleTimeout, 30*time.Second),
 		baseURL: cfg.BaseURL(),
@@ -107,6 +109,10 @@ type server struct {
 	search  *search.Service
 	uploads *media.Uploads
 	billing *billing.Service
+	// licenses signs the purchases' licences; licenseLookups limits the
+	// public verify page per address.
+	licenses       *license.Service
+	licenseLookups *license.LookupLimiter
 	// webhooks manages the account's webhook endpoints.
 	webhooks *webhook.Service
 	auth     *tenancy.Authenticator

@@ -232,7 +232,7 @@ func (s *server) purchaseVideosTool(ctx context.Context, c *fiber.Ctx, a purchas
 	if !res.Livemode {
 		summary += " Test mode: paid from the test balance; the links serve previews."
 	}
-	return renderPurchase(res), summary, nil
+	return renderPurchase(res, s.licenses), summary, nil
 }
 
 // listPurchasesArgs are the query parameters of GET /api/v1/broll/purchases.
@@ -278,7 +278,7 @@ func (s *server) listPurchasesTool(ctx context.Context, c *fiber.Ctx, a listPurc
 	if err != nil {
 		return purchaseListJSON{}, "", err
 	}
-	out := renderListing(l)
+	out := renderListing(l, s.licenses)
 	summary := fmt.Sprintf("Matching: %s, %s USD in total; %d on this page.", plural(out.Summary.Count, "purchase"),
 		out.Summary.TotalAmount, len(out.Purchases))
 	if out.Pagination.NextCursor != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/billing"
+	"broll/billing/license"
 	"broll/catalog"
 	"broll/catalog/media"
 	"broll/catalog/search"
@@ -139,6 +140,11 @@ type Graph struct {
 	Revoker   *tenancy.Revoker
 	Billing   *billing.Service
 	Downloads *billing.DownloadLimiter
+	// Licenses reads, signs and revokes the purchases' licences; nil when
+	// no signing secret is configured (brollctl without BROLL_SIGNING_KEY).
+	Licenses *license.Service
+	// LicenseLookups bounds the public verify page per address (Redis).
+	LicenseLookups *license.LookupLimiter
 	Catalog   *catalog.Service
 	// Search runs the catalog's searches; it keeps this process's recent
 	// search totals.
@@ -149,7 +155,9 @@ type Graph struct {
 	Idempotency *idempotency.Store
 
 	// allow is BROLL_WEBHOOK_ALLOW_HOSTS, read with Secrets.
-	allow   webhook.Allow
+	allow webhook.Allow
+	// licenseKeys sign licences (nil without a signing secret).
+	licenseKeys *license.Keyring
 	closers []func()
 }
 
@@ -228,6 +236,11 @@ func (g *Graph) open(ctx context.Context) (err error) {
 			return err
 		}
 	}
+	if current, previous := cfg.License.Secrets(cfg); current != "" {
+		if g.licenseKeys, err = license.NewKeyring(current, previous...); err != nil {
+			return err
+		}
+	}
 	if g.Has(Secrets) {
 		if g.allow, err = webhook.ParseAllow(cfg.WebhookAllowHosts); err != nil {
 			return fmt.Errorf("BROLL_WEBHOOK_ALLOW_HOSTS: %w", err)
@@ -255,6 +268,10 @@ func (g *Graph) build() {
 	}
 	g.Billing = billing.New(pool, billing.Options{Links: links, Keys: g.Tenancy,
 		LowBalanceThreshold: cfg.LowBalanceThreshold, TestBalance: cfg.TestBalance})
+	if g.licenseKeys != nil {
+		g.Licenses = license.New(pool, license.Options{Keys: g.licenseKeys, Licensor: cfg.License.LicensorName,
+			TermsVersion: cfg.License.TermsVersion, TermsURL: cfg.TermsLink(), BaseURL: cfg.BaseURL()})
+	}
 
 	var queue catalog.EmbedQueue // a nil *AsynqQueue would be a queue that is not nil
 	if g.Has(Redis) {
@@ -270,6 +287,7 @@ func (g *Graph) build() {
 		g.Downloads = billing.NewDownloadLimiter(rdb, cfg.RedisPrefix, billing.DownloadLimits{
 			PerPurchase: cfg.DownloadsPerPurchasePerMinute, PerAddress: cfg.DownloadsPerAddressPerMinute,
 		})
+		g.LicenseLookups = license.NewLookupLimiter(rdb, cfg.RedisPrefix, cfg.License.LookupsPerAddressPerMinute)
 		g.Inspector = asynq.NewInspectorFromRedisClient(rdb)
 		g.Queue = tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), g.Inspector, cfg.RedisPrefix)
 		queue = g.Queue
