@@ -10,9 +10,9 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"broll/billing/license"
 	"broll/internal/apperr"
 	"broll/internal/database"
-	"broll/billing/license"
 	"broll/internal/money"
 )
 

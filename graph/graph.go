@@ -145,7 +145,7 @@ type Graph struct {
 	Licenses *license.Service
 	// LicenseLookups bounds the public verify page per address (Redis).
 	LicenseLookups *license.LookupLimiter
-	Catalog   *catalog.Service
+	Catalog        *catalog.Service
 	// Search runs the catalog's searches; it keeps this process's recent
 	// search totals.
 	Search    *search.Service
@@ -158,7 +158,7 @@ type Graph struct {
 	allow webhook.Allow
 	// licenseKeys sign licences (nil without a signing secret).
 	licenseKeys *license.Keyring
-	closers []func()
+	closers     []func()
 }
 
 // idempotencyStale is how long a claimed Idempotency-Key may stay without

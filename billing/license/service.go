@@ -125,10 +125,10 @@ func (r licenseRow) heldBy(p tenancy.Principal) bool {
 func (s *Service) document(r licenseRow) Document {
 	d := Document{
 		LicenseID: r.ID, Livemode: r.Livemode, Status: Active,
-		Clip:     Clip{ID: r.ClipID.String(), Title: r.ClipTitle},
-		Licensee: Licensee{Name: r.LicenseeName, Platform: r.Platform},
-		Licensor: s.o.Licensor,
-		Terms:    Terms{Type: TermsType, Redistribution: false, Version: s.o.TermsVersion, URL: s.o.TermsURL},
+		Clip:      Clip{ID: r.ClipID.String(), Title: r.ClipTitle},
+		Licensee:  Licensee{Name: r.LicenseeName, Platform: r.Platform},
+		Licensor:  s.o.Licensor,
+		Terms:     Terms{Type: TermsType, Redistribution: false, Version: s.o.TermsVersion, URL: s.o.TermsURL},
 		GrantedAt: r.GrantedAt.UTC().Truncate(time.Second), PurchaseID: r.PurchaseID.String(),
 		Currency: "USD", VerifyURL: s.VerifyURL(r.ID),
 	}

@@ -14,10 +14,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/billing"
+	"broll/billing/license"
 	"broll/catalog"
 	"broll/demo"
 	"broll/graph"
-	"broll/billing/license"
 	"broll/internal/apperr"
 	"broll/internal/config"
 	"broll/internal/database"
