@@ -52,10 +52,11 @@ type Clip struct {
 
 // Licensee is who holds the licence: the display name the platform set on
 // the customer key (nil: none, shown as "a customer of <platform>") and the
-// platform, the account's name.
+// platform, the account's name (absent from the public view of a licensee
+// with a name).
 type Licensee struct {
 	Name     *string `json:"name"`
-	Platform string  `json:"platform"`
+	Platform string  `json:"platform,omitempty"`
 }
 
 // Terms are the licence's terms.
@@ -79,9 +80,14 @@ func (d Dollars) MarshalJSON() ([]byte, error) {
 // A test key's licence verifies, and says it is a test.
 func (d Document) Valid() bool { return d.Status == Active && d.Livemode }
 
-// Public is the document as the public verify page signs it.
+// Public is the document as the public verify page signs it: no price,
+// purchase or reason, and the platform only when the licensee has no name
+// of its own (it then reads "a customer of <platform>").
 func (d Document) Public() Document {
 	d.PricePaid, d.Currency, d.PurchaseID, d.RevokedReason = nil, "", "", ""
+	if d.Licensee.Name != nil {
+		d.Licensee.Platform = ""
+	}
 	return d
 }
 
