@@ -1,7 +1,7 @@
 // Package license holds the licences of purchases: every purchase is a
 // single-user licence (SPEC.md, usage rules 1-4) with an unguessable id of
 // its own (lic_ and 32 hex digits), chosen with the purchase and stored on
-// its row (migrations/00023_licenses.sql).
+// its row (migrations/00024_licenses.sql).
 //
 // A licence is shown as a document: a canonical JSON object (keys sorted, no
 // white space, Document) signed with Ed25519 as a compact JWS whose header
