@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	broll/clients/go v0.0.0-00010101000000-000000000000
 	github.com/IBM/pgxpoolprometheus v1.1.3
+	github.com/abema/go-mp4 v1.4.1
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/compose-spec/compose-go/v2 v2.16.2

@@ -65,7 +65,7 @@ func (s *Service) ProcessMedia(ctx context.Context, id uuid.UUID) error {
 	if err != nil {
 		return err
 	}
-	p, err := media.ProbeFile(ctx, src)
+	p, err := s.probeStored(ctx, key)
 	if err != nil {
 		return err
 	}
@@ -107,9 +107,9 @@ func (s *Service) mediaDone(ctx context.Context, c probedClip) error {
 		return fmt.Errorf("media job: %w", err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	var textChanged bool
+	var textChanged, embedDue bool
 	var done uuid.UUID
-	err = tx.QueryRow(ctx, sqlMediaDone, mediaDoneArgs([]probedClip{c})...).Scan(&done, &textChanged)
+	err = tx.QueryRow(ctx, sqlMediaDone, mediaDoneArgs([]probedClip{c})...).Scan(&done, &textChanged, &embedDue)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ErrVideoGone
 	}
@@ -117,7 +117,9 @@ func (s *Service) mediaDone(ctx context.Context, c probedClip) error {
 		return fmt.Errorf("media job: %w", err)
 	}
 	var jobs []int64
-	if textChanged {
+	// The import leaves a clip awaiting its probe unembedded (its text may
+	// change with the probe's figures).
+	if textChanged || embedDue {
 		if jobs, err = recordJobs(ctx, tx, jobEmbed, []uuid.UUID{c.id}); err != nil {
 			return fmt.Errorf("media job: %w", err)
 		}

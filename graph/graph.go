@@ -289,7 +289,8 @@ func (g *Graph) build() {
 		})
 		g.LicenseLookups = license.NewLookupLimiter(rdb, cfg.RedisPrefix, cfg.License.LookupsPerAddressPerMinute)
 		g.Inspector = asynq.NewInspectorFromRedisClient(rdb)
-		g.Queue = tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), g.Inspector, cfg.RedisPrefix)
+		g.Queue = tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), g.Inspector,
+			tasks.QueueOptions{Prefix: cfg.RedisPrefix, BatchSize: cfg.WorkerBatchSize})
 		queue = g.Queue
 	}
 	g.Catalog = catalog.NewService(catalog.Options{Pool: pool, Reads: g.Reads, Media: g.Media, Queue: queue})

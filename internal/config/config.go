@@ -68,7 +68,15 @@ type Config struct {
 	// MaxBodyBytes bounds a request body (1 MiB by default).
 	MaxBodyBytes       int           `env:"BROLL_MAX_BODY_BYTES" default:"1048576"`
 	UsageFlushInterval time.Duration `env:"BROLL_USAGE_FLUSH_INTERVAL" default:"10s"`
-	WorkerConcurrency  int           `env:"BROLL_WORKER_CONCURRENCY" default:"4" range:"1,256"`
+	// WorkerConcurrency is how many tasks (each a batch of clips) a
+	// worker runs at once; WorkerPreviewConcurrency how many preview tasks
+	// (ffmpeg) beside them, apart.
+	WorkerConcurrency        int `env:"BROLL_WORKER_CONCURRENCY" default:"4" range:"1,256"`
+	WorkerPreviewConcurrency int `env:"BROLL_WORKER_PREVIEW_CONCURRENCY" default:"1" range:"1,64"`
+	// WorkerBatchSize is how many clips go in one task, read where clips
+	// are queued (API, brollctl, the worker's relay), and the most a worker
+	// embeds in one embedder call.
+	WorkerBatchSize int `env:"BROLL_WORKER_BATCH_SIZE" default:"100" range:"1,1000"`
 	// WorkerHTTPAddr is where a worker serves /healthz and /metrics.
 	WorkerHTTPAddr string `env:"BROLL_WORKER_HTTP_ADDR" default:":9090"`
 	// MetricsAddr is the API node's own /metrics listener, kept off the
