@@ -131,6 +131,7 @@ func (s *server) routes(x surfaces) []route {
 		post(page("/keys/:id/revoke"), form(dash.RevokeKey)...),
 		get(page("/purchases"), session, dash.Purchases),
 		get(page("/purchases.csv"), session, dash.PurchasesCSV),
+		get(page("/licenses/:license_id.pdf"), session, dash.LicensePDF),
 		get(page("/balance"), session, dash.Balance),
 		get(page("/credits"), dash.BalanceMoved),
 		get(page("/webhooks"), session, dash.WebhooksPage),

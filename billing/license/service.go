@@ -104,13 +104,16 @@ func (s *Service) read(ctx context.Context, id string) (licenseRow, bool, error)
 }
 
 // heldBy reports whether principal p may read the licence as its holder:
-// the purchase's key, that key's root, or for a legacy purchase (which
-// every root key of the account sees) a root key of the account.
+// the purchase's key, that key's root, for a legacy purchase (which every
+// root key of the account sees) a root key of the account, and the
+// account's owners (the dashboard).
 func (r licenseRow) heldBy(p tenancy.Principal) bool {
 	if p.AccountID != r.AccountID || p.AccountID == uuid.Nil {
 		return false
 	}
 	switch {
+	case p.IsAccountOwner():
+		return true
 	case r.KeyID != nil && *r.KeyID == p.KeyID:
 		return true
 	case p.Kind != tenancy.KindRoot:
