@@ -2,6 +2,7 @@ package license
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/signintech/gopdf"
 	"github.com/skip2/go-qrcode"
@@ -113,7 +114,7 @@ func (w *writer) wrapped(family string, size, x, width float64, s string) {
 	if w.err != nil {
 		return
 	}
-	lines, err := w.pdf.SplitText(s, width)
+	lines, err := w.wrap(s, width)
 	if err != nil {
 		w.err = err
 		return
@@ -166,4 +167,38 @@ func (w *writer) qr(s string, size float64) error {
 	}
 	w.y += size
 	return nil
+}
+
+// wrap breaks s into lines no wider than width at spaces; a word wider
+// than a line (a URL) is broken where it must be.
+func (w *writer) wrap(s string, width float64) ([]string, error) {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		next := word
+		if line != "" {
+			next = line + " " + word
+		}
+		wide, err := w.pdf.MeasureTextWidth(next)
+		if err != nil {
+			return nil, err
+		}
+		if wide <= width {
+			line = next
+			continue
+		}
+		if line != "" {
+			lines = append(lines, line)
+		}
+		parts, err := w.pdf.SplitText(word, width)
+		if err != nil {
+			return nil, err
+		}
+		lines = append(lines, parts[:len(parts)-1]...)
+		line = parts[len(parts)-1]
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines, nil
 }
