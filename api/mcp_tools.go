@@ -227,7 +227,8 @@ func (s *server) purchaseVideosTool(ctx context.Context, c *fiber.Ctx, a purchas
 			owned, res.Balance, res.TotalCharged)
 	} else {
 		summary = fmt.Sprintf("Bought %s for %s USD (%d already owned, not charged again); balance %s USD. "+
-			"Download links expire; ask again for fresh ones.", plural(len(res.Purchases), "clip"), res.TotalCharged, owned, res.Balance)
+			"Download links expire; ask again for fresh ones. Each clip's license.verify_url is the public proof of its "+
+			"single-user licence to give the end user.", plural(len(res.Purchases), "clip"), res.TotalCharged, owned, res.Balance)
 	}
 	if !res.Livemode {
 		summary += " Test mode: paid from the test balance; the links serve previews."
