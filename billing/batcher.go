@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"broll/billing/license"
 	"broll/internal/apperr"
 	"broll/internal/database"
 	"broll/internal/money"
@@ -73,6 +74,8 @@ type purchaseJob struct {
 	// chosen once: after a lost connection the batch runs again, and the
 	// purchases it finds under these ids are this job's, already charged.
 	newIDs []uuid.UUID
+	// newLicenses are the licence ids of those purchases, chosen with them.
+	newLicenses []string
 
 	out  outcome
 	err  error
@@ -80,13 +83,14 @@ type purchaseJob struct {
 }
 
 func newJob(key uuid.UUID, email string, ids []uuid.UUID, expected *money.Cents, dry, test bool) *purchaseJob {
-	j := &purchaseJob{key: key, email: email, ids: ids, dry: dry, test: test, newIDs: make([]uuid.UUID, len(ids))}
+	j := &purchaseJob{key: key, email: email, ids: ids, dry: dry, test: test,
+		newIDs: make([]uuid.UUID, len(ids)), newLicenses: make([]string, len(ids))}
 	if expected != nil {
 		e := int64(*expected)
 		j.expected = &e
 	}
 	for i := range j.newIDs {
-		j.newIDs[i] = uuid.New()
+		j.newIDs[i], j.newLicenses[i] = uuid.New(), license.NewID()
 	}
 	return j
 }
@@ -218,6 +222,8 @@ type batchLine struct {
 	Period             *string
 	Spent              *int64
 	ResetsAt           *time.Time
+	LicenseID          *string
+	LicenseRevoked     *bool
 }
 
 // exec runs the batch statement once, as binary arrays in and one row per
@@ -231,6 +237,7 @@ func (b *batcher) exec(ctx context.Context, account uuid.UUID, jobs []*purchaseJ
 	dry := make([]bool, len(jobs))
 	var lineJob []int32
 	var lineVideo, lineID []uuid.UUID
+	var lineLicense []string
 	for i, j := range jobs {
 		keys[i] = pgtype.UUID{Bytes: j.key, Valid: j.key != uuid.Nil}
 		emails[i], expected[i], dry[i] = j.email, j.expected, j.dry
@@ -238,6 +245,7 @@ func (b *batcher) exec(ctx context.Context, account uuid.UUID, jobs []*purchaseJ
 			lineJob = append(lineJob, int32(i))
 			lineVideo = append(lineVideo, id)
 			lineID = append(lineID, j.newIDs[n])
+			lineLicense = append(lineLicense, j.newLicenses[n])
 		}
 		j.out, j.err = outcome{lines: make(map[uuid.UUID]PurchasedVideo, len(j.ids))}, nil
 	}
@@ -245,7 +253,7 @@ func (b *batcher) exec(ctx context.Context, account uuid.UUID, jobs []*purchaseJ
 	// implicit transaction and round trip (see purchaseEventsSQL).
 	pb := &pgx.Batch{}
 	test := len(jobs) > 0 && jobs[0].test
-	pb.Queue(purchaseBatchSQL, account, keys, emails, expected, dry, lineJob, lineVideo, lineID, !test, int64(b.testBalance))
+	pb.Queue(purchaseBatchSQL, account, keys, emails, expected, dry, lineJob, lineVideo, lineID, !test, int64(b.testBalance), lineLicense)
 	queuePurchaseEvents(pb, account, jobs, b.lowBalance, test)
 	br := b.pool.SendBatch(ctx, pb)
 	defer br.Close()
@@ -277,6 +285,7 @@ func (b *batcher) exec(ctx context.Context, account uuid.UUID, jobs []*purchaseJ
 		pv := PurchasedVideo{PricePaid: money.Cents(deref(l.Price))}
 		if l.PurchaseID != nil {
 			pv.PurchaseID, pv.PurchasedAt = *l.PurchaseID, *l.PurchasedAt
+			pv.LicenseID, pv.LicenseRevoked = deref(l.LicenseID), deref(l.LicenseRevoked)
 		} else if o.verdict == verdictBought || o.verdict == verdictOwned {
 			complete = false
 		}

@@ -31,6 +31,10 @@ type PurchasedVideo struct {
 	PurchasedAt  time.Time
 	AlreadyOwned bool
 	Download     Link // zero on a dry run
+	// LicenseID is the purchase's licence ("" on a dry run or a refusal),
+	// revoked when LicenseRevoked (a licence owned before and revoked since).
+	LicenseID      string
+	LicenseRevoked bool
 }
 
 // PurchaseResult is what a purchase (or its quote) returns.

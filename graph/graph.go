@@ -22,6 +22,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/billing"
+	"broll/billing/license"
 	"broll/catalog"
 	"broll/catalog/media"
 	"broll/catalog/search"
@@ -140,7 +141,12 @@ type Graph struct {
 	Revoker   *tenancy.Revoker
 	Billing   *billing.Service
 	Downloads *billing.DownloadLimiter
-	Catalog   *catalog.Service
+	// Licenses reads, signs and revokes the purchases' licences; nil when
+	// no signing secret is configured (brollctl without BROLL_SIGNING_KEY).
+	Licenses *license.Service
+	// LicenseLookups bounds the public verify page per address (Redis).
+	LicenseLookups *license.LookupLimiter
+	Catalog        *catalog.Service
 	// Marks tell every node that clips or what a key owns changed (with
 	// the Redis part; nil without).
 	Marks *marks.Marks
@@ -153,8 +159,10 @@ type Graph struct {
 	Idempotency *idempotency.Store
 
 	// allow is BROLL_WEBHOOK_ALLOW_HOSTS, read with Secrets.
-	allow   webhook.Allow
-	closers []func()
+	allow webhook.Allow
+	// licenseKeys sign licences (nil without a signing secret).
+	licenseKeys *license.Keyring
+	closers     []func()
 }
 
 // idempotencyStale is how long a claimed Idempotency-Key may stay without
@@ -232,6 +240,11 @@ func (g *Graph) open(ctx context.Context) (err error) {
 			return err
 		}
 	}
+	if current, previous := cfg.License.Secrets(cfg); current != "" {
+		if g.licenseKeys, err = license.NewKeyring(current, previous...); err != nil {
+			return err
+		}
+	}
 	if g.Has(Secrets) {
 		if g.allow, err = webhook.ParseAllow(cfg.WebhookAllowHosts); err != nil {
 			return fmt.Errorf("BROLL_WEBHOOK_ALLOW_HOSTS: %w", err)
@@ -264,6 +277,10 @@ func (g *Graph) build() {
 	}
 	g.Billing = billing.New(pool, billing.Options{Links: links, Keys: g.Tenancy,
 		LowBalanceThreshold: cfg.LowBalanceThreshold, TestBalance: cfg.TestBalance, Marks: mk})
+	if g.licenseKeys != nil {
+		g.Licenses = license.New(pool, license.Options{Keys: g.licenseKeys, Licensor: cfg.License.LicensorName,
+			TermsVersion: cfg.License.TermsVersion, TermsURL: cfg.TermsLink(), BaseURL: cfg.BaseURL()})
+	}
 
 	var queue catalog.EmbedQueue // a nil *AsynqQueue would be a queue that is not nil
 	if g.Has(Redis) {
@@ -279,6 +296,7 @@ func (g *Graph) build() {
 		g.Downloads = billing.NewDownloadLimiter(rdb, cfg.RedisPrefix, billing.DownloadLimits{
 			PerPurchase: cfg.DownloadsPerPurchasePerMinute, PerAddress: cfg.DownloadsPerAddressPerMinute,
 		})
+		g.LicenseLookups = license.NewLookupLimiter(rdb, cfg.RedisPrefix, cfg.License.LookupsPerAddressPerMinute)
 		g.Inspector = asynq.NewInspectorFromRedisClient(rdb)
 		g.Queue = tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), g.Inspector,
 			tasks.QueueOptions{Prefix: cfg.RedisPrefix, BatchSize: cfg.WorkerBatchSize})

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"broll/billing"
+	"broll/billing/license"
 	"broll/internal/paging"
 	"broll/tenancy"
 )
@@ -199,4 +200,20 @@ func cell(s string) string {
 		return "'" + s
 	}
 	return s
+}
+
+// LicensePDF is the certificate of a licence of the account, as a purchase's
+// key gets it from GET /api/v1/licenses/{id}.pdf; another account's is 404.
+func (h *Dashboard) LicensePDF(c *fiber.Ctx) error {
+	signed, err := h.Licenses.Get(c.UserContext(), tenancy.AccountOwner(session(c).AccountID), c.Params("license_id"))
+	if err != nil {
+		return err
+	}
+	pdf, err := license.Certificate(signed)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, "application/pdf")
+	c.Set(fiber.HeaderContentDisposition, `inline; filename="`+signed.License.LicenseID+`.pdf"`)
+	return c.Send(pdf)
 }
