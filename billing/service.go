@@ -3,6 +3,7 @@ package billing
 import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"broll/billing/license"
 	"broll/internal/money"
 	"broll/tenancy"
 )
@@ -13,6 +14,8 @@ type Service struct {
 	links *Signer
 	keys  *tenancy.Service
 	batch *batcher
+	// stamps takes the requests for licence-stamped copies (nil: none).
+	stamps *license.Stamper
 }
 
 // Options are what a billing service is built from. The amounts are taken
@@ -32,11 +35,15 @@ type Options struct {
 	// TestBalance is what an account's test balance starts with and what
 	// ResetTestBalance restores (BROLL_TEST_BALANCE).
 	TestBalance money.Cents
+	// Stamps is asked for the stamped copies of the files of live
+	// purchases: after each batch commits and when a download finds none.
+	// nil asks for none (the originals are served).
+	Stamps *license.Stamper
 }
 
 // New returns the billing service over pool, as o says.
 func New(pool *pgxpool.Pool, o Options) *Service {
 	b := newBatcher(pool)
-	b.lowBalance, b.testBalance = o.LowBalanceThreshold, o.TestBalance
-	return &Service{pool: pool, links: o.Links, keys: o.Keys, batch: b}
+	b.lowBalance, b.testBalance, b.stamps = o.LowBalanceThreshold, o.TestBalance, o.Stamps
+	return &Service{pool: pool, links: o.Links, keys: o.Keys, batch: b, stamps: o.Stamps}
 }

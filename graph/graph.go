@@ -145,6 +145,9 @@ type Graph struct {
 	Licenses *license.Service
 	// LicenseLookups bounds the public verify page per address (Redis).
 	LicenseLookups *license.LookupLimiter
+	// Stamps makes (Media), asks for (Redis) and prunes the licence-stamped
+	// copies of purchased files.
+	Stamps *license.Stamper
 	Catalog        *catalog.Service
 	// Search runs the catalog's searches; it keeps this process's recent
 	// search totals.
@@ -266,8 +269,15 @@ func (g *Graph) build() {
 	if g.Has(Secrets) {
 		links = billing.NewSigner(cfg.BaseURL(), cfg.SigningKey.Reveal(), cfg.SigningKeyPrevious.Reveal(), cfg.DownloadURLTTL, nil)
 	}
+	stampOpts := license.StampOptions{Media: g.Media, BaseURL: cfg.BaseURL(), Logger: g.Logger.With("component", "licence-stamps")}
+	if g.Has(Redis) {
+		g.Inspector = asynq.NewInspectorFromRedisClient(rdb)
+		g.Queue = tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), g.Inspector, cfg.RedisPrefix)
+		stampOpts.Queue = g.Queue
+	}
+	g.Stamps = license.NewStamper(pool, stampOpts)
 	g.Billing = billing.New(pool, billing.Options{Links: links, Keys: g.Tenancy,
-		LowBalanceThreshold: cfg.LowBalanceThreshold, TestBalance: cfg.TestBalance})
+		LowBalanceThreshold: cfg.LowBalanceThreshold, TestBalance: cfg.TestBalance, Stamps: g.Stamps})
 	if g.licenseKeys != nil {
 		g.Licenses = license.New(pool, license.Options{Keys: g.licenseKeys, Licensor: cfg.License.LicensorName,
 			TermsVersion: cfg.License.TermsVersion, TermsURL: cfg.TermsLink(), BaseURL: cfg.BaseURL()})
@@ -288,8 +298,6 @@ func (g *Graph) build() {
 			PerPurchase: cfg.DownloadsPerPurchasePerMinute, PerAddress: cfg.DownloadsPerAddressPerMinute,
 		})
 		g.LicenseLookups = license.NewLookupLimiter(rdb, cfg.RedisPrefix, cfg.License.LookupsPerAddressPerMinute)
-		g.Inspector = asynq.NewInspectorFromRedisClient(rdb)
-		g.Queue = tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), g.Inspector, cfg.RedisPrefix)
 		queue = g.Queue
 	}
 	g.Catalog = catalog.NewService(catalog.Options{Pool: pool, Reads: g.Reads, Media: g.Media, Queue: queue})

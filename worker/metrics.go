@@ -18,6 +18,9 @@ type workerMetrics struct {
 	// Media jobs: probing, previews and thumbnails.
 	mediaJobs    *prometheus.CounterVec
 	mediaLatency prometheus.Histogram
+	// Licence stamps: remuxed copies of purchased files.
+	stampJobs    *prometheus.CounterVec
+	stampLatency prometheus.Histogram
 }
 
 func newWorkerMetrics(reg prometheus.Registerer) *workerMetrics {
@@ -36,9 +39,15 @@ func newWorkerMetrics(reg prometheus.Registerer) *workerMetrics {
 			"result"),
 		mediaLatency: metrics.Histogram("media_job_duration_seconds",
 			"Time to probe a clip's file and make its preview and thumbnail.", prometheus.ExponentialBuckets(0.05, 2, 12)),
+		stampJobs: metrics.CounterVec("license_stamp_jobs_total",
+			"Licence stamp jobs by outcome: stamped, current (a copy was there), not_needed (test purchase), unsupported (the container cannot carry it), retry, failed (gave up: the original is served), gone, interrupted.",
+			"result"),
+		stampLatency: metrics.Histogram("license_stamp_duration_seconds",
+			"Time to remux a purchased file with its licence and store the copy.", prometheus.ExponentialBuckets(0.05, 2, 12)),
 	}
 	if reg != nil {
-		reg.MustRegister(m.jobs, m.jobLatency, m.batches, m.batchTime, m.batchSize, m.mediaJobs, m.mediaLatency)
+		reg.MustRegister(m.jobs, m.jobLatency, m.batches, m.batchTime, m.batchSize, m.mediaJobs, m.mediaLatency,
+			m.stampJobs, m.stampLatency)
 	}
 	return m
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"broll/billing/license"
 	"broll/catalog"
 	"broll/embed"
 	"broll/graph"
@@ -113,6 +114,8 @@ type Worker struct {
 	embedder embed.Embedder
 	store    clipStore
 	logger   *slog.Logger
+	// stamps makes the licence-stamped copies of purchased files.
+	stamps   *license.Stamper
 	handlers map[string]asynq.Handler
 	batcher  *batcher
 	metrics  *workerMetrics
@@ -137,6 +140,11 @@ func New(g *graph.Graph, opts Options) (*Worker, error) {
 	w.handlers = map[string]asynq.Handler{tasks.TaskEmbedClip: asynq.HandlerFunc(w.handleEmbedClip)}
 	if !opts.NoMedia {
 		w.handlers[tasks.TaskProcessMedia] = asynq.HandlerFunc(w.handleProcessMedia)
+		if g.Media != nil {
+			w.stamps = g.Stamps
+			w.handlers[tasks.TaskStampLicense] = asynq.HandlerFunc(w.handleStampLicense)
+			w.handlers[tasks.TaskStampBatch] = asynq.HandlerFunc(w.handleStampBatch)
+		}
 	}
 	return w, nil
 }
