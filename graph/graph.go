@@ -147,8 +147,8 @@ type Graph struct {
 	LicenseLookups *license.LookupLimiter
 	// Stamps makes (Media), asks for (Redis) and prunes the licence-stamped
 	// copies of purchased files.
-	Stamps *license.Stamper
-	Catalog        *catalog.Service
+	Stamps  *license.Stamper
+	Catalog *catalog.Service
 	// Search runs the catalog's searches; it keeps this process's recent
 	// search totals.
 	Search    *search.Service
