@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -45,9 +46,18 @@ type batcher struct {
 	// testBalance is what an account's test balance starts with.
 	testBalance money.Cents
 
+	// stamps is asked for the stamped copies of what each batch bought
+	// (nil: nothing is asked); stampRequests bounds the requests in flight.
+	stamps        *license.Stamper
+	stampRequests chan struct{}
+
 	mu     sync.Mutex
 	queues map[poolKey]*accountQueue
 }
+
+// maxStampRequests bounds the batches whose stamps are being asked for at
+// once; past it a batch asks for none (its downloads will).
+const maxStampRequests = 16
 
 // poolKey names the balance a batch charges: the account's live pool or
 // its test balance.
@@ -107,7 +117,7 @@ func (j *purchaseJob) buyer() string {
 
 func newBatcher(pool *pgxpool.Pool) *batcher {
 	return &batcher{pool: pool, lowBalance: DefaultLowBalanceThreshold, testBalance: DefaultTestBalance,
-		queues: map[poolKey]*accountQueue{}}
+		stampRequests: make(chan struct{}, maxStampRequests), queues: map[poolKey]*accountQueue{}}
 }
 
 // do runs one purchase through the account's batches and waits for it. The
@@ -151,7 +161,49 @@ func (b *batcher) drain(pk poolKey, q *accountQueue) {
 		for _, j := range jobs {
 			close(j.done)
 		}
+		b.requestStamps(jobs)
 	}
+}
+
+// requestStamps asks, once the batch committed and its buyers have their
+// answers, for the stamped copies of the live purchases it made: one
+// request for the batch, sent beside the account's next batch rather than
+// before it, and dropped when too many are in flight (a download that finds
+// no copy asks again).
+func (b *batcher) requestStamps(jobs []*purchaseJob) {
+	if b.stamps == nil {
+		return
+	}
+	ids := boughtLive(jobs)
+	if len(ids) == 0 {
+		return
+	}
+	select {
+	case b.stampRequests <- struct{}{}:
+	default:
+		return
+	}
+	go func() {
+		defer func() { <-b.stampRequests }()
+		b.stamps.RequestBatch(context.Background(), ids)
+	}()
+}
+
+// boughtLive are the purchases the jobs made now (not those owned before)
+// with live keys.
+func boughtLive(jobs []*purchaseJob) []uuid.UUID {
+	var ids []uuid.UUID
+	for _, j := range jobs {
+		if j.dry || j.test || j.err != nil {
+			continue
+		}
+		for _, pv := range j.out.lines {
+			if pv.PurchaseID != uuid.Nil && slices.Contains(j.newIDs, pv.PurchaseID) {
+				ids = append(ids, pv.PurchaseID)
+			}
+		}
+	}
+	return ids
 }
 
 // take removes the next batch from the queue, in arrival order: up to

@@ -152,11 +152,16 @@ const keyRevokedSQL = `(k.revoked_at IS NOT NULL OR r.revoked_at IS NOT NULL)`
 // authorizeSQL reads what a link of purchase $1 fetches, and refuses
 // purchases whose key, or whose key's root, is revoked: a revoked key's
 // links stop working with it.
+// With them the stamp recorded for the purchase (license_stamps) when it
+// was made from the clip's current file: the stamped copy's key ("" for
+// none) and whether one is recorded at all (a container that cannot carry
+// the licence has a record and no copy).
 const authorizeSQL = `
 	SELECT p.id, p.account_id, p.api_key_id, v.id, v.title, v.media_key, v.media_content_type,
-	       p.livemode, v.preview_key
+	       p.livemode, v.preview_key, coalesce(s.media_key, ''), s.purchase_id IS NOT NULL
 	FROM purchases p
 	JOIN videos v ON v.id = p.video_id
+	LEFT JOIN license_stamps s ON s.purchase_id = p.id AND s.source_key = v.media_key
 	` + keyJoinSQL + `
 	WHERE p.id = $1 AND NOT ` + keyRevokedSQL
 

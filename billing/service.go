@@ -3,6 +3,7 @@ package billing
 import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"broll/billing/license"
 	"broll/internal/marks"
 	"broll/internal/money"
 	"broll/tenancy"
@@ -15,6 +16,8 @@ type Service struct {
 	keys  *tenancy.Service
 	batch *batcher
 	marks *marks.Marks
+	// stamps takes the requests for licence-stamped copies (nil: none).
+	stamps *license.Stamper
 }
 
 // Options are what a billing service is built from. The amounts are taken
@@ -38,11 +41,15 @@ type Options struct {
 	// what its key owns (marks.Owned); nil: nowhere, for a graph without
 	// Redis, whose nodes trust no mark.
 	Marks *marks.Marks
+	// Stamps is asked for the stamped copies of the files of live
+	// purchases: after each batch commits and when a download finds none.
+	// nil asks for none (the originals are served).
+	Stamps *license.Stamper
 }
 
 // New returns the billing service over pool, as o says.
 func New(pool *pgxpool.Pool, o Options) *Service {
 	b := newBatcher(pool)
-	b.lowBalance, b.testBalance = o.LowBalanceThreshold, o.TestBalance
-	return &Service{pool: pool, links: o.Links, keys: o.Keys, batch: b, marks: o.Marks}
+	b.lowBalance, b.testBalance, b.stamps = o.LowBalanceThreshold, o.TestBalance, o.Stamps
+	return &Service{pool: pool, links: o.Links, keys: o.Keys, batch: b, marks: o.Marks, stamps: o.Stamps}
 }

@@ -146,7 +146,10 @@ type Graph struct {
 	Licenses *license.Service
 	// LicenseLookups bounds the public verify page per address (Redis).
 	LicenseLookups *license.LookupLimiter
-	Catalog        *catalog.Service
+	// Stamps makes (Media), asks for (Redis) and prunes the licence-stamped
+	// copies of purchased files.
+	Stamps  *license.Stamper
+	Catalog *catalog.Service
 	// Marks tell every node that clips or what a key owns changed (with
 	// the Redis part; nil without).
 	Marks *marks.Marks
@@ -270,13 +273,19 @@ func (g *Graph) build() {
 	if g.Has(Secrets) {
 		links = billing.NewSigner(cfg.BaseURL(), cfg.SigningKey.Reveal(), cfg.SigningKeyPrevious.Reveal(), cfg.DownloadURLTTL, nil)
 	}
+	stampOpts := license.StampOptions{Media: g.Media, BaseURL: cfg.BaseURL(), Logger: g.Logger.With("component", "licence-stamps")}
 	var mk *marks.Marks // nil without Redis: nothing is marked, and no node trusts a mark
 	if g.Has(Redis) {
 		mk = marks.New(rdb, cfg.RedisPrefix, g.Logger)
 		g.Marks = mk
+		g.Inspector = asynq.NewInspectorFromRedisClient(rdb)
+		g.Queue = tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), g.Inspector,
+			tasks.QueueOptions{Prefix: cfg.RedisPrefix, BatchSize: cfg.WorkerBatchSize})
+		stampOpts.Queue = g.Queue
 	}
+	g.Stamps = license.NewStamper(pool, stampOpts)
 	g.Billing = billing.New(pool, billing.Options{Links: links, Keys: g.Tenancy,
-		LowBalanceThreshold: cfg.LowBalanceThreshold, TestBalance: cfg.TestBalance, Marks: mk})
+		LowBalanceThreshold: cfg.LowBalanceThreshold, TestBalance: cfg.TestBalance, Marks: mk, Stamps: g.Stamps})
 	if g.licenseKeys != nil {
 		g.Licenses = license.New(pool, license.Options{Keys: g.licenseKeys, Licensor: cfg.License.LicensorName,
 			TermsVersion: cfg.License.TermsVersion, TermsURL: cfg.TermsLink(), BaseURL: cfg.BaseURL()})
@@ -297,9 +306,6 @@ func (g *Graph) build() {
 			PerPurchase: cfg.DownloadsPerPurchasePerMinute, PerAddress: cfg.DownloadsPerAddressPerMinute,
 		})
 		g.LicenseLookups = license.NewLookupLimiter(rdb, cfg.RedisPrefix, cfg.License.LookupsPerAddressPerMinute)
-		g.Inspector = asynq.NewInspectorFromRedisClient(rdb)
-		g.Queue = tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), g.Inspector,
-			tasks.QueueOptions{Prefix: cfg.RedisPrefix, BatchSize: cfg.WorkerBatchSize})
 		queue = g.Queue
 	}
 	g.Catalog = catalog.NewService(catalog.Options{Pool: pool, Reads: g.Reads, Media: g.Media, Queue: queue, Marks: mk})

@@ -20,6 +20,9 @@ type workerMetrics struct {
 	mediaLatency prometheus.Histogram
 	// Preview jobs: previews and thumbnails made after the sale.
 	previewJobs *prometheus.CounterVec
+	// Licence stamps: remuxed copies of purchased files.
+	stampJobs    *prometheus.CounterVec
+	stampLatency prometheus.Histogram
 }
 
 func newWorkerMetrics(reg prometheus.Registerer) *workerMetrics {
@@ -41,9 +44,15 @@ func newWorkerMetrics(reg prometheus.Registerer) *workerMetrics {
 		previewJobs: metrics.CounterVec("preview_jobs_total",
 			"Clips whose missing preview and thumbnail a preview job made (done), or failed to make (retry, failed).",
 			"result"),
+		stampJobs: metrics.CounterVec("license_stamp_jobs_total",
+			"Licence stamp jobs by outcome: stamped, current (a copy was there), not_needed (test purchase), unsupported (the container cannot carry it), retry, failed (gave up: the original is served), gone, interrupted.",
+			"result"),
+		stampLatency: metrics.Histogram("license_stamp_duration_seconds",
+			"Time to remux a purchased file with its licence and store the copy.", prometheus.ExponentialBuckets(0.05, 2, 12)),
 	}
 	if reg != nil {
-		reg.MustRegister(m.jobs, m.jobLatency, m.batches, m.batchTime, m.batchSize, m.mediaJobs, m.mediaLatency, m.previewJobs)
+		reg.MustRegister(m.jobs, m.jobLatency, m.batches, m.batchTime, m.batchSize, m.mediaJobs, m.mediaLatency, m.previewJobs,
+			m.stampJobs, m.stampLatency)
 	}
 	return m
 }

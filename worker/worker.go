@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"broll/billing/license"
 	"broll/catalog"
 	"broll/embed"
 	"broll/graph"
@@ -116,6 +117,8 @@ type Worker struct {
 	embedder embed.Embedder
 	store    clipStore
 	logger   *slog.Logger
+	// stamps makes the licence-stamped copies of purchased files.
+	stamps   *license.Stamper
 	handlers map[string]asynq.Handler
 	// previewHandlers run on a server of their own (PreviewConcurrency).
 	previewHandlers map[string]asynq.Handler
@@ -146,6 +149,11 @@ func New(g *graph.Graph, opts Options) (*Worker, error) {
 		w.handlers[tasks.TaskProbeClips] = asynq.HandlerFunc(w.handleProbeClips)
 		w.handlers[tasks.TaskProcessMedia] = asynq.HandlerFunc(w.handleProcessMedia)
 		w.previewHandlers = map[string]asynq.Handler{tasks.TaskMakePreviews: asynq.HandlerFunc(w.handleMakePreviews)}
+		if g.Media != nil {
+			w.stamps = g.Stamps
+			w.handlers[tasks.TaskStampLicense] = asynq.HandlerFunc(w.handleStampLicense)
+			w.handlers[tasks.TaskStampBatch] = asynq.HandlerFunc(w.handleStampBatch)
+		}
 	}
 	return w, nil
 }

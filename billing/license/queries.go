@@ -43,3 +43,54 @@ WITH r AS (
     FROM r LEFT JOIN api_keys k ON k.id = r.api_key_id
 )
 SELECT r.license_id FROM r`
+
+// Stamped copies (stamp.go, table license_stamps).
+
+// stampSourceSQL reads what purchase $1's stamp is made from: its licence,
+// mode and clip file, and the stamp recorded for it (NULLs: none), current
+// when it was made from the clip's file as it is now.
+const stampSourceSQL = `
+	SELECT p.license_id, p.livemode, v.media_key, s.purchase_id IS NOT NULL, coalesce(s.media_key, ''),
+	       coalesce(s.source_key = v.media_key, false)
+	FROM purchases p JOIN videos v ON v.id = p.video_id
+	LEFT JOIN license_stamps s ON s.purchase_id = p.id
+	WHERE p.id = $1`
+
+// recordStampSQL records purchase $1's stamp, made from $2: the copy $3 of
+// $4 bytes, or no copy and why ($5).
+const recordStampSQL = `
+	INSERT INTO license_stamps (purchase_id, source_key, media_key, bytes, reason)
+	VALUES ($1, $2, $3, $4, $5)
+	ON CONFLICT (purchase_id) DO UPDATE SET source_key = EXCLUDED.source_key, media_key = EXCLUDED.media_key,
+	    bytes = EXCLUDED.bytes, reason = EXCLUDED.reason, stamped_at = now()`
+
+// unstampableSQL records that purchase $1's file could not be stamped, for
+// reason $2, so that its downloads serve the original without asking again.
+const unstampableSQL = `
+	INSERT INTO license_stamps (purchase_id, source_key, reason)
+	SELECT p.id, v.media_key, $2 FROM purchases p JOIN videos v ON v.id = p.video_id WHERE p.id = $1
+	ON CONFLICT (purchase_id) DO UPDATE SET source_key = EXCLUDED.source_key, media_key = NULL,
+	    bytes = NULL, reason = EXCLUDED.reason, stamped_at = now()`
+
+// unstampedSQL keeps those of purchases $1 that need a stamp: live, and
+// without one made from their clip's current file.
+const unstampedSQL = `
+	SELECT p.id FROM purchases p JOIN videos v ON v.id = p.video_id
+	LEFT JOIN license_stamps s ON s.purchase_id = p.id AND s.source_key = v.media_key
+	WHERE p.id = ANY($1) AND p.livemode AND s.purchase_id IS NULL`
+
+// prunableStampsSQL lists up to $2 stamped copies, oldest first, of
+// purchases made before $1 whose copy was also made before $1 (a copy
+// remade on demand since is kept for another period).
+const prunableStampsSQL = `
+	SELECT s.purchase_id, s.media_key, s.stamped_at
+	FROM license_stamps s JOIN purchases p ON p.id = s.purchase_id
+	WHERE s.stamped_at < $1 AND p.purchased_at < $1 AND s.media_key IS NOT NULL
+	ORDER BY s.stamped_at, s.purchase_id
+	LIMIT $2`
+
+// forgetStampsSQL deletes the stamps ($1, made at $2) whose copies were
+// removed; a stamp remade meanwhile (a newer stamped_at) stays.
+const forgetStampsSQL = `
+	DELETE FROM license_stamps s USING unnest($1::uuid[], $2::timestamptz[]) AS d(id, at)
+	WHERE s.purchase_id = d.id AND s.stamped_at = d.at`

@@ -64,7 +64,10 @@ func (s *Service) Ref(id string, revoked bool) Ref {
 }
 
 // VerifyURL is the public page of licence id.
-func (s *Service) VerifyURL(id string) string { return s.o.BaseURL + "/licenses/" + id }
+func (s *Service) VerifyURL(id string) string { return verifyURL(s.o.BaseURL, id) }
+
+// verifyURL is the public page of licence id on the service at base.
+func verifyURL(base, id string) string { return strings.TrimRight(base, "/") + "/licenses/" + id }
 
 // licenseRow is a row of licenseColumns.
 type licenseRow struct {

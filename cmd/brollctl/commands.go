@@ -42,6 +42,8 @@ type env struct {
 	// licenses is nil without a signing secret (BROLL_SIGNING_KEY or
 	// BROLL_LICENSE_SIGNING_KEY).
 	licenses *license.Service
+	// stamps are the licence-stamped copies of purchased files.
+	stamps *license.Stamper
 }
 
 // call is a command's work on the opened environment.
@@ -60,7 +62,7 @@ func (c *cli) with(ctx context.Context, fn call) (any, error) {
 	defer g.Close()
 	return fn(ctx, &env{
 		cfg: cfg, rdb: g.Redis, tenancy: g.Tenancy, billing: g.Billing, catalog: g.Catalog,
-		sessions: g.Sessions, revoker: g.Revoker, licenses: g.Licenses,
+		sessions: g.Sessions, revoker: g.Revoker, licenses: g.Licenses, stamps: g.Stamps,
 	})
 }
 

@@ -39,6 +39,7 @@ func (c *cli) commands() []command {
 			"[--rate N | --default-rate]", 0, c.keyLimit},
 		{"license show", "--id LICENSE_ID", 0, c.licenseShow},
 		{"license revoke", "--id LICENSE_ID --reason TEXT", 0, c.licenseRevoke},
+		{"license prune-stamped", "[--older-than 90d]", 0, c.licensePruneStamped},
 		{"credits add", "--account ID --amount USD", 0, c.creditsAdd},
 		{"credits reset-test", "--account ID", 0, c.creditsResetTest},
 		{"tiers list", "", 0, c.tiersList},

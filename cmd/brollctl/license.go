@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"time"
 
 	"broll/billing/license"
+	"broll/internal/apperr"
 )
 
 // licenseShow prints a licence's signed document, as its holder gets it.
@@ -39,4 +41,25 @@ func (e *env) licenseService() (*license.Service, error) {
 		return nil, errors.New("licences are signed: set BROLL_SIGNING_KEY (or BROLL_LICENSE_SIGNING_KEY) as the API nodes have it")
 	}
 	return e.licenses, nil
+}
+
+// licensePruneStamped removes the licence-stamped copies of purchases older
+// than the period (and not remade within it): the retention rule of
+// docs/operations.md. Their next download serves the original and asks the
+// worker for the copy again.
+func (c *cli) licensePruneStamped(f *flags) action {
+	older := f.String("older-than", "90d", "remove the copies of purchases older than this: 90d, 720h or YYYY-MM-DD")
+	return func(ctx context.Context) (any, error) {
+		cutoff, err := parseSince(*older, time.Now())
+		if err != nil {
+			return nil, apperr.InvalidField("older-than", "--older-than %q is not a period (90d, 720h) or a date (YYYY-MM-DD)", *older)
+		}
+		return c.with(ctx, func(ctx context.Context, e *env) (any, error) {
+			res, err := e.stamps.PruneStamped(ctx, cutoff)
+			if err != nil {
+				return nil, err
+			}
+			return map[string]any{"removed": res.Removed, "bytes": res.Bytes, "older_than": cutoff.UTC().Format(time.RFC3339)}, nil
+		})
+	}
 }
