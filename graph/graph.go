@@ -278,6 +278,8 @@ func (g *Graph) build() {
 	if g.Has(Redis) {
 		mk = marks.New(rdb, cfg.RedisPrefix, g.Logger)
 		g.Marks = mk
+		// Before the Redis client closes (closers run in reverse).
+		g.closers = append(g.closers, mk.Close)
 		g.Inspector = asynq.NewInspectorFromRedisClient(rdb)
 		g.Queue = tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), g.Inspector,
 			tasks.QueueOptions{Prefix: cfg.RedisPrefix, BatchSize: cfg.WorkerBatchSize})

@@ -21,6 +21,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -99,11 +100,23 @@ type Marks struct {
 	rdb    *redis.Client
 	prefix string
 	logger *slog.Logger
+	// stop ends the background retries (Close); retries counts them.
+	stop    chan struct{}
+	once    sync.Once
+	retries sync.WaitGroup
 }
 
-// New returns the marks under prefix on rdb.
+// New returns the marks under prefix on rdb; Close stops what they retry
+// in the background.
 func New(rdb *redis.Client, prefix string, logger *slog.Logger) *Marks {
-	return &Marks{rdb: rdb, prefix: prefix, logger: logger}
+	return &Marks{rdb: rdb, prefix: prefix, logger: logger, stop: make(chan struct{})}
+}
+
+// Close stops the background retries and waits for them: the process is
+// ending, and the holds it could not release lapse after HoldFor.
+func (m *Marks) Close() {
+	m.once.Do(func() { close(m.stop) })
+	m.retries.Wait()
 }
 
 // Hold is a writer's hold on some marks, taken just before its commit.
@@ -150,6 +163,7 @@ func (h Hold) Release(ctx context.Context) {
 		}
 	}
 	if len(failed) > 0 {
+		h.m.retries.Add(1)
 		go h.m.retry(failed, h.holder)
 	}
 }
@@ -160,9 +174,17 @@ func (m *Marks) release(ctx context.Context, name, holder string) error {
 
 // retry releases names until Redis takes it or HoldFor has passed.
 func (m *Marks) retry(names []string, holder string) {
+	defer m.retries.Done()
 	deadline := time.Now().Add(HoldFor)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
 	for len(names) > 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Second)
+		select {
+		case <-m.stop:
+			m.logger.Warn("marks: stopped before a release got through; the hold lapses by itself", "marks", names)
+			return
+		case <-tick.C:
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		left := names[:0]
 		for _, n := range names {
