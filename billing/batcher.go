@@ -47,17 +47,12 @@ type batcher struct {
 	testBalance money.Cents
 
 	// stamps is asked for the stamped copies of what each batch bought
-	// (nil: nothing is asked); stampRequests bounds the requests in flight.
-	stamps        *license.Stamper
-	stampRequests chan struct{}
+	// (nil: nothing is asked).
+	stamps *license.Stamper
 
 	mu     sync.Mutex
 	queues map[poolKey]*accountQueue
 }
-
-// maxStampRequests bounds the batches whose stamps are being asked for at
-// once; past it a batch asks for none (its downloads will).
-const maxStampRequests = 16
 
 // poolKey names the balance a batch charges: the account's live pool or
 // its test balance.
@@ -117,7 +112,7 @@ func (j *purchaseJob) buyer() string {
 
 func newBatcher(pool *pgxpool.Pool) *batcher {
 	return &batcher{pool: pool, lowBalance: DefaultLowBalanceThreshold, testBalance: DefaultTestBalance,
-		stampRequests: make(chan struct{}, maxStampRequests), queues: map[poolKey]*accountQueue{}}
+		queues: map[poolKey]*accountQueue{}}
 }
 
 // do runs one purchase through the account's batches and waits for it. The
@@ -166,27 +161,18 @@ func (b *batcher) drain(pk poolKey, q *accountQueue) {
 }
 
 // requestStamps asks, once the batch committed and its buyers have their
-// answers, for the stamped copies of the live purchases it made: one
-// request for the batch, sent beside the account's next batch rather than
-// before it, and dropped when too many are in flight (a download that finds
-// no copy asks again).
+// answers, for the stamped copies of the live purchases it made. The
+// stamper gathers the requests of many batches and sends them later
+// (license.Stamper.RequestBatch), so this costs the purchase path a slice
+// append; a request lost on the way is made again by the first download
+// that finds no copy.
 func (b *batcher) requestStamps(jobs []*purchaseJob) {
 	if b.stamps == nil {
 		return
 	}
-	ids := boughtLive(jobs)
-	if len(ids) == 0 {
-		return
+	if ids := boughtLive(jobs); len(ids) > 0 {
+		b.stamps.RequestBatch(ids)
 	}
-	select {
-	case b.stampRequests <- struct{}{}:
-	default:
-		return
-	}
-	go func() {
-		defer func() { <-b.stampRequests }()
-		b.stamps.RequestBatch(context.Background(), ids)
-	}()
 }
 
 // boughtLive are the purchases the jobs made now (not those owned before)

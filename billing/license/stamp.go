@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -68,7 +69,23 @@ type StampOptions struct {
 type Stamper struct {
 	pool *pgxpool.Pool
 	o    StampOptions
+
+	// pending are the purchases of the batches committed since the last
+	// flush (RequestBatch); a flush is due while flushing.
+	mu       sync.Mutex
+	pending  []uuid.UUID
+	flushing bool
 }
+
+// Batches' requests are gathered for coalesceFor and sent as one task of at
+// most flushChunk purchases: the purchase path pays a slice append, and
+// Redis one enqueue per interval rather than one per batch. Past
+// maxPending waiting purchases, more are dropped (their downloads ask).
+const (
+	coalesceFor = 250 * time.Millisecond
+	flushChunk  = 1000
+	maxPending  = 20000
+)
 
 // NewStamper returns the stamper over pool.
 func NewStamper(pool *pgxpool.Pool, o StampOptions) *Stamper {
@@ -109,15 +126,40 @@ func (s *Stamper) Request(ctx context.Context, id uuid.UUID) {
 }
 
 // RequestBatch asks for the stamped copies of the purchases one batch
-// committed, as one task, best effort as Request.
-func (s *Stamper) RequestBatch(ctx context.Context, ids []uuid.UUID) {
+// committed, best effort as Request: they join those of the batches around
+// it and go to the queue together, coalesceFor later, as one task per
+// flushChunk purchases. It never waits on Redis.
+func (s *Stamper) RequestBatch(ids []uuid.UUID) {
 	if s == nil || s.o.Queue == nil || len(ids) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), requestTimeout)
-	defer cancel()
-	if err := s.o.Queue.EnqueueStampBatch(ctx, ids); err != nil {
-		s.o.Logger.Warn("licence stamps not queued; downloads ask again", "purchases", len(ids), "error", err.Error())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.pending)+len(ids) > maxPending {
+		return
+	}
+	s.pending = append(s.pending, ids...)
+	if !s.flushing {
+		s.flushing = true
+		time.AfterFunc(coalesceFor, s.flush)
+	}
+}
+
+// flush sends what RequestBatch gathered.
+func (s *Stamper) flush() {
+	s.mu.Lock()
+	ids := s.pending
+	s.pending, s.flushing = nil, false
+	s.mu.Unlock()
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), flushChunk)]
+		ids = ids[len(chunk):]
+		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		err := s.o.Queue.EnqueueStampBatch(ctx, chunk)
+		cancel()
+		if err != nil {
+			s.o.Logger.Warn("licence stamps not queued; downloads ask again", "purchases", len(chunk), "error", err.Error())
+		}
 	}
 }
 
