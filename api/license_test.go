@@ -124,7 +124,7 @@ func TestLicensesOverHTTP(t *testing.T) {
 		}
 		price := fmt.Sprintf("%.2f", f.namedLine.PricePaid)
 		for what, secret := range map[string]string{
-			"the key's prefix": f.named.Details.KeyPrefix, "the root key's prefix": f.acct.RootKey.Key.Prefix,
+			"the key's prefix": f.named.Details.KeyPrefix, "the root key's prefix": f.acct.RootKey.Prefix,
 			"the price": price, "the account name": platformName, "the customer label": "jane@example.com",
 			"the purchase id": f.namedLine.PurchaseId.String(), "another licence": licenseOf(t, f.anonLine).Id,
 		} {

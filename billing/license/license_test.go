@@ -113,7 +113,7 @@ func TestSignAndRotate(t *testing.T) {
 		t.Fatalf("JWKS: %s", after.JWKS())
 	}
 	for what, s := range map[string]Signed{"before": old, "after": fresh} {
-		obj, err := jose.ParseSigned(s.JWS, []jose.SignatureAlgorithm{jose.EdDSA})
+		obj, err := jose.ParseSignedCompact(s.JWS, []jose.SignatureAlgorithm{jose.EdDSA})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,7 +138,7 @@ func TestSignAndRotate(t *testing.T) {
 	// A changed payload does not verify.
 	parts := strings.Split(fresh.JWS, ".")
 	tampered := parts[0] + "." + strings.Replace(parts[1], parts[1][:4], "eyJ4", 1) + "." + parts[2]
-	if obj, err := jose.ParseSigned(tampered, []jose.SignatureAlgorithm{jose.EdDSA}); err == nil {
+	if obj, err := jose.ParseSignedCompact(tampered, []jose.SignatureAlgorithm{jose.EdDSA}); err == nil {
 		if _, err := obj.Verify(set.Keys[0]); err == nil {
 			t.Error("a tampered licence verifies")
 		}
