@@ -2432,7 +2432,7 @@ type KeyCreateMode string
 // KeyCreateScopes defines model for KeyCreate.Scopes.
 type KeyCreateScopes string
 
-// KeyCreated Examples: {"api_key":"dsk_7Hq2xVb9Lm3Kp8Rt5Wz1Nc4Fy6Gd0Sj2Ae7Uh9Io","details":{"created_at":"2026-03-02T10:15:00Z","customer_label":"customer 42","id":"3d9c7b5a-1e2f-4a6b-8c0d-9e8f7a6b5c4d","key_prefix":"dsk_7Hq2","kind":"customer","last_used_at":null,"livemode":true,"mode":"live","revoked_at":null,"scopes":["broll:read","broll:purchase","broll:billing","orders:read","orders:write","pricing:read","deliverables:read"],"total_requests":0},"success":true}
+// KeyCreated Examples: {"api_key":"dsk_7Hq2xVb9Lm3Kp8Rt5Wz1Nc4Fy6Gd0Sj2Ae7Uh9Io","details":{"created_at":"2026-03-02T10:15:00Z","customer_label":"customer 42","id":"3d9c7b5a-1e2f-4a6b-8c0d-9e8f7a6b5c4d","key_prefix":"dsk_7Hq2","kind":"customer","last_used_at":null,"licensee_name":null,"livemode":true,"mode":"live","revoked_at":null,"scopes":["broll:read","broll:purchase","broll:billing","orders:read","orders:write","pricing:read","deliverables:read"],"total_requests":0},"success":true}
 type KeyCreated struct {
 	// ApiKey The new key. Shown only here: store it now.
 	ApiKey string `json:"api_key"`
@@ -2445,7 +2445,7 @@ type KeyCreated struct {
 // KeyCreatedSuccess defines model for KeyCreated.Success.
 type KeyCreatedSuccess bool
 
-// KeyList Examples: {"keys":[{"created_at":"2026-03-02T10:15:00Z","customer_label":"customer 42","id":"3d9c7b5a-1e2f-4a6b-8c0d-9e8f7a6b5c4d","key_prefix":"dsk_7Hq2","kind":"customer","last_used_at":null,"livemode":true,"mode":"live","revoked_at":null,"scopes":["broll:read","broll:purchase","broll:billing","orders:read","orders:write","pricing:read","deliverables:read"],"total_requests":0}],"pagination":{"has_more":false,"limit":100,"next_cursor":null},"success":true}
+// KeyList Examples: {"keys":[{"created_at":"2026-03-02T10:15:00Z","customer_label":"customer 42","id":"3d9c7b5a-1e2f-4a6b-8c0d-9e8f7a6b5c4d","key_prefix":"dsk_7Hq2","kind":"customer","last_used_at":null,"licensee_name":null,"livemode":true,"mode":"live","revoked_at":null,"scopes":["broll:read","broll:purchase","broll:billing","orders:read","orders:write","pricing:read","deliverables:read"],"total_requests":0}],"pagination":{"has_more":false,"limit":100,"next_cursor":null},"success":true}
 type KeyList struct {
 	Keys       []Key          `json:"keys"`
 	Pagination KeyPagination  `json:"pagination"`
@@ -2561,7 +2561,9 @@ type LicenseDocument struct {
 	Livemode bool `json:"livemode"`
 
 	// PricePaid Holder's view only: what the purchase paid, in USD.
-	PricePaid  *float64            `json:"price_paid,omitempty"`
+	//
+	// Examples: 10
+	PricePaid  *Money              `json:"price_paid,omitempty"`
 	PurchaseId *openapi_types.UUID `json:"purchase_id,omitempty"`
 	RevokedAt  *time.Time          `json:"revoked_at,omitempty"`
 
@@ -8951,16 +8953,31 @@ type ClientWithResponsesInterface interface {
 	ReadinessWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadinessResponse, error)
 }
 
+// LicenseKeysResponse405Headers the declared response headers of an HTTP 405 response for LicenseKeys
+type LicenseKeysResponse405Headers struct {
+	Allow      *string
+	XRequestId *string
+}
+
 type LicenseKeysResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// ApplicationjwkSetJSON200 the response for an HTTP 200 `application/jwk-set+json` response
 	ApplicationjwkSetJSON200 *JWKS
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *MethodNotAllowed
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *LicenseKeysResponse405Headers
 }
 
 // GetApplicationjwkSetJSON200 returns the response for an HTTP 200 `application/jwk-set+json` response
 func (r LicenseKeysResponse) GetApplicationjwkSetJSON200() *JWKS {
 	return r.ApplicationjwkSetJSON200
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r LicenseKeysResponse) GetApplicationproblemJSON405() *MethodNotAllowed {
+	return r.ApplicationproblemJSON405
 }
 
 // GetBody returns the raw response body bytes
@@ -14033,9 +14050,24 @@ func (r LivenessResponse) ContentType() string {
 	return ""
 }
 
+// LicenseTermsResponse405Headers the declared response headers of an HTTP 405 response for LicenseTerms
+type LicenseTermsResponse405Headers struct {
+	Allow      *string
+	XRequestId *string
+}
+
 type LicenseTermsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *MethodNotAllowed
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *LicenseTermsResponse405Headers
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r LicenseTermsResponse) GetApplicationproblemJSON405() *MethodNotAllowed {
+	return r.ApplicationproblemJSON405
 }
 
 // GetBody returns the raw response body bytes
@@ -15250,6 +15282,33 @@ func ParseLicenseKeysResponse(rsp *http.Response) (*LicenseKeysResponse, error) 
 		}
 		response.ApplicationjwkSetJSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 405:
+		var headers LicenseKeysResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	}
 
 	return response, nil
@@ -23490,6 +23549,36 @@ func ParseLicenseTermsResponse(rsp *http.Response) (*LicenseTermsResponse, error
 	response := &LicenseTermsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 405:
+		var headers LicenseTermsResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	}
 
 	return response, nil

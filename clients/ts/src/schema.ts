@@ -1504,7 +1504,8 @@ export interface components {
          *         "total_requests": 0,
          *         "last_used_at": null,
          *         "mode": "live",
-         *         "livemode": true
+         *         "livemode": true,
+         *         "licensee_name": null
          *       }
          *     }
          */
@@ -1538,7 +1539,8 @@ export interface components {
          *           "total_requests": 0,
          *           "last_used_at": null,
          *           "mode": "live",
-         *           "livemode": true
+         *           "livemode": true,
+         *           "licensee_name": null
          *         }
          *       ],
          *       "pagination": {
@@ -2175,7 +2177,7 @@ export interface components {
             /** Format: date-time */
             granted_at: string;
             /** @description Holder's view only: what the purchase paid, in USD. */
-            price_paid?: number;
+            price_paid?: components["schemas"]["Money"];
             /** @constant */
             currency?: "USD";
             /** Format: uuid */
@@ -4366,6 +4368,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
         };
     };
     licenseKeys: {
@@ -4386,6 +4389,7 @@ export interface operations {
                     "application/jwk-set+json": components["schemas"]["JWKS"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
         };
     };
 }
