@@ -81,16 +81,12 @@ func (s *server) license(c *fiber.Ctx) error {
 
 // licensePDF returns the holder's one-page certificate.
 func (s *server) licensePDF(c *fiber.Ctx) error {
-	signed, err := s.licenses.Get(c.UserContext(), principal(c), c.Params("license_id"))
-	if err != nil {
-		return err
-	}
-	pdf, err := license.Certificate(signed)
+	pdf, name, err := s.licenses.CertificateFor(c.UserContext(), principal(c), c.Params("license_id"))
 	if err != nil {
 		return err
 	}
 	c.Set(fiber.HeaderContentType, "application/pdf")
-	c.Set(fiber.HeaderContentDisposition, `inline; filename="`+signed.License.LicenseID+`.pdf"`)
+	c.Set(fiber.HeaderContentDisposition, `inline; filename="`+name+`"`)
 	return c.Send(pdf)
 }
 

@@ -14,7 +14,6 @@ import (
 	"github.com/google/uuid"
 
 	"broll/billing"
-	"broll/billing/license"
 	"broll/internal/paging"
 	"broll/tenancy"
 )
@@ -205,15 +204,11 @@ func cell(s string) string {
 // LicensePDF is the certificate of a licence of the account, as a purchase's
 // key gets it from GET /api/v1/licenses/{id}.pdf; another account's is 404.
 func (h *Dashboard) LicensePDF(c *fiber.Ctx) error {
-	signed, err := h.Licenses.Get(c.UserContext(), tenancy.AccountOwner(session(c).AccountID), c.Params("license_id"))
-	if err != nil {
-		return err
-	}
-	pdf, err := license.Certificate(signed)
+	pdf, name, err := h.Licenses.CertificateFor(c.UserContext(), tenancy.AccountOwner(session(c).AccountID), c.Params("license_id"))
 	if err != nil {
 		return err
 	}
 	c.Set(fiber.HeaderContentType, "application/pdf")
-	c.Set(fiber.HeaderContentDisposition, `inline; filename="`+signed.License.LicenseID+`.pdf"`)
+	c.Set(fiber.HeaderContentDisposition, `inline; filename="`+name+`"`)
 	return c.Send(pdf)
 }

@@ -1,6 +1,7 @@
 package license
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -8,7 +9,20 @@ import (
 	"github.com/skip2/go-qrcode"
 	"golang.org/x/image/font/gofont/gobold"
 	"golang.org/x/image/font/gofont/goregular"
+
+	"broll/tenancy"
 )
+
+// CertificateFor is licence id's certificate as p, its holder, gets it
+// (Get), with the file name to give it.
+func (s *Service) CertificateFor(ctx context.Context, p tenancy.Principal, id string) (pdf []byte, filename string, err error) {
+	signed, err := s.Get(ctx, p, id)
+	if err != nil {
+		return nil, "", err
+	}
+	pdf, err = Certificate(signed)
+	return pdf, signed.License.LicenseID + ".pdf", err
+}
 
 // A4 in points, with the certificate's margin.
 const (
