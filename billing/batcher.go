@@ -14,6 +14,7 @@ import (
 	"broll/billing/license"
 	"broll/internal/apperr"
 	"broll/internal/database"
+	"broll/internal/marks"
 	"broll/internal/money"
 )
 
@@ -49,6 +50,8 @@ type batcher struct {
 	// stamps is asked for the stamped copies of what each batch bought
 	// (nil: nothing is asked).
 	stamps *license.Stamper
+	// marks are held around each purchase batch (nil: none).
+	marks *marks.Marks
 
 	mu     sync.Mutex
 	queues map[poolKey]*accountQueue
@@ -218,6 +221,12 @@ func (q *accountQueue) take() []*purchaseJob {
 func (b *batcher) run(account uuid.UUID, jobs []*purchaseJob) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	// What the buyers own changes with the commit: nodes stop trusting
+	// their copies of it before and copy it again after (package marks),
+	// all of the batch's buyers in one call each way, and before any buyer
+	// has its answer. A batch gives up well within marks.HoldFor.
+	h := b.marks.Hold(ctx, ownedMarks(jobs)...)
+	defer h.Release(ctx)
 	var err error
 	for attempt := 0; attempt < attempts; attempt++ {
 		if attempt > 0 {
@@ -242,6 +251,18 @@ func (b *batcher) run(account uuid.UUID, jobs []*purchaseJob) {
 	for _, j := range jobs {
 		j.err = err
 	}
+}
+
+// ownedMarks are the marks of what the buyers of jobs own, for the jobs
+// that can change it (a quote cannot; a legacy buyer has no key).
+func ownedMarks(jobs []*purchaseJob) []string {
+	var names []string
+	for _, j := range jobs {
+		if !j.dry && j.key != uuid.Nil {
+			names = append(names, marks.Owned(j.key))
+		}
+	}
+	return names
 }
 
 // batchLine is one row of purchaseBatchSQL: a requested video with its

@@ -7,7 +7,6 @@ import (
 	"github.com/google/uuid"
 
 	"broll/internal/apperr"
-	"broll/internal/marks"
 	"broll/internal/money"
 	"broll/internal/outbox"
 	"broll/tenancy"
@@ -61,13 +60,6 @@ func (s *Service) Purchase(ctx context.Context, p tenancy.Principal, req Purchas
 	}
 	job := newJob(p.KeyID, "", ids, req.ExpectedTotal, req.DryRun, p.Test)
 	job.trace = outbox.Trace(ctx)
-	if !req.DryRun {
-		// What the key owns changes with the commit: nodes stop trusting
-		// their copies of it before and copy it again after (package
-		// marks). A batch gives up well within marks.HoldFor.
-		h := s.marks.Hold(ctx, marks.Owned(p.KeyID))
-		defer h.Release(ctx)
-	}
 	return s.purchase(p.AccountID, job)
 }
 

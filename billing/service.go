@@ -15,7 +15,6 @@ type Service struct {
 	links *Signer
 	keys  *tenancy.Service
 	batch *batcher
-	marks *marks.Marks
 	// stamps takes the requests for licence-stamped copies (nil: none).
 	stamps *license.Stamper
 }
@@ -50,6 +49,6 @@ type Options struct {
 // New returns the billing service over pool, as o says.
 func New(pool *pgxpool.Pool, o Options) *Service {
 	b := newBatcher(pool)
-	b.lowBalance, b.testBalance, b.stamps = o.LowBalanceThreshold, o.TestBalance, o.Stamps
-	return &Service{pool: pool, links: o.Links, keys: o.Keys, batch: b, marks: o.Marks, stamps: o.Stamps}
+	b.lowBalance, b.testBalance, b.stamps, b.marks = o.LowBalanceThreshold, o.TestBalance, o.Stamps, o.Marks
+	return &Service{pool: pool, links: o.Links, keys: o.Keys, batch: b, stamps: o.Stamps}
 }

@@ -74,24 +74,31 @@ local function read_mark(token_key, held_key, offered, now_ms)
 end
 `
 
-// holdScript holds a mark: KEYS token, holds; ARGV holder, hold (ms), new
-// token. The new token makes every copy made before it stale.
+// holdScript holds marks: KEYS each mark's token and holds, in pairs; ARGV
+// holder, hold (ms), then a new token per mark. The new token makes every
+// copy made before it stale. One call holds every mark of a change (a
+// purchase batch holds what each of its buyers owns).
 var holdScript = redis.NewScript(`
 local t = redis.call("TIME")
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
-redis.call("ZREMRANGEBYSCORE", KEYS[2], "-inf", now)
-redis.call("ZADD", KEYS[2], now + tonumber(ARGV[2]), ARGV[1])
-redis.call("PEXPIRE", KEYS[2], ARGV[2])
-redis.call("SET", KEYS[1], ARGV[3], "EX", ` + tokenTTL + `)
+for i = 1, #KEYS, 2 do
+  local held = KEYS[i + 1]
+  redis.call("ZREMRANGEBYSCORE", held, "-inf", now)
+  redis.call("ZADD", held, now + tonumber(ARGV[2]), ARGV[1])
+  redis.call("PEXPIRE", held, ARGV[2])
+  redis.call("SET", KEYS[i], ARGV[2 + (i + 1) / 2], "EX", ` + tokenTTL + `)
+end
 return 1
 `)
 
-// releaseScript ends a hold and gives the mark a new token: copies made
-// while the change was committing are stale too. KEYS token, holds; ARGV
-// holder, new token.
+// releaseScript ends a hold and gives each mark a new token: copies made
+// while the change was committing are stale too. KEYS each mark's token
+// and holds, in pairs; ARGV holder, then a new token per mark.
 var releaseScript = redis.NewScript(`
-redis.call("ZREM", KEYS[2], ARGV[1])
-redis.call("SET", KEYS[1], ARGV[2], "EX", ` + tokenTTL + `)
+for i = 1, #KEYS, 2 do
+  redis.call("ZREM", KEYS[i + 1], ARGV[1])
+  redis.call("SET", KEYS[i], ARGV[1 + (i + 1) / 2], "EX", ` + tokenTTL + `)
+end
 return 1
 `)
 
@@ -133,43 +140,50 @@ type Hold struct {
 // told by the Release, or a retry of it (see Release).
 func (m *Marks) Hold(ctx context.Context, names ...string) Hold {
 	h := Hold{m: m, holder: Token(), names: names}
-	if m == nil {
+	if m == nil || len(names) == 0 {
 		return h
 	}
-	for _, n := range names {
-		err := holdScript.Run(ctx, m.rdb, []string{TokenKey(m.prefix, n), HeldKey(m.prefix, n)},
-			h.holder, HoldFor.Milliseconds(), Token()).Err()
-		if err != nil {
-			m.logger.Warn("marks: could not hold before a change; releasing after it", "mark", n, "error", err.Error())
-		}
+	args := append(make([]any, 0, 2+len(names)), h.holder, HoldFor.Milliseconds())
+	for range names {
+		args = append(args, Token())
+	}
+	if err := holdScript.Run(ctx, m.rdb, m.keys(names), args...).Err(); err != nil {
+		m.logger.Warn("marks: could not hold before a change; releasing after it", "marks", names, "error", err.Error())
 	}
 	return h
+}
+
+// keys are the Redis keys of names' tokens and holds, in pairs.
+func (m *Marks) keys(names []string) []string {
+	keys := make([]string, 0, 2*len(names))
+	for _, n := range names {
+		keys = append(keys, TokenKey(m.prefix, n), HeldKey(m.prefix, n))
+	}
+	return keys
 }
 
 // Release ends the hold and gives each mark a new token. A release Redis
 // does not take now is retried in the background for HoldFor, as the
 // nodes' copies must not outlive the change.
 func (h Hold) Release(ctx context.Context) {
-	if h.m == nil {
+	if h.m == nil || len(h.names) == 0 {
 		return
 	}
 	// The change is made whether or not its caller is still waiting.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
-	var failed []string
-	for _, n := range h.names {
-		if err := h.m.release(ctx, n, h.holder); err != nil {
-			failed = append(failed, n)
-		}
-	}
-	if len(failed) > 0 {
+	if err := h.m.release(ctx, h.names, h.holder); err != nil {
 		h.m.retries.Add(1)
-		go h.m.retry(failed, h.holder)
+		go h.m.retry(h.names, h.holder)
 	}
 }
 
-func (m *Marks) release(ctx context.Context, name, holder string) error {
-	return releaseScript.Run(ctx, m.rdb, []string{TokenKey(m.prefix, name), HeldKey(m.prefix, name)}, holder, Token()).Err()
+func (m *Marks) release(ctx context.Context, names []string, holder string) error {
+	args := append(make([]any, 0, 1+len(names)), holder)
+	for range names {
+		args = append(args, Token())
+	}
+	return releaseScript.Run(ctx, m.rdb, m.keys(names), args...).Err()
 }
 
 // retry releases names until Redis takes it or HoldFor has passed.
@@ -178,7 +192,7 @@ func (m *Marks) retry(names []string, holder string) {
 	deadline := time.Now().Add(HoldFor)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	for len(names) > 0 && time.Now().Before(deadline) {
+	for time.Now().Before(deadline) {
 		select {
 		case <-m.stop:
 			m.logger.Warn("marks: stopped before a release got through; the hold lapses by itself", "marks", names)
@@ -186,18 +200,13 @@ func (m *Marks) retry(names []string, holder string) {
 		case <-tick.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		left := names[:0]
-		for _, n := range names {
-			if err := m.release(ctx, n, holder); err != nil {
-				left = append(left, n)
-			}
-		}
+		err := m.release(ctx, names, holder)
 		cancel()
-		names = left
+		if err == nil {
+			return
+		}
 	}
-	if len(names) > 0 {
-		m.logger.Error("marks: could not release after a change", "marks", names)
-	}
+	m.logger.Error("marks: could not release after a change", "marks", names)
 }
 
 // Token is a new random token (also what an admission offers for a

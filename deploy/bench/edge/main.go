@@ -23,7 +23,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"runtime/pprof"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -103,11 +102,11 @@ func run(duration time.Duration, conns int, cpuProfile string) error {
 	defer stopBare()
 
 	fmt.Printf("edge benchmark: %d connections, %s per target, GOMAXPROCS=%d\n", conns, duration, runtimeProcs())
-	meter := cpuMeter{pool: pool, rdb: sc.Redis}
+	meter := benchkit.CPUMeter{Pool: pool, Redis: sc.Redis}
 	bareRes := measure(ctx, meter, func() benchkit.Result {
 		return load("http://"+bareAddr+"/api/v1/broll/", videoIDs, "", conns, duration)
 	})
-	stopProfile, err := startProfile(cpuProfile)
+	stopProfile, err := benchkit.CPUProfile(cpuProfile)
 	if err != nil {
 		return err
 	}
@@ -191,37 +190,18 @@ func do(req *http.Request) ([]byte, error) {
 	return b, nil
 }
 
-func startProfile(path string) (func(), error) {
-	if path == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		_ = f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
-}
-
 func runtimeProcs() int { return numProcs() }
 
 // measured is a load run with the CPU time its requests cost.
 type measured struct {
 	benchkit.Result
-	cpu cpuSample
+	cpu benchkit.CPUSample
 }
 
-func measure(ctx context.Context, m cpuMeter, run func() benchkit.Result) measured {
-	before := m.sample(ctx)
+func measure(ctx context.Context, m benchkit.CPUMeter, run func() benchkit.Result) measured {
+	before := m.Sample(ctx)
 	res := run()
-	after := m.sample(ctx)
-	return measured{Result: res, cpu: cpuSample{
-		self: after.self - before.self, redis: after.redis - before.redis,
-		postgres: after.postgres - before.postgres, postgresSeen: after.postgresSeen,
-	}}
+	return measured{Result: res, cpu: m.Sample(ctx).Sub(before)}
 }
 
 // cpuPerRequest is the CPU time of one request, all parties together.
@@ -230,19 +210,19 @@ func (m measured) cpuPerRequest() time.Duration {
 	if n == 0 {
 		return 0
 	}
-	return (m.cpu.self + m.cpu.redis + m.cpu.postgres) / time.Duration(n)
+	return m.cpu.Total() / time.Duration(n)
 }
 
 func report(name string, m measured) {
 	r := m.Result
 	n := max(r.OK+r.Failed, 1)
 	pg := "n/a"
-	if m.cpu.postgresSeen {
-		pg = fmt.Sprintf("%.0f", float64(m.cpu.postgres.Microseconds())/float64(n))
+	if m.cpu.PostgresSeen {
+		pg = fmt.Sprintf("%.0f", float64(m.cpu.Postgres.Microseconds())/float64(n))
 	}
 	fmt.Printf("%-38s %7.0f req/s  p50 %6.2f ms  p99 %6.2f ms  (%d ok, %d failed)  CPU µs/req: %.0f here, %.0f Redis, %s Postgres\n",
 		name, r.PerSecond(), benchkit.Millis(r.Percentile(0.50)), benchkit.Millis(r.Percentile(0.99)), r.OK, r.Failed,
-		float64(m.cpu.self.Microseconds())/float64(n), float64(m.cpu.redis.Microseconds())/float64(n), pg)
+		float64(m.cpu.Self.Microseconds())/float64(n), float64(m.cpu.Redis.Microseconds())/float64(n), pg)
 }
 
 // load drives base, or base followed by a clip id that each request takes

@@ -44,14 +44,15 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "how long each measurement runs")
 	clients := flag.Int("clients", 64, "concurrent clients, one customer key each")
 	limits := flag.Bool("spend-limits", false, "give every customer key a monthly spend limit (never reached)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the HTTP measurement to this file")
 	flag.Parse()
-	if err := run(*duration, *clients, *limits); err != nil {
+	if err := run(*duration, *clients, *limits, *cpuProfile); err != nil {
 		fmt.Fprintln(os.Stderr, "purchase:", err)
 		os.Exit(1)
 	}
 }
 
-func run(duration time.Duration, clients int, limits bool) error {
+func run(duration time.Duration, clients int, limits bool, cpuProfile string) error {
 	ctx := context.Background()
 	sc, err := benchkit.OpenScratch(ctx, 0, false)
 	if err != nil {
@@ -115,10 +116,16 @@ func run(duration time.Duration, clients int, limits bool) error {
 
 	fmt.Printf("purchase benchmark: %d clients (one customer key each, one shared pool), %s per measurement, spend limits %v\n",
 		clients, duration, limits)
+	stopProfile, err := benchkit.CPUProfile(cpuProfile)
+	if err != nil {
+		return err
+	}
+	meter := benchkit.CPUMeter{Pool: pool, Redis: sc.Redis}
+	before := meter.Sample(ctx)
 	res := drive("http://"+addr+"/api/v1/broll/purchase", keys, videoIDs, duration)
-	fmt.Printf("%-46s %8.0f purchases/s  p50 %6.2f ms  p99 %6.2f ms  (%d ok, %d failed)\n",
-		"POST /api/v1/broll/purchase (HTTP, full path)", res.PerSecond(), benchkit.Millis(res.Percentile(0.5)),
-		benchkit.Millis(res.Percentile(0.99)), res.OK, res.Failed)
+	spent := meter.Sample(ctx).Sub(before)
+	stopProfile()
+	report("POST /api/v1/broll/purchase (HTTP, full path)", res, spent)
 	if err := profile(ctx, pool, opened.Account.ID, res.OK, res.Elapsed); err != nil {
 		return err
 	}
@@ -131,10 +138,9 @@ func run(duration time.Duration, clients int, limits bool) error {
 	// The same purchases without HTTP: billing.Service.Purchase called from
 	// as many goroutines, so the difference is what HTTP, auth and the
 	// rate limiter cost.
+	before = meter.Sample(ctx)
 	direct := driveService(bill, principals, videoIDs, duration)
-	fmt.Printf("%-46s %8.0f purchases/s  p50 %6.2f ms  p99 %6.2f ms  (%d ok, %d failed)\n",
-		"billing.Service.Purchase (no HTTP)", direct.PerSecond(), benchkit.Millis(direct.Percentile(0.5)),
-		benchkit.Millis(direct.Percentile(0.99)), direct.OK, direct.Failed)
+	report("billing.Service.Purchase (no HTTP)", direct, meter.Sample(ctx).Sub(before))
 	if err := checkInvariants(ctx, pool, opened.Account.ID); err != nil {
 		return err
 	}
@@ -145,6 +151,19 @@ func run(duration time.Duration, clients int, limits bool) error {
 	fmt.Printf("%-46s %8.0f updates/s\n", "pgbench: UPDATE of the one account row", ceiling)
 	fmt.Printf("ratio purchases/ceiling: %.2f\n", res.PerSecond()/ceiling)
 	return nil
+}
+
+// report prints a measurement's rate and latency, and the CPU time one
+// purchase cost this process (server and load generator), Redis and the
+// benchmark database's Postgres backends: on a shared machine the CPU per
+// purchase moves much less than purchases/s do.
+func report(name string, r benchkit.Result, cpu benchkit.CPUSample) {
+	n := float64(max(r.OK+r.Failed, 1))
+	fmt.Printf("%-46s %8.0f purchases/s  p50 %6.2f ms  p99 %6.2f ms  (%d ok, %d failed)\n",
+		name, r.PerSecond(), benchkit.Millis(r.Percentile(0.5)), benchkit.Millis(r.Percentile(0.99)), r.OK, r.Failed)
+	fmt.Printf("%-46s %8.0f µs CPU per purchase: %.0f here, %.0f Redis, %.0f Postgres\n", "",
+		float64(cpu.Total().Microseconds())/n, float64(cpu.Self.Microseconds())/n,
+		float64(cpu.Redis.Microseconds())/n, float64(cpu.Postgres.Microseconds())/n)
 }
 
 // drive runs one client per key; each buys clips in its own order so that
