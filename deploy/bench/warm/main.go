@@ -76,7 +76,7 @@ func main() {
 	flag.StringVar(&o.reuse, "reuse", "", "the URL of a catalog an earlier run kept (-keep here or in deploy/bench/search): no import")
 	flag.IntVar(&o.clients, "clients", 8, "concurrent HTTP clients")
 	flag.DurationVar(&o.window, "window", time.Minute, "how long each scenario is measured after /readyz said ready")
-	flag.DurationVar(&o.warm, "warm", 20*time.Second, "how long the warm figure is measured (twice)")
+	flag.DurationVar(&o.warm, "warm", 20*time.Second, "how long the warm figure is measured, on the same node right after each window")
 	flag.StringVar(&o.restartCmd, "restart-postgres", "deploy/local/stack.sh restart-postgres",
 		"shell command that restarts the Postgres DATABASE_URL names")
 	flag.StringVar(&scenarios, "scenarios", strings.Join(allScenarios, ","), "scenarios to run, in order")
