@@ -44,7 +44,12 @@ type Decision struct {
 // (redis_rate's script) and counts usage. When Redis is unreachable it falls back to an
 // in-process limiter and in-process usage counting, and says so.
 type Gate struct {
-	rdb          *redis.Client
+	rdb *redis.Client
+	// admissions runs the admission script: the client's autopipeliner,
+	// which sends the admissions of concurrent requests to Redis together
+	// (one write and one read for many, a lone one at once), or the client
+	// itself where that cannot be had.
+	admissions   redis.Scripter
 	prefix       string
 	defaultLimit int
 	logger       *slog.Logger
@@ -65,10 +70,17 @@ type Gate struct {
 // can tell (Authenticator.Generation) whether the principal it holds was
 // read before the drop.
 func NewGate(rdb *redis.Client, prefix string, perMinute int, usage *Usage, logger *slog.Logger, onDataLoss func()) *Gate {
-	return &Gate{
-		rdb: rdb, prefix: prefix, defaultLimit: perMinute, logger: logger, now: time.Now,
+	g := &Gate{
+		rdb: rdb, admissions: rdb, prefix: prefix, defaultLimit: perMinute, logger: logger, now: time.Now,
 		local: localLimiters{m: map[uuid.UUID]*rate.Limiter{}}, usage: usage, epoch: epochWatch{lost: onDataLoss},
 	}
+	// The autopipeliner belongs to the client and stops when it closes.
+	if ap, err := rdb.AutoPipeline(); err == nil {
+		g.admissions = ap
+	} else {
+		logger.Warn("redis: admissions go one by one", "error", err.Error())
+	}
+	return g
 }
 
 // Fallbacks counts decisions made without Redis since start.
@@ -109,7 +121,7 @@ func (g *Gate) admit(ctx context.Context, p Principal, count bool) (Decision, er
 		revokedKey(g.prefix, p.KeyID), revokedKey(g.prefix, p.RootKeyID),
 		marks.TokenKey(g.prefix, marks.Catalog), marks.HeldKey(g.prefix, marks.Catalog),
 		marks.TokenKey(g.prefix, marks.Owned(p.KeyID)), marks.HeldKey(g.prefix, marks.Owned(p.KeyID))}
-	v, err := admitScript.Run(ctx, g.rdb, keys, limit.Burst, limit.Rate, limit.Period.Seconds(), offered, counting,
+	v, err := admitScript.Run(ctx, g.admissions, keys, limit.Burst, limit.Rate, limit.Period.Seconds(), offered, counting,
 		p.KeyID.String(), now.UnixMilli(), hourField(p.KeyID, now)).Slice()
 	if err != nil {
 		return g.admitLocally(p, limit, now, err), nil
