@@ -14,7 +14,7 @@ import (
 // any change to the vocabulary, the features or their weights: vectors of
 // different versions must not be compared, and a new name makes the catalog
 // re-embed.
-const builtinModel = "builtin-lexical-v2"
+const builtinModel = "builtin-lexical-v3"
 
 const (
 	// conceptDims are reserved for vocabulary concepts, one dimension each,
@@ -64,7 +64,7 @@ func NewBuiltin() *Builtin {
 	}
 	exactByStem := map[string]string{}
 	for ci, c := range vocabulary {
-		for _, p := range c.phrases {
+		for _, p := range c.Phrases {
 			toks := tokenize(p)
 			if len(toks) == 0 {
 				continue
@@ -81,7 +81,7 @@ func NewBuiltin() *Builtin {
 	// stem means the same; otherwise ("waves" the sea, "wave" hello) only
 	// the exact forms match.
 	for ci, c := range vocabulary {
-		for _, p := range c.phrases {
+		for _, p := range c.Phrases {
 			toks := tokenize(p)
 			if len(toks) == 0 {
 				continue
@@ -180,7 +180,9 @@ func (b *Builtin) features(text string) *textFeatures {
 // collisions cancel out on average. The result has unit length.
 func (f *textFeatures) project() []float32 {
 	acc := make([]float64, Dimensions)
-	copy(acc, f.concepts)
+	for i, c := range f.concepts {
+		acc[i] = saturate(c)
+	}
 	for _, x := range f.hashed {
 		idx := conceptDims + int(x.h%uint64(Dimensions-conceptDims))
 		if x.h>>63 == 1 {
@@ -204,6 +206,23 @@ func (f *textFeatures) project() []float32 {
 	}
 	normalize(out)
 	return out
+}
+
+var saturateMode = 0
+
+// saturate damps a concept's weight as it repeats: a clip that says
+// "car" five times is no more about a car than one that says it twice,
+// and must not outrank a clip that is also about what else a query asks.
+func saturate(c float64) float64 {
+	switch saturateMode {
+	case 1:
+		return conceptWeight * math.Log2(1+c/conceptWeight)
+	case 2:
+		return math.Sqrt(c * conceptWeight)
+	case 3:
+		return conceptWeight * math.Log2(1+math.Log2(1+c/conceptWeight))
+	}
+	return c
 }
 
 // match finds the longest vocabulary phrase starting at token i, exact

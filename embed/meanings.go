@@ -3,6 +3,7 @@ package embed
 import (
 	"math"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -15,13 +16,12 @@ const (
 	// share score at least linkThreshold together (see linkScore),
 	// weighing linkWeight times that score of a vocabulary phrase's
 	// weight, at most the whole of it.
-	linkThreshold = 0.2
+	linkThreshold = 0.3
 	linkWeight    = 1.0
 )
 
 // meanings joins the WordNet lexicon to the vocabulary: for every meaning
-// (feature) the concepts whose phrases carry it, with the weight of the
-// phrase that carries it most, times its rarity.
+// (feature) the concepts whose phrases carry it (see conceptLinks).
 type meanings struct {
 	lex   *lexicon
 	links map[uint32][]conceptLink
@@ -34,15 +34,23 @@ type conceptLink struct {
 
 // loadMeanings builds the tables once per process.
 var loadMeanings = sync.OnceValue(func() *meanings {
-	m := &meanings{lex: loadLexicon(), links: map[uint32][]conceptLink{}}
+	lx := loadLexicon()
+	return &meanings{lex: lx, links: conceptLinks(lx)}
+})
+
+// conceptLinks lists for every meaning the concepts whose phrases carry
+// it, with the weight of the phrase that carries it most, times its
+// rarity.
+func conceptLinks(lx *lexicon) map[uint32][]conceptLink {
+	links := map[uint32][]conceptLink{}
 	for ci, c := range vocabulary {
 		weights := map[uint32]float32{}
-		for _, p := range c.phrases {
+		for _, p := range c.Phrases {
 			toks := tokenize(p)
-			if len(toks) == 0 || len(toks) > m.lex.maxTokens {
+			if len(toks) == 0 || len(toks) > lx.maxTokens {
 				continue
 			}
-			for _, f := range m.lex.features(toks) {
+			for _, f := range lx.features(toks) {
 				weights[f.id] = max(weights[f.id], f.w)
 			}
 		}
@@ -52,11 +60,56 @@ var loadMeanings = sync.OnceValue(func() *meanings {
 		}
 		slices.Sort(ids)
 		for _, id := range ids {
-			m.links[id] = append(m.links[id], conceptLink{ci, weights[id] * m.lex.idf[id]})
+			links[id] = append(links[id], conceptLink{ci, weights[id] * lx.idf[id]})
 		}
 	}
-	return m
-})
+	return links
+}
+
+// A sense of a phrase that meets a vocabulary concept (the linkScore of
+// its meanings) at least senseMeet weighs at least senseMax of the
+// phrase's commonest sense, one that meets it less in proportion; a
+// sense more common than that keeps its own weight.
+const (
+	senseMeet = 0.6
+	senseMax  = 0.35
+)
+
+// preferDomain weighs the senses of every phrase outside the vocabulary
+// by the concepts they meet as well as by how common they are: in a
+// search for clips a rare sense that meets the vocabulary ("indifferent"
+// as neutral, not as uninterested) counts more than a general corpus
+// says. The vocabulary's own phrases keep their weights: every sense of
+// theirs meets their concept.
+func (lx *lexicon) preferDomain() {
+	links := conceptLinks(lx)
+	own := map[string]bool{}
+	for _, c := range vocabulary {
+		for _, p := range c.Phrases {
+			own[strings.Join(tokenize(p), " ")] = true
+		}
+	}
+	score := make([]float32, len(vocabulary))
+	weight := func(s lexSense) float32 {
+		clear(score)
+		var best float32
+		for _, f := range s.feats {
+			for _, l := range links[f.id] {
+				score[l.concept] += linkScore(f, l)
+				best = max(best, score[l.concept])
+			}
+		}
+		return max(s.w, senseMax*min(1, best/senseMeet))
+	}
+	for p, e := range lx.phrases {
+		if own[p] {
+			continue
+		}
+		for pi := range e.senses {
+			e.mergeSenses(pi, weight)
+		}
+	}
+}
 
 // addMeanings adds the WordNet meanings of the words of toks, longest
 // phrase first, and joins the words that no vocabulary phrase covered to
