@@ -82,7 +82,10 @@ const (
 // says. The vocabulary's own phrases keep their weights: every sense of
 // theirs meets their concept.
 func (lx *lexicon) preferDomain() {
-	links := conceptLinks(lx)
+	links := make([][]conceptLink, len(lx.idf))
+	for id, ls := range conceptLinks(lx) {
+		links[id] = ls
+	}
 	own := map[string]bool{}
 	for _, c := range vocabulary {
 		for _, p := range c.Phrases {
@@ -105,8 +108,12 @@ func (lx *lexicon) preferDomain() {
 		if own[p] {
 			continue
 		}
-		for pi := range e.senses {
-			e.mergeSenses(pi, weight)
+		for pi, senses := range e.senses {
+			// Most phrases meet nothing: their senses keep the weights
+			// they were read with.
+			if slices.ContainsFunc(senses, func(s lexSense) bool { return weight(s) != s.w }) {
+				e.mergeSenses(pi, weight)
+			}
 		}
 	}
 }
