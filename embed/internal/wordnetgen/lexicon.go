@@ -363,6 +363,9 @@ func expand(wn *wordnet, id synsetID) map[synsetID]float64 {
 		add(p.target, w)
 		related(wn, p.target, w*secondHop, add)
 	}
+	for _, a := range antonyms(wn, id) {
+		delete(out, a)
+	}
 	for _, w := range strings.Fields(phrase(ss.gloss)) {
 		if stopWords[w] || vagueWords[w] || len(w) < 3 {
 			continue
@@ -372,6 +375,29 @@ func expand(wn *wordnet, id synsetID) map[synsetID]float64 {
 				add(s, modifierGlossWeight)
 			} else {
 				add(s, glossWeight)
+			}
+		}
+	}
+	return out
+}
+
+// antonyms are the synsets opposite to id or to the head it is similar
+// to: a second hop can reach them ("glum" must not carry "elated"), and
+// a word must not meet the concept it is the opposite of.
+func antonyms(wn *wordnet, id synsetID) []synsetID {
+	var out []synsetID
+	ss := wn.synsets[id]
+	for _, p := range ss.pointers {
+		if p.symbol == "!" {
+			out = append(out, p.target)
+		}
+		if p.symbol == "&" && ss.satellite {
+			if h := wn.synsets[p.target]; h != nil {
+				for _, hp := range h.pointers {
+					if hp.symbol == "!" {
+						out = append(out, hp.target)
+					}
+				}
 			}
 		}
 	}
