@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
 
-.PHONY: embed-lexicon check unit clients clients-check run test test-browser docs-screenshots chromium build stack-up stack-down stack-status vet fmt-check bench-edge bench-search bench-search-users bench-search-users-1m bench-purchase bench-warm clean fuzz lint-go
+.PHONY: embed-lexicon check unit clients clients-check run test test-browser docs-screenshots chromium build stack-up stack-down stack-status vet fmt-check bench-edge bench-search bench-search-users bench-search-users-1m bench-purchase bench-warm bench-import clean fuzz lint-go
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -160,3 +160,13 @@ bench-warm:
 
 bench-purchase: stack-up
 	set -a && . .stack/env && set +a && $(GO) run ./deploy/bench/purchase -duration 10s -clients 64
+
+# Import to searchable: IMPORT_CLIPS clips (100k) naming IMPORT_DISTINCT
+# (200) distinct real MP4 files, through brollctl clips import with the API
+# and a worker running (about ten minutes, plus the rendering; see
+# docs/performance.md). A shorter run on a busy machine:
+# make bench-import IMPORT_CLIPS=10000 IMPORT_DISTINCT=50.
+IMPORT_CLIPS ?= 100000
+IMPORT_DISTINCT ?= 200
+bench-import: stack-up
+	set -a && . .stack/env && set +a && $(GO) run ./deploy/bench/import -clips $(IMPORT_CLIPS) -distinct $(IMPORT_DISTINCT)

@@ -14,6 +14,7 @@ import (
 
 	"broll/api/dashboard"
 	"broll/billing"
+	"broll/billing/license"
 	"broll/catalog"
 	"broll/catalog/media"
 	"broll/catalog/search"
@@ -69,6 +70,7 @@ func newApp(g *graph.Graph) (*fiber.App, *Warmup, error) {
 		tenancy: g.Tenancy, catalog: g.Catalog, search: g.Search, uploads: g.Uploads, billing: g.Billing, webhooks: g.Webhooks,
 		auth: g.Auth, gate: g.Gate, usage: g.Usage, media: g.Media, queryEmbedder: g.QueryEmbedder,
 		revoker: g.Revoker, idem: g.Idempotency, downloads: g.Downloads,
+		licenses: g.Licenses, licenseLookups: g.LicenseLookups,
 		metrics: m, clientAddr: clientAddr(cfg.TrustedProxies), importDir: cfg.ImportDir,
 		uploadMaxBytes: cfg.UploadMaxBytes, uploadTTL: cfg.UploadURLTTL, bodyIdle: cmp.Or(cfg.BodyIdleTimeout, 30*time.Second),
 		baseURL: cfg.BaseURL(),
@@ -81,7 +83,7 @@ func newApp(g *graph.Graph) (*fiber.App, *Warmup, error) {
 	// The dashboard's pages are embedded templates: an error here is a
 	// broken build, not a runtime condition.
 	if x.dash, err = dashboard.New(dashboard.Deps{
-		Config: cfg, Logger: g.Logger, Tenancy: g.Tenancy, Billing: g.Billing, Webhooks: g.Webhooks, Usage: g.Usage,
+		Config: cfg, Logger: g.Logger, Tenancy: g.Tenancy, Billing: g.Billing, Licenses: g.Licenses, Webhooks: g.Webhooks, Usage: g.Usage,
 		Gate: g.Gate, Auth: g.Auth, Revoker: g.Revoker, Sessions: g.Sessions, RequestID: requestID, Now: g.Now,
 		ClientAddr: s.clientAddr,
 	}); err != nil {
@@ -107,6 +109,10 @@ type server struct {
 	search  *search.Service
 	uploads *media.Uploads
 	billing *billing.Service
+	// licenses signs the purchases' licences; licenseLookups limits the
+	// public verify page per address.
+	licenses       *license.Service
+	licenseLookups *license.LookupLimiter
 	// webhooks manages the account's webhook endpoints.
 	webhooks *webhook.Service
 	auth     *tenancy.Authenticator

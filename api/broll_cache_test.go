@@ -9,6 +9,7 @@ import (
 	"broll/billing/billingtest"
 	"broll/catalog/catalogtest"
 	"broll/clients/go/brollclient"
+	"broll/internal/marks"
 )
 
 // TestClipChangesReachEveryNodeAtOnce: node 1 keeps the clip details it
@@ -97,6 +98,70 @@ func TestClipChangesReachEveryNodeAtOnce(t *testing.T) {
 		}
 		if r := e.do(t, 1, "GET", "/api/v1/broll/"+other.String(), stranger.Secret, nil); r.status != 404 {
 			t.Errorf("clip with failed media: %d %s", r.status, r.raw)
+		}
+	})
+}
+
+// TestClipReadTrustsItsMarks: node 1 answers a clip read from its copies
+// while the marks its admission read hold, without asking Postgres: a
+// change written past the service (a plain UPDATE, which no mark tells of)
+// does not show until a mark moves. While a writer holds the catalog's
+// mark node 1 reads Postgres; and a purchase whose writer died between its
+// commit and its release (a purchase row inserted by hand under a hold
+// never released) shows on the buyer's next read all the same.
+func TestClipReadTrustsItsMarks(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{nodes: 2})
+	ctx := context.Background()
+	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 10000})
+	buyer := acct.CustomerKey(t, e.pool, "buyer")
+	id := billingtest.Videos(t, e.pool, 1, "easy")[0]
+	clip := func(t *testing.T) brollclient.Video {
+		t.Helper()
+		return expect[brollclient.Video](t, e.do(t, 1, "GET", "/api/v1/broll/"+id.String(), buyer.Secret, nil), 200)
+	}
+	retitle := func(t *testing.T, title string) {
+		t.Helper()
+		if _, err := e.pool.Exec(ctx, `UPDATE videos SET title = $2 WHERE id = $1`, id, title); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := clip(t)
+
+	t.Run("a copy answers while the marks hold", func(t *testing.T) {
+		retitle(t, "Written by hand")
+		if v := clip(t); v.Title != first.Title {
+			t.Errorf("title %q: node 1 asked Postgres, want its copy's %q", v.Title, first.Title)
+		}
+	})
+
+	t.Run("a held mark sends reads to Postgres", func(t *testing.T) {
+		h := e.ctl.Marks.Hold(ctx, marks.Catalog)
+		if v := clip(t); v.Title != "Written by hand" {
+			t.Errorf("title while held: %q", v.Title)
+		}
+		// The writer's commit, after the hold and that read.
+		retitle(t, "Committed under the hold")
+		if v := clip(t); v.Title != "Committed under the hold" {
+			t.Errorf("title committed while held: %q, a copy made under the hold answered", v.Title)
+		}
+		h.Release(ctx)
+		if v := clip(t); v.Title != "Committed under the hold" {
+			t.Errorf("title after the release: %q", v.Title)
+		}
+	})
+
+	t.Run("a purchase whose writer died after its commit", func(t *testing.T) {
+		e.ctl.Marks.Hold(ctx, marks.Owned(buyer.ID)) // never released
+		if v := clip(t); v.Owned {
+			t.Fatal("owned before any purchase")
+		}
+		if _, err := e.pool.Exec(ctx, `INSERT INTO purchases (account_id, api_key_id, video_id, price_cents, tier)
+			VALUES ($1, $2, $3, 500, 'easy')`, acct.ID, buyer.ID, id); err != nil {
+			t.Fatal(err)
+		}
+		if v := clip(t); !v.Owned || v.DownloadUrl == nil {
+			t.Errorf("buyer's next read on node 1: owned %v, link %v", v.Owned, v.DownloadUrl)
 		}
 	})
 }

@@ -41,6 +41,9 @@ func (s *server) download(c *fiber.Ctx) error {
 		return s.redirectDownload(c, linker, d, addr)
 	}
 	f, err := s.media.Open(ctx, d.MediaKey)
+	if err != nil && s.unstamp(c, &d, err) {
+		f, err = s.media.Open(ctx, d.MediaKey)
+	}
 	if err != nil {
 		return fmt.Errorf("open media %s: %w", d.MediaKey, err)
 	}
@@ -98,6 +101,9 @@ func (s *server) download(c *fiber.Ctx) error {
 func (s *server) redirectDownload(c *fiber.Ctx, linker media.Linker, d billing.Download, addr string) error {
 	ctx := c.UserContext()
 	size, err := s.media.Stat(ctx, d.MediaKey)
+	if err != nil && s.unstamp(c, &d, err) {
+		size, err = s.media.Stat(ctx, d.MediaKey)
+	}
 	if err != nil {
 		return fmt.Errorf("stat media %s: %w", d.MediaKey, err)
 	}
@@ -113,6 +119,20 @@ func (s *server) redirectDownload(c *fiber.Ctx, linker media.Linker, d billing.D
 		}
 	}
 	return c.Redirect(u, fiber.StatusFound)
+}
+
+// unstamp turns a download whose licence-stamped copy could not be read
+// (err) to the original, asking for the copy again, and reports whether it
+// did: a stamped copy failing never fails a download.
+func (s *server) unstamp(c *fiber.Ctx, d *billing.Download, err error) bool {
+	if d.Original == "" {
+		return false
+	}
+	s.logger.Warn("licence-stamped copy unreadable; serving the original", "request_id", requestID(c),
+		"purchase_id", d.PurchaseID.String(), "key", d.MediaKey, "error", err.Error())
+	d.MediaKey, d.Original = d.Original, ""
+	s.billing.RestampMissing(c.UserContext(), d.PurchaseID)
+	return true
 }
 
 // countingReader counts the bytes fasthttp takes for the response body and,

@@ -9,10 +9,14 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"broll/internal/apperr"
+	"broll/internal/marks"
 	"broll/tenancy"
 )
 
-const localPrincipal = "principal"
+const (
+	localPrincipal = "principal"
+	localMarks     = "marks"
+)
 
 // authenticate is the edge of every v1 and MCP route: key -> principal, then
 // one Redis round trip for revocation markers, the rate limiter and usage.
@@ -67,6 +71,7 @@ func (s *server) authenticate(c *fiber.Ctx) error {
 			With("retry_after_seconds", retry).With("limit", d.Limit)
 	}
 	c.Locals(localPrincipal, p)
+	c.Locals(localMarks, d.Marks)
 	return c.Next()
 }
 
@@ -90,6 +95,18 @@ func bearer(h string) (string, bool) {
 func principal(c *fiber.Ctx) tenancy.Principal {
 	p, _ := c.Locals(localPrincipal).(tenancy.Principal)
 	return p
+}
+
+// forgetMarks drops the request's marks before it changes what they mark
+// (a purchase): what it reads afterwards (an MCP batch's next call) is
+// read from Postgres.
+func forgetMarks(c *fiber.Ctx) { c.Locals(localMarks, marks.Seen{}) }
+
+// seenMarks are the marks the request's admission read (package marks);
+// zero when it read none (Redis away, or no admission).
+func seenMarks(c *fiber.Ctx) marks.Seen {
+	m, _ := c.Locals(localMarks).(marks.Seen)
+	return m
 }
 
 // requireScope refuses principals without the scope with 403 naming it.

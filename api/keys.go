@@ -29,6 +29,8 @@ type keyJSON struct {
 	SpendLimit         *spendLimitJSON `json:"spend_limit,omitempty"`
 	Spent              *spentJSON      `json:"spent,omitempty"`
 	RateLimitPerMinute *int            `json:"rate_limit_per_minute,omitempty"`
+	// LicenseeName is printed on the key's licences (null: none).
+	LicenseeName *string `json:"licensee_name"`
 }
 
 type spendLimitJSON struct {
@@ -66,7 +68,7 @@ func renderKey(k tenancy.Key) keyJSON {
 	out := keyJSON{
 		ID: k.ID, CustomerLabel: k.Label, KeyPrefix: k.Prefix, Kind: string(k.Kind), Scopes: scopes,
 		CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt, TotalRequests: k.TotalRequests, LastUsedAt: k.LastUsedAt,
-		Mode: tenancy.ModeName(k.Test), Livemode: !k.Test,
+		Mode: tenancy.ModeName(k.Test), Livemode: !k.Test, LicenseeName: k.LicenseeName,
 	}
 	if k.Kind == tenancy.KindCustomer {
 		out.SpendLimit, out.Spent = renderSpend(k)
@@ -117,6 +119,7 @@ func (s *server) createKey(c *fiber.Ctx) error {
 		SpendLimit    *spendLimitInput `json:"spend_limit"`
 		RateLimit     *int             `json:"rate_limit_per_minute"`
 		Mode          *string          `json:"mode"`
+		LicenseeName  *string          `json:"licensee_name"`
 	}
 	if err := decodeJSON(c, &req); err != nil {
 		return err
@@ -135,7 +138,8 @@ func (s *server) createKey(c *fiber.Ctx) error {
 		}
 	}
 	k, err := s.tenancy.CreateCustomerKeyWith(c.UserContext(), principal(c), tenancy.CustomerKeySpec{
-		Label: *req.CustomerLabel, Scopes: req.Scopes, SpendLimit: limit, RateLimit: req.RateLimit, Test: test})
+		Label: *req.CustomerLabel, Scopes: req.Scopes, SpendLimit: limit, RateLimit: req.RateLimit, Test: test,
+		LicenseeName: req.LicenseeName})
 	if err != nil {
 		return err
 	}
@@ -208,15 +212,17 @@ func (s *server) updateKey(c *fiber.Ctx) error {
 		CustomerLabel *string                   `json:"customer_label"`
 		SpendLimit    optional[spendLimitInput] `json:"spend_limit"`
 		RateLimit     optional[int]             `json:"rate_limit_per_minute"`
+		LicenseeName  optional[string]          `json:"licensee_name"`
 	}
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
-	if req.CustomerLabel == nil && !req.SpendLimit.Set && !req.RateLimit.Set {
-		return apperr.New(apperr.Invalid, "nothing to change: give customer_label, spend_limit or rate_limit_per_minute")
+	if req.CustomerLabel == nil && !req.SpendLimit.Set && !req.RateLimit.Set && !req.LicenseeName.Set {
+		return apperr.New(apperr.Invalid, "nothing to change: give customer_label, spend_limit, rate_limit_per_minute or licensee_name")
 	}
 	u := tenancy.KeyUpdate{Label: req.CustomerLabel, SpendLimitSet: req.SpendLimit.Set,
-		RateLimitSet: req.RateLimit.Set, RateLimit: req.RateLimit.Value}
+		RateLimitSet: req.RateLimit.Set, RateLimit: req.RateLimit.Value,
+		LicenseeNameSet: req.LicenseeName.Set, LicenseeName: req.LicenseeName.Value}
 	if u.SpendLimit, err = req.SpendLimit.Value.limit(); err != nil {
 		return err
 	}

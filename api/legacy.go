@@ -164,7 +164,7 @@ func (l *legacyAPI) purchase(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := legacyPurchaseJSON{purchaseResultJSON: renderPurchase(res), Source: acct.Source}
+	out := legacyPurchaseJSON{purchaseResultJSON: renderPurchase(res, nil), Source: acct.Source}
 	if buyer.CustomerEmail != "" {
 		out.CustomerEmail = &buyer.CustomerEmail
 	}
@@ -197,7 +197,7 @@ func (l *legacyAPI) purchases(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(renderListing(listing))
+	return c.JSON(renderListing(listing, nil))
 }
 
 // legacyHeaders are exactly what v0 clients of the original service read:

@@ -192,6 +192,16 @@ func TestMCPToolsMatchREST(t *testing.T) {
 		if again.TotalCharged != 0 || !again.Purchases[0].AlreadyOwned {
 			t.Fatalf("repeat purchase: %+v", again)
 		}
+		// Each line names its licence; buying again names the same one.
+		for _, l := range bought.Purchases {
+			if l.License == nil || !licenseIDPattern.MatchString(l.License.Id) || l.License.Status != "active" ||
+				l.License.VerifyUrl != "http://api.test/licenses/"+l.License.Id {
+				t.Fatalf("licence of an MCP purchase: %+v", l.License)
+			}
+		}
+		if again.Purchases[0].License == nil || again.Purchases[0].License.Id != bought.Purchases[0].License.Id {
+			t.Fatalf("licence of a repeat purchase: %+v", again.Purchases[0].License)
+		}
 	})
 
 	t.Run("a purchase made over MCP shows over REST, and the other way round", func(t *testing.T) {
@@ -202,7 +212,7 @@ func TestMCPToolsMatchREST(t *testing.T) {
 			t.Fatalf("REST video after MCP purchase: %+v", v)
 		}
 		listed := decode[brollclient.PurchaseList](t, callToolOK(t, cs, "list_purchases", map[string]any{"emotion": "happy", "limit": 1}))
-		if s := listed.Summary; s.Count != 2 || s.TotalAmount != 20 || len(listed.Purchases) != 1 {
+		if s := listed.Summary; s.Count != 2 || s.TotalAmount != 20 || len(listed.Purchases) != 1 || listed.Purchases[0].License == nil {
 			t.Fatalf("list_purchases: %+v", listed)
 		}
 		if bal := decode[brollclient.Balance](t, callToolOK(t, cs, "get_balance", nil)); bal.Balance != 30 || bal.MonthToDate.Purchases != 2 {

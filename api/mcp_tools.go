@@ -174,7 +174,7 @@ func (s *server) getVideoTool(ctx context.Context, c *fiber.Ctx, a getVideoArgs)
 	if err != nil {
 		return videoJSON{}, "", apperr.InvalidField("video_id", "video_id %q is not a UUID", apperr.Clip(a.VideoID))
 	}
-	v, bought, err := s.catalog.VideoForKey(ctx, id, principal(c).KeyID)
+	v, bought, err := s.catalog.VideoForKey(ctx, id, principal(c).KeyID, seenMarks(c))
 	if err != nil {
 		return videoJSON{}, "", err
 	}
@@ -209,6 +209,7 @@ func (s *server) purchaseVideosTool(ctx context.Context, c *fiber.Ctx, a purchas
 	if err != nil {
 		return purchaseResultJSON{}, "", err
 	}
+	forgetMarks(c)
 	res, err := s.billing.Purchase(ctx, principal(c), req)
 	s.metrics.observePurchase("mcp", res, err)
 	if err != nil {
@@ -227,12 +228,13 @@ func (s *server) purchaseVideosTool(ctx context.Context, c *fiber.Ctx, a purchas
 			owned, res.Balance, res.TotalCharged)
 	} else {
 		summary = fmt.Sprintf("Bought %s for %s USD (%d already owned, not charged again); balance %s USD. "+
-			"Download links expire; ask again for fresh ones.", plural(len(res.Purchases), "clip"), res.TotalCharged, owned, res.Balance)
+			"Download links expire; ask again for fresh ones. Each clip's license.verify_url is the public proof of its "+
+			"single-user licence to give the end user.", plural(len(res.Purchases), "clip"), res.TotalCharged, owned, res.Balance)
 	}
 	if !res.Livemode {
 		summary += " Test mode: paid from the test balance; the links serve previews."
 	}
-	return renderPurchase(res), summary, nil
+	return renderPurchase(res, s.licenses), summary, nil
 }
 
 // listPurchasesArgs are the query parameters of GET /api/v1/broll/purchases.
@@ -278,7 +280,7 @@ func (s *server) listPurchasesTool(ctx context.Context, c *fiber.Ctx, a listPurc
 	if err != nil {
 		return purchaseListJSON{}, "", err
 	}
-	out := renderListing(l)
+	out := renderListing(l, s.licenses)
 	summary := fmt.Sprintf("Matching: %s, %s USD in total; %d on this page.", plural(out.Summary.Count, "purchase"),
 		out.Summary.TotalAmount, len(out.Purchases))
 	if out.Pagination.NextCursor != nil {

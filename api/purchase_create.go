@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"broll/billing"
+	"broll/billing/license"
 	"broll/internal/apperr"
 	"broll/internal/money"
 	"broll/tenancy"
@@ -22,6 +23,9 @@ type purchaseLineJSON struct {
 	Currency             string      `json:"currency"`
 	PurchasedAt          *time.Time  `json:"purchased_at"`
 	AlreadyOwned         bool        `json:"already_owned"`
+	// License names the purchase's licence; absent on a quote of a clip
+	// not owned yet.
+	License *license.Ref `json:"license,omitempty"`
 }
 
 type purchaseResultJSON struct {
@@ -67,7 +71,9 @@ func (in purchaseInput) request() (billing.PurchaseRequest, error) {
 	return req, nil
 }
 
-func renderPurchase(r billing.PurchaseResult) purchaseResultJSON {
+// renderPurchase writes a purchase's answer; lic names the licences (nil:
+// none shown, as in the legacy v0 answers, whose shape is fixed).
+func renderPurchase(r billing.PurchaseResult, lic *license.Service) purchaseResultJSON {
 	out := purchaseResultJSON{TotalCharged: r.TotalCharged, Currency: "USD", Balance: r.Balance, DryRun: r.DryRun,
 		Livemode: r.Livemode, Purchases: make([]purchaseLineJSON, 0, len(r.Purchases))}
 	for _, p := range r.Purchases {
@@ -79,6 +85,10 @@ func renderPurchase(r billing.PurchaseResult) purchaseResultJSON {
 		if p.Download.URL != "" {
 			u, exp := p.Download.URL, p.Download.ExpiresAt
 			line.DownloadURL, line.DownloadURLExpiresAt = &u, &exp
+		}
+		if lic != nil && p.LicenseID != "" {
+			ref := lic.Ref(p.LicenseID, p.LicenseRevoked)
+			line.License = &ref
 		}
 		out.Purchases = append(out.Purchases, line)
 	}
@@ -94,12 +104,13 @@ func (s *server) purchase(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	forgetMarks(c)
 	res, err := s.billing.Purchase(c.UserContext(), principal(c), req)
 	s.metrics.observePurchase("v1", res, err)
 	if err != nil {
 		return err
 	}
-	return c.JSON(renderPurchase(res))
+	return c.JSON(renderPurchase(res, s.licenses))
 }
 
 type balanceJSON struct {

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"broll/billing"
+	"broll/billing/license"
 	"broll/internal/money"
 	"broll/internal/paging"
 )
@@ -40,6 +41,8 @@ type purchaseRecordJSON struct {
 	Livemode        bool              `json:"livemode"` // false: a test key's purchase
 	CustomerEmail   *string           `json:"customer_email"`
 	Similarity      *float64          `json:"similarity,omitempty"`
+	// License names the purchase's licence (absent in legacy v0 answers).
+	License *license.Ref `json:"license,omitempty"`
 }
 
 type paginationJSON struct {
@@ -87,7 +90,9 @@ func day(t *time.Time) *string {
 	return &s
 }
 
-func renderListing(l billing.Listing) purchaseListJSON {
+// renderListing writes a page of purchases; lic names the licences (nil:
+// none shown, as in the legacy v0 answers).
+func renderListing(l billing.Listing, lic *license.Service) purchaseListJSON {
 	var out purchaseListJSON
 	out.Purchases = make([]purchaseRecordJSON, 0, len(l.Purchases))
 	for _, r := range l.Purchases {
@@ -96,7 +101,7 @@ func renderListing(l billing.Listing) purchaseListJSON {
 		if !r.DownloadRevoked {
 			url, expires = &r.Download.URL, &r.Download.ExpiresAt
 		}
-		out.Purchases = append(out.Purchases, purchaseRecordJSON{
+		rec := purchaseRecordJSON{
 			PurchaseID: r.PurchaseID, VideoID: r.VideoID, APIKeyID: r.APIKeyID, CustomerLabel: r.CustomerLabel,
 			PricePaid: r.PricePaid, Currency: "USD", PurchasedAt: r.PurchasedAt,
 			DownloadURL: url, DownloadURLExpiresAt: expires, DownloadRevoked: r.DownloadRevoked,
@@ -104,7 +109,12 @@ func renderListing(l billing.Listing) purchaseListJSON {
 				Difficulty: r.Video.Difficulty, MediaType: r.Video.MediaType, DurationSeconds: r.Video.DurationSeconds,
 				Retired: r.Video.Retired},
 			Legacy: r.Legacy, Livemode: r.Livemode, CustomerEmail: r.CustomerEmail, Similarity: r.Similarity,
-		})
+		}
+		if lic != nil {
+			ref := lic.Ref(r.LicenseID, r.LicenseRevoked)
+			rec.License = &ref
+		}
+		out.Purchases = append(out.Purchases, rec)
 	}
 	out.Summary.TotalAmount, out.Summary.Currency, out.Summary.Count = l.Amount, "USD", l.Total
 	out.Summary.StartDate, out.Summary.EndDate = day(l.Query.Start), day(l.Query.End)
@@ -131,5 +141,5 @@ func (s *server) listPurchases(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(renderListing(l))
+	return c.JSON(renderListing(l, s.licenses))
 }

@@ -83,11 +83,18 @@ func TestTwoPrefixesOnOneRedis(t *testing.T) {
 		for _, want := range []string{
 			e.cfg.RedisPrefix + "changed:" + limited.ID.String(),
 			other.Prefix + "revoked:" + revoked.ID.String(),
-			"asynq:{" + tasks.EmbedQueue(e.cfg.RedisPrefix) + "}:t:" + tasks.EmbedQueue(e.cfg.RedisPrefix) + ":" + clip.String(),
 		} {
 			if !found[want] {
 				t.Errorf("no key %q among %v", want, found)
 			}
+		}
+		// The clip's media batch (a batch of one): a task id names the
+		// batch's digest, not its clips, so the key is looked up, not found
+		// by the scan.
+		media := tasks.MediaQueue(e.cfg.RedisPrefix)
+		task := "asynq:{" + media + "}:t:" + tasks.TaskID(media, []uuid.UUID{clip})
+		if n, err := e.rdb.Exists(ctx, task).Result(); err != nil || n != 1 {
+			t.Errorf("no key %q (%d, %v)", task, n, err)
 		}
 	})
 }

@@ -52,6 +52,8 @@ func (s *server) routes(x surfaces) []route {
 		get(v1+"/balance", scope(tenancy.ScopeBrollBilling), s.balance),
 		post(v1+"/broll/purchase", scope(tenancy.ScopeBrollPurchase), s.idempotent, s.purchase),
 		get(v1+"/broll/purchases", scope(tenancy.ScopeBrollBilling), s.listPurchases),
+		get(v1+"/licenses/:license_id.pdf", scope(tenancy.ScopeBrollBilling), s.licensePDF),
+		get(v1+"/licenses/:license_id", scope(tenancy.ScopeBrollBilling), s.license),
 		use(v1+"/webhooks", scope(tenancy.ScopeWebhooksManage)), // root keys only
 		post(v1+"/webhooks", s.createWebhook),
 		get(v1+"/webhooks", s.listWebhooks),
@@ -73,6 +75,11 @@ func (s *server) routes(x surfaces) []route {
 		del(ops+"/videos/:id", s.opsRetire),
 		post(ops+"/uploads", s.createUpload),
 		put(ops+"/uploads/:id", s.receiveUpload),
+
+		// Licences: the public keys, terms and verify page need no key.
+		get(licenseKeysPath, s.licenseKeys),
+		get(licenseTermsPath, s.licenseTerms),
+		get(licensePagePath+":license_id", s.licenseVerify),
 
 		// Public media: no key.
 		get(previewsPath+":video_id", s.publicMedia(catalog.MediaPreview)),
@@ -124,6 +131,7 @@ func (s *server) routes(x surfaces) []route {
 		post(page("/keys/:id/revoke"), form(dash.RevokeKey)...),
 		get(page("/purchases"), session, dash.Purchases),
 		get(page("/purchases.csv"), session, dash.PurchasesCSV),
+		get(page("/licenses/:license_id.pdf"), session, dash.LicensePDF),
 		get(page("/balance"), session, dash.Balance),
 		get(page("/credits"), dash.BalanceMoved),
 		get(page("/webhooks"), session, dash.WebhooksPage),

@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"broll/billing/license"
 	"broll/internal/apperr"
 	"broll/internal/database"
 	"broll/internal/money"
@@ -44,6 +46,10 @@ type batcher struct {
 	// testBalance is what an account's test balance starts with.
 	testBalance money.Cents
 
+	// stamps is asked for the stamped copies of what each batch bought
+	// (nil: nothing is asked).
+	stamps *license.Stamper
+
 	mu     sync.Mutex
 	queues map[poolKey]*accountQueue
 }
@@ -73,6 +79,8 @@ type purchaseJob struct {
 	// chosen once: after a lost connection the batch runs again, and the
 	// purchases it finds under these ids are this job's, already charged.
 	newIDs []uuid.UUID
+	// newLicenses are the licence ids of those purchases, chosen with them.
+	newLicenses []string
 
 	out  outcome
 	err  error
@@ -80,13 +88,14 @@ type purchaseJob struct {
 }
 
 func newJob(key uuid.UUID, email string, ids []uuid.UUID, expected *money.Cents, dry, test bool) *purchaseJob {
-	j := &purchaseJob{key: key, email: email, ids: ids, dry: dry, test: test, newIDs: make([]uuid.UUID, len(ids))}
+	j := &purchaseJob{key: key, email: email, ids: ids, dry: dry, test: test,
+		newIDs: make([]uuid.UUID, len(ids)), newLicenses: make([]string, len(ids))}
 	if expected != nil {
 		e := int64(*expected)
 		j.expected = &e
 	}
 	for i := range j.newIDs {
-		j.newIDs[i] = uuid.New()
+		j.newIDs[i], j.newLicenses[i] = uuid.New(), license.NewID()
 	}
 	return j
 }
@@ -147,7 +156,40 @@ func (b *batcher) drain(pk poolKey, q *accountQueue) {
 		for _, j := range jobs {
 			close(j.done)
 		}
+		b.requestStamps(jobs)
 	}
+}
+
+// requestStamps asks, once the batch committed and its buyers have their
+// answers, for the stamped copies of the live purchases it made. The
+// stamper gathers the requests of many batches and sends them later
+// (license.Stamper.RequestBatch), so this costs the purchase path a slice
+// append; a request lost on the way is made again by the first download
+// that finds no copy.
+func (b *batcher) requestStamps(jobs []*purchaseJob) {
+	if b.stamps == nil {
+		return
+	}
+	if ids := boughtLive(jobs); len(ids) > 0 {
+		b.stamps.RequestBatch(ids)
+	}
+}
+
+// boughtLive are the purchases the jobs made now (not those owned before)
+// with live keys.
+func boughtLive(jobs []*purchaseJob) []uuid.UUID {
+	var ids []uuid.UUID
+	for _, j := range jobs {
+		if j.dry || j.test || j.err != nil {
+			continue
+		}
+		for _, pv := range j.out.lines {
+			if pv.PurchaseID != uuid.Nil && slices.Contains(j.newIDs, pv.PurchaseID) {
+				ids = append(ids, pv.PurchaseID)
+			}
+		}
+	}
+	return ids
 }
 
 // take removes the next batch from the queue, in arrival order: up to
@@ -218,6 +260,8 @@ type batchLine struct {
 	Period             *string
 	Spent              *int64
 	ResetsAt           *time.Time
+	LicenseID          *string
+	LicenseRevoked     *bool
 }
 
 // exec runs the batch statement once, as binary arrays in and one row per
@@ -231,6 +275,7 @@ func (b *batcher) exec(ctx context.Context, account uuid.UUID, jobs []*purchaseJ
 	dry := make([]bool, len(jobs))
 	var lineJob []int32
 	var lineVideo, lineID []uuid.UUID
+	var lineLicense []string
 	for i, j := range jobs {
 		keys[i] = pgtype.UUID{Bytes: j.key, Valid: j.key != uuid.Nil}
 		emails[i], expected[i], dry[i] = j.email, j.expected, j.dry
@@ -238,6 +283,7 @@ func (b *batcher) exec(ctx context.Context, account uuid.UUID, jobs []*purchaseJ
 			lineJob = append(lineJob, int32(i))
 			lineVideo = append(lineVideo, id)
 			lineID = append(lineID, j.newIDs[n])
+			lineLicense = append(lineLicense, j.newLicenses[n])
 		}
 		j.out, j.err = outcome{lines: make(map[uuid.UUID]PurchasedVideo, len(j.ids))}, nil
 	}
@@ -245,7 +291,7 @@ func (b *batcher) exec(ctx context.Context, account uuid.UUID, jobs []*purchaseJ
 	// implicit transaction and round trip (see purchaseEventsSQL).
 	pb := &pgx.Batch{}
 	test := len(jobs) > 0 && jobs[0].test
-	pb.Queue(purchaseBatchSQL, account, keys, emails, expected, dry, lineJob, lineVideo, lineID, !test, int64(b.testBalance))
+	pb.Queue(purchaseBatchSQL, account, keys, emails, expected, dry, lineJob, lineVideo, lineID, !test, int64(b.testBalance), lineLicense)
 	queuePurchaseEvents(pb, account, jobs, b.lowBalance, test)
 	br := b.pool.SendBatch(ctx, pb)
 	defer br.Close()
@@ -277,6 +323,7 @@ func (b *batcher) exec(ctx context.Context, account uuid.UUID, jobs []*purchaseJ
 		pv := PurchasedVideo{PricePaid: money.Cents(deref(l.Price))}
 		if l.PurchaseID != nil {
 			pv.PurchaseID, pv.PurchasedAt = *l.PurchaseID, *l.PurchasedAt
+			pv.LicenseID, pv.LicenseRevoked = deref(l.LicenseID), deref(l.LicenseRevoked)
 		} else if o.verdict == verdictBought || o.verdict == verdictOwned {
 			complete = false
 		}

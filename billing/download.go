@@ -22,6 +22,10 @@ type Download struct {
 	MediaKey    string // what the link serves: the preview's for a test purchase
 	ContentType string
 	Livemode    bool
+	// Original is the clip's full-quality file when MediaKey is its
+	// stamped copy (license.Stamper), "" otherwise: a stamped copy that
+	// cannot be read is never a failed download, the original is served.
+	Original string
 }
 
 // VerifyLink checks a link's signature and expiry only (no database): the
@@ -33,19 +37,33 @@ func (s *Service) VerifyLink(purchaseID, exp, version, sig string) (uuid.UUID, e
 // Authorize returns what a verified link of purchase id may fetch, unless
 // the purchase's key (or its root) was revoked since. A test purchase paid
 // nothing real, so its link fetches the clip's preview, never the
-// full-quality file; a clip without a preview yet is preview_not_ready.
+// full-quality file; a clip without a preview yet is preview_not_ready. A
+// live purchase fetches its stamped copy (the licence in the file's
+// metadata) once the worker made it, and the original until then, asking
+// for the copy as it goes.
 func (s *Service) Authorize(ctx context.Context, id uuid.UUID) (Download, error) {
 	var d Download
 	var preview *string
+	var stamped string
+	var recorded bool
 	err := s.pool.QueryRow(ctx, authorizeSQL, id).
-		Scan(&d.PurchaseID, &d.AccountID, &d.KeyID, &d.VideoID, &d.Title, &d.MediaKey, &d.ContentType, &d.Livemode, &preview)
+		Scan(&d.PurchaseID, &d.AccountID, &d.KeyID, &d.VideoID, &d.Title, &d.MediaKey, &d.ContentType, &d.Livemode, &preview,
+			&stamped, &recorded)
 	if err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return Download{}, apperr.New(apperr.Forbidden, "this download link no longer works")
 		}
 		return Download{}, err
 	}
-	if !d.Livemode {
+	if d.Livemode {
+		switch {
+		case stamped != "":
+			d.Original, d.MediaKey = d.MediaKey, stamped
+		case !recorded:
+			// Not stamped yet: the original now, the copy for next time.
+			s.stamps.Request(ctx, d.PurchaseID)
+		}
+	} else {
 		if preview == nil || *preview == "" {
 			return Download{}, apperr.New(apperr.PreviewNotReady,
 				"this test-mode purchase serves the clip's preview, which is not ready yet; retry later")
@@ -54,6 +72,11 @@ func (s *Service) Authorize(ctx context.Context, id uuid.UUID) (Download, error)
 	}
 	return d, nil
 }
+
+// RestampMissing asks again for purchase id's stamped copy, which a
+// download found recorded but could not read (pruned or lost meanwhile):
+// that download serves the original.
+func (s *Service) RestampMissing(ctx context.Context, id uuid.UUID) { s.stamps.Request(ctx, id) }
 
 // DownloadEvent is one fetch of a full-quality file, for the audit.
 type DownloadEvent struct {

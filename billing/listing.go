@@ -153,6 +153,10 @@ type PurchaseRecord struct {
 	// its root) was revoked, and its links stopped working with it.
 	Download        Link
 	DownloadRevoked bool
+	// LicenseID is the purchase's licence (billing/license), revoked when
+	// LicenseRevoked.
+	LicenseID      string
+	LicenseRevoked bool
 }
 
 // VideoSummary is the part of a video shown in purchase history (retired
@@ -232,7 +236,8 @@ func scanRecord(rows pgx.Rows, similarity **float64) (PurchaseRecord, error) {
 	var r PurchaseRecord
 	dest := []any{&r.PurchaseID, &r.VideoID, &r.APIKeyID, &r.CustomerLabel, &r.PricePaid, &r.PurchasedAt,
 		&r.Legacy, &r.CustomerEmail, &r.Video.Title, &r.Video.Emotion, &r.Video.Gender,
-		&r.Video.Difficulty, &r.Video.MediaType, &r.Video.DurationSeconds, &r.Video.Retired, &r.DownloadRevoked, &r.Livemode}
+		&r.Video.Difficulty, &r.Video.MediaType, &r.Video.DurationSeconds, &r.Video.Retired, &r.DownloadRevoked, &r.Livemode,
+		&r.LicenseID, &r.LicenseRevoked}
 	if similarity != nil {
 		dest = append([]any{similarity}, dest...)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"broll/internal/apperr"
+	"broll/internal/marks"
 	"broll/internal/money"
 	"broll/internal/outbox"
 	"broll/tenancy"
@@ -30,6 +31,10 @@ type PurchasedVideo struct {
 	PurchasedAt  time.Time
 	AlreadyOwned bool
 	Download     Link // zero on a dry run
+	// LicenseID is the purchase's licence ("" on a dry run or a refusal),
+	// revoked when LicenseRevoked (a licence owned before and revoked since).
+	LicenseID      string
+	LicenseRevoked bool
 }
 
 // PurchaseResult is what a purchase (or its quote) returns.
@@ -56,6 +61,13 @@ func (s *Service) Purchase(ctx context.Context, p tenancy.Principal, req Purchas
 	}
 	job := newJob(p.KeyID, "", ids, req.ExpectedTotal, req.DryRun, p.Test)
 	job.trace = outbox.Trace(ctx)
+	if !req.DryRun {
+		// What the key owns changes with the commit: nodes stop trusting
+		// their copies of it before and copy it again after (package
+		// marks). A batch gives up well within marks.HoldFor.
+		h := s.marks.Hold(ctx, marks.Owned(p.KeyID))
+		defer h.Release(ctx)
+	}
 	return s.purchase(p.AccountID, job)
 }
 

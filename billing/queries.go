@@ -32,10 +32,12 @@ const setLowBalanceSQL = `UPDATE accounts SET low_balance_cents = $2 WHERE id = 
 // purchaseBatchSQL runs one batch of purchases of account $1 through the
 // purchase function: $2-$5 per job (key, legacy email, expected total, dry
 // run), $6-$8 per line (job, video, purchase id if bought), $9 livemode,
-// $10 the test balance's start. One row per line, in batchLine's order.
+// $10 the test balance's start, $11 per line the licence id if bought.
+// One row per line, in batchLine's order.
 const purchaseBatchSQL = `SELECT r_job, r_verdict, r_quote, r_available, r_balance, r_video_id, r_known,
-	r_purchase_id, r_price_cents, r_purchased_at, r_limit, r_period, r_spent, r_resets_at
-	FROM broll_purchase_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
+	r_purchase_id, r_price_cents, r_purchased_at, r_limit, r_period, r_spent, r_resets_at,
+	r_license_id, r_license_revoked
+	FROM broll_purchase_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`
 
 // purchaseEventsSQL writes the outbox rows of a purchase batch: one
 // purchase.completed per job that bought something, and balance.low when the
@@ -150,11 +152,16 @@ const keyRevokedSQL = `(k.revoked_at IS NOT NULL OR r.revoked_at IS NOT NULL)`
 // authorizeSQL reads what a link of purchase $1 fetches, and refuses
 // purchases whose key, or whose key's root, is revoked: a revoked key's
 // links stop working with it.
+// With them the stamp recorded for the purchase (license_stamps) when it
+// was made from the clip's current file: the stamped copy's key ("" for
+// none) and whether one is recorded at all (a container that cannot carry
+// the licence has a record and no copy).
 const authorizeSQL = `
 	SELECT p.id, p.account_id, p.api_key_id, v.id, v.title, v.media_key, v.media_content_type,
-	       p.livemode, v.preview_key
+	       p.livemode, v.preview_key, coalesce(s.media_key, ''), s.purchase_id IS NOT NULL
 	FROM purchases p
 	JOIN videos v ON v.id = p.video_id
+	LEFT JOIN license_stamps s ON s.purchase_id = p.id AND s.source_key = v.media_key
 	` + keyJoinSQL + `
 	WHERE p.id = $1 AND NOT ` + keyRevokedSQL
 
@@ -248,7 +255,7 @@ func purchaseFromSQL(where string) string {
 // recordColumns are the columns scanRecord reads, after the similarity.
 const recordColumns = `p.id, p.video_id, p.api_key_id, coalesce(k.label, ''), p.price_cents, p.purchased_at, p.legacy,
 	p.customer_email, v.title, v.emotion, v.gender, v.difficulty, v.media_type, v.duration_seconds,
-	v.retired_at IS NOT NULL, ` + keyRevokedSQL + `, p.livemode`
+	v.retired_at IS NOT NULL, ` + keyRevokedSQL + `, p.livemode, p.license_id, p.license_revoked_at IS NOT NULL`
 
 // listSummarySQL counts and sums the purchases of from.
 func listSummarySQL(from string) string {

@@ -3,6 +3,8 @@ package billing
 import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"broll/billing/license"
+	"broll/internal/marks"
 	"broll/internal/money"
 	"broll/tenancy"
 )
@@ -13,6 +15,9 @@ type Service struct {
 	links *Signer
 	keys  *tenancy.Service
 	batch *batcher
+	marks *marks.Marks
+	// stamps takes the requests for licence-stamped copies (nil: none).
+	stamps *license.Stamper
 }
 
 // Options are what a billing service is built from. The amounts are taken
@@ -32,11 +37,19 @@ type Options struct {
 	// TestBalance is what an account's test balance starts with and what
 	// ResetTestBalance restores (BROLL_TEST_BALANCE).
 	TestBalance money.Cents
+	// Marks are where a purchase is made known to every node's copies of
+	// what its key owns (marks.Owned); nil: nowhere, for a graph without
+	// Redis, whose nodes trust no mark.
+	Marks *marks.Marks
+	// Stamps is asked for the stamped copies of the files of live
+	// purchases: after each batch commits and when a download finds none.
+	// nil asks for none (the originals are served).
+	Stamps *license.Stamper
 }
 
 // New returns the billing service over pool, as o says.
 func New(pool *pgxpool.Pool, o Options) *Service {
 	b := newBatcher(pool)
-	b.lowBalance, b.testBalance = o.LowBalanceThreshold, o.TestBalance
-	return &Service{pool: pool, links: o.Links, keys: o.Keys, batch: b}
+	b.lowBalance, b.testBalance, b.stamps = o.LowBalanceThreshold, o.TestBalance, o.Stamps
+	return &Service{pool: pool, links: o.Links, keys: o.Keys, batch: b, marks: o.Marks, stamps: o.Stamps}
 }

@@ -93,7 +93,9 @@ func (s *Service) writeVideos(ctx context.Context, clips []validVideo, progress 
 	if s.queue != nil {
 		res.Queued = len(reembed)
 	}
-	jobs, err := recordJobs(ctx, tx, jobEmbed, reembed)
+	// A clip waiting for its probe is embedded by the media batch that
+	// passes it (StoreProbed), with the text the probe settles.
+	jobs, err := recordJobs(ctx, tx, jobEmbed, slices.DeleteFunc(reembed, func(id uuid.UUID) bool { return !sound[id] }))
 	if err != nil {
 		return res, nil, fmt.Errorf("import: %w", err)
 	}
@@ -111,7 +113,7 @@ func (s *Service) writeVideos(ctx context.Context, clips []validVideo, progress 
 	if err := claimUploads(ctx, tx, clips); err != nil {
 		return res, nil, err
 	}
-	if err := tx.Commit(ctx); err != nil {
+	if err := s.commit(ctx, tx); err != nil {
 		return res, nil, fmt.Errorf("import: commit: %w", err)
 	}
 	return res, jobs, nil
@@ -140,8 +142,8 @@ func soundNow(ctx context.Context, tx pgx.Tx, clips []validVideo) (map[uuid.UUID
 	sound := make(map[uuid.UUID]bool, len(probed))
 	var changed []uuid.UUID
 	var id uuid.UUID
-	var textChanged bool
-	_, err = pgx.ForEachRow(rows, []any{&id, &textChanged}, func() error {
+	var textChanged, embedDue bool
+	_, err = pgx.ForEachRow(rows, []any{&id, &textChanged, &embedDue}, func() error {
 		sound[id] = true
 		if textChanged {
 			changed = append(changed, id)

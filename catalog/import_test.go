@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -234,9 +233,14 @@ func TestImportCreatesThenUpdates(t *testing.T) {
 	if err != nil || res != (ImportResult{Created: 3, Queued: 3}) {
 		t.Fatalf("Import = %+v, %v", res, err)
 	}
-	queued := b.queue.taken()
-	if len(queued) != 3 || !slices.Contains(queued, idA) || !slices.Contains(queued, idB) {
-		t.Fatalf("queued = %v", queued)
+	// Each new clip waits for its media batch, which embeds it once its
+	// probe has settled its text; nothing goes to the embed queue alone.
+	if q := b.queue.taken(); len(q) != 0 {
+		t.Fatalf("queued for embedding before the probe: %v", q)
+	}
+	if n := b.count(t, `SELECT count(DISTINCT video_id) FROM job_outbox WHERE kind = 'media'
+		AND video_id = ANY ($1)`, []uuid.UUID{idA, idB}); n != 2 {
+		t.Fatalf("media jobs of A and B: %d, want 2", n)
 	}
 
 	var title, location, mediaType, orientation, modelID, modelName, mediaKey, ctype, status string
@@ -297,8 +301,8 @@ func TestImportCreatesThenUpdates(t *testing.T) {
 	if err != nil || res != (ImportResult{Updated: 2, Queued: 1}) {
 		t.Fatalf("re-import = %+v, %v", res, err)
 	}
-	if q := b.queue.taken(); len(q) != 1 || q[0] != idB {
-		t.Fatalf("queued = %v, want only B", q)
+	if q := b.queue.taken(); len(q) != 0 {
+		t.Fatalf("queued = %v, want nothing before the probe", q)
 	}
 	if n := b.count(t, `SELECT count(*) FROM videos WHERE id = $1 AND width = 720
 		AND embedding_status = 'ready' AND embedding IS NOT NULL AND embedding_model = 'm1'`, idA); n != 1 {
@@ -437,7 +441,7 @@ func TestImportQueueFailureKeepsClips(t *testing.T) {
 	if st, _ := svc.Status(b.ctx, "m"); st.Pending != 1 {
 		t.Fatalf("status = %+v", st)
 	}
-	if n := b.count(t, `SELECT count(*) FROM job_outbox WHERE kind = 'embed'`); n != 1 {
-		t.Fatalf("recorded embedding jobs = %d, want 1", n)
+	if n := b.count(t, `SELECT count(*) FROM job_outbox WHERE kind = 'media'`); n != 1 {
+		t.Fatalf("recorded media jobs (probe, then embedding) = %d, want 1", n)
 	}
 }

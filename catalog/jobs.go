@@ -69,25 +69,29 @@ func (s *Service) relay(ctx context.Context, only []int64) (int, error) {
 
 func (s *Service) relayBatch(ctx context.Context, only []int64) (int, error) {
 	_, media := s.queue.(MediaQueue)
+	_, previews := s.queue.(PreviewQueue)
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("relay jobs: %w", err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	rows, err := tx.Query(ctx, sqlClaimJobs, relayBatch, only, media)
+	rows, err := tx.Query(ctx, sqlClaimJobs, relayBatch, only, media, previews)
 	if err != nil {
 		return 0, fmt.Errorf("relay jobs: %w", err)
 	}
 	var jobs []int64
-	var embedIDs, mediaIDs []uuid.UUID
+	var embedIDs, mediaIDs, previewIDs []uuid.UUID
 	var job int64
 	var kind string
 	var id uuid.UUID
 	if _, err := pgx.ForEachRow(rows, []any{&job, &kind, &id}, func() error {
 		jobs = append(jobs, job)
-		if kind == jobMedia {
+		switch kind {
+		case jobMedia:
 			mediaIDs = append(mediaIDs, id)
-		} else {
+		case jobPreviews:
+			previewIDs = append(previewIDs, id)
+		default:
 			embedIDs = append(embedIDs, id)
 		}
 		return nil
@@ -102,6 +106,9 @@ func (s *Service) relayBatch(ctx context.Context, only []int64) (int, error) {
 		return 0, fmt.Errorf("relay jobs: %w", err)
 	}
 	if err := s.enqueueMedia(ctx, mediaIDs); err != nil {
+		return 0, fmt.Errorf("relay jobs: %w", err)
+	}
+	if err := s.enqueuePreviews(ctx, previewIDs); err != nil {
 		return 0, fmt.Errorf("relay jobs: %w", err)
 	}
 	if _, err := tx.Exec(ctx, sqlDeleteJobs, jobs); err != nil {

@@ -65,7 +65,7 @@ func (s *Service) ProcessMedia(ctx context.Context, id uuid.UUID) error {
 	if err != nil {
 		return err
 	}
-	p, err := media.ProbeFile(ctx, src)
+	p, err := s.probeStored(ctx, key)
 	if err != nil {
 		return err
 	}
@@ -107,9 +107,9 @@ func (s *Service) mediaDone(ctx context.Context, c probedClip) error {
 		return fmt.Errorf("media job: %w", err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	var textChanged bool
+	var textChanged, embedDue bool
 	var done uuid.UUID
-	err = tx.QueryRow(ctx, sqlMediaDone, mediaDoneArgs([]probedClip{c})...).Scan(&done, &textChanged)
+	err = tx.QueryRow(ctx, sqlMediaDone, mediaDoneArgs([]probedClip{c})...).Scan(&done, &textChanged, &embedDue)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ErrVideoGone
 	}
@@ -117,12 +117,14 @@ func (s *Service) mediaDone(ctx context.Context, c probedClip) error {
 		return fmt.Errorf("media job: %w", err)
 	}
 	var jobs []int64
-	if textChanged {
+	// The import leaves a clip awaiting its probe unembedded (its text may
+	// change with the probe's figures).
+	if textChanged || embedDue {
 		if jobs, err = recordJobs(ctx, tx, jobEmbed, []uuid.UUID{c.id}); err != nil {
 			return fmt.Errorf("media job: %w", err)
 		}
 	}
-	if err := tx.Commit(ctx); err != nil {
+	if err := s.commit(ctx, tx); err != nil {
 		return fmt.Errorf("media job: %w", err)
 	}
 	// Recorded: a queue that is away delays the embedding only.
@@ -145,7 +147,10 @@ func (s *Service) makeMedia(ctx context.Context, tmp, key string, produce func(d
 // `brollctl clips status` and the ops API. The clip stays out of the
 // catalog (notLive): it is never listed, shown or sold to customers.
 func (s *Service) MarkMediaFailed(ctx context.Context, id uuid.UUID, reason string) error {
-	_, err := s.pool.Exec(ctx, sqlMarkMediaFailed, id, reason[:min(len(reason), 500)])
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, sqlMarkMediaFailed, id, reason[:min(len(reason), 500)])
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("mark media failed: %w", err)
 	}

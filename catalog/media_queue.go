@@ -22,3 +22,14 @@ func (s *Service) enqueueMedia(ctx context.Context, ids []uuid.UUID) error {
 	_, err := mq.EnqueueMedia(ctx, ids)
 	return err
 }
+
+// enqueuePreviews queues clips whose preview or thumbnail is to be made;
+// relayBatch claims such jobs only for a queue that takes them.
+func (s *Service) enqueuePreviews(ctx context.Context, ids []uuid.UUID) error {
+	pq, ok := s.queue.(PreviewQueue)
+	if !ok || len(ids) == 0 {
+		return nil
+	}
+	_, err := pq.EnqueuePreviews(ctx, ids)
+	return err
+}

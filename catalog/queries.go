@@ -41,9 +41,9 @@ var sqlVideoVersion = `
 	WHERE v.id = $1 AND (v.retired_at IS NULL OR o.id IS NOT NULL)`
 
 // sqlVideoForKey reads clip $1 as sqlVideoVersion finds it for key $2, with the
-// version of its row and the key's purchase of it.
+// version of its row, the key's purchase of it and whether it is live.
 var sqlVideoForKey = `
-	SELECT ` + VideoColumns + `, NULL::float8, v.xmin, o.id
+	SELECT ` + VideoColumns + `, NULL::float8, v.xmin, o.id, v.retired_at IS NULL
 	FROM videos v ` + keyPurchase + `
 	WHERE v.id = $1 AND (v.retired_at IS NULL OR o.id IS NOT NULL)`
 
@@ -229,7 +229,8 @@ const sqlMediaDone = `
 	       embedding_status = CASE WHEN (old.media_type, old.orientation) IS DISTINCT FROM (p.media_type, coalesce(v.orientation, p.orientation))
 	                               THEN 'pending' ELSE v.embedding_status END
 	FROM p JOIN old ON old.id = p.id WHERE v.id = p.id
-	RETURNING v.id, (old.media_type, old.orientation) IS DISTINCT FROM (v.media_type, v.orientation)`
+	RETURNING v.id, (old.media_type, old.orientation) IS DISTINCT FROM (v.media_type, v.orientation),
+	          v.embedding_status = 'pending' OR v.embedding_stale`
 
 // sqlMarkMediaFailed keeps a clip whose file failed out of the catalog
 // (notLive), with the reason.
@@ -237,6 +238,86 @@ const sqlMarkMediaFailed = `
 	UPDATE videos SET media_status = 'failed', media_error = $2, media_processed_at = now(),
 	       retired_at = coalesce(retired_at, ` + notLive + `)
 	WHERE id = $1`
+
+// Media batches (media_batch.go).
+
+// sqlPendingMedia reads, for ProbePending, the clips of $1 still waiting
+// for their probe: the file, the row's version and the embedded text.
+const sqlPendingMedia = `
+	SELECT id, media_key, updated_at, title, description, tags, emotion, gender, coalesce(age_range, ''),
+	       coalesce(location, ''), media_type, coalesce(orientation, ''),
+	       CASE WHEN embedding_status = 'ready' AND NOT embedding_stale THEN coalesce(embedding_model, '') ELSE '' END
+	FROM videos WHERE id = ANY ($1) AND media_status = 'pending'`
+
+// sqlProbedDone is sqlMediaDone for a batch, with the vectors made for it:
+// a clip's figures, its vector (when one is given) and its sale are one
+// row update. Only rows unchanged since ProbePending read them are written
+// ($10, updated_at): a clip imported again meanwhile has a new file and a
+// new job. A clip without a new vector whose embedded text the probe
+// changed is made pending, as sqlMediaDone does. Returned per clip:
+// whether it still needs a vector, and whether its preview or thumbnail
+// is still to be made.
+const sqlProbedDone = `
+	WITH p AS (
+		SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::float8[], $5::int[], $6::int[],
+		                     $7::float8[], $8::vector[], $10::timestamptz[])
+		       AS p(id, media_type, orientation, duration, width, height, fps, embedding, read_at)
+	), old AS (
+		SELECT v.id, v.media_type, v.orientation FROM videos v JOIN p ON p.id = v.id
+		WHERE v.media_status = 'pending' AND v.updated_at = p.read_at
+	)
+	UPDATE videos v SET
+	       media_type = p.media_type,
+	       orientation = coalesce(v.orientation, p.orientation),
+	       duration_seconds = coalesce(v.duration_seconds, p.duration),
+	       width = coalesce(v.width, p.width), height = coalesce(v.height, p.height),
+	       fps = coalesce(v.fps, p.fps),
+	       media_status = 'ready', media_error = NULL, media_processed_at = now(), updated_at = now(),
+	       retired_at = nullif(v.retired_at, ` + notLive + `),
+	       embedding = coalesce(p.embedding, v.embedding),
+	       embedding_model = CASE WHEN p.embedding IS NOT NULL THEN $9 ELSE v.embedding_model END,
+	       embedding_status = CASE
+	           WHEN p.embedding IS NOT NULL THEN 'ready'
+	           WHEN (old.media_type, old.orientation) IS DISTINCT FROM (p.media_type, coalesce(v.orientation, p.orientation))
+	           THEN 'pending' ELSE v.embedding_status END,
+	       embedding_error = CASE WHEN p.embedding IS NOT NULL THEN NULL ELSE v.embedding_error END,
+	       embedded_at = CASE WHEN p.embedding IS NOT NULL THEN now() ELSE v.embedded_at END,
+	       embedding_stale = CASE WHEN p.embedding IS NOT NULL THEN false ELSE v.embedding_stale END
+	FROM p JOIN old ON old.id = p.id WHERE v.id = p.id
+	RETURNING v.id, p.embedding IS NOT NULL,
+	          v.embedding_status = 'pending' OR v.embedding_stale
+	          OR (v.embedding_status = 'ready' AND v.embedding_model IS DISTINCT FROM $9),
+	          v.thumbnail_key IS NULL OR (v.preview_key IS NULL AND v.media_type = 'video')`
+
+// sqlProbedRefused marks the clips whose file the probe refused, as
+// MarkMediaFailed does, if unchanged since they were read.
+const sqlProbedRefused = `
+	UPDATE videos v SET media_status = 'failed', media_error = left(r.reason, 500), media_processed_at = now(),
+	       retired_at = coalesce(v.retired_at, ` + notLive + `)
+	FROM unnest($1::uuid[], $2::text[], $3::timestamptz[]) AS r(id, reason, read_at)
+	WHERE v.id = r.id AND v.media_status = 'pending' AND v.updated_at = r.read_at`
+
+// sqlEmbeddedEvent is StoreEmbeddings' event for the clips of a batch
+// that got their vector.
+const sqlEmbeddedEvent = `
+	INSERT INTO webhook_events (type, data)
+	SELECT $1, jsonb_build_object('count', count(*), 'model', $3::text, 'video_ids', jsonb_agg(id ORDER BY id))
+	FROM unnest($2::uuid[]) AS id
+	HAVING count(*) > 0`
+
+// Previews and thumbnails (media_previews.go).
+
+// sqlPreviewJob reads what a previews job of a clip on sale needs.
+const sqlPreviewJob = `
+	SELECT media_key, media_type, coalesce(duration_seconds, 0), preview_key IS NULL, thumbnail_key IS NULL
+	FROM videos WHERE id = $1 AND media_status = 'ready'`
+
+// A preview or thumbnail made for a file that was replaced meanwhile (the
+// clip imported again: pending) is not recorded; the new file's job makes
+// its own.
+const sqlPreviewsDone = `
+	UPDATE videos SET preview_key = coalesce(preview_key, $2), thumbnail_key = coalesce(thumbnail_key, $3)
+	WHERE id = $1 AND media_status = 'ready' AND media_key = $4`
 
 // Embeddings.
 
@@ -321,11 +402,11 @@ const (
 	sqlRecordJobs = `INSERT INTO job_outbox (kind, video_id) SELECT $1, unnest($2::uuid[]) RETURNING id`
 
 	// Only the jobs given (when $2 is not NULL), oldest first; rows another
-	// relay holds are skipped, not waited for. Media jobs are taken only
-	// by a queue that can run them ($3).
+	// relay holds are skipped, not waited for. Media and preview jobs are
+	// taken only by a queue that can run them ($3, $4).
 	sqlClaimJobs = `
 		SELECT id, kind, video_id FROM job_outbox
-		WHERE ($2::bigint[] IS NULL OR id = ANY ($2)) AND (kind = 'embed' OR $3)
+		WHERE ($2::bigint[] IS NULL OR id = ANY ($2)) AND (kind = 'embed' OR (kind = 'media' AND $3) OR (kind = 'previews' AND $4))
 		ORDER BY id LIMIT $1
 		FOR UPDATE SKIP LOCKED`
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"broll/internal/apperr"
 )
@@ -27,7 +28,8 @@ type Retired struct {
 func (s *Service) Retire(ctx context.Context, id uuid.UUID) (Retired, error) {
 	var now, before *time.Time
 	var exists bool
-	if err := s.pool.QueryRow(ctx, sqlRetire, id).Scan(&now, &before, &exists); err != nil {
+	err := s.inTx(ctx, func(tx pgx.Tx) error { return tx.QueryRow(ctx, sqlRetire, id).Scan(&now, &before, &exists) })
+	if err != nil {
 		return Retired{}, fmt.Errorf("retire: %w", err)
 	}
 	switch {

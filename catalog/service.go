@@ -9,6 +9,7 @@ import (
 
 	"broll/catalog/media"
 	"broll/internal/apperr"
+	"broll/internal/marks"
 	"broll/internal/replica"
 )
 
@@ -22,9 +23,12 @@ type Service struct {
 	// reads picks the pool of the catalog reads that may be a moment old
 	// (lists, filter values); nil: the primary.
 	reads *replica.Reads
-	// videos keeps clip details, checked against the primary on each read
-	// (VideoForKey).
+	// videos keeps clip details and owned which clips keys own, checked
+	// against the marks or the primary on each read (VideoForKey).
 	videos *videoCache
+	owned  *ownedCache
+	// marks tells every node that a clip changed (package marks).
+	marks *marks.Marks
 }
 
 // Options are what a catalog is built from. Pool is required; the zero
@@ -40,12 +44,16 @@ type Options struct {
 	// Queue queues embeddings and media jobs; nil: clips stay pending until
 	// `clips reembed`.
 	Queue EmbedQueue
+	// Marks are where a change to a clip is made known to every node's
+	// copies (marks.Catalog); nil: nowhere, for a graph without Redis,
+	// whose nodes trust no mark.
+	Marks *marks.Marks
 }
 
 // NewService returns the catalog as o says.
 func NewService(o Options) *Service {
 	return &Service{pool: o.Pool, reads: o.Reads, media: o.Media, uploads: media.NewUploads(o.Pool, o.Media),
-		queue: o.Queue, videos: newVideoCache()}
+		queue: o.Queue, videos: newVideoCache(), owned: newOwnedCache(), marks: o.Marks}
 }
 
 // New returns the catalog over pool, storing clip files in store and

@@ -42,7 +42,7 @@ func (s *Service) SetTier(ctx context.Context, name string, price money.Cents) (
 		return Tier{}, apperr.InvalidField("price", "price must be between 0 and %s", money.MaxCents)
 	}
 	var t Tier
-	err := database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, sqlUpsertTier, name, int64(price))
 		if err != nil {
 			return err

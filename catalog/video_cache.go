@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"broll/internal/apperr"
+	"broll/internal/marks"
 )
 
 // A clip's details are read far more often than they change, so each node
@@ -28,34 +29,82 @@ import (
 // message to send and nothing to miss when Redis is away. Transaction ids
 // wrap around after about four billion transactions; a copy lives
 // videoCacheTTL at most, far shorter than that.
+//
+// A request that came through an admission (the API edge) carries the
+// marks it read in Redis before anything else (package marks): the
+// catalog's, which every write of a clip row here holds across its commit
+// and renews after it, and its key's owned mark, which every purchase by
+// the key does. While both are the ones a node's copies were made under,
+// the copies answer with no query at all; a held mark or a mark that
+// moved sends the read to the primary, which copies again. A row written
+// past this package (a hand-made UPDATE) is seen by reads that carry no
+// marks at once, and by the others once any change to the catalog moves
+// its mark, or after videoCacheTTL.
 
 // VideoForKey returns a clip as keyID sees it: a live clip, or a retired
 // one that keyID bought, with keyID's purchase of it (Valid when keyID owns
-// the clip). Ownership is read from the primary on every call, so a
-// purchase made through any node shows at once. The Video may be shared
-// with other callers: it is read-only.
-func (s *Service) VideoForKey(ctx context.Context, id, keyID uuid.UUID) (Video, uuid.NullUUID, error) {
+// the clip). The Video may be shared with other callers: it is read-only.
+//
+// seen are the marks the request's admission read (marks.Seen, zero when
+// there are none): while they hold, this node's copies made under them
+// answer with no query at all (the catalog's mark moves on every change to
+// a clip, the key's owned mark on every purchase by the key; see package
+// marks). Without them ownership is read from the primary on every call
+// and the details are checked against the row's version, so a purchase or
+// a change made through any node shows at once either way.
+func (s *Service) VideoForKey(ctx context.Context, id, keyID uuid.UUID, seen marks.Seen) (Video, uuid.NullUUID, error) {
+	now := time.Now()
+	marked := seen.Catalog != "" && (seen.Owned != "" || keyID == uuid.Nil)
+	if marked {
+		if v, live, ok := s.videos.marked(id, seen.Catalog, now); ok {
+			if bought, ok := s.owned.get(keyID, id, seen.Owned, now); ok {
+				if !live && !bought.Valid {
+					return Video{}, uuid.NullUUID{}, apperr.NotFoundf("video %s not found", id)
+				}
+				return v, bought, nil
+			}
+		}
+		return s.readVideo(ctx, id, keyID, seen, now)
+	}
 	args := []any{pgtype.UUID{Bytes: id, Valid: true}, pgtype.UUID{Bytes: keyID, Valid: true}}
 	var version uint32
 	var bought uuid.NullUUID
 	err := s.pool.QueryRow(ctx, sqlVideoVersion, args...).Scan(&version, &bought)
 	if err == nil {
-		if v, ok := s.videos.get(id, version, time.Now()); ok {
+		if v, ok := s.videos.get(id, version, now); ok {
 			return v, bought, nil
 		}
 		// Not here, or changed since: read it whole (its own snapshot,
 		// purchase and version included, answers this call).
-		var v Video
-		v, err = ScanVideo(s.pool.QueryRow(ctx, sqlVideoForKey, args...), &version, &bought)
-		if err == nil {
-			s.videos.put(id, v, version, time.Now())
-			return v, bought, nil
-		}
+		return s.readVideo(ctx, id, keyID, seen, now)
 	}
+	return Video{}, uuid.NullUUID{}, videoErr(id, err)
+}
+
+// readVideo reads a clip whole as keyID sees it, with its version and the
+// key's purchase, and copies both under seen (the marks read before this
+// read; "" copies nothing a marked read would trust).
+func (s *Service) readVideo(ctx context.Context, id, keyID uuid.UUID, seen marks.Seen, now time.Time) (Video, uuid.NullUUID, error) {
+	args := []any{pgtype.UUID{Bytes: id, Valid: true}, pgtype.UUID{Bytes: keyID, Valid: true}}
+	var version uint32
+	var bought uuid.NullUUID
+	var live bool
+	v, err := ScanVideo(s.pool.QueryRow(ctx, sqlVideoForKey, args...), &version, &bought, &live)
+	if err != nil {
+		return Video{}, uuid.NullUUID{}, videoErr(id, err)
+	}
+	s.videos.put(id, cachedVideo{v: v, version: version, live: live, mark: seen.Catalog}, now)
+	if seen.Owned != "" && keyID != uuid.Nil {
+		s.owned.put(keyID, id, bought, seen.Owned, now)
+	}
+	return v, bought, nil
+}
+
+func videoErr(id uuid.UUID, err error) error {
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Video{}, uuid.NullUUID{}, apperr.NotFoundf("video %s not found", id)
+		return apperr.NotFoundf("video %s not found", id)
 	}
-	return Video{}, uuid.NullUUID{}, fmt.Errorf("get video: %w", err)
+	return fmt.Errorf("get video: %w", err)
 }
 
 const (
@@ -66,10 +115,13 @@ const (
 	// maxCachedVideos bounds the memory of the cache (a few hundred bytes
 	// a clip); past it the cache starts again from empty.
 	maxCachedVideos = 50_000
+	// maxCachedOwned bounds the copies of who owns what (about 80 bytes
+	// each).
+	maxCachedOwned = 200_000
 )
 
 // videoCache is this node's copy of clip details, each with the version of
-// the row it was read from.
+// the row it was read from and the catalog's mark seen before the read.
 type videoCache struct {
 	mu sync.RWMutex
 	m  map[uuid.UUID]cachedVideo
@@ -78,6 +130,10 @@ type videoCache struct {
 type cachedVideo struct {
 	v       Video
 	version uint32
+	// live is false for a retired clip (or one waiting for its probe),
+	// which only its buyers see.
+	live    bool
+	mark    string
 	expires time.Time
 }
 
@@ -94,11 +150,66 @@ func (c *videoCache) get(id uuid.UUID, version uint32, now time.Time) (Video, bo
 	return e.v, true
 }
 
-func (c *videoCache) put(id uuid.UUID, v Video, version uint32, now time.Time) {
+// marked returns the copy of id made under the catalog's mark, if this
+// node has it.
+func (c *videoCache) marked(id uuid.UUID, mark string, now time.Time) (Video, bool, bool) {
+	c.mu.RLock()
+	e, ok := c.m[id]
+	c.mu.RUnlock()
+	if !ok || e.mark != mark || !now.Before(e.expires) {
+		return Video{}, false, false
+	}
+	return e.v, e.live, true
+}
+
+func (c *videoCache) put(id uuid.UUID, e cachedVideo, now time.Time) {
+	e.expires = now.Add(videoCacheTTL)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.m[id]; !ok && len(c.m) >= maxCachedVideos {
 		clear(c.m)
 	}
-	c.m[id] = cachedVideo{v: v, version: version, expires: now.Add(videoCacheTTL)}
+	c.m[id] = e
+}
+
+// ownedCache is this node's copy of which clips keys own (the purchase, or
+// none), each with the key's owned mark seen before the read.
+type ownedCache struct {
+	mu sync.RWMutex
+	m  map[keyClip]cachedOwned
+}
+
+type keyClip struct{ key, clip uuid.UUID }
+
+type cachedOwned struct {
+	bought  uuid.NullUUID
+	mark    string
+	expires time.Time
+}
+
+func newOwnedCache() *ownedCache { return &ownedCache{m: map[keyClip]cachedOwned{}} }
+
+// get returns key's purchase of clip as copied under mark. No key owns
+// nothing, with no copy needed.
+func (c *ownedCache) get(key, clip uuid.UUID, mark string, now time.Time) (uuid.NullUUID, bool) {
+	if key == uuid.Nil {
+		return uuid.NullUUID{}, true
+	}
+	c.mu.RLock()
+	e, ok := c.m[keyClip{key, clip}]
+	c.mu.RUnlock()
+	if !ok || e.mark != mark || !now.Before(e.expires) {
+		return uuid.NullUUID{}, false
+	}
+	return e.bought, true
+}
+
+func (c *ownedCache) put(key, clip uuid.UUID, bought uuid.NullUUID, mark string, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := keyClip{key, clip}
+	if _, ok := c.m[k]; !ok && len(c.m) >= maxCachedOwned {
+		clear(c.m)
+	}
+	c.m[k] = cachedOwned{bought: bought, mark: mark, expires: now.Add(videoCacheTTL)}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/billing"
+	"broll/billing/license"
 	"broll/catalog"
 	"broll/catalog/media"
 	"broll/catalog/search"
@@ -30,6 +31,7 @@ import (
 	"broll/internal/database"
 	"broll/internal/idempotency"
 	"broll/internal/logging"
+	"broll/internal/marks"
 	"broll/internal/metrics"
 	"broll/internal/redisx"
 	"broll/internal/replica"
@@ -139,7 +141,18 @@ type Graph struct {
 	Revoker   *tenancy.Revoker
 	Billing   *billing.Service
 	Downloads *billing.DownloadLimiter
-	Catalog   *catalog.Service
+	// Licenses reads, signs and revokes the purchases' licences; nil when
+	// no signing secret is configured (brollctl without BROLL_SIGNING_KEY).
+	Licenses *license.Service
+	// LicenseLookups bounds the public verify page per address (Redis).
+	LicenseLookups *license.LookupLimiter
+	// Stamps makes (Media), asks for (Redis) and prunes the licence-stamped
+	// copies of purchased files.
+	Stamps  *license.Stamper
+	Catalog *catalog.Service
+	// Marks tell every node that clips or what a key owns changed (with
+	// the Redis part; nil without).
+	Marks *marks.Marks
 	// Search runs the catalog's searches; it keeps this process's recent
 	// search totals.
 	Search    *search.Service
@@ -149,8 +162,10 @@ type Graph struct {
 	Idempotency *idempotency.Store
 
 	// allow is BROLL_WEBHOOK_ALLOW_HOSTS, read with Secrets.
-	allow   webhook.Allow
-	closers []func()
+	allow webhook.Allow
+	// licenseKeys sign licences (nil without a signing secret).
+	licenseKeys *license.Keyring
+	closers     []func()
 }
 
 // idempotencyStale is how long a claimed Idempotency-Key may stay without
@@ -228,6 +243,11 @@ func (g *Graph) open(ctx context.Context) (err error) {
 			return err
 		}
 	}
+	if current, previous := cfg.License.Secrets(cfg); current != "" {
+		if g.licenseKeys, err = license.NewKeyring(current, previous...); err != nil {
+			return err
+		}
+	}
 	if g.Has(Secrets) {
 		if g.allow, err = webhook.ParseAllow(cfg.WebhookAllowHosts); err != nil {
 			return fmt.Errorf("BROLL_WEBHOOK_ALLOW_HOSTS: %w", err)
@@ -253,8 +273,25 @@ func (g *Graph) build() {
 	if g.Has(Secrets) {
 		links = billing.NewSigner(cfg.BaseURL(), cfg.SigningKey.Reveal(), cfg.SigningKeyPrevious.Reveal(), cfg.DownloadURLTTL, nil)
 	}
+	stampOpts := license.StampOptions{Media: g.Media, BaseURL: cfg.BaseURL(), Logger: g.Logger.With("component", "licence-stamps")}
+	var mk *marks.Marks // nil without Redis: nothing is marked, and no node trusts a mark
+	if g.Has(Redis) {
+		mk = marks.New(rdb, cfg.RedisPrefix, g.Logger)
+		g.Marks = mk
+		// Before the Redis client closes (closers run in reverse).
+		g.closers = append(g.closers, mk.Close)
+		g.Inspector = asynq.NewInspectorFromRedisClient(rdb)
+		g.Queue = tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), g.Inspector,
+			tasks.QueueOptions{Prefix: cfg.RedisPrefix, BatchSize: cfg.WorkerBatchSize})
+		stampOpts.Queue = g.Queue
+	}
+	g.Stamps = license.NewStamper(pool, stampOpts)
 	g.Billing = billing.New(pool, billing.Options{Links: links, Keys: g.Tenancy,
-		LowBalanceThreshold: cfg.LowBalanceThreshold, TestBalance: cfg.TestBalance})
+		LowBalanceThreshold: cfg.LowBalanceThreshold, TestBalance: cfg.TestBalance, Marks: mk, Stamps: g.Stamps})
+	if g.licenseKeys != nil {
+		g.Licenses = license.New(pool, license.Options{Keys: g.licenseKeys, Licensor: cfg.License.LicensorName,
+			TermsVersion: cfg.License.TermsVersion, TermsURL: cfg.TermsLink(), BaseURL: cfg.BaseURL()})
+	}
 
 	var queue catalog.EmbedQueue // a nil *AsynqQueue would be a queue that is not nil
 	if g.Has(Redis) {
@@ -270,11 +307,10 @@ func (g *Graph) build() {
 		g.Downloads = billing.NewDownloadLimiter(rdb, cfg.RedisPrefix, billing.DownloadLimits{
 			PerPurchase: cfg.DownloadsPerPurchasePerMinute, PerAddress: cfg.DownloadsPerAddressPerMinute,
 		})
-		g.Inspector = asynq.NewInspectorFromRedisClient(rdb)
-		g.Queue = tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), g.Inspector, cfg.RedisPrefix)
+		g.LicenseLookups = license.NewLookupLimiter(rdb, cfg.RedisPrefix, cfg.License.LookupsPerAddressPerMinute)
 		queue = g.Queue
 	}
-	g.Catalog = catalog.NewService(catalog.Options{Pool: pool, Reads: g.Reads, Media: g.Media, Queue: queue})
+	g.Catalog = catalog.NewService(catalog.Options{Pool: pool, Reads: g.Reads, Media: g.Media, Queue: queue, Marks: mk})
 	g.Search = search.NewService(g.Catalog, search.Options{EfSearch: cfg.SemanticEfSearch})
 	if g.Media != nil {
 		g.Uploads = media.NewUploads(pool, g.Media)

@@ -28,6 +28,7 @@ var constructors = map[string][]string{
 	"broll/internal/seal":        {"New"},
 	"broll/internal/tasks":       {"NewAsynqQueue"},
 	"broll/internal/replica":     {"New"},
+	"broll/internal/marks":       {"New"},
 }
 
 // TestServicesAreBuiltOnlyByTheRoot: outside package graph, a service's

@@ -16,6 +16,8 @@ type CustomerKeySpec struct {
 	SpendLimit *SpendLimit // nil: no limit
 	RateLimit  *int        // nil: the service default
 	Test       bool        // a test-mode key (dsk_test_)
+	// LicenseeName is printed on the key's licences (nil: none).
+	LicenseeName *string
 }
 
 // CreateCustomerKey issues a key for one end customer under the calling
@@ -47,6 +49,10 @@ func (s *Service) CreateCustomerKeyWith(ctx context.Context, root Principal, spe
 	if err := CheckRateLimit(spec.RateLimit); err != nil {
 		return IssuedKey{}, err
 	}
+	licensee, err := NormalizeLicenseeName(spec.LicenseeName)
+	if err != nil {
+		return IssuedKey{}, err
+	}
 	return s.issued(insertKey(ctx, s.pool, Key{
 		AccountID:          uuid.NullUUID{UUID: root.AccountID, Valid: true},
 		Kind:               KindCustomer,
@@ -56,6 +62,7 @@ func (s *Service) CreateCustomerKeyWith(ctx context.Context, root Principal, spe
 		SpendLimit:         spec.SpendLimit,
 		RateLimitPerMinute: spec.RateLimit,
 		Test:               spec.Test,
+		LicenseeName:       licensee,
 	}))
 }
 

@@ -15,7 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/time/rate"
 
-	"broll/internal/redisx"
+	"broll/internal/marks"
 )
 
 // Decision is the outcome of admitting one request.
@@ -33,11 +33,15 @@ type Decision struct {
 	// was read: the caller reads it again from Postgres and admits again,
 	// so that the new rate limit applies from this request on.
 	Stale bool
+	// Marks are the catalog's and the key's owned marks as this admission
+	// read them, before anything the request reads from Postgres (zero
+	// without Redis): copies made under them are trusted while they hold.
+	Marks marks.Seen
 }
 
-// Gate admits requests: in one Redis round trip it checks the revocation
-// markers of the key and its root, runs the GCRA rate limiter (redis_rate)
-// and counts usage. When Redis is unreachable it falls back to an
+// Gate admits requests: in one Redis command (admitScript) it checks the
+// revocation markers of the key and its root, runs the GCRA rate limiter
+// (redis_rate's script) and counts usage. When Redis is unreachable it falls back to an
 // in-process limiter and in-process usage counting, and says so.
 type Gate struct {
 	rdb          *redis.Client
@@ -95,38 +99,41 @@ func (g *Gate) Readmit(ctx context.Context, p Principal) (Decision, error) {
 func (g *Gate) admit(ctx context.Context, p Principal, count bool) (Decision, error) {
 	limit := g.LimitFor(p)
 	now := g.now()
-	rr := &roundTrip{client: g.rdb}
-	var revoked *redis.IntCmd
-	var changed *redis.StringCmd
-	var epoch epochRead
-	rr.extras = func(pipe redis.Pipeliner) {
-		epoch = g.epoch.read(ctx, pipe, g.prefix)
-		keys := []string{revokedKey(g.prefix, p.KeyID)}
-		if p.RootKeyID != p.KeyID {
-			keys = append(keys, revokedKey(g.prefix, p.RootKeyID))
-		}
-		revoked = pipe.Exists(ctx, keys...)
-		changed = pipe.Get(ctx, changedKey(g.prefix, p.KeyID))
-		if count {
-			g.usage.count(ctx, pipe, p.KeyID, now)
-		}
+	offered := randomToken()
+	counting := "0"
+	if count {
+		counting = "1"
 	}
-	res, err := redisx.Limiter(rr, g.prefix).Allow(ctx, "key:"+p.KeyID.String(), limit)
+	total, lastUse, hours := g.usage.countKeys()
+	keys := []string{rateLimitKey(g.prefix, p.KeyID), epochKey(g.prefix), changedKey(g.prefix, p.KeyID), total, lastUse, hours,
+		revokedKey(g.prefix, p.KeyID), revokedKey(g.prefix, p.RootKeyID),
+		marks.TokenKey(g.prefix, marks.Catalog), marks.HeldKey(g.prefix, marks.Catalog),
+		marks.TokenKey(g.prefix, marks.Owned(p.KeyID)), marks.HeldKey(g.prefix, marks.Owned(p.KeyID))}
+	v, err := admitScript.Run(ctx, g.rdb, keys, limit.Burst, limit.Rate, limit.Period.Seconds(), offered, counting,
+		p.KeyID.String(), now.UnixMilli(), hourField(p.KeyID, now)).Slice()
 	if err != nil {
 		return g.admitLocally(p, limit, now, err), nil
 	}
-	// The extras rode along Allow's first call, so revoked and changed are
-	// set whenever Allow succeeded.
-	d := Decision{
-		Revoked:    revoked.Val() > 0,
-		Allowed:    res.Allowed > 0 && revoked.Val() == 0,
-		Limit:      limit.Rate,
-		Remaining:  res.Remaining,
-		ResetAfter: res.ResetAfter,
-		RetryAfter: max(res.RetryAfter, 0), // redis_rate says -1 when allowed
+	res, err := parseAdmitReply(v)
+	if err != nil {
+		return Decision{}, err
 	}
-	if v, err := changed.Int64(); err == nil && v > p.SettingsVersion {
-		d.Stale = true
+	d := Decision{
+		Revoked:    res.revoked > 0,
+		Allowed:    res.allowed > 0 && res.revoked == 0,
+		Limit:      limit.Rate,
+		Remaining:  int(res.remaining),
+		ResetAfter: res.resetAfter,
+		RetryAfter: max(res.retryAfter, 0), // -1 when allowed
+		Stale:      res.changed > p.SettingsVersion,
+		Marks:      res.marks,
+	}
+	epoch := res.epoch
+	switch {
+	case res.epochMissing:
+		epoch = offered
+	case !res.epochOK:
+		epoch = ""
 	}
 	if lost, first := g.epoch.check(epoch); lost {
 		if !first {
@@ -185,56 +192,6 @@ func MarkRevoked(ctx context.Context, rdb *redis.Client, prefix string, ids ...u
 	}
 	_, err := pipe.Exec(ctx)
 	return err
-}
-
-// roundTrip lets redis_rate's limiter script travel in one pipeline with the
-// revocation check and the usage counters: redis_rate calls EvalSha (and
-// Eval only when the script is not loaded yet); the extras ride along the
-// first call only, so nothing is counted twice.
-type roundTrip struct {
-	client *redis.Client
-	extras func(redis.Pipeliner)
-	sent   bool
-}
-
-func (r *roundTrip) withExtras(ctx context.Context, call func(redis.Cmdable) *redis.Cmd) *redis.Cmd {
-	if r.sent || r.extras == nil {
-		return call(r.client)
-	}
-	r.sent = true
-	pipe := r.client.Pipeline()
-	cmd := call(pipe)
-	r.extras(pipe)
-	_, _ = pipe.Exec(ctx) // each command keeps its own error; cmd's is what redis_rate reads
-	return cmd
-}
-
-func (r *roundTrip) Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
-	return r.withExtras(ctx, func(c redis.Cmdable) *redis.Cmd { return c.Eval(ctx, script, keys, args...) })
-}
-
-func (r *roundTrip) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
-	return r.withExtras(ctx, func(c redis.Cmdable) *redis.Cmd { return c.EvalSha(ctx, sha1, keys, args...) })
-}
-
-func (r *roundTrip) EvalRO(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
-	return r.withExtras(ctx, func(c redis.Cmdable) *redis.Cmd { return c.EvalRO(ctx, script, keys, args...) })
-}
-
-func (r *roundTrip) EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
-	return r.withExtras(ctx, func(c redis.Cmdable) *redis.Cmd { return c.EvalShaRO(ctx, sha1, keys, args...) })
-}
-
-func (r *roundTrip) ScriptExists(ctx context.Context, hashes ...string) *redis.BoolSliceCmd {
-	return r.client.ScriptExists(ctx, hashes...)
-}
-
-func (r *roundTrip) ScriptLoad(ctx context.Context, script string) *redis.StringCmd {
-	return r.client.ScriptLoad(ctx, script)
-}
-
-func (r *roundTrip) Del(ctx context.Context, keys ...string) *redis.IntCmd {
-	return r.client.Del(ctx, keys...)
 }
 
 // localLimiters are this node's stand-in while Redis is unreachable: the

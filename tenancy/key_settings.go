@@ -78,6 +78,10 @@ type KeyUpdate struct {
 	SpendLimit    *SpendLimit
 	RateLimitSet  bool
 	RateLimit     *int
+	// LicenseeNameSet changes the name printed on the key's licences (to
+	// none when LicenseeName is nil); licences show the current name.
+	LicenseeNameSet bool
+	LicenseeName    *string
 }
 
 // UpdateCustomerKey changes one customer key of the calling root key. Every
@@ -114,7 +118,12 @@ func (s *Service) updateKey(ctx context.Context, id uuid.UUID, account, root uui
 	if err := CheckRateLimit(u.RateLimit); err != nil {
 		return Key{}, err
 	}
+	licensee, err := NormalizeLicenseeName(u.LicenseeName)
+	if err != nil {
+		return Key{}, err
+	}
 	limitCents, limitPeriod := u.SpendLimit.columns()
-	k, err := scanKey(s.pool.QueryRow(ctx, updateKeySQL, id, account, root, label, u.SpendLimitSet, limitCents, limitPeriod, u.RateLimitSet, u.RateLimit))
+	k, err := scanKey(s.pool.QueryRow(ctx, updateKeySQL, id, account, root, label, u.SpendLimitSet, limitCents, limitPeriod,
+		u.RateLimitSet, u.RateLimit, u.LicenseeNameSet, licensee))
 	return k, database.Interpret(err, "key not found")
 }

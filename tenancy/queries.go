@@ -37,7 +37,7 @@ const keyColumns = `id, account_id, kind, parent_id, label, scopes, key_prefix,
 	spend_limit_cents, spend_limit_period, settings_version, NOT livemode,
 	(SELECT spent FROM broll_key_spending(id, spend_limit_period, created_at)),
 	(SELECT period_start FROM broll_key_spending(id, spend_limit_period, created_at)),
-	(SELECT resets_at FROM broll_key_spending(id, spend_limit_period, created_at))`
+	(SELECT resets_at FROM broll_key_spending(id, spend_limit_period, created_at)), licensee_name`
 
 // Key changes write their webhook events (key.created, key.revoked) in the
 // statement or transaction that makes the change, so an event exists exactly
@@ -52,12 +52,12 @@ const keyEventData = `jsonb_build_object('key', jsonb_build_object(
 // event ($11, with trace id $13, "" for none), in one statement so that the
 // event commits with the key even on a pool. $1 account, $2 kind, $3
 // parent, $4 label, $5 scopes, $6 hash, $7 prefix, $8-$9 spend limit,
-// $10 rate limit, $12 livemode.
+// $10 rate limit, $12 livemode, $14 licensee name (NULL for none).
 const insertKeySQL = `
 	WITH k AS (
 		INSERT INTO api_keys (account_id, kind, parent_id, label, scopes, key_hash, key_prefix,
-		                      spend_limit_cents, spend_limit_period, rate_limit_per_minute, livemode)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $12)
+		                      spend_limit_cents, spend_limit_period, rate_limit_per_minute, livemode, licensee_name)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $12, $14)
 		RETURNING *
 	), ev AS (
 		INSERT INTO webhook_events (account_id, type, livemode, trace_id, data)
@@ -119,6 +119,7 @@ const updateKeySQL = `
 		spend_limit_cents = CASE WHEN $5 THEN $6 ELSE spend_limit_cents END,
 		spend_limit_period = CASE WHEN $5 THEN $7 ELSE spend_limit_period END,
 		rate_limit_per_minute = CASE WHEN $8 THEN $9 ELSE rate_limit_per_minute END,
+		licensee_name = CASE WHEN $10 THEN $11 ELSE licensee_name END,
 		settings_version = settings_version + 1
 	WHERE id = $1 AND kind = 'customer' AND ($2::uuid IS NULL OR account_id = $2) AND ($3::uuid IS NULL OR parent_id = $3)
 	RETURNING ` + keyColumns

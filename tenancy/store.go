@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -60,7 +61,10 @@ type Key struct {
 	// Test is a test-mode key's (dsk_test_): it buys from the account's
 	// test balance and only ever sees test purchases. Root and ops keys
 	// are live.
-	Test          bool
+	Test bool
+	// LicenseeName is printed on the key's licences (nil: none, shown as
+	// "a customer of <account name>"); Label stays private.
+	LicenseeName  *string
 	TotalRequests int64
 	LastUsedAt    *time.Time
 	CreatedAt     time.Time
@@ -96,6 +100,22 @@ func NormalizeLabel(field, label string, required bool) (string, error) {
 		return "", apperr.InvalidField(field, "%s must be UTF-8 text without NUL characters", field)
 	}
 	return label, nil
+}
+
+// NormalizeLicenseeName checks a key's licensee name (nil: none): 1 to
+// 200 characters of printable text, trimmed.
+func NormalizeLicenseeName(name *string) (*string, error) {
+	if name == nil {
+		return nil, nil
+	}
+	n, err := NormalizeLabel("licensee_name", *name, true)
+	if err != nil {
+		return nil, err
+	}
+	if strings.IndexFunc(n, unicode.IsControl) >= 0 {
+		return nil, apperr.InvalidField("licensee_name", "licensee_name must be printable text without control characters")
+	}
+	return &n, nil
 }
 
 // CreateAccount inserts an account with a zero balance. Credits are added by
@@ -141,7 +161,7 @@ func (r *keyRow) dest(extra ...any) []any {
 	k := &r.k
 	return append([]any{&k.ID, &k.AccountID, &k.Kind, &k.ParentID, &k.Label, &k.Scopes, &k.Prefix,
 		&k.RateLimitPerMinute, &k.TotalRequests, &k.LastUsedAt, &k.CreatedAt, &k.RevokedAt,
-		&r.limitCents, &r.limitPeriod, &k.SettingsVersion, &k.Test, &k.Spent.Amount, &k.Spent.PeriodStart, &k.Spent.ResetsAt}, extra...)
+		&r.limitCents, &r.limitPeriod, &k.SettingsVersion, &k.Test, &k.Spent.Amount, &k.Spent.PeriodStart, &k.Spent.ResetsAt, &k.LicenseeName}, extra...)
 }
 
 func (r *keyRow) key() Key {
@@ -166,7 +186,7 @@ func insertKey(ctx context.Context, q Querier, k Key) (IssuedKey, error) {
 	limitCents, limitPeriod := k.SpendLimit.columns()
 	// One statement, so key.created commits with the key even on a pool.
 	row := q.QueryRow(ctx, insertKeySQL, k.AccountID, k.Kind, k.ParentID, k.Label, k.Scopes, hashKey(secret), displayedPrefix(secret),
-		limitCents, limitPeriod, k.RateLimitPerMinute, outbox.KeyCreated, !k.Test, outbox.Trace(ctx))
+		limitCents, limitPeriod, k.RateLimitPerMinute, outbox.KeyCreated, !k.Test, outbox.Trace(ctx), k.LicenseeName)
 	created, err := scanKey(row)
 	if err != nil {
 		return IssuedKey{}, err

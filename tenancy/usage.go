@@ -49,11 +49,11 @@ func NewUsage(pool *pgxpool.Pool, rdb *redis.Client, prefix string) *Usage {
 
 func (u *Usage) key(name string) string { return u.prefix + "usage:" + name }
 
-func (u *Usage) count(ctx context.Context, pipe redis.Pipeliner, id uuid.UUID, now time.Time) {
-	field := id.String()
-	pipe.HIncrBy(ctx, u.key("n"), field, 1)
-	pipe.HSet(ctx, u.key("t"), field, now.UnixMilli())
-	pipe.HIncrBy(ctx, u.key("h"), hourField(id, now), 1)
+// countKeys are the three hashes the Gate's admitScript counts a request
+// in: requests by key id, the last use (Unix ms) by key id, and requests
+// by hourField.
+func (u *Usage) countKeys() (total, lastUse, hours string) {
+	return u.key("n"), u.key("t"), u.key("h")
 }
 
 // hourField names a key's bucket of one hour in the hourly hash:

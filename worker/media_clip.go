@@ -2,9 +2,9 @@ package worker
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -12,24 +12,97 @@ import (
 
 	"broll/catalog"
 	"broll/catalog/media"
-	"broll/internal/tasks"
 )
 
-// handleProcessMedia probes one clip's file and makes its preview and
-// thumbnail (catalog.ProcessMedia). A file the probe cannot read fails the
-// clip at once: retrying would read the same bytes. Other failures (the
-// store, ffmpeg) are retried with the embedding jobs' backoff, and the
-// clip is marked failed when asynq archives the task.
-func (w *Worker) handleProcessMedia(ctx context.Context, t *asynq.Task) error {
-	var p tasks.ClipPayload
-	if err := json.Unmarshal(t.Payload(), &p); err != nil {
-		return fmt.Errorf("media job: bad payload: %w: %w", err, asynq.SkipRetry)
-	}
-	if p.VideoID == uuid.Nil {
-		return fmt.Errorf("media job: payload without video_id: %w", asynq.SkipRetry)
+// handleProbeClips runs a media batch: probe the clips' files, embed the
+// texts the probe settled, and put the sound clips on sale with their
+// vectors in one transaction (catalog.ProbePending, catalog.StoreProbed).
+// A file the probe refuses fails its clip at once: retrying would read the
+// same bytes. An embedder that fails does not hold the clips back: they
+// go on sale and their embedding is queued on its own. Clips whose probe
+// failed otherwise (the store) are retried with the task, and marked
+// failed when asynq archives it.
+func (w *Worker) handleProbeClips(ctx context.Context, t *asynq.Task) error {
+	ids, err := clipsPayload(t)
+	if err != nil {
+		return fmt.Errorf("media clips: %w", err)
 	}
 	start := time.Now()
-	err := w.catalog.ProcessMedia(ctx, p.VideoID)
+	model := w.embedder.Model()
+	clips, err := w.catalog.ProbePending(ctx, ids, model)
+	if err != nil {
+		return w.mediaFailed(ctx, ids, err)
+	}
+	var need []catalog.ProbedClip
+	for _, c := range clips {
+		if c.Err == nil && c.NeedsVector {
+			need = append(need, c)
+		}
+	}
+	vectors := make(map[uuid.UUID][]float32, len(need))
+	for chunk := range slices.Chunk(need, w.opts.BatchSize) {
+		texts := make([]string, len(chunk))
+		for i, c := range chunk {
+			texts[i] = c.Text
+		}
+		// A failed call leaves its clips without vectors: StoreProbed
+		// queues their embedding.
+		if vecs, err := w.embed(ctx, texts); err == nil {
+			for i, c := range chunk {
+				vectors[c.ID] = vecs[i]
+			}
+		}
+	}
+	res, err := w.catalog.StoreProbed(ctx, model, clips, vectors)
+	if err != nil {
+		return w.mediaFailed(ctx, ids, err)
+	}
+	w.metrics.mediaJobs.WithLabelValues("done").Add(float64(res.Ready))
+	w.metrics.mediaJobs.WithLabelValues("refused").Add(float64(res.Refused))
+	w.metrics.jobs.WithLabelValues("done").Add(float64(res.Embedded))
+	var again []uuid.UUID
+	var cause error
+	for _, c := range clips {
+		var unreadable *media.UnreadableError
+		if c.Err != nil && !errors.As(c.Err, &unreadable) {
+			again, cause = append(again, c.ID), c.Err
+		}
+	}
+	if len(again) == 0 {
+		w.metrics.mediaLatency.Observe(time.Since(start).Seconds())
+		return nil
+	}
+	return w.mediaFailed(ctx, again, cause)
+}
+
+// mediaFailed decides what becomes of clips whose media work failed for a
+// reason worth a retry: the task is retried, or, on its last attempt, the
+// clips are marked failed. It returns the task's error.
+func (w *Worker) mediaFailed(ctx context.Context, ids []uuid.UUID, cause error) error {
+	result := "retry"
+	switch {
+	case errors.Is(ctx.Err(), context.Canceled):
+		result = "interrupted"
+	case lastAttempt(ctx):
+		result = "failed"
+		for _, id := range ids {
+			w.markMediaFailed(ctx, id, cause.Error())
+		}
+	}
+	w.metrics.mediaJobs.WithLabelValues(result).Add(float64(len(ids)))
+	return fmt.Errorf("media clips: %d clips: %w", len(ids), cause)
+}
+
+// handleProcessMedia runs the one-clip media task of an earlier release:
+// probe, preview and thumbnail in one go (catalog.ProcessMedia).
+func (w *Worker) handleProcessMedia(ctx context.Context, t *asynq.Task) error {
+	ids, err := clipsPayload(t)
+	if err != nil {
+		return fmt.Errorf("media job: %w", err)
+	}
+	id := ids[0]
+	start := time.Now()
+	err = w.catalog.ProcessMedia(ctx, id)
 	var unreadable *media.UnreadableError
 	switch {
 	case err == nil:
@@ -38,22 +111,13 @@ func (w *Worker) handleProcessMedia(ctx context.Context, t *asynq.Task) error {
 		return nil
 	case errors.Is(err, catalog.ErrVideoGone):
 		w.metrics.mediaJobs.WithLabelValues("gone").Inc()
-		return fmt.Errorf("media job %s: %w: %w", p.VideoID, err, asynq.SkipRetry)
-	case errors.Is(ctx.Err(), context.Canceled):
-		w.metrics.mediaJobs.WithLabelValues("interrupted").Inc()
-		return fmt.Errorf("media job %s: %w", p.VideoID, err)
+		return fmt.Errorf("media job %s: %w: %w", id, err, asynq.SkipRetry)
 	case errors.As(err, &unreadable):
 		w.metrics.mediaJobs.WithLabelValues("refused").Inc()
-		w.markMediaFailed(ctx, p.VideoID, unreadable.Reason)
-		return fmt.Errorf("media job %s: %w: %w", p.VideoID, err, asynq.SkipRetry)
+		w.markMediaFailed(ctx, id, unreadable.Reason)
+		return fmt.Errorf("media job %s: %w: %w", id, err, asynq.SkipRetry)
 	}
-	if !lastAttempt(ctx) {
-		w.metrics.mediaJobs.WithLabelValues("retry").Inc()
-	} else {
-		w.metrics.mediaJobs.WithLabelValues("failed").Inc()
-		w.markMediaFailed(ctx, p.VideoID, err.Error())
-	}
-	return fmt.Errorf("media job %s: %w", p.VideoID, err)
+	return w.mediaFailed(ctx, ids, err)
 }
 
 func (w *Worker) markMediaFailed(ctx context.Context, id uuid.UUID, reason string) {
@@ -64,4 +128,38 @@ func (w *Worker) markMediaFailed(ctx context.Context, id uuid.UUID, reason strin
 		w.logger.Error("mark media failed", "video_id", id, "err", err)
 	}
 	w.logger.Warn("media processing gave up", "video_id", id, "reason", reason)
+}
+
+// handleMakePreviews makes the previews and thumbnails of a batch of
+// clips on sale (catalog.MakePreviews), on the previews server with its
+// own concurrency. A clip whose preview fails stays on sale without one
+// (its thumbnail or nothing is shown); the task is retried and then
+// archived.
+func (w *Worker) handleMakePreviews(ctx context.Context, t *asynq.Task) error {
+	ids, err := clipsPayload(t)
+	if err != nil {
+		return fmt.Errorf("previews: %w", err)
+	}
+	var failed int
+	var cause error
+	for _, id := range ids {
+		if err := w.catalog.MakePreviews(ctx, id); err != nil {
+			failed, cause = failed+1, err
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		w.metrics.previewJobs.WithLabelValues("done").Inc()
+	}
+	if failed == 0 {
+		return nil
+	}
+	result := "retry"
+	if lastAttempt(ctx) {
+		result = "failed"
+		w.logger.Warn("previews gave up", "clips", failed, "err", cause)
+	}
+	w.metrics.previewJobs.WithLabelValues(result).Add(float64(failed))
+	return fmt.Errorf("previews: %d of %d clips: %w", failed, len(ids), cause)
 }

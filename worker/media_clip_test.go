@@ -18,8 +18,9 @@ import (
 )
 
 // An imported clip whose line gives no figures gets them from its file
-// through the worker, with a preview and thumbnail; a file ffprobe cannot
-// read fails its clip with the reason, shown by the catalog's status.
+// through the worker, its vector and its sale in the same write, and then
+// a preview and thumbnail; a file the probe cannot read fails its clip
+// with the reason, shown by the catalog's status.
 func TestWorkerProbesImportedClips(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
@@ -53,6 +54,24 @@ func TestWorkerProbesImportedClips(t *testing.T) {
 	if s, r := mediaStatus(good); s != "ready" {
 		t.Fatalf("good clip: %s %s", s, r)
 	}
+	// Probe, vector and sale are one row update: a clip that passed the
+	// probe is never on sale without its vector.
+	var embedding string
+	var listed bool
+	if err := e.pool.QueryRow(ctx, `SELECT embedding_status, retired_at IS NULL FROM videos WHERE id = $1`, good).Scan(&embedding, &listed); err != nil {
+		t.Fatal(err)
+	}
+	if embedding != "ready" || !listed {
+		t.Fatalf("good clip after its probe: embedding %s, listed %v", embedding, listed)
+	}
+	// The preview and thumbnail follow on the previews queue.
+	waitFor(t, 60*time.Second, func() bool {
+		var n int
+		if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM videos WHERE id = $1 AND preview_key IS NOT NULL AND thumbnail_key IS NOT NULL`, good).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n == 1
+	}, func() string { return "no preview and thumbnail made" })
 	var dur, fps float64
 	var w, h int
 	var orientation, mediaType, preview, thumb string

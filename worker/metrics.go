@@ -18,27 +18,41 @@ type workerMetrics struct {
 	// Media jobs: probing, previews and thumbnails.
 	mediaJobs    *prometheus.CounterVec
 	mediaLatency prometheus.Histogram
+	// Preview jobs: previews and thumbnails made after the sale.
+	previewJobs *prometheus.CounterVec
+	// Licence stamps: remuxed copies of purchased files.
+	stampJobs    *prometheus.CounterVec
+	stampLatency prometheus.Histogram
 }
 
 func newWorkerMetrics(reg prometheus.Registerer) *workerMetrics {
 	m := &workerMetrics{
 		jobs: metrics.CounterVec("embed_jobs_total",
-			"Embedding jobs by outcome: done, retry (failed, will be retried), failed (gave up, archived), gone (clip deleted), current (vector already of this model, nothing to do), interrupted (shutdown).",
+			"Clips through embedding (an embedding task or a media batch) by outcome: done, retry (failed, will be retried), failed (gave up, archived), gone (clip deleted), current (vector already of this model, nothing to do), interrupted (shutdown).",
 			"result"),
 		jobLatency: metrics.Histogram("embed_job_duration_seconds",
-			"Time an embedding job spends in the worker: waiting for its batch, embedding and storing.", prometheus.ExponentialBuckets(0.005, 2, 14)),
+			"Time an embedding task spends in the worker: loading, embedding and storing its clips.", prometheus.ExponentialBuckets(0.005, 2, 14)),
 		batches: metrics.CounterVec("embed_batches_total", "Embedder calls by outcome (ok, error).", "result"),
 		batchTime: metrics.Histogram("embed_batch_duration_seconds",
-			"Time to load, embed and store one batch of clips.", prometheus.ExponentialBuckets(0.005, 2, 14)),
-		batchSize: metrics.Histogram("embed_batch_size", "Clips per embedder call.", []float64{1, 2, 4, 8, 16, 32, 64, 128}),
+			"Time to embed and store one embedder call's clips.", prometheus.ExponentialBuckets(0.005, 2, 14)),
+		batchSize: metrics.Histogram("embed_batch_size", "Clips per embedder call.", []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}),
 		mediaJobs: metrics.CounterVec("media_jobs_total",
-			"Media jobs (probe, preview, thumbnail) by outcome: done, refused (unreadable file, clip failed), retry, failed (gave up, archived), gone, interrupted.",
+			"Clips through media jobs (probe, embedding, sale) by outcome: done, refused (unreadable file, clip failed), retry, failed (gave up, archived), gone, interrupted.",
 			"result"),
 		mediaLatency: metrics.Histogram("media_job_duration_seconds",
-			"Time to probe a clip's file and make its preview and thumbnail.", prometheus.ExponentialBuckets(0.05, 2, 12)),
+			"Time to probe, embed and put on sale one batch of clips.", prometheus.ExponentialBuckets(0.05, 2, 12)),
+		previewJobs: metrics.CounterVec("preview_jobs_total",
+			"Clips whose missing preview and thumbnail a preview job made (done), or failed to make (retry, failed).",
+			"result"),
+		stampJobs: metrics.CounterVec("license_stamp_jobs_total",
+			"Licence stamp jobs by outcome: stamped, current (a copy was there), not_needed (test purchase), unsupported (the container cannot carry it), retry, failed (gave up: the original is served), gone, interrupted.",
+			"result"),
+		stampLatency: metrics.Histogram("license_stamp_duration_seconds",
+			"Time to remux a purchased file with its licence and store the copy.", prometheus.ExponentialBuckets(0.05, 2, 12)),
 	}
 	if reg != nil {
-		reg.MustRegister(m.jobs, m.jobLatency, m.batches, m.batchTime, m.batchSize, m.mediaJobs, m.mediaLatency)
+		reg.MustRegister(m.jobs, m.jobLatency, m.batches, m.batchTime, m.batchSize, m.mediaJobs, m.mediaLatency, m.previewJobs,
+			m.stampJobs, m.stampLatency)
 	}
 	return m
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"broll/billing/license"
 	"broll/catalog"
 	"broll/embed"
 	"broll/graph"
@@ -24,15 +25,15 @@ import (
 
 // Defaults for the zero values of Options.
 const (
-	DefaultConcurrency     = 4
-	DefaultBatchSize       = 32
-	DefaultBatchWait       = 20 * time.Millisecond
-	DefaultBatchTimeout    = 90 * time.Second // under the embed task's 2-minute timeout
-	DefaultPollInterval    = 200 * time.Millisecond
-	DefaultRetryBaseDelay  = time.Second
-	DefaultRetryMaxDelay   = 5 * time.Minute
-	DefaultShutdownTimeout = 20 * time.Second
-	DefaultRelayInterval   = time.Second
+	DefaultConcurrency        = 4
+	DefaultPreviewConcurrency = 1
+	DefaultBatchSize          = 100
+	DefaultBatchTimeout       = 4 * time.Minute // under the embed task's 5-minute timeout
+	DefaultPollInterval       = 200 * time.Millisecond
+	DefaultRetryBaseDelay     = time.Second
+	DefaultRetryMaxDelay      = 5 * time.Minute
+	DefaultShutdownTimeout    = 20 * time.Second
+	DefaultRelayInterval      = time.Second
 )
 
 // Options tune a Worker; the zero value is production's defaults. What it
@@ -42,14 +43,17 @@ type Options struct {
 	// Logger receives the worker's logs; nil: the graph's logger.
 	Logger *slog.Logger
 
-	// Concurrency is how many embedder calls run at once; each carries up
-	// to BatchSize clips, so the server holds Concurrency*BatchSize tasks.
+	// Concurrency is how many embedding and media tasks (each a batch of
+	// clips) run at once.
 	Concurrency int
-	// BatchSize caps the clips per embedder call; BatchWait is how long a
-	// batch waits for more clips once it has one.
+	// PreviewConcurrency is how many preview tasks (ffmpeg encoding the
+	// previews and thumbnails an import did not bring) run at once, on
+	// their own server, so that encoding never takes the slots of probing
+	// and embedding.
+	PreviewConcurrency int
+	// BatchSize caps the clips per embedder call.
 	BatchSize int
-	BatchWait time.Duration
-	// BatchTimeout bounds one batch: load texts, embed, store.
+	// BatchTimeout bounds one embedding task: load texts, embed, store.
 	BatchTimeout time.Duration
 
 	// PollInterval is how often empty queues are checked: it is most of the
@@ -78,8 +82,8 @@ func (o *Options) withDefaults() {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	setDefault(&o.Concurrency, DefaultConcurrency)
+	setDefault(&o.PreviewConcurrency, DefaultPreviewConcurrency)
 	setDefault(&o.BatchSize, DefaultBatchSize)
-	setDefault(&o.BatchWait, DefaultBatchWait)
 	setDefault(&o.BatchTimeout, DefaultBatchTimeout)
 	setDefault(&o.PollInterval, DefaultPollInterval)
 	setDefault(&o.RetryBaseDelay, DefaultRetryBaseDelay)
@@ -113,9 +117,12 @@ type Worker struct {
 	embedder embed.Embedder
 	store    clipStore
 	logger   *slog.Logger
+	// stamps makes the licence-stamped copies of purchased files.
+	stamps   *license.Stamper
 	handlers map[string]asynq.Handler
-	batcher  *batcher
-	metrics  *workerMetrics
+	// previewHandlers run on a server of their own (PreviewConcurrency).
+	previewHandlers map[string]asynq.Handler
+	metrics         *workerMetrics
 }
 
 // New returns a worker over g's queues, catalog and embedder (g opened
@@ -134,9 +141,19 @@ func New(g *graph.Graph, opts Options) (*Worker, error) {
 	opts.withDefaults()
 	w := &Worker{opts: opts, queue: g.QueueConn, prefix: g.Config.RedisPrefix, catalog: g.Catalog, embedder: g.Embedder,
 		store: g.Catalog, logger: opts.Logger, metrics: newWorkerMetrics(opts.Metrics)}
-	w.handlers = map[string]asynq.Handler{tasks.TaskEmbedClip: asynq.HandlerFunc(w.handleEmbedClip)}
+	w.handlers = map[string]asynq.Handler{
+		tasks.TaskEmbedClips: asynq.HandlerFunc(w.handleEmbedClips),
+		tasks.TaskEmbedClip:  asynq.HandlerFunc(w.handleEmbedClips),
+	}
 	if !opts.NoMedia {
+		w.handlers[tasks.TaskProbeClips] = asynq.HandlerFunc(w.handleProbeClips)
 		w.handlers[tasks.TaskProcessMedia] = asynq.HandlerFunc(w.handleProcessMedia)
+		w.previewHandlers = map[string]asynq.Handler{tasks.TaskMakePreviews: asynq.HandlerFunc(w.handleMakePreviews)}
+		if g.Media != nil {
+			w.stamps = g.Stamps
+			w.handlers[tasks.TaskStampLicense] = asynq.HandlerFunc(w.handleStampLicense)
+			w.handlers[tasks.TaskStampBatch] = asynq.HandlerFunc(w.handleStampBatch)
+		}
 	}
 	return w, nil
 }
@@ -155,14 +172,51 @@ func (w *Worker) Run(ctx context.Context) error {
 		return errors.New("worker: Redis connection option makes no Redis client")
 	}
 	defer rc.Close()
-	srv := asynq.NewServerFromRedisClient(rc, asynq.Config{
+	srv := w.newServer(ctx, rc, o.Concurrency, w.queues())
+	if err := srv.Ping(); err != nil {
+		return fmt.Errorf("worker: redis: %w", err)
+	}
+	if err := srv.Start(newMux(w.handlers)); err != nil {
+		return fmt.Errorf("worker: start: %w", err)
+	}
+	servers := []*asynq.Server{srv}
+	if w.previewHandlers != nil {
+		// Encoding previews takes a core per ffmpeg: a server of its own
+		// bounds it apart from the probing and embedding slots.
+		previews := w.newServer(ctx, rc, o.PreviewConcurrency, map[string]int{tasks.PreviewsQueue(w.prefix): 1})
+		if err := previews.Start(newMux(w.previewHandlers)); err != nil {
+			srv.Shutdown()
+			return fmt.Errorf("worker: start: %w", err)
+		}
+		servers = append(servers, previews)
+	}
+	w.logger.Info("worker started", "model", w.embedder.Model(), "concurrency", o.Concurrency,
+		"preview_concurrency", o.PreviewConcurrency, "batch_size", o.BatchSize, "poll_interval", o.PollInterval)
+	var relay sync.WaitGroup
+	relay.Go(func() { w.relayJobs(ctx) })
+	defer relay.Wait()
+	<-ctx.Done()
+	w.logger.Info("worker stopping", "shutdown_timeout", o.ShutdownTimeout)
+	var stopping sync.WaitGroup
+	for _, s := range servers {
+		stopping.Go(s.Shutdown)
+	}
+	stopping.Wait()
+	w.logger.Info("worker stopped")
+	return nil
+}
+
+// newServer is an asynq server over rc running concurrency tasks at once
+// from queues.
+func (w *Worker) newServer(ctx context.Context, rc redis.UniversalClient, concurrency int, queues map[string]int) *asynq.Server {
+	o := w.opts
+	return asynq.NewServerFromRedisClient(rc, asynq.Config{
 		// Handlers get a context that outlives ctx, so that cancelling Run
 		// lets in-flight tasks finish; asynq cancels it itself after
 		// ShutdownTimeout.
 		BaseContext: func() context.Context { return context.WithoutCancel(ctx) },
-		// One slot per clip of every batch in flight; see batcher.
-		Concurrency: o.Concurrency * o.BatchSize,
-		Queues:      w.queues(),
+		Concurrency: concurrency,
+		Queues:      queues,
 		// asynq polls rather than blocks on Redis: the interval is the
 		// latency of an idle worker.
 		TaskCheckInterval: o.PollInterval,
@@ -175,51 +229,28 @@ func (w *Worker) Run(ctx context.Context) error {
 		Logger:                   asynqLogger{w.logger.With("component", "asynq")},
 		LogLevel:                 asynq.InfoLevel,
 	})
-	if err := srv.Ping(); err != nil {
-		return fmt.Errorf("worker: redis: %w", err)
-	}
-
-	// Batches run on their own context so that they survive the start of a
-	// graceful shutdown and end only when asynq has given up on its tasks.
-	batchCtx, stopBatches := context.WithCancel(context.WithoutCancel(ctx))
-	w.batcher = newBatcher(o.BatchSize, o.BatchWait, o.BatchTimeout, o.Concurrency, w.embedClips)
-	var batches sync.WaitGroup
-	batches.Go(func() { w.batcher.run(batchCtx) })
-	defer func() {
-		stopBatches()
-		batches.Wait()
-	}()
-
-	mux := asynq.NewServeMux()
-	for typ, h := range w.handlers {
-		mux.Handle(typ, h)
-	}
-	if err := srv.Start(mux); err != nil {
-		return fmt.Errorf("worker: start: %w", err)
-	}
-	w.logger.Info("worker started", "model", w.embedder.Model(), "concurrency", o.Concurrency,
-		"batch_size", o.BatchSize, "poll_interval", o.PollInterval)
-	var relay sync.WaitGroup
-	relay.Go(func() { w.relayJobs(ctx) })
-	defer relay.Wait()
-	<-ctx.Done()
-	w.logger.Info("worker stopping", "shutdown_timeout", o.ShutdownTimeout)
-	srv.Shutdown()
-	w.logger.Info("worker stopped")
-	return nil
 }
 
-// queues are the asynq queues this worker takes tasks from, with their
-// priorities: its deployment's (the graph's BROLL_REDIS_PREFIX), and at the lowest priority the unprefixed
-// queues that releases before queue names carried the prefix wrote to, so
-// that the tasks waiting there when a deployment upgrades are still done.
-// Nothing queues to those any more; once they are empty everywhere
-// (asynq_queue_size{queue="embed"} and "media" at 0) they can go.
+func newMux(handlers map[string]asynq.Handler) *asynq.ServeMux {
+	mux := asynq.NewServeMux()
+	for typ, h := range handlers {
+		mux.Handle(typ, h)
+	}
+	return mux
+}
+
+// queues are the queues of the main server, with their priorities: its
+// deployment's (the graph's BROLL_REDIS_PREFIX), new clips' media batches (which embed them too) first; and
+// at the lowest priority the unprefixed queues that releases before queue
+// names carried the prefix wrote to, so that the tasks waiting there when
+// a deployment upgrades are still done. Nothing queues to those any more;
+// once they are empty everywhere (asynq_queue_size{queue="embed"} and
+// "media" at 0) they can go.
 func (w *Worker) queues() map[string]int {
 	p := w.prefix
-	q := map[string]int{tasks.EmbedQueue(p): 4}
+	q := map[string]int{tasks.EmbedQueue(p): 2}
 	if !w.opts.NoMedia {
-		q[tasks.MediaQueue(p)] = 2
+		q[tasks.MediaQueue(p)] = 3
 	}
 	if p != "" {
 		q[tasks.QueueEmbed] = 1

@@ -109,16 +109,17 @@ func (e *env) enqueue(t *testing.T, ids ...uuid.UUID) {
 // own retry budget, so a failing embedder is archived quickly.
 func (e *env) enqueueWithRetries(t *testing.T, id uuid.UUID, maxRetry int) {
 	t.Helper()
-	b, _ := json.Marshal(tasks.ClipPayload{VideoID: id})
-	task := asynq.NewTask(tasks.TaskEmbedClip, b, asynq.Queue(e.embedQueue),
+	b, _ := json.Marshal(tasks.ClipsPayload{VideoIDs: []uuid.UUID{id}})
+	task := asynq.NewTask(tasks.TaskEmbedClips, b, asynq.Queue(e.embedQueue),
 		asynq.TaskID(e.taskID(id)), asynq.MaxRetry(maxRetry), asynq.Timeout(time.Minute))
 	if _, err := e.client.Enqueue(task); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// taskID is the id of a clip's embedding task, as tasks.AsynqQueue names it.
-func (e *env) taskID(id uuid.UUID) string { return e.embedQueue + ":" + id.String() }
+// taskID is the id of the embedding task of the one clip id, as
+// tasks.AsynqQueue names it.
+func (e *env) taskID(id uuid.UUID) string { return tasks.TaskID(e.embedQueue, []uuid.UUID{id}) }
 
 // start runs a worker over a worker's graph with embedder and
 // test-friendly timings until stop is called or the test ends. stop
@@ -130,7 +131,6 @@ func (e *env) start(t *testing.T, embedder embed.Embedder, opts worker.Options) 
 		opts.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	setIfZero(&opts.PollInterval, 20*time.Millisecond)
-	setIfZero(&opts.BatchWait, 5*time.Millisecond)
 	setIfZero(&opts.RetryBaseDelay, 10*time.Millisecond)
 	setIfZero(&opts.RetryMaxDelay, 40*time.Millisecond)
 	setIfZero(&opts.ShutdownTimeout, 2*time.Second)
@@ -255,14 +255,13 @@ func TestRunFailsWithoutRedis(t *testing.T) {
 	}
 }
 
-// TestEmbedsNewClip runs the production poll interval and batch wait, the
-// latency a user sees (docs/api.md gives it; no test asserts a duration:
-// it is logged).
+// TestEmbedsNewClip runs the production poll interval, the latency a user
+// sees (docs/api.md gives it; no test asserts a duration: it is logged).
 func TestEmbedsNewClip(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	builtin := embed.NewBuiltin()
-	e.start(t, builtin, worker.Options{PollInterval: worker.DefaultPollInterval, BatchWait: worker.DefaultBatchWait})
+	e.start(t, builtin, worker.Options{PollInterval: worker.DefaultPollInterval})
 
 	id := e.insertClip(t, "Young woman laughing at her phone on the couch")
 	start := time.Now()
@@ -306,17 +305,18 @@ func TestBackoff(t *testing.T) {
 }
 
 // TestQueuesCarryThePrefix: a worker takes tasks from its deployment's
-// queues, embedding first, and drains the unprefixed queues of earlier
-// releases last; without ffmpeg it leaves every media queue alone.
+// queues, new clips' media batches (which embed them too) first, and
+// drains the unprefixed queues of earlier releases last; without ffmpeg it
+// leaves every media queue alone.
 func TestQueuesCarryThePrefix(t *testing.T) {
 	t.Parallel()
 	got := worker.Queues("eu:", worker.Options{})
-	want := map[string]int{"eu:embed": 4, "eu:media": 2, "embed": 1, "media": 1}
+	want := map[string]int{"eu:media": 3, "eu:embed": 2, "embed": 1, "media": 1}
 	if !maps.Equal(got, want) {
 		t.Errorf("queues %v, want %v", got, want)
 	}
 	got = worker.Queues("eu:", worker.Options{NoMedia: true})
-	if want := map[string]int{"eu:embed": 4, "embed": 1}; !maps.Equal(got, want) {
+	if want := map[string]int{"eu:embed": 2, "embed": 1}; !maps.Equal(got, want) {
 		t.Errorf("queues without ffmpeg %v, want %v", got, want)
 	}
 }

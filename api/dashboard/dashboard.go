@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"broll/billing"
+	"broll/billing/license"
 	"broll/internal/apperr"
 	"broll/internal/classify"
 	"broll/internal/config"
@@ -23,10 +24,12 @@ const Prefix = "/dashboard"
 
 // Deps is what the dashboard needs; the api package passes its own.
 type Deps struct {
-	Config   config.Config
-	Logger   *slog.Logger
-	Tenancy  *tenancy.Service
-	Billing  *billing.Service
+	Config  config.Config
+	Logger  *slog.Logger
+	Tenancy *tenancy.Service
+	Billing *billing.Service
+	// Licenses signs the certificates the purchases page links to.
+	Licenses *license.Service
 	Webhooks *webhook.Service
 	Usage    *tenancy.Usage
 	Gate     *tenancy.Gate

@@ -200,3 +200,15 @@ func cell(s string) string {
 	}
 	return s
 }
+
+// LicensePDF is the certificate of a licence of the account, as a purchase's
+// key gets it from GET /api/v1/licenses/{id}.pdf; another account's is 404.
+func (h *Dashboard) LicensePDF(c *fiber.Ctx) error {
+	pdf, name, err := h.Licenses.CertificateFor(c.UserContext(), tenancy.AccountOwner(session(c).AccountID), c.Params("license_id"))
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, "application/pdf")
+	c.Set(fiber.HeaderContentDisposition, `inline; filename="`+name+`"`)
+	return c.Send(pdf)
+}

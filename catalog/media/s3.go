@@ -198,3 +198,12 @@ func (m *S3) internalURL(ctx context.Context, key string) (string, error) {
 	}
 	return u.String(), nil
 }
+
+// Remove deletes the object under key; a missing object is no error (S3
+// answers a DELETE of one with success).
+func (m *S3) Remove(ctx context.Context, key string) error {
+	if err := m.client.RemoveObject(ctx, m.bucket, key, minio.RemoveObjectOptions{}); err != nil {
+		return m.fail("remove", key, err)
+	}
+	return nil
+}

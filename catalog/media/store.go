@@ -17,6 +17,14 @@ type Store interface {
 	Stat(ctx context.Context, key string) (int64, error)
 }
 
+// Remover is a Store that deletes files (both stores are): copies made
+// from an original (stamped licence copies) are removed when they are no
+// longer kept.
+type Remover interface {
+	// Remove deletes the file under key; a missing file is no error.
+	Remove(ctx context.Context, key string) error
+}
+
 // File is an open stored file.
 type File interface {
 	io.ReadSeekCloser

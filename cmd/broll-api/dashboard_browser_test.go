@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -139,6 +140,29 @@ func TestDashboardInChromium(t *testing.T) {
 	expectText(t, tab, purchase, "Customer 42")
 	shots.take(t, tab, "purchases")
 
+	// The purchase's licence: its public verify page, reached from the
+	// purchases page, and its PDF certificate, read back by poppler.
+	if status, body := call(t, base, "PATCH", "/api/v1/keys?id="+customerID(t, base, rootKey, "Customer 42"), rootKey,
+		`{"licensee_name": "Studio Forty-Two"}`); status != 200 {
+		t.Fatalf("set the licensee name: %d %s", status, body)
+	}
+	do(t, tab, "open the licence's verify page",
+		chromedp.Click(chromedp.CSS(purchase+` a.license-page`)),
+		chromedp.WaitVisible(chromedp.CSS(`.badge.valid`)),
+	)
+	expectText(t, tab, "h1", d.titles[0])
+	expectText(t, tab, "dl", "Studio Forty-Two")
+	shots.take(t, tab, "license")
+	licenseID, err := chromedp.Run(tab, chromedp.Text(chromedp.ID("license-id")))
+	if err != nil || !strings.HasPrefix(licenseID, "lic_") {
+		t.Fatalf("the licence id on its page: %q, %v", licenseID, err)
+	}
+	status, pdf := call(t, base, "GET", "/api/v1/licenses/"+licenseID+".pdf", customerKey, "")
+	if status != 200 {
+		t.Fatalf("the certificate: %d %s", status, pdf)
+	}
+	shots.pdf(t, "license-certificate", pdf)
+
 	// Revoke the customer key; the API refuses it at once.
 	do(t, tab, "revoke the customer key",
 		chromedp.Navigate(base+"/dashboard/keys"),
@@ -168,7 +192,8 @@ func TestDashboardInChromium(t *testing.T) {
 	do(t, tab, "overview", chromedp.Navigate(base+"/dashboard/"), chromedp.WaitVisible(chromedp.CSS(".chart rect")))
 	shots.take(t, tab, "overview")
 	if os.Getenv("BROLL_DASHBOARD_DOCS") == "1" {
-		shots.toDocs(t, map[string]string{"overview": "dashboard-overview.png", "keys": "dashboard-keys.png"})
+		shots.toDocs(t, map[string]string{"overview": "dashboard-overview.png", "keys": "dashboard-keys.png",
+			"license": "license-verify-page.png", "license-certificate": "license-certificate.png"})
 	}
 }
 
@@ -403,4 +428,33 @@ func (s *shots) toDocs(t *testing.T, names map[string]string) {
 		}
 		t.Logf("wrote docs/%s", file)
 	}
+}
+
+// pdf renders the first page of a PDF to PNG with poppler's pdftoppm, as a
+// screenshot of it.
+func (s *shots) pdf(t *testing.T, name string, pdf []byte) {
+	t.Helper()
+	base := filepath.Join(s.root, ".artifacts", "screenshots", "dashboard-"+name)
+	cmd := exec.Command("pdftoppm", "-png", "-r", "80", "-singlefile", "-", base)
+	cmd.Stdin = bytes.NewReader(pdf)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("pdftoppm: %v\n%s", err, out)
+	}
+	s.files[name] = base + ".png"
+	t.Logf("screenshot %s.png", base)
+}
+
+// customerID is the id of the root key's customer key labelled label.
+func customerID(t *testing.T, base, rootKey, label string) string {
+	t.Helper()
+	status, body := call(t, base, "GET", "/api/v1/keys?customer_label="+url.QueryEscape(label), rootKey, "")
+	var list struct {
+		Keys []struct {
+			ID string `json:"id"`
+		} `json:"keys"`
+	}
+	if status != 200 || json.Unmarshal(body, &list) != nil || len(list.Keys) != 1 {
+		t.Fatalf("find the key %q: %d %s", label, status, body)
+	}
+	return list.Keys[0].ID
 }

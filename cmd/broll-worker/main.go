@@ -73,9 +73,11 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 		logger.Warn("media processing off: ffprobe/ffmpeg not found; media jobs wait for a worker that has them")
 	}
 	w, err := worker.New(g, worker.Options{
-		Concurrency: cfg.WorkerConcurrency,
-		Metrics:     reg,
-		NoMedia:     noMedia,
+		Concurrency:        cfg.WorkerConcurrency,
+		PreviewConcurrency: cfg.WorkerPreviewConcurrency,
+		BatchSize:          cfg.WorkerBatchSize,
+		Metrics:            reg,
+		NoMedia:            noMedia,
 
 		RetryBaseDelay: cfg.EmbedRetryBaseDelay,
 		RetryMaxDelay:  cfg.EmbedRetryMaxDelay,

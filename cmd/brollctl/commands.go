@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/billing"
+	"broll/billing/license"
 	"broll/catalog"
 	"broll/demo"
 	"broll/graph"
@@ -38,6 +39,11 @@ type env struct {
 	// revoker revokes keys everywhere: this process has no auth cache
 	// that matters, and the markers reach the API nodes' caches.
 	revoker *tenancy.Revoker
+	// licenses is nil without a signing secret (BROLL_SIGNING_KEY or
+	// BROLL_LICENSE_SIGNING_KEY).
+	licenses *license.Service
+	// stamps are the licence-stamped copies of purchased files.
+	stamps *license.Stamper
 }
 
 // call is a command's work on the opened environment.
@@ -56,7 +62,7 @@ func (c *cli) with(ctx context.Context, fn call) (any, error) {
 	defer g.Close()
 	return fn(ctx, &env{
 		cfg: cfg, rdb: g.Redis, tenancy: g.Tenancy, billing: g.Billing, catalog: g.Catalog,
-		sessions: g.Sessions, revoker: g.Revoker,
+		sessions: g.Sessions, revoker: g.Revoker, licenses: g.Licenses, stamps: g.Stamps,
 	})
 }
 

@@ -37,6 +37,9 @@ func (c *cli) commands() []command {
 		{"key revoke", "--id ID", 0, c.keyRevoke},
 		{"key limit", "--id ID [--spend USD [--period day|month|total] | --no-spend-limit] " +
 			"[--rate N | --default-rate]", 0, c.keyLimit},
+		{"license show", "--id LICENSE_ID", 0, c.licenseShow},
+		{"license revoke", "--id LICENSE_ID --reason TEXT", 0, c.licenseRevoke},
+		{"license prune-stamped", "[--older-than 90d]", 0, c.licensePruneStamped},
 		{"credits add", "--account ID --amount USD", 0, c.creditsAdd},
 		{"credits reset-test", "--account ID", 0, c.creditsResetTest},
 		{"tiers list", "", 0, c.tiersList},

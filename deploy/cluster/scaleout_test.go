@@ -132,8 +132,9 @@ func TestScaleOut(t *testing.T) {
 	t.Run("each clip is embedded exactly once", func(t *testing.T) {
 		const n = 120
 		ids := billingtest.Videos(t, pool, n, "easy")
-		// Both API nodes may enqueue the same clip (an import retried
-		// through the other node): the task id makes the second a no-op.
+		// Both API nodes may enqueue the same clips (an import retried
+		// through the other node): a batch's task id is its clips', so the
+		// second is a no-op, and a clip already embedded is skipped.
 		var wg sync.WaitGroup
 		for _, q := range []*tasks.AsynqQueue{nodeQueue(t, pool, rds), nodeQueue(t, pool, rds)} {
 			wg.Add(1)

@@ -78,6 +78,11 @@ ensure_media_tools() {
 		apt_install ffmpeg
 	fi
 	command -v ffprobe >/dev/null 2>&1 || die "no ffprobe found after installing ffmpeg"
+	# poppler-utils: the licence tests read the PDF certificates back
+	# (pdftotext) and docs-screenshots renders one (pdftoppm).
+	if ! command -v pdftotext >/dev/null 2>&1 || ! command -v pdftoppm >/dev/null 2>&1; then
+		apt_install poppler-utils
+	fi
 	local bin
 	bin="$(versitygw_bin)"
 	if [ ! -x "$bin" ]; then

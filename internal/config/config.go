@@ -68,7 +68,15 @@ type Config struct {
 	// MaxBodyBytes bounds a request body (1 MiB by default).
 	MaxBodyBytes       int           `env:"BROLL_MAX_BODY_BYTES" default:"1048576"`
 	UsageFlushInterval time.Duration `env:"BROLL_USAGE_FLUSH_INTERVAL" default:"10s"`
-	WorkerConcurrency  int           `env:"BROLL_WORKER_CONCURRENCY" default:"4" range:"1,256"`
+	// WorkerConcurrency is how many tasks (each a batch of clips) a
+	// worker runs at once; WorkerPreviewConcurrency how many preview tasks
+	// (ffmpeg) beside them, apart.
+	WorkerConcurrency        int `env:"BROLL_WORKER_CONCURRENCY" default:"4" range:"1,256"`
+	WorkerPreviewConcurrency int `env:"BROLL_WORKER_PREVIEW_CONCURRENCY" default:"1" range:"1,64"`
+	// WorkerBatchSize is how many clips go in one task, read where clips
+	// are queued (API, brollctl, the worker's relay), and the most a worker
+	// embeds in one embedder call.
+	WorkerBatchSize int `env:"BROLL_WORKER_BATCH_SIZE" default:"100" range:"1,1000"`
 	// WorkerHTTPAddr is where a worker serves /healthz and /metrics.
 	WorkerHTTPAddr string `env:"BROLL_WORKER_HTTP_ADDR" default:":9090"`
 	// MetricsAddr is the API node's own /metrics listener, kept off the
@@ -141,6 +149,50 @@ type Config struct {
 	// it warms its catalog at start and after a Postgres restart; past it
 	// the node serves anyway. 0 turns the warm-up off.
 	WarmupTimeout time.Duration `env:"BROLL_WARMUP_TIMEOUT" default:"60s" range:"0s,1h"`
+	License       License
+}
+
+// License is what every purchase's licence (billing/license) is signed and
+// printed with.
+type License struct {
+	// SigningKey is the secret the Ed25519 licence key is derived from ("":
+	// derived from BROLL_SIGNING_KEY, and from BROLL_SIGNING_KEY_PREVIOUS
+	// for the key published beside it). SigningKeysPrevious are earlier
+	// ones, comma-separated, whose public keys stay in the JWKS so that
+	// licences signed before a rotation keep verifying.
+	SigningKey          Secret `env:"BROLL_LICENSE_SIGNING_KEY" check:"secret"`
+	SigningKeysPrevious Secret `env:"BROLL_LICENSE_SIGNING_KEYS_PREVIOUS"`
+	// LicensorName is the licensor printed on every licence.
+	LicensorName string `env:"BROLL_LICENSOR_NAME" default:"B-roll Library"`
+	// TermsVersion and TermsURL name the licence terms ("" URL: the
+	// service's own page, BaseURL/licenses/terms).
+	TermsVersion string `env:"BROLL_LICENSE_TERMS_VERSION" default:"2026-11"`
+	TermsURL     string `env:"BROLL_LICENSE_TERMS_URL"`
+	// LookupsPerAddressPerMinute bounds the public verify page per client
+	// address (an IPv6 client by its /64).
+	LookupsPerAddressPerMinute int `env:"BROLL_LICENSE_LOOKUPS_PER_ADDRESS_PER_MINUTE" default:"60" range:"1,100000"`
+}
+
+// Secrets returns the licence keys' secrets: the one that signs first,
+// then those only published.
+func (l License) Secrets(c Config) (current string, previous []string) {
+	if l.SigningKey == "" {
+		return c.SigningKey.Reveal(), []string{c.SigningKeyPrevious.Reveal()}
+	}
+	for _, p := range strings.Split(l.SigningKeysPrevious.Reveal(), ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			previous = append(previous, p)
+		}
+	}
+	return l.SigningKey.Reveal(), previous
+}
+
+// TermsLink is the terms' URL as printed on licences.
+func (c Config) TermsLink() string {
+	if c.License.TermsURL != "" {
+		return c.License.TermsURL
+	}
+	return c.BaseURL() + "/licenses/terms"
 }
 
 // S3 is the bucket of the s3 media store.
@@ -312,6 +364,9 @@ func (c Config) Validate() error {
 	if err := c.checkDeclared(); err != nil {
 		return err
 	}
+	if err := c.validateLicense(); err != nil {
+		return err
+	}
 	if err := c.validateMedia(); err != nil {
 		return err
 	}
@@ -379,6 +434,31 @@ func isOrigin(o string) bool {
 	u, err := url.Parse(o)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" &&
 		u.Path == "" && u.RawQuery == "" && u.Fragment == "" && u.User == nil && !strings.HasSuffix(o, "?")
+}
+
+func (c Config) validateLicense() error {
+	for _, p := range strings.Split(c.License.SigningKeysPrevious.Reveal(), ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			if err := checkSecret("BROLL_LICENSE_SIGNING_KEYS_PREVIOUS", Secret(p)); err != nil {
+				return err
+			}
+		}
+	}
+	if c.License.SigningKeysPrevious != "" && c.License.SigningKey == "" {
+		return errors.New("BROLL_LICENSE_SIGNING_KEYS_PREVIOUS needs BROLL_LICENSE_SIGNING_KEY")
+	}
+	if n := len(c.License.LicensorName); n < 1 || n > 200 {
+		return fmt.Errorf("BROLL_LICENSOR_NAME must be 1 to 200 characters, got %d", n)
+	}
+	if n := len(c.License.TermsVersion); n < 1 || n > 64 {
+		return fmt.Errorf("BROLL_LICENSE_TERMS_VERSION must be 1 to 64 characters, got %d", n)
+	}
+	if c.License.TermsURL != "" {
+		if u, err := url.Parse(c.License.TermsURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("BROLL_LICENSE_TERMS_URL must be an http(s) URL, got %q", c.License.TermsURL)
+		}
+	}
+	return nil
 }
 
 // RequireSigningKey is checked by the processes that sign download links.

@@ -16,6 +16,8 @@ const (
 	KeyRevoked        = "key.revoked"
 	ClipsEmbedded     = "clips.embedded"
 	SpendLimitReached = "spend_limit.reached"
+	// LicenseRevoked: an operator revoked a purchase's licence.
+	LicenseRevoked = "license.revoked"
 	// Ping is sent by POST /api/v1/webhooks/{id}/test to one endpoint only;
 	// nobody subscribes to it.
 	Ping = "ping"
@@ -30,6 +32,7 @@ var Types = []string{
 	KeyRevoked,
 	ClipsEmbedded,
 	SpendLimitReached,
+	LicenseRevoked,
 }
 
 // Known reports whether t is a subscribable event type.

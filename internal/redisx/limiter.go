@@ -28,6 +28,12 @@ func Limiter(r Scripter, prefix string) *redis_rate.Limiter {
 	return redis_rate.NewLimiter(prefixed{Scripter: r, prefix: prefix})
 }
 
+// LimiterKey is the Redis key under which Limiter(r, prefix) keeps key's
+// allowance: redis_rate's own "rate:" ahead of key, and prefix ahead of
+// both. Code that runs the limiter's script itself (tenancy's admission)
+// names the state with it, so both spend one allowance.
+func LimiterKey(prefix, key string) string { return prefix + "rate:" + key }
+
 // prefixed puts prefix before every key the limiter names.
 type prefixed struct {
 	Scripter

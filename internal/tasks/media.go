@@ -8,8 +8,12 @@ import (
 	"github.com/hibiken/asynq"
 )
 
-// TaskProcessMedia asks a worker to probe one clip's full-quality file and
-// make its missing preview and thumbnail.
+// TaskProbeClips asks a worker to probe a batch of clips' full-quality
+// files, embed them and put those that passed on sale.
+const TaskProbeClips = "media:clips"
+
+// TaskProcessMedia is the one-clip media task of earlier releases (probe,
+// preview and thumbnail of one clip).
 const TaskProcessMedia = "media:process"
 
 // QueueMedia is the base name of the asynq queue media tasks go to;
@@ -20,17 +24,43 @@ const QueueMedia = "media"
 // with prefix (see EmbedQueue).
 func MediaQueue(prefix string) string { return prefix + QueueMedia }
 
-// MediaMaxRetry is how often a failing media job (the store or ffmpeg
-// failing, not a file the probe cannot read) is retried before the task is
-// archived and the clip marked failed.
+// MediaMaxRetry is how often a failing media job (the store failing, not
+// a file the probe refuses) is retried before the task is archived and
+// its clips still waiting are marked failed.
 const MediaMaxRetry = 5
 
-// NewMediaTask builds the task for one clip on the media queue of prefix.
-func NewMediaTask(prefix string, id uuid.UUID) *asynq.Task {
-	return newClipTask(TaskProcessMedia, MediaQueue(prefix), id, MediaMaxRetry, 10*time.Minute)
+// TaskMakePreviews asks a worker to make the previews and thumbnails a
+// batch of clips on sale still lacks (ffmpeg), on a queue of its own so
+// that encoding never holds up probing.
+const TaskMakePreviews = "previews:clips"
+
+// QueuePreviews is the base name of the asynq queue preview tasks go to;
+// PreviewsQueue names a deployment's.
+const QueuePreviews = "previews"
+
+// PreviewsQueue is the preview queue of the deployment whose Redis keys
+// start with prefix (see EmbedQueue).
+func PreviewsQueue(prefix string) string { return prefix + QueuePreviews }
+
+// PreviewsMaxRetry is how often a failing preview job is retried.
+const PreviewsMaxRetry = 5
+
+var (
+	mediaKind   = kind{typ: TaskProbeClips, base: QueueMedia, maxRetry: MediaMaxRetry, timeout: 10 * time.Minute}
+	previewKind = kind{typ: TaskMakePreviews, base: QueuePreviews, maxRetry: PreviewsMaxRetry, timeout: 30 * time.Minute}
+)
+
+// NewMediaTask builds the media task of a batch of clips on the media
+// queue of prefix.
+func NewMediaTask(prefix string, ids []uuid.UUID) *asynq.Task { return mediaKind.task(prefix, ids) }
+
+// EnqueueMedia queues the clips' probing, in batches.
+func (q *AsynqQueue) EnqueueMedia(ctx context.Context, ids []uuid.UUID) (int, error) {
+	return q.enqueueBatches(ctx, ids, mediaKind)
 }
 
-// EnqueueMedia queues the clips' media processing, one task per clip.
-func (q *AsynqQueue) EnqueueMedia(ctx context.Context, ids []uuid.UUID) (int, error) {
-	return q.enqueueEach(ctx, ids, MediaQueue(q.prefix), NewMediaTask)
+// EnqueuePreviews queues the making of the clips' previews and
+// thumbnails, in batches.
+func (q *AsynqQueue) EnqueuePreviews(ctx context.Context, ids []uuid.UUID) (int, error) {
+	return q.enqueueBatches(ctx, ids, previewKind)
 }

@@ -2,6 +2,7 @@ package tasks_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/google/uuid"
@@ -11,25 +12,59 @@ import (
 	"broll/internal/testkit"
 )
 
-// Media tasks go to their own queue, one per clip, and queueing a clip
-// again while its task waits adds nothing.
-func TestEnqueueMediaOneTaskPerClip(t *testing.T) {
+// pendingClips returns the clips of queue's pending tasks, failing the test
+// on a clip queued twice.
+func pendingClips(t *testing.T, insp *asynq.Inspector, queue string) map[uuid.UUID]bool {
+	t.Helper()
+	infos, err := insp.ListPendingTasks(queue, asynq.PageSize(1000))
+	if err != nil {
+		t.Fatalf("list %s: %v", queue, err)
+	}
+	clips := map[uuid.UUID]bool{}
+	for _, info := range infos {
+		var p tasks.ClipsPayload
+		if err := json.Unmarshal(info.Payload, &p); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range p.VideoIDs {
+			if clips[id] {
+				t.Fatalf("clip %s queued twice on %s", id, queue)
+			}
+			clips[id] = true
+		}
+	}
+	return clips
+}
+
+// Media and preview tasks go to their own queues, a batch of clips per
+// task, and queueing the same clips again while their tasks wait adds
+// nothing.
+func TestEnqueueMediaInBatches(t *testing.T) {
 	t.Parallel()
 	rds := testkit.Redis(t)
 	inspector := asynq.NewInspectorFromRedisClient(rds.Client)
-	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rds.Client), inspector, rds.Prefix)
-	ids := []uuid.UUID{uuid.New(), uuid.New()}
+	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rds.Client), inspector, tasks.QueueOptions{Prefix: rds.Prefix, BatchSize: 2})
+	ids := []uuid.UUID{uuid.New(), uuid.New(), uuid.New()}
 	for range 2 {
 		if n, err := q.EnqueueMedia(context.Background(), ids); err != nil || n != len(ids) {
 			t.Fatalf("enqueue media = %d, %v", n, err)
+		}
+		if n, err := q.EnqueuePreviews(context.Background(), ids[:1]); err != nil || n != 1 {
+			t.Fatalf("enqueue previews = %d, %v", n, err)
 		}
 	}
 	info, err := inspector.GetQueueInfo(tasks.MediaQueue(rds.Prefix))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Pending != len(ids) {
-		t.Fatalf("pending media tasks = %d, want %d", info.Pending, len(ids))
+	if info.Pending != 2 {
+		t.Fatalf("pending media tasks = %d, want 2 (batches of 2)", info.Pending)
+	}
+	if got := pendingClips(t, inspector, tasks.MediaQueue(rds.Prefix)); len(got) != len(ids) {
+		t.Fatalf("media tasks hold %d clips, want %d", len(got), len(ids))
+	}
+	if got := pendingClips(t, inspector, tasks.PreviewsQueue(rds.Prefix)); len(got) != 1 || !got[ids[0]] {
+		t.Fatalf("preview tasks hold %v", got)
 	}
 	if embed, err := inspector.GetQueueInfo(tasks.EmbedQueue(rds.Prefix)); err == nil && embed.Pending != 0 {
 		t.Fatalf("media clips on the embed queue: %d", embed.Pending)

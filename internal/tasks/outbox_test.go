@@ -36,7 +36,7 @@ func unreachableRedis(t *testing.T) *redis.Client {
 }
 
 // TestRedisAwayLosesNoWork runs every path that changes clips and queues
-// work (import, media processing, reembed --all) with Redis unreachable:
+// work (import, a media batch, reembed --all) with Redis unreachable:
 // each succeeds with its change stored and its jobs recorded beside it, the
 // old vectors keep serving semantic search, and once Redis is back the
 // relay hands every recorded job to asynq.
@@ -79,23 +79,29 @@ func TestRedisAwayLosesNoWork(t *testing.T) {
 		if err != nil || res != (catalog.ImportResult{Created: 2, Queued: 2}) {
 			t.Fatalf("import with Redis away = %+v, %v", res, err)
 		}
-		if e, m := jobs("embed"), jobs("media"); e != 2 || m != 2 {
-			t.Fatalf("recorded jobs: %d embed, %d media; want 2 and 2", e, m)
+		// A clip waiting for its probe is embedded by its media batch.
+		if e, m := jobs("embed"), jobs("media"); e != 0 || m != 2 {
+			t.Fatalf("recorded jobs: %d embed, %d media; want 0 and 2", e, m)
 		}
 	})
 
-	t.Run("media processing", func(t *testing.T) {
-		for _, id := range ids {
-			if err := away.ProcessMedia(ctx, id); err != nil {
-				t.Fatalf("process media with Redis away: %v", err)
-			}
+	t.Run("media batch", func(t *testing.T) {
+		probed, err := away.ProbePending(ctx, ids, "builtin-lexical-v1")
+		if err != nil || len(probed) != 2 {
+			t.Fatalf("probe with Redis away: %+v, %v", probed, err)
+		}
+		// No vectors (the embedder was away too): the clips go on sale and
+		// their embedding, previews and thumbnails are recorded as jobs.
+		res, err := away.StoreProbed(ctx, "builtin-lexical-v1", probed, nil)
+		if err != nil || res != (catalog.ProbedResult{Ready: 2}) {
+			t.Fatalf("store probed with Redis away: %+v, %v", res, err)
 		}
 		st, err := away.ClipState(ctx, ids[1])
 		if err != nil || st.MediaStatus != "ready" || !st.Listed || st.EmbeddingStatus != "pending" {
 			t.Fatalf("processed clip: %+v, %v", st, err)
 		}
-		if e := jobs("embed"); e != 3 {
-			t.Fatalf("embed jobs after the probe changed a text: %d, want 3", e)
+		if e, p := jobs("embed"), jobs("previews"); e != 2 || p != 2 {
+			t.Fatalf("jobs after the media batch: %d embed, %d previews; want 2 and 2", e, p)
 		}
 	})
 
@@ -162,14 +168,13 @@ func TestRedisAwayLosesNoWork(t *testing.T) {
 		if _, err := up.RelayJobs(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if e, m := jobs("embed"), jobs("media"); e != 0 || m != 0 {
-			t.Fatalf("jobs left after the relay: %d embed, %d media", e, m)
+		if e, m, p := jobs("embed"), jobs("media"), jobs("previews"); e != 0 || m != 0 || p != 0 {
+			t.Fatalf("jobs left after the relay: %d embed, %d media, %d previews", e, m, p)
 		}
 		insp := asynq.NewInspectorFromRedisClient(rds.Client)
-		for _, q := range []string{tasks.EmbedQueue(rds.Prefix), tasks.MediaQueue(rds.Prefix)} {
-			info, err := insp.GetQueueInfo(q)
-			if err != nil || info.Pending != 2 {
-				t.Fatalf("queue %s: %+v, %v; want 2 pending", q, info, err)
+		for _, q := range []string{tasks.EmbedQueue(rds.Prefix), tasks.MediaQueue(rds.Prefix), tasks.PreviewsQueue(rds.Prefix)} {
+			if got := pendingClips(t, insp, q); len(got) != 2 || !got[ids[0]] || !got[ids[1]] {
+				t.Fatalf("queue %s holds clips %v; want both", q, got)
 			}
 		}
 	})

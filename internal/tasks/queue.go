@@ -1,22 +1,33 @@
 // Package tasks is the asynq side of the work queues: the task names,
 // queues and payloads the worker reads, and the queue that enqueues them.
-// It implements catalog's EmbedQueue and MediaQueue, so the domain never
-// sees asynq.
+// It implements catalog's EmbedQueue, MediaQueue and PreviewQueue, so the
+// domain never sees asynq.
 package tasks
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 )
 
-// TaskEmbedClip is the asynq task type that asks a worker to embed one clip.
-const TaskEmbedClip = "embed:clip"
+// Task types. A task carries a batch of clips (ClipsPayload): one queue
+// round trip, one lease and one transaction in the worker per batch, not
+// per clip, which is what lets an import of 100,000 clips become
+// searchable in minutes. The one-clip types (ClipPayload) are those an
+// earlier release queued; the worker still runs them.
+const (
+	TaskEmbedClips = "embed:clips"
+	// TaskEmbedClip is the one-clip embedding task of earlier releases.
+	TaskEmbedClip = "embed:clip"
+)
 
 // QueueEmbed is the base name of the asynq queue embedding tasks go to;
 // EmbedQueue names a deployment's.
@@ -30,61 +41,118 @@ const QueueEmbed = "embed"
 func EmbedQueue(prefix string) string { return prefix + QueueEmbed }
 
 // EmbedMaxRetry is how often a failing embedding is retried (with asynq's
-// exponential backoff) before the task is archived and the clip marked failed.
+// exponential backoff) before the task is archived and its clips marked
+// failed.
 const EmbedMaxRetry = 8
 
-// ClipPayload is the body of a task about one clip (TaskEmbedClip,
-// TaskProcessMedia).
+// Clips per task: DefaultBatchSize unless the queue is given another
+// (BROLL_WORKER_BATCH_SIZE), at most MaxBatchSize.
+const (
+	DefaultBatchSize = 100
+	MaxBatchSize     = 1000
+)
+
+// ClipsPayload is the body of a task about a batch of clips.
+type ClipsPayload struct {
+	VideoIDs []uuid.UUID `json:"video_ids"`
+}
+
+// ClipPayload is the body of the one-clip tasks of earlier releases
+// (TaskEmbedClip, TaskProcessMedia).
 type ClipPayload struct {
 	VideoID uuid.UUID `json:"video_id"`
 }
 
-// AsynqQueue enqueues one task per clip, unique per clip id so that a clip
-// changed twice before the worker gets to it is embedded once.
+// AsynqQueue enqueues clips in batches, one task per batch. A task's id is
+// its queue's name and a digest of its clips, so the same batch queued
+// twice (an import retried through another node) is one task.
 type AsynqQueue struct {
 	client    *asynq.Client
 	inspector *asynq.Inspector
 	prefix    string
+	batch     int
 }
 
-// NewAsynqQueue returns a queue over an asynq client that queues to the
-// queues of prefix (EmbedQueue, MediaQueue). The inspector clears a clip's
-// finished or archived task so that the clip can be queued again (asynq
-// refuses a task id while the old task is still kept).
-func NewAsynqQueue(client *asynq.Client, inspector *asynq.Inspector, prefix string) *AsynqQueue {
-	return &AsynqQueue{client: client, inspector: inspector, prefix: prefix}
+// QueueOptions are what an AsynqQueue queues to and how.
+type QueueOptions struct {
+	// Prefix is the deployment's BROLL_REDIS_PREFIX: the queue queues to
+	// its queues (EmbedQueue, MediaQueue, PreviewsQueue).
+	Prefix string
+	// BatchSize is how many clips go in one task (BROLL_WORKER_BATCH_SIZE);
+	// 0 is DefaultBatchSize, and it is at most MaxBatchSize.
+	BatchSize int
 }
 
-// NewEmbedTask builds the task for one clip on the embedding queue of prefix.
-func NewEmbedTask(prefix string, id uuid.UUID) *asynq.Task {
-	return newClipTask(TaskEmbedClip, EmbedQueue(prefix), id, EmbedMaxRetry, 2*time.Minute)
-}
-
-// newClipTask builds a task of typ about clip id on queue, its id the
-// queue's name and the clip's, so that a clip is queued once per queue.
-func newClipTask(typ, queue string, id uuid.UUID, maxRetry int, timeout time.Duration) *asynq.Task {
-	b, _ := json.Marshal(ClipPayload{VideoID: id})
-	return asynq.NewTask(typ, b, asynq.Queue(queue), asynq.TaskID(queue+":"+id.String()),
-		asynq.MaxRetry(maxRetry), asynq.Timeout(timeout))
-}
-
-// EnqueueEmbed queues the clips. A clip whose task is still waiting counts
-// as queued (the worker reads the clip when it runs); one whose old task is
-// archived or completed gets that task removed and a new one.
-func (q *AsynqQueue) EnqueueEmbed(ctx context.Context, ids []uuid.UUID) (int, error) {
-	return q.enqueueEach(ctx, ids, EmbedQueue(q.prefix), NewEmbedTask)
-}
-
-// enqueueEach queues one task per clip on queue (see newClipTask) and says
-// how many were queued before an error.
-func (q *AsynqQueue) enqueueEach(ctx context.Context, ids []uuid.UUID, queue string,
-	newTask func(string, uuid.UUID) *asynq.Task) (int, error) {
-	for i, id := range ids {
-		if err := q.enqueueTask(ctx, newTask(q.prefix, id), queue, queue+":"+id.String()); err != nil {
-			return i, err
-		}
+// NewAsynqQueue returns a queue over an asynq client as o says. The
+// inspector clears a batch's finished or archived task so that the same
+// clips can be queued again (asynq refuses a task id while the old task
+// is still kept).
+func NewAsynqQueue(client *asynq.Client, inspector *asynq.Inspector, o QueueOptions) *AsynqQueue {
+	batch := min(max(o.BatchSize, 0), MaxBatchSize)
+	if batch == 0 {
+		batch = DefaultBatchSize
 	}
-	return len(ids), nil
+	return &AsynqQueue{client: client, inspector: inspector, prefix: o.Prefix, batch: batch}
+}
+
+// kind is one queue's batch task; base is the queue's base name, which a
+// deployment's prefix goes before (EmbedQueue).
+type kind struct {
+	typ, base string
+	maxRetry  int
+	timeout   time.Duration
+}
+
+var embedKind = kind{typ: TaskEmbedClips, base: QueueEmbed, maxRetry: EmbedMaxRetry, timeout: 5 * time.Minute}
+
+// NewEmbedTask builds the embedding task of a batch of clips on the
+// embedding queue of prefix.
+func NewEmbedTask(prefix string, ids []uuid.UUID) *asynq.Task { return embedKind.task(prefix, ids) }
+
+// queue is the name of k's queue for prefix.
+func (k kind) queue(prefix string) string { return prefix + k.base }
+
+// task builds the task of ids on k's queue of prefix, its id the queue's
+// name and the digest of the clips (in any order).
+func (k kind) task(prefix string, ids []uuid.UUID) *asynq.Task {
+	b, _ := json.Marshal(ClipsPayload{VideoIDs: ids})
+	queue := k.queue(prefix)
+	return asynq.NewTask(k.typ, b, asynq.Queue(queue), asynq.TaskID(TaskID(queue, ids)),
+		asynq.MaxRetry(k.maxRetry), asynq.Timeout(k.timeout))
+}
+
+// TaskID is the id of the task of queue holding ids.
+func TaskID(queue string, ids []uuid.UUID) string {
+	sorted := slices.Clone(ids)
+	slices.SortFunc(sorted, func(a, b uuid.UUID) int { return slices.Compare(a[:], b[:]) })
+	h := sha256.New()
+	for _, id := range sorted {
+		h.Write(id[:])
+	}
+	return queue + ":" + hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// EnqueueEmbed queues the clips' embedding. A batch whose task is still
+// waiting counts as queued (the worker reads the clips when it runs); one
+// whose old task is archived or completed gets that task removed and a new
+// one.
+func (q *AsynqQueue) EnqueueEmbed(ctx context.Context, ids []uuid.UUID) (int, error) {
+	return q.enqueueBatches(ctx, ids, embedKind)
+}
+
+// enqueueBatches queues ids in tasks of k on its queue of q's prefix, up
+// to q.batch clips each, and says how many clips were queued before an
+// error.
+func (q *AsynqQueue) enqueueBatches(ctx context.Context, ids []uuid.UUID, k kind) (int, error) {
+	queue := k.queue(q.prefix)
+	done := 0
+	for chunk := range slices.Chunk(ids, q.batch) {
+		if err := q.enqueueTask(ctx, k.task(q.prefix, chunk), queue, TaskID(queue, chunk)); err != nil {
+			return done, err
+		}
+		done += len(chunk)
+	}
+	return done, nil
 }
 
 // enqueueTask queues task (of queue, with id taskID), replacing a finished

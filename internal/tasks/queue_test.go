@@ -16,11 +16,14 @@ import (
 
 // The queue is what the catalog hands clips to in production.
 var (
-	_ catalog.EmbedQueue = (*tasks.AsynqQueue)(nil)
-	_ catalog.MediaQueue = (*tasks.AsynqQueue)(nil)
+	_ catalog.EmbedQueue   = (*tasks.AsynqQueue)(nil)
+	_ catalog.MediaQueue   = (*tasks.AsynqQueue)(nil)
+	_ catalog.PreviewQueue = (*tasks.AsynqQueue)(nil)
 )
 
-// The import enqueues real asynq tasks, one per clip, unique per clip.
+// The import enqueues real asynq tasks, a batch of clips per task: every
+// clip's media batch (which embeds it too). Queueing the same clips again
+// while their tasks wait adds nothing.
 func TestImportEnqueuesAsynqTasks(t *testing.T) {
 	t.Parallel()
 	pool, _ := testkit.NewPool(t)
@@ -48,18 +51,23 @@ func TestImportEnqueuesAsynqTasks(t *testing.T) {
 	if err != nil || res.Queued != len(clips) {
 		t.Fatalf("import = %+v, %v", res, err)
 	}
-	info, err := inspector.GetQueueInfo(tasks.EmbedQueue(rds.Prefix))
+	want := (len(clips) + tasks.DefaultBatchSize - 1) / tasks.DefaultBatchSize
+	info, err := inspector.GetQueueInfo(tasks.MediaQueue(rds.Prefix))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Pending != len(clips) {
-		t.Fatalf("pending tasks = %d, want %d", info.Pending, len(clips))
+	if info.Pending != want {
+		t.Fatalf("pending media tasks = %d, want %d", info.Pending, want)
 	}
-	// Queueing a clip that is already queued is not an error and adds nothing.
-	if n, err := svc.Reembed(context.Background(), catalog.ReembedStale, "m"); err != nil || n != len(clips) {
-		t.Fatalf("reembed = %d, %v", n, err)
+	if got := pendingClips(t, inspector, tasks.MediaQueue(rds.Prefix)); len(got) != len(clips) {
+		t.Fatalf("media tasks hold %d clips, want %d", len(got), len(clips))
 	}
-	if info, _ := inspector.GetQueueInfo(tasks.EmbedQueue(rds.Prefix)); info.Pending != len(clips) {
-		t.Fatalf("pending tasks after reembed = %d", info.Pending)
+	for range 2 {
+		if n, err := svc.Reembed(context.Background(), catalog.ReembedStale, "m"); err != nil || n != len(clips) {
+			t.Fatalf("reembed = %d, %v", n, err)
+		}
+	}
+	if got := pendingClips(t, inspector, tasks.EmbedQueue(rds.Prefix)); len(got) != len(clips) {
+		t.Fatalf("embed tasks hold %d clips after two reembeds, want %d", len(got), len(clips))
 	}
 }

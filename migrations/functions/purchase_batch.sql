@@ -16,6 +16,8 @@
 --   in_purchase    the id its purchase gets if bought; the caller picks
 --                  them, so that after a lost connection it can tell from
 --                  the rows what its batch committed
+--   in_license     the licence id that purchase gets (lic_ and 32 hex
+--                  digits, random; billing/license.NewID), chosen with it
 -- and for the whole batch:
 --   in_livemode      false: every job is a test key's (the batcher groups
 --                    by mode), paid from the account's test_balances row
@@ -25,8 +27,8 @@
 -- (the batcher sees to both), so (buyer, video) names one line.
 --
 -- Out: one row per line, carrying its job's verdict and the line's
--- purchase (bought now or owned before; its price is the quote when not
--- bought):
+-- purchase (bought now or owned before, with its licence id; its price is
+-- the quote when not bought):
 --   bought               charged (lines already owned come back, not charged)
 --   owned                nothing new to buy: every line was owned already
 --   quoted               a dry run's quote
@@ -64,9 +66,13 @@
 -- and ledger rows say livemode = false.
 --
 -- CREATE OR REPLACE keeps the function's arguments and result columns: a
--- change of either needs a numbered migration that drops the old form
--- first (see migrations/README.md). The form before test mode (eight
--- arguments) is dropped by 00021_drop_old_purchase_batch.sql.
+-- change of either makes a new form beside the old one, which the previous
+-- release keeps calling during a rolling upgrade, and a later numbered
+-- migration drops the old form (see migrations/README.md). The form before
+-- test mode (eight arguments) is dropped by 00021_drop_old_purchase_batch.sql;
+-- the form before licences (ten arguments, no r_license_id) stays until the
+-- release after the one that added licences (its purchases get a licence id
+-- from the column's default).
 --
 -- The steps, in order (each CTE below is marked with its step):
 --   1. lock the pool the batch charges (unless every job is a quote);
@@ -93,11 +99,13 @@
 -- nothing here: every access is by key through a unique index).
 CREATE OR REPLACE FUNCTION broll_purchase_batch(
     in_account uuid, in_key uuid[], in_email text[], in_expected bigint[], in_dry boolean[],
-    in_line_job int[], in_line_video uuid[], in_purchase uuid[], in_livemode boolean, in_test_balance bigint)
+    in_line_job int[], in_line_video uuid[], in_purchase uuid[], in_livemode boolean, in_test_balance bigint,
+    in_license text[])
 RETURNS TABLE (r_job int, r_verdict text, r_quote bigint, r_available bigint, r_balance bigint,
                r_video_id uuid, r_known boolean, r_purchase_id uuid, r_price_cents bigint,
                r_purchased_at timestamptz, r_owned boolean,
-               r_limit bigint, r_period text, r_spent bigint, r_resets_at timestamptz)
+               r_limit bigint, r_period text, r_spent bigint, r_resets_at timestamptz,
+               r_license_id text, r_license_revoked boolean)
 LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 AS $$
@@ -124,21 +132,22 @@ BEGIN
         -- video exists and is on sale (not retired, media passed the probe)
         -- or the buyer owns it already: an owned clip stays the buyer's
         -- whatever became of it since, and is returned, never charged.
-        SELECT l.job, l.video, l.new_id, in_key[l.job + 1] AS key, in_email[l.job + 1] AS email,
+        SELECT l.job, l.video, l.new_id, l.new_license, in_key[l.job + 1] AS key, in_email[l.job + 1] AS email,
                o.id AS owned_id, o.price_cents AS owned_price, o.purchased_at AS owned_at,
+               o.license_id AS owned_license, o.license_revoked_at IS NOT NULL AS owned_license_revoked,
                v.id IS NOT NULL
                  AND (o.id IS NOT NULL OR (v.retired_at IS NULL AND v.media_status = 'ready')) AS known,
                t.price_cents AS price, v.difficulty AS tier
-        FROM unnest(in_line_job, in_line_video, in_purchase) AS l(job, video, new_id)
+        FROM unnest(in_line_job, in_line_video, in_purchase, in_license) AS l(job, video, new_id, new_license)
         LEFT JOIN videos v ON v.id = l.video
         LEFT JOIN tiers t ON t.name = v.difficulty
         -- What the buyer owns: a key its own purchases; a legacy buyer the
         -- account's v0 purchases under its email (purchases_legacy_unique).
         LEFT JOIN LATERAL (
-            SELECT p.id, p.price_cents, p.purchased_at FROM purchases p
+            SELECT p.id, p.price_cents, p.purchased_at, p.license_id, p.license_revoked_at FROM purchases p
             WHERE in_key[l.job + 1] IS NOT NULL AND p.api_key_id = in_key[l.job + 1] AND p.video_id = l.video
             UNION ALL
-            SELECT p.id, p.price_cents, p.purchased_at FROM purchases p
+            SELECT p.id, p.price_cents, p.purchased_at, p.license_id, p.license_revoked_at FROM purchases p
             WHERE in_key[l.job + 1] IS NULL AND p.legacy AND p.account_id = in_account
               AND coalesce(p.customer_email, '') = in_email[l.job + 1] AND p.video_id = l.video
         ) o ON true
@@ -204,13 +213,13 @@ BEGIN
         FROM priced
     ), ins AS (
         -- Step 7: the purchases of the bought jobs' lines not owned yet,
-        -- under the ids the caller chose, in the lock order (key, email,
-        -- video).
+        -- under the ids and licence ids the caller chose, in the lock
+        -- order (key, email, video).
         INSERT INTO purchases (id, account_id, api_key_id, video_id, price_cents, tier, legacy, source,
-                               customer_email, purchased_at, livemode)
+                               customer_email, purchased_at, livemode, license_id)
         SELECT l.new_id, in_account, l.key, l.video, l.price, l.tier, l.key IS NULL,
                CASE WHEN l.key IS NULL THEN (SELECT source FROM pool) END,
-               CASE WHEN l.key IS NULL THEN nullif(l.email, '') END, now(), in_livemode
+               CASE WHEN l.key IS NULL THEN nullif(l.email, '') END, now(), in_livemode, l.new_license
         FROM lines l, decided d
         WHERE d.verdict[l.job + 1] = 'bought' AND l.owned_id IS NULL
         ORDER BY l.key, l.email, l.video
@@ -268,7 +277,9 @@ BEGIN
            CASE WHEN bought THEN l.price ELSE coalesce(l.owned_price, l.price) END,
            CASE WHEN bought THEN now() ELSE l.owned_at END,
            NOT bought,
-           m.lim[l.job + 1], m.period[l.job + 1], m.spent[l.job + 1], m.resets_at[l.job + 1]
+           m.lim[l.job + 1], m.period[l.job + 1], m.spent[l.job + 1], m.resets_at[l.job + 1],
+           CASE WHEN bought THEN l.new_license ELSE l.owned_license END,
+           NOT bought AND l.owned_license_revoked
     FROM lines l, decided d, limited m, inserted n, LATERAL (SELECT l.new_id = ANY (n.ids)) b(bought)
     ORDER BY l.job;
 END;

@@ -483,6 +483,87 @@ func (e LegacyPurchaseResultCurrency) Valid() bool {
 	}
 }
 
+// Defines values for LicenseDocumentCurrency.
+const (
+	LicenseDocumentCurrencyUSD LicenseDocumentCurrency = "USD"
+)
+
+// Valid indicates whether the value is a known member of the LicenseDocumentCurrency enum.
+func (e LicenseDocumentCurrency) Valid() bool {
+	switch e {
+	case LicenseDocumentCurrencyUSD:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LicenseDocumentStatus.
+const (
+	LicenseDocumentStatusActive  LicenseDocumentStatus = "active"
+	LicenseDocumentStatusRevoked LicenseDocumentStatus = "revoked"
+)
+
+// Valid indicates whether the value is a known member of the LicenseDocumentStatus enum.
+func (e LicenseDocumentStatus) Valid() bool {
+	switch e {
+	case LicenseDocumentStatusActive:
+		return true
+	case LicenseDocumentStatusRevoked:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LicenseDocumentTermsRedistribution.
+const (
+	False LicenseDocumentTermsRedistribution = false
+)
+
+// Valid indicates whether the value is a known member of the LicenseDocumentTermsRedistribution enum.
+func (e LicenseDocumentTermsRedistribution) Valid() bool {
+	switch e {
+	case False:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LicenseDocumentTermsType.
+const (
+	SingleUser LicenseDocumentTermsType = "single_user"
+)
+
+// Valid indicates whether the value is a known member of the LicenseDocumentTermsType enum.
+func (e LicenseDocumentTermsType) Valid() bool {
+	switch e {
+	case SingleUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LicenseRefStatus.
+const (
+	LicenseRefStatusActive  LicenseRefStatus = "active"
+	LicenseRefStatusRevoked LicenseRefStatus = "revoked"
+)
+
+// Valid indicates whether the value is a known member of the LicenseRefStatus enum.
+func (e LicenseRefStatus) Valid() bool {
+	switch e {
+	case LicenseRefStatusActive:
+		return true
+	case LicenseRefStatusRevoked:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PricingCurrency.
 const (
 	PricingCurrencyUSD PricingCurrency = "USD"
@@ -1916,16 +1997,16 @@ func (e ListPurchasesParamsEmotion) Valid() bool {
 
 // Defines values for ListCustomerKeysParamsStatus.
 const (
-	Active  ListCustomerKeysParamsStatus = "active"
-	Revoked ListCustomerKeysParamsStatus = "revoked"
+	ListCustomerKeysParamsStatusActive  ListCustomerKeysParamsStatus = "active"
+	ListCustomerKeysParamsStatusRevoked ListCustomerKeysParamsStatus = "revoked"
 )
 
 // Valid indicates whether the value is a known member of the ListCustomerKeysParamsStatus enum.
 func (e ListCustomerKeysParamsStatus) Valid() bool {
 	switch e {
-	case Active:
+	case ListCustomerKeysParamsStatusActive:
 		return true
-	case Revoked:
+	case ListCustomerKeysParamsStatusRevoked:
 		return true
 	default:
 		return false
@@ -2269,6 +2350,18 @@ type ImportResult struct {
 	Warning *string `json:"warning,omitempty"`
 }
 
+// JWKS defines model for JWKS.
+type JWKS struct {
+	Keys []struct {
+		Alg interface{} `json:"alg,omitempty"`
+		Crv interface{} `json:"crv"`
+		Kid string      `json:"kid"`
+		Kty interface{} `json:"kty"`
+		Use interface{} `json:"use,omitempty"`
+		X   string      `json:"x"`
+	} `json:"keys"`
+}
+
 // Key Customer keys also carry `spend_limit`, `spent` and `rate_limit_per_minute`.
 type Key struct {
 	CreatedAt     time.Time          `json:"created_at"`
@@ -2279,6 +2372,9 @@ type Key struct {
 	KeyPrefix  string     `json:"key_prefix"`
 	Kind       KeyKind    `json:"kind"`
 	LastUsedAt *time.Time `json:"last_used_at"`
+
+	// LicenseeName The display name printed on the key's licences; null: none.
+	LicenseeName *string `json:"licensee_name"`
 
 	// Livemode False for a test-mode key.
 	Livemode bool `json:"livemode"`
@@ -2314,6 +2410,9 @@ type KeyScopes string
 type KeyCreate struct {
 	CustomerLabel string `json:"customer_label"`
 
+	// LicenseeName The display name printed on this key's licences (see Licences); null: none, and licences say "a customer of <account name>". `customer_label` stays private.
+	LicenseeName *string `json:"licensee_name,omitempty"`
+
 	// Mode `test` makes a test-mode key (`dsk_test_...`): it behaves like a live key (search, purchase, idempotency, limits, webhooks) but buys from the account's test balance (`BROLL_TEST_BALANCE`), its purchases never appear in live lists, statements or the live balance, and its download links serve the clip's preview file. Any other value is 400 `invalid_request`.
 	Mode *KeyCreateMode `json:"mode,omitempty"`
 
@@ -2333,7 +2432,7 @@ type KeyCreateMode string
 // KeyCreateScopes defines model for KeyCreate.Scopes.
 type KeyCreateScopes string
 
-// KeyCreated Examples: {"api_key":"dsk_7Hq2xVb9Lm3Kp8Rt5Wz1Nc4Fy6Gd0Sj2Ae7Uh9Io","details":{"created_at":"2026-03-02T10:15:00Z","customer_label":"customer 42","id":"3d9c7b5a-1e2f-4a6b-8c0d-9e8f7a6b5c4d","key_prefix":"dsk_7Hq2","kind":"customer","last_used_at":null,"livemode":true,"mode":"live","revoked_at":null,"scopes":["broll:read","broll:purchase","broll:billing","orders:read","orders:write","pricing:read","deliverables:read"],"total_requests":0},"success":true}
+// KeyCreated Examples: {"api_key":"dsk_7Hq2xVb9Lm3Kp8Rt5Wz1Nc4Fy6Gd0Sj2Ae7Uh9Io","details":{"created_at":"2026-03-02T10:15:00Z","customer_label":"customer 42","id":"3d9c7b5a-1e2f-4a6b-8c0d-9e8f7a6b5c4d","key_prefix":"dsk_7Hq2","kind":"customer","last_used_at":null,"licensee_name":null,"livemode":true,"mode":"live","revoked_at":null,"scopes":["broll:read","broll:purchase","broll:billing","orders:read","orders:write","pricing:read","deliverables:read"],"total_requests":0},"success":true}
 type KeyCreated struct {
 	// ApiKey The new key. Shown only here: store it now.
 	ApiKey string `json:"api_key"`
@@ -2346,7 +2445,7 @@ type KeyCreated struct {
 // KeyCreatedSuccess defines model for KeyCreated.Success.
 type KeyCreatedSuccess bool
 
-// KeyList Examples: {"keys":[{"created_at":"2026-03-02T10:15:00Z","customer_label":"customer 42","id":"3d9c7b5a-1e2f-4a6b-8c0d-9e8f7a6b5c4d","key_prefix":"dsk_7Hq2","kind":"customer","last_used_at":null,"livemode":true,"mode":"live","revoked_at":null,"scopes":["broll:read","broll:purchase","broll:billing","orders:read","orders:write","pricing:read","deliverables:read"],"total_requests":0}],"pagination":{"has_more":false,"limit":100,"next_cursor":null},"success":true}
+// KeyList Examples: {"keys":[{"created_at":"2026-03-02T10:15:00Z","customer_label":"customer 42","id":"3d9c7b5a-1e2f-4a6b-8c0d-9e8f7a6b5c4d","key_prefix":"dsk_7Hq2","kind":"customer","last_used_at":null,"licensee_name":null,"livemode":true,"mode":"live","revoked_at":null,"scopes":["broll:read","broll:purchase","broll:billing","orders:read","orders:write","pricing:read","deliverables:read"],"total_requests":0}],"pagination":{"has_more":false,"limit":100,"next_cursor":null},"success":true}
 type KeyList struct {
 	Keys       []Key          `json:"keys"`
 	Pagination KeyPagination  `json:"pagination"`
@@ -2378,9 +2477,12 @@ type KeyRevokedSuccess bool
 
 // KeyUpdate Only the fields given change; `null` clears a limit.
 //
-// Examples: {"spend_limit":{"amount":50,"period":"month"}}, {"rate_limit_per_minute":600}, {"spend_limit":null}
+// Examples: {"spend_limit":{"amount":50,"period":"month"}}, {"rate_limit_per_minute":600}, {"spend_limit":null}, {"licensee_name":"Jane Doe Studio"}
 type KeyUpdate struct {
 	CustomerLabel *string `json:"customer_label,omitempty"`
+
+	// LicenseeName The display name printed on this key's licences (see Licences); null: none, and licences say "a customer of <account name>". `customer_label` stays private.
+	LicenseeName *string `json:"licensee_name,omitempty"`
 
 	// RateLimitPerMinute Requests per minute for this key (burst = the same number); null: the service default.
 	RateLimitPerMinute *int `json:"rate_limit_per_minute,omitempty"`
@@ -2434,6 +2536,72 @@ type LegacyPurchaseResult struct {
 
 // LegacyPurchaseResultCurrency defines model for LegacyPurchaseResult.Currency.
 type LegacyPurchaseResultCurrency string
+
+// LicenseDocument A licence as it is signed: the JWS payload is this object's canonical JSON (RFC 8785: keys sorted, no white space). The holder's view carries `price_paid`, `currency`, `purchase_id` and `revoked_reason`; the public view (the verify page) leaves them out, and leaves out `licensee.platform` when the licensee has a name.
+type LicenseDocument struct {
+	Clip struct {
+		Id    openapi_types.UUID `json:"id"`
+		Title string             `json:"title"`
+	} `json:"clip"`
+	Currency  *LicenseDocumentCurrency `json:"currency,omitempty"`
+	GrantedAt time.Time                `json:"granted_at"`
+	LicenseId string                   `json:"license_id"`
+	Licensee  struct {
+		// Name The customer key's `licensee_name`; null: none set, shown as "a customer of <platform>".
+		Name *string `json:"name"`
+
+		// Platform The account's display name (absent from the public view when `name` is set).
+		Platform *string `json:"platform,omitempty"`
+	} `json:"licensee"`
+
+	// Licensor `BROLL_LICENSOR_NAME`.
+	Licensor string `json:"licensor"`
+
+	// Livemode false: a test key's licence, which grants no right to use the clip.
+	Livemode bool `json:"livemode"`
+
+	// PricePaid Holder's view only: what the purchase paid, in USD.
+	//
+	// Examples: 10
+	PricePaid  *Money              `json:"price_paid,omitempty"`
+	PurchaseId *openapi_types.UUID `json:"purchase_id,omitempty"`
+	RevokedAt  *time.Time          `json:"revoked_at,omitempty"`
+
+	// RevokedReason Holder's view only.
+	RevokedReason *string               `json:"revoked_reason,omitempty"`
+	Status        LicenseDocumentStatus `json:"status"`
+	Terms         struct {
+		Redistribution LicenseDocumentTermsRedistribution `json:"redistribution"`
+		Type           LicenseDocumentTermsType           `json:"type"`
+		Url            string                             `json:"url"`
+		Version        string                             `json:"version"`
+	} `json:"terms"`
+	VerifyUrl string `json:"verify_url"`
+}
+
+// LicenseDocumentCurrency defines model for LicenseDocument.Currency.
+type LicenseDocumentCurrency string
+
+// LicenseDocumentStatus defines model for LicenseDocument.Status.
+type LicenseDocumentStatus string
+
+// LicenseDocumentTermsRedistribution defines model for LicenseDocument.Terms.Redistribution.
+type LicenseDocumentTermsRedistribution bool
+
+// LicenseDocumentTermsType defines model for LicenseDocument.Terms.Type.
+type LicenseDocumentTermsType string
+
+// LicenseRef The purchase's licence: its id, its status and its public verify page. The signed document is `GET /api/v1/licenses/{license_id}`.
+type LicenseRef struct {
+	Id     string           `json:"id"`
+	Status LicenseRefStatus `json:"status"`
+
+	// VerifyUrl The public page anyone can open to check the licence (no key).
+	VerifyUrl string `json:"verify_url"`
+}
+
+// LicenseRefStatus defines model for LicenseRef.Status.
+type LicenseRefStatus string
 
 // Money US dollars, accurate to the cent (`currency` is always `USD`). A JSON number with at most two decimals: decode it as a 64-bit float (never a 32-bit one, which loses cents on large amounts) and do arithmetic in integer cents (the clients' `Cents`/`Dollars` and `toCents`/`fromCents` helpers).
 //
@@ -2585,6 +2753,9 @@ type PurchaseLine struct {
 	DownloadUrl          *string    `json:"download_url"`
 	DownloadUrlExpiresAt *time.Time `json:"download_url_expires_at"`
 
+	// License Absent on a dry run for a clip not owned yet.
+	License *LicenseRef `json:"license,omitempty"`
+
 	// PricePaid What this purchase paid (or, on a dry run, would pay), in USD; a later price change never alters it.
 	//
 	// Examples: 10
@@ -2660,6 +2831,9 @@ type PurchaseRecord struct {
 
 	// Legacy Made through the legacy v0 API (visible to the account's root key).
 	Legacy bool `json:"legacy"`
+
+	// License The purchase's licence: its id, its status and its public verify page. The signed document is `GET /api/v1/licenses/{license_id}`.
+	License *LicenseRef `json:"license,omitempty"`
 
 	// Livemode False for a test key's purchase; live lists never hold one.
 	Livemode bool `json:"livemode"`
@@ -2770,6 +2944,20 @@ type Retired struct {
 	AlreadyRetired bool               `json:"already_retired"`
 	Id             openapi_types.UUID `json:"id"`
 	RetiredAt      time.Time          `json:"retired_at"`
+}
+
+// SignedLicense A licence and its signature. Verify `jws` (EdDSA/Ed25519, compact serialization) against the key named by its `kid` in `/.well-known/broll-license-keys.json` with any JOSE library; its payload is `license` as canonical JSON.
+type SignedLicense struct {
+	Jws string `json:"jws"`
+
+	// KeyId The `kid` of the signing key (RFC 7638 thumbprint).
+	KeyId string `json:"key_id"`
+
+	// License A licence as it is signed: the JWS payload is this object's canonical JSON (RFC 8785: keys sorted, no white space). The holder's view carries `price_paid`, `currency`, `purchase_id` and `revoked_reason`; the public view (the verify page) leaves them out, and leaves out `licensee.platform` when the licensee has a name.
+	License LicenseDocument `json:"license"`
+
+	// Valid The service's reading: active and live.
+	Valid bool `json:"valid"`
 }
 
 // SpendLimit A cap on what one customer key may be charged per period (UTC day, UTC calendar month, or the key's whole life). A purchase that would pass it is refused whole with 402 `spend_limit_exceeded`; the cap holds under any concurrency, on any number of nodes. `null`: no limit.
@@ -4144,6 +4332,13 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// LicenseKeys The licence signing keys (JWKS, public)
+	//
+	// The public keys licences are signed with (`kty: OKP`, `crv: Ed25519`, `kid`). Keys of earlier rotations stay listed, so licences signed before a rotation keep verifying. Any origin may read it; cacheable for an hour.
+	//
+	// Corresponds with GET /.well-known/broll-license-keys.json (the `LicenseKeys` operationId).
+	LicenseKeys(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// LegacyListVideos List and search videos (v0)
 	//
 	// The v1 catalog search without a key: every filter, sort and page parameter of GET /api/v1/broll except `semantic_search` (400). With no key nothing is owned, so `owned` is not offered.
@@ -4429,6 +4624,24 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/keys (the `CreateCustomerKey` operationId).
 	CreateCustomerKey(ctx context.Context, params *CreateCustomerKeyParams, body CreateCustomerKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetLicense A purchase's signed licence
+	//
+	// The licence document as its holder sees it (price and purchase included), signed. Only the purchase's key or its root key (for a legacy purchase, a root key of the account) may read it; any other key gets 404, as for an unknown id.
+	//
+	// Required scope: `broll:billing`.
+	//
+	// Corresponds with GET /api/v1/licenses/{license_id} (the `GetLicense` operationId).
+	GetLicense(ctx context.Context, licenseId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetLicenseCertificate A purchase's licence certificate (PDF)
+	//
+	// A one-page certificate: clip, licensee, terms, licence id, the verify URL and its QR code. Who may read it: as `GET /api/v1/licenses/{license_id}`.
+	//
+	// Required scope: `broll:billing`.
+	//
+	// Corresponds with GET /api/v1/licenses/{license_id}.pdf (the `GetLicenseCertificate` operationId).
+	GetLicenseCertificate(ctx context.Context, licenseId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetPricing Difficulty tiers and their prices
 	//
 	// Prices are per clip, set by its difficulty tier.
@@ -4458,7 +4671,7 @@ type ClientInterface interface {
 
 	// CreateWebhookWithBody Register a webhook endpoint
 	//
-	// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
+	// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`, `license.revoked`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
 	//
 	// Required scope: `webhooks:manage` (root keys).
 	//
@@ -4469,7 +4682,7 @@ type ClientInterface interface {
 
 	// CreateWebhook Register a webhook endpoint
 	//
-	// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
+	// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`, `license.revoked`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
 	//
 	// Required scope: `webhooks:manage` (root keys).
 	//
@@ -4576,6 +4789,20 @@ type ClientInterface interface {
 	// Corresponds with GET /healthz (the `Liveness` operationId).
 	Liveness(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// LicenseTerms The licence terms (public)
+	//
+	// The terms every licence names (unless `BROLL_LICENSE_TERMS_URL` points elsewhere).
+	//
+	// Corresponds with GET /licenses/terms (the `LicenseTerms` operationId).
+	LicenseTerms(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VerifyLicense Verify a licence (public)
+	//
+	// The public page of a licence, for anyone who has its id (no key): HTML by default, the signed public view with `Accept: application/json`. It shows validity, status, clip title, licensee name (or "a customer of <platform>"), grant date and terms; never a key, a price, an email or another licence. An unknown or malformed id is 404 after the same lookup and signature as a known one. Limited per client address (`BROLL_LICENSE_LOOKUPS_PER_ADDRESS_PER_MINUTE`, 60; IPv6 by /64): beyond it 429 with `Retry-After`.
+	//
+	// Corresponds with GET /licenses/{license_id} (the `VerifyLicense` operationId).
+	VerifyLicense(ctx context.Context, licenseId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetPreview Low-resolution preview of a clip
 	//
 	// Free and public (no key), so that clients can use it in `<img>`/`<video>` tags and CDNs can cache it (1 h, with an ETag). Only live clips; falls back to the thumbnail when the clip has no preview.
@@ -4596,6 +4823,23 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /readyz (the `Readiness` operationId).
 	Readiness(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// LicenseKeys The licence signing keys (JWKS, public)
+//
+// The public keys licences are signed with (`kty: OKP`, `crv: Ed25519`, `kid`). Keys of earlier rotations stay listed, so licences signed before a rotation keep verifying. Any origin may read it; cacheable for an hour.
+//
+// Corresponds with GET /.well-known/broll-license-keys.json (the `LicenseKeys` operationId).
+func (c *Client) LicenseKeys(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLicenseKeysRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // LegacyListVideos List and search videos (v0)
@@ -5148,6 +5392,44 @@ func (c *Client) CreateCustomerKey(ctx context.Context, params *CreateCustomerKe
 	return c.Client.Do(req)
 }
 
+// GetLicense A purchase's signed licence
+//
+// The licence document as its holder sees it (price and purchase included), signed. Only the purchase's key or its root key (for a legacy purchase, a root key of the account) may read it; any other key gets 404, as for an unknown id.
+//
+// Required scope: `broll:billing`.
+//
+// Corresponds with GET /api/v1/licenses/{license_id} (the `GetLicense` operationId).
+func (c *Client) GetLicense(ctx context.Context, licenseId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLicenseRequest(c.Server, licenseId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetLicenseCertificate A purchase's licence certificate (PDF)
+//
+// A one-page certificate: clip, licensee, terms, licence id, the verify URL and its QR code. Who may read it: as `GET /api/v1/licenses/{license_id}`.
+//
+// Required scope: `broll:billing`.
+//
+// Corresponds with GET /api/v1/licenses/{license_id}.pdf (the `GetLicenseCertificate` operationId).
+func (c *Client) GetLicenseCertificate(ctx context.Context, licenseId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLicenseCertificateRequest(c.Server, licenseId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetPricing Difficulty tiers and their prices
 //
 // Prices are per clip, set by its difficulty tier.
@@ -5207,7 +5489,7 @@ func (c *Client) ListWebhooks(ctx context.Context, reqEditors ...RequestEditorFn
 
 // CreateWebhookWithBody Register a webhook endpoint
 //
-// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
+// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`, `license.revoked`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
 //
 // Required scope: `webhooks:manage` (root keys).
 //
@@ -5228,7 +5510,7 @@ func (c *Client) CreateWebhookWithBody(ctx context.Context, contentType string, 
 
 // CreateWebhook Register a webhook endpoint
 //
-// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
+// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`, `license.revoked`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
 //
 // Required scope: `webhooks:manage` (root keys).
 //
@@ -5465,6 +5747,40 @@ func (c *Client) Liveness(ctx context.Context, reqEditors ...RequestEditorFn) (*
 	return c.Client.Do(req)
 }
 
+// LicenseTerms The licence terms (public)
+//
+// The terms every licence names (unless `BROLL_LICENSE_TERMS_URL` points elsewhere).
+//
+// Corresponds with GET /licenses/terms (the `LicenseTerms` operationId).
+func (c *Client) LicenseTerms(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLicenseTermsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VerifyLicense Verify a licence (public)
+//
+// The public page of a licence, for anyone who has its id (no key): HTML by default, the signed public view with `Accept: application/json`. It shows validity, status, clip title, licensee name (or "a customer of <platform>"), grant date and terms; never a key, a price, an email or another licence. An unknown or malformed id is 404 after the same lookup and signature as a known one. Limited per client address (`BROLL_LICENSE_LOOKUPS_PER_ADDRESS_PER_MINUTE`, 60; IPv6 by /64): beyond it 429 with `Retry-After`.
+//
+// Corresponds with GET /licenses/{license_id} (the `VerifyLicense` operationId).
+func (c *Client) VerifyLicense(ctx context.Context, licenseId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVerifyLicenseRequest(c.Server, licenseId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetPreview Low-resolution preview of a clip
 //
 // Free and public (no key), so that clients can use it in `<img>`/`<video>` tags and CDNs can cache it (1 h, with an ETag). Only live clips; falls back to the thumbnail when the clip has no preview.
@@ -5514,6 +5830,33 @@ func (c *Client) Readiness(ctx context.Context, reqEditors ...RequestEditorFn) (
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewLicenseKeysRequest constructs an http.Request for the LicenseKeys method
+func NewLicenseKeysRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/.well-known/broll-license-keys.json")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewLegacyListVideosRequest constructs an http.Request for the LegacyListVideos method
@@ -7212,6 +7555,74 @@ func NewCreateCustomerKeyRequestWithBody(server string, params *CreateCustomerKe
 	return req, nil
 }
 
+// NewGetLicenseRequest constructs an http.Request for the GetLicense method
+func NewGetLicenseRequest(server string, licenseId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "license_id", licenseId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/licenses/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetLicenseCertificateRequest constructs an http.Request for the GetLicenseCertificate method
+func NewGetLicenseCertificateRequest(server string, licenseId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "license_id", licenseId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/licenses/%s.pdf", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetPricingRequest constructs an http.Request for the GetPricing method
 func NewGetPricingRequest(server string) (*http.Request, error) {
 	var err error
@@ -7749,6 +8160,67 @@ func NewLivenessRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewLicenseTermsRequest constructs an http.Request for the LicenseTerms method
+func NewLicenseTermsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/licenses/terms")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewVerifyLicenseRequest constructs an http.Request for the VerifyLicense method
+func NewVerifyLicenseRequest(server string, licenseId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "license_id", licenseId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/licenses/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetPreviewRequest constructs an http.Request for the GetPreview method
 func NewGetPreviewRequest(server string, videoId openapi_types.UUID, params *GetPreviewParams) (*http.Request, error) {
 	var err error
@@ -7917,6 +8389,15 @@ func WithBaseURL(baseURL string) ClientOption {
 
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
+
+	// LicenseKeysWithResponse The licence signing keys (JWKS, public)
+	//
+	// The public keys licences are signed with (`kty: OKP`, `crv: Ed25519`, `kid`). Keys of earlier rotations stay listed, so licences signed before a rotation keep verifying. Any origin may read it; cacheable for an hour.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /.well-known/broll-license-keys.json (the `LicenseKeys` operationId).
+	LicenseKeysWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LicenseKeysResponse, error)
 
 	// LegacyListVideosWithResponse List and search videos (v0)
 	//
@@ -8231,6 +8712,28 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/keys (the `CreateCustomerKey` operationId).
 	CreateCustomerKeyWithResponse(ctx context.Context, params *CreateCustomerKeyParams, body CreateCustomerKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateCustomerKeyResponse, error)
 
+	// GetLicenseWithResponse A purchase's signed licence
+	//
+	// The licence document as its holder sees it (price and purchase included), signed. Only the purchase's key or its root key (for a legacy purchase, a root key of the account) may read it; any other key gets 404, as for an unknown id.
+	//
+	// Required scope: `broll:billing`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/licenses/{license_id} (the `GetLicense` operationId).
+	GetLicenseWithResponse(ctx context.Context, licenseId string, reqEditors ...RequestEditorFn) (*GetLicenseResponse, error)
+
+	// GetLicenseCertificateWithResponse A purchase's licence certificate (PDF)
+	//
+	// A one-page certificate: clip, licensee, terms, licence id, the verify URL and its QR code. Who may read it: as `GET /api/v1/licenses/{license_id}`.
+	//
+	// Required scope: `broll:billing`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/licenses/{license_id}.pdf (the `GetLicenseCertificate` operationId).
+	GetLicenseCertificateWithResponse(ctx context.Context, licenseId string, reqEditors ...RequestEditorFn) (*GetLicenseCertificateResponse, error)
+
 	// GetPricingWithResponse Difficulty tiers and their prices
 	//
 	// Prices are per clip, set by its difficulty tier.
@@ -8266,7 +8769,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWebhookWithBodyWithResponse Register a webhook endpoint
 	//
-	// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
+	// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`, `license.revoked`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
 	//
 	// Required scope: `webhooks:manage` (root keys).
 	//
@@ -8277,7 +8780,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWebhookWithResponse Register a webhook endpoint
 	//
-	// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
+	// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`, `license.revoked`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
 	//
 	// Required scope: `webhooks:manage` (root keys).
 	//
@@ -8404,6 +8907,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /healthz (the `Liveness` operationId).
 	LivenessWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LivenessResponse, error)
 
+	// LicenseTermsWithResponse The licence terms (public)
+	//
+	// The terms every licence names (unless `BROLL_LICENSE_TERMS_URL` points elsewhere).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /licenses/terms (the `LicenseTerms` operationId).
+	LicenseTermsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LicenseTermsResponse, error)
+
+	// VerifyLicenseWithResponse Verify a licence (public)
+	//
+	// The public page of a licence, for anyone who has its id (no key): HTML by default, the signed public view with `Accept: application/json`. It shows validity, status, clip title, licensee name (or "a customer of <platform>"), grant date and terms; never a key, a price, an email or another licence. An unknown or malformed id is 404 after the same lookup and signature as a known one. Limited per client address (`BROLL_LICENSE_LOOKUPS_PER_ADDRESS_PER_MINUTE`, 60; IPv6 by /64): beyond it 429 with `Retry-After`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /licenses/{license_id} (the `VerifyLicense` operationId).
+	VerifyLicenseWithResponse(ctx context.Context, licenseId string, reqEditors ...RequestEditorFn) (*VerifyLicenseResponse, error)
+
 	// GetPreviewWithResponse Low-resolution preview of a clip
 	//
 	// Free and public (no key), so that clients can use it in `<img>`/`<video>` tags and CDNs can cache it (1 h, with an ETag). Only live clips; falls back to the thumbnail when the clip has no preview.
@@ -8430,6 +8951,62 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /readyz (the `Readiness` operationId).
 	ReadinessWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadinessResponse, error)
+}
+
+// LicenseKeysResponse405Headers the declared response headers of an HTTP 405 response for LicenseKeys
+type LicenseKeysResponse405Headers struct {
+	Allow      *string
+	XRequestId *string
+}
+
+type LicenseKeysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationjwkSetJSON200 the response for an HTTP 200 `application/jwk-set+json` response
+	ApplicationjwkSetJSON200 *JWKS
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *MethodNotAllowed
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *LicenseKeysResponse405Headers
+}
+
+// GetApplicationjwkSetJSON200 returns the response for an HTTP 200 `application/jwk-set+json` response
+func (r LicenseKeysResponse) GetApplicationjwkSetJSON200() *JWKS {
+	return r.ApplicationjwkSetJSON200
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r LicenseKeysResponse) GetApplicationproblemJSON405() *MethodNotAllowed {
+	return r.ApplicationproblemJSON405
+}
+
+// GetBody returns the raw response body bytes
+func (r LicenseKeysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LicenseKeysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LicenseKeysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LicenseKeysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // LegacyListVideosResponse200Headers the declared response headers of an HTTP 200 response for LegacyListVideos
@@ -11638,6 +12215,263 @@ func (r CreateCustomerKeyResponse) ContentType() string {
 	return ""
 }
 
+// GetLicenseResponse200Headers the declared response headers of an HTTP 200 response for GetLicense
+type GetLicenseResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// GetLicenseResponse401Headers the declared response headers of an HTTP 401 response for GetLicense
+type GetLicenseResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      *string
+}
+
+// GetLicenseResponse403Headers the declared response headers of an HTTP 403 response for GetLicense
+type GetLicenseResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// GetLicenseResponse404Headers the declared response headers of an HTTP 404 response for GetLicense
+type GetLicenseResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// GetLicenseResponse429Headers the declared response headers of an HTTP 429 response for GetLicense
+type GetLicenseResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// GetLicenseResponse500Headers the declared response headers of an HTTP 500 response for GetLicense
+type GetLicenseResponse500Headers struct {
+	XRequestId *string
+}
+
+type GetLicenseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SignedLicense
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetLicenseResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetLicenseResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetLicenseResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetLicenseResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetLicenseResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetLicenseResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetLicenseResponse) GetJSON200() *SignedLicense {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetLicenseResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetLicenseResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetLicenseResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetLicenseResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetLicenseResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetLicenseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetLicenseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetLicenseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetLicenseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetLicenseCertificateResponse200Headers the declared response headers of an HTTP 200 response for GetLicenseCertificate
+type GetLicenseCertificateResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// GetLicenseCertificateResponse401Headers the declared response headers of an HTTP 401 response for GetLicenseCertificate
+type GetLicenseCertificateResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      *string
+}
+
+// GetLicenseCertificateResponse403Headers the declared response headers of an HTTP 403 response for GetLicenseCertificate
+type GetLicenseCertificateResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// GetLicenseCertificateResponse404Headers the declared response headers of an HTTP 404 response for GetLicenseCertificate
+type GetLicenseCertificateResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// GetLicenseCertificateResponse429Headers the declared response headers of an HTTP 429 response for GetLicenseCertificate
+type GetLicenseCertificateResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// GetLicenseCertificateResponse500Headers the declared response headers of an HTTP 500 response for GetLicenseCertificate
+type GetLicenseCertificateResponse500Headers struct {
+	XRequestId *string
+}
+
+type GetLicenseCertificateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetLicenseCertificateResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetLicenseCertificateResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetLicenseCertificateResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetLicenseCertificateResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetLicenseCertificateResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetLicenseCertificateResponse500Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetLicenseCertificateResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetLicenseCertificateResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetLicenseCertificateResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetLicenseCertificateResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetLicenseCertificateResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetLicenseCertificateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetLicenseCertificateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetLicenseCertificateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetLicenseCertificateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetPricingResponse200Headers the declared response headers of an HTTP 200 response for GetPricing
 type GetPricingResponse200Headers struct {
 	XRateLimitLimit     int
@@ -13216,6 +14050,142 @@ func (r LivenessResponse) ContentType() string {
 	return ""
 }
 
+// LicenseTermsResponse405Headers the declared response headers of an HTTP 405 response for LicenseTerms
+type LicenseTermsResponse405Headers struct {
+	Allow      *string
+	XRequestId *string
+}
+
+type LicenseTermsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *MethodNotAllowed
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *LicenseTermsResponse405Headers
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r LicenseTermsResponse) GetApplicationproblemJSON405() *MethodNotAllowed {
+	return r.ApplicationproblemJSON405
+}
+
+// GetBody returns the raw response body bytes
+func (r LicenseTermsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LicenseTermsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LicenseTermsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LicenseTermsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// VerifyLicenseResponse200Headers the declared response headers of an HTTP 200 response for VerifyLicense
+type VerifyLicenseResponse200Headers struct {
+	XRequestId *string
+}
+
+// VerifyLicenseResponse429Headers the declared response headers of an HTTP 429 response for VerifyLicense
+type VerifyLicenseResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// VerifyLicenseResponse500Headers the declared response headers of an HTTP 500 response for VerifyLicense
+type VerifyLicenseResponse500Headers struct {
+	XRequestId *string
+}
+
+type VerifyLicenseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SignedLicense
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *VerifyLicenseResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VerifyLicenseResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *VerifyLicenseResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r VerifyLicenseResponse) GetJSON200() *SignedLicense {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r VerifyLicenseResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r VerifyLicenseResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r VerifyLicenseResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r VerifyLicenseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r VerifyLicenseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r VerifyLicenseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r VerifyLicenseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetPreviewResponse200Headers the declared response headers of an HTTP 200 response for GetPreview
 type GetPreviewResponse200Headers struct {
 	CacheControl *string
@@ -13416,6 +14386,21 @@ func (r ReadinessResponse) ContentType() string {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
+}
+
+// LicenseKeysWithResponse The licence signing keys (JWKS, public)
+//
+// The public keys licences are signed with (`kty: OKP`, `crv: Ed25519`, `kid`). Keys of earlier rotations stay listed, so licences signed before a rotation keep verifying. Any origin may read it; cacheable for an hour.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /.well-known/broll-license-keys.json (the `LicenseKeys` operationId).
+func (c *ClientWithResponses) LicenseKeysWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LicenseKeysResponse, error) {
+	rsp, err := c.LicenseKeys(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLicenseKeysResponse(rsp)
 }
 
 // LegacyListVideosWithResponse List and search videos (v0)
@@ -13892,6 +14877,40 @@ func (c *ClientWithResponses) CreateCustomerKeyWithResponse(ctx context.Context,
 	return ParseCreateCustomerKeyResponse(rsp)
 }
 
+// GetLicenseWithResponse A purchase's signed licence
+//
+// The licence document as its holder sees it (price and purchase included), signed. Only the purchase's key or its root key (for a legacy purchase, a root key of the account) may read it; any other key gets 404, as for an unknown id.
+//
+// Required scope: `broll:billing`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/licenses/{license_id} (the `GetLicense` operationId).
+func (c *ClientWithResponses) GetLicenseWithResponse(ctx context.Context, licenseId string, reqEditors ...RequestEditorFn) (*GetLicenseResponse, error) {
+	rsp, err := c.GetLicense(ctx, licenseId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetLicenseResponse(rsp)
+}
+
+// GetLicenseCertificateWithResponse A purchase's licence certificate (PDF)
+//
+// A one-page certificate: clip, licensee, terms, licence id, the verify URL and its QR code. Who may read it: as `GET /api/v1/licenses/{license_id}`.
+//
+// Required scope: `broll:billing`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/licenses/{license_id}.pdf (the `GetLicenseCertificate` operationId).
+func (c *ClientWithResponses) GetLicenseCertificateWithResponse(ctx context.Context, licenseId string, reqEditors ...RequestEditorFn) (*GetLicenseCertificateResponse, error) {
+	rsp, err := c.GetLicenseCertificate(ctx, licenseId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetLicenseCertificateResponse(rsp)
+}
+
 // GetPricingWithResponse Difficulty tiers and their prices
 //
 // Prices are per clip, set by its difficulty tier.
@@ -13945,7 +14964,7 @@ func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, reqE
 
 // CreateWebhookWithBodyWithResponse Register a webhook endpoint
 //
-// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
+// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`, `license.revoked`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
 //
 // Required scope: `webhooks:manage` (root keys).
 //
@@ -13962,7 +14981,7 @@ func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Cont
 
 // CreateWebhookWithResponse Register a webhook endpoint
 //
-// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
+// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`, `license.revoked`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
 //
 // Required scope: `webhooks:manage` (root keys).
 //
@@ -14167,6 +15186,36 @@ func (c *ClientWithResponses) LivenessWithResponse(ctx context.Context, reqEdito
 	return ParseLivenessResponse(rsp)
 }
 
+// LicenseTermsWithResponse The licence terms (public)
+//
+// The terms every licence names (unless `BROLL_LICENSE_TERMS_URL` points elsewhere).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /licenses/terms (the `LicenseTerms` operationId).
+func (c *ClientWithResponses) LicenseTermsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LicenseTermsResponse, error) {
+	rsp, err := c.LicenseTerms(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLicenseTermsResponse(rsp)
+}
+
+// VerifyLicenseWithResponse Verify a licence (public)
+//
+// The public page of a licence, for anyone who has its id (no key): HTML by default, the signed public view with `Accept: application/json`. It shows validity, status, clip title, licensee name (or "a customer of <platform>"), grant date and terms; never a key, a price, an email or another licence. An unknown or malformed id is 404 after the same lookup and signature as a known one. Limited per client address (`BROLL_LICENSE_LOOKUPS_PER_ADDRESS_PER_MINUTE`, 60; IPv6 by /64): beyond it 429 with `Retry-After`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /licenses/{license_id} (the `VerifyLicense` operationId).
+func (c *ClientWithResponses) VerifyLicenseWithResponse(ctx context.Context, licenseId string, reqEditors ...RequestEditorFn) (*VerifyLicenseResponse, error) {
+	rsp, err := c.VerifyLicense(ctx, licenseId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVerifyLicenseResponse(rsp)
+}
+
 // GetPreviewWithResponse Low-resolution preview of a clip
 //
 // Free and public (no key), so that clients can use it in `<img>`/`<video>` tags and CDNs can cache it (1 h, with an ETag). Only live clips; falls back to the thumbnail when the clip has no preview.
@@ -14210,6 +15259,59 @@ func (c *ClientWithResponses) ReadinessWithResponse(ctx context.Context, reqEdit
 		return nil, err
 	}
 	return ParseReadinessResponse(rsp)
+}
+
+// ParseLicenseKeysResponse parses an HTTP response from a LicenseKeysWithResponse call
+func ParseLicenseKeysResponse(rsp *http.Response) (*LicenseKeysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LicenseKeysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest JWKS
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationjwkSetJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 405:
+		var headers LicenseKeysResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseLegacyListVideosResponse parses an HTTP response from a LegacyListVideosWithResponse call
@@ -19611,6 +20713,443 @@ func ParseCreateCustomerKeyResponse(rsp *http.Response) (*CreateCustomerKeyRespo
 	return response, nil
 }
 
+// ParseGetLicenseResponse parses an HTTP response from a GetLicenseWithResponse call
+func ParseGetLicenseResponse(rsp *http.Response) (*GetLicenseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetLicenseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SignedLicense
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetLicenseResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetLicenseResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetLicenseResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetLicenseResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetLicenseResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetLicenseResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetLicenseCertificateResponse parses an HTTP response from a GetLicenseCertificateWithResponse call
+func ParseGetLicenseCertificateResponse(rsp *http.Response) (*GetLicenseCertificateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetLicenseCertificateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetLicenseCertificateResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetLicenseCertificateResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetLicenseCertificateResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetLicenseCertificateResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetLicenseCertificateResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetLicenseCertificateResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetPricingResponse parses an HTTP response from a GetPricingWithResponse call
 func ParseGetPricingResponse(rsp *http.Response) (*GetPricingResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -21994,6 +23533,166 @@ func ParseLivenessResponse(rsp *http.Response) (*LivenessResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseLicenseTermsResponse parses an HTTP response from a LicenseTermsWithResponse call
+func ParseLicenseTermsResponse(rsp *http.Response) (*LicenseTermsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LicenseTermsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 405:
+		var headers LicenseTermsResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseVerifyLicenseResponse parses an HTTP response from a VerifyLicenseWithResponse call
+func ParseVerifyLicenseResponse(rsp *http.Response) (*VerifyLicenseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &VerifyLicenseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SignedLicense
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case rsp.StatusCode == 200:
+	// Content-type (text/html) unsupported
+
+	case rsp.StatusCode == 404:
+		// Content-type (text/html) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers VerifyLicenseResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers VerifyLicenseResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers VerifyLicenseResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil

@@ -583,7 +583,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint
-         * @description The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
+         * @description The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`, `license.revoked`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
          *
          *     Required scope: `webhooks:manage` (root keys).
          */
@@ -781,6 +781,110 @@ export interface paths {
          * @description With the local media store: the file's bytes, exactly `size` of them with the upload's Content-Type, streamed to disk. Only the ops key that created the upload writes it: any other key is answered 404, as for an unknown upload. An upload takes its bytes once: a PUT to an upload that is complete, or that a clip took, is 409 `upload_closed` before any byte is read, and a PUT still streaming when another finished (or an import took the upload) is refused at its end with the same 409, leaving nothing behind. The body is bounded by an idle timeout (`BROLL_BODY_IDLE_TIMEOUT`, default 30 s: no byte for that long ends the request with 400 and closes the connection; the upload stays incomplete), not by the request's duration, so a large file over a slow link arrives whole. With the s3 store the bytes go to the presigned URL instead and this route answers 405.
          */
         put: operations["sendUpload"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/licenses/{license_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A purchase's signed licence
+         * @description The licence document as its holder sees it (price and purchase included), signed. Only the purchase's key or its root key (for a legacy purchase, a root key of the account) may read it; any other key gets 404, as for an unknown id.
+         *
+         *     Required scope: `broll:billing`.
+         */
+        get: operations["getLicense"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/licenses/{license_id}.pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A purchase's licence certificate (PDF)
+         * @description A one-page certificate: clip, licensee, terms, licence id, the verify URL and its QR code. Who may read it: as `GET /api/v1/licenses/{license_id}`.
+         *
+         *     Required scope: `broll:billing`.
+         */
+        get: operations["getLicenseCertificate"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/licenses/{license_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Verify a licence (public)
+         * @description The public page of a licence, for anyone who has its id (no key): HTML by default, the signed public view with `Accept: application/json`. It shows validity, status, clip title, licensee name (or "a customer of <platform>"), grant date and terms; never a key, a price, an email or another licence. An unknown or malformed id is 404 after the same lookup and signature as a known one. Limited per client address (`BROLL_LICENSE_LOOKUPS_PER_ADDRESS_PER_MINUTE`, 60; IPv6 by /64): beyond it 429 with `Retry-After`.
+         */
+        get: operations["verifyLicense"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/licenses/terms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The licence terms (public)
+         * @description The terms every licence names (unless `BROLL_LICENSE_TERMS_URL` points elsewhere).
+         */
+        get: operations["licenseTerms"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/broll-license-keys.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The licence signing keys (JWKS, public)
+         * @description The public keys licences are signed with (`kty: OKP`, `crv: Ed25519`, `kid`). Keys of earlier rotations stay listed, so licences signed before a rotation keep verifying. Any origin may read it; cacheable for an hour.
+         */
+        get: operations["licenseKeys"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -1156,6 +1260,8 @@ export interface components {
             purchased_at: string | null;
             /** @description Bought before with the same key (or, on legacy routes, for the same source and customer_email): returned again, not charged. */
             already_owned: boolean;
+            /** @description Absent on a dry run for a clip not owned yet. */
+            license?: components["schemas"]["LicenseRef"];
         };
         /**
          * @example {
@@ -1246,6 +1352,7 @@ export interface components {
             similarity?: number;
             /** @description False for a test key's purchase; live lists never hold one. */
             livemode: boolean;
+            license?: components["schemas"]["LicenseRef"];
         };
         /**
          * @example {
@@ -1338,6 +1445,8 @@ export interface components {
             mode: "live" | "test";
             /** @description False for a test-mode key. */
             livemode: boolean;
+            /** @description The display name printed on the key's licences; null: none. */
+            licensee_name: string | null;
         };
         /**
          * @example {
@@ -1369,6 +1478,8 @@ export interface components {
              * @enum {string}
              */
             mode?: "live" | "test";
+            /** @description The display name printed on this key's licences (see Licences); null: none, and licences say "a customer of <account name>". `customer_label` stays private. */
+            licensee_name?: string | null;
         };
         /**
          * @example {
@@ -1393,7 +1504,8 @@ export interface components {
          *         "total_requests": 0,
          *         "last_used_at": null,
          *         "mode": "live",
-         *         "livemode": true
+         *         "livemode": true,
+         *         "licensee_name": null
          *       }
          *     }
          */
@@ -1427,7 +1539,8 @@ export interface components {
          *           "total_requests": 0,
          *           "last_used_at": null,
          *           "mode": "live",
-         *           "livemode": true
+         *           "livemode": true,
+         *           "licensee_name": null
          *         }
          *       ],
          *       "pagination": {
@@ -1798,12 +1911,17 @@ export interface components {
          * @example {
          *       "spend_limit": null
          *     }
+         * @example {
+         *       "licensee_name": "Jane Doe Studio"
+         *     }
          */
         KeyUpdate: {
             customer_label?: string;
             spend_limit?: components["schemas"]["SpendLimit"];
             /** @description Requests per minute for this key (burst = the same number); null: the service default. */
             rate_limit_per_minute?: number | null;
+            /** @description The display name printed on this key's licences (see Licences); null: none, and licences say "a customer of <account name>". `customer_label` stays private. */
+            licensee_name?: string | null;
         };
         KeyUpdated: {
             /** @constant */
@@ -2011,6 +2129,84 @@ export interface components {
             embedding_status: "pending" | "ready" | "failed";
             /** Format: date-time */
             created_at: string;
+        };
+        /** @description The purchase's licence: its id, its status and its public verify page. The signed document is `GET /api/v1/licenses/{license_id}`. */
+        LicenseRef: {
+            id: string;
+            /** @enum {string} */
+            status: "active" | "revoked";
+            /**
+             * Format: uri
+             * @description The public page anyone can open to check the licence (no key).
+             */
+            verify_url: string;
+        };
+        /** @description A licence as it is signed: the JWS payload is this object's canonical JSON (RFC 8785: keys sorted, no white space). The holder's view carries `price_paid`, `currency`, `purchase_id` and `revoked_reason`; the public view (the verify page) leaves them out, and leaves out `licensee.platform` when the licensee has a name. */
+        LicenseDocument: {
+            license_id: string;
+            /** @description false: a test key's licence, which grants no right to use the clip. */
+            livemode: boolean;
+            /** @enum {string} */
+            status: "active" | "revoked";
+            /** Format: date-time */
+            revoked_at?: string;
+            /** @description Holder's view only. */
+            revoked_reason?: string;
+            clip: {
+                /** Format: uuid */
+                id: string;
+                title: string;
+            };
+            licensee: {
+                /** @description The customer key's `licensee_name`; null: none set, shown as "a customer of <platform>". */
+                name: string | null;
+                /** @description The account's display name (absent from the public view when `name` is set). */
+                platform?: string;
+            };
+            /** @description `BROLL_LICENSOR_NAME`. */
+            licensor: string;
+            terms: {
+                /** @constant */
+                type: "single_user";
+                /** @constant */
+                redistribution: false;
+                version: string;
+                /** Format: uri */
+                url: string;
+            };
+            /** Format: date-time */
+            granted_at: string;
+            /** @description Holder's view only: what the purchase paid, in USD. */
+            price_paid?: components["schemas"]["Money"];
+            /** @constant */
+            currency?: "USD";
+            /** Format: uuid */
+            purchase_id?: string;
+            /** Format: uri */
+            verify_url: string;
+        };
+        /** @description A licence and its signature. Verify `jws` (EdDSA/Ed25519, compact serialization) against the key named by its `kid` in `/.well-known/broll-license-keys.json` with any JOSE library; its payload is `license` as canonical JSON. */
+        SignedLicense: {
+            /** @description The service's reading: active and live. */
+            valid: boolean;
+            license: components["schemas"]["LicenseDocument"];
+            jws: string;
+            /** @description The `kid` of the signing key (RFC 7638 thumbprint). */
+            key_id: string;
+        };
+        JWKS: {
+            keys: {
+                /** @constant */
+                kty: "OKP";
+                /** @constant */
+                crv: "Ed25519";
+                x: string;
+                kid: string;
+                /** @constant */
+                alg?: "EdDSA";
+                /** @constant */
+                use?: "sig";
+            }[];
         };
     };
     responses: {
@@ -4051,6 +4247,149 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    getLicense: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The licence id (`lic_` and 32 hex digits). */
+                license_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed licence. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignedLicense"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getLicenseCertificate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The licence id (`lic_` and 32 hex digits). */
+                license_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The certificate. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    verifyLicense: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The licence id (`lic_` and 32 hex digits). */
+                license_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The licence. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["SignedLicense"];
+                };
+            };
+            /** @description No such licence (an HTML page, or problem+json with `Accept: application/json`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    licenseTerms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The terms. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+        };
+    };
+    licenseKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key set. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/jwk-set+json": components["schemas"]["JWKS"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
         };
     };
 }

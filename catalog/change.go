@@ -1,0 +1,34 @@
+package catalog
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+
+	"broll/internal/marks"
+)
+
+// Every write of a clip's row commits through commit or inTx, which hold
+// the catalog's mark across the commit and give it a new token after it
+// (package marks): nodes then stop trusting their copies of clip details
+// (VideoForKey) before the change can be read, and copy them again after.
+
+// commit commits tx with the catalog's mark held across the commit.
+func (s *Service) commit(ctx context.Context, tx pgx.Tx) error {
+	h := s.marks.Hold(ctx, marks.Catalog)
+	defer h.Release(ctx)
+	return tx.Commit(ctx)
+}
+
+// inTx runs fn in a transaction that commits through commit.
+func (s *Service) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return s.commit(ctx, tx)
+}
