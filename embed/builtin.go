@@ -14,7 +14,7 @@ import (
 // any change to the vocabulary, the features or their weights: vectors of
 // different versions must not be compared, and a new name makes the catalog
 // re-embed.
-const builtinModel = "builtin-lexical-v3"
+const builtinModel = "builtin-lexical-v4"
 
 const (
 	// conceptDims are reserved for vocabulary concepts, one dimension each,
@@ -110,21 +110,22 @@ func NewBuiltin() *Builtin {
 // Model names the vectors this embedder makes.
 func (b *Builtin) Model() string { return builtinModel }
 
-// Embed ignores kind: the features of a query and of a document are the same
-// kind of thing, unlike a model trained with task prefixes.
-func (b *Builtin) Embed(ctx context.Context, _ Kind, texts []string) ([][]float32, error) {
+// Embed makes the same kind of features of a query and of a document; only
+// how a word outside the vocabulary joins a concept differs by kind (see
+// addMeanings).
+func (b *Builtin) Embed(ctx context.Context, kind Kind, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	for i, t := range texts {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("builtin embed: %w", err)
 		}
-		out[i] = b.vector(t)
+		out[i] = b.vector(t, kind)
 	}
 	return out, nil
 }
 
-func (b *Builtin) vector(text string) []float32 {
-	return b.features(text).project()
+func (b *Builtin) vector(text string, kind Kind) []float32 {
+	return b.features(text, kind).project()
 }
 
 // textFeatures are what a text is made of before it becomes a vector: a
@@ -145,7 +146,7 @@ func (f *textFeatures) add(kind byte, s string, w float64) {
 	f.hashed = append(f.hashed, hashedFeature{fnv1a(kind, s), w})
 }
 
-func (b *Builtin) features(text string) *textFeatures {
+func (b *Builtin) features(text string, kind Kind) *textFeatures {
 	f := &textFeatures{concepts: make([]float64, conceptDims)}
 	toks := tokenize(text)
 	sts := stems(toks)
@@ -171,7 +172,7 @@ func (b *Builtin) features(text string) *textFeatures {
 		}
 		i += n
 	}
-	b.addMeanings(f, toks, covered)
+	b.addMeanings(f, toks, covered, kind)
 	return f
 }
 
@@ -180,9 +181,7 @@ func (b *Builtin) features(text string) *textFeatures {
 // collisions cancel out on average. The result has unit length.
 func (f *textFeatures) project() []float32 {
 	acc := make([]float64, Dimensions)
-	for i, c := range f.concepts {
-		acc[i] = saturate(c)
-	}
+	copy(acc, f.concepts)
 	for _, x := range f.hashed {
 		idx := conceptDims + int(x.h%uint64(Dimensions-conceptDims))
 		if x.h>>63 == 1 {
@@ -206,23 +205,6 @@ func (f *textFeatures) project() []float32 {
 	}
 	normalize(out)
 	return out
-}
-
-var saturateMode = 0
-
-// saturate damps a concept's weight as it repeats: a clip that says
-// "car" five times is no more about a car than one that says it twice,
-// and must not outrank a clip that is also about what else a query asks.
-func saturate(c float64) float64 {
-	switch saturateMode {
-	case 1:
-		return conceptWeight * math.Log2(1+c/conceptWeight)
-	case 2:
-		return math.Sqrt(c * conceptWeight)
-	case 3:
-		return conceptWeight * math.Log2(1+math.Log2(1+c/conceptWeight))
-	}
-	return c
 }
 
 // match finds the longest vocabulary phrase starting at token i, exact

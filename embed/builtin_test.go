@@ -36,7 +36,7 @@ func embedOne(t *testing.T, e Embedder, kind Kind, text string) []float32 {
 func TestBuiltinShape(t *testing.T) {
 	t.Parallel()
 	b := NewBuiltin()
-	if b.Model() != "builtin-lexical-v3" {
+	if b.Model() != "builtin-lexical-v4" {
 		t.Fatalf("model = %q", b.Model())
 	}
 	texts := []string{

@@ -19,10 +19,16 @@ func TestLexiconLinks(t *testing.T) {
 		if !ok {
 			t.Fatalf("no concept %q", concept)
 		}
-		f := b.features(word)
+		f := b.features(word, Query)
 		if f.concepts[ci] == 0 {
 			t.Errorf("%q does not join %s", word, concept)
 		}
+	}
+	// A query's word with one sense joins its concept fully however weak
+	// the link; a document's word needs a close one.
+	sad := index["sad"]
+	if q, d := b.features("glum", Query), b.features("glum", Document); q.concepts[sad] != conceptWeight || d.concepts[sad] != 0 {
+		t.Errorf("glum joins sad at %.2f in a query, %.2f in a document; want %.0f and 0", q.concepts[sad], d.concepts[sad], conceptWeight)
 	}
 	if f := loadLexicon().features([]string{"grinning"}); len(f) == 0 {
 		t.Error("grinning: no meanings (the inflection rules do not reach grin)")

@@ -15,9 +15,21 @@ const (
 	// A word outside the vocabulary joins a concept when the meanings they
 	// share score at least linkThreshold together (see linkScore),
 	// weighing linkWeight times that score of a vocabulary phrase's
-	// weight, at most the whole of it.
-	linkThreshold = 0.3
-	linkWeight    = 1.0
+	// weight, at most the whole of it. A word of a document needs
+	// docLinkThreshold: a clip's description says what it shows in many
+	// words, and its incidental ones ("glow", "warm", "framing") must not
+	// bring in concepts it is not about.
+	linkThreshold    = 0.3
+	docLinkThreshold = 0.5
+	linkWeight       = 1.0
+	// A word of a query with at most queryLinkSenses senses weighs in
+	// every concept it joins what that concept scores relative to its
+	// best one, at least: the few words of a query each say what is
+	// wanted, and a word with one meaning that meets "sad" ("glum")
+	// means sad however long WordNet's path between them. A word with
+	// more senses gets that in proportion, since its link may come from
+	// one of them ("applying" cream at the gym).
+	queryLinkSenses = 2
 )
 
 // meanings joins the WordNet lexicon to the vocabulary: for every meaning
@@ -121,8 +133,9 @@ func (lx *lexicon) preferDomain() {
 // addMeanings adds the WordNet meanings of the words of toks, longest
 // phrase first, and joins the words that no vocabulary phrase covered to
 // the concepts close enough in meaning: "telly" to tv, "bloke" to man,
-// "glum" to sad.
-func (b *Builtin) addMeanings(tf *textFeatures, toks []string, covered []bool) {
+// "glum" to sad (how closely depends on kind: see linkThreshold and
+// queryLinkSenses).
+func (b *Builtin) addMeanings(tf *textFeatures, toks []string, covered []bool, kind Kind) {
 	m := loadMeanings()
 	link := make(map[int]float32, 4)
 	for i := 0; i < len(toks); {
@@ -145,13 +158,31 @@ func (b *Builtin) addMeanings(tf *textFeatures, toks []string, covered []bool) {
 			}
 		}
 		if !slices.Contains(covered[i:i+n], true) {
-			for ci, s := range link {
-				if s >= linkThreshold {
-					tf.concepts[ci] += conceptWeight * min(1, linkWeight*float64(s))
-				}
-			}
+			m.addLinks(tf, link, toks[i:i+n], kind)
 		}
 		i += n
+	}
+}
+
+// addLinks adds the concepts a phrase outside the vocabulary joins, each
+// scoring link[concept] (see addMeanings).
+func (m *meanings) addLinks(tf *textFeatures, link map[int]float32, phrase []string, kind Kind) {
+	threshold := float32(linkThreshold)
+	var best float32
+	for _, s := range link {
+		best = max(best, s)
+	}
+	var sure float64 // how much a query's word counts its best concept
+	if kind == Document {
+		threshold = docLinkThreshold
+	} else if best >= threshold {
+		sure = min(1, queryLinkSenses/float64(max(1, m.lex.senseCount(phrase))))
+	}
+	for ci, s := range link {
+		if s >= threshold {
+			w := max(min(1, linkWeight*float64(s)), sure*float64(s/best))
+			tf.concepts[ci] += conceptWeight * w
+		}
 	}
 }
 
@@ -191,4 +222,23 @@ func meaningHash(id uint32) uint64 {
 		id >>= 8
 	}
 	return h
+}
+
+// senseCount is how many senses a phrase has in every part of speech, as
+// written or, failing that, in its base forms.
+func (lx *lexicon) senseCount(toks []string) int {
+	n := 0
+	if e := lx.phrases[strings.Join(toks, " ")]; e != nil {
+		for _, ss := range e.senses {
+			n += len(ss)
+		}
+		return n
+	}
+	last := len(toks) - 1
+	for pi, pos := range "nvar" {
+		if b := lx.base(toks, last, byte(pos)); b != nil {
+			n += len(b.senses[pi])
+		}
+	}
+	return n
 }

@@ -366,19 +366,71 @@ func expand(wn *wordnet, id synsetID) map[synsetID]float64 {
 	for _, a := range antonyms(wn, id) {
 		delete(out, a)
 	}
-	for _, w := range strings.Fields(phrase(ss.gloss)) {
+	addGloss(wn, id, ss, add)
+	return out
+}
+
+// addGloss adds the commonest sense of each word of the synset's
+// definition. The genus of a noun's definition, the head of its first
+// noun phrase, names a kind the noun is, as a hypernym does: a bride is "a
+// woman who has recently been married", a husband "a married man", which
+// WordNet's hypernyms (newlywed, spouse) do not say.
+func addGloss(wn *wordnet, id synsetID, ss *synset, add func(synsetID, float64)) {
+	genus := -1
+	if id.pos == 'n' {
+		first, _, _ := strings.Cut(ss.gloss, ";")
+		genus = genusOf(strings.Fields(phrase(first)))
+	}
+	for i, w := range strings.Fields(phrase(ss.gloss)) {
 		if stopWords[w] || vagueWords[w] || len(w) < 3 {
 			continue
 		}
-		if s, ok := topSense(wn, w); ok && s != id {
-			if id.pos == 'a' || id.pos == 'r' {
-				add(s, modifierGlossWeight)
-			} else {
-				add(s, glossWeight)
-			}
+		s, ok := topSense(wn, w)
+		if !ok || s == id {
+			continue
+		}
+		switch {
+		case id.pos == 'a' || id.pos == 'r':
+			add(s, modifierGlossWeight)
+		case i == genus:
+			add(s, hypernymWeight)
+		default:
+			add(s, glossWeight)
 		}
 	}
-	return out
+}
+
+// genusOf returns the index of the head of a definition's first noun
+// phrase, the last word before a word that ends the phrase ("a married
+// man", "a woman who ..."), or -1 when it is vague ("a person who ...").
+func genusOf(toks []string) int {
+	i := 0
+	for i < len(toks) && determiners[toks[i]] {
+		i++
+	}
+	start := i
+	for i < len(toks) && !phraseEnds[toks[i]] {
+		i++
+	}
+	if i == start || vagueWords[toks[i-1]] || stopWords[toks[i-1]] {
+		return -1
+	}
+	return i - 1
+}
+
+// determiners open a definition's noun phrase; phraseEnds close it: a
+// relative pronoun, a preposition or a conjunction starts what tells the
+// genus apart.
+var determiners, phraseEnds = map[string]bool{}, map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`a an the any`) {
+		determiners[w] = true
+	}
+	for _, w := range strings.Fields(`who whom whose which that of in on at for from with without by to as
+or and but when where while especially usually often is are was be being having`) {
+		phraseEnds[w] = true
+	}
 }
 
 // antonyms are the synsets opposite to id or to the head it is similar
