@@ -14,7 +14,7 @@ import (
 // any change to the vocabulary, the features or their weights: vectors of
 // different versions must not be compared, and a new name makes the catalog
 // re-embed.
-const builtinModel = "builtin-lexical-v2"
+const builtinModel = "builtin-lexical-v4"
 
 const (
 	// conceptDims are reserved for vocabulary concepts, one dimension each,
@@ -64,7 +64,7 @@ func NewBuiltin() *Builtin {
 	}
 	exactByStem := map[string]string{}
 	for ci, c := range vocabulary {
-		for _, p := range c.phrases {
+		for _, p := range c.Phrases {
 			toks := tokenize(p)
 			if len(toks) == 0 {
 				continue
@@ -81,7 +81,7 @@ func NewBuiltin() *Builtin {
 	// stem means the same; otherwise ("waves" the sea, "wave" hello) only
 	// the exact forms match.
 	for ci, c := range vocabulary {
-		for _, p := range c.phrases {
+		for _, p := range c.Phrases {
 			toks := tokenize(p)
 			if len(toks) == 0 {
 				continue
@@ -110,21 +110,22 @@ func NewBuiltin() *Builtin {
 // Model names the vectors this embedder makes.
 func (b *Builtin) Model() string { return builtinModel }
 
-// Embed ignores kind: the features of a query and of a document are the same
-// kind of thing, unlike a model trained with task prefixes.
-func (b *Builtin) Embed(ctx context.Context, _ Kind, texts []string) ([][]float32, error) {
+// Embed makes the same kind of features of a query and of a document; only
+// how a word outside the vocabulary joins a concept differs by kind (see
+// addMeanings).
+func (b *Builtin) Embed(ctx context.Context, kind Kind, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	for i, t := range texts {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("builtin embed: %w", err)
 		}
-		out[i] = b.vector(t)
+		out[i] = b.vector(t, kind)
 	}
 	return out, nil
 }
 
-func (b *Builtin) vector(text string) []float32 {
-	return b.features(text).project()
+func (b *Builtin) vector(text string, kind Kind) []float32 {
+	return b.features(text, kind).project()
 }
 
 // textFeatures are what a text is made of before it becomes a vector: a
@@ -145,7 +146,7 @@ func (f *textFeatures) add(kind byte, s string, w float64) {
 	f.hashed = append(f.hashed, hashedFeature{fnv1a(kind, s), w})
 }
 
-func (b *Builtin) features(text string) *textFeatures {
+func (b *Builtin) features(text string, kind Kind) *textFeatures {
 	f := &textFeatures{concepts: make([]float64, conceptDims)}
 	toks := tokenize(text)
 	sts := stems(toks)
@@ -171,7 +172,7 @@ func (b *Builtin) features(text string) *textFeatures {
 		}
 		i += n
 	}
-	b.addMeanings(f, toks, covered)
+	b.addMeanings(f, toks, covered, kind)
 	return f
 }
 

@@ -36,7 +36,7 @@ func embedOne(t *testing.T, e Embedder, kind Kind, text string) []float32 {
 func TestBuiltinShape(t *testing.T) {
 	t.Parallel()
 	b := NewBuiltin()
-	if b.Model() != "builtin-lexical-v2" {
+	if b.Model() != "builtin-lexical-v4" {
 		t.Fatalf("model = %q", b.Model())
 	}
 	texts := []string{
@@ -99,10 +99,10 @@ func TestBuiltinVocabularyHasNoConflicts(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for _, c := range vocabulary {
-		if seen[c.name] {
-			t.Errorf("concept %q listed twice", c.name)
+		if seen[c.Name] {
+			t.Errorf("concept %q listed twice", c.Name)
 		}
-		seen[c.name] = true
+		seen[c.Name] = true
 	}
 }
 
@@ -151,7 +151,7 @@ func (b *Builtin) concepts(text string) []string {
 	for i := 0; i < len(toks); {
 		n, cs := b.match(toks, sts, i)
 		for _, ci := range cs {
-			out = append(out, vocabulary[ci].name)
+			out = append(out, vocabulary[ci].Name)
 		}
 		i += n
 	}

@@ -26,7 +26,7 @@ import (
 var wordnetLexicon []byte
 
 // lexiconMagic starts the lexicon (embed/internal/wordnetgen/encode.go).
-const lexiconMagic = "broll-lexicon-1\n"
+const lexiconMagic = "broll-lexicon-2\n"
 
 // lexFeature is one meaning (a WordNet synset, numbered by the generator)
 // that a phrase carries, with its weight.
@@ -36,10 +36,20 @@ type lexFeature struct {
 }
 
 // lexEntry is a phrase's meanings in each part of speech (noun, verb,
-// adjective, adverb) and how common each part of speech is for it.
+// adjective, adverb) and how common each part of speech is for it: feats
+// merges the senses, each weighed by how common it is or, if more, by how
+// closely it meets the vocabulary (see preferDomain).
 type lexEntry struct {
-	share [4]float32
-	feats [4][]lexFeature
+	share  [4]float32
+	feats  [4][]lexFeature
+	senses [4][]lexSense
+}
+
+// lexSense is one sense of a phrase: how common it is among the phrase's
+// senses (1 for the commonest) and its meanings.
+type lexSense struct {
+	w     float32
+	feats []lexFeature
 }
 
 // lexicon maps phrases of one to three words to the meanings they share
@@ -61,6 +71,7 @@ var loadLexicon = sync.OnceValue(func() *lexicon {
 		// The file is part of the binary; a broken one is a build defect.
 		panic(fmt.Sprintf("embed: lexicon: %v", err))
 	}
+	lx.preferDomain()
 	return lx
 })
 
@@ -110,18 +121,16 @@ func parseLexicon(gz []byte) (*lexicon, error) {
 				continue
 			}
 			e.share[pi] = float32(r.byte()) / 15
-			k := int(r.byte())
-			start := len(feats)
-			var id uint32
-			for range k {
-				v := r.uvarint()
-				id += uint32(v >> 4)
-				if int(id) >= len(lx.idf) || v&15 == 0 {
-					return nil, fmt.Errorf("phrase %q: bad feature", p)
+			e.senses[pi] = make([]lexSense, r.byte())
+			for si := range e.senses[pi] {
+				w := float32(r.byte()) / 15
+				start := len(feats)
+				if feats, err = r.features(feats, len(lx.idf)); err != nil {
+					return nil, fmt.Errorf("phrase %q: %w", p, err)
 				}
-				feats = append(feats, lexFeature{id: id, w: float32(v&15) / 15})
+				e.senses[pi][si] = lexSense{w: w, feats: feats[start:len(feats):len(feats)]}
 			}
-			e.feats[pi] = feats[start:len(feats):len(feats)]
+			e.mergeSenses(pi, func(s lexSense) float32 { return s.w })
 		}
 		lx.phrases[p] = e
 		lx.maxTokens = max(lx.maxTokens, strings.Count(p, " ")+1)
@@ -185,6 +194,61 @@ func (r *lexReader) string(n int) string {
 	return string(r.b[r.i-n : r.i])
 }
 
+// features appends a sense's meanings to feats: their count, then each
+// number's delta and its weight. Numbers must be below n.
+func (r *lexReader) features(feats []lexFeature, n int) ([]lexFeature, error) {
+	var id uint32
+	for range r.byte() {
+		v := r.uvarint()
+		id += uint32(v >> 4)
+		if int(id) >= n || v&15 == 0 {
+			return feats, errors.New("bad feature")
+		}
+		feats = append(feats, lexFeature{id: id, w: float32(v&15) / 15})
+	}
+	return feats, nil
+}
+
+// mergeSenses sets the meanings of part of speech pi to those of its
+// senses, each sense weighing weight(sense), relative to the heaviest
+// sense; the part of speech weighs at least as much as that.
+func (e *lexEntry) mergeSenses(pi int, weight func(lexSense) float32) {
+	var top float32
+	for _, s := range e.senses[pi] {
+		top = max(top, weight(s))
+	}
+	if top == 0 {
+		return
+	}
+	e.share[pi] = max(e.share[pi], min(1, top))
+	if len(e.senses[pi]) == 1 {
+		e.feats[pi] = e.senses[pi][0].feats // relative to itself, as read
+		return
+	}
+	var out []lexFeature
+	for _, s := range e.senses[pi] {
+		out = mergeFeatures(out, s.feats, weight(s)/top)
+	}
+	e.feats[pi] = out
+}
+
+// mergeFeatures adds fs, weighed by scale, to out, a meaning in both
+// keeping its heavier weight.
+func mergeFeatures(out, fs []lexFeature, scale float32) []lexFeature {
+next:
+	for _, f := range fs {
+		w := f.w * scale
+		for i := range out {
+			if out[i].id == f.id {
+				out[i].w = max(out[i].w, w)
+				continue next
+			}
+		}
+		out = append(out, lexFeature{f.id, w})
+	}
+	return out
+}
+
 // frontCoded reads a string stored as a prefix of prev and the rest.
 func (r *lexReader) frontCoded(prev string) string {
 	shared := min(r.uvarint(), len(prev))
@@ -200,19 +264,7 @@ func (r *lexReader) frontCoded(prev string) string {
 // phrase.
 func (lx *lexicon) features(toks []string) []lexFeature {
 	var out []lexFeature
-	merge := func(fs []lexFeature, scale float32) {
-	next:
-		for _, f := range fs {
-			w := f.w * scale
-			for i := range out {
-				if out[i].id == f.id {
-					out[i].w = max(out[i].w, w)
-					continue next
-				}
-			}
-			out = append(out, lexFeature{f.id, w})
-		}
-	}
+	merge := func(fs []lexFeature, scale float32) { out = mergeFeatures(out, fs, scale) }
 	joined := strings.Join(toks, " ")
 	if e := lx.phrases[joined]; e != nil {
 		for pi := range e.feats {

@@ -12,17 +12,23 @@ func TestLexiconLinks(t *testing.T) {
 	b := NewBuiltin()
 	index := map[string]int{}
 	for i, c := range vocabulary {
-		index[c.name] = i
+		index[c.Name] = i
 	}
 	for word, concept := range map[string]string{"bloke": "man", "telly": "tv", "glum": "sad", "astonished": "shocked"} {
 		ci, ok := index[concept]
 		if !ok {
 			t.Fatalf("no concept %q", concept)
 		}
-		f := b.features(word)
+		f := b.features(word, Query)
 		if f.concepts[ci] == 0 {
 			t.Errorf("%q does not join %s", word, concept)
 		}
+	}
+	// A query's word with one sense joins its concept fully however weak
+	// the link; a document's word needs a close one.
+	sad := index["sad"]
+	if q, d := b.features("glum", Query), b.features("glum", Document); q.concepts[sad] != conceptWeight || d.concepts[sad] != 0 {
+		t.Errorf("glum joins sad at %.2f in a query, %.2f in a document; want %.0f and 0", q.concepts[sad], d.concepts[sad], conceptWeight)
 	}
 	if f := loadLexicon().features([]string{"grinning"}); len(f) == 0 {
 		t.Error("grinning: no meanings (the inflection rules do not reach grin)")
@@ -35,11 +41,14 @@ func TestLexiconLinks(t *testing.T) {
 	}
 }
 
-// BenchmarkLexiconLoad is what the first NewBuiltin of a process pays.
+// BenchmarkLexiconLoad is what the first NewBuiltin of a process pays:
+// parsing the table and weighing its senses by the vocabulary.
 func BenchmarkLexiconLoad(b *testing.B) {
 	for b.Loop() {
-		if _, err := parseLexicon(wordnetLexicon); err != nil {
+		lx, err := parseLexicon(wordnetLexicon)
+		if err != nil {
 			b.Fatal(err)
 		}
+		lx.preferDomain()
 	}
 }

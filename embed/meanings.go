@@ -3,6 +3,7 @@ package embed
 import (
 	"math"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -14,14 +15,25 @@ const (
 	// A word outside the vocabulary joins a concept when the meanings they
 	// share score at least linkThreshold together (see linkScore),
 	// weighing linkWeight times that score of a vocabulary phrase's
-	// weight, at most the whole of it.
-	linkThreshold = 0.2
-	linkWeight    = 1.0
+	// weight, at most the whole of it. A word of a document needs
+	// docLinkThreshold: a clip's description says what it shows in many
+	// words, and its incidental ones ("glow", "warm", "framing") must not
+	// bring in concepts it is not about.
+	linkThreshold    = 0.3
+	docLinkThreshold = 0.5
+	linkWeight       = 1.0
+	// A word of a query with at most queryLinkSenses senses weighs in
+	// every concept it joins what that concept scores relative to its
+	// best one, at least: the few words of a query each say what is
+	// wanted, and a word with one meaning that meets "sad" ("glum")
+	// means sad however long WordNet's path between them. A word with
+	// more senses gets that in proportion, since its link may come from
+	// one of them ("applying" cream at the gym).
+	queryLinkSenses = 2
 )
 
 // meanings joins the WordNet lexicon to the vocabulary: for every meaning
-// (feature) the concepts whose phrases carry it, with the weight of the
-// phrase that carries it most, times its rarity.
+// (feature) the concepts whose phrases carry it (see conceptLinks).
 type meanings struct {
 	lex   *lexicon
 	links map[uint32][]conceptLink
@@ -34,15 +46,23 @@ type conceptLink struct {
 
 // loadMeanings builds the tables once per process.
 var loadMeanings = sync.OnceValue(func() *meanings {
-	m := &meanings{lex: loadLexicon(), links: map[uint32][]conceptLink{}}
+	lx := loadLexicon()
+	return &meanings{lex: lx, links: conceptLinks(lx)}
+})
+
+// conceptLinks lists for every meaning the concepts whose phrases carry
+// it, with the weight of the phrase that carries it most, times its
+// rarity.
+func conceptLinks(lx *lexicon) map[uint32][]conceptLink {
+	links := map[uint32][]conceptLink{}
 	for ci, c := range vocabulary {
 		weights := map[uint32]float32{}
-		for _, p := range c.phrases {
+		for _, p := range c.Phrases {
 			toks := tokenize(p)
-			if len(toks) == 0 || len(toks) > m.lex.maxTokens {
+			if len(toks) == 0 || len(toks) > lx.maxTokens {
 				continue
 			}
-			for _, f := range m.lex.features(toks) {
+			for _, f := range lx.features(toks) {
 				weights[f.id] = max(weights[f.id], f.w)
 			}
 		}
@@ -52,17 +72,70 @@ var loadMeanings = sync.OnceValue(func() *meanings {
 		}
 		slices.Sort(ids)
 		for _, id := range ids {
-			m.links[id] = append(m.links[id], conceptLink{ci, weights[id] * m.lex.idf[id]})
+			links[id] = append(links[id], conceptLink{ci, weights[id] * lx.idf[id]})
 		}
 	}
-	return m
-})
+	return links
+}
+
+// A sense of a phrase that meets a vocabulary concept (the linkScore of
+// its meanings) at least senseMeet weighs at least senseMax of the
+// phrase's commonest sense, one that meets it less in proportion; a
+// sense more common than that keeps its own weight.
+const (
+	senseMeet = 0.6
+	senseMax  = 0.35
+)
+
+// preferDomain weighs the senses of every phrase outside the vocabulary
+// by the concepts they meet as well as by how common they are: in a
+// search for clips a rare sense that meets the vocabulary ("indifferent"
+// as neutral, not as uninterested) counts more than a general corpus
+// says. The vocabulary's own phrases keep their weights: every sense of
+// theirs meets their concept.
+func (lx *lexicon) preferDomain() {
+	links := make([][]conceptLink, len(lx.idf))
+	for id, ls := range conceptLinks(lx) {
+		links[id] = ls
+	}
+	own := map[string]bool{}
+	for _, c := range vocabulary {
+		for _, p := range c.Phrases {
+			own[strings.Join(tokenize(p), " ")] = true
+		}
+	}
+	score := make([]float32, len(vocabulary))
+	weight := func(s lexSense) float32 {
+		clear(score)
+		var best float32
+		for _, f := range s.feats {
+			for _, l := range links[f.id] {
+				score[l.concept] += linkScore(f, l)
+				best = max(best, score[l.concept])
+			}
+		}
+		return max(s.w, senseMax*min(1, best/senseMeet))
+	}
+	for p, e := range lx.phrases {
+		if own[p] {
+			continue
+		}
+		for pi, senses := range e.senses {
+			// Most phrases meet nothing: their senses keep the weights
+			// they were read with.
+			if slices.ContainsFunc(senses, func(s lexSense) bool { return weight(s) != s.w }) {
+				e.mergeSenses(pi, weight)
+			}
+		}
+	}
+}
 
 // addMeanings adds the WordNet meanings of the words of toks, longest
 // phrase first, and joins the words that no vocabulary phrase covered to
 // the concepts close enough in meaning: "telly" to tv, "bloke" to man,
-// "glum" to sad.
-func (b *Builtin) addMeanings(tf *textFeatures, toks []string, covered []bool) {
+// "glum" to sad (how closely depends on kind: see linkThreshold and
+// queryLinkSenses).
+func (b *Builtin) addMeanings(tf *textFeatures, toks []string, covered []bool, kind Kind) {
 	m := loadMeanings()
 	link := make(map[int]float32, 4)
 	for i := 0; i < len(toks); {
@@ -85,13 +158,31 @@ func (b *Builtin) addMeanings(tf *textFeatures, toks []string, covered []bool) {
 			}
 		}
 		if !slices.Contains(covered[i:i+n], true) {
-			for ci, s := range link {
-				if s >= linkThreshold {
-					tf.concepts[ci] += conceptWeight * min(1, linkWeight*float64(s))
-				}
-			}
+			m.addLinks(tf, link, toks[i:i+n], kind)
 		}
 		i += n
+	}
+}
+
+// addLinks adds the concepts a phrase outside the vocabulary joins, each
+// scoring link[concept] (see addMeanings).
+func (m *meanings) addLinks(tf *textFeatures, link map[int]float32, phrase []string, kind Kind) {
+	threshold := float32(linkThreshold)
+	var best float32
+	for _, s := range link {
+		best = max(best, s)
+	}
+	var sure float64 // how much a query's word counts its best concept
+	if kind == Document {
+		threshold = docLinkThreshold
+	} else if best >= threshold {
+		sure = min(1, queryLinkSenses/float64(max(1, m.lex.senseCount(phrase))))
+	}
+	for ci, s := range link {
+		if s >= threshold {
+			w := max(min(1, linkWeight*float64(s)), sure*float64(s/best))
+			tf.concepts[ci] += conceptWeight * w
+		}
 	}
 }
 
@@ -131,4 +222,23 @@ func meaningHash(id uint32) uint64 {
 		id >>= 8
 	}
 	return h
+}
+
+// senseCount is how many senses a phrase has in every part of speech, as
+// written or, failing that, in its base forms.
+func (lx *lexicon) senseCount(toks []string) int {
+	n := 0
+	if e := lx.phrases[strings.Join(toks, " ")]; e != nil {
+		for _, ss := range e.senses {
+			n += len(ss)
+		}
+		return n
+	}
+	last := len(toks) - 1
+	for pi, pos := range "nvar" {
+		if b := lx.base(toks, last, byte(pos)); b != nil {
+			n += len(b.senses[pi])
+		}
+	}
+	return n
 }

@@ -17,10 +17,13 @@ import (
 
 // paraphraseFloor and activitiesFloor are the mean nDCG@10 the built-in
 // embedder must reach on queries.json and activities.json
-// (docs/performance.md has the measured figures).
+// (docs/performance.md has the measured figures). heldoutFloor holds
+// heldout.json, queries written before the lexicon was last tuned and never
+// tuned against, which shows whether a gain on the other two generalises.
 const (
-	paraphraseFloor = 0.72
-	activitiesFloor = 0.35
+	paraphraseFloor = 0.78
+	activitiesFloor = 0.39
+	heldoutFloor    = 0.53
 )
 
 type paraphraseClip struct {
@@ -115,7 +118,7 @@ is are up down out over under after before her his their them someone right`)
 
 func TestParaphraseSetSharesNoWords(t *testing.T) {
 	t.Parallel()
-	for _, file := range []string{"queries.json", "activities.json"} {
+	for _, file := range []string{"queries.json", "activities.json", "heldout.json"} {
 		t.Run(file, func(t *testing.T) {
 			t.Parallel()
 			checkSharesNoWords(t, file)
@@ -165,7 +168,7 @@ func checkSharesNoWords(t *testing.T, file string) {
 func TestParaphraseRelevance(t *testing.T) {
 	t.Parallel()
 	b := NewBuiltin()
-	for file, floor := range map[string]float64{"queries.json": paraphraseFloor, "activities.json": activitiesFloor} {
+	for file, floor := range map[string]float64{"queries.json": paraphraseFloor, "activities.json": activitiesFloor, "heldout.json": heldoutFloor} {
 		t.Run(file, func(t *testing.T) {
 			t.Parallel()
 			clips, queries := loadParaphraseSet(t, file)

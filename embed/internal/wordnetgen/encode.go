@@ -10,7 +10,7 @@ import (
 )
 
 // magic starts the lexicon; embed/lexicon.go refuses any other.
-const magic = "broll-lexicon-1\n"
+const magic = "broll-lexicon-2\n"
 
 // encode writes the lexicon in the format embed/lexicon.go reads (before
 // gzip), all numbers unsigned varints unless a byte:
@@ -21,19 +21,21 @@ const magic = "broll-lexicon-1\n"
 //	P                       phrases, sorted
 //	P × (shared, n, n bytes     front-coded: shared bytes of the previous phrase, then n more
 //	     byte mask              parts of speech present: 1 noun, 2 verb, 4 adjective, 8 adverb
-//	     per part: byte share, byte k, k × (idDelta<<4 | weight))
+//	     per part: byte share, byte s,
+//	     s × senses (byte weight, byte k, k × (idDelta<<4 | weight)))
 //	F                       irregular forms, sorted
 //	F × (shared, n, n bytes, byte pos, byte b, b × (n, n bytes))
 //
 // share (0..15) weighs a part of speech when a word is looked up as
-// written (0: only as the base of an inflected form). Features are
+// written (0: only as the base of an inflected form), a sense's weight
+// (1..15) the sense among the phrase's senses. Features are
 // numbered in order of how many entries carry them, the commonest first,
 // and listed in increasing order; weights are 1..15. The output depends
 // only on the input.
 func encode(entries []entry, exc map[string][]string) []byte {
 	df := map[synsetID]int{}
 	for _, e := range entries {
-		for f := range e.features {
+		for f := range e.union() {
 			df[f]++
 		}
 	}
@@ -94,16 +96,10 @@ func encode(entries []entry, exc map[string][]string) []byte {
 		w.WriteByte(mask)
 		for _, e := range byPhrase[p] {
 			w.WriteByte(byte(math.Round(e.share * weightLevels)))
-			ids := make([]int, 0, len(e.features))
-			for f := range e.features {
-				ids = append(ids, num[f])
-			}
-			slices.Sort(ids)
-			w.WriteByte(byte(len(ids)))
-			last := 0
-			for _, id := range ids {
-				w.uvarint((id-last)<<4 | int(math.Round(e.features[feats[id]]*weightLevels)))
-				last = id
+			w.WriteByte(byte(len(e.senses)))
+			for _, sf := range e.senses {
+				w.WriteByte(byte(max(1, math.Round(sf.weight*weightLevels))))
+				w.features(sf.features, num, feats)
 			}
 		}
 	}
@@ -130,6 +126,22 @@ func encode(entries []entry, exc map[string][]string) []byte {
 }
 
 type writer struct{ bytes.Buffer }
+
+// features writes a sense's features as their count and, in increasing
+// order of their numbers, each number's delta and its weight.
+func (w *writer) features(fs map[synsetID]float64, num map[synsetID]int, feats []synsetID) {
+	ids := make([]int, 0, len(fs))
+	for f := range fs {
+		ids = append(ids, num[f])
+	}
+	slices.Sort(ids)
+	w.WriteByte(byte(len(ids)))
+	last := 0
+	for _, id := range ids {
+		w.uvarint((id-last)<<4 | int(math.Round(fs[feats[id]]*weightLevels)))
+		last = id
+	}
+}
 
 func (w *writer) uvarint(n int) {
 	w.Write(binary.AppendUvarint(nil, uint64(n)))

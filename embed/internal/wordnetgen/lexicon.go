@@ -38,12 +38,18 @@ const (
 	// by its commonest sense): "grumpy" is "annoyed and irritable", which
 	// its relations do not say.
 	glossWeight = 0.3
-	// maxSenses of one lemma and part of speech are kept, and only those
-	// seen at least minSenseShare as often as the lemma's most frequent
-	// one: a rare sense of a common word adds more noise than meaning.
-	maxSenses     = 4
-	minSenseShare = 0.2
-	// maxFeatures per entry are kept, the heaviest: more add more noise
+	// modifierGlossWeight is glossWeight for adjectives and adverbs, which
+	// have no hypernyms: their definitions say most of what they mean.
+	modifierGlossWeight = 0.5
+	// secondHop weighs the relations of a related synset, times both
+	// relations' weights: "glum" is similar to "ill-natured", which
+	// "also see"s "unhappy".
+	secondHop = 0.6
+	// maxSenses of one lemma and part of speech are kept, the commonest,
+	// rare ones included: the embedder weighs them by how common they are
+	// and by how closely they meet its vocabulary.
+	maxSenses = 8
+	// maxFeatures per sense are kept, the heaviest: more add more noise
 	// (in the embedder's hashed dimensions) than meaning, and size.
 	maxFeatures = 6
 	// maxTokens: longer collocations are rare in searches.
@@ -78,22 +84,57 @@ having become characterized relating pertaining having`) {
 }
 
 // entry is one phrase of the lexicon in one part of speech, with its
-// features: synsets and their weights (0..1, before quantizing). share is
-// the weight of the part of speech among the phrase's senses (1 for its
-// commonest).
+// senses. share is the weight of the part of speech among the phrase's
+// senses (1 for its commonest).
 type entry struct {
-	phrase   string
-	pos      byte
-	share    float64
+	phrase string
+	pos    byte
+	share  float64
+	senses []senseFeatures
+}
+
+// senseFeatures is one sense of an entry: its weight among the phrase's
+// senses (1 for the commonest) and its features, synsets weighted 0..1
+// (before quantizing). The embedder chooses among the senses by the
+// vocabulary they meet, so the rare ones are kept too.
+type senseFeatures struct {
+	synset   synsetID
+	weight   float64
 	features map[synsetID]float64
 }
 
-// buildLexicon gives every lemma of wn, per part of speech, a weighted set
-// of synsets: those of its frequent senses and their neighbours. The
-// heaviest are kept, judged with their specificity (inverse document
-// frequency), so that "person" or "act" does not make every pair of words
-// meet; those that only one entry has are dropped: they cannot make two
-// words meet.
+// addSense adds a sense to the entry once (two lemmas may make the same
+// phrase: "drivers_seat" and "driver's_seat"), by its heavier weight,
+// keeping the senses in an order that does not depend on the order the
+// lemmas come in: heaviest first, then by synset.
+func (e *entry) addSense(s senseFeatures) {
+	if i := slices.IndexFunc(e.senses, func(x senseFeatures) bool { return x.synset == s.synset }); i >= 0 {
+		e.senses[i].weight = max(e.senses[i].weight, s.weight)
+	} else {
+		e.senses = append(e.senses, s)
+	}
+	slices.SortFunc(e.senses, func(a, b senseFeatures) int {
+		return cmp.Or(cmp.Compare(b.weight, a.weight), cmp.Compare(a.synset.pos, b.synset.pos), cmp.Compare(a.synset.offset, b.synset.offset))
+	})
+}
+
+// union is every feature of the entry, by its heaviest weight in any sense.
+func (e *entry) union() map[synsetID]float64 {
+	out := map[synsetID]float64{}
+	for _, s := range e.senses {
+		for f, w := range s.features {
+			out[f] = max(out[f], w)
+		}
+	}
+	return out
+}
+
+// buildLexicon gives every lemma of wn, per part of speech, its senses,
+// each a weighted set of synsets: the sense's own and its neighbours. The
+// heaviest of each sense are kept, judged with their specificity (inverse
+// document frequency), so that "person" or "act" does not make every pair
+// of words meet; those that only one entry has are dropped: they cannot
+// make two words meet.
 func buildLexicon(wn *wordnet) []entry {
 	expanded := map[synsetID]map[synsetID]float64{}
 	byKey := map[string]*entry{}
@@ -106,7 +147,7 @@ func buildLexicon(wn *wordnet) []entry {
 			key := p + "/" + string(k.id.pos)
 			e := byKey[key]
 			if e == nil {
-				e = &entry{phrase: p, pos: k.id.pos, features: map[synsetID]float64{}}
+				e = &entry{phrase: p, pos: k.id.pos}
 				byKey[key] = e
 			}
 			e.share = max(e.share, k.weight)
@@ -115,50 +156,63 @@ func buildLexicon(wn *wordnet) []entry {
 				exp = expand(wn, k.id)
 				expanded[k.id] = exp
 			}
-			for f, w := range exp {
-				e.features[f] = max(e.features[f], w*k.weight)
-			}
+			e.addSense(senseFeatures{synset: k.id, weight: k.weight, features: exp})
 		}
 	}
 
 	df := map[synsetID]int{}
 	for _, e := range byKey {
-		for f := range e.features {
+		for f := range e.union() {
 			df[f]++
 		}
 	}
 	n := float64(len(byKey))
+	domain := domainFeatures(byKey)
 	out := make([]entry, 0, len(byKey))
 	for _, e := range byKey {
-		type fw struct {
-			f            synsetID
-			w, specified float64
-		}
-		var list []fw
-		for f, w := range e.features {
-			if df[f] < 2 {
-				continue
-			}
-			// Within an entry weights are relative to its part of speech.
-			w /= e.share
-			list = append(list, fw{f, w, w * math.Log(n/float64(df[f])) / math.Log(n)})
-		}
-		slices.SortFunc(list, func(a, b fw) int {
-			return cmp.Or(cmp.Compare(b.specified, a.specified), cmp.Compare(a.f.pos, b.f.pos), cmp.Compare(a.f.offset, b.f.offset))
-		})
-		kept := entry{phrase: e.phrase, pos: e.pos, share: e.share, features: map[synsetID]float64{}}
-		for _, x := range list[:min(len(list), maxFeatures)] {
-			if q := math.Round(x.w * weightLevels); q > 0 {
-				kept.features[x.f] = q / weightLevels
+		kept := entry{phrase: e.phrase, pos: e.pos, share: e.share}
+		for _, s := range e.senses {
+			if ks := keptFeatures(s.features, df, n, domain); len(ks) > 0 {
+				kept.senses = append(kept.senses, senseFeatures{synset: s.synset, weight: s.weight, features: ks})
 			}
 		}
-		if len(kept.features) > 0 {
+		if len(kept.senses) > 0 {
 			out = append(out, kept)
 		}
 	}
 	slices.SortFunc(out, func(a, b entry) int {
 		return cmp.Or(strings.Compare(a.phrase, b.phrase), cmp.Compare(a.pos, b.pos))
 	})
+	return out
+}
+
+// keptFeatures keeps the maxFeatures most specific features of a sense
+// that another entry has too, their weights quantized.
+func keptFeatures(features map[synsetID]float64, df map[synsetID]int, n float64, domain map[synsetID]bool) map[synsetID]float64 {
+	type fw struct {
+		f            synsetID
+		w, specified float64
+	}
+	var list []fw
+	for f, w := range features {
+		if df[f] < 2 {
+			continue
+		}
+		spec := w * math.Log(n/float64(df[f])) / math.Log(n)
+		if domain[f] {
+			spec *= 1 + domainBonus
+		}
+		list = append(list, fw{f, w, spec})
+	}
+	slices.SortFunc(list, func(a, b fw) int {
+		return cmp.Or(cmp.Compare(b.specified, a.specified), cmp.Compare(a.f.pos, b.f.pos), cmp.Compare(a.f.offset, b.f.offset))
+	})
+	out := map[synsetID]float64{}
+	for _, x := range list[:min(len(list), maxFeatures)] {
+		if q := math.Round(x.w * weightLevels); q > 0 {
+			out[x.f] = q / weightLevels
+		}
+	}
 	return out
 }
 
@@ -189,9 +243,9 @@ type keptSense struct {
 }
 
 // keptSenses weighs a lemma's senses by their tag counts (plus a prior
-// falling with the sense's rank, for the many never tagged) and keeps the
-// frequent ones, weighted relative to the commonest. Proper-noun senses
-// ("Guy" Fawkes for guy) are left out.
+// falling with the sense's rank, for the many never tagged) and keeps up
+// to maxSenses per part of speech, in rank order, weighted relative to the
+// commonest. Proper-noun senses ("Guy" Fawkes for guy) are left out.
 func keptSenses(wn *wordnet, lemma string, senses []sense) []keptSense {
 	var all []keptSense
 	for _, s := range senses {
@@ -208,7 +262,7 @@ func keptSenses(wn *wordnet, lemma string, senses []sense) []keptSense {
 	var out []keptSense
 	perPOS := map[byte]int{}
 	for _, k := range all { // in rank order within each part of speech
-		if perPOS[k.id.pos] >= maxSenses || k.weight < minSenseShare*top && perPOS[k.id.pos] > 0 {
+		if perPOS[k.id.pos] >= maxSenses {
 			continue
 		}
 		perPOS[k.id.pos]++
@@ -277,6 +331,20 @@ func properIn(ss *synset, lemma string) bool {
 	return false
 }
 
+// related adds the synsets related to id (not its hypernyms), each at w
+// times the relation's weight.
+func related(wn *wordnet, id synsetID, w float64, add func(synsetID, float64)) {
+	ss := wn.synsets[id]
+	if ss == nil || w <= 0 {
+		return
+	}
+	for _, p := range ss.pointers {
+		if rw, ok := relationWeights[p.symbol]; ok && (p.symbol != "&" || ss.satellite) {
+			add(p.target, w*rw)
+		}
+	}
+}
+
 // expand returns a synset with its neighbours, weighted by relationWeights,
 // and the words of its definition.
 func expand(wn *wordnet, id synsetID) map[synsetID]float64 {
@@ -293,13 +361,96 @@ func expand(wn *wordnet, id synsetID) map[synsetID]float64 {
 			continue
 		}
 		add(p.target, w)
+		related(wn, p.target, w*secondHop, add)
 	}
-	for _, w := range strings.Fields(phrase(ss.gloss)) {
+	for _, a := range antonyms(wn, id) {
+		delete(out, a)
+	}
+	addGloss(wn, id, ss, add)
+	return out
+}
+
+// addGloss adds the commonest sense of each word of the synset's
+// definition. The genus of a noun's definition, the head of its first
+// noun phrase, names a kind the noun is, as a hypernym does: a bride is "a
+// woman who has recently been married", a husband "a married man", which
+// WordNet's hypernyms (newlywed, spouse) do not say.
+func addGloss(wn *wordnet, id synsetID, ss *synset, add func(synsetID, float64)) {
+	genus := -1
+	if id.pos == 'n' {
+		first, _, _ := strings.Cut(ss.gloss, ";")
+		genus = genusOf(strings.Fields(phrase(first)))
+	}
+	for i, w := range strings.Fields(phrase(ss.gloss)) {
 		if stopWords[w] || vagueWords[w] || len(w) < 3 {
 			continue
 		}
-		if s, ok := topSense(wn, w); ok && s != id {
+		s, ok := topSense(wn, w)
+		if !ok || s == id {
+			continue
+		}
+		switch {
+		case id.pos == 'a' || id.pos == 'r':
+			add(s, modifierGlossWeight)
+		case i == genus:
+			add(s, hypernymWeight)
+		default:
 			add(s, glossWeight)
+		}
+	}
+}
+
+// genusOf returns the index of the head of a definition's first noun
+// phrase, the last word before a word that ends the phrase ("a married
+// man", "a woman who ..."), or -1 when it is vague ("a person who ...").
+func genusOf(toks []string) int {
+	i := 0
+	for i < len(toks) && determiners[toks[i]] {
+		i++
+	}
+	start := i
+	for i < len(toks) && !phraseEnds[toks[i]] {
+		i++
+	}
+	if i == start || vagueWords[toks[i-1]] || stopWords[toks[i-1]] {
+		return -1
+	}
+	return i - 1
+}
+
+// determiners open a definition's noun phrase; phraseEnds close it: a
+// relative pronoun, a preposition or a conjunction starts what tells the
+// genus apart.
+var determiners, phraseEnds = map[string]bool{}, map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`a an the any`) {
+		determiners[w] = true
+	}
+	for _, w := range strings.Fields(`who whom whose which that of in on at for from with without by to as
+or and but when where while especially usually often is are was be being having`) {
+		phraseEnds[w] = true
+	}
+}
+
+// antonyms are the synsets opposite to id or to the head it is similar
+// to: a second hop can reach them ("glum" must not carry "elated"), and
+// a word must not meet the concept it is the opposite of.
+func antonyms(wn *wordnet, id synsetID) []synsetID {
+	var out []synsetID
+	ss := wn.synsets[id]
+	for _, p := range ss.pointers {
+		if p.symbol == "!" {
+			out = append(out, p.target)
+		}
+		if p.symbol == "&" && ss.satellite {
+			if h := wn.synsets[p.target]; h != nil {
+				for _, hp := range h.pointers {
+					if hp.symbol == "!" {
+						out = append(out, hp.target)
+					}
+				}
+			}
 		}
 	}
 	return out

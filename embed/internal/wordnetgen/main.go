@@ -1,9 +1,10 @@
 // Command wordnetgen builds the built-in embedder's lexicon
 // (embed/lexicon/wordnet.bin.gz) from WordNet 3.0: for every word and short
-// collocation, the meanings (synsets) it shares with other words through
-// synonymy, hypernymy and related forms. It runs only when the lexicon is
-// regenerated (`make embed-lexicon`, which needs Debian's wordnet-base);
-// the build and the tests read the committed file.
+// collocation, its senses and the meanings (synsets) each shares with
+// other words through synonymy, hypernymy and related forms, those the
+// embedder's vocabulary (internal/vocab) carries first. It runs only
+// when the lexicon is regenerated (`make embed-lexicon`, which needs
+// Debian's wordnet-base); the build and the tests read the committed file.
 package main
 
 import (
@@ -32,6 +33,7 @@ func run(dict, out string) error {
 		return fmt.Errorf("read wordnet (apt-get install wordnet-base): %w", err)
 	}
 	entries := buildLexicon(wn)
+
 	raw := encode(entries, exceptions(wn, entries))
 	var gz bytes.Buffer
 	zw, err := gzip.NewWriterLevel(&gz, gzip.BestCompression)
