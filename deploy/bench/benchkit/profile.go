@@ -17,7 +17,7 @@ func CPUProfile(path string) (stop func(), err error) {
 		return nil, err
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, fmt.Errorf("cpu profile: %w", err)
 	}
 	return func() {
