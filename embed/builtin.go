@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"broll/internal/vocab"
 	"broll/internal/words"
 )
 
@@ -14,7 +15,7 @@ import (
 // any change to the vocabulary, the features or their weights: vectors of
 // different versions must not be compared, and a new name makes the catalog
 // re-embed.
-const builtinModel = "builtin-lexical-v4"
+const builtinModel = "builtin-lexical-v5"
 
 const (
 	// conceptDims are reserved for vocabulary concepts, one dimension each,
@@ -46,65 +47,150 @@ tags emotion location age`
 // finds paraphrases built from vocabulary words, not general meaning: Ollama
 // gives real semantic search. It is deterministic, so tests can rely on it.
 type Builtin struct {
-	exact     map[string][]int // phrase tokens joined by spaces -> concept indexes
-	stemmed   map[string][]int // the same phrases by word stems; ambiguous stems left out
+	exact     map[string][]conceptHit // phrase tokens joined by spaces -> concepts
+	stemmed   map[string][]conceptHit // the same phrases by word stems; ambiguous stems left out
 	maxPhrase int
 	stop      map[string]bool
 	conflicts []string // stem keys left out because two phrases disagree on them
+	graded    []bool   // concepts the thesaurus grades words for
 }
 
-// NewBuiltin compiles the vocabulary into lookup tables.
+// coverage says what matched a token: nothing, the vocabulary (WordNet
+// joins it to no concept) or the thesaurus (WordNet joins it to no
+// concept the thesaurus grades, such as a mood, but to others: "telly"
+// is at home and a tv).
+type coverage byte
+
+const (
+	uncovered coverage = iota
+	byThesaurus
+	byVocabulary
+)
+
+// conceptHit is a concept a phrase means and how fully: 1 for the
+// vocabulary's phrases and a thesaurus's synonyms, less for its related
+// words (vocab.RelatedGrade).
+type conceptHit struct {
+	concept int
+	w       float64
+	// thesaurus is set for a word of the thesaurus, which leaves WordNet
+	// to join it to other concepts too.
+	thesaurus bool
+}
+
+// NewBuiltin compiles the vocabulary and the thesaurus into lookup tables.
 func NewBuiltin() *Builtin {
 	if len(vocabulary) > conceptDims {
 		panic(fmt.Sprintf("embed: %d vocabulary concepts do not fit in %d reserved dimensions", len(vocabulary), conceptDims))
 	}
-	b := &Builtin{exact: map[string][]int{}, stemmed: map[string][]int{}, stop: map[string]bool{}}
+	b := &Builtin{exact: map[string][]conceptHit{}, stemmed: map[string][]conceptHit{}, stop: map[string]bool{}}
 	for _, w := range strings.Fields(stopWords) {
 		b.stop[w] = true
 	}
-	exactByStem := map[string]string{}
-	for ci, c := range vocabulary {
-		for _, p := range c.Phrases {
-			toks := tokenize(p)
-			if len(toks) == 0 {
-				continue
-			}
-			key := strings.Join(toks, " ")
-			if !slices.Contains(b.exact[key], ci) {
-				b.exact[key] = append(b.exact[key], ci)
-			}
-			b.maxPhrase = max(b.maxPhrase, len(toks))
-			exactByStem[strings.Join(stems(toks), " ")] = key
-		}
-	}
-	// A stem key stands for an exact phrase only if every phrase with that
-	// stem means the same; otherwise ("waves" the sea, "wave" hello) only
-	// the exact forms match.
-	for ci, c := range vocabulary {
-		for _, p := range c.Phrases {
-			toks := tokenize(p)
-			if len(toks) == 0 {
-				continue
-			}
-			sk := strings.Join(stems(toks), " ")
-			if !slices.Equal(b.exact[strings.Join(toks, " ")], b.exact[exactByStem[sk]]) {
-				if !slices.Contains(b.conflicts, sk) {
-					b.conflicts = append(b.conflicts, sk)
-				}
-				continue
-			}
-			if !slices.Contains(b.stemmed[sk], ci) {
-				b.stemmed[sk] = append(b.stemmed[sk], ci)
-			}
-		}
-	}
-	for _, sk := range b.conflicts {
-		delete(b.stemmed, sk)
-	}
+	b.addVocabulary()
+	b.addThesaurus()
 	// The lexicon is read here, once per process, rather than by the
 	// first search, which would pay for it.
 	loadMeanings()
 	return b
+}
+
+// gradedPhrase is one phrase of the vocabulary or the thesaurus, as
+// tokens, and the concept it means.
+type gradedPhrase struct {
+	toks []string
+	hit  conceptHit
+}
+
+// addVocabulary adds the vocabulary's phrases, by exact spelling and by
+// stems.
+func (b *Builtin) addVocabulary() {
+	var phrases []gradedPhrase
+	for ci, c := range vocabulary {
+		phrases = appendPhrases(phrases, c.Phrases, conceptHit{ci, 1, false})
+	}
+	exactByStem := map[string]string{}
+	for _, p := range phrases {
+		key := strings.Join(p.toks, " ")
+		b.exact[key] = addHit(b.exact[key], p.hit)
+		b.maxPhrase = max(b.maxPhrase, len(p.toks))
+		exactByStem[strings.Join(stems(p.toks), " ")] = key
+	}
+	// A stem key stands for an exact phrase only if every phrase with that
+	// stem means the same; otherwise ("waves" the sea, "wave" hello) only
+	// the exact forms match.
+	for _, p := range phrases {
+		sk := strings.Join(stems(p.toks), " ")
+		if !slices.Equal(b.exact[strings.Join(p.toks, " ")], b.exact[exactByStem[sk]]) {
+			if !slices.Contains(b.conflicts, sk) {
+				b.conflicts = append(b.conflicts, sk)
+			}
+			continue
+		}
+		b.stemmed[sk] = addHit(b.stemmed[sk], p.hit)
+	}
+	for _, sk := range b.conflicts {
+		delete(b.stemmed, sk)
+	}
+}
+
+// addThesaurus adds the thesaurus's words that the vocabulary does not
+// have in any form: the vocabulary says what its own words mean. Forms
+// of one word ("sulk", "sulking") mean every concept any of them is
+// listed under, by the heaviest grade.
+func (b *Builtin) addThesaurus() {
+	vocabStems := map[string]bool{}
+	for _, c := range vocabulary {
+		for _, p := range c.Phrases {
+			vocabStems[strings.Join(stems(tokenize(p)), " ")] = true
+		}
+	}
+	var phrases []gradedPhrase
+	b.graded = make([]bool, len(vocabulary))
+	for _, e := range thesaurus {
+		ci := conceptIndex(e.Concept)
+		b.graded[ci] = true
+		phrases = appendPhrases(phrases, e.Synonyms, conceptHit{ci, 1, true})
+		phrases = appendPhrases(phrases, e.Related, conceptHit{ci, vocab.RelatedGrade, true})
+	}
+	byStem := map[string][]conceptHit{}
+	var kept []gradedPhrase
+	for _, p := range phrases {
+		sk := strings.Join(stems(p.toks), " ")
+		if vocabStems[sk] || b.exact[strings.Join(p.toks, " ")] != nil {
+			continue
+		}
+		byStem[sk] = addHit(byStem[sk], p.hit)
+		kept = append(kept, p)
+	}
+	for _, p := range kept {
+		sk := strings.Join(stems(p.toks), " ")
+		b.exact[strings.Join(p.toks, " ")] = byStem[sk]
+		b.stemmed[sk] = byStem[sk]
+		b.maxPhrase = max(b.maxPhrase, len(p.toks))
+	}
+}
+
+// appendPhrases appends the phrases ps, each meaning h.
+func appendPhrases(out []gradedPhrase, ps []string, h conceptHit) []gradedPhrase {
+	for _, p := range ps {
+		if toks := tokenize(p); len(toks) > 0 {
+			out = append(out, gradedPhrase{toks, h})
+		}
+	}
+	return out
+}
+
+// addHit adds h to hits, a concept already there keeping its heavier
+// weight.
+func addHit(hits []conceptHit, h conceptHit) []conceptHit {
+	for i := range hits {
+		if hits[i].concept == h.concept {
+			hits[i].w = max(hits[i].w, h.w)
+			return hits
+		}
+	}
+	return append(hits, h)
 }
 
 // Model names the vectors this embedder makes.
@@ -150,14 +236,17 @@ func (b *Builtin) features(text string, kind Kind) *textFeatures {
 	f := &textFeatures{concepts: make([]float64, conceptDims)}
 	toks := tokenize(text)
 	sts := stems(toks)
-	covered := make([]bool, len(toks))
+	covered := make([]coverage, len(toks))
 	for i := 0; i < len(toks); {
 		n, concepts := b.match(toks, sts, i)
-		for _, ci := range concepts {
-			f.concepts[ci] += conceptWeight
+		for _, h := range concepts {
+			f.concepts[h.concept] += conceptWeight * h.w
 		}
 		for j := i; j < i+n && len(concepts) > 0; j++ {
-			covered[j] = true
+			covered[j] = byVocabulary
+			if concepts[0].thesaurus {
+				covered[j] = byThesaurus
+			}
 		}
 		for j := i; j < i+n; j++ {
 			if len(toks[j]) < 2 || b.stop[toks[j]] {
@@ -210,7 +299,7 @@ func (f *textFeatures) project() []float32 {
 // match finds the longest vocabulary phrase starting at token i, exact
 // spelling first, then by stems. It returns how many tokens it covers
 // (at least 1) and the concepts found (none if nothing matched).
-func (b *Builtin) match(toks, sts []string, i int) (int, []int) {
+func (b *Builtin) match(toks, sts []string, i int) (int, []conceptHit) {
 	for n := min(b.maxPhrase, len(toks)-i); n >= 1; n-- {
 		if cs, ok := b.exact[strings.Join(toks[i:i+n], " ")]; ok {
 			return n, cs

@@ -36,7 +36,7 @@ func embedOne(t *testing.T, e Embedder, kind Kind, text string) []float32 {
 func TestBuiltinShape(t *testing.T) {
 	t.Parallel()
 	b := NewBuiltin()
-	if b.Model() != "builtin-lexical-v4" {
+	if b.Model() != "builtin-lexical-v5" {
 		t.Fatalf("model = %q", b.Model())
 	}
 	texts := []string{
@@ -150,8 +150,8 @@ func (b *Builtin) concepts(text string) []string {
 	var out []string
 	for i := 0; i < len(toks); {
 		n, cs := b.match(toks, sts, i)
-		for _, ci := range cs {
-			out = append(out, vocabulary[ci].Name)
+		for _, h := range cs {
+			out = append(out, vocabulary[h.concept].Name)
 		}
 		i += n
 	}

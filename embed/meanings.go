@@ -1,6 +1,7 @@
 package embed
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -135,7 +136,7 @@ func (lx *lexicon) preferDomain() {
 // the concepts close enough in meaning: "telly" to tv, "bloke" to man,
 // "glum" to sad (how closely depends on kind: see linkThreshold and
 // queryLinkSenses).
-func (b *Builtin) addMeanings(tf *textFeatures, toks []string, covered []bool, kind Kind) {
+func (b *Builtin) addMeanings(tf *textFeatures, toks []string, covered []coverage, kind Kind) {
 	m := loadMeanings()
 	link := make(map[int]float32, 4)
 	for i := 0; i < len(toks); {
@@ -157,7 +158,11 @@ func (b *Builtin) addMeanings(tf *textFeatures, toks []string, covered []bool, k
 				link[l.concept] += linkScore(f, l)
 			}
 		}
-		if !slices.Contains(covered[i:i+n], true) {
+		switch slices.Max(covered[i : i+n]) {
+		case uncovered:
+			m.addLinks(tf, link, toks[i:i+n], kind)
+		case byThesaurus:
+			maps.DeleteFunc(link, func(ci int, _ float32) bool { return b.graded[ci] })
 			m.addLinks(tf, link, toks[i:i+n], kind)
 		}
 		i += n
