@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make run`: bring the local stack up, migrate, load the demo catalog when the
-# database has none, create a demo account (its root key is printed once, when
+# database has none (or queue for embedding again the clips an earlier build's
+# embedder made), create a demo account (its root key is printed once, when
 # it is created, and kept in .stack/demo.json) and a dashboard user for it
 # (demo@example.com, with a one-time link to choose its password), then run
 # one API node and one worker in the foreground. Ctrl-C stops both cleanly.
@@ -39,6 +40,15 @@ total="$("$BIN/brollctl" clips status | sed -n 's/.*"total": *\([0-9]*\).*/\1/p'
 if [ "${total:-0}" = "0" ]; then
 	echo "run: loading the demo catalog (200 clips)" >&2
 	"$BIN/brollctl" seed-demo --count 200 >/dev/null
+else
+	# A catalog embedded by another model (an earlier build's built-in
+	# embedder, or Ollama started or stopped since) is not searched by
+	# meaning until it is embedded again: queue those clips, as an operator
+	# does after changing the model (none when every vector is current).
+	queued="$("$BIN/brollctl" clips reembed | sed -n 's/.*"queued": *\([0-9]*\).*/\1/p')"
+	if [ "${queued:-0}" != "0" ]; then
+		echo "run: embedding $queued clips again for this build's model" >&2
+	fi
 fi
 
 if [ ! -s "$STACK_DIR/demo.json" ]; then
