@@ -15,6 +15,8 @@ type track struct {
 	handler   string
 	hasMedia  bool   // an mdia box
 	hasHeader bool   // an mdhd box
+	hasTkhd   bool   // a tkhd box
+	display   matrix // tkhd
 	timescale uint32 // mdhd
 	duration  uint64 // in timescale units (mdhd)
 	// entry is the first sample description, within the movie box
@@ -39,6 +41,7 @@ type track struct {
 type movieParser struct {
 	movieScale    uint32
 	movieDuration uint64
+	movieMatrix   matrix
 	tracks        []*track
 	cur           *track
 }
@@ -53,7 +56,7 @@ func parseMovie(m movie, mdats []extent) (Info, error) {
 		return Info{}, damaged("moov", err)
 	}
 	bi.Context = m.ctx
-	var p movieParser
+	p := movieParser{movieMatrix: identity}
 	if _, err := mp4.ReadBoxStructureFromInternal(r, bi, p.handle); err != nil {
 		var c *CorruptError
 		if errors.Is(err, ErrNotHandled) || errors.As(err, &c) {
@@ -90,7 +93,9 @@ func parseMovie(m movie, mdats []extent) (Info, error) {
 	if info.Duration <= 0 {
 		return Info{}, corrupt("the video has no duration")
 	}
-	info.Width, info.Height, info.Frames = video.width, video.height, int(min(video.frames, math.MaxInt32))
+	info.Rotation, info.Mirrored = video.display.shown(p.movieMatrix)
+	info.Width, info.Height = upright(video.width, video.height, info.Rotation)
+	info.Frames = int(min(video.frames, math.MaxInt32))
 	info.FPS = math.Round(float64(video.frames)*float64(video.timescale)/float64(video.ticks)*1000) / 1000
 	return info, nil
 }
@@ -124,11 +129,20 @@ func (p *movieParser) handle(h *mp4.ReadHandle) (any, error) {
 		if d := box.GetDuration(); !unknownDuration(box.GetVersion(), d) {
 			p.movieScale, p.movieDuration = box.Timescale, d
 		}
+		p.movieMatrix = box.Matrix
 		return nil, nil
 	case "moov/trak":
-		p.cur = &track{}
+		p.cur = &track{display: identity}
 		p.tracks = append(p.tracks, p.cur)
 		return h.Expand()
+	case "moov/trak/tkhd":
+		if !t.hasTkhd {
+			box, err := payload[*mp4.Tkhd](h)
+			if err != nil {
+				return nil, err
+			}
+			t.hasTkhd, t.display = true, box.Matrix
+		}
 	case "moov/trak/mdia":
 		if t.hasMedia {
 			return nil, nil

@@ -26,6 +26,16 @@ type Info struct {
 	// samples' total duration.
 	FPS    float64
 	Frames int
+	// Rotation is the clockwise turn, in degrees (0 to 359), that the
+	// video track's display matrix gives the picture, and Mirrored that
+	// the picture is flipped top to bottom before that turn (a matrix
+	// with a negative determinant). Width and Height are after both.
+	Rotation int
+	Mirrored bool
+	// TrailingBytes counts the bytes after the last complete top-level
+	// box that form no box: players skip them, and so does the probe
+	// once the movie box is whole and every sample lies inside the file.
+	TrailingBytes int64
 }
 
 // ErrNotHandled is a file this package leaves to ffprobe: not an ISO base
@@ -56,16 +66,28 @@ const (
 var topLevel = map[string]bool{"ftyp": true, "moov": true, "mdat": true, "free": true,
 	"skip": true, "wide": true, "pnot": true}
 
+// known are the top-level box types whose header, past the first box,
+// says a box was there: one that claims more than the file holds was cut
+// short. Bytes with any other header are trailing bytes, not a box.
+var known = map[string]bool{"ftyp": true, "moov": true, "mdat": true, "free": true,
+	"skip": true, "wide": true, "pnot": true, "moof": true, "mfra": true, "sidx": true,
+	"styp": true, "meta": true, "uuid": true, "udta": true, "pdin": true, "emsg": true}
+
 // extent is a byte range [start, end) of the file.
 type extent struct{ start, end uint64 }
 
 // Read probes the file of size bytes read through r.
 func Read(r io.ReaderAt, size int64) (Info, error) {
-	moov, mdats, err := walkTop(io.NewSectionReader(fullReads{r}, 0, size), uint64(size))
+	top, err := walkTop(io.NewSectionReader(fullReads{r}, 0, size), uint64(size))
 	if err != nil {
 		return Info{}, err
 	}
-	return parseMovie(moov, mdats)
+	info, err := parseMovie(top.moov, top.mdats)
+	if err != nil {
+		return Info{}, err
+	}
+	info.TrailingBytes = int64(top.trailing)
+	return info, nil
 }
 
 // fullReads takes a read that filled its buffer as a full read, whatever
@@ -98,60 +120,82 @@ type movie struct {
 	ctx mp4.Context
 }
 
-// walkTop checks that the top-level boxes tile the file exactly, and
-// returns the movie box and the media data boxes' extents.
-func walkTop(r *io.SectionReader, size uint64) (movie, []extent, error) {
-	var moov movie
-	var mdats []extent
+// top is what the walk of the top level found: the movie box, the media
+// data boxes' extents, and the count of bytes after the last box that
+// form none.
+type top struct {
+	moov     movie
+	mdats    []extent
+	trailing uint64
+}
+
+// walkTop walks the top-level boxes from the start of the file to its end
+// or to bytes that form no box (trailing bytes: a header of no known type
+// that does not fit the file, or too short to be one), and returns the
+// movie box and the media data boxes' extents. A known box that claims
+// more than the file holds was cut short. Trailing bytes are tolerated
+// here because parseMovie then requires the whole movie box and every
+// sample inside a complete media data box: a cut file still fails there.
+func walkTop(r *io.SectionReader, size uint64) (top, error) {
+	var t top
+	moov := &t.moov
 	hasMeta := false
 	off := uint64(0)
 	for n := 0; off < size; n++ {
 		if n == maxTopLevelBoxes {
-			return moov, nil, ErrNotHandled
+			return t, ErrNotHandled
 		}
 		if _, err := r.Seek(int64(off), io.SeekStart); err != nil {
-			return moov, nil, err
+			return t, err
 		}
 		bi, err := mp4.ReadBoxInfo(r)
 		if err != nil {
-			return moov, nil, headerError(err)
+			if n > 0 && !isReadFailure(err) {
+				t.trailing = size - off
+				break
+			}
+			return t, headerError(err)
 		}
 		typ := bi.Type.String()
 		if n == 0 && !topLevel[string(bi.Type[:])] {
-			return moov, nil, ErrNotHandled
+			return t, ErrNotHandled
 		}
-		if bi.Size < bi.HeaderSize {
-			return moov, nil, corrupt("box %s has an impossible size", typ)
-		}
-		if bi.Size > size-off {
-			return moov, nil, corrupt("the file is truncated: its %s box needs %d bytes, %d are left",
+		if bi.Size < bi.HeaderSize || bi.Size > size-off {
+			if n > 0 && !known[string(bi.Type[:])] {
+				t.trailing = size - off
+				break
+			}
+			if bi.Size < bi.HeaderSize {
+				return t, corrupt("box %s has an impossible size", typ)
+			}
+			return t, corrupt("the file is truncated: its %s box needs %d bytes, %d are left",
 				typ, bi.Size, size-off)
 		}
 		switch bi.Type {
 		case mp4.BoxTypeFtyp():
 			var ftyp mp4.Ftyp
 			if _, err := bi.SeekToPayload(r); err != nil {
-				return moov, nil, err
+				return t, err
 			}
 			if _, err := mp4.Unmarshal(r, bi.Size-bi.HeaderSize, &ftyp, bi.Context); err != nil {
-				return moov, nil, damaged("ftyp", err)
+				return t, damaged("ftyp", err)
 			}
 			moov.ctx.IsQuickTimeCompatible = ftyp.MajorBrand == mp4.BrandQT() || ftyp.HasCompatibleBrand(mp4.BrandQT())
 		case mp4.BoxTypeMoov():
 			if moov.box != nil {
-				return moov, nil, corrupt("the file has two movie boxes")
+				return t, corrupt("the file has two movie boxes")
 			}
 			if bi.Size > maxMoovBytes {
-				return moov, nil, ErrNotHandled
+				return t, ErrNotHandled
 			}
 			moov.box = make([]byte, bi.Size)
 			if _, err := r.ReadAt(moov.box, int64(bi.Offset)); err != nil {
-				return moov, nil, readError(err)
+				return t, readError(err)
 			}
 		case mp4.BoxTypeMdat():
-			mdats = append(mdats, extent{bi.Offset + bi.HeaderSize, bi.Offset + bi.Size})
+			t.mdats = append(t.mdats, extent{bi.Offset + bi.HeaderSize, bi.Offset + bi.Size})
 		case mp4.BoxTypeMoof(), mp4.BoxTypeMfra(), mp4.BoxTypeSidx(), mp4.BoxTypeStyp():
-			return moov, nil, ErrNotHandled // fragmented: ffprobe reads it
+			return t, ErrNotHandled // fragmented: ffprobe reads it
 		case mp4.BoxTypeMeta():
 			hasMeta = true
 		}
@@ -159,17 +203,23 @@ func walkTop(r *io.SectionReader, size uint64) (movie, []extent, error) {
 	}
 	if moov.box == nil {
 		if hasMeta {
-			return moov, nil, ErrNotHandled // an image (HEIF, AVIF)
+			return t, ErrNotHandled // an image (HEIF, AVIF)
 		}
-		return moov, nil, corrupt("the file has no movie box (moov): it is incomplete")
+		return t, corrupt("the file has no movie box (moov): it is incomplete")
 	}
-	return moov, mdats, nil
+	return t, nil
 }
 
 // readError is a failed read of the file (the store's, not the file's
 // fault).
 func readError(err error) error {
 	return fmt.Errorf("mp4meta: read: %w", err)
+}
+
+// isReadFailure says whether err is the store's failure to read.
+func isReadFailure(err error) bool {
+	var rf *readFailure
+	return errors.As(err, &rf)
 }
 
 // headerError is a top-level box header that could not be read: the
