@@ -54,5 +54,6 @@ func (s *Service) probeInProcess(ctx context.Context, key string) (media.Probe, 
 	case err != nil:
 		return media.Probe{}, fmt.Errorf("probe %s: %w", key, err)
 	}
-	return media.Probe{MediaType: "video", Duration: info.Duration, FPS: info.FPS, Width: info.Width, Height: info.Height}, nil
+	return media.Probe{MediaType: "video", Duration: info.Duration, FPS: info.FPS, Width: info.Width, Height: info.Height,
+		Rotation: info.Rotation, TrailingBytes: info.TrailingBytes}, nil
 }

@@ -49,6 +49,10 @@ func TestInProcessProbeAgreesWithFFprobe(t *testing.T) {
 		"longer-sound.mp4": append(append(src("160x90", "30", "1"), "-f", "lavfi", "-i", "sine=duration=1.4"),
 			append(x264, "-c:a", "aac")...),
 		"mpeg4.mp4": append(src("176x144", "15", "1"), "-c:v", "mpeg4"),
+		// A phone's upright clip: landscape pixels, a display matrix.
+		"turned.mp4":      append(append(src("160x90", "30", "1"), x264...), "-metadata:s:v:0", "rotate=90"),
+		"turned-back.mov": append(append(src("160x90", "30", "1"), x264...), "-metadata:s:v:0", "rotate=270"),
+		"upside-down.mp4": append(append(src("160x90", "30", "1"), x264...), "-metadata:s:v:0", "rotate=180"),
 	}
 	for name, args := range files {
 		t.Run(name, func(t *testing.T) {

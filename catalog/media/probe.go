@@ -17,8 +17,17 @@ type Probe struct {
 	MediaType string // video or image
 	Duration  float64
 	FPS       float64
-	Width     int
-	Height    int
+	// Width and Height are the picture as a player shows it: the display
+	// matrix applied (a phone's landscape pixels turned upright).
+	Width  int
+	Height int
+	// Rotation is the clockwise turn, in degrees (0 to 359), that the
+	// display matrix gives the stored picture.
+	Rotation int
+	// TrailingBytes counts bytes after the last complete box of an MP4 or
+	// QuickTime file that form no box: players skip them, and so does
+	// the probe (the file is sound without them).
+	TrailingBytes int64
 }
 
 // Orientation follows from the frame's sides.
@@ -64,6 +73,9 @@ func ProbeFile(ctx context.Context, src string) (Probe, error) {
 			Height       int    `json:"height"`
 			AvgFrameRate string `json:"avg_frame_rate"`
 			RFrameRate   string `json:"r_frame_rate"`
+			SideData     []struct {
+				Rotation *float64 `json:"rotation"`
+			} `json:"side_data_list"`
 		} `json:"streams"`
 		Format struct {
 			FormatName string `json:"format_name"`
@@ -78,6 +90,15 @@ func ProbeFile(ctx context.Context, src string) (Probe, error) {
 	}
 	st := doc.Streams[0]
 	p := Probe{MediaType: "video", Width: st.Width, Height: st.Height}
+	for _, sd := range st.SideData {
+		if sd.Rotation != nil {
+			p.Rotation = clockwise(*sd.Rotation)
+			break
+		}
+	}
+	if p.Rotation == 90 || p.Rotation == 270 {
+		p.Width, p.Height = p.Height, p.Width
+	}
 	name := doc.Format.FormatName
 	if name == "image2" || strings.HasSuffix(name, "_pipe") {
 		p.MediaType = "image"
@@ -93,6 +114,20 @@ func ProbeFile(ctx context.Context, src string) (Probe, error) {
 		return Probe{}, &UnreadableError{Reason: "the video has no duration"}
 	}
 	return p, nil
+}
+
+// clockwise turns ffprobe's display matrix rotation (counterclockwise
+// degrees, -180 to 180) into the clockwise turn a player gives the
+// picture, 0 to 359, as ffmpeg's own autorotation does.
+func clockwise(rotation float64) int {
+	if math.IsNaN(rotation) || math.IsInf(rotation, 0) {
+		return 0
+	}
+	turn := math.Mod(-math.Round(rotation), 360)
+	if turn < 0 {
+		turn += 360
+	}
+	return int(turn)
 }
 
 // frameRate reads ffprobe's "30000/1001", rounded to 3 decimals.
