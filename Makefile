@@ -135,6 +135,7 @@ fuzz:
 	$(GO) test ./billing $(FUZZFLAGS) -fuzz '^FuzzListParams$$'
 	$(GO) test ./catalog/search $(FUZZFLAGS) -fuzz '^FuzzQueryValidate$$'
 	$(GO) test ./api $(FUZZFLAGS) -fuzz '^FuzzPurchaseBody$$'
+	$(GO) test ./internal/mp4meta $(FUZZFLAGS) -fuzz '^FuzzRead$$'
 
 
 bench-edge: stack-up

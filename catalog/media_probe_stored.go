@@ -15,7 +15,9 @@ import (
 // nearly every clip, are read in-process (mp4meta, over go-mp4): no
 // ffprobe process per clip, and a file whose samples are not all there is
 // refused, which ffprobe, reading headers only, would pass. Anything else (other
-// containers, images, fragmented MP4) goes to ffprobe as before.
+// containers, images, fragmented MP4) goes to ffprobe, and a video there is
+// decoded whole by ffmpeg too, since ffprobe passes a cut Matroska or
+// fragmented file.
 func (s *Service) probeStored(ctx context.Context, key string) (media.Probe, error) {
 	p, err := s.probeInProcess(ctx, key)
 	if !errors.Is(err, mp4meta.ErrNotHandled) {
@@ -25,7 +27,13 @@ func (s *Service) probeStored(ctx context.Context, key string) (media.Probe, err
 	if err != nil {
 		return media.Probe{}, err
 	}
-	return media.ProbeFile(ctx, src)
+	if p, err = media.ProbeFile(ctx, src); err != nil || p.MediaType != "video" {
+		return p, err
+	}
+	if err := media.CheckDecodes(ctx, src); err != nil {
+		return media.Probe{}, err
+	}
+	return p, nil
 }
 
 // probeInProcess reads key with mp4meta; mp4meta.ErrNotHandled when the

@@ -116,6 +116,27 @@ func ProbeFile(ctx context.Context, src string) (Probe, error) {
 	return p, nil
 }
 
+// CheckDecodes decodes the whole file src (a path or URL) with ffmpeg,
+// stopping at the first error: a video ffprobe read from its headers may
+// still be cut short or damaged (a Matroska or fragmented MP4 file cut in
+// half passes ffprobe). A file that fails is an *UnreadableError. This is
+// the probe's reference: what ffmpeg decodes whole is sound.
+func CheckDecodes(ctx context.Context, src string) error {
+	cmd := exec.CommandContext(ctx, "ffmpeg", "-nostdin", "-v", "error", "-xerror", "-i", src,
+		"-f", "null", "-")
+	var stderr bytes.Buffer
+	cmd.Stderr = &limitedBuffer{b: &stderr, n: 4096}
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) && ctx.Err() == nil {
+			msg := strings.ReplaceAll(stderr.String(), src, "the file")
+			return &UnreadableError{Reason: "the file does not decode whole: " + firstLine(msg, "ffmpeg stopped at an error")}
+		}
+		return fmt.Errorf("ffmpeg: %w", err)
+	}
+	return nil
+}
+
 // clockwise turns ffprobe's display matrix rotation (counterclockwise
 // degrees, -180 to 180) into the clockwise turn a player gives the
 // picture, 0 to 359, as ffmpeg's own autorotation does.

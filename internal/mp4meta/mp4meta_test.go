@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"broll/internal/mp4meta"
+	"broll/internal/testkit/mediacorpus"
 )
 
 // render makes a real file with ffmpeg (installed by deploy/local/stack.sh).
@@ -139,16 +140,31 @@ func TestLeavesOtherFilesToFFprobe(t *testing.T) {
 	}
 }
 
-// FuzzRead: no input makes the reader panic or loop; every answer is info,
-// ErrNotHandled or a CorruptError.
+// FuzzRead: no input makes the reader panic, loop or allocate without
+// bound; every answer is an Info that makes sense, ErrNotHandled or a
+// CorruptError. The seeds are the probe's corpus (every container, codec,
+// turn, trailing bytes and cuts) and the crashers found so far
+// (testdata/fuzz/FuzzRead).
 func FuzzRead(f *testing.F) {
-	f.Add(video(f, "a.mp4", "32x32", "10", "0.3"))
-	f.Add(video(f, "b.mp4", "32x32", "10", "0.3", "-movflags", "+faststart"))
+	for _, file := range mediacorpus.Files(f) {
+		f.Add(file.Bytes)
+	}
 	f.Add([]byte("\x00\x00\x00\x08ftyp"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, err := read(b)
+		info, err := read(b)
 		var c *mp4meta.CorruptError
-		if err != nil && !errors.Is(err, mp4meta.ErrNotHandled) && !errors.As(err, &c) {
+		switch {
+		case err == nil:
+			if info.Width <= 0 || info.Height <= 0 || info.Duration <= 0 || info.FPS <= 0 || info.Frames <= 0 ||
+				info.Rotation < 0 || info.Rotation >= 360 || info.TrailingBytes < 0 || info.TrailingBytes >= int64(len(b)) {
+				t.Fatalf("Read = %+v for %d bytes", info, len(b))
+			}
+		case errors.Is(err, mp4meta.ErrNotHandled):
+		case errors.As(err, &c):
+			if c.Reason == "" {
+				t.Fatal("a CorruptError without a reason")
+			}
+		default:
 			t.Fatalf("unexpected error kind: %v", err)
 		}
 	})
