@@ -19,9 +19,9 @@ func ffmpegFile(t *testing.T, dir, name string, args ...string) string {
 	return out
 }
 
-// turned renders a 64x36 clip as landscape pixels in ext's container
+// turned renders a 64x36 clip as landscape pixels in name's container
 // with a display matrix turning it by rotate degrees, as phones record.
-func turned(t *testing.T, dir, name string, rotate string) string {
+func turned(t *testing.T, dir, name, rotate string) string {
 	t.Helper()
 	src := ffmpegFile(t, dir, "src-"+name, "-f", "lavfi", "-i", "testsrc=size=64x36:rate=10:duration=1",
 		"-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p")
