@@ -1,6 +1,11 @@
 package mp4meta
 
-import "math"
+import (
+	"encoding/binary"
+	"math"
+
+	mp4 "github.com/abema/go-mp4"
+)
 
 // matrix is a display matrix as QuickTime and ISO BMFF write it (movie
 // and track headers): a b u / c d v / x y w, row vectors, a b c d x y in
@@ -16,6 +21,33 @@ func (m matrix) fixed(i int) float64 {
 		return float64(m[i]) / (1 << 30)
 	}
 	return float64(m[i]) / (1 << 16)
+}
+
+// trackMatrix reads the display matrix of the track header bi in the
+// movie box moov. It reads the matrix's bytes where the header's version
+// puts them rather than the whole box through go-mp4's reflection: every
+// probe reads it, and it is all the probe needs of the box.
+func trackMatrix(moov []byte, bi mp4.BoxInfo) (matrix, error) {
+	var m matrix
+	start := bi.Offset + bi.HeaderSize
+	end := bi.Offset + bi.Size
+	if start >= end || end > uint64(len(moov)) {
+		return m, corrupt("the track header (tkhd) is damaged")
+	}
+	// Version and flags; times, track id, reserved and duration (32 bits
+	// each in version 0; times and duration 64 in version 1); reserved
+	// (64), layer, group, volume, reserved (16 each).
+	at := start + 4 + 20 + 8 + 8
+	if moov[start] == 1 {
+		at = start + 4 + 32 + 8 + 8
+	}
+	if at+36 > end {
+		return m, corrupt("the track header (tkhd) is damaged")
+	}
+	for i := range m {
+		m[i] = int32(binary.BigEndian.Uint32(moov[at+4*uint64(i):]))
+	}
+	return m, nil
 }
 
 // shown is how the picture is turned when m (the track's) is applied and

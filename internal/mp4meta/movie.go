@@ -39,6 +39,7 @@ type track struct {
 
 // movieParser gathers, box by box, what parseMovie needs.
 type movieParser struct {
+	box           []byte // the movie box
 	movieScale    uint32
 	movieDuration uint64
 	movieMatrix   matrix
@@ -56,7 +57,7 @@ func parseMovie(m movie, mdats []extent) (Info, error) {
 		return Info{}, damaged("moov", err)
 	}
 	bi.Context = m.ctx
-	p := movieParser{movieMatrix: identity}
+	p := movieParser{box: m.box, movieMatrix: identity}
 	if _, err := mp4.ReadBoxStructureFromInternal(r, bi, p.handle); err != nil {
 		var c *CorruptError
 		if errors.Is(err, ErrNotHandled) || errors.As(err, &c) {
@@ -137,11 +138,11 @@ func (p *movieParser) handle(h *mp4.ReadHandle) (any, error) {
 		return h.Expand()
 	case "moov/trak/tkhd":
 		if !t.hasTkhd {
-			box, err := payload[*mp4.Tkhd](h)
+			m, err := trackMatrix(p.box, bi)
 			if err != nil {
 				return nil, err
 			}
-			t.hasTkhd, t.display = true, box.Matrix
+			t.hasTkhd, t.display = true, m
 		}
 	case "moov/trak/mdia":
 		if t.hasMedia {
