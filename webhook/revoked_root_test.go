@@ -1,0 +1,163 @@
+package webhook_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"broll/billing"
+	"broll/billing/billingtest"
+	"broll/graph"
+	"broll/internal/apperr"
+	"broll/internal/config"
+	"broll/internal/money"
+	"broll/internal/outbox"
+	"broll/internal/testkit"
+	"broll/tenancy"
+	"broll/webhook"
+)
+
+// crossLowBalance makes one purchase by buyer take the account's balance
+// across its threshold (set to the balance just before), which writes one
+// balance.low for every subscribed endpoint of the account.
+func crossLowBalance(t *testing.T, b bundle, g *graph.Graph, buyer tenancy.Principal, video uuid.UUID) {
+	t.Helper()
+	ctx := context.Background()
+	var balance int64
+	if err := b.pool.QueryRow(ctx, `SELECT balance_cents FROM accounts WHERE id = $1`, b.acct.ID).Scan(&balance); err != nil {
+		t.Fatal(err)
+	}
+	threshold := money.Cents(balance)
+	if err := g.Billing.SetAccountLowBalance(ctx, b.acct.ID, &threshold); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Billing.Purchase(ctx, buyer, billing.PurchaseRequest{VideoIDs: []uuid.UUID{video}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runLoop runs the worker's delivery loop until the returned stop is
+// called, which waits for the loop to end.
+func runLoop(t *testing.T, b bundle) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	d := webhook.NewDeliverer(b.pool, b.sealer, webhook.DeliveryOptions{
+		Allow: loopback(t), PollInterval: 10 * time.Millisecond, RetryBase: time.Millisecond, RetryMax: 5 * time.Millisecond,
+	})
+	go func() { defer close(done); d.Run(ctx) }()
+	stopped := false
+	stop = func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			<-done
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// waitMessages waits until rcv has got n requests.
+func waitMessages(t *testing.T, rcv *receiver, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(rcv.messages()) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("receiver got %d requests in 30s, want %d", len(rcv.messages()), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Revoking a root key ends its endpoints' deliveries in the revocation's
+// own transaction: a balance.low queued for its endpoint just before the
+// revocation and one written after it never reach its receiver, while the
+// worker's delivery loop keeps bringing both to a live root's endpoint. Its
+// endpoint is disabled, says why, keeps no secret and cannot be enabled
+// again.
+func TestRevokedRootEndpointGetsNoDelivery(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	rds := testkit.Redis(t)
+	g := b.services(t, rds.Client, func(c *config.Config) { c.RedisPrefix = rds.Prefix })
+	second := b.acct.AnotherRoot(t, b.pool, "second integration")
+	live, revoked := newReceiver(t), newReceiver(t)
+	if _, err := b.hooks.Create(ctx, b.owner(), webhook.NewEndpoint{URL: live.URL, Events: []string{outbox.BalanceLow}}); err != nil {
+		t.Fatal(err)
+	}
+	gone, err := b.hooks.Create(ctx, webhook.RootKey(b.acct.ID, second.RootKey.ID),
+		webhook.NewEndpoint{URL: revoked.URL, Events: []string{outbox.BalanceLow}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	videos := billingtest.Videos(t, b.pool, 3, "easy")
+
+	// Before the revocation both endpoints receive: the receiver works.
+	stop := runLoop(t, b)
+	crossLowBalance(t, b, g, b.acct.Root, videos[0])
+	waitMessages(t, live, 1)
+	waitMessages(t, revoked, 1)
+	stop()
+
+	// Queued while no worker runs, then the root key is revoked (as
+	// brollctl does, the widest scope), then another crossing.
+	crossLowBalance(t, b, g, b.acct.Root, videos[1])
+	var queued int
+	if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1 AND state = 'pending'`,
+		gone.ID).Scan(&queued); err != nil || queued != 1 {
+		t.Fatalf("%d deliveries queued for the endpoint before the revocation, want 1 (%v)", queued, err)
+	}
+	if _, err := g.Revoker.Revoke(ctx, tenancy.RevokeScope{}, second.RootKey.ID); err != nil {
+		t.Fatal(err)
+	}
+	crossLowBalance(t, b, g, b.acct.Root, videos[2])
+
+	stop = runLoop(t, b)
+	waitMessages(t, live, 3)
+	// Once no delivery of the account is pending any more, the loop has
+	// sent everything it ever will.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var pending int
+		if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+			WHERE e.account_id = $1 AND d.state = 'pending'`, b.acct.ID).Scan(&pending); err != nil {
+			t.Fatal(err)
+		}
+		if pending == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d deliveries still pending after 30s", pending)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	stop()
+	if n := len(revoked.messages()); n != 1 {
+		t.Fatalf("the revoked root's receiver got %d requests, want only the 1 sent before the revocation", n)
+	}
+
+	got, err := b.hooks.Get(ctx, webhook.AccountOwners(b.acct.ID), gone.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Enabled || got.DisabledAt == nil || !strings.Contains(got.DisabledReason, "revoked") || !got.RootRevoked {
+		t.Fatalf("the revoked root's endpoint: %+v", got)
+	}
+	var secrets, pending int
+	if err := b.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM webhook_secrets WHERE endpoint_id = $1),
+		(SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1 AND state = 'pending')`, gone.ID).Scan(&secrets, &pending); err != nil {
+		t.Fatal(err)
+	}
+	if secrets != 0 || pending != 0 {
+		t.Fatalf("after the revocation the endpoint keeps %d secrets and %d pending deliveries, want none", secrets, pending)
+	}
+	_, err = b.hooks.Enable(ctx, webhook.AccountOwners(b.acct.ID), gone.ID)
+	if apperr.CodeOf(err) != apperr.Conflict {
+		t.Fatalf("enabling the revoked root's endpoint: %v, want conflict", err)
+	}
+}
