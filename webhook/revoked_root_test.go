@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -159,5 +160,59 @@ func TestRevokedRootEndpointGetsNoDelivery(t *testing.T) {
 	_, err = b.hooks.Enable(ctx, webhook.AccountOwners(b.acct.ID), gone.ID)
 	if apperr.CodeOf(err) != apperr.Conflict {
 		t.Fatalf("enabling the revoked root's endpoint: %v, want conflict", err)
+	}
+}
+
+// An attempt already under way when its root key is revoked ends as it
+// ends, but its delivery stays given up: a failure does not queue it again
+// for an endpoint that is off for good, and nothing more is sent.
+func TestAttemptInFlightAtRevocationIsNotRetried(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	rds := testkit.Redis(t)
+	g := b.services(t, rds.Client, func(c *config.Config) { c.RedisPrefix = rds.Prefix })
+	second := b.acct.AnotherRoot(t, b.pool, "second integration")
+	rcv := newReceiver(t)
+	release := make(chan struct{})
+	rcv.status = func(int) int {
+		<-release
+		return http.StatusServiceUnavailable
+	}
+	ep, err := b.hooks.Create(ctx, webhook.RootKey(b.acct.ID, second.RootKey.ID),
+		webhook.NewEndpoint{URL: rcv.URL, Events: []string{outbox.BalanceLow}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeEvents(t, b, 1, outbox.BalanceLow)
+	sent := make(chan error, 1)
+	go func() {
+		_, err := b.deliverer.DeliverDue(ctx)
+		sent <- err
+	}()
+	waitMessages(t, rcv, 1) // the attempt is at the receiver, unanswered
+	if _, err := g.Revoker.Revoke(ctx, tenancy.RevokeScope{}, second.RootKey.ID); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	var state string
+	if err := b.pool.QueryRow(ctx, `SELECT state FROM webhook_deliveries WHERE endpoint_id = $1`, ep.ID).Scan(&state); err != nil {
+		t.Fatal(err)
+	}
+	if state != "failed" {
+		t.Fatalf("the delivery in flight at the revocation is %s after its failed attempt, want failed", state)
+	}
+	log, err := b.hooks.Deliveries(ctx, webhook.AccountOwners(b.acct.ID), ep.ID, 0)
+	if err != nil || len(log) != 1 || log[0].StatusCode == nil || *log[0].StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("the attempt's log: %+v %v", log, err)
+	}
+	if _, err := b.deliverer.DeliverDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rcv.messages()); n != 1 {
+		t.Fatalf("the receiver got %d requests, want the 1 in flight at the revocation", n)
 	}
 }
