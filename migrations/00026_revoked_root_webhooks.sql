@@ -1,10 +1,36 @@
 -- +goose Up
--- Endpoints of root keys revoked before revocation ended them
--- (migrations/functions/webhook_root_revoked.sql does it from now on, in
--- the revocation's transaction) are ended the same way: disabled, saying
--- why, their signing secrets destroyed and their pending deliveries given
--- up, so that nothing more is sent to them and the account's owners see
--- why they are off.
+-- A root key's revocation ends its webhook endpoints in the revoking
+-- transaction: disabled, saying why, their signing secrets destroyed and
+-- their pending deliveries given up, so that nothing more is sent to them
+-- and they take no place under any cap. The trigger's function is
+-- migrations/functions/webhook_root_revoked.sql, which every migrate puts
+-- in place; this is its first form, which the trigger needs to exist.
+-- +goose StatementBegin
+CREATE FUNCTION broll_webhook_root_revoked() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    ended uuid[];
+BEGIN
+    WITH e AS (
+        UPDATE webhook_endpoints SET enabled = false, disabled_at = now(),
+            disabled_reason = 'disabled: its root key was revoked'
+        WHERE root_key_id = NEW.id
+        RETURNING id
+    )
+    SELECT coalesce(array_agg(id), '{}') INTO ended FROM e;
+    DELETE FROM webhook_secrets WHERE endpoint_id = ANY (ended);
+    UPDATE webhook_deliveries SET state = 'failed', leased_until = NULL
+    WHERE endpoint_id = ANY (ended) AND state = 'pending';
+    RETURN NULL;
+END;
+$$;
+-- +goose StatementEnd
+-- Only a root key's first revocation: usage flushes and settings changes
+-- never name revoked_at, so they never fire it.
+CREATE TRIGGER api_keys_root_revoked_webhooks AFTER UPDATE OF revoked_at ON api_keys
+    FOR EACH ROW WHEN (NEW.kind = 'root' AND OLD.revoked_at IS NULL AND NEW.revoked_at IS NOT NULL)
+    EXECUTE FUNCTION broll_webhook_root_revoked();
+
+-- Endpoints of root keys revoked before this are ended the same way.
 UPDATE webhook_endpoints w SET enabled = false, disabled_at = now(),
     disabled_reason = 'disabled: its root key was revoked'
 FROM api_keys k
@@ -14,9 +40,8 @@ WHERE w.id = s.endpoint_id AND k.id = w.root_key_id AND k.revoked_at IS NOT NULL
 UPDATE webhook_deliveries d SET state = 'failed', leased_until = NULL
 FROM webhook_endpoints w, api_keys k
 WHERE w.id = d.endpoint_id AND k.id = w.root_key_id AND k.revoked_at IS NOT NULL AND d.state = 'pending';
--- Each root key's endpoints are counted, for its cap, by the index
--- webhook_endpoints_root_key_idx (00016).
 
 -- +goose Down
--- Destroyed secrets cannot come back: the endpoints stay disabled, and
--- there is nothing to undo.
+-- Destroyed secrets cannot come back: the endpoints ended stay disabled.
+DROP TRIGGER api_keys_root_revoked_webhooks ON api_keys;
+DROP FUNCTION broll_webhook_root_revoked();

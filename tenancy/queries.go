@@ -137,11 +137,6 @@ const revokeCustomerKeysSQL = `
 	UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE parent_id = $1
 	RETURNING id`
 
-// rootWebhooksEndedSQL ends the webhook endpoints of revoked root key $1
-// (disabled, secrets destroyed, pending deliveries given up) in the
-// revocation's transaction: migrations/functions/webhook_root_revoked.sql.
-const rootWebhooksEndedSQL = `SELECT broll_webhook_root_revoked($1)`
-
 // keyRevokedEventsSQL writes key.revoked for the keys of $1 that this
 // transaction revoked: revoked_at = now() tells them from keys revoked
 // before, which a second revocation leaves alone. $3 is the revoking

@@ -83,9 +83,10 @@ func (r *Revoker) Revoke(ctx context.Context, scope RevokeScope, id uuid.UUID) (
 	return rev, nil
 }
 
-// revokeRows marks the key (and a root key's customer keys) revoked, ends a
-// root key's webhook endpoints and writes key.revoked for those this call
-// revoked, in one transaction.
+// revokeRows marks the key (and a root key's customer keys) revoked and
+// writes key.revoked for those this call revoked, in one transaction; a
+// root key's webhook endpoints end in it too (the trigger of
+// migrations/functions/webhook_root_revoked.sql on the key's row).
 func (s *Service) revokeRows(ctx context.Context, scope RevokeScope, id uuid.UUID) (Revocation, error) {
 	var rev Revocation
 	err := database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
@@ -100,11 +101,6 @@ func (s *Service) revokeRows(ctx context.Context, scope RevokeScope, id uuid.UUI
 				return err
 			}
 			rev.Revoked = append(rev.Revoked, ids...)
-			// Its webhook endpoints end with it: nothing is delivered to
-			// them once this commits, and they hold no place under a cap.
-			if _, err := tx.Exec(ctx, rootWebhooksEndedSQL, k.ID); err != nil {
-				return err
-			}
 		}
 		_, err = tx.Exec(ctx, keyRevokedEventsSQL, rev.Revoked, outbox.KeyRevoked, outbox.Trace(ctx))
 		return err

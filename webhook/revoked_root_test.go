@@ -216,3 +216,34 @@ func TestAttemptInFlightAtRevocationIsNotRetried(t *testing.T) {
 		t.Fatalf("the receiver got %d requests, want the 1 in flight at the revocation", n)
 	}
 }
+
+// A root key revoked by any writer of the row, not only by tenancy's
+// revocation (the previous release's API node during a rolling upgrade
+// sends this very statement), ends its endpoints in that transaction.
+func TestAnyRevocationOfTheRowEndsEndpoints(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	second := b.acct.AnotherRoot(t, b.pool, "second integration")
+	ep, err := b.hooks.Create(ctx, webhook.RootKey(b.acct.ID, second.RootKey.ID),
+		webhook.NewEndpoint{URL: "https://hooks.example.com/second", Events: []string{outbox.BalanceLow}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeEvents(t, b, 1, outbox.BalanceLow)
+	if _, err := b.pool.Exec(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1`, second.RootKey.ID); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.hooks.Get(ctx, webhook.AccountOwners(b.acct.ID), ep.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var secrets, pending int
+	if err := b.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM webhook_secrets WHERE endpoint_id = $1),
+		(SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1 AND state = 'pending')`, ep.ID).Scan(&secrets, &pending); err != nil {
+		t.Fatal(err)
+	}
+	if got.Enabled || !got.RootRevoked || secrets != 0 || pending != 0 {
+		t.Fatalf("after the row's revocation: %+v, %d secrets, %d pending deliveries", got, secrets, pending)
+	}
+}
