@@ -1,8 +1,8 @@
 -- +goose Up
 -- A root key's revocation ends its webhook endpoints in the revoking
--- transaction: disabled, saying why, their signing secrets destroyed and
--- their pending deliveries given up, so that nothing more is sent to them
--- and they take no place under any cap. The trigger's function is
+-- transaction: disabled, saying why, and their signing secrets destroyed,
+-- so that nothing more is sent to them and they take no place under any
+-- cap (the worker gives up their pending deliveries afterwards). The trigger's function is
 -- migrations/functions/webhook_root_revoked.sql, which every migrate puts
 -- in place; this is its first form, which the trigger needs to exist.
 -- +goose StatementBegin
@@ -18,8 +18,6 @@ BEGIN
     )
     SELECT coalesce(array_agg(id), '{}') INTO ended FROM e;
     DELETE FROM webhook_secrets WHERE endpoint_id = ANY (ended);
-    UPDATE webhook_deliveries SET state = 'failed', leased_until = NULL
-    WHERE endpoint_id = ANY (ended) AND state = 'pending';
     RETURN NULL;
 END;
 $$;
@@ -30,7 +28,8 @@ CREATE TRIGGER api_keys_root_revoked_webhooks AFTER UPDATE OF revoked_at ON api_
     FOR EACH ROW WHEN (NEW.kind = 'root' AND OLD.revoked_at IS NULL AND NEW.revoked_at IS NOT NULL)
     EXECUTE FUNCTION broll_webhook_root_revoked();
 
--- Endpoints of root keys revoked before this are ended the same way.
+-- Endpoints of root keys revoked before this are ended the same way, and
+-- their pending deliveries given up at once.
 UPDATE webhook_endpoints w SET enabled = false, disabled_at = now(),
     disabled_reason = 'disabled: its root key was revoked'
 FROM api_keys k

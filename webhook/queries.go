@@ -203,6 +203,16 @@ const deliveriesSQL = `
 	WHERE a.endpoint_id = $1
 	ORDER BY a.attempted_at DESC, a.id DESC LIMIT $2`
 
+// giveUpEndedSQL gives up (failed) up to $1 pending deliveries of endpoints
+// a root key's revocation ended (migrations/functions/webhook_root_revoked.sql):
+// no worker claims them, as their endpoint is off for good.
+const giveUpEndedSQL = `UPDATE webhook_deliveries SET state = 'failed', leased_until = NULL WHERE id IN (
+	SELECT d.id FROM webhook_endpoints e
+	JOIN api_keys k ON k.id = e.root_key_id AND k.revoked_at IS NOT NULL
+	JOIN webhook_deliveries d ON d.endpoint_id = e.id AND d.state = 'pending'
+	WHERE NOT e.enabled
+	LIMIT $1)`
+
 // pruneSQL deletes up to $2 events older than $1, with their deliveries and
 // attempts, keeping those with a delivery still pending.
 const pruneSQL = `DELETE FROM webhook_events WHERE id IN (

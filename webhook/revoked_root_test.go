@@ -120,13 +120,13 @@ func TestRevokedRootEndpointGetsNoDelivery(t *testing.T) {
 
 	stop = runLoop(t, b)
 	waitMessages(t, live, 3)
-	// Once no delivery of the account is pending any more, the loop has
-	// sent everything it ever will.
+	// Once no delivery of the account's enabled endpoints is pending any
+	// more, the loop has sent everything it ever will.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		var pending int
 		if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-			WHERE e.account_id = $1 AND d.state = 'pending'`, b.acct.ID).Scan(&pending); err != nil {
+			WHERE e.account_id = $1 AND d.state = 'pending' AND e.enabled`, b.acct.ID).Scan(&pending); err != nil {
 			t.Fatal(err)
 		}
 		if pending == 0 {
@@ -149,13 +149,21 @@ func TestRevokedRootEndpointGetsNoDelivery(t *testing.T) {
 	if got.Enabled || got.DisabledAt == nil || !strings.Contains(got.DisabledReason, "revoked") || !got.RootRevoked {
 		t.Fatalf("the revoked root's endpoint: %+v", got)
 	}
-	var secrets, pending int
-	if err := b.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM webhook_secrets WHERE endpoint_id = $1),
-		(SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1 AND state = 'pending')`, gone.ID).Scan(&secrets, &pending); err != nil {
+	var secrets int
+	if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_secrets WHERE endpoint_id = $1`, gone.ID).Scan(&secrets); err != nil {
 		t.Fatal(err)
 	}
-	if secrets != 0 || pending != 0 {
-		t.Fatalf("after the revocation the endpoint keeps %d secrets and %d pending deliveries, want none", secrets, pending)
+	if secrets != 0 {
+		t.Fatalf("after the revocation the endpoint keeps %d secrets, want none", secrets)
+	}
+	// The worker's pruning gives up what was queued for it.
+	if _, err := b.deliverer.Prune(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var pending int
+	if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1 AND state = 'pending'`,
+		gone.ID).Scan(&pending); err != nil || pending != 0 {
+		t.Fatalf("%d deliveries still pending for the ended endpoint after pruning (%v)", pending, err)
 	}
 	_, err = b.hooks.Enable(ctx, webhook.AccountOwners(b.acct.ID), gone.ID)
 	if apperr.CodeOf(err) != apperr.Conflict {
@@ -164,8 +172,8 @@ func TestRevokedRootEndpointGetsNoDelivery(t *testing.T) {
 }
 
 // An attempt already under way when its root key is revoked ends as it
-// ends, but its delivery stays given up: a failure does not queue it again
-// for an endpoint that is off for good, and nothing more is sent.
+// ends; nothing more is sent, and once the worker has given up the
+// endpoint's deliveries, a failure does not make one pending again.
 func TestAttemptInFlightAtRevocationIsNotRetried(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -198,22 +206,50 @@ func TestAttemptInFlightAtRevocationIsNotRetried(t *testing.T) {
 	if err := <-sent; err != nil {
 		t.Fatal(err)
 	}
-	var state string
-	if err := b.pool.QueryRow(ctx, `SELECT state FROM webhook_deliveries WHERE endpoint_id = $1`, ep.ID).Scan(&state); err != nil {
-		t.Fatal(err)
-	}
-	if state != "failed" {
-		t.Fatalf("the delivery in flight at the revocation is %s after its failed attempt, want failed", state)
-	}
-	log, err := b.hooks.Deliveries(ctx, webhook.AccountOwners(b.acct.ID), ep.ID, 0)
-	if err != nil || len(log) != 1 || log[0].StatusCode == nil || *log[0].StatusCode != http.StatusServiceUnavailable {
-		t.Fatalf("the attempt's log: %+v %v", log, err)
-	}
 	if _, err := b.deliverer.DeliverDue(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(rcv.messages()); n != 1 {
 		t.Fatalf("the receiver got %d requests, want the 1 in flight at the revocation", n)
+	}
+
+	// Given up while a second attempt is in flight (put back on by hand,
+	// as the previous release's enabling would): its failure keeps it so.
+	if _, err := b.pool.Exec(ctx, `UPDATE webhook_endpoints SET enabled = true WHERE id = $1`, ep.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.pool.Exec(ctx, `INSERT INTO webhook_secrets (endpoint_id, secret) VALUES ($1, 'whsec_c2VjcmV0')`, ep.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.pool.Exec(ctx, `UPDATE webhook_deliveries SET next_attempt_at = now() WHERE endpoint_id = $1`, ep.ID); err != nil {
+		t.Fatal(err)
+	}
+	release = make(chan struct{})
+	go func() {
+		_, err := b.deliverer.DeliverDue(ctx)
+		sent <- err
+	}()
+	waitMessages(t, rcv, 2)
+	if _, err := b.pool.Exec(ctx, `UPDATE webhook_endpoints SET enabled = false WHERE id = $1`, ep.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.deliverer.Prune(ctx); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	var state string
+	if err := b.pool.QueryRow(ctx, `SELECT state FROM webhook_deliveries WHERE endpoint_id = $1`, ep.ID).Scan(&state); err != nil {
+		t.Fatal(err)
+	}
+	if state != "failed" {
+		t.Fatalf("the delivery given up during its attempt is %s after the attempt failed, want failed", state)
+	}
+	log, err := b.hooks.Deliveries(ctx, webhook.AccountOwners(b.acct.ID), ep.ID, 0)
+	if err != nil || len(log) != 2 || log[0].StatusCode == nil || *log[0].StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("the attempts' log: %+v %v", log, err)
 	}
 }
 
@@ -238,12 +274,15 @@ func TestAnyRevocationOfTheRowEndsEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var secrets, pending int
-	if err := b.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM webhook_secrets WHERE endpoint_id = $1),
-		(SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1 AND state = 'pending')`, ep.ID).Scan(&secrets, &pending); err != nil {
+	var secrets int
+	if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_secrets WHERE endpoint_id = $1`, ep.ID).Scan(&secrets); err != nil {
 		t.Fatal(err)
 	}
-	if got.Enabled || !got.RootRevoked || secrets != 0 || pending != 0 {
-		t.Fatalf("after the row's revocation: %+v, %d secrets, %d pending deliveries", got, secrets, pending)
+	if got.Enabled || !got.RootRevoked || secrets != 0 {
+		t.Fatalf("after the row's revocation: %+v, %d secrets", got, secrets)
+	}
+	// The delivery queued before is never claimed.
+	if n, err := b.deliverer.DeliverDue(ctx); err != nil || n != 0 {
+		t.Fatalf("the worker claimed %d deliveries of the ended endpoint (%v)", n, err)
 	}
 }

@@ -6,23 +6,24 @@
 -- needs to know nothing of endpoints, and a revocation by the previous
 -- release during a rolling upgrade ends them too.
 --
--- Each endpoint of the root key is disabled (saying why), its signing
--- secrets are destroyed and its pending deliveries are given up (failed):
+-- Each endpoint of the root key is disabled (saying why) and its signing
+-- secrets are destroyed:
 --   - the fan-out (webhook_fanout.sql) queues nothing for a disabled
 --     endpoint, so no event written after the revocation commits reaches it
 --     (the key.revoked events of the revocation itself included);
---   - the worker claims only pending deliveries of enabled endpoints, and its
---     claim re-checks each delivery's state under the row lock, so none
---     queued before the revocation is sent once it commits;
+--   - the worker claims only deliveries of enabled endpoints, so none queued
+--     before the revocation is claimed once it commits; the worker gives
+--     them up later, in batches (webhook.Deliverer.Prune), so that the
+--     revocation's cost is its endpoints', however long their backlog;
 --   - with no secret, nothing could be signed for it again, which is why
 --     such an endpoint cannot be enabled again (webhook.Service.Enable).
+--     A delivery claimed anyway could not be sent: an attempt without a
+--     secret fails before any request.
 -- Endpoints count toward their own root key's cap only, so a revoked root
 -- key's endpoints take no other integration's place; they stay listed for
 -- the account's owners, who may delete them.
 --
--- Locks are taken in the order the worker's record of an attempt takes them
--- (the endpoint, then its delivery), so the two never wait on each other in
--- a circle. The trigger fires only when a root key's revoked_at goes from
+-- The trigger fires only when a root key's revoked_at goes from
 -- NULL to a time: a second revocation changes nothing.
 CREATE OR REPLACE FUNCTION broll_webhook_root_revoked() RETURNS trigger
 LANGUAGE plpgsql
@@ -38,8 +39,6 @@ BEGIN
     )
     SELECT coalesce(array_agg(id), '{}') INTO ended FROM e;
     DELETE FROM webhook_secrets WHERE endpoint_id = ANY (ended);
-    UPDATE webhook_deliveries SET state = 'failed', leased_until = NULL
-    WHERE endpoint_id = ANY (ended) AND state = 'pending';
     RETURN NULL;
 END;
 $$;
