@@ -34,10 +34,13 @@ const endpointCountSQL = `SELECT count(*) FROM webhook_endpoints WHERE root_key_
 // insertEndpointSQL registers an endpoint of account $1 owned by $2, which
 // must be a live root key of that account (the foreign key alone would
 // accept any key): $3 url, $4 description, $5 events. No row: no such root
-// key.
+// key. The key's row is share-locked until the creation commits, so a
+// revocation under way is waited for (and then refuses it), and one that
+// comes after waits for the endpoint, which its trigger then ends.
 const insertEndpointSQL = `INSERT INTO webhook_endpoints (account_id, root_key_id, url, description, events)
 	SELECT $1, k.id, $3, $4, $5 FROM api_keys k
 	WHERE k.id = $2 AND k.account_id = $1 AND k.kind = 'root' AND k.revoked_at IS NULL
+	FOR SHARE OF k
 	RETURNING ` + endpointColumns
 
 // insertSecretSQL stores secret $2 (sealed) of endpoint $1.

@@ -286,3 +286,66 @@ func TestAnyRevocationOfTheRowEndsEndpoints(t *testing.T) {
 		t.Fatalf("the worker claimed %d deliveries of the ended endpoint (%v)", n, err)
 	}
 }
+
+// An endpoint created while its root key is being revoked does not outlive
+// the revocation: the creation waits for it and is refused, rather than
+// adding a live endpoint the revocation could not see.
+func TestCreationDuringRevocationIsRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	second := b.acct.AnotherRoot(t, b.pool, "second integration")
+	tx, err := b.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `UPDATE api_keys SET revoked_at = now() WHERE id = $1`, second.RootKey.ID); err != nil {
+		t.Fatal(err)
+	}
+	created := make(chan error, 1)
+	go func() {
+		_, err := b.hooks.Create(ctx, webhook.RootKey(b.acct.ID, second.RootKey.ID),
+			webhook.NewEndpoint{URL: "https://hooks.example.com/late", Events: []string{outbox.BalanceLow}})
+		created <- err
+	}()
+	// The creation either ends on its own or waits for the revocation's
+	// lock; then the revocation commits.
+	var createErr error
+	done := false
+	deadline := time.Now().Add(30 * time.Second)
+	for !done {
+		select {
+		case createErr = <-created:
+			done = true
+			continue
+		default:
+		}
+		var waiting int
+		if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the creation neither ended nor waited")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !done {
+		createErr = <-created
+	}
+	var live int
+	if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_endpoints WHERE root_key_id = $1 AND enabled`,
+		second.RootKey.ID).Scan(&live); err != nil {
+		t.Fatal(err)
+	}
+	if live != 0 || apperr.CodeOf(createErr) != apperr.NotFound {
+		t.Fatalf("a creation during the revocation: %v, and %d live endpoints of the revoked root key", createErr, live)
+	}
+}
