@@ -136,6 +136,8 @@ func (s *server) routes(x surfaces) []route {
 		get(page("/credits"), dash.BalanceMoved),
 		get(page("/webhooks"), session, dash.WebhooksPage),
 		post(page("/webhooks/:id/enable"), form(dash.EnableWebhook)...),
+		post(page("/webhooks/:id/disable"), form(dash.DisableWebhook)...),
+		post(page("/webhooks/:id/delete"), form(dash.DeleteWebhook)...),
 		use(dashboard.Prefix, dashboard.NotFound),
 
 		// Probes: no key.

@@ -84,7 +84,9 @@ func (r *Revoker) Revoke(ctx context.Context, scope RevokeScope, id uuid.UUID) (
 }
 
 // revokeRows marks the key (and a root key's customer keys) revoked and
-// writes key.revoked for those this call revoked, in one transaction.
+// writes key.revoked for those this call revoked, in one transaction; a
+// root key's webhook endpoints end in it too (the trigger of
+// migrations/functions/webhook_root_revoked.sql on the key's row).
 func (s *Service) revokeRows(ctx context.Context, scope RevokeScope, id uuid.UUID) (Revocation, error) {
 	var rev Revocation
 	err := database.InTx(ctx, s.pool, func(tx pgx.Tx) error {

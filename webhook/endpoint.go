@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -18,7 +19,10 @@ import (
 
 // Limits of the endpoint resource.
 const (
-	maxEndpointsPerAccount = 20
+	// MaxEndpointsPerRootKey is the cap of one root key's endpoints,
+	// enabled or not: each integration of an account has its own, so one
+	// cannot take another's places; a revoked root key's count toward none.
+	MaxEndpointsPerRootKey = 20
 	maxURLLength           = 2000
 	maxDescription         = 500
 	// DefaultRotationOverlap is how long the old secret keeps signing after
@@ -38,7 +42,22 @@ type Endpoint struct {
 	DisabledAt     *time.Time
 	DisabledReason string
 	CreatedAt      time.Time
+	// RootKeyID is the root key that made and owns the endpoint, with its
+	// label; RootRevoked says that key is revoked: the endpoint was
+	// disabled with it, its secrets destroyed, and it cannot be enabled.
+	RootKeyID    uuid.UUID
+	RootKeyLabel string
+	RootRevoked  bool
 }
+
+// CanEnable says whether the endpoint is off and may be turned back on:
+// any disabled endpoint but one of a revoked root key.
+func (e Endpoint) CanEnable() bool { return !e.Enabled && !e.RootRevoked }
+
+// DisabledByOwners is the reason of an endpoint the account's owners
+// turned off (Disable); the other reasons are an automatic disabling after
+// failures and the revocation of its root key.
+const DisabledByOwners = "disabled by the account's owners"
 
 // CreatedEndpoint is a new endpoint with its secret, shown this once.
 type CreatedEndpoint struct {
@@ -120,24 +139,25 @@ func (s *Service) Create(ctx context.Context, o Owner, in NewEndpoint) (CreatedE
 	}
 	out := CreatedEndpoint{Secret: newSecret()}
 	err = database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		// A lock of the account's endpoints serialises concurrent creations
-		// for the cap; the count is its own statement, after the lock, so
-		// that it sees every creation committed while this one waited (a
-		// count in the locking statement reads the snapshot taken before
-		// the wait). An advisory lock rather than the account row, which
-		// every purchase of the account locks.
-		if _, err := tx.Exec(ctx, endpointsLockSQL, o.Account); err != nil {
+		// A lock of the root key's endpoints serialises its concurrent
+		// creations for its cap; the count is its own statement, after the
+		// lock, so that it sees every creation committed while this one
+		// waited (a count in the locking statement reads the snapshot taken
+		// before the wait). The cap is the root key's, not the account's:
+		// one integration cannot block another's.
+		if _, err := tx.Exec(ctx, endpointsLockSQL, o.Key); err != nil {
 			return err
 		}
 		var n int
-		if err := tx.QueryRow(ctx, endpointCountSQL, o.Account).Scan(&n); err != nil {
+		if err := tx.QueryRow(ctx, endpointCountSQL, o.Key).Scan(&n); err != nil {
 			return err
 		}
-		if n >= maxEndpointsPerAccount {
-			return apperr.New(apperr.Conflict, "an account has at most %d webhook endpoints; delete one first", maxEndpointsPerAccount)
+		if n >= MaxEndpointsPerRootKey {
+			return apperr.New(apperr.Conflict, "a root key has at most %d webhook endpoints and this one has %d; delete one of its endpoints first",
+				MaxEndpointsPerRootKey, n)
 		}
-		// The key must be a root key of the account: the foreign key alone
-		// would accept any key.
+		// The key must be a live root key of the account: the foreign key
+		// alone would accept any key.
 		e, err := database.SelectOne(ctx, tx, endpointRow, insertEndpointSQL, o.Account, o.Key, u, desc, events)
 		if err != nil {
 			return database.Interpret(err, "root key not found")
@@ -181,9 +201,29 @@ func (s *Service) Delete(ctx context.Context, o Owner, id uuid.UUID) error {
 }
 
 // Enable turns a disabled endpoint back on; its failure run starts afresh.
-// Deliveries that gave up while it was disabled are not sent again.
+// Deliveries that gave up while it was disabled are not sent again. One of
+// a revoked root key is a conflict: its secrets were destroyed with the
+// key, and nobody could verify what it would be sent.
 func (s *Service) Enable(ctx context.Context, o Owner, id uuid.UUID) (Endpoint, error) {
 	e, err := database.SelectOne(ctx, s.pool, endpointRow, enableEndpointSQL, o.Account, o.key(), id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		cur, gerr := s.Get(ctx, o, id)
+		if gerr != nil {
+			return Endpoint{}, gerr
+		}
+		if cur.RootRevoked {
+			return Endpoint{}, apperr.New(apperr.Conflict, "the endpoint's root key is revoked and its signing secret destroyed: "+
+				"it cannot be enabled again; delete it, and register the URL again under a live root key")
+		}
+	}
+	return e, database.Interpret(err, "webhook endpoint not found")
+}
+
+// Disable turns an endpoint off, as its owners decided: nothing is sent to
+// it, and events written meanwhile are not queued for it, until it is
+// enabled again. Disabling one already off changes nothing.
+func (s *Service) Disable(ctx context.Context, o Owner, id uuid.UUID) (Endpoint, error) {
+	e, err := database.SelectOne(ctx, s.pool, endpointRow, disableEndpointSQL, o.Account, o.key(), id, DisabledByOwners)
 	return e, database.Interpret(err, "webhook endpoint not found")
 }
 

@@ -11,22 +11,36 @@ package webhook
 // account, $2 the root key or NULL (Owner.key).
 const ownerSQL = `account_id = $1 AND ($2::uuid IS NULL OR root_key_id = $2)`
 
-// endpointColumns are a webhook_endpoints row as Endpoint holds it, by name.
-const endpointColumns = `id, url, description, events, enabled, failing_since, disabled_at, disabled_reason, created_at`
+// endpointColumns are a webhook_endpoints row (no alias) as Endpoint holds
+// it, by name, with its root key's label and whether that key is revoked.
+const endpointColumns = `id, url, description, events, enabled, failing_since, disabled_at, disabled_reason, created_at,
+	root_key_id,
+	(SELECT k.label FROM api_keys k WHERE k.id = webhook_endpoints.root_key_id) AS root_key_label,
+	EXISTS (SELECT 1 FROM api_keys k WHERE k.id = webhook_endpoints.root_key_id AND k.revoked_at IS NOT NULL) AS root_revoked`
 
-// endpointsLockSQL serialises the creations of account $1's endpoints for
-// the rest of the transaction, so that the cap holds: an advisory lock
-// rather than the account row, which every purchase of the account locks.
+// rootLiveSQL holds of a webhook_endpoints row (no alias) whose root key is
+// not revoked: one of a revoked root key has no secret left and stays off.
+const rootLiveSQL = `NOT EXISTS (SELECT 1 FROM api_keys k WHERE k.id = webhook_endpoints.root_key_id AND k.revoked_at IS NOT NULL)`
+
+// endpointsLockSQL serialises the creations of root key $1's endpoints for
+// the rest of the transaction, so that its cap holds: an advisory lock
+// rather than the key's row, which revocations and settings changes lock.
 const endpointsLockSQL = `SELECT pg_advisory_xact_lock(hashtextextended('broll:webhook-endpoints:' || $1::text, 0))`
 
-// endpointCountSQL counts account $1's endpoints.
-const endpointCountSQL = `SELECT count(*) FROM webhook_endpoints WHERE account_id = $1`
+// endpointCountSQL counts root key $1's endpoints, enabled or not, for its
+// cap (webhook_endpoints_root_key_idx).
+const endpointCountSQL = `SELECT count(*) FROM webhook_endpoints WHERE root_key_id = $1`
 
 // insertEndpointSQL registers an endpoint of account $1 owned by $2, which
-// must be a root key of that account (the foreign key alone would accept
-// any key): $3 url, $4 description, $5 events. No row: no such root key.
+// must be a live root key of that account (the foreign key alone would
+// accept any key): $3 url, $4 description, $5 events. No row: no such root
+// key. The key's row is share-locked until the creation commits, so a
+// revocation under way is waited for (and then refuses it), and one that
+// comes after waits for the endpoint, which its trigger then ends.
 const insertEndpointSQL = `INSERT INTO webhook_endpoints (account_id, root_key_id, url, description, events)
-	SELECT $1, k.id, $3, $4, $5 FROM api_keys k WHERE k.id = $2 AND k.account_id = $1 AND k.kind = 'root'
+	SELECT $1, k.id, $3, $4, $5 FROM api_keys k
+	WHERE k.id = $2 AND k.account_id = $1 AND k.kind = 'root' AND k.revoked_at IS NULL
+	FOR SHARE OF k
 	RETURNING ` + endpointColumns
 
 // insertSecretSQL stores secret $2 (sealed) of endpoint $1.
@@ -45,9 +59,18 @@ const endpointSQL = `SELECT ` + endpointColumns + ` FROM webhook_endpoints
 const deleteEndpointSQL = `DELETE FROM webhook_endpoints WHERE id = $3 AND ` + ownerSQL
 
 // enableEndpointSQL turns the owner's endpoint $3 back on, its failure run
-// started afresh.
+// started afresh, unless its root key is revoked. No row: no such endpoint,
+// or one of a revoked root key.
 const enableEndpointSQL = `UPDATE webhook_endpoints
 	SET enabled = true, failing_since = NULL, disabled_at = NULL, disabled_reason = ''
+	WHERE id = $3 AND ` + ownerSQL + ` AND ` + rootLiveSQL + ` RETURNING ` + endpointColumns
+
+// disableEndpointSQL turns the owner's endpoint $3 off, for reason $4; one
+// already off keeps its time and reason.
+const disableEndpointSQL = `UPDATE webhook_endpoints
+	SET disabled_at = CASE WHEN enabled THEN now() ELSE disabled_at END,
+	    disabled_reason = CASE WHEN enabled THEN $4 ELSE disabled_reason END,
+	    enabled = false
 	WHERE id = $3 AND ` + ownerSQL + ` RETURNING ` + endpointColumns
 
 // rotationEndSQL locks the owner's endpoint $3 for a rotation and returns
@@ -144,7 +167,8 @@ const releaseSQL = `UPDATE webhook_deliveries SET attempts = greatest(attempts -
 	next_attempt_at = now(), leased_until = NULL WHERE id = $1 AND state = 'pending'`
 
 // recordSQL logs an attempt and moves its delivery and endpoint on, in one
-// statement: $1 delivery, $2 endpoint, $3 status (NULL: none), $4 ms,
+// statement; a delivery given up meanwhile (its root key was revoked) is
+// not made pending again: $1 delivery, $2 endpoint, $3 status (NULL: none), $4 ms,
 // $5 error, $6 success, $7 pause before the next attempt, $8 how long to
 // retry and to tolerate an endpoint's failures, $9 that time in words.
 const recordSQL = `
@@ -154,6 +178,7 @@ WITH log AS (
 ), del AS (
     UPDATE webhook_deliveries SET
         state = CASE WHEN $6 THEN 'delivered'
+                     WHEN state <> 'pending' THEN state
                      WHEN created_at < now() - $8::interval THEN 'failed' ELSE 'pending' END,
         delivered_at = CASE WHEN $6 THEN now() END,
         leased_until = NULL,
@@ -180,6 +205,16 @@ const deliveriesSQL = `
 	JOIN webhook_events ev ON ev.id = d.event_id
 	WHERE a.endpoint_id = $1
 	ORDER BY a.attempted_at DESC, a.id DESC LIMIT $2`
+
+// giveUpEndedSQL gives up (failed) up to $1 pending deliveries of endpoints
+// a root key's revocation ended (migrations/functions/webhook_root_revoked.sql):
+// no worker claims them, as their endpoint is off for good.
+const giveUpEndedSQL = `UPDATE webhook_deliveries SET state = 'failed', leased_until = NULL WHERE id IN (
+	SELECT d.id FROM webhook_endpoints e
+	JOIN api_keys k ON k.id = e.root_key_id AND k.revoked_at IS NOT NULL
+	JOIN webhook_deliveries d ON d.endpoint_id = e.id AND d.state = 'pending'
+	WHERE NOT e.enabled
+	LIMIT $1)`
 
 // pruneSQL deletes up to $2 events older than $1, with their deliveries and
 // attempts, keeping those with a delivery still pending.

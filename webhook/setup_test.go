@@ -24,7 +24,7 @@ import (
 
 // loopback lets the tests' receivers, which listen on 127.0.0.1, through
 // the guard as BROLL_WEBHOOK_ALLOW_HOSTS would.
-func loopback(t *testing.T) webhook.Allow {
+func loopback(t testing.TB) webhook.Allow {
 	t.Helper()
 	a, err := webhook.ParseAllow([]string{"127.0.0.1"})
 	if err != nil {
@@ -101,7 +101,7 @@ type bundle struct {
 // (the helper a kill test starts too) opens the secrets the others sealed.
 const testSealerKey = "webhook-tests-signing-key-0123456789abcdef"
 
-func testSealer(t *testing.T) *seal.Sealer {
+func testSealer(t testing.TB) *seal.Sealer {
 	t.Helper()
 	s, err := graph.NewSealer(config.Config{SigningKey: testSealerKey})
 	if err != nil {
@@ -114,7 +114,7 @@ func testSealer(t *testing.T) *seal.Sealer {
 // with the tests' signing key and public URL changed by configure (nil:
 // none) and, when rdb is not nil, the Redis part over it: the billing,
 // keys and catalog whose changes write the events.
-func (b bundle) services(t *testing.T, rdb *redis.Client, configure func(*config.Config)) *graph.Graph {
+func (b bundle) services(t testing.TB, rdb *redis.Client, configure func(*config.Config)) *graph.Graph {
 	t.Helper()
 	cfg := config.Defaults()
 	cfg.SigningKey, cfg.PublicURL = testSealerKey, "http://api.test"
@@ -131,7 +131,7 @@ func (b bundle) services(t *testing.T, rdb *redis.Client, configure func(*config
 // owner is the account's root key, which the tests' endpoints belong to.
 func (b bundle) owner() webhook.Owner { return webhook.RootKey(b.acct.ID, b.acct.RootKey.ID) }
 
-func setup(t *testing.T) bundle {
+func setup(t testing.TB) bundle {
 	t.Helper()
 	pool, url := testkit.NewPool(t)
 	allow := loopback(t)

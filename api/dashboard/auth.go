@@ -21,6 +21,9 @@ var notices = map[string]string{
 	"revoked":         "The key is revoked. API requests with it are refused from now on.",
 	"limits":          "The key's limits are saved. Every API node applies them from the key's next request.",
 	"webhook-enabled": "The endpoint is enabled again; new events are delivered to it.",
+	"webhook-disabled": "The endpoint is disabled: nothing is sent to it until it is enabled again, " +
+		"and events written meanwhile are never sent to it.",
+	"webhook-deleted": "The endpoint is deleted, with its signing secrets and its delivery log.",
 }
 
 type signInView struct {

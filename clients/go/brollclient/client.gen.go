@@ -3125,12 +3125,14 @@ type VideoPagination struct {
 
 // Webhook Examples: {"created_at":"2026-03-02T10:15:00Z","description":"billing system","disabled_at":null,"disabled_reason":null,"enabled":true,"events":["purchase.completed","balance.low"],"failing_since":null,"id":"7c1e2d3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f","url":"https://hooks.example.com/broll"}
 type Webhook struct {
-	CreatedAt      time.Time  `json:"created_at"`
-	Description    string     `json:"description"`
-	DisabledAt     *time.Time `json:"disabled_at"`
-	DisabledReason *string    `json:"disabled_reason"`
+	CreatedAt   time.Time  `json:"created_at"`
+	Description string     `json:"description"`
+	DisabledAt  *time.Time `json:"disabled_at"`
 
-	// Enabled false once every delivery failed for 3 days (see disabled_reason); POST .../enable turns it back on.
+	// DisabledReason Why the endpoint is off, in words (null while enabled): `disabled automatically: every delivery failed for 3 days`, `disabled by the account's owners`, or `disabled: its root key was revoked`.
+	DisabledReason *string `json:"disabled_reason"`
+
+	// Enabled false once every delivery failed for 3 days, once the account's owners disabled it on the dashboard, or once its root key was revoked (see disabled_reason). POST .../enable turns it back on, unless its root key was revoked: then its secret is destroyed and it stays off.
 	Enabled bool     `json:"enabled"`
 	Events  []string `json:"events"`
 
@@ -3173,12 +3175,14 @@ type WebhookCreate struct {
 
 // WebhookCreated Examples: {"created_at":"2026-03-02T10:15:00Z","description":"billing system","disabled_at":null,"disabled_reason":null,"enabled":true,"events":["purchase.completed","balance.low"],"failing_since":null,"id":"7c1e2d3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f","secret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYo=","url":"https://hooks.example.com/broll"}
 type WebhookCreated struct {
-	CreatedAt      time.Time  `json:"created_at"`
-	Description    string     `json:"description"`
-	DisabledAt     *time.Time `json:"disabled_at"`
-	DisabledReason *string    `json:"disabled_reason"`
+	CreatedAt   time.Time  `json:"created_at"`
+	Description string     `json:"description"`
+	DisabledAt  *time.Time `json:"disabled_at"`
 
-	// Enabled false once every delivery failed for 3 days (see disabled_reason); POST .../enable turns it back on.
+	// DisabledReason Why the endpoint is off, in words (null while enabled): `disabled automatically: every delivery failed for 3 days`, `disabled by the account's owners`, or `disabled: its root key was revoked`.
+	DisabledReason *string `json:"disabled_reason"`
+
+	// Enabled false once every delivery failed for 3 days, once the account's owners disabled it on the dashboard, or once its root key was revoked (see disabled_reason). POST .../enable turns it back on, unless its root key was revoked: then its secret is destroyed and it stays off.
 	Enabled bool     `json:"enabled"`
 	Events  []string `json:"events"`
 
@@ -4671,7 +4675,7 @@ type ClientInterface interface {
 
 	// CreateWebhookWithBody Register a webhook endpoint
 	//
-	// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`, `license.revoked`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
+	// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`, `license.revoked`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per root key (enabled or not; each root key of the account has its own 20, so one integration never takes another's places), however many creations run at once: past it, 409 `conflict`. Revoking a root key disables its endpoints in the same transaction and destroys their secrets: nothing is delivered to them afterwards, not even what was queued before, and they count toward no cap; the dashboard's account owners may delete them. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
 	//
 	// Required scope: `webhooks:manage` (root keys).
 	//
@@ -4682,7 +4686,7 @@ type ClientInterface interface {
 
 	// CreateWebhook Register a webhook endpoint
 	//
-	// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`, `license.revoked`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
+	// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`, `license.revoked`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per root key (enabled or not; each root key of the account has its own 20, so one integration never takes another's places), however many creations run at once: past it, 409 `conflict`. Revoking a root key disables its endpoints in the same transaction and destroys their secrets: nothing is delivered to them afterwards, not even what was queued before, and they count toward no cap; the dashboard's account owners may delete them. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
 	//
 	// Required scope: `webhooks:manage` (root keys).
 	//
@@ -4702,7 +4706,7 @@ type ClientInterface interface {
 
 	// EnableWebhook Re-enable an endpoint
 	//
-	// Turns an endpoint disabled after 3 days of failures back on. Deliveries that gave up are not sent again. Another root key's endpoint is 404.
+	// Turns a disabled endpoint (after 3 days of failures, or by the account's owners on the dashboard) back on. Deliveries that gave up are not sent again. Another root key's endpoint is 404.
 	//
 	// Required scope: `webhooks:manage` (root keys).
 	//
@@ -5489,7 +5493,7 @@ func (c *Client) ListWebhooks(ctx context.Context, reqEditors ...RequestEditorFn
 
 // CreateWebhookWithBody Register a webhook endpoint
 //
-// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`, `license.revoked`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
+// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`, `license.revoked`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per root key (enabled or not; each root key of the account has its own 20, so one integration never takes another's places), however many creations run at once: past it, 409 `conflict`. Revoking a root key disables its endpoints in the same transaction and destroys their secrets: nothing is delivered to them afterwards, not even what was queued before, and they count toward no cap; the dashboard's account owners may delete them. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
 //
 // Required scope: `webhooks:manage` (root keys).
 //
@@ -5510,7 +5514,7 @@ func (c *Client) CreateWebhookWithBody(ctx context.Context, contentType string, 
 
 // CreateWebhook Register a webhook endpoint
 //
-// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`, `license.revoked`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
+// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`, `license.revoked`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per root key (enabled or not; each root key of the account has its own 20, so one integration never takes another's places), however many creations run at once: past it, 409 `conflict`. Revoking a root key disables its endpoints in the same transaction and destroys their secrets: nothing is delivered to them afterwards, not even what was queued before, and they count toward no cap; the dashboard's account owners may delete them. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
 //
 // Required scope: `webhooks:manage` (root keys).
 //
@@ -5550,7 +5554,7 @@ func (c *Client) ListWebhookDeliveries(ctx context.Context, id openapi_types.UUI
 
 // EnableWebhook Re-enable an endpoint
 //
-// Turns an endpoint disabled after 3 days of failures back on. Deliveries that gave up are not sent again. Another root key's endpoint is 404.
+// Turns a disabled endpoint (after 3 days of failures, or by the account's owners on the dashboard) back on. Deliveries that gave up are not sent again. Another root key's endpoint is 404.
 //
 // Required scope: `webhooks:manage` (root keys).
 //
@@ -8769,7 +8773,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWebhookWithBodyWithResponse Register a webhook endpoint
 	//
-	// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`, `license.revoked`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
+	// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`, `license.revoked`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per root key (enabled or not; each root key of the account has its own 20, so one integration never takes another's places), however many creations run at once: past it, 409 `conflict`. Revoking a root key disables its endpoints in the same transaction and destroys their secrets: nothing is delivered to them afterwards, not even what was queued before, and they count toward no cap; the dashboard's account owners may delete them. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
 	//
 	// Required scope: `webhooks:manage` (root keys).
 	//
@@ -8780,7 +8784,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWebhookWithResponse Register a webhook endpoint
 	//
-	// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`, `license.revoked`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
+	// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`, `license.revoked`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per root key (enabled or not; each root key of the account has its own 20, so one integration never takes another's places), however many creations run at once: past it, 409 `conflict`. Revoking a root key disables its endpoints in the same transaction and destroys their secrets: nothing is delivered to them afterwards, not even what was queued before, and they count toward no cap; the dashboard's account owners may delete them. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
 	//
 	// Required scope: `webhooks:manage` (root keys).
 	//
@@ -8802,7 +8806,7 @@ type ClientWithResponsesInterface interface {
 
 	// EnableWebhookWithResponse Re-enable an endpoint
 	//
-	// Turns an endpoint disabled after 3 days of failures back on. Deliveries that gave up are not sent again. Another root key's endpoint is 404.
+	// Turns a disabled endpoint (after 3 days of failures, or by the account's owners on the dashboard) back on. Deliveries that gave up are not sent again. Another root key's endpoint is 404.
 	//
 	// Required scope: `webhooks:manage` (root keys).
 	//
@@ -14964,7 +14968,7 @@ func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, reqE
 
 // CreateWebhookWithBodyWithResponse Register a webhook endpoint
 //
-// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`, `license.revoked`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
+// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`, `license.revoked`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per root key (enabled or not; each root key of the account has its own 20, so one integration never takes another's places), however many creations run at once: past it, 409 `conflict`. Revoking a root key disables its endpoints in the same transaction and destroys their secrets: nothing is delivered to them afterwards, not even what was queued before, and they count toward no cap; the dashboard's account owners may delete them. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
 //
 // Required scope: `webhooks:manage` (root keys).
 //
@@ -14981,7 +14985,7 @@ func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Cont
 
 // CreateWebhookWithResponse Register a webhook endpoint
 //
-// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`, `license.revoked`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
+// The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`, `license.revoked`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per root key (enabled or not; each root key of the account has its own 20, so one integration never takes another's places), however many creations run at once: past it, 409 `conflict`. Revoking a root key disables its endpoints in the same transaction and destroys their secrets: nothing is delivered to them afterwards, not even what was queued before, and they count toward no cap; the dashboard's account owners may delete them. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
 //
 // Required scope: `webhooks:manage` (root keys).
 //
@@ -15015,7 +15019,7 @@ func (c *ClientWithResponses) ListWebhookDeliveriesWithResponse(ctx context.Cont
 
 // EnableWebhookWithResponse Re-enable an endpoint
 //
-// Turns an endpoint disabled after 3 days of failures back on. Deliveries that gave up are not sent again. Another root key's endpoint is 404.
+// Turns a disabled endpoint (after 3 days of failures, or by the account's owners on the dashboard) back on. Deliveries that gave up are not sent again. Another root key's endpoint is 404.
 //
 // Required scope: `webhooks:manage` (root keys).
 //

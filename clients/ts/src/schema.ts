@@ -583,7 +583,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint
-         * @description The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`, `license.revoked`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per account, however many creations run at once: past it, 409 `conflict`. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
+         * @description The endpoint belongs to the root key that creates it: it receives the events about that root key and its customer keys (`purchase.completed`, `key.created`, `key.revoked`, `spend_limit.reached`, `license.revoked`), never those of another root key of the account; `balance.low` goes to every subscribed endpoint of the account and `clips.embedded` to every subscribed endpoint. Events are POSTed to the URL, signed as Standard Webhooks says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The secret is shown once and stored sealed, never in plaintext. At most 20 endpoints per root key (enabled or not; each root key of the account has its own 20, so one integration never takes another's places), however many creations run at once: past it, 409 `conflict`. Revoking a root key disables its endpoints in the same transaction and destroys their secrets: nothing is delivered to them afterwards, not even what was queued before, and they count toward no cap; the dashboard's account owners may delete them. Loopback, private and other non-public addresses are refused (IPv4 addresses inside IPv6 forms and `localhost` in any case included).
          *
          *     Required scope: `webhooks:manage` (root keys).
          */
@@ -677,7 +677,7 @@ export interface paths {
         put?: never;
         /**
          * Re-enable an endpoint
-         * @description Turns an endpoint disabled after 3 days of failures back on. Deliveries that gave up are not sent again. Another root key's endpoint is 404.
+         * @description Turns a disabled endpoint (after 3 days of failures, or by the account's owners on the dashboard) back on. Deliveries that gave up are not sent again. Another root key's endpoint is 404.
          *
          *     Required scope: `webhooks:manage` (root keys).
          */
@@ -1969,7 +1969,7 @@ export interface components {
             url: string;
             description: string;
             events: string[];
-            /** @description false once every delivery failed for 3 days (see disabled_reason); POST .../enable turns it back on. */
+            /** @description false once every delivery failed for 3 days, once the account's owners disabled it on the dashboard, or once its root key was revoked (see disabled_reason). POST .../enable turns it back on, unless its root key was revoked: then its secret is destroyed and it stays off. */
             enabled: boolean;
             /**
              * Format: date-time
@@ -1978,6 +1978,7 @@ export interface components {
             failing_since: string | null;
             /** Format: date-time */
             disabled_at: string | null;
+            /** @description Why the endpoint is off, in words (null while enabled): `disabled automatically: every delivery failed for 3 days`, `disabled by the account's owners`, or `disabled: its root key was revoked`. */
             disabled_reason: string | null;
             /** Format: date-time */
             created_at: string;
@@ -2005,7 +2006,7 @@ export interface components {
             url: string;
             description: string;
             events: string[];
-            /** @description false once every delivery failed for 3 days (see disabled_reason); POST .../enable turns it back on. */
+            /** @description false once every delivery failed for 3 days, once the account's owners disabled it on the dashboard, or once its root key was revoked (see disabled_reason). POST .../enable turns it back on, unless its root key was revoked: then its secret is destroyed and it stays off. */
             enabled: boolean;
             /**
              * Format: date-time
@@ -2014,6 +2015,7 @@ export interface components {
             failing_since: string | null;
             /** Format: date-time */
             disabled_at: string | null;
+            /** @description Why the endpoint is off, in words (null while enabled): `disabled automatically: every delivery failed for 3 days`, `disabled by the account's owners`, or `disabled: its root key was revoked`. */
             disabled_reason: string | null;
             /** Format: date-time */
             created_at: string;
@@ -2488,7 +2490,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The request conflicts with the resource's state (for webhooks: the account already has 20 endpoints). */
+        /** @description The request conflicts with the resource's state (for webhooks: the calling root key already has 20 endpoints). */
         Conflict: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
