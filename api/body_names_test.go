@@ -1,0 +1,73 @@
+package api
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"broll/internal/apperr"
+)
+
+// TestDuplicateMemberNames: a member named twice in one object, at any
+// depth, also when the names differ only in case (or in how they are
+// escaped), is 400 invalid_request naming the member, on every reader of
+// JSON: request bodies and MCP tool arguments. Names that are not the same
+// once case is folded, and the same name in two different objects, pass.
+func TestDuplicateMemberNames(t *testing.T) {
+	t.Parallel()
+	type limit struct {
+		Amount *json.Number `json:"amount"`
+		Period string       `json:"period"`
+	}
+	type body struct {
+		VideoIDs   []string         `json:"video_ids"`
+		DryRun     bool             `json:"dry_run"`
+		SpendLimit *limit           `json:"spend_limit"`
+		Metadata   map[string]any   `json:"metadata"`
+		Items      []map[string]any `json:"items"`
+	}
+	refused := []struct{ body, field string }{
+		{`{"video_ids":["X"],"VIDEO_IDS":["Y"]}`, "VIDEO_IDS"},
+		{`{"VIDEO_IDS":["Y"],"video_ids":["X"]}`, "video_ids"},
+		{`{"video_ids":["X"],"video_ids":["Y"]}`, "video_ids"},
+		{`{"video_ids":["X"],"\u0076ideo_ids":["Y"]}`, "video_ids"},
+		{`{"video_ids":["X"],"Video_Ids":["X"]}`, "Video_Ids"},
+		{`{"dry_run":true,"video_ids":[],"DRY_RUN":false}`, "DRY_RUN"},
+		{`{"spend_limit":{"amount":5,"AMOUNT":50}}`, "spend_limit.AMOUNT"},
+		{`{"metadata":{"a":{"b":1,"B":2}}}`, "metadata.a.B"},
+		{`{"metadata":{"k":1,"\u212a":2}}`, "metadata.\u212a"}, // KELVIN SIGN folds to k
+		{`{"items":[{"x":1},{"y":1,"y":2}]}`, "items[1].y"},
+	}
+	for _, c := range refused {
+		var dst body
+		err := decodeBody([]byte(c.body), &dst)
+		ae, ok := apperr.As(err)
+		if !ok || ae.Code != apperr.Invalid || ae.Field != c.field || !strings.Contains(ae.Message, "twice") {
+			t.Errorf("body %s: %v (field %q), want invalid_request on %q", c.body, err, fieldOf(err), c.field)
+		}
+		var args body
+		err = decodeArgs(json.RawMessage(c.body), &args)
+		if ae, ok := apperr.As(err); !ok || ae.Code != apperr.Invalid || ae.Field != c.field {
+			t.Errorf("MCP arguments %s: %v, want invalid_request on %q", c.body, err, c.field)
+		}
+	}
+	accepted := []string{
+		`{"video_ids":["X"],"dry_run":true}`,
+		`{"metadata":{"a":1,"b":1,"a_":1,"ä":1,"Ä_":1}}`,
+		`{"items":[{"x":1},{"x":2}],"metadata":{"items":[{"x":1}]}}`,
+		`{"metadata":{"video_ids":1},"video_ids":["X"]}`,
+	}
+	for _, b := range accepted {
+		var dst body
+		if err := decodeBody([]byte(b), &dst); err != nil {
+			t.Errorf("body %s: %v, want accepted", b, err)
+		}
+	}
+}
+
+func fieldOf(err error) string {
+	if ae, ok := apperr.As(err); ok {
+		return ae.Field
+	}
+	return ""
+}
