@@ -1,10 +1,14 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"broll/billing/billingtest"
 	"broll/internal/apperr"
 )
 
@@ -70,4 +74,44 @@ func fieldOf(err error) string {
 		return ae.Field
 	}
 	return ""
+}
+
+// TestDuplicateNamesEverySurface: every route that reads a JSON body
+// refuses one that names a member twice, in two cases, as 400
+// invalid_request naming the member, and changes nothing.
+func TestDuplicateNamesEverySurface(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{})
+	n := e.legacyNode(t, newTestClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))) // before the v0 sunset
+	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 5000})
+	clips := billingtest.Videos(t, e.pool, 2, "easy")
+	customer := acct.CustomerKey(t, e.pool, "kept")
+	ops, err := e.ctl.Tenancy.CreateOpsKey(context.Background(), "content team")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, opsKey := bearerHeader(acct.RootKey.Secret), bearerHeader(ops.Secret)
+	for _, c := range []struct {
+		method, path string
+		header       map[string]string
+		body, field  string
+	}{
+		{"PATCH", "/api/v1/keys?id=" + customer.Key.ID.String(), root, `{"customer_label":"a","Customer_Label":"b"}`, "Customer_Label"},
+		{"POST", "/api/v1/webhooks", root,
+			`{"url":"https://hooks.example.com/a","events":["purchase.completed"],"URL":"https://hooks.example.com/b"}`, "URL"},
+		{"POST", "/api/ops/v1/videos", opsKey, `[{"title":"a","Title":"b"}]`, "[0].Title"},
+		{"POST", "/api/ops/v1/uploads", opsKey, `{"filename":"a.mp4","content_type":"video/mp4","size":10,"SIZE":20}`, "SIZE"},
+		{"POST", "/api/external/broll/purchase", map[string]string{"X-API-Key": testLegacySecret},
+			fmt.Sprintf(`{"source":%q,"video_ids":[%q],"VIDEO_IDS":[%q]}`, acct.Source, clips[0], clips[1]), "VIDEO_IDS"},
+	} {
+		r := e.send(t, n, c.method, c.path, c.header, c.body)
+		if r.status != 400 || problemOf(t, r).Code != "invalid_request" || deref(problemOf(t, r).Field) != c.field {
+			t.Errorf("%s %s %s: %d %s", c.method, c.path, c.body, r.status, r.raw)
+		}
+	}
+	var changed int
+	if err := e.pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM purchases) + (SELECT count(*) FROM webhook_endpoints)
+		+ (SELECT count(*) FROM api_keys WHERE label IN ('a', 'b'))`).Scan(&changed); err != nil || changed != 0 {
+		t.Errorf("%d rows written by refused bodies (%v)", changed, err)
+	}
 }

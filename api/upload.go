@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -35,10 +34,8 @@ type uploadJSON struct {
 // PUT (local), which checks them as it streams.
 func (s *server) createUpload(c *fiber.Ctx) error {
 	var req media.UploadRequest
-	dec := json.NewDecoder(strings.NewReader(string(c.Body())))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return jsonError(err)
+	if err := decodeJSON(c, &req); err != nil {
+		return err
 	}
 	up, err := s.uploads.Create(c.UserContext(), principal(c).KeyID, req, s.uploadMaxBytes, s.uploadTTL)
 	if err != nil {
