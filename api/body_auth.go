@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"slices"
 	"strings"
 	"time"
 
@@ -95,22 +96,19 @@ func (s *server) refusedCredential(h *fasthttp.RequestHeader, legacy *legacyAPI,
 			return refusedByRoute
 		}
 	}
-	for _, p := range keyPrefixes {
-		if !under(p) {
-			continue
-		}
-		key, ok := bearer(string(h.Peek(fasthttp.HeaderAuthorization)))
-		if !ok {
+	if !slices.ContainsFunc(keyPrefixes, under) {
+		return ""
+	}
+	key, ok := bearer(string(h.Peek(fasthttp.HeaderAuthorization)))
+	if !ok {
+		return refusedKey
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := s.auth.Authenticate(ctx, key, true); err != nil {
+		if ae, ok := apperr.As(err); ok && ae.Code == apperr.Unauthorized {
 			return refusedKey
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if _, err := s.auth.Authenticate(ctx, key, true); err != nil {
-			if ae, ok := apperr.As(err); ok && ae.Code == apperr.Unauthorized {
-				return refusedKey
-			}
-		}
-		return ""
 	}
 	return ""
 }

@@ -12,10 +12,9 @@ import (
 	"broll/internal/apperr"
 )
 
-// maxJSONDepth bounds how deep uniqueNames follows a body. No request of
-// the API nests more than a few levels; the SDK refuses MCP messages past
-// the same depth.
-const maxJSONDepth = 1000
+// maxJSONDepth bounds how deep uniqueNames follows a body: encoding/json's
+// own limit, so that nothing the decoder would read goes unchecked.
+const maxJSONDepth = 10000
 
 // uniqueNames refuses JSON in which one object names a member twice, also
 // when the two names are equal once case is folded ("video_ids" and
@@ -52,7 +51,7 @@ func uniqueNames(body []byte) error {
 		switch tok {
 		case json.Delim('{'), json.Delim('['):
 			if len(stack) == maxJSONDepth {
-				return apperr.New(apperr.Invalid, "request body nests deeper than %d levels", maxJSONDepth)
+				return apperr.New(apperr.Invalid, "malformed JSON: nested more than %d levels deep", maxJSONDepth)
 			}
 			stack = append(stack, &jsonFrame{object: tok == json.Delim('{'), keyNext: true, path: top.childPath()})
 			continue

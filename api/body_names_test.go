@@ -96,7 +96,7 @@ func TestDuplicateNamesEverySurface(t *testing.T) {
 		header       map[string]string
 		body, field  string
 	}{
-		{"PATCH", "/api/v1/keys?id=" + customer.Key.ID.String(), root, `{"customer_label":"a","Customer_Label":"b"}`, "Customer_Label"},
+		{"PATCH", "/api/v1/keys?id=" + customer.ID.String(), root, `{"customer_label":"a","Customer_Label":"b"}`, "Customer_Label"},
 		{"POST", "/api/v1/webhooks", root,
 			`{"url":"https://hooks.example.com/a","events":["purchase.completed"],"URL":"https://hooks.example.com/b"}`, "URL"},
 		{"POST", "/api/ops/v1/videos", opsKey, `[{"title":"a","Title":"b"}]`, "[0].Title"},

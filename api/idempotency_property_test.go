@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // purchaseModel is what a generated purchase body means: the clips in
@@ -52,7 +53,7 @@ func (g bodyGen) name(n string) string {
 	b.WriteByte('"')
 	for _, c := range n {
 		if g.r.IntN(4) == 0 {
-			c = []rune(strings.ToUpper(string(c)))[0]
+			c = unicode.ToUpper(c)
 		}
 		if g.r.IntN(6) == 0 {
 			fmt.Fprintf(&b, `\u%04x`, c)
