@@ -88,7 +88,7 @@ func newApp(g *graph.Graph) (*fiber.App, *Warmup, error) {
 	}); err != nil {
 		return nil, nil, fmt.Errorf("api: %w", err)
 	}
-	app.Server().HeaderReceived = s.screenBodies(cfg.MaxBodyBytes, x.legacy, x.mcp)
+	app.Server().HeaderReceived = s.screenBodies(cfg.MaxBodyBytes, x)
 	if err := mount(app, s.routes(x)); err != nil {
 		return nil, nil, fmt.Errorf("api: route table: %w", err)
 	}

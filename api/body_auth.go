@@ -10,6 +10,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"broll/api/dashboard"
 	"broll/billing"
 	"broll/internal/apperr"
 )
@@ -38,8 +39,9 @@ const (
 //     the headers (an API key for v1, ops and MCP, uploads included; the
 //     shared secret for legacy v0) without one, or with one that is
 //     malformed or unknown. The request then gets its 401 at once; one
-//     with a valid credential has its body read as before.
-func (s *server) screenBodies(limit int, legacy *legacyAPI, mcp *mcpEndpoint) func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
+//     with a valid credential has its body read as before. A dashboard
+//     form posted without a session is redirected to sign in the same way.
+func (s *server) screenBodies(limit int, x surfaces) func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
 	return func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
 		h.Del(bodyOverLimit)
 		h.Del(bodyUnauthenticated)
@@ -52,7 +54,7 @@ func (s *server) screenBodies(limit int, legacy *legacyAPI, mcp *mcpEndpoint) fu
 		if cl <= 0 && cl != -1 { // -1: chunked
 			return fasthttp.RequestConfig{}
 		}
-		if refusal := s.refusedCredential(h, legacy, mcp); refusal != "" {
+		if refusal := s.refusedCredential(h, x); refusal != "" {
 			h.Set(bodyUnauthenticated, refusal)
 			h.SetContentLength(0)
 		}
@@ -70,7 +72,7 @@ var keyPrefixes = []string{"/api/v1", "/api/ops/v1", mcpPath}
 // otherwise: for a route that takes none, and when the check itself cannot
 // be made (the database is away: the request's own authentication answers
 // then).
-func (s *server) refusedCredential(h *fasthttp.RequestHeader, legacy *legacyAPI, mcp *mcpEndpoint) string {
+func (s *server) refusedCredential(h *fasthttp.RequestHeader, x surfaces) string {
 	u := fasthttp.AcquireURI()
 	defer fasthttp.ReleaseURI(u)
 	if err := u.Parse(nil, h.RequestURI()); err != nil {
@@ -85,16 +87,25 @@ func (s *server) refusedCredential(h *fasthttp.RequestHeader, legacy *legacyAPI,
 	case strings.HasPrefix(path, billing.DownloadPath):
 		return ""
 	case under(legacyPrefix):
-		if legacy.refuses(h) {
+		if x.legacy.refuses(h) {
 			return refusedByRoute
 		}
 		return ""
 	case under(mcpPath):
 		// The MCP route refuses a foreign Origin (403) and any method but
 		// POST (405) before it authenticates.
-		if o := string(h.Peek(fasthttp.HeaderOrigin)); (o != "" && !mcp.origins.allows(o)) || string(h.Method()) != fasthttp.MethodPost {
+		if o := string(h.Peek(fasthttp.HeaderOrigin)); (o != "" && !x.mcp.origins.allows(o)) || string(h.Method()) != fasthttp.MethodPost {
 			return refusedByRoute
 		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if under(dashboard.Prefix) {
+		// A form post without a session is redirected to sign in.
+		if !slices.Contains(dashboard.SessionlessForms, path) && !x.dash.HasSession(ctx, string(h.Cookie(dashboard.SessionCookie))) {
+			return refusedByRoute
+		}
+		return ""
 	}
 	if !slices.ContainsFunc(keyPrefixes, under) {
 		return ""
@@ -103,8 +114,6 @@ func (s *server) refusedCredential(h *fasthttp.RequestHeader, legacy *legacyAPI,
 	if !ok {
 		return refusedKey
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
 	if _, err := s.auth.Authenticate(ctx, key, true); err != nil {
 		if ae, ok := apperr.As(err); ok && ae.Code == apperr.Unauthorized {
 			return refusedKey

@@ -19,7 +19,8 @@ import (
 // small body (under fasthttp's 8 KiB pre-read) or of a chunked one and then
 // stalls, and the answer must come within a second, not after the 30 s
 // read timeout. The connection is closed after the answer: the rest of the
-// body was never read.
+// body was never read. A dashboard form without a session is answered
+// (with the redirect to sign in) as fast.
 func TestUnauthenticatedBodyNotRead(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOpts{})
@@ -58,13 +59,18 @@ func TestUnauthenticatedBodyNotRead(t *testing.T) {
 	wg.Wait()
 
 	// The MCP route refuses a foreign origin and other methods first, as
-	// fast.
+	// fast; a dashboard form posted without a session is sent to sign in.
 	for _, c := range []struct {
-		method, header string
-		want           int
-	}{{"POST", "Origin: https://evil.example\r\n", http.StatusForbidden}, {"GET", "", http.StatusMethodNotAllowed}} {
-		if err := stalledRequest(addr, c.method, mcpPath, c.header, false, c.want); err != nil {
-			t.Errorf("%s %s %q: %v", c.method, mcpPath, c.header, err)
+		method, path, header string
+		want                 int
+	}{
+		{"POST", mcpPath, "Origin: https://evil.example\r\n", http.StatusForbidden},
+		{"GET", mcpPath, "", http.StatusMethodNotAllowed},
+		{"POST", "/dashboard/keys", "", http.StatusSeeOther},
+		{"POST", "/dashboard/keys/" + uuid.NewString() + "/revoke", "Cookie: broll_dashboard=" + strings.Repeat("s", 43) + "\r\n", http.StatusSeeOther},
+	} {
+		if err := stalledRequest(addr, c.method, c.path, c.header, false, c.want); err != nil {
+			t.Errorf("%s %s %q: %v", c.method, c.path, c.header, err)
 		}
 	}
 }
