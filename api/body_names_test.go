@@ -115,3 +115,62 @@ func TestDuplicateNamesEverySurface(t *testing.T) {
 		t.Errorf("%d rows written by refused bodies (%v)", changed, err)
 	}
 }
+
+// BenchmarkUniqueNames: the name check's cost beside the decoding it
+// precedes, on a 50-clip purchase and on a 1 MiB import of clip objects.
+func BenchmarkUniqueNames(b *testing.B) {
+	ids := make([]string, 50)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%08d-0000-4000-8000-000000000000", i)
+	}
+	purchase, _ := json.Marshal(map[string]any{"video_ids": ids, "expected_total": 250, "dry_run": true})
+	clip := `{"title":"Woman laughing at her phone","description":"A close shot in a cafe","tags":["phone","cafe","laugh"],` +
+		`"emotion":"laughing","gender":"female","age_range":"25-34","location":"Lisbon","difficulty":"easy","file":"clips/a.mp4"},`
+	imp := []byte("[" + strings.Repeat(clip, (1<<20)/len(clip)))
+	imp[len(imp)-1] = ']'
+	for _, c := range []struct {
+		name string
+		body []byte
+	}{{"purchase", purchase}, {"import_1MiB", imp}} {
+		b.Run(c.name+"/names", func(b *testing.B) {
+			b.SetBytes(int64(len(c.body)))
+			for b.Loop() {
+				if err := uniqueNames(c.body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.name+"/decode", func(b *testing.B) {
+			b.SetBytes(int64(len(c.body)))
+			for b.Loop() {
+				var v any
+				if err := json.Unmarshal(c.body, &v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestFoldNameIsEqualFold: two names fold alike exactly when
+// strings.EqualFold, the equality encoding/json matches names by, says
+// they are equal; checked over every pair of short names made of letters
+// whose case orbits hold more than two runes or leave ASCII.
+func TestFoldNameIsEqualFold(t *testing.T) {
+	t.Parallel()
+	letters := []rune("kK\u212asS\u017f\u00df\u1e9e\u03a3\u03c3\u03c2\u00b5\u03bc\u039ciI\u0130\u0131a_\u00e5\u00c5\u212b")
+	var names []string
+	for _, a := range letters {
+		names = append(names, string(a))
+		for _, b := range letters {
+			names = append(names, string(a)+string(b))
+		}
+	}
+	for _, a := range names {
+		for _, b := range names {
+			if (foldName(a) == foldName(b)) != strings.EqualFold(a, b) {
+				t.Fatalf("%q and %q: fold alike %t, EqualFold %t", a, b, foldName(a) == foldName(b), strings.EqualFold(a, b))
+			}
+		}
+	}
+}
