@@ -50,7 +50,6 @@ func newApp(g *graph.Graph) (*fiber.App, *Warmup, error) {
 		// reads every other body into memory within BodyLimit.
 		StreamRequestBody: true,
 	})
-	app.Server().HeaderReceived = streamLargeBodies(cfg.MaxBodyBytes)
 	m, err := newAPIMetrics(g.Metrics, g.Gate, newAccessLog(g.Logger, cfg))
 	if err != nil {
 		return nil, nil, err
@@ -89,6 +88,7 @@ func newApp(g *graph.Graph) (*fiber.App, *Warmup, error) {
 	}); err != nil {
 		return nil, nil, fmt.Errorf("api: %w", err)
 	}
+	app.Server().HeaderReceived = s.screenBodies(cfg.MaxBodyBytes, x)
 	if err := mount(app, s.routes(x)); err != nil {
 		return nil, nil, fmt.Errorf("api: route table: %w", err)
 	}

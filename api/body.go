@@ -93,9 +93,10 @@ func inflate(raw []byte, limit int) ([]byte, error) {
 	}
 }
 
-// decodeJSON reads a JSON object body strictly: malformed JSON, unknown
-// fields, wrong types and trailing data are all 400 with a precise message.
-// It reads the raw bytes: decodeBodies has already inflated them.
+// decodeJSON reads a JSON object body strictly: malformed JSON, a member
+// named twice (also in two cases, see uniqueNames), unknown fields, wrong
+// types and trailing data are all 400 with a precise message. It reads the
+// raw bytes: decodeBodies has already inflated them.
 func decodeJSON(c *fiber.Ctx, dst any) error {
 	return decodeBody(c.Request().Body(), dst)
 }
@@ -105,6 +106,9 @@ func decodeJSON(c *fiber.Ctx, dst any) error {
 func decodeBody(body []byte, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return apperr.New(apperr.Invalid, "request body must be a JSON object")
+	}
+	if err := uniqueNames(body); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

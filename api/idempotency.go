@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -12,23 +13,33 @@ import (
 	"broll/internal/idempotency"
 )
 
-// idempotent answers a request carrying an Idempotency-Key once: the first
-// runs and its answer is stored; a retry with the same body gets that
-// answer again with Idempotent-Replayed: true, and nothing runs twice.
-// Server errors (5xx) are not stored: the key is released and a retry runs
-// anew (a purchase retried so is still charged once: a key owns a clip once).
-// The answer is kept sealed; one over idempotency.MaxBody is not kept, and
-// a retry gets 409 conflict rather than a second run.
-func (s *server) idempotent(c *fiber.Ctx) error {
+// idempotent runs do, the handler's action on req, once per
+// Idempotency-Key of the calling key: the first request runs and its
+// answer is stored; a retry of the same request gets that answer again with
+// Idempotent-Replayed: true, and nothing runs twice. req is the request as
+// the handler acts on it, already decoded and validated: the fingerprint
+// that says "the same request" is taken over it (requestFingerprint), so
+// two bodies are one request exactly when the handler would do the same
+// with them, however their members are ordered, spelt or spaced, and a
+// body refused as invalid never reaches here, claims no key and can be
+// corrected and sent again under the same key. Server errors (5xx) are not
+// stored: the key is released and a retry runs anew (a purchase retried so
+// is still charged once: a key owns a clip once). The answer is kept
+// sealed; one over idempotency.MaxBody is not kept, and a retry gets 409
+// conflict rather than a second run.
+func (s *server) idempotent(c *fiber.Ctx, req any, do func() error) error {
 	key := c.Get("Idempotency-Key")
 	if key == "" {
-		return c.Next()
+		return do()
 	}
 	if !idempotency.Valid(key) {
 		return apperr.InvalidField("Idempotency-Key", "Idempotency-Key must be 1 to 255 printable ASCII characters")
 	}
+	hash, err := requestFingerprint(c.Method(), c.Route().Path, req)
+	if err != nil {
+		return err
+	}
 	p := principal(c)
-	hash := idempotency.Hash(c.Method(), c.Route().Path, canonicalBody(c.Body()))
 	claim, stored, err := s.idem.Begin(c.UserContext(), p.KeyID, key, hash)
 	if err != nil {
 		return err
@@ -49,7 +60,7 @@ func (s *server) idempotent(c *fiber.Ctx) error {
 	// of its own: a client that left must not leave the key blocked.
 	settle, cancel := context.WithTimeout(context.WithoutCancel(c.UserContext()), 10*time.Second)
 	defer cancel()
-	if err := c.Next(); err != nil {
+	if err := do(); err != nil {
 		if herr := c.App().ErrorHandler(c, err); herr != nil {
 			_ = claim.Release(settle)
 			return herr
@@ -71,19 +82,16 @@ func (s *server) idempotent(c *fiber.Ctx) error {
 	return nil
 }
 
-// canonicalBody is the body as the request means it: JSON re-encoded with
-// sorted keys and no spacing, so that a retry that formats the same body
-// differently is still the same request. Anything else is taken as it is.
-func canonicalBody(b []byte) []byte {
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil || dec.More() {
-		return b
-	}
-	out, err := json.Marshal(v)
+// requestFingerprint names a request for its Idempotency-Key: its method,
+// route and req, the decoded and validated request, encoded as JSON.
+// encoding/json writes a struct's fields in their declared order, a
+// map's keys sorted, and each value in one spelling (a UUID in lower case,
+// an amount as cents in dollars), so equal requests encode alike and
+// different ones differ.
+func requestFingerprint(method, route string, req any) ([]byte, error) {
+	b, err := json.Marshal(req)
 	if err != nil {
-		return b
+		return nil, fmt.Errorf("idempotency fingerprint: %w", err)
 	}
-	return out
+	return idempotency.Hash(method, route, b), nil
 }

@@ -19,7 +19,9 @@ func withIdempotencyWait(d time.Duration) func(*config.Config) {
 // TestIdempotentReplay: a retried POST /keys or purchase with the same
 // Idempotency-Key and body gets the first answer again, marked replayed,
 // on any node, and nothing runs twice; the same key with another body is
-// 422; another API key's use of the same Idempotency-Key is its own.
+// 422; an error answer is kept like any other, but a body refused as
+// invalid claims no key; another API key's use of the same
+// Idempotency-Key is its own.
 func TestIdempotentReplay(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOpts{nodes: 2})
@@ -61,10 +63,21 @@ func TestIdempotentReplay(t *testing.T) {
 	if err := e.pool.QueryRow(context.Background(), `SELECT balance_cents FROM accounts WHERE id = $1`, acct.ID).Scan(&balance); err != nil || balance != 7500 {
 		t.Fatalf("balance %d (%v), want 75.00 after one charge", balance, err)
 	}
+	unknown := map[string]any{"video_ids": []string{"00000000-0000-4000-8000-000000000001"}}
+	u1, u2 := send(0, "/api/v1/broll/purchase", customer, "buy-unknown", unknown), send(1, "/api/v1/broll/purchase", customer, "buy-unknown", unknown)
+	if u1.status != 404 || u2.status != 404 || u2.header.Get("Idempotent-Replayed") != "true" || !bytes.Equal(u1.raw, u2.raw) {
+		t.Fatalf("error replay: %d then %d %v", u1.status, u2.status, u2.header)
+	}
+	// A body refused as invalid is never read as a request: it claims no
+	// key, and the corrected body runs under the same key.
 	bad := map[string]any{"video_ids": []string{"not-a-uuid"}}
 	b1, b2 := send(0, "/api/v1/broll/purchase", customer, "buy-bad", bad), send(1, "/api/v1/broll/purchase", customer, "buy-bad", bad)
-	if b1.status != 400 || b2.status != 400 || b2.header.Get("Idempotent-Replayed") != "true" {
-		t.Fatalf("error replay: %d then %d %v", b1.status, b2.status, b2.header)
+	if b1.status != 400 || b2.status != 400 || b2.header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("invalid body: %d then %d %v", b1.status, b2.status, b2.header)
+	}
+	if r := send(0, "/api/v1/broll/purchase", customer, "buy-bad", map[string]any{"video_ids": []string{clip}, "dry_run": true}); r.status != 200 ||
+		r.header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("corrected body under the refused body's key: %d %s", r.status, r.raw)
 	}
 	// Another key's "buy-1" is another request.
 	other := acct.CustomerKey(t, e.pool, "other")

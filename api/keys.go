@@ -112,7 +112,9 @@ func (o *optional[T]) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, o.Value)
 }
 
-func (s *server) createKey(c *fiber.Ctx) error {
+// readKeySpec reads a POST /keys body into the key the handler creates,
+// which is also what its Idempotency-Key fingerprint is taken over.
+func readKeySpec(body []byte) (tenancy.CustomerKeySpec, error) {
 	var req struct {
 		CustomerLabel *string          `json:"customer_label"`
 		Scopes        []string         `json:"scopes"`
@@ -121,32 +123,41 @@ func (s *server) createKey(c *fiber.Ctx) error {
 		Mode          *string          `json:"mode"`
 		LicenseeName  *string          `json:"licensee_name"`
 	}
-	if err := decodeJSON(c, &req); err != nil {
-		return err
+	if err := decodeBody(body, &req); err != nil {
+		return tenancy.CustomerKeySpec{}, err
 	}
 	if req.CustomerLabel == nil {
-		return apperr.InvalidField("customer_label", "customer_label is required (1-200 characters)")
+		return tenancy.CustomerKeySpec{}, apperr.InvalidField("customer_label", "customer_label is required (1-200 characters)")
 	}
 	limit, err := req.SpendLimit.limit()
 	if err != nil {
-		return err
+		return tenancy.CustomerKeySpec{}, err
 	}
 	test := false
 	if req.Mode != nil {
 		if test, err = tenancy.ParseKeyMode(*req.Mode); err != nil {
-			return err
+			return tenancy.CustomerKeySpec{}, err
 		}
 	}
-	k, err := s.tenancy.CreateCustomerKeyWith(c.UserContext(), principal(c), tenancy.CustomerKeySpec{
-		Label: *req.CustomerLabel, Scopes: req.Scopes, SpendLimit: limit, RateLimit: req.RateLimit, Test: test,
-		LicenseeName: req.LicenseeName})
+	return tenancy.CustomerKeySpec{Label: *req.CustomerLabel, Scopes: req.Scopes, SpendLimit: limit, RateLimit: req.RateLimit,
+		Test: test, LicenseeName: req.LicenseeName}, nil
+}
+
+func (s *server) createKey(c *fiber.Ctx) error {
+	spec, err := readKeySpec(c.Request().Body())
 	if err != nil {
 		return err
 	}
-	return c.Status(fiber.StatusCreated).JSON(fiber.Map{
-		"success": true,
-		"api_key": k.Secret,
-		"details": renderKey(k.Key),
+	return s.idempotent(c, spec, func() error {
+		k, err := s.tenancy.CreateCustomerKeyWith(c.UserContext(), principal(c), spec)
+		if err != nil {
+			return err
+		}
+		return c.Status(fiber.StatusCreated).JSON(fiber.Map{
+			"success": true,
+			"api_key": k.Secret,
+			"details": renderKey(k.Key),
+		})
 	})
 }
 

@@ -121,6 +121,13 @@ func (ep *mcpEndpoint) serve(c *fiber.Ctx) error {
 	if b := bytes.TrimLeft(c.Request().Body(), " \t\r\n"); len(b) > 0 && b[0] == '[' {
 		return apperr.New(apperr.Invalid, "JSON-RPC batches are not supported: send one message per request")
 	}
+	// The SDK reads the envelope (names case-sensitively, the last of
+	// duplicates), the tools their arguments (decodeArgs): a message that
+	// names a member twice could mean one thing to one and another to the
+	// other, so it is refused before either reads it.
+	if err := uniqueNames(c.Request().Body()); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(c.UserContext(), mcpExchangeLimit)
 	defer cancel()
 	ctx = context.WithValue(ctx, fiberCtxKey{}, c)

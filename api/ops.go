@@ -39,6 +39,9 @@ func (s *server) opsImport(c *fiber.Ctx) error {
 	if len(body) == 0 || body[0] != '[' {
 		return apperr.New(apperr.Invalid, "request body must be a JSON array of clip objects")
 	}
+	if err := uniqueNames(body); err != nil {
+		return err
+	}
 	var raws []json.RawMessage
 	if err := json.Unmarshal(body, &raws); err != nil {
 		return jsonError(err)

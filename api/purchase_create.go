@@ -95,22 +95,30 @@ func renderPurchase(r billing.PurchaseResult, lic *license.Service) purchaseResu
 	return out
 }
 
-func (s *server) purchase(c *fiber.Ctx) error {
+// readPurchase reads a purchase body into the request the handler acts on,
+// which is also what its Idempotency-Key fingerprint is taken over.
+func readPurchase(body []byte) (billing.PurchaseRequest, error) {
 	var in purchaseInput
-	if err := decodeJSON(c, &in); err != nil {
-		return err
+	if err := decodeBody(body, &in); err != nil {
+		return billing.PurchaseRequest{}, err
 	}
-	req, err := in.request()
+	return in.request()
+}
+
+func (s *server) purchase(c *fiber.Ctx) error {
+	req, err := readPurchase(c.Request().Body())
 	if err != nil {
 		return err
 	}
-	forgetMarks(c)
-	res, err := s.billing.Purchase(c.UserContext(), principal(c), req)
-	s.metrics.observePurchase("v1", res, err)
-	if err != nil {
-		return err
-	}
-	return c.JSON(renderPurchase(res, s.licenses))
+	return s.idempotent(c, req, func() error {
+		forgetMarks(c)
+		res, err := s.billing.Purchase(c.UserContext(), principal(c), req)
+		s.metrics.observePurchase("v1", res, err)
+		if err != nil {
+			return err
+		}
+		return c.JSON(renderPurchase(res, s.licenses))
+	})
 }
 
 type balanceJSON struct {

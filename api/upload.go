@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
-	"github.com/valyala/fasthttp"
 
 	"broll/catalog/media"
 	"broll/internal/apperr"
@@ -35,10 +33,8 @@ type uploadJSON struct {
 // PUT (local), which checks them as it streams.
 func (s *server) createUpload(c *fiber.Ctx) error {
 	var req media.UploadRequest
-	dec := json.NewDecoder(strings.NewReader(string(c.Body())))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return jsonError(err)
+	if err := decodeJSON(c, &req); err != nil {
+		return err
 	}
 	up, err := s.uploads.Create(c.UserContext(), principal(c).KeyID, req, s.uploadMaxBytes, s.uploadTTL)
 	if err != nil {
@@ -87,6 +83,13 @@ func boundBodies(limit int) fiber.Handler {
 		if len(req.Header.Peek(bodyOverLimit)) > 0 {
 			return bodyTooLarge(c, limit)
 		}
+		if refusal := req.Header.Peek(bodyUnauthenticated); len(refusal) > 0 {
+			c.Context().SetConnectionClose()
+			if err := refusedBody(string(refusal)); err != nil {
+				return err
+			}
+			return c.Next()
+		}
 		if !req.IsBodyStream() {
 			return c.Next()
 		}
@@ -120,25 +123,9 @@ func boundBodies(limit int) fiber.Handler {
 	}
 }
 
-// bodyOverLimit marks a request whose announced body is over the limit.
+// bodyOverLimit marks a request whose announced body is over the limit
+// (screenBodies).
 const bodyOverLimit = "X-Broll-Body-Over-Limit"
-
-// streamLargeBodies runs when a request's headers are in, before fasthttp
-// reads any of its body. With streamed bodies fasthttp would read up to
-// 8 KiB of an announced body over the limit before calling the handler, and
-// wait for it; but the answer (413) is known from the headers. So such a
-// request, unless it is an upload, is marked and its body not read at all:
-// boundBodies answers 413 and closes the connection.
-func streamLargeBodies(limit int) func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
-	return func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
-		h.Del(bodyOverLimit)
-		if h.ContentLength() > limit && !isUploadPut(string(h.Method()), string(h.RequestURI())) {
-			h.Set(bodyOverLimit, "1")
-			h.SetContentLength(0)
-		}
-		return fasthttp.RequestConfig{}
-	}
-}
 
 func isUploadPut(method, path string) bool {
 	return method == fiber.MethodPut && strings.HasPrefix(path, uploadsPath+"/")
