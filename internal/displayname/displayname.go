@@ -64,7 +64,7 @@ func Normalize(field, name string, required bool) (string, error) {
 	n := norm.NFC.String(strings.TrimFunc(name, Invisible))
 	if n == "" {
 		if name != "" {
-			return "", apperr.InvalidField(field, "%s must hold a visible character: it is only white space or invisible characters", field)
+			return "", apperr.InvalidField(field, "%s is required (1-%d characters) and must hold a visible character, not only white space or invisible ones", field, MaxLen)
 		}
 		if required {
 			return "", apperr.InvalidField(field, "%s is required (1-%d characters)", field, MaxLen)
@@ -78,7 +78,7 @@ func Normalize(field, name string, required bool) (string, error) {
 		return "", apperr.InvalidField(field, "%s must be printable text without control characters", field)
 	}
 	if strings.IndexFunc(n, func(c rune) bool { return !Invisible(c) }) < 0 {
-		return "", apperr.InvalidField(field, "%s must hold a visible character: it is only white space or invisible characters", field)
+		return "", apperr.InvalidField(field, "%s is required (1-%d characters) and must hold a visible character, not only white space or invisible ones", field, MaxLen)
 	}
 	return n, nil
 }
