@@ -70,15 +70,20 @@ type Fonts struct {
 	regular, bold []*typeface
 }
 
-// typeface is one font file, parsed for shaping (go-text) and for
-// subsetting into a PDF (tdewolff/font).
+// typeface is one font file: parsed at load for its character map and
+// for subsetting into a PDF (tdewolff/font, small), and for shaping
+// (go-text/typesetting, which holds its outlines parsed: 13 to 17 MB for
+// a CJK font) on first use, so that a node that never prints a name in a
+// script keeps that font's file only.
 type typeface struct {
 	name string // its file's base name, the PDF's BaseFont after the subset tag
-	font *font.Font
+	// mu keeps sfnt's use one at a time, as the parser does not promise
+	// more.
+	mu   sync.Mutex
 	sfnt *tdfont.SFNT
-	// subsetting reads the parsed tables; mu keeps it one at a time, as
-	// the parser does not promise more.
-	mu sync.Mutex
+	// shaping parses the font for HarfBuzz once; a *font.Font is safe for
+	// concurrent use.
+	shaping func() (*font.Font, error)
 }
 
 // LoadFonts reads the certificate's fonts from dir (BROLL_CERTIFICATE_FONT_DIR;
@@ -111,10 +116,6 @@ func loadTypeface(path string) (*typeface, error) {
 	if err != nil {
 		return nil, err
 	}
-	face, err := font.ParseTTF(bytes.NewReader(b))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
 	sfnt, err := tdfont.ParseSFNT(b, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -122,7 +123,21 @@ func loadTypeface(path string) (*typeface, error) {
 	if !sfnt.IsTrueType {
 		return nil, fmt.Errorf("%s: not a TrueType font", path)
 	}
-	return &typeface{name: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)), font: face.Font, sfnt: sfnt}, nil
+	return &typeface{name: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)), sfnt: sfnt,
+		shaping: sync.OnceValues(func() (*font.Font, error) {
+			face, err := font.ParseTTF(bytes.NewReader(b))
+			if err != nil {
+				return nil, fmt.Errorf("certificate font %s: %w", path, err)
+			}
+			return face.Font, nil
+		})}, nil
+}
+
+// has reports whether the font has a glyph for r.
+func (tf *typeface) has(r rune) bool {
+	tf.mu.Lock()
+	defer tf.mu.Unlock()
+	return tf.sfnt.GlyphIndex(r) != 0
 }
 
 // Unprintable returns the characters of s that no certificate font has a
@@ -146,7 +161,7 @@ func (f *Fonts) printable(r rune) bool {
 		return true
 	}
 	for _, tf := range f.regular {
-		if _, ok := tf.font.Cmap.Lookup(r); ok {
+		if tf.has(r) {
 			return true
 		}
 	}

@@ -13,6 +13,9 @@ import (
 // table and trailer. It knows only what a one-page certificate needs.
 type pdfFile struct {
 	objects [][]byte // object n is objects[n-1]
+	// z compresses the streams, one after another (a compressor's state is
+	// large: it is made once per file).
+	z *zlib.Writer
 }
 
 // reserve allocates an object number, to be set later (an object that

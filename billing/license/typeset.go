@@ -2,6 +2,7 @@ package license
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -22,6 +23,7 @@ import (
 // direction its script reads, and drawn glyph by glyph from the fonts
 // that have them. A page is used by one goroutine.
 type page struct {
+	err     error // the first font that failed to load
 	content bytes.Buffer
 	used    []*usedFace
 	byFace  map[*font.Face]*usedFace
@@ -47,12 +49,18 @@ func newPage() *page {
 	return &page{byFace: map[*font.Face]*usedFace{}, byType: map[*typeface]*usedFace{}}
 }
 
-// use is tf's face on this page, added on first use.
+// use is tf's face on this page, added on first use; nil (and p.err set)
+// when the font does not load.
 func (p *page) use(tf *typeface) *usedFace {
 	if u := p.byType[tf]; u != nil {
 		return u
 	}
-	u := &usedFace{tf: tf, face: font.NewFace(tf.font), res: "F" + strconv.Itoa(len(p.used)+1),
+	ft, err := tf.shaping()
+	if err != nil {
+		p.err = cmp.Or(p.err, err)
+		return nil
+	}
+	u := &usedFace{tf: tf, face: font.NewFace(ft), res: "F" + strconv.Itoa(len(p.used)+1),
 		cids: map[font.GID]uint16{0: 0}, gids: []uint16{0}, text: map[uint16]string{}}
 	p.used = append(p.used, u)
 	p.byType[tf], p.byFace[u.face] = u, u
@@ -67,12 +75,28 @@ type fallback struct {
 }
 
 func (f fallback) ResolveFace(r rune) *font.Face {
-	for _, tf := range f.faces {
-		if _, ok := tf.font.Cmap.Lookup(r); ok {
-			return f.p.use(tf).face
+	tf := f.faces[0]
+	for _, c := range f.faces {
+		if c.has(r) {
+			tf = c
+			break
 		}
 	}
-	return f.p.use(f.faces[0]).face
+	if u := f.p.use(tf); u != nil {
+		return u.face
+	}
+	return f.p.fallbackFace(f.faces)
+}
+
+// fallbackFace is the first of faces that loads, for a character whose
+// face did not (p.err fails the page).
+func (p *page) fallbackFace(faces []*typeface) *font.Face {
+	for _, tf := range faces {
+		if u := p.use(tf); u != nil {
+			return u.face
+		}
+	}
+	return nil
 }
 
 // textLine is one line of shaped text: its runs in visual order, left to
@@ -94,7 +118,7 @@ func (l textLine) runesOf(g shaping.Glyph) []rune {
 // HTML's dir="auto" takes it.
 func (p *page) layout(faces []*typeface, size float64, s string, width float64) []textLine {
 	runes := []rune(s)
-	if len(runes) == 0 {
+	if len(runes) == 0 || p.use(faces[0]) == nil { // the first face loads, or the page fails
 		return nil
 	}
 	dir := di.DirectionLTR
@@ -213,6 +237,9 @@ func (p *page) rect(x, y, w, h float64) {
 // write adds the page, its content and its fonts (each a subset of the
 // glyphs drawn, with a ToUnicode map) to f, and returns the page object.
 func (p *page) write(f *pdfFile, parent int) (int, error) {
+	if p.err != nil {
+		return 0, p.err
+	}
 	var fonts strings.Builder
 	for _, u := range p.used {
 		ref, err := u.write(f)
