@@ -39,9 +39,13 @@ func (p *pdfFile) add(body string) int {
 // (without the << >>).
 func (p *pdfFile) addStream(dict string, data []byte) int {
 	var z bytes.Buffer
-	w, _ := zlib.NewWriterLevel(&z, zlib.DefaultCompression) // the level is valid
-	_, _ = w.Write(data)                                     // a bytes.Buffer does not fail
-	_ = w.Close()
+	if p.z == nil {
+		p.z = zlib.NewWriter(&z)
+	} else {
+		p.z.Reset(&z)
+	}
+	_, _ = p.z.Write(data) // a bytes.Buffer does not fail
+	_ = p.z.Close()
 	n := p.reserve()
 	p.objects[n-1] = fmt.Appendf(nil, "<< %s /Filter /FlateDecode /Length %d >>\nstream\n%s\nendstream", dict, z.Len(), z.Bytes())
 	return n
