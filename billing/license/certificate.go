@@ -32,8 +32,8 @@ const (
 // Certificate renders a signed licence as a one-page PDF certificate: the
 // clip, the licensee, the terms, the id, the verify URL and a QR code of
 // it (drawn as vector squares, so it prints sharp at any size). Text in
-// any script fonts has is shaped and laid out in its direction (see page);
-// the PDF embeds only the glyphs it draws.
+// every script the fonts cover is shaped and laid out in its direction
+// (see page); the PDF embeds only the glyphs it draws.
 func Certificate(s Signed, fonts *Fonts) ([]byte, error) {
 	if fonts == nil {
 		return nil, errors.New("certificate: no fonts loaded")
