@@ -21,6 +21,7 @@ import (
 	"broll/catalog/media"
 	"broll/clients/go/brollclient"
 	"broll/graph"
+	"broll/graph/graphtest"
 	"broll/internal/config"
 	"broll/internal/testkit"
 	"broll/tenancy"
@@ -111,6 +112,9 @@ func (e *testEnv) graph(t testing.TB, cfg config.Config, o graph.Options) *graph
 	o.Pool = e.pool
 	if o.Redis == nil {
 		o.Redis = e.rdb
+	}
+	if o.Parts&graph.Fonts != 0 && o.Fonts == nil {
+		o.Fonts = graphtest.Fonts(t)
 	}
 	g, err := graph.Open(context.Background(), cfg, o)
 	if err != nil {

@@ -28,7 +28,7 @@ func (s *Service) OpenAccount(ctx context.Context, name, source string, opening 
 	}
 	var out OpenedAccount
 	err := database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		acct, err := tenancy.CreateAccount(ctx, tx, name, source)
+		acct, err := tenancy.CreateAccount(ctx, tx, s.names, name, source)
 		if err != nil {
 			return err
 		}

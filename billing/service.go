@@ -4,6 +4,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/billing/license"
+	"broll/internal/displayname"
 	"broll/internal/marks"
 	"broll/internal/money"
 	"broll/tenancy"
@@ -17,6 +18,7 @@ type Service struct {
 	batch *batcher
 	// stamps takes the requests for licence-stamped copies (nil: none).
 	stamps *license.Stamper
+	names  displayname.Rule
 }
 
 // Options are what a billing service is built from. The amounts are taken
@@ -44,11 +46,14 @@ type Options struct {
 	// purchases: after each batch commits and when a download finds none.
 	// nil asks for none (the originals are served).
 	Stamps *license.Stamper
+	// Names is the rule an account's name is checked by (the platform's
+	// name on its licences).
+	Names displayname.Rule
 }
 
 // New returns the billing service over pool, as o says.
 func New(pool *pgxpool.Pool, o Options) *Service {
 	b := newBatcher(pool)
 	b.lowBalance, b.testBalance, b.stamps, b.marks = o.LowBalanceThreshold, o.TestBalance, o.Stamps, o.Marks
-	return &Service{pool: pool, links: o.Links, keys: o.Keys, batch: b, stamps: o.Stamps}
+	return &Service{pool: pool, links: o.Links, keys: o.Keys, batch: b, stamps: o.Stamps, names: o.Names}
 }

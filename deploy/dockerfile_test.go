@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"broll/billing/license"
 )
 
 // stage is one FROM ... section of a Dockerfile, its instructions joined
@@ -172,6 +174,43 @@ func TestDockerfileWorker(t *testing.T) {
 		uid, gid, _ := strings.Cut(strings.Fields(users[len(users)-1])[1], ":")
 		if !strings.Contains(runs, "useradd --uid "+uid) || gid != "" && !strings.Contains(runs, "groupadd --gid "+gid) {
 			t.Errorf("USER %s:%s is not created in the worker stage: %s", uid, gid, runs)
+		}
+	}
+}
+
+// TestDockerfileFonts: the fonts stage installs the certificate's font
+// packages and copies every file billing/license reads, and both images
+// take them: the API prints certificates, and brollctl (in both images)
+// checks the names they show.
+func TestDockerfileFonts(t *testing.T) {
+	stages := parseDockerfile(t, "Dockerfile")
+	var fonts *stage
+	for i, s := range stages {
+		if s.name() == "fonts" {
+			fonts = &stages[i]
+		}
+	}
+	if fonts == nil {
+		t.Fatal("no stage named fonts")
+	}
+	runs := strings.Join(fonts.find("RUN"), "\n")
+	install := regexp.MustCompile(`apt-get install -y --no-install-recommends ([a-z0-9 .+-]+)`).FindStringSubmatch(runs)
+	for _, pkg := range []string{"fonts-noto-core", "fonts-nanum", "fonts-droid-fallback"} {
+		if len(install) < 2 || !slices.Contains(strings.Fields(install[1]), pkg) {
+			t.Errorf("the fonts stage does not install %s: %s", pkg, runs)
+		}
+	}
+	copied := strings.Fields(runs)
+	for _, f := range license.FontFiles() {
+		if !slices.Contains(copied, f) {
+			t.Errorf("the fonts stage does not copy %s", f)
+		}
+	}
+	for _, s := range stages {
+		if n := s.name(); n == "api" || n == "worker" {
+			if !slices.Contains(s.find("COPY"), "COPY --from=fonts /rootfs/usr/share/fonts /usr/share/fonts") {
+				t.Errorf("the %s image does not copy the fonts: %q", n, s.find("COPY"))
+			}
 		}
 	}
 }

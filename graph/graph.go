@@ -29,6 +29,7 @@ import (
 	"broll/embed"
 	"broll/internal/config"
 	"broll/internal/database"
+	"broll/internal/displayname"
 	"broll/internal/idempotency"
 	"broll/internal/logging"
 	"broll/internal/marks"
@@ -66,18 +67,24 @@ const (
 	Replica
 	// Delivery is the webhook deliverer (it implies Secrets).
 	Delivery
+	// Fonts are the licence certificate's fonts (BROLL_CERTIFICATE_FONT_DIR,
+	// read at start): the certificates are printed with them, and the
+	// names a certificate shows are refused when set if a character has
+	// no glyph in them. Without it names are checked as text only.
+	Fonts
 )
 
 // The parts of each process.
 const (
 	// APIParts are an API node's: everything but the deliverer.
-	APIParts = Redis | Media | Embedder | Secrets | Replica
+	APIParts = Redis | Media | Embedder | Secrets | Replica | Fonts
 	// WorkerParts are a worker's: it embeds, probes media, counts usage
 	// and delivers webhooks; it serves no catalog reads to customers.
 	WorkerParts = Redis | Media | Embedder | Secrets | Delivery
 	// CLIParts are brollctl's: no embedder (a command that needs the model
 	// name selects one itself, SelectEmbedder) and no secrets, so that
-	// operators run it without BROLL_SIGNING_KEY.
+	// operators run it without BROLL_SIGNING_KEY; a command that sets a
+	// name a licence shows adds Fonts.
 	CLIParts = Redis | Media
 )
 
@@ -98,6 +105,9 @@ type Options struct {
 	// Embedder is used, with the Embedder part, in place of the one
 	// BROLL_EMBED_PROVIDER selects.
 	Embedder embed.Embedder
+	// Fonts are used, with the Fonts part, in place of loading them (they
+	// are only read, so graphs may share them).
+	Fonts *license.Fonts
 }
 
 // Graph is one process's services over its stores. Open builds it
@@ -126,6 +136,8 @@ type Graph struct {
 	// Uploads are the files ops keys upload for an import (Media).
 	Uploads  *media.Uploads
 	Embedder embed.Embedder
+	// Fonts print licence certificates (Fonts).
+	Fonts *license.Fonts
 	// QueryEmbedder embeds search texts through a cache in Redis
 	// (Embedder; without Redis, uncached).
 	QueryEmbedder *embed.QueryCache
@@ -193,6 +205,9 @@ func Open(ctx context.Context, cfg config.Config, o Options) (_ *Graph, err erro
 	if g.Has(Embedder) {
 		g.Embedder = o.Embedder
 	}
+	if g.Has(Fonts) {
+		g.Fonts = o.Fonts
+	}
 	defer func() {
 		if err != nil {
 			g.Close()
@@ -243,6 +258,11 @@ func (g *Graph) open(ctx context.Context) (err error) {
 			return err
 		}
 	}
+	if g.Has(Fonts) && g.Fonts == nil {
+		if g.Fonts, err = license.LoadFonts(cfg.License.FontDir); err != nil {
+			return err
+		}
+	}
 	if current, previous := cfg.License.Secrets(cfg); current != "" {
 		if g.licenseKeys, err = license.NewKeyring(current, previous...); err != nil {
 			return err
@@ -268,7 +288,14 @@ func (g *Graph) build() {
 	metrics.RegisterPool(g.Metrics, pool)
 	g.Auth = tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL)
 	// A key issued here is never refused from the negative cache.
-	g.Tenancy = tenancy.New(pool, tenancy.ServiceOptions{PasswordHashing: cfg.PasswordHashConcurrency, OnKeyCreated: g.Auth.KeyCreated})
+	// The names a licence shows are refused when set if its certificate
+	// could not print them.
+	var names displayname.Rule
+	if g.Fonts != nil {
+		names.Printer = g.Fonts
+	}
+	g.Tenancy = tenancy.New(pool, tenancy.ServiceOptions{PasswordHashing: cfg.PasswordHashConcurrency, OnKeyCreated: g.Auth.KeyCreated,
+		Names: names})
 	var links *billing.Signer
 	if g.Has(Secrets) {
 		links = billing.NewSigner(cfg.BaseURL(), cfg.SigningKey.Reveal(), cfg.SigningKeyPrevious.Reveal(), cfg.DownloadURLTTL, nil)
@@ -286,11 +313,11 @@ func (g *Graph) build() {
 		stampOpts.Queue = g.Queue
 	}
 	g.Stamps = license.NewStamper(pool, stampOpts)
-	g.Billing = billing.New(pool, billing.Options{Links: links, Keys: g.Tenancy,
+	g.Billing = billing.New(pool, billing.Options{Links: links, Keys: g.Tenancy, Names: names,
 		LowBalanceThreshold: cfg.LowBalanceThreshold, TestBalance: cfg.TestBalance, Marks: mk, Stamps: g.Stamps})
 	if g.licenseKeys != nil {
 		g.Licenses = license.New(pool, license.Options{Keys: g.licenseKeys, Licensor: cfg.License.LicensorName,
-			TermsVersion: cfg.License.TermsVersion, TermsURL: cfg.TermsLink(), BaseURL: cfg.BaseURL()})
+			TermsVersion: cfg.License.TermsVersion, TermsURL: cfg.TermsLink(), BaseURL: cfg.BaseURL(), Fonts: g.Fonts})
 	}
 
 	var queue catalog.EmbedQueue // a nil *AsynqQueue would be a queue that is not nil

@@ -16,7 +16,7 @@ var partNames = []struct {
 	name string
 }{
 	{Redis, "Redis"}, {Media, "Media"}, {Embedder, "Embedder"}, {Secrets, "Secrets"},
-	{Replica, "Replica"}, {Delivery, "Delivery"},
+	{Replica, "Replica"}, {Delivery, "Delivery"}, {Fonts, "Fonts"},
 }
 
 // String names the parts, as in "Redis|Media".

@@ -49,7 +49,7 @@ func (s *Service) CreateCustomerKeyWith(ctx context.Context, root Principal, spe
 	if err := CheckRateLimit(spec.RateLimit); err != nil {
 		return IssuedKey{}, err
 	}
-	licensee, err := NormalizeLicenseeName(spec.LicenseeName)
+	licensee, err := s.licenseeName(spec.LicenseeName)
 	if err != nil {
 		return IssuedKey{}, err
 	}

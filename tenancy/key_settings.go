@@ -118,7 +118,7 @@ func (s *Service) updateKey(ctx context.Context, id uuid.UUID, account, root uui
 	if err := CheckRateLimit(u.RateLimit); err != nil {
 		return Key{}, err
 	}
-	licensee, err := NormalizeLicenseeName(u.LicenseeName)
+	licensee, err := s.licenseeName(u.LicenseeName)
 	if err != nil {
 		return Key{}, err
 	}

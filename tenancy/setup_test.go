@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
+	"broll/internal/displayname"
 	"broll/internal/testkit"
 )
 
@@ -46,7 +47,7 @@ var accountSeq atomic.Int64
 func (b *bundle) account(t testing.TB) Principal {
 	t.Helper()
 	ctx := context.Background()
-	a, err := CreateAccount(ctx, b.pool, "Test Platform", fmt.Sprintf("t%d-%d", time.Now().UnixNano()%1e12, accountSeq.Add(1)))
+	a, err := CreateAccount(ctx, b.pool, displayname.Rule{}, "Test Platform", fmt.Sprintf("t%d-%d", time.Now().UnixNano()%1e12, accountSeq.Add(1)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,6 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -14,6 +12,7 @@ import (
 
 	"broll/internal/apperr"
 	"broll/internal/database"
+	"broll/internal/displayname"
 	"broll/internal/money"
 	"broll/internal/outbox"
 )
@@ -84,44 +83,31 @@ type IssuedKey struct {
 
 var sourceRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 
-// NormalizeLabel trims a label and checks its length (1-200 characters).
+// NormalizeLabel checks a label others read (a customer key's label, an
+// account's name) as displayname.Normalize does: trimmed, NFC, 1-200
+// characters, no bidirectional or other controls, not only invisible.
 func NormalizeLabel(field, label string, required bool) (string, error) {
-	label = strings.TrimSpace(label)
-	if label == "" {
-		if required {
-			return "", apperr.InvalidField(field, "%s is required (1-200 characters)", field)
-		}
-		return "", nil
-	}
-	if utf8.RuneCountInString(label) > 200 {
-		return "", apperr.InvalidField(field, "%s must be at most 200 characters", field)
-	}
-	if !database.ValidText(label) {
-		return "", apperr.InvalidField(field, "%s must be UTF-8 text without NUL characters", field)
-	}
-	return label, nil
+	return displayname.Normalize(field, label, required)
 }
 
-// NormalizeLicenseeName checks a key's licensee name (nil: none): 1 to
-// 200 characters of printable text, trimmed.
-func NormalizeLicenseeName(name *string) (*string, error) {
+// licenseeName checks a key's licensee name (nil: none) by the service's
+// rule: also printable on the certificate.
+func (s *Service) licenseeName(name *string) (*string, error) {
 	if name == nil {
 		return nil, nil
 	}
-	n, err := NormalizeLabel("licensee_name", *name, true)
+	n, err := s.names.Name("licensee_name", *name)
 	if err != nil {
 		return nil, err
-	}
-	if strings.IndexFunc(n, unicode.IsControl) >= 0 {
-		return nil, apperr.InvalidField("licensee_name", "licensee_name must be printable text without control characters")
 	}
 	return &n, nil
 }
 
 // CreateAccount inserts an account with a zero balance. Credits are added by
-// billing, which owns the ledger, in the same transaction q may be.
-func CreateAccount(ctx context.Context, q Querier, name, source string) (Account, error) {
-	name, err := NormalizeLabel("name", name, true)
+// billing, which owns the ledger, in the same transaction q may be. The
+// name is the platform's on its licences, checked by names.
+func CreateAccount(ctx context.Context, q Querier, names displayname.Rule, name, source string) (Account, error) {
+	name, err := names.Name("name", name)
 	if err != nil {
 		return Account{}, err
 	}

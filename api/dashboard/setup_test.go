@@ -19,6 +19,7 @@ import (
 	"broll/api"
 	"broll/billing/billingtest"
 	"broll/graph"
+	"broll/graph/graphtest"
 	"broll/internal/config"
 	"broll/internal/money"
 	"broll/internal/testkit"
@@ -57,7 +58,8 @@ func setup(t *testing.T, extra map[string]string) *env {
 	}
 	logs := &testkit.SyncBuffer{}
 	clk := testkit.NewClock(time.Now())
-	g, err := graph.Open(context.Background(), cfg, graph.Options{Parts: graph.APIParts, Pool: pool, Redis: rdb, Logs: logs, Now: clk.Now})
+	g, err := graph.Open(context.Background(), cfg, graph.Options{Parts: graph.APIParts, Pool: pool, Redis: rdb, Logs: logs, Now: clk.Now,
+		Fonts: graphtest.Fonts(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,13 +2,11 @@ package license
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"strings"
+	"time"
 
-	"github.com/signintech/gopdf"
 	"github.com/skip2/go-qrcode"
-	"golang.org/x/image/font/gofont/gobold"
-	"golang.org/x/image/font/gofont/goregular"
 
 	"broll/tenancy"
 )
@@ -20,7 +18,7 @@ func (s *Service) CertificateFor(ctx context.Context, p tenancy.Principal, id st
 	if err != nil {
 		return nil, "", err
 	}
-	pdf, err = Certificate(signed)
+	pdf, err = Certificate(signed, s.o.Fonts)
 	return pdf, signed.License.LicenseID + ".pdf", err
 }
 
@@ -33,22 +31,15 @@ const (
 
 // Certificate renders a signed licence as a one-page PDF certificate: the
 // clip, the licensee, the terms, the id, the verify URL and a QR code of
-// it (drawn as vector squares, so it prints sharp at any size). The fonts
-// are the Go fonts (BSD licence), embedded in the binary.
-func Certificate(s Signed) ([]byte, error) {
+// it (drawn as vector squares, so it prints sharp at any size). Text in
+// every script the fonts cover is shaped and laid out in its direction
+// (see page); the PDF embeds only the glyphs it draws.
+func Certificate(s Signed, fonts *Fonts) ([]byte, error) {
+	if fonts == nil {
+		return nil, errors.New("certificate: no fonts loaded")
+	}
 	d := s.License
-	pdf := &gopdf.GoPdf{}
-	pdf.Start(gopdf.Config{PageSize: *gopdf.PageSizeA4, Unit: gopdf.UnitPT})
-	pdf.SetInfo(gopdf.PdfInfo{Title: "Licence " + d.LicenseID, Author: d.Licensor, Subject: "Licence certificate for " + d.Clip.Title,
-		Creator: d.Licensor, CreationDate: d.GrantedAt})
-	pdf.AddPage()
-	if err := pdf.AddTTFFontData("regular", goregular.TTF); err != nil {
-		return nil, fmt.Errorf("certificate font: %w", err)
-	}
-	if err := pdf.AddTTFFontData("bold", gobold.TTF); err != nil {
-		return nil, fmt.Errorf("certificate font: %w", err)
-	}
-	w := &writer{pdf: pdf, y: margin}
+	w := &writer{page: newPage(), fonts: fonts, y: margin}
 	w.text("bold", 22, banner(d))
 	w.y += 8
 	w.text("regular", 12, "issued by "+d.Licensor)
@@ -72,10 +63,8 @@ func Certificate(s Signed) ([]byte, error) {
 	if err := w.qr(d.VerifyURL, 150); err != nil {
 		return nil, err
 	}
-	if w.err != nil {
-		return nil, w.err
-	}
-	return pdf.GetBytesPdf(), nil
+	return w.pdf(docInfo{title: "Licence " + d.LicenseID, author: d.Licensor,
+		subject: "Licence certificate for " + d.Clip.Title, created: d.GrantedAt})
 }
 
 func banner(d Document) string {
@@ -96,24 +85,27 @@ func status(d Document) string {
 	}
 }
 
-// writer lays text out top to bottom, keeping the first error.
+// writer lays text out top to bottom on one page.
 type writer struct {
-	pdf *gopdf.GoPdf
-	y   float64
-	err error
+	page  *page
+	fonts *Fonts
+	y     float64
 }
 
-func (w *writer) font(family string, size float64) {
-	if w.err == nil {
-		w.err = w.pdf.SetFont(family, "", size)
+// faces is a family's typefaces, in the order a character's is looked for.
+func (w *writer) faces(family string) []*typeface {
+	if family == "bold" {
+		return w.fonts.bold
 	}
+	return w.fonts.regular
 }
 
+// text is one line of s at the left margin.
 func (w *writer) text(family string, size float64, s string) {
-	w.font(family, size)
-	w.pdf.SetXY(margin, w.y)
-	if w.err == nil {
-		w.err = w.pdf.Cell(nil, s)
+	for i, l := range w.page.layout(w.faces(family), size, s, pageW) {
+		if i == 0 {
+			w.page.draw(l, size, margin, w.y+size)
+		}
 	}
 	w.y += size * 1.3
 }
@@ -123,21 +115,11 @@ func (w *writer) paragraph(family string, size float64, s string) {
 	w.wrapped(family, size, margin, textW, s)
 }
 
+// wrapped lays s out in lines no wider than width from x, at word breaks
+// (a word wider than a line, such as a URL, is broken where it must be).
 func (w *writer) wrapped(family string, size, x, width float64, s string) {
-	w.font(family, size)
-	if w.err != nil {
-		return
-	}
-	lines, err := w.wrap(s, width)
-	if err != nil {
-		w.err = err
-		return
-	}
-	for _, l := range lines {
-		w.pdf.SetXY(x, w.y)
-		if w.err = w.pdf.Cell(nil, l); w.err != nil {
-			return
-		}
+	for _, l := range w.page.layout(w.faces(family), size, s, width) {
+		w.page.draw(l, size, x, w.y+size)
 		w.y += size * 1.35
 	}
 }
@@ -146,24 +128,20 @@ func (w *writer) wrapped(family string, size, x, width float64, s string) {
 func (w *writer) field(label, value string) {
 	const labelW = 110.0
 	top := w.y
-	w.font("bold", 11)
-	w.pdf.SetXY(margin, top)
-	if w.err == nil {
-		w.err = w.pdf.Cell(nil, label)
-	}
+	w.text("bold", 11, label)
+	w.y = top
 	w.wrapped("regular", 11, margin+labelW, textW-labelW, value)
 	w.y = max(w.y, top+11*1.35) + 6
 }
 
 func (w *writer) rule() {
 	w.y += 8
-	w.pdf.SetLineWidth(0.6)
-	w.pdf.SetStrokeColor(150, 150, 150)
-	w.pdf.Line(margin, w.y, pageW-margin, w.y)
+	w.page.line(margin, w.y, pageW-margin, w.y, 0.6, 150.0/255)
 	w.y += 16
 }
 
-// qr draws a QR code of s, size points wide, at the left margin.
+// qr draws a QR code of s, size points wide, at the left margin: a dark
+// stretch of a row is one rectangle.
 func (w *writer) qr(s string, size float64) error {
 	code, err := qrcode.New(s, qrcode.Medium)
 	if err != nil {
@@ -171,48 +149,39 @@ func (w *writer) qr(s string, size float64) error {
 	}
 	bits := code.Bitmap() // with its quiet zone
 	cell := size / float64(len(bits))
-	w.pdf.SetFillColor(0, 0, 0)
 	for r, row := range bits {
-		for c, dark := range row {
-			if dark {
-				w.pdf.RectFromUpperLeftWithStyle(margin+float64(c)*cell, w.y+float64(r)*cell, cell, cell, "F")
+		for c := 0; c < len(row); c++ {
+			if !row[c] {
+				continue
 			}
+			from := c
+			for c+1 < len(row) && row[c+1] {
+				c++
+			}
+			w.page.rect(margin+float64(from)*cell, w.y+float64(r)*cell, float64(c-from+1)*cell, cell)
 		}
 	}
 	w.y += size
 	return nil
 }
 
-// wrap breaks s into lines no wider than width at spaces; a word wider
-// than a line (a URL) is broken where it must be.
-func (w *writer) wrap(s string, width float64) ([]string, error) {
-	var lines []string
-	line := ""
-	for _, word := range strings.Fields(s) {
-		next := word
-		if line != "" {
-			next = line + " " + word
-		}
-		wide, err := w.pdf.MeasureTextWidth(next)
-		if err != nil {
-			return nil, err
-		}
-		if wide <= width {
-			line = next
-			continue
-		}
-		if line != "" {
-			lines = append(lines, line)
-		}
-		parts, err := w.pdf.SplitText(word, width)
-		if err != nil {
-			return nil, err
-		}
-		lines = append(lines, parts[:len(parts)-1]...)
-		line = parts[len(parts)-1]
+// docInfo is the PDF's document information.
+type docInfo struct {
+	title, author, subject string
+	created                time.Time
+}
+
+// pdf is the page as a PDF file.
+func (w *writer) pdf(info docInfo) ([]byte, error) {
+	f := &pdfFile{}
+	catalog, pages := f.reserve(), f.reserve()
+	pg, err := w.page.write(f, pages)
+	if err != nil {
+		return nil, err
 	}
-	if line != "" {
-		lines = append(lines, line)
-	}
-	return lines, nil
+	f.set(catalog, fmt.Sprintf("<< /Type /Catalog /Pages %d 0 R >>", pages))
+	f.set(pages, fmt.Sprintf("<< /Type /Pages /Kids [%d 0 R] /Count 1 >>", pg))
+	meta := f.add(fmt.Sprintf("<< /Title %s /Author %s /Subject %s /Creator %s /Producer %s /CreationDate %s >>",
+		pdfText(info.title), pdfText(info.author), pdfText(info.subject), pdfText(info.author), pdfText(info.author), pdfDate(info.created)))
+	return f.bytes(catalog, meta), nil
 }

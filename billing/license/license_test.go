@@ -151,7 +151,7 @@ func TestCertificateIsAPDF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pdf, err := Certificate(s)
+	pdf, err := Certificate(s, testFonts(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,8 @@ type Options struct {
 	// BaseURL is the service's public URL: a licence's verify URL is
 	// BaseURL/licenses/<id>.
 	BaseURL string
+	// Fonts print the certificates (LoadFonts).
+	Fonts *Fonts
 }
 
 // Service reads, signs and revokes licences.

@@ -111,7 +111,7 @@ func TestDashboardInChromium(t *testing.T) {
 	do(t, tab, "open the root key",
 		chromedp.Click(chromedp.ID("done")),
 		chromedp.WaitVisible(chromedp.ID("create-root")),
-		chromedp.Click(chromedp.Search(`//a[strong[text()="Production servers"]]`)),
+		chromedp.Click(chromedp.Search(`//a[strong[normalize-space(.)="Production servers"]]`)),
 		chromedp.WaitVisible(chromedp.ID("create-customer")),
 		chromedp.SendKeys(chromedp.CSS(`input[name="customer_label"]`), "Customer 42"),
 		chromedp.Click(chromedp.ID("create-customer")),
@@ -166,12 +166,12 @@ func TestDashboardInChromium(t *testing.T) {
 	// Revoke the customer key; the API refuses it at once.
 	do(t, tab, "revoke the customer key",
 		chromedp.Navigate(base+"/dashboard/keys"),
-		chromedp.Click(chromedp.Search(`//a[strong[text()="Production servers"]]`)),
+		chromedp.Click(chromedp.Search(`//a[strong[normalize-space(.)="Production servers"]]`)),
 		chromedp.WaitVisible(chromedp.ID("create-customer")),
 	)
 	shots.take(t, tab, "root-key")
 	do(t, tab, "confirm the revocation",
-		chromedp.Click(chromedp.Search(`//tr[td/strong[text()="Customer 42"]]//a[contains(@href, "/revoke")]`)),
+		chromedp.Click(chromedp.Search(`//tr[td/strong[normalize-space(.)="Customer 42"]]//a[contains(@href, "/revoke")]`)),
 		chromedp.WaitVisible(chromedp.ID("confirm-revoke")),
 		chromedp.Click(chromedp.ID("confirm-revoke")),
 		chromedp.WaitVisible(chromedp.CSS(".notice")),

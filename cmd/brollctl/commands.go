@@ -51,11 +51,16 @@ type call func(ctx context.Context, e *env) (any, error)
 
 // with opens the environment, makes the call and closes it.
 func (c *cli) with(ctx context.Context, fn call) (any, error) {
+	return c.withParts(ctx, graph.CLIParts, fn)
+}
+
+// withParts is with over a graph of parts.
+func (c *cli) withParts(ctx context.Context, parts graph.Parts, fn call) (any, error) {
 	cfg, err := c.config()
 	if err != nil {
 		return nil, err
 	}
-	g, err := graph.Open(ctx, cfg, graph.Options{Parts: graph.CLIParts})
+	g, err := graph.Open(ctx, cfg, graph.Options{Parts: parts})
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +139,9 @@ func (c *cli) accountCreate(f *flags) action {
 		if err != nil {
 			return nil, apperr.InvalidField("credits", "--credits: %v", err)
 		}
-		return c.with(ctx, func(ctx context.Context, e *env) (any, error) {
+		// The name is the platform's on its licences: with the fonts, one a
+		// certificate could not print is refused.
+		return c.withParts(ctx, graph.CLIParts|graph.Fonts, func(ctx context.Context, e *env) (any, error) {
 			opened, err := e.billing.OpenAccount(ctx, *name, *source, amount)
 			if err != nil {
 				return nil, err

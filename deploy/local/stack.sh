@@ -64,6 +64,19 @@ ensure_packages() {
 	[ -n "$(pg_bindir)" ] || die "no PostgreSQL server found after install"
 	ensure_pgvector
 	ensure_media_tools
+	ensure_certificate_fonts
+}
+
+# The licence certificate's fonts (billing/license/fonts.go reads them from
+# BROLL_CERTIFICATE_FONT_DIR, default /usr/share/fonts/truetype): Noto for
+# the alphabets, Indic and South-East Asian scripts, Arabic and Hebrew,
+# Nanum Gothic for Korean, Droid Sans Fallback for Chinese and Japanese.
+ensure_certificate_fonts() {
+	local dir=/usr/share/fonts/truetype need=()
+	[ -f "$dir/noto/NotoSansArabic-Regular.ttf" ] && [ -f "$dir/noto/NotoSans-Bold.ttf" ] || need+=(fonts-noto-core)
+	[ -f "$dir/nanum/NanumGothic.ttf" ] || need+=(fonts-nanum)
+	[ -f "$dir/droid/DroidSansFallbackFull.ttf" ] || need+=(fonts-droid-fallback)
+	if [ "${#need[@]}" -gt 0 ]; then apt_install "${need[@]}"; fi
 }
 
 # Media tools: ffmpeg/ffprobe from the distribution (the worker probes clips

@@ -5,11 +5,13 @@
 #
 # A package needs a service when one of its test files reaches one: the test
 # kit's database, Redis, S3 or video helpers, the billing and catalog test
-# kits, a node, the stack's addresses or one of the outside programs.
+# kits, a node, the stack's addresses or one of the outside programs (the
+# licence certificate's tests need poppler's pdftotext and the fonts the
+# stack installs).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
-needs='testkit\.(DatabaseURL|RedisURL|NewDatabase|NewEmptyDatabase|NewPool|Redis|StartS3|RenderVideo)\b|billingtest\.|catalogtest\.|DATABASE_URL|REDIS_URL|ffmpeg|ffprobe|chromium|stack\.sh|[Nn]ewNode\(|setup\(t'
+needs='testkit\.(DatabaseURL|RedisURL|NewDatabase|NewEmptyDatabase|NewPool|Redis|StartS3|RenderVideo)\b|billingtest\.|catalogtest\.|DATABASE_URL|REDIS_URL|ffmpeg|ffprobe|chromium|pdftotext|LoadFonts|stack\.sh|[Nn]ewNode\(|setup\(t'
 
 go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}} {{.Dir}}{{end}}' ./... |
 while read -r pkg dir; do

@@ -5,23 +5,45 @@ package graphtest
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"broll/billing/license"
 	"broll/graph"
 	"broll/internal/config"
 )
 
 // Open opens the graph cfg and o describe and closes it when the test ends.
+// With the Fonts part and no o.Fonts, the graph shares the test binary's
+// fonts (Fonts).
 func Open(t testing.TB, cfg config.Config, o graph.Options) *graph.Graph {
 	t.Helper()
+	if o.Parts&graph.Fonts != 0 && o.Fonts == nil {
+		o.Fonts = Fonts(t)
+	}
 	g, err := graph.Open(context.Background(), cfg, o)
 	if err != nil {
 		t.Fatalf("open the service graph: %v", err)
 	}
 	t.Cleanup(g.Close)
 	return g
+}
+
+// loadFonts loads the certificate fonts from the default directory once per
+// test binary: loading them takes a tenth of a second, and graphs only read
+// them, so every graph of a test binary shares one set.
+var loadFonts = sync.OnceValues(func() (*license.Fonts, error) { return license.LoadFonts(config.Defaults().License.FontDir) })
+
+// Fonts are the certificate fonts, as a node loads them at start.
+func Fonts(t testing.TB) *license.Fonts {
+	t.Helper()
+	f, err := loadFonts()
+	if err != nil {
+		t.Fatalf("certificate fonts: %v", err)
+	}
+	return f
 }
 
 // Over is the graph of the services that need only pool (tenancy, billing

@@ -171,6 +171,10 @@ type License struct {
 	// LookupsPerAddressPerMinute bounds the public verify page per client
 	// address (an IPv6 client by its /64).
 	LookupsPerAddressPerMinute int `env:"BROLL_LICENSE_LOOKUPS_PER_ADDRESS_PER_MINUTE" default:"60" range:"1,100000"`
+	// FontDir is the directory the certificate's TrueType fonts are read
+	// from at start, laid out as Debian's font packages install them
+	// (fonts-noto-core, fonts-nanum, fonts-droid-fallback).
+	FontDir string `env:"BROLL_CERTIFICATE_FONT_DIR" default:"/usr/share/fonts/truetype"`
 }
 
 // Secrets returns the licence keys' secrets: the one that signs first,

@@ -2364,7 +2364,9 @@ type JWKS struct {
 
 // Key Customer keys also carry `spend_limit`, `spent` and `rate_limit_per_minute`.
 type Key struct {
-	CreatedAt     time.Time          `json:"created_at"`
+	CreatedAt time.Time `json:"created_at"`
+
+	// CustomerLabel The key's private label, as stored (trimmed, NFC).
 	CustomerLabel string             `json:"customer_label"`
 	Id            openapi_types.UUID `json:"id"`
 
@@ -2373,7 +2375,7 @@ type Key struct {
 	Kind       KeyKind    `json:"kind"`
 	LastUsedAt *time.Time `json:"last_used_at"`
 
-	// LicenseeName The display name printed on the key's licences; null: none.
+	// LicenseeName The display name printed on the key's licences; null: none. Stored trimmed and in NFC; 400 `invalid_request` naming the field, and nothing changes, when it holds a bidirectional embedding, override or isolate (U+202A-U+202E, U+2066-U+2069), a control character, or only white space and invisible characters (zero-width spaces and joiners, U+2060, U+FEFF, other default-ignorables). A character no certificate font has a glyph for (an emoji, a private-use character) is also 400, so that no name is printed blank; any script the certificate prints (see Licences) is shaped and laid out in its direction.
 	LicenseeName *string `json:"licensee_name"`
 
 	// Livemode False for a test-mode key.
@@ -2408,9 +2410,10 @@ type KeyScopes string
 
 // KeyCreate Examples: {"customer_label":"customer 42"}, {"customer_label":"customer 43","rate_limit_per_minute":120,"spend_limit":{"amount":50,"period":"month"}}, {"customer_label":"integration tests","mode":"test"}
 type KeyCreate struct {
+	// CustomerLabel The key's private label (never printed on licences). Stored trimmed and in NFC; 400 `invalid_request` naming the field, and nothing changes, when it holds a bidirectional embedding, override or isolate (U+202A-U+202E, U+2066-U+2069), a control character, or only white space and invisible characters (zero-width spaces and joiners, U+2060, U+FEFF, other default-ignorables).
 	CustomerLabel string `json:"customer_label"`
 
-	// LicenseeName The display name printed on this key's licences (see Licences); null: none, and licences say "a customer of <account name>". `customer_label` stays private.
+	// LicenseeName The display name printed on this key's licences (see Licences); null: none, and licences say "a customer of <account name>". `customer_label` stays private. Stored trimmed and in NFC; 400 `invalid_request` naming the field, and nothing changes, when it holds a bidirectional embedding, override or isolate (U+202A-U+202E, U+2066-U+2069), a control character, or only white space and invisible characters (zero-width spaces and joiners, U+2060, U+FEFF, other default-ignorables). A character no certificate font has a glyph for (an emoji, a private-use character) is also 400, so that no name is printed blank; any script the certificate prints (see Licences) is shaped and laid out in its direction.
 	LicenseeName *string `json:"licensee_name,omitempty"`
 
 	// Mode `test` makes a test-mode key (`dsk_test_...`): it behaves like a live key (search, purchase, idempotency, limits, webhooks) but buys from the account's test balance (`BROLL_TEST_BALANCE`), its purchases never appear in live lists, statements or the live balance, and its download links serve the clip's preview file. Any other value is 400 `invalid_request`.
@@ -2479,9 +2482,10 @@ type KeyRevokedSuccess bool
 //
 // Examples: {"spend_limit":{"amount":50,"period":"month"}}, {"rate_limit_per_minute":600}, {"spend_limit":null}, {"licensee_name":"Jane Doe Studio"}
 type KeyUpdate struct {
+	// CustomerLabel The key's private label (never printed on licences). Stored trimmed and in NFC; 400 `invalid_request` naming the field, and nothing changes, when it holds a bidirectional embedding, override or isolate (U+202A-U+202E, U+2066-U+2069), a control character, or only white space and invisible characters (zero-width spaces and joiners, U+2060, U+FEFF, other default-ignorables).
 	CustomerLabel *string `json:"customer_label,omitempty"`
 
-	// LicenseeName The display name printed on this key's licences (see Licences); null: none, and licences say "a customer of <account name>". `customer_label` stays private.
+	// LicenseeName The display name printed on this key's licences (see Licences); null: none, and licences say "a customer of <account name>". `customer_label` stays private. Stored trimmed and in NFC; 400 `invalid_request` naming the field, and nothing changes, when it holds a bidirectional embedding, override or isolate (U+202A-U+202E, U+2066-U+2069), a control character, or only white space and invisible characters (zero-width spaces and joiners, U+2060, U+FEFF, other default-ignorables). A character no certificate font has a glyph for (an emoji, a private-use character) is also 400, so that no name is printed blank; any script the certificate prints (see Licences) is shaped and laid out in its direction.
 	LicenseeName *string `json:"licensee_name,omitempty"`
 
 	// RateLimitPerMinute Requests per minute for this key (burst = the same number); null: the service default.

@@ -1420,6 +1420,7 @@ export interface components {
         Key: {
             /** Format: uuid */
             id: string;
+            /** @description The key's private label, as stored (trimmed, NFC). */
             customer_label: string;
             /** @description The first characters of the key, to recognise it; the key itself is never shown again. */
             key_prefix: string;
@@ -1445,7 +1446,7 @@ export interface components {
             mode: "live" | "test";
             /** @description False for a test-mode key. */
             livemode: boolean;
-            /** @description The display name printed on the key's licences; null: none. */
+            /** @description The display name printed on the key's licences; null: none. Stored trimmed and in NFC; 400 `invalid_request` naming the field, and nothing changes, when it holds a bidirectional embedding, override or isolate (U+202A-U+202E, U+2066-U+2069), a control character, or only white space and invisible characters (zero-width spaces and joiners, U+2060, U+FEFF, other default-ignorables). A character no certificate font has a glyph for (an emoji, a private-use character) is also 400, so that no name is printed blank; any script the certificate prints (see Licences) is shaped and laid out in its direction. */
             licensee_name: string | null;
         };
         /**
@@ -1466,6 +1467,7 @@ export interface components {
          *     }
          */
         KeyCreate: {
+            /** @description The key's private label (never printed on licences). Stored trimmed and in NFC; 400 `invalid_request` naming the field, and nothing changes, when it holds a bidirectional embedding, override or isolate (U+202A-U+202E, U+2066-U+2069), a control character, or only white space and invisible characters (zero-width spaces and joiners, U+2060, U+FEFF, other default-ignorables). */
             customer_label: string;
             /** @description A subset of the customer scopes; all of them when omitted. */
             scopes?: ("broll:read" | "broll:purchase" | "broll:billing" | "orders:read" | "orders:write" | "pricing:read" | "deliverables:read")[];
@@ -1478,7 +1480,7 @@ export interface components {
              * @enum {string}
              */
             mode?: "live" | "test";
-            /** @description The display name printed on this key's licences (see Licences); null: none, and licences say "a customer of <account name>". `customer_label` stays private. */
+            /** @description The display name printed on this key's licences (see Licences); null: none, and licences say "a customer of <account name>". `customer_label` stays private. Stored trimmed and in NFC; 400 `invalid_request` naming the field, and nothing changes, when it holds a bidirectional embedding, override or isolate (U+202A-U+202E, U+2066-U+2069), a control character, or only white space and invisible characters (zero-width spaces and joiners, U+2060, U+FEFF, other default-ignorables). A character no certificate font has a glyph for (an emoji, a private-use character) is also 400, so that no name is printed blank; any script the certificate prints (see Licences) is shaped and laid out in its direction. */
             licensee_name?: string | null;
         };
         /**
@@ -1916,11 +1918,12 @@ export interface components {
          *     }
          */
         KeyUpdate: {
+            /** @description The key's private label (never printed on licences). Stored trimmed and in NFC; 400 `invalid_request` naming the field, and nothing changes, when it holds a bidirectional embedding, override or isolate (U+202A-U+202E, U+2066-U+2069), a control character, or only white space and invisible characters (zero-width spaces and joiners, U+2060, U+FEFF, other default-ignorables). */
             customer_label?: string;
             spend_limit?: components["schemas"]["SpendLimit"];
             /** @description Requests per minute for this key (burst = the same number); null: the service default. */
             rate_limit_per_minute?: number | null;
-            /** @description The display name printed on this key's licences (see Licences); null: none, and licences say "a customer of <account name>". `customer_label` stays private. */
+            /** @description The display name printed on this key's licences (see Licences); null: none, and licences say "a customer of <account name>". `customer_label` stays private. Stored trimmed and in NFC; 400 `invalid_request` naming the field, and nothing changes, when it holds a bidirectional embedding, override or isolate (U+202A-U+202E, U+2066-U+2069), a control character, or only white space and invisible characters (zero-width spaces and joiners, U+2060, U+FEFF, other default-ignorables). A character no certificate font has a glyph for (an emoji, a private-use character) is also 400, so that no name is printed blank; any script the certificate prints (see Licences) is shaped and laid out in its direction. */
             licensee_name?: string | null;
         };
         KeyUpdated: {
