@@ -2537,7 +2537,7 @@ type LegacyPurchaseResult struct {
 // LegacyPurchaseResultCurrency defines model for LegacyPurchaseResult.Currency.
 type LegacyPurchaseResultCurrency string
 
-// LicenseDocument A licence as it is signed: the JWS payload is this object's canonical JSON (RFC 8785: keys sorted, no white space). The holder's view carries `price_paid`, `currency`, `purchase_id` and `revoked_reason`; the public view (the verify page) leaves them out, and leaves out `licensee.platform` when the licensee has a name.
+// LicenseDocument A licence as it is signed: the JWS payload is this object's canonical JSON (RFC 8785: keys sorted, no white space). The holder's view carries `price_paid`, `currency`, `purchase_id` and `revoked_reason`; the public view (the verify page) leaves them out, and leaves out `licensee.platform` when the licensee has a name. Every signing carries its time (`iat`), so the same licence signed twice gives two JWSs.
 type LicenseDocument struct {
 	Clip struct {
 		Id    openapi_types.UUID `json:"id"`
@@ -2545,7 +2545,10 @@ type LicenseDocument struct {
 	} `json:"clip"`
 	Currency  *LicenseDocumentCurrency `json:"currency,omitempty"`
 	GrantedAt time.Time                `json:"granted_at"`
-	LicenseId string                   `json:"license_id"`
+
+	// Iat When this document was signed, in Unix seconds: the JWT claim `iat` (RFC 7519), which JOSE libraries read (go-jose's `jwt.Claims.IssuedAt`, jose's `jwtVerify` payload). A signed document proves the licence as of that time only: a saved one still verifies after a revocation. The current status is on the verify page (`GET /licenses/{license_id}` with `Accept: application/json`, signed anew), and for a platform's licences in bulk on its purchase records (`license.status`).
+	Iat       int64  `json:"iat"`
+	LicenseId string `json:"license_id"`
 	Licensee  struct {
 		// Name The customer key's `licensee_name`; null: none set, shown as "a customer of <platform>".
 		Name *string `json:"name"`
@@ -2946,14 +2949,14 @@ type Retired struct {
 	RetiredAt      time.Time          `json:"retired_at"`
 }
 
-// SignedLicense A licence and its signature. Verify `jws` (EdDSA/Ed25519, compact serialization) against the key named by its `kid` in `/.well-known/broll-license-keys.json` with any JOSE library; its payload is `license` as canonical JSON.
+// SignedLicense A licence and its signature. Verify `jws` (EdDSA/Ed25519, compact serialization) against the key named by its `kid` in `/.well-known/broll-license-keys.json` with any JOSE library; its payload is `license` as canonical JSON. The document proves the licence as it stood at its `iat`; ask again for the current status.
 type SignedLicense struct {
 	Jws string `json:"jws"`
 
 	// KeyId The `kid` of the signing key (RFC 7638 thumbprint).
 	KeyId string `json:"key_id"`
 
-	// License A licence as it is signed: the JWS payload is this object's canonical JSON (RFC 8785: keys sorted, no white space). The holder's view carries `price_paid`, `currency`, `purchase_id` and `revoked_reason`; the public view (the verify page) leaves them out, and leaves out `licensee.platform` when the licensee has a name.
+	// License A licence as it is signed: the JWS payload is this object's canonical JSON (RFC 8785: keys sorted, no white space). The holder's view carries `price_paid`, `currency`, `purchase_id` and `revoked_reason`; the public view (the verify page) leaves them out, and leaves out `licensee.platform` when the licensee has a name. Every signing carries its time (`iat`), so the same licence signed twice gives two JWSs.
 	License LicenseDocument `json:"license"`
 
 	// Valid The service's reading: active and live.
@@ -4798,7 +4801,7 @@ type ClientInterface interface {
 
 	// VerifyLicense Verify a licence (public)
 	//
-	// The public page of a licence, for anyone who has its id (no key): HTML by default, the signed public view with `Accept: application/json`. It shows validity, status, clip title, licensee name (or "a customer of <platform>"), grant date and terms; never a key, a price, an email or another licence. An unknown or malformed id is 404 after the same lookup and signature as a known one. Limited per client address (`BROLL_LICENSE_LOOKUPS_PER_ADDRESS_PER_MINUTE`, 60; IPv6 by /64): beyond it 429 with `Retry-After`.
+	// The public page of a licence, for anyone who has its id (no key): HTML by default, the signed public view with `Accept: application/json`, signed anew on every request (its `iat` is the time of the answer): the current status, for anyone who holds a document signed earlier. It shows validity, status, clip title, licensee name (or "a customer of <platform>"), grant date and terms; never a key, a price, an email or another licence. An unknown or malformed id is 404 after the same lookup and signature as a known one. Limited per client address (`BROLL_LICENSE_LOOKUPS_PER_ADDRESS_PER_MINUTE`, 60; IPv6 by /64): beyond it 429 with `Retry-After`.
 	//
 	// Corresponds with GET /licenses/{license_id} (the `VerifyLicense` operationId).
 	VerifyLicense(ctx context.Context, licenseId string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5766,7 +5769,7 @@ func (c *Client) LicenseTerms(ctx context.Context, reqEditors ...RequestEditorFn
 
 // VerifyLicense Verify a licence (public)
 //
-// The public page of a licence, for anyone who has its id (no key): HTML by default, the signed public view with `Accept: application/json`. It shows validity, status, clip title, licensee name (or "a customer of <platform>"), grant date and terms; never a key, a price, an email or another licence. An unknown or malformed id is 404 after the same lookup and signature as a known one. Limited per client address (`BROLL_LICENSE_LOOKUPS_PER_ADDRESS_PER_MINUTE`, 60; IPv6 by /64): beyond it 429 with `Retry-After`.
+// The public page of a licence, for anyone who has its id (no key): HTML by default, the signed public view with `Accept: application/json`, signed anew on every request (its `iat` is the time of the answer): the current status, for anyone who holds a document signed earlier. It shows validity, status, clip title, licensee name (or "a customer of <platform>"), grant date and terms; never a key, a price, an email or another licence. An unknown or malformed id is 404 after the same lookup and signature as a known one. Limited per client address (`BROLL_LICENSE_LOOKUPS_PER_ADDRESS_PER_MINUTE`, 60; IPv6 by /64): beyond it 429 with `Retry-After`.
 //
 // Corresponds with GET /licenses/{license_id} (the `VerifyLicense` operationId).
 func (c *Client) VerifyLicense(ctx context.Context, licenseId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -8918,7 +8921,7 @@ type ClientWithResponsesInterface interface {
 
 	// VerifyLicenseWithResponse Verify a licence (public)
 	//
-	// The public page of a licence, for anyone who has its id (no key): HTML by default, the signed public view with `Accept: application/json`. It shows validity, status, clip title, licensee name (or "a customer of <platform>"), grant date and terms; never a key, a price, an email or another licence. An unknown or malformed id is 404 after the same lookup and signature as a known one. Limited per client address (`BROLL_LICENSE_LOOKUPS_PER_ADDRESS_PER_MINUTE`, 60; IPv6 by /64): beyond it 429 with `Retry-After`.
+	// The public page of a licence, for anyone who has its id (no key): HTML by default, the signed public view with `Accept: application/json`, signed anew on every request (its `iat` is the time of the answer): the current status, for anyone who holds a document signed earlier. It shows validity, status, clip title, licensee name (or "a customer of <platform>"), grant date and terms; never a key, a price, an email or another licence. An unknown or malformed id is 404 after the same lookup and signature as a known one. Limited per client address (`BROLL_LICENSE_LOOKUPS_PER_ADDRESS_PER_MINUTE`, 60; IPv6 by /64): beyond it 429 with `Retry-After`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -15203,7 +15206,7 @@ func (c *ClientWithResponses) LicenseTermsWithResponse(ctx context.Context, reqE
 
 // VerifyLicenseWithResponse Verify a licence (public)
 //
-// The public page of a licence, for anyone who has its id (no key): HTML by default, the signed public view with `Accept: application/json`. It shows validity, status, clip title, licensee name (or "a customer of <platform>"), grant date and terms; never a key, a price, an email or another licence. An unknown or malformed id is 404 after the same lookup and signature as a known one. Limited per client address (`BROLL_LICENSE_LOOKUPS_PER_ADDRESS_PER_MINUTE`, 60; IPv6 by /64): beyond it 429 with `Retry-After`.
+// The public page of a licence, for anyone who has its id (no key): HTML by default, the signed public view with `Accept: application/json`, signed anew on every request (its `iat` is the time of the answer): the current status, for anyone who holds a document signed earlier. It shows validity, status, clip title, licensee name (or "a customer of <platform>"), grant date and terms; never a key, a price, an email or another licence. An unknown or malformed id is 404 after the same lookup and signature as a known one. Limited per client address (`BROLL_LICENSE_LOOKUPS_PER_ADDRESS_PER_MINUTE`, 60; IPv6 by /64): beyond it 429 with `Retry-After`.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -841,7 +841,7 @@ export interface paths {
         };
         /**
          * Verify a licence (public)
-         * @description The public page of a licence, for anyone who has its id (no key): HTML by default, the signed public view with `Accept: application/json`. It shows validity, status, clip title, licensee name (or "a customer of <platform>"), grant date and terms; never a key, a price, an email or another licence. An unknown or malformed id is 404 after the same lookup and signature as a known one. Limited per client address (`BROLL_LICENSE_LOOKUPS_PER_ADDRESS_PER_MINUTE`, 60; IPv6 by /64): beyond it 429 with `Retry-After`.
+         * @description The public page of a licence, for anyone who has its id (no key): HTML by default, the signed public view with `Accept: application/json`, signed anew on every request (its `iat` is the time of the answer): the current status, for anyone who holds a document signed earlier. It shows validity, status, clip title, licensee name (or "a customer of <platform>"), grant date and terms; never a key, a price, an email or another licence. An unknown or malformed id is 404 after the same lookup and signature as a known one. Limited per client address (`BROLL_LICENSE_LOOKUPS_PER_ADDRESS_PER_MINUTE`, 60; IPv6 by /64): beyond it 429 with `Retry-After`.
          */
         get: operations["verifyLicense"];
         put?: never;
@@ -2141,7 +2141,7 @@ export interface components {
              */
             verify_url: string;
         };
-        /** @description A licence as it is signed: the JWS payload is this object's canonical JSON (RFC 8785: keys sorted, no white space). The holder's view carries `price_paid`, `currency`, `purchase_id` and `revoked_reason`; the public view (the verify page) leaves them out, and leaves out `licensee.platform` when the licensee has a name. */
+        /** @description A licence as it is signed: the JWS payload is this object's canonical JSON (RFC 8785: keys sorted, no white space). The holder's view carries `price_paid`, `currency`, `purchase_id` and `revoked_reason`; the public view (the verify page) leaves them out, and leaves out `licensee.platform` when the licensee has a name. Every signing carries its time (`iat`), so the same licence signed twice gives two JWSs. */
         LicenseDocument: {
             license_id: string;
             /** @description false: a test key's licence, which grants no right to use the clip. */
@@ -2184,8 +2184,13 @@ export interface components {
             purchase_id?: string;
             /** Format: uri */
             verify_url: string;
+            /**
+             * Format: int64
+             * @description When this document was signed, in Unix seconds: the JWT claim `iat` (RFC 7519), which JOSE libraries read (go-jose's `jwt.Claims.IssuedAt`, jose's `jwtVerify` payload). A signed document proves the licence as of that time only: a saved one still verifies after a revocation. The current status is on the verify page (`GET /licenses/{license_id}` with `Accept: application/json`, signed anew), and for a platform's licences in bulk on its purchase records (`license.status`).
+             */
+            iat: number;
         };
-        /** @description A licence and its signature. Verify `jws` (EdDSA/Ed25519, compact serialization) against the key named by its `kid` in `/.well-known/broll-license-keys.json` with any JOSE library; its payload is `license` as canonical JSON. */
+        /** @description A licence and its signature. Verify `jws` (EdDSA/Ed25519, compact serialization) against the key named by its `kid` in `/.well-known/broll-license-keys.json` with any JOSE library; its payload is `license` as canonical JSON. The document proves the licence as it stood at its `iat`; ask again for the current status. */
         SignedLicense: {
             /** @description The service's reading: active and live. */
             valid: boolean;
