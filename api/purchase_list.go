@@ -34,7 +34,8 @@ type purchaseRecordJSON struct {
 	DownloadURL          *string     `json:"download_url"`
 	DownloadURLExpiresAt *time.Time  `json:"download_url_expires_at"`
 	// DownloadRevoked: the purchase's key was revoked, and its links with
-	// it; download_url is null rather than a link that answers 403.
+	// it, or its licence was; download_url is null rather than a link that
+	// answers 403.
 	DownloadRevoked bool              `json:"download_revoked"`
 	Video           purchaseVideoJSON `json:"video"`
 	Legacy          bool              `json:"legacy"`

@@ -150,7 +150,8 @@ type PurchaseRecord struct {
 	Similarity    *float64
 	Video         VideoSummary
 	// Download is the zero Link when DownloadRevoked: the purchase's key (or
-	// its root) was revoked, and its links stopped working with it.
+	// its root) was revoked, and its links stopped working with it, or its
+	// licence was (LicenseRevoked), and its file is no longer delivered.
 	Download        Link
 	DownloadRevoked bool
 	// LicenseID is the purchase's licence (billing/license), revoked when
@@ -311,6 +312,7 @@ func (s *Service) ListPurchases(ctx context.Context, p tenancy.Principal, q List
 			return Listing{}, fmt.Errorf("list purchases: %w", err)
 		}
 		r.Similarity = sim
+		r.DownloadRevoked = r.DownloadRevoked || r.LicenseRevoked
 		if !r.DownloadRevoked {
 			r.Download = s.links.Sign(r.PurchaseID)
 		}

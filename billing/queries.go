@@ -155,10 +155,12 @@ const keyRevokedSQL = `(k.revoked_at IS NOT NULL OR r.revoked_at IS NOT NULL)`
 // With them the stamp recorded for the purchase (license_stamps) when it
 // was made from the clip's current file: the stamped copy's key ("" for
 // none) and whether one is recorded at all (a container that cannot carry
-// the licence has a record and no copy).
+// the licence has a record and no copy); and the purchase's licence, with
+// whether it was revoked (the link is then refused, license_revoked).
 const authorizeSQL = `
 	SELECT p.id, p.account_id, p.api_key_id, v.id, v.title, v.media_key, v.media_content_type,
-	       p.livemode, v.preview_key, coalesce(s.media_key, ''), s.purchase_id IS NOT NULL
+	       p.livemode, v.preview_key, coalesce(s.media_key, ''), s.purchase_id IS NOT NULL,
+	       p.license_id, p.license_revoked_at IS NOT NULL
 	FROM purchases p
 	JOIN videos v ON v.id = p.video_id
 	LEFT JOIN license_stamps s ON s.purchase_id = p.id AND s.source_key = v.media_key

@@ -638,6 +638,7 @@ const (
 	ProblemCodeInsufficientScope       ProblemCode = "insufficient_scope"
 	ProblemCodeInternal                ProblemCode = "internal"
 	ProblemCodeInvalidRequest          ProblemCode = "invalid_request"
+	ProblemCodeLicenseRevoked          ProblemCode = "license_revoked"
 	ProblemCodeMethodNotAllowed        ProblemCode = "method_not_allowed"
 	ProblemCodeNotFound                ProblemCode = "not_found"
 	ProblemCodePayloadTooLarge         ProblemCode = "payload_too_large"
@@ -675,6 +676,8 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeInternal:
 		return true
 	case ProblemCodeInvalidRequest:
+		return true
+	case ProblemCodeLicenseRevoked:
 		return true
 	case ProblemCodeMethodNotAllowed:
 		return true
@@ -2076,6 +2079,7 @@ const (
 	GetErrorCodeParamsCodeInsufficientScope       GetErrorCodeParamsCode = "insufficient_scope"
 	GetErrorCodeParamsCodeInternal                GetErrorCodeParamsCode = "internal"
 	GetErrorCodeParamsCodeInvalidRequest          GetErrorCodeParamsCode = "invalid_request"
+	GetErrorCodeParamsCodeLicenseRevoked          GetErrorCodeParamsCode = "license_revoked"
 	GetErrorCodeParamsCodeMethodNotAllowed        GetErrorCodeParamsCode = "method_not_allowed"
 	GetErrorCodeParamsCodeNotFound                GetErrorCodeParamsCode = "not_found"
 	GetErrorCodeParamsCodePayloadTooLarge         GetErrorCodeParamsCode = "payload_too_large"
@@ -2104,6 +2108,8 @@ func (e GetErrorCodeParamsCode) Valid() bool {
 	case GetErrorCodeParamsCodeInternal:
 		return true
 	case GetErrorCodeParamsCodeInvalidRequest:
+		return true
+	case GetErrorCodeParamsCodeLicenseRevoked:
 		return true
 	case GetErrorCodeParamsCodeMethodNotAllowed:
 		return true
@@ -2656,7 +2662,7 @@ type Problem struct {
 	// Checks `/readyz`: what the node found. `postgres` and `redis`: `ok` or `unreachable`; `warmup` (when Postgres answered): `warming` while the node warms its catalog.
 	Checks *Problem_Checks `json:"checks,omitempty"`
 
-	// Code Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed` and `upload_closed` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
+	// Code Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope`, `forbidden` and `license_revoked` (403: the last, a download link of a purchase whose licence was revoked), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed` and `upload_closed` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
 	Code     ProblemCode      `json:"code"`
 	Currency *ProblemCurrency `json:"currency,omitempty"`
 
@@ -2734,7 +2740,7 @@ type Problem_Checks struct {
 	AdditionalProperties map[string]ProblemChecks `json:"-"`
 }
 
-// ProblemCode Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed` and `upload_closed` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
+// ProblemCode Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope`, `forbidden` and `license_revoked` (403: the last, a download link of a purchase whose licence was revoked), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed` and `upload_closed` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
 type ProblemCode string
 
 // ProblemCurrency defines model for Problem.Currency.
@@ -2752,7 +2758,7 @@ type PurchaseLine struct {
 	AlreadyOwned bool                 `json:"already_owned"`
 	Currency     PurchaseLineCurrency `json:"currency"`
 
-	// DownloadUrl Signed, expiring link to the full-quality file (null on a dry run).
+	// DownloadUrl Signed, expiring link to the full-quality file (null on a dry run, and for an owned clip whose licence was revoked: `license.status: revoked`).
 	DownloadUrl          *string    `json:"download_url"`
 	DownloadUrlExpiresAt *time.Time `json:"download_url_expires_at"`
 
@@ -2823,7 +2829,7 @@ type PurchaseRecord struct {
 	// CustomerLabel Label of the buying key (empty for legacy purchases).
 	CustomerLabel string `json:"customer_label"`
 
-	// DownloadRevoked The buying key, or its root key, was revoked: its download links stopped working with it, so none is given.
+	// DownloadRevoked The purchase's file is no longer delivered, so no link is given: the buying key, or its root key, was revoked (its links stopped working with it), or the purchase's licence was revoked (`license.status: revoked`; its old links answer 403 `license_revoked`).
 	DownloadRevoked bool `json:"download_revoked"`
 
 	// DownloadUrl A fresh signed link for this purchase; null when `download_revoked`.
@@ -3046,7 +3052,7 @@ type Video struct {
 	// Difficulty The tier that sets the price (see GET /api/v1/pricing).
 	Difficulty string `json:"difficulty"`
 
-	// DownloadUrl Fresh signed link to the full-quality file; only when owned.
+	// DownloadUrl Fresh signed link to the full-quality file; only when owned, and not when the purchase's licence was revoked.
 	DownloadUrl          *string            `json:"download_url"`
 	DownloadUrlExpiresAt *time.Time         `json:"download_url_expires_at,omitempty"`
 	DurationSeconds      *float64           `json:"duration_seconds"`
@@ -4540,7 +4546,7 @@ type ClientInterface interface {
 	//
 	// Paging: `limit` default 50, above 500 clamped to 500; `page` or `offset`, or `cursor`. The list is ordered newest first (`purchased_at`, ties by `purchase_id`, both descending; by similarity first with `semantic_search`). `pagination.next_cursor` continues after the page and is stable while new purchases are made (keyset paging; null on the last page); `has_more` is exact. Pages by `page`/`offset` end within the first 10,000 matches (`offset + limit`); a deeper one is 400 `invalid_request` with `max_result_window`: follow `next_cursor` instead, which has no such bound.
 	//
-	// Every record has a fresh download link, except a purchase whose key (or its root) was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true.
+	// Every record has a fresh download link, except a purchase whose key (or its root) was revoked, or whose licence was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true. Each record's `license.status` is the licence's current status (`revoked` from the moment of its revocation): the way to read the status of all of a platform's licences at once.
 	//
 	// Required scope: `broll:billing`.
 	//
@@ -4558,7 +4564,7 @@ type ClientInterface interface {
 
 	// DownloadPurchase Download a purchased file (signed link)
 	//
-	// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
+	// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403 `forbidden`; the link of a purchase whose licence was revoked is 403 `license_revoked` (its file is no longer delivered, and its licence-stamped copy is removed). A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
 	//
 	// Corresponds with GET /api/v1/downloads/{purchase_id} (the `DownloadPurchase` operationId).
 	DownloadPurchase(ctx context.Context, purchaseId openapi_types.UUID, params *DownloadPurchaseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5218,7 +5224,7 @@ func (c *Client) PurchaseVideos(ctx context.Context, params *PurchaseVideosParam
 //
 // Paging: `limit` default 50, above 500 clamped to 500; `page` or `offset`, or `cursor`. The list is ordered newest first (`purchased_at`, ties by `purchase_id`, both descending; by similarity first with `semantic_search`). `pagination.next_cursor` continues after the page and is stable while new purchases are made (keyset paging; null on the last page); `has_more` is exact. Pages by `page`/`offset` end within the first 10,000 matches (`offset + limit`); a deeper one is 400 `invalid_request` with `max_result_window`: follow `next_cursor` instead, which has no such bound.
 //
-// Every record has a fresh download link, except a purchase whose key (or its root) was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true.
+// Every record has a fresh download link, except a purchase whose key (or its root) was revoked, or whose licence was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true. Each record's `license.status` is the licence's current status (`revoked` from the moment of its revocation): the way to read the status of all of a platform's licences at once.
 //
 // Required scope: `broll:billing`.
 //
@@ -5256,7 +5262,7 @@ func (c *Client) GetVideo(ctx context.Context, id VideoIdPath, reqEditors ...Req
 
 // DownloadPurchase Download a purchased file (signed link)
 //
-// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
+// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403 `forbidden`; the link of a purchase whose licence was revoked is 403 `license_revoked` (its file is no longer delivered, and its licence-stamped copy is removed). A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
 //
 // Corresponds with GET /api/v1/downloads/{purchase_id} (the `DownloadPurchase` operationId).
 func (c *Client) DownloadPurchase(ctx context.Context, purchaseId openapi_types.UUID, params *DownloadPurchaseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -8618,7 +8624,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Paging: `limit` default 50, above 500 clamped to 500; `page` or `offset`, or `cursor`. The list is ordered newest first (`purchased_at`, ties by `purchase_id`, both descending; by similarity first with `semantic_search`). `pagination.next_cursor` continues after the page and is stable while new purchases are made (keyset paging; null on the last page); `has_more` is exact. Pages by `page`/`offset` end within the first 10,000 matches (`offset + limit`); a deeper one is 400 `invalid_request` with `max_result_window`: follow `next_cursor` instead, which has no such bound.
 	//
-	// Every record has a fresh download link, except a purchase whose key (or its root) was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true.
+	// Every record has a fresh download link, except a purchase whose key (or its root) was revoked, or whose licence was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true. Each record's `license.status` is the licence's current status (`revoked` from the moment of its revocation): the way to read the status of all of a platform's licences at once.
 	//
 	// Required scope: `broll:billing`.
 	//
@@ -8640,7 +8646,7 @@ type ClientWithResponsesInterface interface {
 
 	// DownloadPurchaseWithResponse Download a purchased file (signed link)
 	//
-	// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
+	// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403 `forbidden`; the link of a purchase whose licence was revoked is 403 `license_revoked` (its file is no longer delivered, and its licence-stamped copy is removed). A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -14729,7 +14735,7 @@ func (c *ClientWithResponses) PurchaseVideosWithResponse(ctx context.Context, pa
 //
 // Paging: `limit` default 50, above 500 clamped to 500; `page` or `offset`, or `cursor`. The list is ordered newest first (`purchased_at`, ties by `purchase_id`, both descending; by similarity first with `semantic_search`). `pagination.next_cursor` continues after the page and is stable while new purchases are made (keyset paging; null on the last page); `has_more` is exact. Pages by `page`/`offset` end within the first 10,000 matches (`offset + limit`); a deeper one is 400 `invalid_request` with `max_result_window`: follow `next_cursor` instead, which has no such bound.
 //
-// Every record has a fresh download link, except a purchase whose key (or its root) was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true.
+// Every record has a fresh download link, except a purchase whose key (or its root) was revoked, or whose licence was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true. Each record's `license.status` is the licence's current status (`revoked` from the moment of its revocation): the way to read the status of all of a platform's licences at once.
 //
 // Required scope: `broll:billing`.
 //
@@ -14763,7 +14769,7 @@ func (c *ClientWithResponses) GetVideoWithResponse(ctx context.Context, id Video
 
 // DownloadPurchaseWithResponse Download a purchased file (signed link)
 //
-// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
+// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403 `forbidden`; the link of a purchase whose licence was revoked is 403 `license_revoked` (its file is no longer delivered, and its licence-stamped copy is removed). A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -109,7 +109,7 @@ export interface paths {
          *
          *     Paging: `limit` default 50, above 500 clamped to 500; `page` or `offset`, or `cursor`. The list is ordered newest first (`purchased_at`, ties by `purchase_id`, both descending; by similarity first with `semantic_search`). `pagination.next_cursor` continues after the page and is stable while new purchases are made (keyset paging; null on the last page); `has_more` is exact. Pages by `page`/`offset` end within the first 10,000 matches (`offset + limit`); a deeper one is 400 `invalid_request` with `max_result_window`: follow `next_cursor` instead, which has no such bound.
          *
-         *     Every record has a fresh download link, except a purchase whose key (or its root) was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true.
+         *     Every record has a fresh download link, except a purchase whose key (or its root) was revoked, or whose licence was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true. Each record's `license.status` is the licence's current status (`revoked` from the moment of its revocation): the way to read the status of all of a platform's licences at once.
          *
          *     Required scope: `broll:billing`.
          */
@@ -217,7 +217,7 @@ export interface paths {
         };
         /**
          * Download a purchased file (signed link)
-         * @description The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
+         * @description The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403 `forbidden`; the link of a purchase whose licence was revoked is 403 `license_revoked` (its file is no longer delivered, and its licence-stamped copy is removed). A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
          */
         get: operations["downloadPurchase"];
         put?: never;
@@ -917,10 +917,10 @@ export interface components {
             /** @description What went wrong, for a person. */
             detail: string;
             /**
-             * @description Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed` and `upload_closed` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
+             * @description Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope`, `forbidden` and `license_revoked` (403: the last, a download link of a purchase whose licence was revoked), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed` and `upload_closed` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
              * @enum {string}
              */
-            code: "invalid_request" | "conflicting_search_params" | "unauthorized" | "insufficient_credits" | "spend_limit_exceeded" | "insufficient_scope" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "price_changed" | "sunset" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "internal" | "unavailable" | "idempotency_key_reused" | "idempotency_key_in_use" | "preview_not_ready" | "upload_incomplete" | "upload_claimed" | "upload_closed";
+            code: "invalid_request" | "conflicting_search_params" | "unauthorized" | "insufficient_credits" | "spend_limit_exceeded" | "insufficient_scope" | "forbidden" | "license_revoked" | "not_found" | "method_not_allowed" | "conflict" | "price_changed" | "sunset" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "internal" | "unavailable" | "idempotency_key_reused" | "idempotency_key_in_use" | "preview_not_ready" | "upload_incomplete" | "upload_claimed" | "upload_closed";
             /** @description Also in the `X-Request-Id` header and in the server logs; quote it when reporting a problem. */
             request_id: string;
             /** @description The input field at fault, when there is one. */
@@ -1056,7 +1056,7 @@ export interface components {
             owned: boolean;
             /**
              * Format: uri
-             * @description Fresh signed link to the full-quality file; only when owned.
+             * @description Fresh signed link to the full-quality file; only when owned, and not when the purchase's licence was revoked.
              */
             download_url: string | null;
             /** Format: date-time */
@@ -1247,7 +1247,7 @@ export interface components {
             video_id: string;
             /**
              * Format: uri
-             * @description Signed, expiring link to the full-quality file (null on a dry run).
+             * @description Signed, expiring link to the full-quality file (null on a dry run, and for an owned clip whose licence was revoked: `license.status: revoked`).
              */
             download_url: string | null;
             /** Format: date-time */
@@ -1338,7 +1338,7 @@ export interface components {
              * @description Null when `download_revoked`.
              */
             download_url_expires_at: string | null;
-            /** @description The buying key, or its root key, was revoked: its download links stopped working with it, so none is given. */
+            /** @description The purchase's file is no longer delivered, so no link is given: the buying key, or its root key, was revoked (its links stopped working with it), or the purchase's licence was revoked (`license.status: revoked`; its old links answer 403 `license_revoked`). */
             download_revoked: boolean;
             video: components["schemas"]["PurchaseVideoSummary"];
             /** @description Made through the legacy v0 API (visible to the account's root key). */
@@ -3115,7 +3115,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid, expired or revoked link: ask for a fresh one. */
+            /** @description Invalid, expired or revoked link: ask for a fresh one (`forbidden`); or the purchase's licence was revoked, and its file is no longer delivered (`license_revoked`). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4111,7 +4111,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description An error code. */
-                code: "invalid_request" | "conflicting_search_params" | "unauthorized" | "insufficient_credits" | "insufficient_scope" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "price_changed" | "sunset" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "internal" | "unavailable";
+                code: "invalid_request" | "conflicting_search_params" | "unauthorized" | "insufficient_credits" | "insufficient_scope" | "forbidden" | "license_revoked" | "not_found" | "method_not_allowed" | "conflict" | "price_changed" | "sunset" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "internal" | "unavailable";
             };
             cookie?: never;
         };
