@@ -178,11 +178,17 @@ func (s *server) getVideoTool(ctx context.Context, c *fiber.Ctx, a getVideoArgs)
 	if err != nil {
 		return videoJSON{}, "", err
 	}
-	vj := s.renderClip(v, bought)
+	vj, err := s.renderClip(ctx, v, bought)
+	if err != nil {
+		return videoJSON{}, "", err
+	}
 	summary := fmt.Sprintf("%q: %s, %s tier, %s USD.", vj.Title, vj.Emotion, vj.Difficulty, vj.Price)
-	if vj.Owned {
+	switch {
+	case vj.Owned && vj.DownloadURL == nil:
+		summary += " Owned by this key, but its licence was revoked: the file is no longer delivered."
+	case vj.Owned:
 		summary += " Owned by this key; download_url is fresh."
-	} else {
+	default:
 		summary += " Not owned yet: quote it with purchase_videos (dry_run=true)."
 	}
 	return vj, summary, nil

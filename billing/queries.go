@@ -167,6 +167,9 @@ const authorizeSQL = `
 	` + keyJoinSQL + `
 	WHERE p.id = $1 AND NOT ` + keyRevokedSQL
 
+// licenseRevokedSQL says whether purchase $1's licence was revoked.
+const licenseRevokedSQL = `SELECT license_revoked_at IS NOT NULL FROM purchases WHERE id = $1`
+
 // logDownloadSQL records a fetch as it starts: $1 purchase, $2 account,
 // $3 key, $4 client address, $5 user agent, $6 bytes to send, $7 status.
 const logDownloadSQL = `

@@ -131,6 +131,25 @@ func TestRevokedLicenceIsNoLongerDelivered(t *testing.T) {
 				t.Errorf("buying it again: download_url %v, licence %+v", again.DownloadURL, again.License)
 			}
 
+			// The clip, read alone or in a list, is owned and has no link.
+			var clipJSON struct {
+				ID          uuid.UUID `json:"id"`
+				Owned       bool      `json:"owned"`
+				DownloadURL *string   `json:"download_url"`
+			}
+			status, _, raw = e.do(t, "GET", "/api/v1/broll/"+clip.String(), key, nil)
+			if err := json.Unmarshal(raw, &clipJSON); err != nil || status != 200 || !clipJSON.Owned || clipJSON.DownloadURL != nil {
+				t.Errorf("the clip after the revocation: %d %s", status, raw)
+			}
+			status, _, raw = e.do(t, "GET", "/api/v1/broll?owned=true", key, nil)
+			var clips struct {
+				Videos []json.RawMessage `json:"videos"`
+			}
+			if err := json.Unmarshal(raw, &clips); err != nil || status != 200 || len(clips.Videos) != 1 ||
+				json.Unmarshal(clips.Videos[0], &clipJSON) != nil || clipJSON.ID != clip || !clipJSON.Owned || clipJSON.DownloadURL != nil {
+				t.Errorf("the clip listed after the revocation: %d %s", status, raw)
+			}
+
 			// A stamp asked for since (a download or a sweep that raced the
 			// revocation) makes no copy.
 			if out, err := e.ctl.Stamps.Stamp(ctx, bought.PurchaseID); err != nil || out == license.Stamped {

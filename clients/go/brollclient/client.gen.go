@@ -3052,7 +3052,7 @@ type Video struct {
 	// Difficulty The tier that sets the price (see GET /api/v1/pricing).
 	Difficulty string `json:"difficulty"`
 
-	// DownloadUrl Fresh signed link to the full-quality file; only when owned, and not when the purchase's licence was revoked.
+	// DownloadUrl Fresh signed link to the full-quality file; only when owned, and null when the purchase's licence was revoked (the clip stays `owned`, its file is no longer delivered).
 	DownloadUrl          *string            `json:"download_url"`
 	DownloadUrlExpiresAt *time.Time         `json:"download_url_expires_at,omitempty"`
 	DurationSeconds      *float64           `json:"duration_seconds"`

@@ -1056,7 +1056,7 @@ export interface components {
             owned: boolean;
             /**
              * Format: uri
-             * @description Fresh signed link to the full-quality file; only when owned, and not when the purchase's licence was revoked.
+             * @description Fresh signed link to the full-quality file; only when owned, and null when the purchase's licence was revoked (the clip stays `owned`, its file is no longer delivered).
              */
             download_url: string | null;
             /** Format: date-time */
