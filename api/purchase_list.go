@@ -131,7 +131,7 @@ func (s *server) listPurchases(c *fiber.Ctx) error {
 	params := billing.ListParams{
 		StartDate: c.Query("start_date"), EndDate: c.Query("end_date"),
 		Search: c.Query("search"), SemanticSearch: c.Query("semantic_search"),
-		Emotion: c.Query("emotion"), APIKeyID: c.Query("api_key_id"), Page: page,
+		Emotion: c.Query("emotion"), APIKeyID: c.Query("api_key_id"), LicenseStatus: c.Query("license_status"), Page: page,
 	}
 	p := principal(c)
 	q, err := params.Parse(p)

@@ -1998,6 +1998,24 @@ func (e ListPurchasesParamsEmotion) Valid() bool {
 	}
 }
 
+// Defines values for ListPurchasesParamsLicenseStatus.
+const (
+	ListPurchasesParamsLicenseStatusActive  ListPurchasesParamsLicenseStatus = "active"
+	ListPurchasesParamsLicenseStatusRevoked ListPurchasesParamsLicenseStatus = "revoked"
+)
+
+// Valid indicates whether the value is a known member of the ListPurchasesParamsLicenseStatus enum.
+func (e ListPurchasesParamsLicenseStatus) Valid() bool {
+	switch e {
+	case ListPurchasesParamsLicenseStatusActive:
+		return true
+	case ListPurchasesParamsLicenseStatusRevoked:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListCustomerKeysParamsStatus.
 const (
 	ListCustomerKeysParamsStatusActive  ListCustomerKeysParamsStatus = "active"
@@ -3644,6 +3662,9 @@ type ListPurchasesParams struct {
 	// ApiKeyId Root key only: the purchases of the root key itself or of one of its own customer keys. Any other id (a sibling root key's or its customers', another account's, unknown) is 404 `not_found`; a customer key gets 403 `forbidden`.
 	ApiKeyId *openapi_types.UUID `form:"api_key_id,omitempty" json:"api_key_id,omitempty"`
 
+	// LicenseStatus Only the purchases whose licence is now `active`, or `revoked`: with paging, the status of all of a platform's licences, or the list of those revoked. Any other value is 400 `invalid_request`.
+	LicenseStatus *ListPurchasesParamsLicenseStatus `form:"license_status,omitempty" json:"license_status,omitempty"`
+
 	// Limit Page size: default 50, above 500 (however large) is clamped to 500; below 1 or not a number is 400. Pages end within the first 10,000 matches (`offset + limit`).
 	Limit *PurchaseLimit `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -3659,6 +3680,9 @@ type ListPurchasesParams struct {
 
 // ListPurchasesParamsEmotion defines parameters for ListPurchases.
 type ListPurchasesParamsEmotion string
+
+// ListPurchasesParamsLicenseStatus defines parameters for ListPurchases.
+type ListPurchasesParamsLicenseStatus string
 
 // DownloadPurchaseParams defines parameters for DownloadPurchase.
 type DownloadPurchaseParams struct {
@@ -4546,7 +4570,7 @@ type ClientInterface interface {
 	//
 	// Paging: `limit` default 50, above 500 clamped to 500; `page` or `offset`, or `cursor`. The list is ordered newest first (`purchased_at`, ties by `purchase_id`, both descending; by similarity first with `semantic_search`). `pagination.next_cursor` continues after the page and is stable while new purchases are made (keyset paging; null on the last page); `has_more` is exact. Pages by `page`/`offset` end within the first 10,000 matches (`offset + limit`); a deeper one is 400 `invalid_request` with `max_result_window`: follow `next_cursor` instead, which has no such bound.
 	//
-	// Every record has a fresh download link, except a purchase whose key (or its root) was revoked, or whose licence was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true. Each record's `license.status` is the licence's current status (`revoked` from the moment of its revocation): the way to read the status of all of a platform's licences at once.
+	// Every record has a fresh download link, except a purchase whose key (or its root) was revoked, or whose licence was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true. Each record's `license.status` is the licence's current status (`revoked` from the moment of its revocation): the way to read the status of all of a platform's licences at once; `license_status=revoked` lists only the revoked ones.
 	//
 	// Required scope: `broll:billing`.
 	//
@@ -5224,7 +5248,7 @@ func (c *Client) PurchaseVideos(ctx context.Context, params *PurchaseVideosParam
 //
 // Paging: `limit` default 50, above 500 clamped to 500; `page` or `offset`, or `cursor`. The list is ordered newest first (`purchased_at`, ties by `purchase_id`, both descending; by similarity first with `semantic_search`). `pagination.next_cursor` continues after the page and is stable while new purchases are made (keyset paging; null on the last page); `has_more` is exact. Pages by `page`/`offset` end within the first 10,000 matches (`offset + limit`); a deeper one is 400 `invalid_request` with `max_result_window`: follow `next_cursor` instead, which has no such bound.
 //
-// Every record has a fresh download link, except a purchase whose key (or its root) was revoked, or whose licence was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true. Each record's `license.status` is the licence's current status (`revoked` from the moment of its revocation): the way to read the status of all of a platform's licences at once.
+// Every record has a fresh download link, except a purchase whose key (or its root) was revoked, or whose licence was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true. Each record's `license.status` is the licence's current status (`revoked` from the moment of its revocation): the way to read the status of all of a platform's licences at once; `license_status=revoked` lists only the revoked ones.
 //
 // Required scope: `broll:billing`.
 //
@@ -7084,6 +7108,18 @@ func NewListPurchasesRequest(server string, params *ListPurchasesParams) (*http.
 
 		}
 
+		if params.LicenseStatus != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "license_status", *params.LicenseStatus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Limit != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
@@ -8624,7 +8660,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Paging: `limit` default 50, above 500 clamped to 500; `page` or `offset`, or `cursor`. The list is ordered newest first (`purchased_at`, ties by `purchase_id`, both descending; by similarity first with `semantic_search`). `pagination.next_cursor` continues after the page and is stable while new purchases are made (keyset paging; null on the last page); `has_more` is exact. Pages by `page`/`offset` end within the first 10,000 matches (`offset + limit`); a deeper one is 400 `invalid_request` with `max_result_window`: follow `next_cursor` instead, which has no such bound.
 	//
-	// Every record has a fresh download link, except a purchase whose key (or its root) was revoked, or whose licence was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true. Each record's `license.status` is the licence's current status (`revoked` from the moment of its revocation): the way to read the status of all of a platform's licences at once.
+	// Every record has a fresh download link, except a purchase whose key (or its root) was revoked, or whose licence was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true. Each record's `license.status` is the licence's current status (`revoked` from the moment of its revocation): the way to read the status of all of a platform's licences at once; `license_status=revoked` lists only the revoked ones.
 	//
 	// Required scope: `broll:billing`.
 	//
@@ -14735,7 +14771,7 @@ func (c *ClientWithResponses) PurchaseVideosWithResponse(ctx context.Context, pa
 //
 // Paging: `limit` default 50, above 500 clamped to 500; `page` or `offset`, or `cursor`. The list is ordered newest first (`purchased_at`, ties by `purchase_id`, both descending; by similarity first with `semantic_search`). `pagination.next_cursor` continues after the page and is stable while new purchases are made (keyset paging; null on the last page); `has_more` is exact. Pages by `page`/`offset` end within the first 10,000 matches (`offset + limit`); a deeper one is 400 `invalid_request` with `max_result_window`: follow `next_cursor` instead, which has no such bound.
 //
-// Every record has a fresh download link, except a purchase whose key (or its root) was revoked, or whose licence was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true. Each record's `license.status` is the licence's current status (`revoked` from the moment of its revocation): the way to read the status of all of a platform's licences at once.
+// Every record has a fresh download link, except a purchase whose key (or its root) was revoked, or whose licence was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true. Each record's `license.status` is the licence's current status (`revoked` from the moment of its revocation): the way to read the status of all of a platform's licences at once; `license_status=revoked` lists only the revoked ones.
 //
 // Required scope: `broll:billing`.
 //

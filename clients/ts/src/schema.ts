@@ -109,7 +109,7 @@ export interface paths {
          *
          *     Paging: `limit` default 50, above 500 clamped to 500; `page` or `offset`, or `cursor`. The list is ordered newest first (`purchased_at`, ties by `purchase_id`, both descending; by similarity first with `semantic_search`). `pagination.next_cursor` continues after the page and is stable while new purchases are made (keyset paging; null on the last page); `has_more` is exact. Pages by `page`/`offset` end within the first 10,000 matches (`offset + limit`); a deeper one is 400 `invalid_request` with `max_result_window`: follow `next_cursor` instead, which has no such bound.
          *
-         *     Every record has a fresh download link, except a purchase whose key (or its root) was revoked, or whose licence was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true. Each record's `license.status` is the licence's current status (`revoked` from the moment of its revocation): the way to read the status of all of a platform's licences at once.
+         *     Every record has a fresh download link, except a purchase whose key (or its root) was revoked, or whose licence was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true. Each record's `license.status` is the licence's current status (`revoked` from the moment of its revocation): the way to read the status of all of a platform's licences at once; `license_status=revoked` lists only the revoked ones.
          *
          *     Required scope: `broll:billing`.
          */
@@ -2807,6 +2807,8 @@ export interface operations {
                 emotion?: components["parameters"]["emotion"];
                 /** @description Root key only: the purchases of the root key itself or of one of its own customer keys. Any other id (a sibling root key's or its customers', another account's, unknown) is 404 `not_found`; a customer key gets 403 `forbidden`. */
                 api_key_id?: string;
+                /** @description Only the purchases whose licence is now `active`, or `revoked`: with paging, the status of all of a platform's licences, or the list of those revoked. Any other value is 400 `invalid_request`. */
+                license_status?: "active" | "revoked";
                 /** @description Page size: default 50, above 500 (however large) is clamped to 500; below 1 or not a number is 400. Pages end within the first 10,000 matches (`offset + limit`). */
                 limit?: components["parameters"]["purchase_limit"];
                 /** @description 1-based page number (or use `offset`, not both). */
