@@ -87,8 +87,8 @@ const unstampedSQL = `
 // purchases of the window by its (account_id, purchased_at) index and looks
 // each one's stamp up by its key: the OFFSET 0 and LIMIT 1 keep the
 // planner from flattening the two subqueries into scans of whole tables
-// (hashing every stamp ever made: 206 ms a sweep over 200,000 purchases,
-// 110 ms with the probes; BenchmarkSweepLost).
+// (a hash of every stamp ever made, whose cost grows with the history
+// rather than with the window; BenchmarkSweepLost).
 const lostStampsSQL = `
 	SELECT p.id FROM accounts a
 	CROSS JOIN LATERAL (

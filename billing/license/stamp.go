@@ -421,8 +421,9 @@ func (s *Stamper) RemoveRevoked(ctx context.Context, id string) (int, error) {
 // SweepWindow is how far back the sweep looks for purchases without a
 // stamped copy: far enough to outlast a Redis outage, short enough never to
 // reach the purchases whose copies PruneStamped removed on purpose (their
-// downloads ask for them again).
-const SweepWindow = 7 * 24 * time.Hour
+// downloads ask for them again), and to keep a sweep's cost to the
+// window's purchases (one stamp lookup each; BenchmarkSweepLost).
+const SweepWindow = 48 * time.Hour
 
 // sweepBatch bounds the purchases one sweep asks for; the next takes the
 // rest.
