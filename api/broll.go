@@ -85,7 +85,11 @@ func (s *server) getBroll(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(s.renderClip(v, bought))
+	j, err := s.renderClip(c.UserContext(), v, bought)
+	if err != nil {
+		return err
+	}
+	return c.JSON(j)
 }
 
 type valueCountJSON struct {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"math"
 	"time"
 
@@ -74,12 +75,16 @@ func (s *server) renderVideos(c *fiber.Ctx, keyID uuid.UUID, videos []catalog.Vi
 
 // renderClip is renderVideos for one clip whose purchase by the calling key
 // is known (catalog.VideoForKey): Valid when the key owns it.
-func (s *server) renderClip(v catalog.Video, bought uuid.NullUUID) videoJSON {
+func (s *server) renderClip(ctx context.Context, v catalog.Video, bought uuid.NullUUID) (videoJSON, error) {
 	j := s.renderVideo(v)
 	if bought.Valid {
-		j.setOwned(s.billing.DownloadLink(bought.UUID))
+		link, err := s.billing.DownloadLink(ctx, bought.UUID)
+		if err != nil {
+			return videoJSON{}, err
+		}
+		j.setOwned(link)
 	}
-	return j
+	return j, nil
 }
 
 // renderVideo is a Video object before ownership.

@@ -45,6 +45,8 @@ var errorDocs = []errorDoc{
 		"Use a key that holds the scope (a root key holds every scope)."},
 	{apperr.Forbidden, "The key may not do this at all (for example a key of no account, or a signed link that expired or was tampered with).",
 		"Use the right kind of key, or ask for a fresh link."},
+	{apperr.LicenseRevoked, "The download link of a purchase whose licence was revoked (`brollctl license revoke`): the file is no longer delivered, and its licence-stamped copy was removed. The purchase record shows `download_url: null`, `download_revoked: true` and `license.status: revoked`.",
+		"Stop using the clip; the operator who revoked the licence can say why (`license.revoked` webhook, `revoked_reason` in the holder's licence)."},
 	{apperr.NotFound, "The resource does not exist, or belongs to another account (never revealed which); also unknown routes.",
 		"Check the id and the path."},
 	{apperr.MethodNotAllowed, "The path exists but does not take this HTTP method; the `Allow` header and `allowed_methods` list the ones it does.",

@@ -113,7 +113,10 @@ func TestLicenseVerifiesWithNodeJose(t *testing.T) {
 		t.Fatal("node's jose refused the licences")
 	}
 	for i, r := range res {
-		if r.Header.Alg != "EdDSA" || r.Header.Kid != before.KeyId || r.Payload.LicenseId != id || r.Payload.Status != "active" {
+		// iat, the signing time, is read from the payload as signed.
+		envelope := []brollclient.SignedLicense{before, publicBefore}[i]
+		if r.Header.Alg != "EdDSA" || r.Header.Kid != before.KeyId || r.Payload.LicenseId != id || r.Payload.Status != "active" ||
+			r.Payload.Iat != envelope.License.Iat || r.Payload.Iat < line.PurchasedAt.Unix() {
 			t.Errorf("licence %d as jose read it: %+v", i, r)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"broll/billing"
+	"broll/billing/license"
 	"broll/catalog"
 	"broll/catalog/search"
 	"broll/internal/apperr"
@@ -178,11 +179,17 @@ func (s *server) getVideoTool(ctx context.Context, c *fiber.Ctx, a getVideoArgs)
 	if err != nil {
 		return videoJSON{}, "", err
 	}
-	vj := s.renderClip(v, bought)
+	vj, err := s.renderClip(ctx, v, bought)
+	if err != nil {
+		return videoJSON{}, "", err
+	}
 	summary := fmt.Sprintf("%q: %s, %s tier, %s USD.", vj.Title, vj.Emotion, vj.Difficulty, vj.Price)
-	if vj.Owned {
+	switch {
+	case vj.Owned && vj.DownloadURL == nil:
+		summary += " Owned by this key, but its licence was revoked: the file is no longer delivered."
+	case vj.Owned:
 		summary += " Owned by this key; download_url is fresh."
-	} else {
+	default:
 		summary += " Not owned yet: quote it with purchase_videos (dry_run=true)."
 	}
 	return vj, summary, nil
@@ -245,6 +252,7 @@ type listPurchasesArgs struct {
 	SemanticSearch string `json:"semantic_search,omitempty" jsonschema:"describe the purchased clip in plain words; not with search"`
 	Emotion        string `json:"emotion,omitempty" jsonschema:"emotion shown in the purchased clip"`
 	APIKeyID       string `json:"api_key_id,omitempty" jsonschema:"root key only: purchases of this customer key"`
+	LicenseStatus  string `json:"license_status,omitempty" jsonschema:"only the purchases whose licence is now active, or revoked"`
 	Limit          *int   `json:"limit,omitempty" jsonschema:"purchases per page, default 50; larger values are clamped to 500"`
 	Page           *int   `json:"page,omitempty" jsonschema:"1-based page number; use page or offset, not both"`
 	Offset         *int   `json:"offset,omitempty" jsonschema:"purchases to skip; use page or offset, not both"`
@@ -256,6 +264,7 @@ func refineListPurchasesSchema(s *jsonschema.Schema) {
 	p["start_date"].Format, p["end_date"].Format = "date", "date"
 	p["emotion"].Enum = schemaEnum(catalog.Emotions()...)
 	p["api_key_id"].Format = "uuid"
+	p["license_status"].Enum = schemaEnum(string(license.Active), string(license.Revoked))
 	p["limit"].Minimum = jsonschema.Ptr(1.0)
 	p["limit"].Default = json.RawMessage("50")
 	p["page"].Minimum = jsonschema.Ptr(1.0)
@@ -269,7 +278,7 @@ func (s *server) listPurchasesTool(ctx context.Context, c *fiber.Ctx, a listPurc
 	}
 	params := billing.ListParams{
 		StartDate: a.StartDate, EndDate: a.EndDate, Search: a.Search, SemanticSearch: a.SemanticSearch,
-		Emotion: a.Emotion, APIKeyID: a.APIKeyID, Page: page,
+		Emotion: a.Emotion, APIKeyID: a.APIKeyID, LicenseStatus: a.LicenseStatus, Page: page,
 	}
 	p := principal(c)
 	q, err := params.Parse(p)

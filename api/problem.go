@@ -25,6 +25,7 @@ var titles = map[apperr.Code]string{
 	apperr.UploadClosed:         "Upload closed",
 	apperr.InsufficientScope:    "Insufficient scope",
 	apperr.Forbidden:            "Forbidden",
+	apperr.LicenseRevoked:       "Licence revoked",
 	apperr.NotFound:             "Not found",
 	apperr.MethodNotAllowed:     "Method not allowed",
 	apperr.Conflict:             "Conflict",

@@ -34,7 +34,8 @@ type purchaseRecordJSON struct {
 	DownloadURL          *string     `json:"download_url"`
 	DownloadURLExpiresAt *time.Time  `json:"download_url_expires_at"`
 	// DownloadRevoked: the purchase's key was revoked, and its links with
-	// it; download_url is null rather than a link that answers 403.
+	// it, or its licence was; download_url is null rather than a link that
+	// answers 403.
 	DownloadRevoked bool              `json:"download_revoked"`
 	Video           purchaseVideoJSON `json:"video"`
 	Legacy          bool              `json:"legacy"`
@@ -130,7 +131,7 @@ func (s *server) listPurchases(c *fiber.Ctx) error {
 	params := billing.ListParams{
 		StartDate: c.Query("start_date"), EndDate: c.Query("end_date"),
 		Search: c.Query("search"), SemanticSearch: c.Query("semantic_search"),
-		Emotion: c.Query("emotion"), APIKeyID: c.Query("api_key_id"), Page: page,
+		Emotion: c.Query("emotion"), APIKeyID: c.Query("api_key_id"), LicenseStatus: c.Query("license_status"), Page: page,
 	}
 	p := principal(c)
 	q, err := params.Parse(p)

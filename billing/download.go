@@ -35,7 +35,9 @@ func (s *Service) VerifyLink(purchaseID, exp, version, sig string) (uuid.UUID, e
 }
 
 // Authorize returns what a verified link of purchase id may fetch, unless
-// the purchase's key (or its root) was revoked since. A test purchase paid
+// the purchase's key (or its root) was revoked since (forbidden) or its
+// licence was (license_revoked: a revoked licence's file is no longer
+// delivered, and its stamped copy is removed). A test purchase paid
 // nothing real, so its link fetches the clip's preview, never the
 // full-quality file; a clip without a preview yet is preview_not_ready. A
 // live purchase fetches its stamped copy (the licence in the file's
@@ -45,15 +47,20 @@ func (s *Service) Authorize(ctx context.Context, id uuid.UUID) (Download, error)
 	var d Download
 	var preview *string
 	var stamped string
-	var recorded bool
+	var recorded, licenseRevoked bool
+	var licenseID string
 	err := s.pool.QueryRow(ctx, authorizeSQL, id).
 		Scan(&d.PurchaseID, &d.AccountID, &d.KeyID, &d.VideoID, &d.Title, &d.MediaKey, &d.ContentType, &d.Livemode, &preview,
-			&stamped, &recorded)
+			&stamped, &recorded, &licenseID, &licenseRevoked)
 	if err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return Download{}, apperr.New(apperr.Forbidden, "this download link no longer works")
 		}
 		return Download{}, err
+	}
+	if licenseRevoked {
+		return Download{}, apperr.New(apperr.LicenseRevoked,
+			"this purchase's licence %s was revoked: its file is no longer delivered", licenseID)
 	}
 	if d.Livemode {
 		switch {

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
 
+	"broll/billing/license"
 	"broll/catalog/search"
 	"broll/internal/apperr"
 	"broll/internal/database"
@@ -37,7 +38,10 @@ type ListParams struct {
 	Search, SemanticSearch string
 	Emotion                string
 	APIKeyID               string
-	Page                   paging.Request
+	// LicenseStatus keeps the purchases whose licence is "active" or
+	// "revoked" now ("": all).
+	LicenseStatus string
+	Page          paging.Request
 }
 
 // Limits of a purchase listing. A huge limit is clamped, not refused;
@@ -58,6 +62,7 @@ type ListQuery struct {
 	SemanticSearch string
 	Emotion        string
 	KeyID          *uuid.UUID
+	LicenseStatus  license.Status // "": any
 	Limit, Offset  int
 	// after is the decoded cursor: the page starts after it (Offset is 0).
 	after *listPosition
@@ -98,6 +103,12 @@ func (lp ListParams) Parse(p tenancy.Principal) (ListQuery, error) {
 			return q, apperr.InvalidField("api_key_id", "api_key_id %q is not a UUID", apperr.Clip(lp.APIKeyID))
 		}
 		q.KeyID = &id
+	}
+	switch st := license.Status(strings.TrimSpace(lp.LicenseStatus)); st {
+	case "", license.Active, license.Revoked:
+		q.LicenseStatus = st
+	default:
+		return q, apperr.InvalidField("license_status", "license_status must be active or revoked, got %q", apperr.Clip(lp.LicenseStatus))
 	}
 	pr, err := ListBounds.Apply(lp.Page)
 	if err != nil {
@@ -150,7 +161,8 @@ type PurchaseRecord struct {
 	Similarity    *float64
 	Video         VideoSummary
 	// Download is the zero Link when DownloadRevoked: the purchase's key (or
-	// its root) was revoked, and its links stopped working with it.
+	// its root) was revoked, and its links stopped working with it, or its
+	// licence was (LicenseRevoked), and its file is no longer delivered.
 	Download        Link
 	DownloadRevoked bool
 	// LicenseID is the purchase's licence (billing/license), revoked when
@@ -218,6 +230,12 @@ func (q ListQuery) filter(p tenancy.Principal) *listFilter {
 	}
 	if q.KeyID != nil {
 		f.where = append(f.where, "p.api_key_id = "+f.arg(*q.KeyID))
+	}
+	switch q.LicenseStatus {
+	case license.Active:
+		f.where = append(f.where, "p.license_revoked_at IS NULL")
+	case license.Revoked:
+		f.where = append(f.where, "p.license_revoked_at IS NOT NULL")
 	}
 	if q.Search != "" {
 		w := "v.search_tsv @@ websearch_to_tsquery('english', " + f.arg(q.Search) + ")"
@@ -311,6 +329,7 @@ func (s *Service) ListPurchases(ctx context.Context, p tenancy.Principal, q List
 			return Listing{}, fmt.Errorf("list purchases: %w", err)
 		}
 		r.Similarity = sim
+		r.DownloadRevoked = r.DownloadRevoked || r.LicenseRevoked
 		if !r.DownloadRevoked {
 			r.Download = s.links.Sign(r.PurchaseID)
 		}

@@ -55,6 +55,11 @@ func (q ListQuery) fingerprint() string {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
 	}
+	// Only when set, so that the cursors of the queries without it, issued
+	// before it existed, still read back.
+	if q.LicenseStatus != "" {
+		h.Write([]byte("license_status=" + string(q.LicenseStatus)))
+	}
 	return strconv.FormatUint(h.Sum64(), 36)
 }
 

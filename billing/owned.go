@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/google/uuid"
 
@@ -9,7 +10,8 @@ import (
 )
 
 // Owned returns, for the given videos, the purchases the key holds, each with
-// a fresh download link: what fills `owned` and `download_url` in the Video
+// a fresh download link (none when its licence was revoked: the file is no
+// longer delivered): what fills `owned` and `download_url` in the Video
 // objects a key sees. Who owns what is the catalog's rule (catalog.Ownerships);
 // the links are billing's.
 func (s *Service) Owned(ctx context.Context, keyID uuid.UUID, videoIDs []uuid.UUID) (map[uuid.UUID]PurchasedVideo, error) {
@@ -19,13 +21,27 @@ func (s *Service) Owned(ctx context.Context, keyID uuid.UUID, videoIDs []uuid.UU
 	}
 	out := make(map[uuid.UUID]PurchasedVideo, len(owned))
 	for id, o := range owned {
-		out[id] = PurchasedVideo{PurchaseID: o.PurchaseID, VideoID: o.VideoID, PricePaid: o.PricePaid,
-			PurchasedAt: o.PurchasedAt, AlreadyOwned: true, Download: s.links.Sign(o.PurchaseID)}
+		p := PurchasedVideo{PurchaseID: o.PurchaseID, VideoID: o.VideoID, PricePaid: o.PricePaid,
+			PurchasedAt: o.PurchasedAt, AlreadyOwned: true, LicenseRevoked: o.LicenseRevoked}
+		if !o.LicenseRevoked {
+			p.Download = s.links.Sign(o.PurchaseID)
+		}
+		out[id] = p
 	}
 	return out, nil
 }
 
 // DownloadLink signs a fresh link to a purchase's file, for a caller that
 // already knows the purchase is its own (catalog.Service.VideoForKey
-// reports the key's purchase of a clip with the clip).
-func (s *Service) DownloadLink(purchaseID uuid.UUID) Link { return s.links.Sign(purchaseID) }
+// reports the key's purchase of a clip with the clip): the zero Link when
+// its licence was revoked (the file is no longer delivered).
+func (s *Service) DownloadLink(ctx context.Context, purchaseID uuid.UUID) (Link, error) {
+	var revoked bool
+	if err := s.pool.QueryRow(ctx, licenseRevokedSQL, purchaseID).Scan(&revoked); err != nil {
+		return Link{}, fmt.Errorf("download link: %w", err)
+	}
+	if revoked {
+		return Link{}, nil
+	}
+	return s.links.Sign(purchaseID), nil
+}

@@ -29,7 +29,7 @@ type PurchasedVideo struct {
 	PricePaid    money.Cents
 	PurchasedAt  time.Time
 	AlreadyOwned bool
-	Download     Link // zero on a dry run
+	Download     Link // zero on a dry run, and when LicenseRevoked
 	// LicenseID is the purchase's licence ("" on a dry run or a refusal),
 	// revoked when LicenseRevoked (a licence owned before and revoked since).
 	LicenseID      string
@@ -80,7 +80,7 @@ func (s *Service) purchase(account uuid.UUID, job *purchaseJob) (PurchaseResult,
 		return PurchaseResult{}, err
 	}
 	for i := range out.Purchases {
-		if !job.dry {
+		if !job.dry && !out.Purchases[i].LicenseRevoked {
 			out.Purchases[i].Download = s.links.Sign(out.Purchases[i].PurchaseID)
 		}
 	}

@@ -155,15 +155,20 @@ const keyRevokedSQL = `(k.revoked_at IS NOT NULL OR r.revoked_at IS NOT NULL)`
 // With them the stamp recorded for the purchase (license_stamps) when it
 // was made from the clip's current file: the stamped copy's key ("" for
 // none) and whether one is recorded at all (a container that cannot carry
-// the licence has a record and no copy).
+// the licence has a record and no copy); and the purchase's licence, with
+// whether it was revoked (the link is then refused, license_revoked).
 const authorizeSQL = `
 	SELECT p.id, p.account_id, p.api_key_id, v.id, v.title, v.media_key, v.media_content_type,
-	       p.livemode, v.preview_key, coalesce(s.media_key, ''), s.purchase_id IS NOT NULL
+	       p.livemode, v.preview_key, coalesce(s.media_key, ''), s.purchase_id IS NOT NULL,
+	       p.license_id, p.license_revoked_at IS NOT NULL
 	FROM purchases p
 	JOIN videos v ON v.id = p.video_id
 	LEFT JOIN license_stamps s ON s.purchase_id = p.id AND s.source_key = v.media_key
 	` + keyJoinSQL + `
 	WHERE p.id = $1 AND NOT ` + keyRevokedSQL
+
+// licenseRevokedSQL says whether purchase $1's licence was revoked.
+const licenseRevokedSQL = `SELECT license_revoked_at IS NOT NULL FROM purchases WHERE id = $1`
 
 // logDownloadSQL records a fetch as it starts: $1 purchase, $2 account,
 // $3 key, $4 client address, $5 user agent, $6 bytes to send, $7 status.

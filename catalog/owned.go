@@ -42,6 +42,9 @@ type Ownership struct {
 	VideoID     uuid.UUID   `db:"video_id"`
 	PricePaid   money.Cents `db:"price_paid"`
 	PurchasedAt time.Time   `db:"purchased_at"`
+	// LicenseRevoked: the purchase's licence was revoked; the clip stays
+	// owned, its file is no longer delivered.
+	LicenseRevoked bool `db:"license_revoked"`
 }
 
 // Ownerships returns, by clip, those of videoIDs that keyID owns, read on

@@ -317,7 +317,7 @@ func (g *Graph) build() {
 		LowBalanceThreshold: cfg.LowBalanceThreshold, TestBalance: cfg.TestBalance, Marks: mk, Stamps: g.Stamps})
 	if g.licenseKeys != nil {
 		g.Licenses = license.New(pool, license.Options{Keys: g.licenseKeys, Licensor: cfg.License.LicensorName,
-			TermsVersion: cfg.License.TermsVersion, TermsURL: cfg.TermsLink(), BaseURL: cfg.BaseURL(), Fonts: g.Fonts})
+			TermsVersion: cfg.License.TermsVersion, TermsURL: cfg.TermsLink(), BaseURL: cfg.BaseURL(), Fonts: g.Fonts, Stamps: g.Stamps})
 	}
 
 	var queue catalog.EmbedQueue // a nil *AsynqQueue would be a queue that is not nil

@@ -34,6 +34,7 @@ const (
 	DefaultRetryMaxDelay      = 5 * time.Minute
 	DefaultShutdownTimeout    = 20 * time.Second
 	DefaultRelayInterval      = time.Second
+	DefaultStampSweepInterval = time.Minute
 )
 
 // Options tune a Worker; the zero value is production's defaults. What it
@@ -72,6 +73,10 @@ type Options struct {
 	// job outbox (those their writer could not queue: Redis was away) to
 	// the queues.
 	RelayInterval time.Duration
+	// StampSweepInterval is how often the worker looks for recent live
+	// purchases without a licence-stamped copy and asks for theirs
+	// (license.Stamper.SweepLost): the requests lost while Redis was away.
+	StampSweepInterval time.Duration
 	// NoMedia leaves the media queue alone (no ffmpeg on this machine):
 	// its tasks wait for a worker that has it.
 	NoMedia bool
@@ -90,6 +95,7 @@ func (o *Options) withDefaults() {
 	setDefault(&o.RetryMaxDelay, DefaultRetryMaxDelay)
 	setDefault(&o.ShutdownTimeout, DefaultShutdownTimeout)
 	setDefault(&o.RelayInterval, DefaultRelayInterval)
+	setDefault(&o.StampSweepInterval, DefaultStampSweepInterval)
 }
 
 func setDefault[T int | time.Duration](v *T, def T) {
@@ -194,6 +200,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		"preview_concurrency", o.PreviewConcurrency, "batch_size", o.BatchSize, "poll_interval", o.PollInterval)
 	var relay sync.WaitGroup
 	relay.Go(func() { w.relayJobs(ctx) })
+	if w.stamps != nil {
+		relay.Go(func() { w.sweepStamps(ctx) })
+	}
 	defer relay.Wait()
 	<-ctx.Done()
 	w.logger.Info("worker stopping", "shutdown_timeout", o.ShutdownTimeout)

@@ -59,6 +59,7 @@ func Certificate(s Signed, fonts *Fonts) ([]byte, error) {
 	w.paragraph("regular", 10, "Scan the code or open "+d.VerifyURL+" to see whether the licence is active. "+
 		"The licence is also a document signed with Ed25519 (key id "+s.KeyID+"): anyone can verify it offline "+
 		"against the public keys the licensor publishes at /.well-known/broll-license-keys.json.")
+	w.paragraph("regular", 10, d.ProofNote())
 	w.y += 12
 	if err := w.qr(d.VerifyURL, 150); err != nil {
 		return nil, err

@@ -10,7 +10,11 @@
 // /.well-known/broll-license-keys.json, so that anyone checks a licence with
 // any JOSE library and no account. Documents are signed when they are asked
 // for, with the licence's status at that moment, never on the purchase path:
-// a purchase only stores the id it chose.
+// a purchase only stores the id it chose. Each carries the time it was
+// signed (iat, in the payload, as the JWT claim), so that a saved document
+// proves the licence as of that time and no later: a revocation since does
+// not undo its signature, and the current status is read on the verify page
+// (or, for a platform's licences in bulk, from its purchase records).
 //
 // Two views of one licence are signed: the holder's (the purchase's key or
 // its root: the price paid and the purchase id included) and the public one

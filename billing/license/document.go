@@ -42,6 +42,10 @@ type Document struct {
 	Currency   string   `json:"currency,omitempty"`
 	PurchaseID string   `json:"purchase_id,omitempty"`
 	VerifyURL  string   `json:"verify_url"`
+	// IssuedAt is when the document was signed, in Unix seconds: the JWT
+	// claim iat (RFC 7519), which JOSE libraries read. A document proves
+	// the licence as of then; Keyring.Sign sets it.
+	IssuedAt int64 `json:"iat"`
 }
 
 // Clip is the licensed clip.
@@ -99,9 +103,23 @@ func (d Document) DisplayLicensee() string {
 	return "a customer of " + d.Licensee.Platform
 }
 
+// SignedAt is when the document was signed (IssuedAt).
+func (d Document) SignedAt() time.Time { return time.Unix(d.IssuedAt, 0).UTC() }
+
+// ProofNote tells an offline verifier what a signed document proves: the
+// licence as it stood when it was signed, not after; and where its current
+// status is read.
+func (d Document) ProofNote() string {
+	return "Signed on " + d.SignedAt().Format("2 January 2006, 15:04:05 UTC") + " (iat " + strconv.FormatInt(d.IssuedAt, 10) +
+		"): this certificate and its signed document prove the licence as of that time only. " +
+		"Its current status is on the verify page; the same page answers with a freshly signed document " +
+		"when asked with Accept: application/json."
+}
+
 // Canonical is the document's canonical JSON (RFC 8785): object keys in
-// order, no white space, no HTML escaping. The bytes signed are these, so
-// one state of a licence always signs to the same JWS.
+// order, no white space, no HTML escaping. The bytes signed are these: one
+// state of a licence signed in the same second always signs to the same
+// JWS.
 func (d Document) Canonical() ([]byte, error) {
 	raw, err := json.Marshal(d)
 	if err != nil {
@@ -135,8 +153,10 @@ type Signed struct {
 	KeyID string `json:"key_id"`
 }
 
-// Sign signs d with the keyring's current key.
+// Sign signs d with the keyring's current key, as of now: the document's
+// iat is the signing time.
 func (k *Keyring) Sign(d Document) (Signed, error) {
+	d.IssuedAt = k.now().Unix()
 	payload, err := d.Canonical()
 	if err != nil {
 		return Signed{}, err

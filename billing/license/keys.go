@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-jose/go-jose/v4"
 )
@@ -26,6 +27,8 @@ type Keyring struct {
 	kid     string
 	signer  jose.Signer
 	jwks    []byte
+	// now is the clock documents are signed by (their iat).
+	now func() time.Time
 }
 
 // NewKeyring derives the Ed25519 keys from secrets (at least 32 characters
@@ -38,7 +41,7 @@ func NewKeyring(current string, previous ...string) (*Keyring, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &Keyring{current: priv}
+	k := &Keyring{current: priv, now: time.Now}
 	set := jose.JSONWebKeySet{}
 	seen := map[string]bool{}
 	for _, secret := range append([]string{current}, previous...) {

@@ -40,7 +40,8 @@ func sample() Document {
 		Clip: Clip{ID: "7c0e1f4a-2b3c-4d5e-8f90-123456789abc", Title: "Shocked woman"}, Licensee: Licensee{Name: &name, Platform: "Acme"},
 		Licensor: "B-roll Library", Terms: Terms{Type: TermsType, Version: "2026-11", URL: "https://x.test/licenses/terms"},
 		GrantedAt: time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC), PricePaid: &price, Currency: "USD",
-		PurchaseID: "0b7f6f7e-5e5d-4c4b-9a8a-111111111111", VerifyURL: "https://x.test/licenses/lic_0123456789abcdef0123456789abcdef"}
+		PurchaseID: "0b7f6f7e-5e5d-4c4b-9a8a-111111111111", VerifyURL: "https://x.test/licenses/lic_0123456789abcdef0123456789abcdef",
+		IssuedAt: time.Date(2026, 11, 27, 9, 30, 15, 0, time.UTC).Unix()}
 }
 
 // The signed bytes are canonical JSON: keys in order at every level, no
@@ -51,7 +52,7 @@ func TestCanonical(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"clip":{"id":"7c0e1f4a-2b3c-4d5e-8f90-123456789abc","title":"Shocked woman"},"currency":"USD",` +
-		`"granted_at":"2026-11-26T10:00:00Z","license_id":"lic_0123456789abcdef0123456789abcdef",` +
+		`"granted_at":"2026-11-26T10:00:00Z","iat":1795771815,"license_id":"lic_0123456789abcdef0123456789abcdef",` +
 		`"licensee":{"name":"Jane <Doe> & Co","platform":"Acme"},"licensor":"B-roll Library","livemode":true,` +
 		`"price_paid":2.5,"purchase_id":"0b7f6f7e-5e5d-4c4b-9a8a-111111111111","status":"active",` +
 		`"terms":{"redistribution":false,"type":"single_user","url":"https://x.test/licenses/terms","version":"2026-11"},` +
@@ -97,6 +98,9 @@ func TestSignAndRotate(t *testing.T) {
 	if before.KeyID() == after.KeyID() {
 		t.Fatal("rotation kept the key id")
 	}
+	// A fixed clock: the signing time is the document's iat.
+	signedAt := time.Date(2026, 11, 28, 8, 0, 0, 0, time.UTC)
+	before.now, after.now = func() time.Time { return signedAt }, func() time.Time { return signedAt }
 	old, err := before.Sign(sample())
 	if err != nil {
 		t.Fatal(err)
@@ -126,11 +130,14 @@ func TestSignAndRotate(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
-		if want, _ := sample().Canonical(); !bytes.Equal(payload, want) {
-			t.Fatalf("%s: payload %s", what, payload)
+		signed := sample()
+		signed.IssuedAt = signedAt.Unix()
+		if want, _ := signed.Canonical(); !bytes.Equal(payload, want) || s.License.IssuedAt != signed.IssuedAt {
+			t.Fatalf("%s: payload %s, document %+v", what, payload, s.License)
 		}
 	}
-	// Ed25519 is deterministic: one state of a licence, one signature.
+	// Ed25519 is deterministic: one state of a licence signed at one time,
+	// one signature.
 	again, _ := after.Sign(sample())
 	if again.JWS != fresh.JWS {
 		t.Error("the same document signed twice differs")

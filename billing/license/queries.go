@@ -47,20 +47,22 @@ SELECT r.license_id FROM r`
 // Stamped copies (stamp.go, table license_stamps).
 
 // stampSourceSQL reads what purchase $1's stamp is made from: its licence,
-// mode and clip file, and the stamp recorded for it (NULLs: none), current
-// when it was made from the clip's file as it is now.
+// mode, whether the licence was revoked, and clip file, and the stamp
+// recorded for it (NULLs: none), current when it was made from the clip's
+// file as it is now.
 const stampSourceSQL = `
-	SELECT p.license_id, p.livemode, v.media_key, s.purchase_id IS NOT NULL, coalesce(s.media_key, ''),
-	       coalesce(s.source_key = v.media_key, false)
+	SELECT p.license_id, p.livemode, p.license_revoked_at IS NOT NULL, v.media_key, s.purchase_id IS NOT NULL,
+	       coalesce(s.media_key, ''), coalesce(s.source_key = v.media_key, false)
 	FROM purchases p JOIN videos v ON v.id = p.video_id
 	LEFT JOIN license_stamps s ON s.purchase_id = p.id
 	WHERE p.id = $1`
 
 // recordStampSQL records purchase $1's stamp, made from $2: the copy $3 of
-// $4 bytes, or no copy and why ($5).
+// $4 bytes, or no copy and why ($5); unless the purchase's licence was
+// revoked meanwhile (no row: the copy made is removed).
 const recordStampSQL = `
 	INSERT INTO license_stamps (purchase_id, source_key, media_key, bytes, reason)
-	VALUES ($1, $2, $3, $4, $5)
+	SELECT $1, $2, $3, $4, $5 FROM purchases p WHERE p.id = $1 AND p.license_revoked_at IS NULL
 	ON CONFLICT (purchase_id) DO UPDATE SET source_key = EXCLUDED.source_key, media_key = EXCLUDED.media_key,
 	    bytes = EXCLUDED.bytes, reason = EXCLUDED.reason, stamped_at = now()`
 
@@ -72,12 +74,42 @@ const unstampableSQL = `
 	ON CONFLICT (purchase_id) DO UPDATE SET source_key = EXCLUDED.source_key, media_key = NULL,
 	    bytes = NULL, reason = EXCLUDED.reason, stamped_at = now()`
 
-// unstampedSQL keeps those of purchases $1 that need a stamp: live, and
-// without one made from their clip's current file.
+// unstampedSQL keeps those of purchases $1 that need a stamp: live, their
+// licence not revoked, and without one made from their clip's current file.
 const unstampedSQL = `
 	SELECT p.id FROM purchases p JOIN videos v ON v.id = p.video_id
 	LEFT JOIN license_stamps s ON s.purchase_id = p.id AND s.source_key = v.media_key
-	WHERE p.id = ANY($1) AND p.livemode AND s.purchase_id IS NULL`
+	WHERE p.id = ANY($1) AND p.livemode AND p.license_revoked_at IS NULL AND s.purchase_id IS NULL`
+
+// lostStampsSQL lists up to $2 purchases made since $1 that need a stamp
+// (as unstampedSQL says), oldest first: those whose requests were lost (the
+// queue was away when they were asked for). It reads each account's
+// purchases of the window by its (account_id, purchased_at) index and looks
+// each one's stamp up by its key: the OFFSET 0 and LIMIT 1 keep the
+// planner from flattening the two subqueries into scans of whole tables
+// (a hash of every stamp ever made, whose cost grows with the history
+// rather than with the window; BenchmarkSweepLost).
+const lostStampsSQL = `
+	SELECT p.id FROM accounts a
+	CROSS JOIN LATERAL (
+	    SELECT q.id, q.video_id, q.purchased_at FROM purchases q
+	    WHERE q.account_id = a.id AND q.purchased_at >= $1 AND q.livemode AND q.license_revoked_at IS NULL
+	    OFFSET 0
+	) p
+	JOIN videos v ON v.id = p.video_id
+	LEFT JOIN LATERAL (
+	    SELECT true AS made FROM license_stamps s WHERE s.purchase_id = p.id AND s.source_key = v.media_key LIMIT 1
+	) s ON true
+	WHERE s.made IS NULL
+	ORDER BY p.purchased_at, p.id
+	LIMIT $2`
+
+// revokedStampsSQL lists the stamped copies recorded for licence $1 once it
+// is revoked (none while it is active).
+const revokedStampsSQL = `
+	SELECT s.purchase_id, s.media_key, s.stamped_at
+	FROM purchases p JOIN license_stamps s ON s.purchase_id = p.id
+	WHERE p.license_id = $1 AND p.license_revoked_at IS NOT NULL AND s.media_key IS NOT NULL`
 
 // prunableStampsSQL lists up to $2 stamped copies, oldest first, of
 // purchases made before $1 whose copy was also made before $1 (a copy

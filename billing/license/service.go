@@ -3,6 +3,7 @@ package license
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -32,6 +33,9 @@ type Options struct {
 	BaseURL string
 	// Fonts print the certificates (LoadFonts).
 	Fonts *Fonts
+	// Stamps removes a revoked licence's stamped copy; nil: a process
+	// without the media store, which leaves it to the next stamp task.
+	Stamps *Stamper
 }
 
 // Service reads, signs and revokes licences.
@@ -207,8 +211,10 @@ func (s *Service) Public(ctx context.Context, id string) (Signed, error) {
 const MaxReasonChars = 500
 
 // Revoke revokes licence id for reason and writes license.revoked in the
-// same statement. A licence revoked before is a conflict; an unknown one
-// not_found.
+// same statement, then removes its stamped copy from the media store (its
+// file is no longer delivered: downloads answer license_revoked). A
+// licence revoked before is a conflict, after removing a copy a failed
+// revocation left; an unknown one not_found.
 func (s *Service) Revoke(ctx context.Context, id, reason string) (Signed, error) {
 	reason = strings.TrimSpace(reason)
 	if reason == "" || utf8.RuneCountInString(reason) > MaxReasonChars || !utf8.ValidString(reason) {
@@ -228,6 +234,11 @@ func (s *Service) Revoke(ctx context.Context, id, reason string) (Signed, error)
 	current, err := s.Show(ctx, id)
 	if err != nil {
 		return Signed{}, err
+	}
+	if s.o.Stamps != nil && s.o.Stamps.o.Media != nil {
+		if _, err := s.o.Stamps.RemoveRevoked(ctx, id); err != nil {
+			return current, fmt.Errorf("licence %s is revoked, its stamped copy not yet removed (revoke again to retry): %w", id, err)
+		}
 	}
 	if len(revoked) == 0 {
 		return current, apperr.New(apperr.Conflict, "licence %s was revoked before", id)

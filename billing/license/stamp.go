@@ -30,18 +30,25 @@ import (
 // (migration 00024) records it.
 //
 // Until the copy is stored the download serves the original, and the
-// licence is no less valid for it: the work is asked for twice, once per
-// purchase batch right after its commit (best effort: one task for the
-// batch, which a worker fans out to one task per purchase) and again by
-// every download that finds no copy (a task per purchase, deduplicated by
-// its id), so a queue that lost the first request delays a stamp until the
-// next download, never loses it. Test purchases serve previews and get no
+// licence is no less valid for it: the work is asked for once per purchase
+// batch right after its commit (best effort: one task for the batch, which
+// a worker fans out to one task per purchase), again by every download that
+// finds no copy (a task per purchase, deduplicated by its id), and by the
+// worker's periodic sweep (SweepLost), which finds the recent purchases
+// still without a copy and asks for theirs: a queue that lost the first
+// request (Redis away) delays a stamp by a sweep, never loses it, with or
+// without a download. Test purchases serve previews and get no
 // stamp; a container that cannot carry the text (GIF, JPEG, PNG) is
 // recorded as such and its original served.
 //
 // Retention: every stamped copy is one more copy of its file in the store.
 // PruneStamped removes those of old purchases; their next download serves
-// the original and asks for the copy again.
+// the original and asks for the copy again. (The sweep looks only at the
+// purchases of its window, SweepWindow, so it does not remake pruned ones.)
+//
+// Revocation: a revoked licence's file is no longer delivered, so its
+// stamped copy is removed (RemoveRevoked, which Service.Revoke calls), and
+// no copy is made for it any more (Stamp, FanOut and the sweep skip it).
 
 // StampQueue hands stamps to the worker; internal/tasks implements it with
 // asynq.
@@ -193,6 +200,9 @@ const (
 	// StampUnsupported: the container cannot carry the licence; recorded,
 	// the original is served.
 	StampUnsupported StampOutcome = "unsupported"
+	// StampRevoked: the licence was revoked; no copy is made, and one made
+	// before is removed.
+	StampRevoked StampOutcome = "revoked"
 )
 
 // ErrPurchaseGone is a stamp asked for a purchase that does not exist.
@@ -201,6 +211,7 @@ var ErrPurchaseGone = errors.New("licence stamp: no such purchase")
 type stampSource struct {
 	LicenseID  string
 	Livemode   bool
+	Revoked    bool
 	Original   string
 	Recorded   bool
 	StampedKey string
@@ -226,6 +237,11 @@ func (s *Stamper) Stamp(ctx context.Context, id uuid.UUID) (StampOutcome, error)
 		return "", fmt.Errorf("licence stamp: %w", err)
 	}
 	switch {
+	case src.Revoked:
+		if _, err := s.RemoveRevoked(ctx, src.LicenseID); err != nil {
+			return "", err
+		}
+		return StampRevoked, nil
 	case !src.Livemode:
 		return StampNotNeeded, nil
 	case src.Recorded && src.Current && src.StampedKey == "":
@@ -251,8 +267,17 @@ func (s *Stamper) Stamp(ctx context.Context, id uuid.UUID) (StampOutcome, error)
 	if err != nil {
 		return "", err
 	}
-	if _, err := s.pool.Exec(ctx, recordStampSQL, id, src.Original, key, size, nil); err != nil {
+	tag, err := s.pool.Exec(ctx, recordStampSQL, id, src.Original, key, size, nil)
+	if err != nil {
 		return "", fmt.Errorf("licence stamp: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		// Revoked while the copy was made: it goes, with any made before.
+		s.remove(ctx, key)
+		if _, err := s.RemoveRevoked(ctx, src.LicenseID); err != nil {
+			return "", err
+		}
+		return StampRevoked, nil
 	}
 	if src.StampedKey != "" && src.StampedKey != key {
 		// The copy of a file replaced since, under another name.
@@ -365,4 +390,71 @@ func (s *Stamper) PruneStamped(ctx context.Context, cutoff time.Time) (PruneResu
 			return out, nil
 		}
 	}
+}
+
+// RemoveRevoked removes the stamped copies of licence id once it is
+// revoked, files first and their records after (a failure leaves the
+// record, for the next call), and returns how many it removed. An active
+// licence's copy is left alone.
+func (s *Stamper) RemoveRevoked(ctx context.Context, id string) (int, error) {
+	stamps, err := database.Select(ctx, s.pool, pgx.RowToStructByPos[prunable], revokedStampsSQL, id)
+	if err != nil || len(stamps) == 0 {
+		return 0, wrapStamps(err)
+	}
+	r, ok := s.o.Media.(media.Remover)
+	if !ok {
+		return 0, errors.New("licence stamps: the media store cannot remove files")
+	}
+	ids, at := make([]uuid.UUID, 0, len(stamps)), make([]time.Time, 0, len(stamps))
+	for _, p := range stamps {
+		if err := r.Remove(ctx, p.Key); err != nil {
+			return 0, fmt.Errorf("licence stamps: remove the revoked licence's copy: %w", err)
+		}
+		ids, at = append(ids, p.PurchaseID), append(at, p.StampedAt)
+	}
+	if _, err := s.pool.Exec(ctx, forgetStampsSQL, ids, at); err != nil {
+		return 0, wrapStamps(err)
+	}
+	return len(stamps), nil
+}
+
+// SweepWindow is how far back the sweep looks for purchases without a
+// stamped copy: far enough to outlast a Redis outage, short enough never to
+// reach the purchases whose copies PruneStamped removed on purpose (their
+// downloads ask for them again), and to keep a sweep's cost to the
+// window's purchases (one stamp lookup each; BenchmarkSweepLost).
+const SweepWindow = 48 * time.Hour
+
+// sweepBatch bounds the purchases one sweep asks for; the next takes the
+// rest.
+const sweepBatch = 1000
+
+// SweepLost asks for the stamped copies of the live purchases made since
+// now-SweepWindow that have none (their licence not revoked, no copy made
+// from their clip's current file, none recorded as impossible), at most
+// sweepBatch of them, oldest first, and returns how many it asked for.
+// Their requests were lost (the queue was away when the purchase or a
+// download asked) or are still queued: a stamp task is deduplicated by its
+// purchase, so asking again costs a lookup. The worker runs it
+// periodically.
+func (s *Stamper) SweepLost(ctx context.Context, now time.Time) (int, error) {
+	if s.o.Queue == nil {
+		return 0, nil
+	}
+	ids, err := database.Select(ctx, s.pool, pgx.RowTo[uuid.UUID], lostStampsSQL, now.Add(-SweepWindow), sweepBatch)
+	if err != nil || len(ids) == 0 {
+		return 0, wrapStamps(err)
+	}
+	if err := s.o.Queue.EnqueueStamps(ctx, ids); err != nil {
+		return 0, fmt.Errorf("licence stamps: %w", err)
+	}
+	return len(ids), nil
+}
+
+// wrapStamps prefixes err (nil stays nil).
+func wrapStamps(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("licence stamps: %w", err)
 }

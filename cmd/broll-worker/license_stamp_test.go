@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -72,6 +73,9 @@ type stampEnv struct {
 	s3    *testkit.S3Server
 	// startWorker runs a worker over the env until the test ends.
 	startWorker func(t *testing.T)
+	// sweepEvery is the worker's StampSweepInterval: an hour unless a test
+	// of the sweep sets it (a sweep would remake a pruned copy on its own).
+	sweepEvery time.Duration
 }
 
 func newStampEnv(t *testing.T, s3 bool) *stampEnv {
@@ -112,7 +116,8 @@ func newStampEnv(t *testing.T, s3 bool) *stampEnv {
 		t.Helper()
 		w, err := worker.New(open(graph.WorkerParts), worker.Options{PollInterval: 20 * time.Millisecond,
 			RetryBaseDelay: 10 * time.Millisecond, RetryMaxDelay: 40 * time.Millisecond, ShutdownTimeout: 5 * time.Second,
-			Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))})
+			StampSweepInterval: cmp.Or(e.sweepEvery, time.Hour),
+			Logger:             slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,6 +36,9 @@ const (
 	// PreviewNotReady: a test purchase's link serves the clip's preview,
 	// and the clip has none yet (409); never the full-quality file instead.
 	PreviewNotReady Code = "preview_not_ready"
+	// LicenseRevoked: the download link of a purchase whose licence was
+	// revoked (403): its file is no longer delivered.
+	LicenseRevoked Code = "license_revoked"
 	// Uploads (409): an import names an upload whose file has not all
 	// arrived (UploadIncomplete) or that another clip took (UploadClaimed);
 	// a PUT reaches an upload that has its file already (UploadClosed).

@@ -87,7 +87,7 @@ func Status(code apperr.Code) int {
 		return http.StatusUnauthorized
 	case apperr.InsufficientCredits, apperr.SpendLimitExceeded:
 		return http.StatusPaymentRequired
-	case apperr.InsufficientScope, apperr.Forbidden:
+	case apperr.InsufficientScope, apperr.Forbidden, apperr.LicenseRevoked:
 		return http.StatusForbidden
 	case apperr.NotFound:
 		return http.StatusNotFound

@@ -638,6 +638,7 @@ const (
 	ProblemCodeInsufficientScope       ProblemCode = "insufficient_scope"
 	ProblemCodeInternal                ProblemCode = "internal"
 	ProblemCodeInvalidRequest          ProblemCode = "invalid_request"
+	ProblemCodeLicenseRevoked          ProblemCode = "license_revoked"
 	ProblemCodeMethodNotAllowed        ProblemCode = "method_not_allowed"
 	ProblemCodeNotFound                ProblemCode = "not_found"
 	ProblemCodePayloadTooLarge         ProblemCode = "payload_too_large"
@@ -675,6 +676,8 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeInternal:
 		return true
 	case ProblemCodeInvalidRequest:
+		return true
+	case ProblemCodeLicenseRevoked:
 		return true
 	case ProblemCodeMethodNotAllowed:
 		return true
@@ -1995,6 +1998,24 @@ func (e ListPurchasesParamsEmotion) Valid() bool {
 	}
 }
 
+// Defines values for ListPurchasesParamsLicenseStatus.
+const (
+	ListPurchasesParamsLicenseStatusActive  ListPurchasesParamsLicenseStatus = "active"
+	ListPurchasesParamsLicenseStatusRevoked ListPurchasesParamsLicenseStatus = "revoked"
+)
+
+// Valid indicates whether the value is a known member of the ListPurchasesParamsLicenseStatus enum.
+func (e ListPurchasesParamsLicenseStatus) Valid() bool {
+	switch e {
+	case ListPurchasesParamsLicenseStatusActive:
+		return true
+	case ListPurchasesParamsLicenseStatusRevoked:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListCustomerKeysParamsStatus.
 const (
 	ListCustomerKeysParamsStatusActive  ListCustomerKeysParamsStatus = "active"
@@ -2076,6 +2097,7 @@ const (
 	GetErrorCodeParamsCodeInsufficientScope       GetErrorCodeParamsCode = "insufficient_scope"
 	GetErrorCodeParamsCodeInternal                GetErrorCodeParamsCode = "internal"
 	GetErrorCodeParamsCodeInvalidRequest          GetErrorCodeParamsCode = "invalid_request"
+	GetErrorCodeParamsCodeLicenseRevoked          GetErrorCodeParamsCode = "license_revoked"
 	GetErrorCodeParamsCodeMethodNotAllowed        GetErrorCodeParamsCode = "method_not_allowed"
 	GetErrorCodeParamsCodeNotFound                GetErrorCodeParamsCode = "not_found"
 	GetErrorCodeParamsCodePayloadTooLarge         GetErrorCodeParamsCode = "payload_too_large"
@@ -2104,6 +2126,8 @@ func (e GetErrorCodeParamsCode) Valid() bool {
 	case GetErrorCodeParamsCodeInternal:
 		return true
 	case GetErrorCodeParamsCodeInvalidRequest:
+		return true
+	case GetErrorCodeParamsCodeLicenseRevoked:
 		return true
 	case GetErrorCodeParamsCodeMethodNotAllowed:
 		return true
@@ -2541,7 +2565,7 @@ type LegacyPurchaseResult struct {
 // LegacyPurchaseResultCurrency defines model for LegacyPurchaseResult.Currency.
 type LegacyPurchaseResultCurrency string
 
-// LicenseDocument A licence as it is signed: the JWS payload is this object's canonical JSON (RFC 8785: keys sorted, no white space). The holder's view carries `price_paid`, `currency`, `purchase_id` and `revoked_reason`; the public view (the verify page) leaves them out, and leaves out `licensee.platform` when the licensee has a name.
+// LicenseDocument A licence as it is signed: the JWS payload is this object's canonical JSON (RFC 8785: keys sorted, no white space). The holder's view carries `price_paid`, `currency`, `purchase_id` and `revoked_reason`; the public view (the verify page) leaves them out, and leaves out `licensee.platform` when the licensee has a name. Every signing carries its time (`iat`), so the same licence signed twice gives two JWSs.
 type LicenseDocument struct {
 	Clip struct {
 		Id    openapi_types.UUID `json:"id"`
@@ -2549,7 +2573,10 @@ type LicenseDocument struct {
 	} `json:"clip"`
 	Currency  *LicenseDocumentCurrency `json:"currency,omitempty"`
 	GrantedAt time.Time                `json:"granted_at"`
-	LicenseId string                   `json:"license_id"`
+
+	// Iat When this document was signed, in Unix seconds: the JWT claim `iat` (RFC 7519), which JOSE libraries read (go-jose's `jwt.Claims.IssuedAt`, jose's `jwtVerify` payload). A signed document proves the licence as of that time only: a saved one still verifies after a revocation. The current status is on the verify page (`GET /licenses/{license_id}` with `Accept: application/json`, signed anew), and for a platform's licences in bulk on its purchase records (`license.status`).
+	Iat       int64  `json:"iat"`
+	LicenseId string `json:"license_id"`
 	Licensee  struct {
 		// Name The customer key's `licensee_name`; null: none set, shown as "a customer of <platform>".
 		Name *string `json:"name"`
@@ -2657,7 +2684,7 @@ type Problem struct {
 	// Checks `/readyz`: what the node found. `postgres` and `redis`: `ok` or `unreachable`; `warmup` (when Postgres answered): `warming` while the node warms its catalog.
 	Checks *Problem_Checks `json:"checks,omitempty"`
 
-	// Code Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed` and `upload_closed` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
+	// Code Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope`, `forbidden` and `license_revoked` (403: the last, a download link of a purchase whose licence was revoked), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed` and `upload_closed` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
 	Code     ProblemCode      `json:"code"`
 	Currency *ProblemCurrency `json:"currency,omitempty"`
 
@@ -2735,7 +2762,7 @@ type Problem_Checks struct {
 	AdditionalProperties map[string]ProblemChecks `json:"-"`
 }
 
-// ProblemCode Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed` and `upload_closed` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
+// ProblemCode Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope`, `forbidden` and `license_revoked` (403: the last, a download link of a purchase whose licence was revoked), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed` and `upload_closed` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
 type ProblemCode string
 
 // ProblemCurrency defines model for Problem.Currency.
@@ -2753,7 +2780,7 @@ type PurchaseLine struct {
 	AlreadyOwned bool                 `json:"already_owned"`
 	Currency     PurchaseLineCurrency `json:"currency"`
 
-	// DownloadUrl Signed, expiring link to the full-quality file (null on a dry run).
+	// DownloadUrl Signed, expiring link to the full-quality file (null on a dry run, and for an owned clip whose licence was revoked: `license.status: revoked`).
 	DownloadUrl          *string    `json:"download_url"`
 	DownloadUrlExpiresAt *time.Time `json:"download_url_expires_at"`
 
@@ -2824,7 +2851,7 @@ type PurchaseRecord struct {
 	// CustomerLabel Label of the buying key (empty for legacy purchases).
 	CustomerLabel string `json:"customer_label"`
 
-	// DownloadRevoked The buying key, or its root key, was revoked: its download links stopped working with it, so none is given.
+	// DownloadRevoked The purchase's file is no longer delivered, so no link is given: the buying key, or its root key, was revoked (its links stopped working with it), or the purchase's licence was revoked (`license.status: revoked`; its old links answer 403 `license_revoked`).
 	DownloadRevoked bool `json:"download_revoked"`
 
 	// DownloadUrl A fresh signed link for this purchase; null when `download_revoked`.
@@ -2950,14 +2977,14 @@ type Retired struct {
 	RetiredAt      time.Time          `json:"retired_at"`
 }
 
-// SignedLicense A licence and its signature. Verify `jws` (EdDSA/Ed25519, compact serialization) against the key named by its `kid` in `/.well-known/broll-license-keys.json` with any JOSE library; its payload is `license` as canonical JSON.
+// SignedLicense A licence and its signature. Verify `jws` (EdDSA/Ed25519, compact serialization) against the key named by its `kid` in `/.well-known/broll-license-keys.json` with any JOSE library; its payload is `license` as canonical JSON. The document proves the licence as it stood at its `iat`; ask again for the current status.
 type SignedLicense struct {
 	Jws string `json:"jws"`
 
 	// KeyId The `kid` of the signing key (RFC 7638 thumbprint).
 	KeyId string `json:"key_id"`
 
-	// License A licence as it is signed: the JWS payload is this object's canonical JSON (RFC 8785: keys sorted, no white space). The holder's view carries `price_paid`, `currency`, `purchase_id` and `revoked_reason`; the public view (the verify page) leaves them out, and leaves out `licensee.platform` when the licensee has a name.
+	// License A licence as it is signed: the JWS payload is this object's canonical JSON (RFC 8785: keys sorted, no white space). The holder's view carries `price_paid`, `currency`, `purchase_id` and `revoked_reason`; the public view (the verify page) leaves them out, and leaves out `licensee.platform` when the licensee has a name. Every signing carries its time (`iat`), so the same licence signed twice gives two JWSs.
 	License LicenseDocument `json:"license"`
 
 	// Valid The service's reading: active and live.
@@ -3047,7 +3074,7 @@ type Video struct {
 	// Difficulty The tier that sets the price (see GET /api/v1/pricing).
 	Difficulty string `json:"difficulty"`
 
-	// DownloadUrl Fresh signed link to the full-quality file; only when owned.
+	// DownloadUrl Fresh signed link to the full-quality file; only when owned, and null when the purchase's licence was revoked (the clip stays `owned`, its file is no longer delivered).
 	DownloadUrl          *string            `json:"download_url"`
 	DownloadUrlExpiresAt *time.Time         `json:"download_url_expires_at,omitempty"`
 	DurationSeconds      *float64           `json:"duration_seconds"`
@@ -3643,6 +3670,9 @@ type ListPurchasesParams struct {
 	// ApiKeyId Root key only: the purchases of the root key itself or of one of its own customer keys. Any other id (a sibling root key's or its customers', another account's, unknown) is 404 `not_found`; a customer key gets 403 `forbidden`.
 	ApiKeyId *openapi_types.UUID `form:"api_key_id,omitempty" json:"api_key_id,omitempty"`
 
+	// LicenseStatus Only the purchases whose licence is now `active`, or `revoked`: with paging, the status of all of a platform's licences, or the list of those revoked. Any other value is 400 `invalid_request`.
+	LicenseStatus *ListPurchasesParamsLicenseStatus `form:"license_status,omitempty" json:"license_status,omitempty"`
+
 	// Limit Page size: default 50, above 500 (however large) is clamped to 500; below 1 or not a number is 400. Pages end within the first 10,000 matches (`offset + limit`).
 	Limit *PurchaseLimit `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -3658,6 +3688,9 @@ type ListPurchasesParams struct {
 
 // ListPurchasesParamsEmotion defines parameters for ListPurchases.
 type ListPurchasesParamsEmotion string
+
+// ListPurchasesParamsLicenseStatus defines parameters for ListPurchases.
+type ListPurchasesParamsLicenseStatus string
 
 // DownloadPurchaseParams defines parameters for DownloadPurchase.
 type DownloadPurchaseParams struct {
@@ -4545,7 +4578,7 @@ type ClientInterface interface {
 	//
 	// Paging: `limit` default 50, above 500 clamped to 500; `page` or `offset`, or `cursor`. The list is ordered newest first (`purchased_at`, ties by `purchase_id`, both descending; by similarity first with `semantic_search`). `pagination.next_cursor` continues after the page and is stable while new purchases are made (keyset paging; null on the last page); `has_more` is exact. Pages by `page`/`offset` end within the first 10,000 matches (`offset + limit`); a deeper one is 400 `invalid_request` with `max_result_window`: follow `next_cursor` instead, which has no such bound.
 	//
-	// Every record has a fresh download link, except a purchase whose key (or its root) was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true.
+	// Every record has a fresh download link, except a purchase whose key (or its root) was revoked, or whose licence was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true. Each record's `license.status` is the licence's current status (`revoked` from the moment of its revocation): the way to read the status of all of a platform's licences at once; `license_status=revoked` lists only the revoked ones.
 	//
 	// Required scope: `broll:billing`.
 	//
@@ -4563,7 +4596,7 @@ type ClientInterface interface {
 
 	// DownloadPurchase Download a purchased file (signed link)
 	//
-	// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
+	// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403 `forbidden`; the link of a purchase whose licence was revoked is 403 `license_revoked` (its file is no longer delivered, and its licence-stamped copy is removed). A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
 	//
 	// Corresponds with GET /api/v1/downloads/{purchase_id} (the `DownloadPurchase` operationId).
 	DownloadPurchase(ctx context.Context, purchaseId openapi_types.UUID, params *DownloadPurchaseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4806,7 +4839,7 @@ type ClientInterface interface {
 
 	// VerifyLicense Verify a licence (public)
 	//
-	// The public page of a licence, for anyone who has its id (no key): HTML by default, the signed public view with `Accept: application/json`. It shows validity, status, clip title, licensee name (or "a customer of <platform>"), grant date and terms; never a key, a price, an email or another licence. An unknown or malformed id is 404 after the same lookup and signature as a known one. Limited per client address (`BROLL_LICENSE_LOOKUPS_PER_ADDRESS_PER_MINUTE`, 60; IPv6 by /64): beyond it 429 with `Retry-After`.
+	// The public page of a licence, for anyone who has its id (no key): HTML by default, the signed public view with `Accept: application/json`, signed anew on every request (its `iat` is the time of the answer): the current status, for anyone who holds a document signed earlier. It shows validity, status, clip title, licensee name (or "a customer of <platform>"), grant date and terms; never a key, a price, an email or another licence. An unknown or malformed id is 404 after the same lookup and signature as a known one. Limited per client address (`BROLL_LICENSE_LOOKUPS_PER_ADDRESS_PER_MINUTE`, 60; IPv6 by /64): beyond it 429 with `Retry-After`.
 	//
 	// Corresponds with GET /licenses/{license_id} (the `VerifyLicense` operationId).
 	VerifyLicense(ctx context.Context, licenseId string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5223,7 +5256,7 @@ func (c *Client) PurchaseVideos(ctx context.Context, params *PurchaseVideosParam
 //
 // Paging: `limit` default 50, above 500 clamped to 500; `page` or `offset`, or `cursor`. The list is ordered newest first (`purchased_at`, ties by `purchase_id`, both descending; by similarity first with `semantic_search`). `pagination.next_cursor` continues after the page and is stable while new purchases are made (keyset paging; null on the last page); `has_more` is exact. Pages by `page`/`offset` end within the first 10,000 matches (`offset + limit`); a deeper one is 400 `invalid_request` with `max_result_window`: follow `next_cursor` instead, which has no such bound.
 //
-// Every record has a fresh download link, except a purchase whose key (or its root) was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true.
+// Every record has a fresh download link, except a purchase whose key (or its root) was revoked, or whose licence was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true. Each record's `license.status` is the licence's current status (`revoked` from the moment of its revocation): the way to read the status of all of a platform's licences at once; `license_status=revoked` lists only the revoked ones.
 //
 // Required scope: `broll:billing`.
 //
@@ -5261,7 +5294,7 @@ func (c *Client) GetVideo(ctx context.Context, id VideoIdPath, reqEditors ...Req
 
 // DownloadPurchase Download a purchased file (signed link)
 //
-// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
+// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403 `forbidden`; the link of a purchase whose licence was revoked is 403 `license_revoked` (its file is no longer delivered, and its licence-stamped copy is removed). A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
 //
 // Corresponds with GET /api/v1/downloads/{purchase_id} (the `DownloadPurchase` operationId).
 func (c *Client) DownloadPurchase(ctx context.Context, purchaseId openapi_types.UUID, params *DownloadPurchaseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5774,7 +5807,7 @@ func (c *Client) LicenseTerms(ctx context.Context, reqEditors ...RequestEditorFn
 
 // VerifyLicense Verify a licence (public)
 //
-// The public page of a licence, for anyone who has its id (no key): HTML by default, the signed public view with `Accept: application/json`. It shows validity, status, clip title, licensee name (or "a customer of <platform>"), grant date and terms; never a key, a price, an email or another licence. An unknown or malformed id is 404 after the same lookup and signature as a known one. Limited per client address (`BROLL_LICENSE_LOOKUPS_PER_ADDRESS_PER_MINUTE`, 60; IPv6 by /64): beyond it 429 with `Retry-After`.
+// The public page of a licence, for anyone who has its id (no key): HTML by default, the signed public view with `Accept: application/json`, signed anew on every request (its `iat` is the time of the answer): the current status, for anyone who holds a document signed earlier. It shows validity, status, clip title, licensee name (or "a customer of <platform>"), grant date and terms; never a key, a price, an email or another licence. An unknown or malformed id is 404 after the same lookup and signature as a known one. Limited per client address (`BROLL_LICENSE_LOOKUPS_PER_ADDRESS_PER_MINUTE`, 60; IPv6 by /64): beyond it 429 with `Retry-After`.
 //
 // Corresponds with GET /licenses/{license_id} (the `VerifyLicense` operationId).
 func (c *Client) VerifyLicense(ctx context.Context, licenseId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7074,6 +7107,18 @@ func NewListPurchasesRequest(server string, params *ListPurchasesParams) (*http.
 		if params.ApiKeyId != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "api_key_id", *params.ApiKeyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LicenseStatus != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "license_status", *params.LicenseStatus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -8623,7 +8668,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Paging: `limit` default 50, above 500 clamped to 500; `page` or `offset`, or `cursor`. The list is ordered newest first (`purchased_at`, ties by `purchase_id`, both descending; by similarity first with `semantic_search`). `pagination.next_cursor` continues after the page and is stable while new purchases are made (keyset paging; null on the last page); `has_more` is exact. Pages by `page`/`offset` end within the first 10,000 matches (`offset + limit`); a deeper one is 400 `invalid_request` with `max_result_window`: follow `next_cursor` instead, which has no such bound.
 	//
-	// Every record has a fresh download link, except a purchase whose key (or its root) was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true.
+	// Every record has a fresh download link, except a purchase whose key (or its root) was revoked, or whose licence was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true. Each record's `license.status` is the licence's current status (`revoked` from the moment of its revocation): the way to read the status of all of a platform's licences at once; `license_status=revoked` lists only the revoked ones.
 	//
 	// Required scope: `broll:billing`.
 	//
@@ -8645,7 +8690,7 @@ type ClientWithResponsesInterface interface {
 
 	// DownloadPurchaseWithResponse Download a purchased file (signed link)
 	//
-	// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
+	// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403 `forbidden`; the link of a purchase whose licence was revoked is 403 `license_revoked` (its file is no longer delivered, and its licence-stamped copy is removed). A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8926,7 +8971,7 @@ type ClientWithResponsesInterface interface {
 
 	// VerifyLicenseWithResponse Verify a licence (public)
 	//
-	// The public page of a licence, for anyone who has its id (no key): HTML by default, the signed public view with `Accept: application/json`. It shows validity, status, clip title, licensee name (or "a customer of <platform>"), grant date and terms; never a key, a price, an email or another licence. An unknown or malformed id is 404 after the same lookup and signature as a known one. Limited per client address (`BROLL_LICENSE_LOOKUPS_PER_ADDRESS_PER_MINUTE`, 60; IPv6 by /64): beyond it 429 with `Retry-After`.
+	// The public page of a licence, for anyone who has its id (no key): HTML by default, the signed public view with `Accept: application/json`, signed anew on every request (its `iat` is the time of the answer): the current status, for anyone who holds a document signed earlier. It shows validity, status, clip title, licensee name (or "a customer of <platform>"), grant date and terms; never a key, a price, an email or another licence. An unknown or malformed id is 404 after the same lookup and signature as a known one. Limited per client address (`BROLL_LICENSE_LOOKUPS_PER_ADDRESS_PER_MINUTE`, 60; IPv6 by /64): beyond it 429 with `Retry-After`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -14734,7 +14779,7 @@ func (c *ClientWithResponses) PurchaseVideosWithResponse(ctx context.Context, pa
 //
 // Paging: `limit` default 50, above 500 clamped to 500; `page` or `offset`, or `cursor`. The list is ordered newest first (`purchased_at`, ties by `purchase_id`, both descending; by similarity first with `semantic_search`). `pagination.next_cursor` continues after the page and is stable while new purchases are made (keyset paging; null on the last page); `has_more` is exact. Pages by `page`/`offset` end within the first 10,000 matches (`offset + limit`); a deeper one is 400 `invalid_request` with `max_result_window`: follow `next_cursor` instead, which has no such bound.
 //
-// Every record has a fresh download link, except a purchase whose key (or its root) was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true.
+// Every record has a fresh download link, except a purchase whose key (or its root) was revoked, or whose licence was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true. Each record's `license.status` is the licence's current status (`revoked` from the moment of its revocation): the way to read the status of all of a platform's licences at once; `license_status=revoked` lists only the revoked ones.
 //
 // Required scope: `broll:billing`.
 //
@@ -14768,7 +14813,7 @@ func (c *ClientWithResponses) GetVideoWithResponse(ctx context.Context, id Video
 
 // DownloadPurchaseWithResponse Download a purchased file (signed link)
 //
-// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
+// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403 `forbidden`; the link of a purchase whose licence was revoked is 403 `license_revoked` (its file is no longer delivered, and its licence-stamped copy is removed). A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -15211,7 +15256,7 @@ func (c *ClientWithResponses) LicenseTermsWithResponse(ctx context.Context, reqE
 
 // VerifyLicenseWithResponse Verify a licence (public)
 //
-// The public page of a licence, for anyone who has its id (no key): HTML by default, the signed public view with `Accept: application/json`. It shows validity, status, clip title, licensee name (or "a customer of <platform>"), grant date and terms; never a key, a price, an email or another licence. An unknown or malformed id is 404 after the same lookup and signature as a known one. Limited per client address (`BROLL_LICENSE_LOOKUPS_PER_ADDRESS_PER_MINUTE`, 60; IPv6 by /64): beyond it 429 with `Retry-After`.
+// The public page of a licence, for anyone who has its id (no key): HTML by default, the signed public view with `Accept: application/json`, signed anew on every request (its `iat` is the time of the answer): the current status, for anyone who holds a document signed earlier. It shows validity, status, clip title, licensee name (or "a customer of <platform>"), grant date and terms; never a key, a price, an email or another licence. An unknown or malformed id is 404 after the same lookup and signature as a known one. Limited per client address (`BROLL_LICENSE_LOOKUPS_PER_ADDRESS_PER_MINUTE`, 60; IPv6 by /64): beyond it 429 with `Retry-After`.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -109,7 +109,7 @@ export interface paths {
          *
          *     Paging: `limit` default 50, above 500 clamped to 500; `page` or `offset`, or `cursor`. The list is ordered newest first (`purchased_at`, ties by `purchase_id`, both descending; by similarity first with `semantic_search`). `pagination.next_cursor` continues after the page and is stable while new purchases are made (keyset paging; null on the last page); `has_more` is exact. Pages by `page`/`offset` end within the first 10,000 matches (`offset + limit`); a deeper one is 400 `invalid_request` with `max_result_window`: follow `next_cursor` instead, which has no such bound.
          *
-         *     Every record has a fresh download link, except a purchase whose key (or its root) was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true.
+         *     Every record has a fresh download link, except a purchase whose key (or its root) was revoked, or whose licence was revoked: `download_url` and `download_url_expires_at` are null and `download_revoked` is true. Each record's `license.status` is the licence's current status (`revoked` from the moment of its revocation): the way to read the status of all of a platform's licences at once; `license_status=revoked` lists only the revoked ones.
          *
          *     Required scope: `broll:billing`.
          */
@@ -217,7 +217,7 @@ export interface paths {
         };
         /**
          * Download a purchased file (signed link)
-         * @description The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403. A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
+         * @description The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403 `forbidden`; the link of a purchase whose licence was revoked is 403 `license_revoked` (its file is no longer delivered, and its licence-stamped copy is removed). A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
          */
         get: operations["downloadPurchase"];
         put?: never;
@@ -841,7 +841,7 @@ export interface paths {
         };
         /**
          * Verify a licence (public)
-         * @description The public page of a licence, for anyone who has its id (no key): HTML by default, the signed public view with `Accept: application/json`. It shows validity, status, clip title, licensee name (or "a customer of <platform>"), grant date and terms; never a key, a price, an email or another licence. An unknown or malformed id is 404 after the same lookup and signature as a known one. Limited per client address (`BROLL_LICENSE_LOOKUPS_PER_ADDRESS_PER_MINUTE`, 60; IPv6 by /64): beyond it 429 with `Retry-After`.
+         * @description The public page of a licence, for anyone who has its id (no key): HTML by default, the signed public view with `Accept: application/json`, signed anew on every request (its `iat` is the time of the answer): the current status, for anyone who holds a document signed earlier. It shows validity, status, clip title, licensee name (or "a customer of <platform>"), grant date and terms; never a key, a price, an email or another licence. An unknown or malformed id is 404 after the same lookup and signature as a known one. Limited per client address (`BROLL_LICENSE_LOOKUPS_PER_ADDRESS_PER_MINUTE`, 60; IPv6 by /64): beyond it 429 with `Retry-After`.
          */
         get: operations["verifyLicense"];
         put?: never;
@@ -917,10 +917,10 @@ export interface components {
             /** @description What went wrong, for a person. */
             detail: string;
             /**
-             * @description Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope` and `forbidden` (403), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed` and `upload_closed` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
+             * @description Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope`, `forbidden` and `license_revoked` (403: the last, a download link of a purchase whose licence was revoked), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed` and `upload_closed` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
              * @enum {string}
              */
-            code: "invalid_request" | "conflicting_search_params" | "unauthorized" | "insufficient_credits" | "spend_limit_exceeded" | "insufficient_scope" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "price_changed" | "sunset" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "internal" | "unavailable" | "idempotency_key_reused" | "idempotency_key_in_use" | "preview_not_ready" | "upload_incomplete" | "upload_claimed" | "upload_closed";
+            code: "invalid_request" | "conflicting_search_params" | "unauthorized" | "insufficient_credits" | "spend_limit_exceeded" | "insufficient_scope" | "forbidden" | "license_revoked" | "not_found" | "method_not_allowed" | "conflict" | "price_changed" | "sunset" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "internal" | "unavailable" | "idempotency_key_reused" | "idempotency_key_in_use" | "preview_not_ready" | "upload_incomplete" | "upload_claimed" | "upload_closed";
             /** @description Also in the `X-Request-Id` header and in the server logs; quote it when reporting a problem. */
             request_id: string;
             /** @description The input field at fault, when there is one. */
@@ -1056,7 +1056,7 @@ export interface components {
             owned: boolean;
             /**
              * Format: uri
-             * @description Fresh signed link to the full-quality file; only when owned.
+             * @description Fresh signed link to the full-quality file; only when owned, and null when the purchase's licence was revoked (the clip stays `owned`, its file is no longer delivered).
              */
             download_url: string | null;
             /** Format: date-time */
@@ -1247,7 +1247,7 @@ export interface components {
             video_id: string;
             /**
              * Format: uri
-             * @description Signed, expiring link to the full-quality file (null on a dry run).
+             * @description Signed, expiring link to the full-quality file (null on a dry run, and for an owned clip whose licence was revoked: `license.status: revoked`).
              */
             download_url: string | null;
             /** Format: date-time */
@@ -1338,7 +1338,7 @@ export interface components {
              * @description Null when `download_revoked`.
              */
             download_url_expires_at: string | null;
-            /** @description The buying key, or its root key, was revoked: its download links stopped working with it, so none is given. */
+            /** @description The purchase's file is no longer delivered, so no link is given: the buying key, or its root key, was revoked (its links stopped working with it), or the purchase's licence was revoked (`license.status: revoked`; its old links answer 403 `license_revoked`). */
             download_revoked: boolean;
             video: components["schemas"]["PurchaseVideoSummary"];
             /** @description Made through the legacy v0 API (visible to the account's root key). */
@@ -2146,7 +2146,7 @@ export interface components {
              */
             verify_url: string;
         };
-        /** @description A licence as it is signed: the JWS payload is this object's canonical JSON (RFC 8785: keys sorted, no white space). The holder's view carries `price_paid`, `currency`, `purchase_id` and `revoked_reason`; the public view (the verify page) leaves them out, and leaves out `licensee.platform` when the licensee has a name. */
+        /** @description A licence as it is signed: the JWS payload is this object's canonical JSON (RFC 8785: keys sorted, no white space). The holder's view carries `price_paid`, `currency`, `purchase_id` and `revoked_reason`; the public view (the verify page) leaves them out, and leaves out `licensee.platform` when the licensee has a name. Every signing carries its time (`iat`), so the same licence signed twice gives two JWSs. */
         LicenseDocument: {
             license_id: string;
             /** @description false: a test key's licence, which grants no right to use the clip. */
@@ -2189,8 +2189,13 @@ export interface components {
             purchase_id?: string;
             /** Format: uri */
             verify_url: string;
+            /**
+             * Format: int64
+             * @description When this document was signed, in Unix seconds: the JWT claim `iat` (RFC 7519), which JOSE libraries read (go-jose's `jwt.Claims.IssuedAt`, jose's `jwtVerify` payload). A signed document proves the licence as of that time only: a saved one still verifies after a revocation. The current status is on the verify page (`GET /licenses/{license_id}` with `Accept: application/json`, signed anew), and for a platform's licences in bulk on its purchase records (`license.status`).
+             */
+            iat: number;
         };
-        /** @description A licence and its signature. Verify `jws` (EdDSA/Ed25519, compact serialization) against the key named by its `kid` in `/.well-known/broll-license-keys.json` with any JOSE library; its payload is `license` as canonical JSON. */
+        /** @description A licence and its signature. Verify `jws` (EdDSA/Ed25519, compact serialization) against the key named by its `kid` in `/.well-known/broll-license-keys.json` with any JOSE library; its payload is `license` as canonical JSON. The document proves the licence as it stood at its `iat`; ask again for the current status. */
         SignedLicense: {
             /** @description The service's reading: active and live. */
             valid: boolean;
@@ -2807,6 +2812,8 @@ export interface operations {
                 emotion?: components["parameters"]["emotion"];
                 /** @description Root key only: the purchases of the root key itself or of one of its own customer keys. Any other id (a sibling root key's or its customers', another account's, unknown) is 404 `not_found`; a customer key gets 403 `forbidden`. */
                 api_key_id?: string;
+                /** @description Only the purchases whose licence is now `active`, or `revoked`: with paging, the status of all of a platform's licences, or the list of those revoked. Any other value is 400 `invalid_request`. */
+                license_status?: "active" | "revoked";
                 /** @description Page size: default 50, above 500 (however large) is clamped to 500; below 1 or not a number is 400. Pages end within the first 10,000 matches (`offset + limit`). */
                 limit?: components["parameters"]["purchase_limit"];
                 /** @description 1-based page number (or use `offset`, not both). */
@@ -3115,7 +3122,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid, expired or revoked link: ask for a fresh one. */
+            /** @description Invalid, expired or revoked link: ask for a fresh one (`forbidden`); or the purchase's licence was revoked, and its file is no longer delivered (`license_revoked`). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4111,7 +4118,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description An error code. */
-                code: "invalid_request" | "conflicting_search_params" | "unauthorized" | "insufficient_credits" | "insufficient_scope" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "price_changed" | "sunset" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "internal" | "unavailable";
+                code: "invalid_request" | "conflicting_search_params" | "unauthorized" | "insufficient_credits" | "insufficient_scope" | "forbidden" | "license_revoked" | "not_found" | "method_not_allowed" | "conflict" | "price_changed" | "sunset" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "internal" | "unavailable";
             };
             cookie?: never;
         };
