@@ -69,3 +69,9 @@ const sqlPrewarmInstalled = `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE ext
 
 // sqlPrewarm loads relation $1 into shared buffers.
 const sqlPrewarm = `SELECT pg_prewarm($1::regclass)`
+
+// sqlClipVector reads the vector of clip $1 with its state, if the clip is
+// on sale (a clip whose media is not sound has retired_at 'infinity').
+const sqlClipVector = `
+	SELECT embedding_status, embedding_model, embedding FROM videos
+	WHERE id = $1 AND retired_at IS NULL`

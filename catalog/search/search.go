@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/catalog"
-	"broll/internal/apperr"
 )
 
 // QueryEmbedder turns a semantic_search text into a vector of the model it
@@ -68,30 +67,20 @@ func (s *Service) hnsw() hnswSettings {
 	return hnswSettings{efSearch: s.efSearch, maxScanTuples: 20_000}
 }
 
-// Search runs a catalog search. Retired clips never appear. With
-// q.SemanticSearch the text is embedded by qe; a nil qe (or one that fails)
-// makes semantic search unavailable, never an internal error. Difficulty is
+// Search runs a catalog search. Retired clips never appear. A query
+// matched by meaning is compared with a vector of qe's model: with
+// q.SemanticSearch the text's, embedded by qe; with q.SimilarTo the clip's
+// own stored vector (queryVector). A nil qe (or one that fails) makes
+// semantic search unavailable, never an internal error. Difficulty is
 // checked against the tiers only when nothing matched, which is the only
 // time an unknown one can be told from an empty result.
 func (s *Service) Search(ctx context.Context, q Query, qe QueryEmbedder) (Page, error) {
 	if err := q.Validate(); err != nil {
 		return Page{}, err
 	}
-	var vec []float32
-	var model string
-	if q.SemanticSearch != "" {
-		if qe == nil {
-			return Page{}, apperr.New(apperr.Unavailable, "semantic search is not available on this server; use search")
-		}
-		v, err := qe.EmbedQuery(ctx, q.SemanticSearch)
-		if err != nil {
-			if ctx.Err() != nil {
-				return Page{}, ctx.Err()
-			}
-			return Page{}, apperr.New(apperr.Unavailable,
-				"semantic search is unavailable right now (the embedding model did not answer); retry later or use search")
-		}
-		vec, model = v, qe.Model()
+	vec, model, err := s.queryVector(ctx, q, qe)
+	if err != nil {
+		return Page{}, err
 	}
 
 	sq := buildSearch(q, vec, model)
@@ -99,7 +88,7 @@ func (s *Service) Search(ctx context.Context, q Query, qe QueryEmbedder) (Page, 
 	var total int
 	exact := true
 	// owned depends on the caller's purchases: read it where they were made.
-	err := s.catalog.Read(ctx, q.Owned != nil, func(db *pgxpool.Pool) error {
+	err = s.catalog.Read(ctx, q.Owned != nil, func(db *pgxpool.Pool) error {
 		c := s.newCounter(ctx, db, sq, q.Owned == nil)
 		var err error
 		switch {
@@ -192,7 +181,9 @@ func (s *Service) newCounter(ctx context.Context, db *pgxpool.Pool, sq searchSQL
 		},
 	}
 	if cacheable && s.counts != nil {
-		c.cache, c.key = s.counts, countKey(sq.count)
+		// Keyed by the estimate, which is all the cache keeps: the
+		// neighbours of every clip share theirs (buildSearch).
+		c.cache, c.key = s.counts, countKey(sq.estimate)
 		if e, ok := s.counts.get(c.key); ok {
 			c.cached = &e
 			return c

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/google/uuid"
 	"github.com/pgvector/pgvector-go"
 
 	"broll/catalog"
@@ -70,7 +71,9 @@ type searchSQL struct {
 const maxPrefixTerms = 16
 
 // buildSearch turns a validated query into SQL. vec and model are the
-// query embedding and its model when q.SemanticSearch is set. The order of
+// vector the query is matched with and its model when it is matched by
+// meaning (q.byVector): its text's embedding, or the stored vector of the
+// clip q.SimilarTo; the statements are the same for either. The order of
 // its steps is the order of the arguments ($n): conditions, then the
 // count's bound, then what only the page uses.
 func buildSearch(q Query, vec []float32, model string) searchSQL {
@@ -78,12 +81,20 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 	b.where("v.retired_at IS NULL")
 	addFilters(b, q)
 	kw := addKeyword(b, q)
-	if q.SemanticSearch != "" {
+	if q.byVector() {
 		// Only vectors of the query's model are comparable with it.
 		b.where("v.embedding_status = 'ready'")
 		b.where("v.embedding_model = " + b.arg(model))
 	}
 	count, estimate := countStatements(b, kw)
+	if q.SimilarTo != uuid.Nil {
+		// A clip is not its own neighbour. The estimate leaves the
+		// condition out: it changes the total by one at most, and so one
+		// estimate (and the node's cache of it, keyed by the estimate)
+		// serves the neighbours of every clip with these filters.
+		b.where("v.id <> " + b.arg(q.SimilarTo))
+		count, _ = countStatements(b, kw)
+	}
 	rank, rankQuery := "", kw.rankQuery
 	if kw.rankWith != nil {
 		// The words' own query is an argument of the rank alone, so it
@@ -99,7 +110,7 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 	}
 	sq := searchSQL{count: count, estimate: estimate, window: MaxResultWindow}
 	similarity := "NULL::float8"
-	if q.SemanticSearch != "" {
+	if q.byVector() {
 		similarity = "1 - (v.embedding <=> " + b.arg(pgvector.NewVector(vec)) + ")"
 	}
 	if rank != "" && q.SortBy == SortRelevance {
