@@ -70,8 +70,8 @@ const sqlPrewarmInstalled = `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE ext
 // sqlPrewarm loads relation $1 into shared buffers.
 const sqlPrewarm = `SELECT pg_prewarm($1::regclass)`
 
-// sqlClipVector reads the vector of clip $1 with its state, if the clip is
-// on sale (a clip whose media is not sound has retired_at 'infinity').
-const sqlClipVector = `
-	SELECT embedding_status, embedding_model, embedding FROM videos
+// sqlClipState says whether clip $1, if it is on sale (a clip whose media
+// is not sound has retired_at 'infinity'), has a ready vector of model $2.
+const sqlClipState = `
+	SELECT coalesce(embedding_status = 'ready' AND embedding_model = $2, false) FROM videos
 	WHERE id = $1 AND retired_at IS NULL`

@@ -101,6 +101,12 @@ func (s *Service) Search(ctx context.Context, q Query, qe QueryEmbedder) (Page, 
 				rows, err = collectPage(db.Query(ctx, sq.page.sql, sq.page.args...))
 			}
 		default:
+			if sq.source != nil {
+				st := sq.source.statement()
+				if err := sq.source.check(db.QueryRow(ctx, st.sql, st.args...)); err != nil {
+					return err
+				}
+			}
 			rows, err = collectPage(db.Query(ctx, sq.page.sql, sq.page.args...))
 		}
 		if err != nil {
@@ -116,7 +122,7 @@ func (s *Service) Search(ctx context.Context, q Query, qe QueryEmbedder) (Page, 
 		return err
 	})
 	if err != nil {
-		return Page{}, fmt.Errorf("search: %w", err)
+		return Page{}, fmt.Errorf("search: %w", clipNotFound(q, err))
 	}
 	if len(rows) == 0 && q.Difficulty != "" {
 		if err := s.checkTier(ctx, q.Difficulty); err != nil {
@@ -294,7 +300,7 @@ func (s *Service) runNearest(ctx context.Context, db *pgxpool.Pool, q Query, sq 
 	if sq.planOnce {
 		planning = "force_generic_plan"
 	}
-	rows, err := s.nearestPage(ctx, db, sq.page, sqlHNSWSettings, efSearch, strconv.Itoa(hs.maxScanTuples), planning)
+	rows, err := s.nearestPage(ctx, db, sq.page, sq.source, sqlHNSWSettings, efSearch, strconv.Itoa(hs.maxScanTuples), planning)
 	if err != nil || len(rows) > q.Limit {
 		return rows, err
 	}
@@ -303,7 +309,7 @@ func (s *Service) runNearest(ctx context.Context, db *pgxpool.Pool, q Query, sq 
 	// for filters few clips pass, so few are sorted.
 	total, _, err := c.total()
 	if err == nil && total > offset+len(rows) {
-		rows, err = s.nearestPage(ctx, db, sq.page, sqlExactScan)
+		rows, err = s.nearestPage(ctx, db, sq.page, nil, sqlExactScan)
 	}
 	return rows, err
 }
@@ -312,13 +318,23 @@ func (s *Service) runNearest(ctx context.Context, db *pgxpool.Pool, q Query, sq 
 // round trip: a batch is one pipeline with a single Sync, which Postgres
 // runs as one implicit transaction, so the local settings last until the
 // page is read and no BEGIN and COMMIT round trips are paid (each one a
-// wait for a turn on the CPU when the node is busy).
-func (s *Service) nearestPage(ctx context.Context, db *pgxpool.Pool, page statement, settings string, args ...any) ([]row, error) {
+// wait for a turn on the CPU when the node is busy). The check of the
+// clip whose vector is the query (source, when not nil) rides in the same
+// round trip, before the page, whose rows are used only if it passes.
+func (s *Service) nearestPage(ctx context.Context, db *pgxpool.Pool, page statement, source *clipSource,
+	settings string, args ...any) ([]row, error) {
 	batch := &pgx.Batch{}
 	batch.Queue(settings, args...)
+	if source != nil {
+		st := source.statement()
+		batch.Queue(st.sql, st.args...)
+	}
 	batch.Queue(page.sql, page.args...)
 	br := db.SendBatch(ctx, batch)
 	_, err := br.Exec()
+	if err == nil && source != nil {
+		err = source.check(br.QueryRow())
+	}
 	var out []row
 	if err == nil {
 		var rows pgx.Rows

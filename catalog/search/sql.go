@@ -65,6 +65,10 @@ type searchSQL struct {
 	// (Query.plainFilters): planning it anew is a good share of the
 	// search's time, as videos has some thirty indexes to weigh.
 	planOnce bool
+	// source, for a query whose vector is a clip's (SimilarTo), checks
+	// that clip; it runs in the page's round trip, whose rows count only
+	// if it passes.
+	source *clipSource
 }
 
 // maxPrefixTerms bounds the words turned into prefix matches.
@@ -104,14 +108,18 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 	if rankQuery != "" {
 		rank = "ts_rank(v.search_tsv, " + rankQuery + ")"
 	}
+	var source *clipSource
+	if q.SimilarTo != uuid.Nil {
+		source = &clipSource{id: q.SimilarTo, model: model}
+	}
 	if q.semanticRanked() {
 		return searchSQL{page: nearestSQL(b, q, vec), count: count, estimate: estimate, window: MaxSemanticWindow,
-			planOnce: q.plainFilters()}
+			planOnce: q.plainFilters(), source: source}
 	}
-	sq := searchSQL{count: count, estimate: estimate, window: MaxResultWindow}
+	sq := searchSQL{count: count, estimate: estimate, window: MaxResultWindow, source: source}
 	similarity := "NULL::float8"
 	if q.byVector() {
-		similarity = "1 - (v.embedding <=> " + b.arg(pgvector.NewVector(vec)) + ")"
+		similarity = "1 - (v.embedding <=> " + vectorSQL(b, q, vec, false) + ")"
 	}
 	if rank != "" && q.SortBy == SortRelevance {
 		// The words alone (and the retired check): the walk serves it.
@@ -358,13 +366,13 @@ const CountBound = 1000
 // sees how few rows it wants and which graph serves them: see
 // searchSQL.planOnce.
 func nearestSQL(b *sqlBuilder, q Query, vec []float32) statement {
-	dist := "v.embedding::halfvec(768) <=> " + b.arg(pgvector.NewHalfVector(vec)) + "::halfvec(768)"
+	dist := "v.embedding::halfvec(768) <=> " + vectorSQL(b, q, vec, true)
 	before := q.Offset
 	if q.after != nil {
 		before = q.after.n
 	}
 	inner := b.whereSQL()
-	full := "v.embedding <=> " + b.arg(pgvector.NewVector(vec))
+	full := "v.embedding <=> " + vectorSQL(b, q, vec, false)
 	after := ""
 	if q.after != nil {
 		after = "\n\tWHERE (r.distance, v.id) > (" + b.arg(q.after.key) + "::float8, " + b.arg(q.after.id) + ")"
@@ -383,6 +391,24 @@ func nearestSQL(b *sqlBuilder, q Query, vec []float32) statement {
 	ORDER BY r.distance, v.id
 	LIMIT ` + b.arg(q.Limit+1) + ` OFFSET ` + b.arg(q.Offset)
 	return statement{sql: sql, args: b.args}
+}
+
+// vectorSQL is the query's vector in SQL, as a halfvec (half: what the
+// graphs hold) or a vector (what ranks the candidates): an argument
+// holding a text's embedding, or, for q.SimilarTo, a subquery reading the
+// clip's stored vector, which Postgres runs once (an InitPlan) before the
+// walk. So the clip's vector is read in the page's own round trip, and
+// the statements are otherwise the semantic search's.
+func vectorSQL(b *sqlBuilder, q Query, vec []float32, half bool) string {
+	switch {
+	case q.SimilarTo != uuid.Nil && half:
+		return "(SELECT s.embedding::halfvec(768) FROM videos s WHERE s.id = " + b.arg(q.SimilarTo) + ")"
+	case q.SimilarTo != uuid.Nil:
+		return "(SELECT s.embedding FROM videos s WHERE s.id = " + b.arg(q.SimilarTo) + ")"
+	case half:
+		return b.arg(pgvector.NewHalfVector(vec)) + "::halfvec(768)"
+	}
+	return b.arg(pgvector.NewVector(vec))
 }
 
 // rerankMargin is how many candidates beyond the page the index query

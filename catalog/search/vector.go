@@ -3,12 +3,9 @@ package search
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/pgvector/pgvector-go"
 
 	"broll/internal/apperr"
 )
@@ -19,8 +16,11 @@ import (
 const NotEmbeddedRetryAfter = 5
 
 // queryVector is the vector a query matched by meaning is compared with,
-// and its model: the embedding of q.SemanticSearch, or the stored vector
-// of the clip q.SimilarTo. Nil for a query not matched by meaning.
+// and its model. For q.SemanticSearch it is the text's embedding; for
+// q.SimilarTo no vector travels: the statements read the clip's own
+// (vectorSQL), and only the model is the query embedder's, the one the
+// catalog's current vectors are made with. Nil for a query not matched by
+// meaning.
 func (s *Service) queryVector(ctx context.Context, q Query, qe QueryEmbedder) ([]float32, string, error) {
 	switch {
 	case q.SemanticSearch != "":
@@ -37,40 +37,47 @@ func (s *Service) queryVector(ctx context.Context, q Query, qe QueryEmbedder) ([
 		}
 		return v, qe.Model(), nil
 	case q.SimilarTo != uuid.Nil:
-		// The current model is the one queries are embedded with: only
-		// a vector of it is comparable with the catalog's.
 		if qe == nil {
 			return nil, "", apperr.New(apperr.Unavailable, "similar clips are not available on this server (it has no embedding model)")
 		}
-		v, err := s.clipVector(ctx, q.SimilarTo, qe.Model())
-		return v, qe.Model(), err
+		return nil, qe.Model(), nil
 	}
 	return nil, "", nil
 }
 
-// clipVector is the stored vector of clip id, which must be on sale (not
-// retired, its media sound) and have a ready vector of model. A clip
-// nobody can see is not_found; one whose vector is pending, failed or of
-// another model (a re-embedding under way) is not_embedded, worth a retry.
-func (s *Service) clipVector(ctx context.Context, id uuid.UUID, model string) ([]float32, error) {
-	var status string
-	var vecModel *string
-	var vec *pgvector.Vector
-	// Not found on a replica is asked again of the primary (Read): a clip
-	// imported a moment ago is found.
-	err := s.catalog.Read(ctx, false, func(db *pgxpool.Pool) error {
-		return db.QueryRow(ctx, sqlClipVector, id).Scan(&status, &vecModel, &vec)
-	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, apperr.NotFoundf("video %s not found", id)
+// clipSource is the clip whose stored vector is a query's (SimilarTo),
+// checked in the page's own round trip: it must be on sale (not retired,
+// its media sound) and have a ready vector of model.
+type clipSource struct {
+	id    uuid.UUID
+	model string
+}
+
+func (c clipSource) statement() statement {
+	return statement{sql: sqlClipState, args: []any{c.id, c.model}}
+}
+
+// check reads the clip's state: pgx.ErrNoRows for a clip nobody can see
+// (catalog.Read then asks the primary, where a clip imported a moment ago
+// is found; Search makes it not_found), not_embedded for one whose vector
+// is pending, failed or of another model (a re-embedding under way).
+func (c clipSource) check(r pgx.Row) error {
+	var ready bool
+	if err := r.Scan(&ready); err != nil {
+		return err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("similar: %w", err)
-	}
-	if status != "ready" || vec == nil || vecModel == nil || *vecModel != model {
-		return nil, apperr.New(apperr.NotEmbedded, "video %s has no vector of the current model yet (the worker "+
-			"embeds new and changed clips shortly after import); retry later", id).
+	if !ready {
+		return apperr.New(apperr.NotEmbedded, "video %s has no vector of the current model yet (the worker "+
+			"embeds new and changed clips shortly after import); retry later", c.id).
 			With("retry_after_seconds", NotEmbeddedRetryAfter)
 	}
-	return vec.Slice(), nil
+	return nil
+}
+
+// clipNotFound turns a clip source's pgx.ErrNoRows into not_found.
+func clipNotFound(q Query, err error) error {
+	if q.SimilarTo != uuid.Nil && errors.Is(err, pgx.ErrNoRows) {
+		return apperr.NotFoundf("video %s not found", q.SimilarTo)
+	}
+	return err
 }
