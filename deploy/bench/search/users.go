@@ -305,8 +305,11 @@ func similarRecall(ctx context.Context, pool *pgxpool.Pool, base, key, model str
 		}
 		err = json.NewDecoder(res.Body).Decode(&page)
 		res.Body.Close()
-		if err != nil || res.StatusCode != http.StatusOK {
-			return 0, fmt.Errorf("similar: status %d: %v", res.StatusCode, err)
+		if err != nil {
+			return 0, fmt.Errorf("similar: status %d: %w", res.StatusCode, err)
+		}
+		if res.StatusCode != http.StatusOK {
+			return 0, fmt.Errorf("similar: status %d", res.StatusCode)
 		}
 		var vec pgvector.Vector
 		if err := pool.QueryRow(ctx, `SELECT embedding FROM videos WHERE id = $1`, id).Scan(&vec); err != nil {
