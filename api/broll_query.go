@@ -15,7 +15,13 @@ import (
 // here only text that is not a number (or a boolean) is refused. Unknown
 // parameters are ignored.
 func parseBrollQuery(v url.Values) (search.Query, error) {
-	var q search.Query
+	return parseBrollQueryOn(v, search.Query{})
+}
+
+// parseBrollQueryOn reads the query parameters into q, which holds what the
+// path already says (the clip of GET /api/v1/broll/{id}/similar), so that
+// Validate sees the whole query.
+func parseBrollQueryOn(v url.Values, q search.Query) (search.Query, error) {
 	get := func(name string) string { return strings.TrimSpace(v.Get(name)) }
 
 	q.Emotion, q.Gender, q.AgeRange = get("emotion"), get("gender"), get("age_range")

@@ -65,6 +65,8 @@ var errorDocs = []errorDoc{
 		"Upload the file again for a new clip, or import under the clip id that took it to update that clip."},
 	{apperr.UploadClosed, "A PUT reached an upload that has its file already (complete, or a clip's file): an upload takes its bytes once.",
 		"Ask for a new upload (`POST /api/ops/v1/uploads`) to send another file."},
+	{apperr.NotEmbedded, "The clip asked for similar clips (`GET /api/v1/broll/{id}/similar`, `find_similar_videos`) has no vector of the current embedding model yet: it is new or changed and the worker has not embedded it, its embedding failed, or a re-embedding to a new model is under way. `Retry-After` says when to try again.",
+		"Retry after `Retry-After` seconds; a clip that stays so needs `brollctl clips reembed --failed` by the operator. Until then `semantic_search` finds clips by a description."},
 	{apperr.Sunset, "The legacy v0 API has passed its sunset date.",
 		"Move to v1: see /docs/migration."},
 	{apperr.PayloadTooLarge, "The body is over `BROLL_MAX_BODY_BYTES`, counted after decompression.",

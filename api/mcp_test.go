@@ -59,7 +59,7 @@ func TestMCPInitializeAndListTools(t *testing.T) {
 	for _, tool := range res.Tools {
 		tools[tool.Name] = tool
 	}
-	names := []string{"search_videos", "get_video", "purchase_videos", "list_purchases", "get_balance"}
+	names := []string{"search_videos", "get_video", "find_similar_videos", "purchase_videos", "list_purchases", "get_balance"}
 	if len(tools) != len(names) {
 		t.Fatalf("tools: %v", tools)
 	}
@@ -128,9 +128,10 @@ func TestMCPInitializeAndListTools(t *testing.T) {
 	// Every id argument says it is a UUID, so that a model does not pass a
 	// title or a URL where an id goes.
 	for tool, schema := range map[string]*jsonschema.Schema{
-		"get_video":       schemaOf(t, tools["get_video"].InputSchema).Properties["video_id"],
-		"purchase_videos": ids.Items,
-		"list_purchases":  schemaOf(t, tools["list_purchases"].InputSchema).Properties["api_key_id"],
+		"get_video":           schemaOf(t, tools["get_video"].InputSchema).Properties["video_id"],
+		"find_similar_videos": schemaOf(t, tools["find_similar_videos"].InputSchema).Properties["video_id"],
+		"purchase_videos":     ids.Items,
+		"list_purchases":      schemaOf(t, tools["list_purchases"].InputSchema).Properties["api_key_id"],
 	} {
 		if schema == nil || schema.Type != "string" || schema.Format != "uuid" {
 			t.Errorf("%s: id argument schema %+v, want a string of format uuid", tool, schema)
@@ -366,11 +367,11 @@ func TestMCPToolsPerScope(t *testing.T) {
 		scopes []string
 		want   []string
 	}{
-		{[]string{"broll:read"}, []string{"search_videos", "get_video"}},
+		{[]string{"broll:read"}, []string{"search_videos", "get_video", "find_similar_videos"}},
 		{[]string{"broll:billing"}, []string{"list_purchases", "get_balance"}},
-		{[]string{"broll:read", "broll:purchase"}, []string{"search_videos", "get_video", "purchase_videos"}},
+		{[]string{"broll:read", "broll:purchase"}, []string{"search_videos", "get_video", "find_similar_videos", "purchase_videos"}},
 		{[]string{"pricing:read"}, nil},
-		{nil, []string{"search_videos", "get_video", "purchase_videos", "list_purchases", "get_balance"}}, // a customer key's default scopes
+		{nil, []string{"search_videos", "get_video", "find_similar_videos", "purchase_videos", "list_purchases", "get_balance"}}, // a customer key's default scopes
 	}
 	for _, c := range cases {
 		key := acct.CustomerKey(t, e.pool, "scoped", c.scopes...)

@@ -113,7 +113,7 @@ func decodeArgs(raw json.RawMessage, dst any) error {
 // the application error (required_scope, allowed_values, required and
 // available, ...) travel beside these, as they do in problem bodies.
 type toolErrorJSON struct {
-	Code              string `json:"code" jsonschema:"stable snake_case code, the same as the REST API's: invalid_request, conflicting_search_params, insufficient_scope, forbidden, not_found, insufficient_credits, spend_limit_exceeded, price_changed, internal, unavailable"`
+	Code              string `json:"code" jsonschema:"stable snake_case code, the same as the REST API's: invalid_request, conflicting_search_params, insufficient_scope, forbidden, not_found, not_embedded, insufficient_credits, spend_limit_exceeded, price_changed, internal, unavailable"`
 	Message           string `json:"message" jsonschema:"what went wrong and how to fix the call"`
 	Retryable         bool   `json:"retryable" jsonschema:"true when the same call may succeed later without changes"`
 	Field             string `json:"field,omitempty" jsonschema:"the argument that was rejected"`
@@ -155,7 +155,10 @@ func toolErrorBody(c *fiber.Ctx, ae *apperr.Error, status int) json.RawMessage {
 		body[k] = v
 	}
 	body["code"], body["message"] = string(ae.Code), ae.Message
-	body["retryable"] = status == http.StatusTooManyRequests || status >= http.StatusInternalServerError
+	// A conflict that passes with time (not_embedded) says so with
+	// retry_after_seconds, as a 429 does.
+	_, later := ae.Fields["retry_after_seconds"]
+	body["retryable"] = status == http.StatusTooManyRequests || status >= http.StatusInternalServerError || later
 	body["request_id"] = requestID(c)
 	if ae.Field != "" {
 		body["field"] = ae.Field

@@ -21,7 +21,7 @@ import (
 	"broll/tenancy"
 )
 
-// The five MCP tools. Each parses its arguments into the same domain
+// The MCP tools. Each parses its arguments into the same domain
 // request REST builds, calls the same catalog/billing code and returns the
 // same body; only the summary line is MCP's own.
 func (s *server) addMCPTools(srv *toolSet) {
@@ -45,6 +45,15 @@ func (s *server) addMCPTools(srv *toolSet) {
 		Description: "Get one clip by its id: every detail, its price in USD, the free preview, and a fresh download_url " +
 			"if this key already owns it (owned=true)."},
 		tenancy.ScopeBrollRead, refineGetVideoSchema, s.getVideoTool)
+
+	addTool(s, srv, &mcp.Tool{Name: "find_similar_videos", Title: "Find B-roll clips like one clip", Annotations: read,
+		Description: "More like this: the clips nearest in meaning to one clip (video_id, as returned by search_videos or " +
+			"get_video), best first, each with its similarity (1 is identical); the clip itself is left out. Use it when the " +
+			"user likes a clip and wants alternatives or more of the same. Narrow with the same filters as search_videos " +
+			"(emotion, gender, orientation, ...); page with cursor=pagination.next_cursor. The result is the same list as " +
+			"search_videos (prices in USD, free previews, owned, download_url when owned). A clip added moments ago may " +
+			"fail with not_embedded (retryable): wait retry_after_seconds and call again."},
+		tenancy.ScopeBrollRead, refineSimilarSchema, s.findSimilarVideosTool)
 
 	addTool(s, srv, &mcp.Tool{Name: "purchase_videos", Title: "Buy B-roll clips (spends the balance)",
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: &destructive, OpenWorldHint: &openWorld},
@@ -120,23 +129,29 @@ func (a searchVideosArgs) query() (search.Query, error) {
 
 func refineSearchSchema(s *jsonschema.Schema) {
 	p := s.Properties
-	p["emotion"].Enum = schemaEnum(catalog.Emotions()...)
-	p["gender"].Enum = schemaEnum(catalog.Genders()...)
-	p["age_range"].Enum = schemaEnum(catalog.AgeRanges()...)
-	p["media_type"].Enum = schemaEnum(catalog.MediaTypes()...)
-	p["orientation"].Enum = schemaEnum(catalog.Orientations()...)
+	refineFilterSchema(p)
 	p["sort_by"].Enum = schemaEnum(search.SortKeys()...)
 	p["sort_order"].Enum = schemaEnum(search.SortAsc, search.SortDesc)
 	for _, k := range []string{"search", "semantic_search"} {
 		p[k].MaxLength = jsonschema.Ptr(search.MaxSearchChars)
 	}
+	p["page"].Minimum = jsonschema.Ptr(1.0)
+	p["offset"].Minimum = jsonschema.Ptr(0.0)
+}
+
+// refineFilterSchema gives the list filters and limit, which search_videos
+// and find_similar_videos share, their enums and bounds.
+func refineFilterSchema(p map[string]*jsonschema.Schema) {
+	p["emotion"].Enum = schemaEnum(catalog.Emotions()...)
+	p["gender"].Enum = schemaEnum(catalog.Genders()...)
+	p["age_range"].Enum = schemaEnum(catalog.AgeRanges()...)
+	p["media_type"].Enum = schemaEnum(catalog.MediaTypes()...)
+	p["orientation"].Enum = schemaEnum(catalog.Orientations()...)
 	p["min_duration"].Minimum = jsonschema.Ptr(0.0)
 	p["max_duration"].Minimum = jsonschema.Ptr(0.0)
 	p["min_virality"].Minimum, p["min_virality"].Maximum = jsonschema.Ptr(0.0), jsonschema.Ptr(100.0)
 	p["limit"].Minimum, p["limit"].Maximum = jsonschema.Ptr(1.0), jsonschema.Ptr(float64(search.MaxLimit))
 	p["limit"].Default = json.RawMessage(strconv.Itoa(search.DefaultLimit))
-	p["page"].Minimum = jsonschema.Ptr(1.0)
-	p["offset"].Minimum = jsonschema.Ptr(0.0)
 }
 
 func (s *server) searchVideosTool(ctx context.Context, c *fiber.Ctx, a searchVideosArgs) (brollListJSON, string, error) {

@@ -23,6 +23,7 @@ var titles = map[apperr.Code]string{
 	apperr.UploadIncomplete:     "Upload incomplete",
 	apperr.UploadClaimed:        "Upload claimed",
 	apperr.UploadClosed:         "Upload closed",
+	apperr.NotEmbedded:          "Not embedded yet",
 	apperr.InsufficientScope:    "Insufficient scope",
 	apperr.Forbidden:            "Forbidden",
 	apperr.LicenseRevoked:       "Licence revoked",
@@ -87,7 +88,10 @@ func writeProblem(c *fiber.Ctx, baseURL string, ae *apperr.Error) error {
 	if status == http.StatusServiceUnavailable {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(classify.RetryAfter(ae)))
 	}
-	if secs, ok := ae.Fields["retry_after_seconds"].(int); ok && status == http.StatusTooManyRequests &&
+	// A 429 (rate limited) and a 409 that passes with time (not_embedded)
+	// say when to come back.
+	if secs, ok := ae.Fields["retry_after_seconds"].(int); ok &&
+		(status == http.StatusTooManyRequests || status == http.StatusConflict) &&
 		len(c.Response().Header.Peek(fiber.HeaderRetryAfter)) == 0 {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
 	}

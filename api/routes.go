@@ -65,6 +65,7 @@ func (s *server) routes(x surfaces) []route {
 		get(v1+"/broll", scope(tenancy.ScopeBrollRead), s.listBroll),
 		get(v1+"/broll/filters", scope(tenancy.ScopeBrollRead), s.brollFilters(&filterCache{})),
 		get(v1+"/broll/:id", scope(tenancy.ScopeBrollRead), s.getBroll),
+		get(v1+"/broll/:id/similar", scope(tenancy.ScopeBrollRead), s.similarBroll),
 
 		// Ops: ops keys (catalog:write, which no customer or root key
 		// holds), with the authentication, rate limit and usage counting

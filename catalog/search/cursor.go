@@ -58,6 +58,10 @@ func (q Query) fingerprint() string {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
 	}
+	if q.SimilarTo != uuid.Nil {
+		// Another clip's neighbours are another order.
+		h.Write(q.SimilarTo[:])
+	}
 	return strconv.FormatUint(h.Sum64(), 36)
 }
 
@@ -96,8 +100,8 @@ func (q Query) decodeCursor() (position, error) {
 	case q.semanticRanked():
 		p.key, err = cursorNumber(c.Key, 64)
 		if err == nil && c.N > MaxSemanticWindow-q.Limit {
-			return p, apperr.InvalidField("cursor", "semantic_search results are paged up to the %d most similar clips; "+
-				"add filters to narrow the search", MaxSemanticWindow).With("max_result_window", MaxSemanticWindow)
+			return p, apperr.InvalidField("cursor", "%s are paged up to the %d most similar clips; "+
+				"add filters to narrow the search", q.rankedResults(), MaxSemanticWindow).With("max_result_window", MaxSemanticWindow)
 		}
 	case q.SortBy == SortRelevance:
 		var f float64

@@ -69,3 +69,9 @@ const sqlPrewarmInstalled = `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE ext
 
 // sqlPrewarm loads relation $1 into shared buffers.
 const sqlPrewarm = `SELECT pg_prewarm($1::regclass)`
+
+// sqlClipState says whether clip $1, if it is on sale (a clip whose media
+// is not sound has retired_at 'infinity'), has a ready vector of model $2.
+const sqlClipState = `
+	SELECT coalesce(embedding_status = 'ready' AND embedding_model = $2, false) FROM videos
+	WHERE id = $1 AND retired_at IS NULL`

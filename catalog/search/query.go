@@ -47,8 +47,8 @@ func SortKeys() []string {
 	return []string{SortCreatedAt, SortPrice, SortDuration, SortVirality, SortRelevance}
 }
 
-// Query is a validated catalog search: filters, at most one of Search and
-// SemanticSearch, a sort and a page. The zero value lists the newest clips.
+// Query is a validated catalog search: filters, at most one of Search,
+// SemanticSearch and SimilarTo, a sort and a page. The zero value lists the newest clips.
 type Query struct {
 	Emotion     string
 	Gender      string
@@ -70,6 +70,10 @@ type Query struct {
 	Search string
 	// SemanticSearch is a description matched by meaning.
 	SemanticSearch string
+	// SimilarTo is a clip whose stored vector the results are matched
+	// with, as a semantic search's are with its text's ("more like this"):
+	// the clip itself is left out. Not with Search or SemanticSearch.
+	SimilarTo uuid.UUID
 	// SortBy is one of SortKeys; empty means relevance for a search and
 	// created_at otherwise. SortOrder is asc or desc (default desc); it does
 	// not apply to relevance, which always lists the best match first.
@@ -155,6 +159,15 @@ func (q *Query) Validate() error {
 	if q.Search != "" && q.SemanticSearch != "" {
 		return apperr.New(apperr.ConflictingSearch, "use either search (keywords) or semantic_search (meaning), not both")
 	}
+	if q.SimilarTo != uuid.Nil {
+		// The clip's own vector is the query: a text would be a second one.
+		for _, f := range []struct{ field, value string }{{"search", q.Search}, {"semantic_search", q.SemanticSearch}} {
+			if f.value != "" {
+				return apperr.InvalidField(f.field, "%s does not apply to similar clips, whose query is the clip itself; "+
+					"narrow them with the list filters", f.field)
+			}
+		}
+	}
 	if n := utf8.RuneCountInString(q.Search); n > MaxSearchChars {
 		return apperr.InvalidField("search", "search must be at most %d characters (has %d)", MaxSearchChars, n)
 	}
@@ -162,7 +175,7 @@ func (q *Query) Validate() error {
 		return apperr.InvalidField("semantic_search", "semantic_search must be at most %d characters (has %d)", MaxSearchChars, n)
 	}
 
-	searching := q.Search != "" || q.SemanticSearch != ""
+	searching := q.Search != "" || q.byVector()
 	switch {
 	case q.SortBy == "" && searching:
 		q.SortBy = SortRelevance
@@ -187,8 +200,8 @@ func (q *Query) Validate() error {
 		q.after = &after
 	}
 	if q.semanticRanked() && q.Offset > MaxSemanticWindow-q.Limit {
-		return apperr.InvalidField("offset", "semantic_search results are paged up to the %d most similar clips "+
-			"(offset + limit); add filters to narrow the search", MaxSemanticWindow).
+		return apperr.InvalidField("offset", "%s are paged up to the %d most similar clips "+
+			"(offset + limit); add filters to narrow the search", q.rankedResults(), MaxSemanticWindow).
 			With("max_result_window", MaxSemanticWindow)
 	}
 	return nil
@@ -207,10 +220,25 @@ func (q Query) plainFilters() bool {
 		q.MaxDuration == nil && q.MinVirality == nil && q.Owned == nil && q.Search == ""
 }
 
+// byVector says whether the query is matched by meaning, against a vector:
+// its text's (SemanticSearch) or a clip's (SimilarTo). Which one is the
+// vector source; everything else about the search is the same.
+func (q Query) byVector() bool {
+	return q.SemanticSearch != "" || q.SimilarTo != uuid.Nil
+}
+
 // semanticRanked says whether the results are the nearest clips in
 // similarity order, served by the vector index.
 func (q Query) semanticRanked() bool {
-	return q.SemanticSearch != "" && q.SortBy == SortRelevance
+	return q.byVector() && q.SortBy == SortRelevance
+}
+
+// rankedResults names a ranking by similarity in messages.
+func (q Query) rankedResults() string {
+	if q.SimilarTo != uuid.Nil {
+		return "similar clips"
+	}
+	return "semantic_search results"
 }
 
 // BadNumber is the invalid_request of a min_duration, max_duration or

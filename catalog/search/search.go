@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/catalog"
-	"broll/internal/apperr"
 )
 
 // QueryEmbedder turns a semantic_search text into a vector of the model it
@@ -68,30 +67,20 @@ func (s *Service) hnsw() hnswSettings {
 	return hnswSettings{efSearch: s.efSearch, maxScanTuples: 20_000}
 }
 
-// Search runs a catalog search. Retired clips never appear. With
-// q.SemanticSearch the text is embedded by qe; a nil qe (or one that fails)
-// makes semantic search unavailable, never an internal error. Difficulty is
+// Search runs a catalog search. Retired clips never appear. A query
+// matched by meaning is compared with a vector of qe's model: with
+// q.SemanticSearch the text's, embedded by qe; with q.SimilarTo the clip's
+// own stored vector (queryVector). A nil qe (or one that fails) makes
+// semantic search unavailable, never an internal error. Difficulty is
 // checked against the tiers only when nothing matched, which is the only
 // time an unknown one can be told from an empty result.
 func (s *Service) Search(ctx context.Context, q Query, qe QueryEmbedder) (Page, error) {
 	if err := q.Validate(); err != nil {
 		return Page{}, err
 	}
-	var vec []float32
-	var model string
-	if q.SemanticSearch != "" {
-		if qe == nil {
-			return Page{}, apperr.New(apperr.Unavailable, "semantic search is not available on this server; use search")
-		}
-		v, err := qe.EmbedQuery(ctx, q.SemanticSearch)
-		if err != nil {
-			if ctx.Err() != nil {
-				return Page{}, ctx.Err()
-			}
-			return Page{}, apperr.New(apperr.Unavailable,
-				"semantic search is unavailable right now (the embedding model did not answer); retry later or use search")
-		}
-		vec, model = v, qe.Model()
+	vec, model, err := s.queryVector(ctx, q, qe)
+	if err != nil {
+		return Page{}, err
 	}
 
 	sq := buildSearch(q, vec, model)
@@ -99,7 +88,7 @@ func (s *Service) Search(ctx context.Context, q Query, qe QueryEmbedder) (Page, 
 	var total int
 	exact := true
 	// owned depends on the caller's purchases: read it where they were made.
-	err := s.catalog.Read(ctx, q.Owned != nil, func(db *pgxpool.Pool) error {
+	err = s.catalog.Read(ctx, q.Owned != nil, func(db *pgxpool.Pool) error {
 		c := s.newCounter(ctx, db, sq, q.Owned == nil)
 		var err error
 		switch {
@@ -112,6 +101,12 @@ func (s *Service) Search(ctx context.Context, q Query, qe QueryEmbedder) (Page, 
 				rows, err = collectPage(db.Query(ctx, sq.page.sql, sq.page.args...))
 			}
 		default:
+			if sq.source != nil {
+				st := sq.source.statement()
+				if err := sq.source.check(db.QueryRow(ctx, st.sql, st.args...)); err != nil {
+					return err
+				}
+			}
 			rows, err = collectPage(db.Query(ctx, sq.page.sql, sq.page.args...))
 		}
 		if err != nil {
@@ -127,7 +122,7 @@ func (s *Service) Search(ctx context.Context, q Query, qe QueryEmbedder) (Page, 
 		return err
 	})
 	if err != nil {
-		return Page{}, fmt.Errorf("search: %w", err)
+		return Page{}, fmt.Errorf("search: %w", clipNotFound(q, err))
 	}
 	if len(rows) == 0 && q.Difficulty != "" {
 		if err := s.checkTier(ctx, q.Difficulty); err != nil {
@@ -192,7 +187,9 @@ func (s *Service) newCounter(ctx context.Context, db *pgxpool.Pool, sq searchSQL
 		},
 	}
 	if cacheable && s.counts != nil {
-		c.cache, c.key = s.counts, countKey(sq.count)
+		// Keyed by the estimate, which is all the cache keeps: the
+		// neighbours of every clip share theirs (buildSearch).
+		c.cache, c.key = s.counts, countKey(sq.estimate)
 		if e, ok := s.counts.get(c.key); ok {
 			c.cached = &e
 			return c
@@ -303,7 +300,7 @@ func (s *Service) runNearest(ctx context.Context, db *pgxpool.Pool, q Query, sq 
 	if sq.planOnce {
 		planning = "force_generic_plan"
 	}
-	rows, err := s.nearestPage(ctx, db, sq.page, sqlHNSWSettings, efSearch, strconv.Itoa(hs.maxScanTuples), planning)
+	rows, err := s.nearestPage(ctx, db, sq.page, sq.source, sqlHNSWSettings, efSearch, strconv.Itoa(hs.maxScanTuples), planning)
 	if err != nil || len(rows) > q.Limit {
 		return rows, err
 	}
@@ -312,7 +309,7 @@ func (s *Service) runNearest(ctx context.Context, db *pgxpool.Pool, q Query, sq 
 	// for filters few clips pass, so few are sorted.
 	total, _, err := c.total()
 	if err == nil && total > offset+len(rows) {
-		rows, err = s.nearestPage(ctx, db, sq.page, sqlExactScan)
+		rows, err = s.nearestPage(ctx, db, sq.page, nil, sqlExactScan)
 	}
 	return rows, err
 }
@@ -321,13 +318,23 @@ func (s *Service) runNearest(ctx context.Context, db *pgxpool.Pool, q Query, sq 
 // round trip: a batch is one pipeline with a single Sync, which Postgres
 // runs as one implicit transaction, so the local settings last until the
 // page is read and no BEGIN and COMMIT round trips are paid (each one a
-// wait for a turn on the CPU when the node is busy).
-func (s *Service) nearestPage(ctx context.Context, db *pgxpool.Pool, page statement, settings string, args ...any) ([]row, error) {
+// wait for a turn on the CPU when the node is busy). The check of the
+// clip whose vector is the query (source, when not nil) rides in the same
+// round trip, before the page, whose rows are used only if it passes.
+func (s *Service) nearestPage(ctx context.Context, db *pgxpool.Pool, page statement, source *clipSource,
+	settings string, args ...any) ([]row, error) {
 	batch := &pgx.Batch{}
 	batch.Queue(settings, args...)
+	if source != nil {
+		st := source.statement()
+		batch.Queue(st.sql, st.args...)
+	}
 	batch.Queue(page.sql, page.args...)
 	br := db.SendBatch(ctx, batch)
 	_, err := br.Exec()
+	if err == nil && source != nil {
+		err = source.check(br.QueryRow())
+	}
 	var out []row
 	if err == nil {
 		var rows pgx.Rows

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/google/uuid"
 	"github.com/pgvector/pgvector-go"
 
 	"broll/catalog"
@@ -64,13 +65,19 @@ type searchSQL struct {
 	// (Query.plainFilters): planning it anew is a good share of the
 	// search's time, as videos has some thirty indexes to weigh.
 	planOnce bool
+	// source, for a query whose vector is a clip's (SimilarTo), checks
+	// that clip; it runs in the page's round trip, whose rows count only
+	// if it passes.
+	source *clipSource
 }
 
 // maxPrefixTerms bounds the words turned into prefix matches.
 const maxPrefixTerms = 16
 
 // buildSearch turns a validated query into SQL. vec and model are the
-// query embedding and its model when q.SemanticSearch is set. The order of
+// vector the query is matched with and its model when it is matched by
+// meaning (q.byVector): its text's embedding, or the stored vector of the
+// clip q.SimilarTo; the statements are the same for either. The order of
 // its steps is the order of the arguments ($n): conditions, then the
 // count's bound, then what only the page uses.
 func buildSearch(q Query, vec []float32, model string) searchSQL {
@@ -78,12 +85,20 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 	b.where("v.retired_at IS NULL")
 	addFilters(b, q)
 	kw := addKeyword(b, q)
-	if q.SemanticSearch != "" {
+	if q.byVector() {
 		// Only vectors of the query's model are comparable with it.
 		b.where("v.embedding_status = 'ready'")
 		b.where("v.embedding_model = " + b.arg(model))
 	}
 	count, estimate := countStatements(b, kw)
+	if q.SimilarTo != uuid.Nil {
+		// A clip is not its own neighbour. The estimate leaves the
+		// condition out: it changes the total by one at most, and so one
+		// estimate (and the node's cache of it, keyed by the estimate)
+		// serves the neighbours of every clip with these filters.
+		b.where("v.id <> " + b.arg(q.SimilarTo))
+		count, _ = countStatements(b, kw)
+	}
 	rank, rankQuery := "", kw.rankQuery
 	if kw.rankWith != nil {
 		// The words' own query is an argument of the rank alone, so it
@@ -93,14 +108,18 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 	if rankQuery != "" {
 		rank = "ts_rank(v.search_tsv, " + rankQuery + ")"
 	}
+	var source *clipSource
+	if q.SimilarTo != uuid.Nil {
+		source = &clipSource{id: q.SimilarTo, model: model}
+	}
 	if q.semanticRanked() {
 		return searchSQL{page: nearestSQL(b, q, vec), count: count, estimate: estimate, window: MaxSemanticWindow,
-			planOnce: q.plainFilters()}
+			planOnce: q.plainFilters(), source: source}
 	}
-	sq := searchSQL{count: count, estimate: estimate, window: MaxResultWindow}
+	sq := searchSQL{count: count, estimate: estimate, window: MaxResultWindow, source: source}
 	similarity := "NULL::float8"
-	if q.SemanticSearch != "" {
-		similarity = "1 - (v.embedding <=> " + b.arg(pgvector.NewVector(vec)) + ")"
+	if q.byVector() {
+		similarity = "1 - (v.embedding <=> " + vectorSQL(b, q, vec, false) + ")"
 	}
 	if rank != "" && q.SortBy == SortRelevance {
 		// The words alone (and the retired check): the walk serves it.
@@ -347,13 +366,13 @@ const CountBound = 1000
 // sees how few rows it wants and which graph serves them: see
 // searchSQL.planOnce.
 func nearestSQL(b *sqlBuilder, q Query, vec []float32) statement {
-	dist := "v.embedding::halfvec(768) <=> " + b.arg(pgvector.NewHalfVector(vec)) + "::halfvec(768)"
+	dist := "v.embedding::halfvec(768) <=> " + vectorSQL(b, q, vec, true)
 	before := q.Offset
 	if q.after != nil {
 		before = q.after.n
 	}
 	inner := b.whereSQL()
-	full := "v.embedding <=> " + b.arg(pgvector.NewVector(vec))
+	full := "v.embedding <=> " + vectorSQL(b, q, vec, false)
 	after := ""
 	if q.after != nil {
 		after = "\n\tWHERE (r.distance, v.id) > (" + b.arg(q.after.key) + "::float8, " + b.arg(q.after.id) + ")"
@@ -372,6 +391,24 @@ func nearestSQL(b *sqlBuilder, q Query, vec []float32) statement {
 	ORDER BY r.distance, v.id
 	LIMIT ` + b.arg(q.Limit+1) + ` OFFSET ` + b.arg(q.Offset)
 	return statement{sql: sql, args: b.args}
+}
+
+// vectorSQL is the query's vector in SQL, as a halfvec (half: what the
+// graphs hold) or a vector (what ranks the candidates): an argument
+// holding a text's embedding, or, for q.SimilarTo, a subquery reading the
+// clip's stored vector, which Postgres runs once (an InitPlan) before the
+// walk. So the clip's vector is read in the page's own round trip, and
+// the statements are otherwise the semantic search's.
+func vectorSQL(b *sqlBuilder, q Query, vec []float32, half bool) string {
+	switch {
+	case q.SimilarTo != uuid.Nil && half:
+		return "(SELECT s.embedding::halfvec(768) FROM videos s WHERE s.id = " + b.arg(q.SimilarTo) + ")"
+	case q.SimilarTo != uuid.Nil:
+		return "(SELECT s.embedding FROM videos s WHERE s.id = " + b.arg(q.SimilarTo) + ")"
+	case half:
+		return b.arg(pgvector.NewHalfVector(vec)) + "::halfvec(768)"
+	}
+	return b.arg(pgvector.NewVector(vec))
 }
 
 // rerankMargin is how many candidates beyond the page the index query

@@ -47,6 +47,11 @@ const (
 	UploadClosed     Code = "upload_closed"
 	Internal         Code = "internal"
 	Unavailable      Code = "unavailable"
+
+	// NotEmbedded: "more like this" of a clip whose vector is not ready,
+	// or was made by another model than the current one (409, with
+	// Retry-After).
+	NotEmbedded Code = "not_embedded"
 )
 
 // Error is an error meant to be shown to a client: Message is safe to

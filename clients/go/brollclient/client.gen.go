@@ -640,6 +640,7 @@ const (
 	ProblemCodeInvalidRequest          ProblemCode = "invalid_request"
 	ProblemCodeLicenseRevoked          ProblemCode = "license_revoked"
 	ProblemCodeMethodNotAllowed        ProblemCode = "method_not_allowed"
+	ProblemCodeNotEmbedded             ProblemCode = "not_embedded"
 	ProblemCodeNotFound                ProblemCode = "not_found"
 	ProblemCodePayloadTooLarge         ProblemCode = "payload_too_large"
 	ProblemCodePreviewNotReady         ProblemCode = "preview_not_ready"
@@ -680,6 +681,8 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeLicenseRevoked:
 		return true
 	case ProblemCodeMethodNotAllowed:
+		return true
+	case ProblemCodeNotEmbedded:
 		return true
 	case ProblemCodeNotFound:
 		return true
@@ -2016,6 +2019,189 @@ func (e ListPurchasesParamsLicenseStatus) Valid() bool {
 	}
 }
 
+// Defines values for ListSimilarVideosParamsEmotion.
+const (
+	ListSimilarVideosParamsEmotionAmazed    ListSimilarVideosParamsEmotion = "amazed"
+	ListSimilarVideosParamsEmotionAngry     ListSimilarVideosParamsEmotion = "angry"
+	ListSimilarVideosParamsEmotionConfident ListSimilarVideosParamsEmotion = "confident"
+	ListSimilarVideosParamsEmotionConfused  ListSimilarVideosParamsEmotion = "confused"
+	ListSimilarVideosParamsEmotionCurious   ListSimilarVideosParamsEmotion = "curious"
+	ListSimilarVideosParamsEmotionExcited   ListSimilarVideosParamsEmotion = "excited"
+	ListSimilarVideosParamsEmotionHappy     ListSimilarVideosParamsEmotion = "happy"
+	ListSimilarVideosParamsEmotionLaughing  ListSimilarVideosParamsEmotion = "laughing"
+	ListSimilarVideosParamsEmotionNeutral   ListSimilarVideosParamsEmotion = "neutral"
+	ListSimilarVideosParamsEmotionPlayful   ListSimilarVideosParamsEmotion = "playful"
+	ListSimilarVideosParamsEmotionSad       ListSimilarVideosParamsEmotion = "sad"
+	ListSimilarVideosParamsEmotionShocked   ListSimilarVideosParamsEmotion = "shocked"
+	ListSimilarVideosParamsEmotionSurprised ListSimilarVideosParamsEmotion = "surprised"
+)
+
+// Valid indicates whether the value is a known member of the ListSimilarVideosParamsEmotion enum.
+func (e ListSimilarVideosParamsEmotion) Valid() bool {
+	switch e {
+	case ListSimilarVideosParamsEmotionAmazed:
+		return true
+	case ListSimilarVideosParamsEmotionAngry:
+		return true
+	case ListSimilarVideosParamsEmotionConfident:
+		return true
+	case ListSimilarVideosParamsEmotionConfused:
+		return true
+	case ListSimilarVideosParamsEmotionCurious:
+		return true
+	case ListSimilarVideosParamsEmotionExcited:
+		return true
+	case ListSimilarVideosParamsEmotionHappy:
+		return true
+	case ListSimilarVideosParamsEmotionLaughing:
+		return true
+	case ListSimilarVideosParamsEmotionNeutral:
+		return true
+	case ListSimilarVideosParamsEmotionPlayful:
+		return true
+	case ListSimilarVideosParamsEmotionSad:
+		return true
+	case ListSimilarVideosParamsEmotionShocked:
+		return true
+	case ListSimilarVideosParamsEmotionSurprised:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListSimilarVideosParamsGender.
+const (
+	ListSimilarVideosParamsGenderFemale    ListSimilarVideosParamsGender = "female"
+	ListSimilarVideosParamsGenderMale      ListSimilarVideosParamsGender = "male"
+	ListSimilarVideosParamsGenderNonBinary ListSimilarVideosParamsGender = "non_binary"
+)
+
+// Valid indicates whether the value is a known member of the ListSimilarVideosParamsGender enum.
+func (e ListSimilarVideosParamsGender) Valid() bool {
+	switch e {
+	case ListSimilarVideosParamsGenderFemale:
+		return true
+	case ListSimilarVideosParamsGenderMale:
+		return true
+	case ListSimilarVideosParamsGenderNonBinary:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListSimilarVideosParamsAgeRange.
+const (
+	ListSimilarVideosParamsAgeRangeN1824 ListSimilarVideosParamsAgeRange = "18-24"
+	ListSimilarVideosParamsAgeRangeN2534 ListSimilarVideosParamsAgeRange = "25-34"
+	ListSimilarVideosParamsAgeRangeN3544 ListSimilarVideosParamsAgeRange = "35-44"
+	ListSimilarVideosParamsAgeRangeN4554 ListSimilarVideosParamsAgeRange = "45-54"
+	ListSimilarVideosParamsAgeRangeN55   ListSimilarVideosParamsAgeRange = "55+"
+)
+
+// Valid indicates whether the value is a known member of the ListSimilarVideosParamsAgeRange enum.
+func (e ListSimilarVideosParamsAgeRange) Valid() bool {
+	switch e {
+	case ListSimilarVideosParamsAgeRangeN1824:
+		return true
+	case ListSimilarVideosParamsAgeRangeN2534:
+		return true
+	case ListSimilarVideosParamsAgeRangeN3544:
+		return true
+	case ListSimilarVideosParamsAgeRangeN4554:
+		return true
+	case ListSimilarVideosParamsAgeRangeN55:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListSimilarVideosParamsMediaType.
+const (
+	ListSimilarVideosParamsMediaTypeImage ListSimilarVideosParamsMediaType = "image"
+	ListSimilarVideosParamsMediaTypeVideo ListSimilarVideosParamsMediaType = "video"
+)
+
+// Valid indicates whether the value is a known member of the ListSimilarVideosParamsMediaType enum.
+func (e ListSimilarVideosParamsMediaType) Valid() bool {
+	switch e {
+	case ListSimilarVideosParamsMediaTypeImage:
+		return true
+	case ListSimilarVideosParamsMediaTypeVideo:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListSimilarVideosParamsOrientation.
+const (
+	ListSimilarVideosParamsOrientationHorizontal ListSimilarVideosParamsOrientation = "horizontal"
+	ListSimilarVideosParamsOrientationSquare     ListSimilarVideosParamsOrientation = "square"
+	ListSimilarVideosParamsOrientationVertical   ListSimilarVideosParamsOrientation = "vertical"
+)
+
+// Valid indicates whether the value is a known member of the ListSimilarVideosParamsOrientation enum.
+func (e ListSimilarVideosParamsOrientation) Valid() bool {
+	switch e {
+	case ListSimilarVideosParamsOrientationHorizontal:
+		return true
+	case ListSimilarVideosParamsOrientationSquare:
+		return true
+	case ListSimilarVideosParamsOrientationVertical:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListSimilarVideosParamsSortBy.
+const (
+	ListSimilarVideosParamsSortByCreatedAt       ListSimilarVideosParamsSortBy = "created_at"
+	ListSimilarVideosParamsSortByDurationSeconds ListSimilarVideosParamsSortBy = "duration_seconds"
+	ListSimilarVideosParamsSortByPrice           ListSimilarVideosParamsSortBy = "price"
+	ListSimilarVideosParamsSortByRelevance       ListSimilarVideosParamsSortBy = "relevance"
+	ListSimilarVideosParamsSortByViralityScore   ListSimilarVideosParamsSortBy = "virality_score"
+)
+
+// Valid indicates whether the value is a known member of the ListSimilarVideosParamsSortBy enum.
+func (e ListSimilarVideosParamsSortBy) Valid() bool {
+	switch e {
+	case ListSimilarVideosParamsSortByCreatedAt:
+		return true
+	case ListSimilarVideosParamsSortByDurationSeconds:
+		return true
+	case ListSimilarVideosParamsSortByPrice:
+		return true
+	case ListSimilarVideosParamsSortByRelevance:
+		return true
+	case ListSimilarVideosParamsSortByViralityScore:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListSimilarVideosParamsSortOrder.
+const (
+	ListSimilarVideosParamsSortOrderAsc  ListSimilarVideosParamsSortOrder = "asc"
+	ListSimilarVideosParamsSortOrderDesc ListSimilarVideosParamsSortOrder = "desc"
+)
+
+// Valid indicates whether the value is a known member of the ListSimilarVideosParamsSortOrder enum.
+func (e ListSimilarVideosParamsSortOrder) Valid() bool {
+	switch e {
+	case ListSimilarVideosParamsSortOrderAsc:
+		return true
+	case ListSimilarVideosParamsSortOrderDesc:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListCustomerKeysParamsStatus.
 const (
 	ListCustomerKeysParamsStatusActive  ListCustomerKeysParamsStatus = "active"
@@ -2672,7 +2858,7 @@ type PricingCurrency string
 // PricingTiersCurrency defines model for Pricing.Tiers.Currency.
 type PricingTiersCurrency string
 
-// Problem An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// Problem An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type Problem struct {
 	AllowedValues *[]string `json:"allowed_values,omitempty"`
 
@@ -2684,7 +2870,7 @@ type Problem struct {
 	// Checks `/readyz`: what the node found. `postgres` and `redis`: `ok` or `unreachable`; `warmup` (when Postgres answered): `warming` while the node warms its catalog.
 	Checks *Problem_Checks `json:"checks,omitempty"`
 
-	// Code Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope`, `forbidden` and `license_revoked` (403: the last, a download link of a purchase whose licence was revoked), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed` and `upload_closed` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
+	// Code Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope`, `forbidden` and `license_revoked` (403: the last, a download link of a purchase whose licence was revoked), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed`, `upload_closed` and `not_embedded` (409; `not_embedded`: the clip of `GET /api/v1/broll/{id}/similar` has no vector of the current model yet, with `Retry-After` and `retry_after_seconds`), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
 	Code     ProblemCode      `json:"code"`
 	Currency *ProblemCurrency `json:"currency,omitempty"`
 
@@ -2762,7 +2948,7 @@ type Problem_Checks struct {
 	AdditionalProperties map[string]ProblemChecks `json:"-"`
 }
 
-// ProblemCode Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope`, `forbidden` and `license_revoked` (403: the last, a download link of a purchase whose licence was revoked), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed` and `upload_closed` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
+// ProblemCode Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope`, `forbidden` and `license_revoked` (403: the last, a download link of a purchase whose licence was revoked), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed`, `upload_closed` and `not_embedded` (409; `not_embedded`: the clip of `GET /api/v1/broll/{id}/similar` has no vector of the current model yet, with `Retry-After` and `retry_after_seconds`), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
 type ProblemCode string
 
 // ProblemCurrency defines model for Problem.Currency.
@@ -3102,7 +3288,7 @@ type Video struct {
 	// Retired Present (true) only on a retired clip the caller bought; nobody else sees retired clips.
 	Retired *bool `json:"retired,omitempty"`
 
-	// Similarity Cosine similarity to `semantic_search` (higher is closer); only on semantic search results.
+	// Similarity Cosine similarity to `semantic_search`, or to the clip of `GET /api/v1/broll/{id}/similar` (higher is closer); only on those results.
 	Similarity    *float64 `json:"similarity,omitempty"`
 	Tags          []string `json:"tags"`
 	ThumbnailUrl  *string  `json:"thumbnail_url"`
@@ -3353,76 +3539,76 @@ type StartDate = openapi_types.Date
 // VideoIdPath defines model for video_id_path.
 type VideoIdPath = openapi_types.UUID
 
-// BadRequest An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// BadRequest An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type BadRequest = Problem
 
-// Conflict An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// Conflict An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type Conflict = Problem
 
-// Forbidden An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// Forbidden An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type Forbidden = Problem
 
-// IdempotencyKeyInUse An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// IdempotencyKeyInUse An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type IdempotencyKeyInUse = Problem
 
-// IdempotencyKeyReused An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// IdempotencyKeyReused An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type IdempotencyKeyReused = Problem
 
-// InternalError An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// InternalError An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type InternalError = Problem
 
-// LegacyBadRequest An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// LegacyBadRequest An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type LegacyBadRequest = Problem
 
-// LegacyGone An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// LegacyGone An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type LegacyGone = Problem
 
-// LegacyInternalError An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// LegacyInternalError An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type LegacyInternalError = Problem
 
-// LegacyNotFound An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// LegacyNotFound An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type LegacyNotFound = Problem
 
-// LegacyPayloadTooLarge An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// LegacyPayloadTooLarge An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type LegacyPayloadTooLarge = Problem
 
-// LegacyPaymentRequired An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// LegacyPaymentRequired An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type LegacyPaymentRequired = Problem
 
-// LegacyUnauthorized An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// LegacyUnauthorized An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type LegacyUnauthorized = Problem
 
-// LegacyUnsupportedMediaType An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// LegacyUnsupportedMediaType An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type LegacyUnsupportedMediaType = Problem
 
-// MethodNotAllowed An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// MethodNotAllowed An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type MethodNotAllowed = Problem
 
-// NotFound An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// NotFound An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type NotFound = Problem
 
-// OriginForbidden An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// OriginForbidden An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type OriginForbidden = Problem
 
-// PayloadTooLarge An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// PayloadTooLarge An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type PayloadTooLarge = Problem
 
-// PaymentRequired An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// PaymentRequired An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type PaymentRequired = Problem
 
-// PriceChanged An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// PriceChanged An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type PriceChanged = Problem
 
-// RateLimited An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// RateLimited An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type RateLimited = Problem
 
-// Unauthorized An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// Unauthorized An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type Unauthorized = Problem
 
-// Unavailable An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// Unavailable An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type Unavailable = Problem
 
-// UnsupportedMediaType An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// UnsupportedMediaType An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type UnsupportedMediaType = Problem
 
 // LegacyListVideosParams defines parameters for LegacyListVideos.
@@ -3691,6 +3877,84 @@ type ListPurchasesParamsEmotion string
 
 // ListPurchasesParamsLicenseStatus defines parameters for ListPurchases.
 type ListPurchasesParamsLicenseStatus string
+
+// ListSimilarVideosParams defines parameters for ListSimilarVideos.
+type ListSimilarVideosParams struct {
+	// Emotion Filter by emotion (case-insensitive).
+	Emotion *ListSimilarVideosParamsEmotion `form:"emotion,omitempty" json:"emotion,omitempty"`
+
+	// Gender Filter by gender.
+	Gender *ListSimilarVideosParamsGender `form:"gender,omitempty" json:"gender,omitempty"`
+
+	// AgeRange Filter by age range.
+	AgeRange *ListSimilarVideosParamsAgeRange `form:"age_range,omitempty" json:"age_range,omitempty"`
+
+	// Location Filter by location (case-insensitive).
+	Location *Location `form:"location,omitempty" json:"location,omitempty"`
+
+	// MediaType Filter by media type.
+	MediaType *ListSimilarVideosParamsMediaType `form:"media_type,omitempty" json:"media_type,omitempty"`
+
+	// Orientation Filter by orientation.
+	Orientation *ListSimilarVideosParamsOrientation `form:"orientation,omitempty" json:"orientation,omitempty"`
+
+	// Difficulty Filter by difficulty tier (see GET /api/v1/pricing); an unknown tier is 400.
+	Difficulty *Difficulty `form:"difficulty,omitempty" json:"difficulty,omitempty"`
+
+	// ModelId Filter by the creator filmed in the clip.
+	ModelId *ModelId `form:"model_id,omitempty" json:"model_id,omitempty"`
+
+	// MinDuration Shortest duration, in seconds.
+	MinDuration *MinDuration `form:"min_duration,omitempty" json:"min_duration,omitempty"`
+
+	// MaxDuration Longest duration, in seconds.
+	MaxDuration *MaxDuration `form:"max_duration,omitempty" json:"max_duration,omitempty"`
+
+	// MinVirality Lowest virality score.
+	MinVirality *MinVirality `form:"min_virality,omitempty" json:"min_virality,omitempty"`
+
+	// Owned Only clips the key has bought (true) or has not (false).
+	Owned *Owned `form:"owned,omitempty" json:"owned,omitempty"`
+
+	// SortBy Sort key; default `relevance` for a search and `created_at` otherwise.
+	SortBy *ListSimilarVideosParamsSortBy `form:"sort_by,omitempty" json:"sort_by,omitempty"`
+
+	// SortOrder Sort order (not for relevance).
+	SortOrder *ListSimilarVideosParamsSortOrder `form:"sort_order,omitempty" json:"sort_order,omitempty"`
+
+	// Limit Page size: default 20, above 100 is clamped to 100; below 1 or not a number is 400.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Page 1-based page number (or use `offset`, not both).
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+
+	// Offset Number of results to skip (or use `page`, not both).
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+
+	// Cursor `pagination.next_cursor` of the previous page of the same query (same filters and sort): the page after it, stable while clips are added. Not with `page` or `offset` (400); a cursor of another query is 400.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// ListSimilarVideosParamsEmotion defines parameters for ListSimilarVideos.
+type ListSimilarVideosParamsEmotion string
+
+// ListSimilarVideosParamsGender defines parameters for ListSimilarVideos.
+type ListSimilarVideosParamsGender string
+
+// ListSimilarVideosParamsAgeRange defines parameters for ListSimilarVideos.
+type ListSimilarVideosParamsAgeRange string
+
+// ListSimilarVideosParamsMediaType defines parameters for ListSimilarVideos.
+type ListSimilarVideosParamsMediaType string
+
+// ListSimilarVideosParamsOrientation defines parameters for ListSimilarVideos.
+type ListSimilarVideosParamsOrientation string
+
+// ListSimilarVideosParamsSortBy defines parameters for ListSimilarVideos.
+type ListSimilarVideosParamsSortBy string
+
+// ListSimilarVideosParamsSortOrder defines parameters for ListSimilarVideos.
+type ListSimilarVideosParamsSortOrder string
 
 // DownloadPurchaseParams defines parameters for DownloadPurchase.
 type DownloadPurchaseParams struct {
@@ -4594,6 +4858,17 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/broll/{id} (the `GetVideo` operationId).
 	GetVideo(ctx context.Context, id VideoIdPath, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListSimilarVideos More like this: the clips nearest to one clip
+	//
+	// The clips nearest in meaning to clip `id`: its stored vector compared by cosine similarity with the other clips' vectors of the same (current) embedding model, the clip itself left out, each with `similarity`, best first, in the shape of `GET /api/v1/broll`. It is a semantic search whose query is the clip instead of a text: the same HNSW index and iterative scans, so the filters apply on top and a filtered page still fills `limit` when enough matching clips exist; `sort_by` may order the neighbours otherwise (default `relevance`, by similarity); `limit`, `page`/`offset` (up to the 1,000 most similar) and `cursor`/`next_cursor` page as on the list. `search` and `semantic_search` do not apply here (400). Clips without a vector of the current model are never among the neighbours.
+	//
+	// An unknown clip, a retired one, or one not on sale (its media has not passed the probe) is 404; a clip whose own vector is not ready yet (new or changed and not embedded, failed, or made by another model during a re-embedding) is 409 `not_embedded` with `Retry-After`.
+	//
+	// Required scope: `broll:read`.
+	//
+	// Corresponds with GET /api/v1/broll/{id}/similar (the `ListSimilarVideos` operationId).
+	ListSimilarVideos(ctx context.Context, id VideoIdPath, params *ListSimilarVideosParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DownloadPurchase Download a purchased file (signed link)
 	//
 	// The target of a purchase's `download_url`. No bearer key: the signature is the proof. Links expire (`BROLL_DOWNLOAD_URL_TTL`, default 1 h); a tampered or expired link, or one of a revoked key's purchase, is 403 `forbidden`; the link of a purchase whose licence was revoked is 403 `license_revoked` (its file is no longer delivered, and its licence-stamped copy is removed). A single byte range is honoured. Served by the API (local media store), the body is bounded by `BROLL_BODY_IDLE_TIMEOUT` (30 s) without a byte taken, not by the download's duration. Every GET is logged for the licence audit (HEAD is not). Fetches are limited per purchase (`BROLL_DOWNLOADS_PER_PURCHASE_PER_MINUTE`, 30) and per client address (`BROLL_DOWNLOADS_PER_ADDRESS_PER_MINUTE`, 120; IPv6 by /64): beyond them 429 with `Retry-After`. A test-mode purchase's link serves the clip's preview file (the same bytes as `preview_url`), never the full-quality file; 409 `preview_not_ready` while the clip has none.
@@ -5282,6 +5557,27 @@ func (c *Client) ListPurchases(ctx context.Context, params *ListPurchasesParams,
 // Corresponds with GET /api/v1/broll/{id} (the `GetVideo` operationId).
 func (c *Client) GetVideo(ctx context.Context, id VideoIdPath, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetVideoRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSimilarVideos More like this: the clips nearest to one clip
+//
+// The clips nearest in meaning to clip `id`: its stored vector compared by cosine similarity with the other clips' vectors of the same (current) embedding model, the clip itself left out, each with `similarity`, best first, in the shape of `GET /api/v1/broll`. It is a semantic search whose query is the clip instead of a text: the same HNSW index and iterative scans, so the filters apply on top and a filtered page still fills `limit` when enough matching clips exist; `sort_by` may order the neighbours otherwise (default `relevance`, by similarity); `limit`, `page`/`offset` (up to the 1,000 most similar) and `cursor`/`next_cursor` page as on the list. `search` and `semantic_search` do not apply here (400). Clips without a vector of the current model are never among the neighbours.
+//
+// An unknown clip, a retired one, or one not on sale (its media has not passed the probe) is 404; a clip whose own vector is not ready yet (new or changed and not embedded, failed, or made by another model during a re-embedding) is 409 `not_embedded` with `Retry-After`.
+//
+// Required scope: `broll:read`.
+//
+// Corresponds with GET /api/v1/broll/{id}/similar (the `ListSimilarVideos` operationId).
+func (c *Client) ListSimilarVideos(ctx context.Context, id VideoIdPath, params *ListSimilarVideosParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSimilarVideosRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7224,6 +7520,271 @@ func NewGetVideoRequest(server string, id VideoIdPath) (*http.Request, error) {
 	return req, nil
 }
 
+// NewListSimilarVideosRequest constructs an http.Request for the ListSimilarVideos method
+func NewListSimilarVideosRequest(server string, id VideoIdPath, params *ListSimilarVideosParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/broll/%s/similar", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Emotion != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "emotion", *params.Emotion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Gender != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "gender", *params.Gender, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.AgeRange != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "age_range", *params.AgeRange, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Location != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "location", *params.Location, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.MediaType != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "media_type", *params.MediaType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Orientation != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "orientation", *params.Orientation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Difficulty != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "difficulty", *params.Difficulty, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ModelId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "model_id", *params.ModelId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.MinDuration != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "min_duration", *params.MinDuration, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "number", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.MaxDuration != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "max_duration", *params.MaxDuration, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "number", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.MinVirality != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "min_virality", *params.MinVirality, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Owned != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "owned", *params.Owned, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.SortBy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort_by", *params.SortBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.SortOrder != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort_order", *params.SortOrder, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewDownloadPurchaseRequest constructs an http.Request for the DownloadPurchase method
 func NewDownloadPurchaseRequest(server string, purchaseId openapi_types.UUID, params *DownloadPurchaseParams) (*http.Request, error) {
 	var err error
@@ -8687,6 +9248,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/broll/{id} (the `GetVideo` operationId).
 	GetVideoWithResponse(ctx context.Context, id VideoIdPath, reqEditors ...RequestEditorFn) (*GetVideoResponse, error)
+
+	// ListSimilarVideosWithResponse More like this: the clips nearest to one clip
+	//
+	// The clips nearest in meaning to clip `id`: its stored vector compared by cosine similarity with the other clips' vectors of the same (current) embedding model, the clip itself left out, each with `similarity`, best first, in the shape of `GET /api/v1/broll`. It is a semantic search whose query is the clip instead of a text: the same HNSW index and iterative scans, so the filters apply on top and a filtered page still fills `limit` when enough matching clips exist; `sort_by` may order the neighbours otherwise (default `relevance`, by similarity); `limit`, `page`/`offset` (up to the 1,000 most similar) and `cursor`/`next_cursor` page as on the list. `search` and `semantic_search` do not apply here (400). Clips without a vector of the current model are never among the neighbours.
+	//
+	// An unknown clip, a retired one, or one not on sale (its media has not passed the probe) is 404; a clip whose own vector is not ready yet (new or changed and not embedded, failed, or made by another model during a re-embedding) is 409 `not_embedded` with `Retry-After`.
+	//
+	// Required scope: `broll:read`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/broll/{id}/similar (the `ListSimilarVideos` operationId).
+	ListSimilarVideosWithResponse(ctx context.Context, id VideoIdPath, params *ListSimilarVideosParams, reqEditors ...RequestEditorFn) (*ListSimilarVideosResponse, error)
 
 	// DownloadPurchaseWithResponse Download a purchased file (signed link)
 	//
@@ -11438,6 +12012,188 @@ func (r GetVideoResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetVideoResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListSimilarVideosResponse200Headers the declared response headers of an HTTP 200 response for ListSimilarVideos
+type ListSimilarVideosResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// ListSimilarVideosResponse400Headers the declared response headers of an HTTP 400 response for ListSimilarVideos
+type ListSimilarVideosResponse400Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// ListSimilarVideosResponse401Headers the declared response headers of an HTTP 401 response for ListSimilarVideos
+type ListSimilarVideosResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      *string
+}
+
+// ListSimilarVideosResponse403Headers the declared response headers of an HTTP 403 response for ListSimilarVideos
+type ListSimilarVideosResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// ListSimilarVideosResponse404Headers the declared response headers of an HTTP 404 response for ListSimilarVideos
+type ListSimilarVideosResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// ListSimilarVideosResponse409Headers the declared response headers of an HTTP 409 response for ListSimilarVideos
+type ListSimilarVideosResponse409Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// ListSimilarVideosResponse429Headers the declared response headers of an HTTP 429 response for ListSimilarVideos
+type ListSimilarVideosResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// ListSimilarVideosResponse500Headers the declared response headers of an HTTP 500 response for ListSimilarVideos
+type ListSimilarVideosResponse500Headers struct {
+	XRequestId *string
+}
+
+// ListSimilarVideosResponse503Headers the declared response headers of an HTTP 503 response for ListSimilarVideos
+type ListSimilarVideosResponse503Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
+type ListSimilarVideosResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *VideoList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListSimilarVideosResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListSimilarVideosResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListSimilarVideosResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListSimilarVideosResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListSimilarVideosResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ListSimilarVideosResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListSimilarVideosResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListSimilarVideosResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListSimilarVideosResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSimilarVideosResponse) GetJSON200() *VideoList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListSimilarVideosResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListSimilarVideosResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListSimilarVideosResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListSimilarVideosResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ListSimilarVideosResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListSimilarVideosResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListSimilarVideosResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListSimilarVideosResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSimilarVideosResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSimilarVideosResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSimilarVideosResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSimilarVideosResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14809,6 +15565,25 @@ func (c *ClientWithResponses) GetVideoWithResponse(ctx context.Context, id Video
 		return nil, err
 	}
 	return ParseGetVideoResponse(rsp)
+}
+
+// ListSimilarVideosWithResponse More like this: the clips nearest to one clip
+//
+// The clips nearest in meaning to clip `id`: its stored vector compared by cosine similarity with the other clips' vectors of the same (current) embedding model, the clip itself left out, each with `similarity`, best first, in the shape of `GET /api/v1/broll`. It is a semantic search whose query is the clip instead of a text: the same HNSW index and iterative scans, so the filters apply on top and a filtered page still fills `limit` when enough matching clips exist; `sort_by` may order the neighbours otherwise (default `relevance`, by similarity); `limit`, `page`/`offset` (up to the 1,000 most similar) and `cursor`/`next_cursor` page as on the list. `search` and `semantic_search` do not apply here (400). Clips without a vector of the current model are never among the neighbours.
+//
+// An unknown clip, a retired one, or one not on sale (its media has not passed the probe) is 404; a clip whose own vector is not ready yet (new or changed and not embedded, failed, or made by another model during a re-embedding) is 409 `not_embedded` with `Retry-After`.
+//
+// Required scope: `broll:read`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/broll/{id}/similar (the `ListSimilarVideos` operationId).
+func (c *ClientWithResponses) ListSimilarVideosWithResponse(ctx context.Context, id VideoIdPath, params *ListSimilarVideosParams, reqEditors ...RequestEditorFn) (*ListSimilarVideosResponse, error) {
+	rsp, err := c.ListSimilarVideos(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSimilarVideosResponse(rsp)
 }
 
 // DownloadPurchaseWithResponse Download a purchased file (signed link)
@@ -19427,6 +20202,335 @@ func ParseGetVideoResponse(rsp *http.Response) (*GetVideoResponse, error) {
 			headers.XRequestId = &value
 		}
 		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListSimilarVideosResponse parses an HTTP response from a ListSimilarVideosWithResponse call
+func ParseListSimilarVideosResponse(rsp *http.Response) (*ListSimilarVideosResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSimilarVideosResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest VideoList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListSimilarVideosResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListSimilarVideosResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListSimilarVideosResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListSimilarVideosResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListSimilarVideosResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers ListSimilarVideosResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListSimilarVideosResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListSimilarVideosResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListSimilarVideosResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

@@ -70,6 +70,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/broll/{id}/similar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * More like this: the clips nearest to one clip
+         * @description The clips nearest in meaning to clip `id`: its stored vector compared by cosine similarity with the other clips' vectors of the same (current) embedding model, the clip itself left out, each with `similarity`, best first, in the shape of `GET /api/v1/broll`. It is a semantic search whose query is the clip instead of a text: the same HNSW index and iterative scans, so the filters apply on top and a filtered page still fills `limit` when enough matching clips exist; `sort_by` may order the neighbours otherwise (default `relevance`, by similarity); `limit`, `page`/`offset` (up to the 1,000 most similar) and `cursor`/`next_cursor` page as on the list. `search` and `semantic_search` do not apply here (400). Clips without a vector of the current model are never among the neighbours.
+         *
+         *     An unknown clip, a retired one, or one not on sale (its media has not passed the probe) is 404; a clip whose own vector is not ready yet (new or changed and not embedded, failed, or made by another model during a re-embedding) is 409 `not_embedded` with `Retry-After`.
+         *
+         *     Required scope: `broll:read`.
+         */
+        get: operations["listSimilarVideos"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/broll/purchase": {
         parameters: {
             query?: never;
@@ -902,7 +926,7 @@ export interface components {
          * @example 10
          */
         Money: number;
-        /** @description An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input. */
+        /** @description An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input. */
         Problem: {
             /**
              * Format: uri
@@ -917,10 +941,10 @@ export interface components {
             /** @description What went wrong, for a person. */
             detail: string;
             /**
-             * @description Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope`, `forbidden` and `license_revoked` (403: the last, a download link of a purchase whose licence was revoked), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed` and `upload_closed` (409), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
+             * @description Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope`, `forbidden` and `license_revoked` (403: the last, a download link of a purchase whose licence was revoked), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed`, `upload_closed` and `not_embedded` (409; `not_embedded`: the clip of `GET /api/v1/broll/{id}/similar` has no vector of the current model yet, with `Retry-After` and `retry_after_seconds`), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
              * @enum {string}
              */
-            code: "invalid_request" | "conflicting_search_params" | "unauthorized" | "insufficient_credits" | "spend_limit_exceeded" | "insufficient_scope" | "forbidden" | "license_revoked" | "not_found" | "method_not_allowed" | "conflict" | "price_changed" | "sunset" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "internal" | "unavailable" | "idempotency_key_reused" | "idempotency_key_in_use" | "preview_not_ready" | "upload_incomplete" | "upload_claimed" | "upload_closed";
+            code: "invalid_request" | "conflicting_search_params" | "unauthorized" | "insufficient_credits" | "spend_limit_exceeded" | "insufficient_scope" | "forbidden" | "license_revoked" | "not_found" | "method_not_allowed" | "conflict" | "price_changed" | "sunset" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "internal" | "unavailable" | "idempotency_key_reused" | "idempotency_key_in_use" | "preview_not_ready" | "upload_incomplete" | "upload_claimed" | "upload_closed" | "not_embedded";
             /** @description Also in the `X-Request-Id` header and in the server logs; quote it when reporting a problem. */
             request_id: string;
             /** @description The input field at fault, when there is one. */
@@ -1061,7 +1085,7 @@ export interface components {
             download_url: string | null;
             /** Format: date-time */
             download_url_expires_at?: string;
-            /** @description Cosine similarity to `semantic_search` (higher is closer); only on semantic search results. */
+            /** @description Cosine similarity to `semantic_search`, or to the clip of `GET /api/v1/broll/{id}/similar` (higher is closer); only on those results. */
             similarity?: number;
             /** Format: date-time */
             created_at: string;
@@ -2749,6 +2773,91 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    listSimilarVideos: {
+        parameters: {
+            query?: {
+                /** @description Filter by emotion (case-insensitive). */
+                emotion?: components["parameters"]["emotion"];
+                /** @description Filter by gender. */
+                gender?: components["parameters"]["gender"];
+                /** @description Filter by age range. */
+                age_range?: components["parameters"]["age_range"];
+                /** @description Filter by location (case-insensitive). */
+                location?: components["parameters"]["location"];
+                /** @description Filter by media type. */
+                media_type?: components["parameters"]["media_type"];
+                /** @description Filter by orientation. */
+                orientation?: components["parameters"]["orientation"];
+                /** @description Filter by difficulty tier (see GET /api/v1/pricing); an unknown tier is 400. */
+                difficulty?: components["parameters"]["difficulty"];
+                /** @description Filter by the creator filmed in the clip. */
+                model_id?: components["parameters"]["model_id"];
+                /** @description Shortest duration, in seconds. */
+                min_duration?: components["parameters"]["min_duration"];
+                /** @description Longest duration, in seconds. */
+                max_duration?: components["parameters"]["max_duration"];
+                /** @description Lowest virality score. */
+                min_virality?: components["parameters"]["min_virality"];
+                /** @description Only clips the key has bought (true) or has not (false). */
+                owned?: components["parameters"]["owned"];
+                /** @description Sort key; default `relevance` for a search and `created_at` otherwise. */
+                sort_by?: components["parameters"]["sort_by"];
+                /** @description Sort order (not for relevance). */
+                sort_order?: components["parameters"]["sort_order"];
+                /** @description Page size: default 20, above 100 is clamped to 100; below 1 or not a number is 400. */
+                limit?: components["parameters"]["limit"];
+                /** @description 1-based page number (or use `offset`, not both). */
+                page?: components["parameters"]["page"];
+                /** @description Number of results to skip (or use `page`, not both). */
+                offset?: components["parameters"]["offset"];
+                /** @description `pagination.next_cursor` of the previous page of the same query (same filters and sort): the page after it, stable while clips are added. Not with `page` or `offset` (400); a cursor of another query is 400. */
+                cursor?: components["parameters"]["cursor"];
+            };
+            header?: never;
+            path: {
+                /** @description Video id. */
+                id: components["parameters"]["video_id_path"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the clip's neighbours, nearest first unless `sort_by` says otherwise; every video carries `similarity`. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VideoList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The clip has no vector of the current embedding model yet (`not_embedded`): retry after `Retry-After` seconds. */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     purchaseVideos: {

@@ -114,7 +114,11 @@ func runUsers(o userOptions) error {
 	if err != nil {
 		return err
 	}
-	classes := queryClasses(ids)
+	embedded, err := sampleEmbeddedIDs(ctx, pool, 1000)
+	if err != nil {
+		return err
+	}
+	classes := queryClasses(ids, embedded)
 	if o.only != "" {
 		kept := classes[:1]
 		for _, c := range classes[1:] {
@@ -166,6 +170,13 @@ func runUsers(o userOptions) error {
 		benchkit.Millis(last.Percentile(0.5)), benchkit.Millis(last.Percentile(0.99)), last.OK, last.Failed)
 
 	for _, c := range classes {
+		if c.similar != nil {
+			rec, err := similarRecall(ctx, pool, base, root.Secret, builtin.Model(), c, o)
+			if err != nil {
+				return fmt.Errorf("recall: %w", err)
+			}
+			fmt.Printf("recall@10 of %s over %d clips: %.3f\n", c.name, o.queries, rec)
+		}
 		if c.semantic == nil {
 			continue
 		}
@@ -182,6 +193,13 @@ func sampleIDs(ctx context.Context, pool *pgxpool.Pool, n int) ([]uuid.UUID, err
 	return database.Select(ctx, pool, pgx.RowTo[uuid.UUID], `SELECT id FROM videos TABLESAMPLE SYSTEM (5) LIMIT $1`, n)
 }
 
+// sampleEmbeddedIDs are clips with a vector: the ones "more like this" can
+// be asked of (with -vectors below -clips the others are 409).
+func sampleEmbeddedIDs(ctx context.Context, pool *pgxpool.Pool, n int) ([]uuid.UUID, error) {
+	return database.Select(ctx, pool, pgx.RowTo[uuid.UUID],
+		`SELECT id FROM videos TABLESAMPLE SYSTEM (5) WHERE embedding_status = 'ready' LIMIT $1`, n)
+}
+
 // queryClass is one row of the table: how to make its n-th request path.
 type queryClass struct {
 	name string
@@ -189,6 +207,9 @@ type queryClass struct {
 	// semantic returns the query parameters of a semantic class (for its
 	// recall); nil for the others.
 	semantic func(rng *rand.Rand) url.Values
+	// similar returns the clip and the query parameters of a "more like
+	// this" class (for its recall); nil for the others.
+	similar func(rng *rand.Rand) (uuid.UUID, url.Values)
 }
 
 // The keyword classes draw their words from the catalog's own (seed.go),
@@ -204,8 +225,10 @@ var (
 )
 
 // queryClasses are the query classes of issue 14's table, the id lookup
-// first.
-func queryClasses(ids []uuid.UUID) []queryClass {
+// first, and "more like this" of issue 42 beside semantic search: the
+// same walk of the index, from a clip's stored vector (embedded, clips
+// with one).
+func queryClasses(ids, embedded []uuid.UUID) []queryClass {
 	emotions, genders, orients := catalog.Emotions(), catalog.Genders(), catalog.Orientations()
 	pick := func(rng *rand.Rand, xs []string) string { return xs[rng.IntN(len(xs))] }
 	q := func(v url.Values) string { return "?" + v.Encode() }
@@ -217,6 +240,15 @@ func queryClasses(ids []uuid.UUID) []queryClass {
 		v.Set("emotion", pick(rng, emotions))
 		v.Set("gender", pick(rng, genders))
 		return v
+	}
+	similar := func(rng *rand.Rand) (uuid.UUID, url.Values) {
+		return embedded[rng.IntN(len(embedded))], url.Values{"limit": {"10"}}
+	}
+	similarFiltered := func(rng *rand.Rand) (uuid.UUID, url.Values) {
+		id, v := similar(rng)
+		v.Set("emotion", pick(rng, emotions))
+		v.Set("gender", pick(rng, genders))
+		return id, v
 	}
 	return []queryClass{
 		{name: "`GET /api/v1/broll/:id`", path: func(rng *rand.Rand) string { return "/" + ids[rng.IntN(len(ids))].String() }},
@@ -241,7 +273,67 @@ func queryClasses(ids []uuid.UUID) []queryClass {
 		{name: "semantic search", path: func(rng *rand.Rand) string { return q(semantic(rng)) }, semantic: semantic},
 		{name: "semantic search + two filters", path: func(rng *rand.Rand) string { return q(semanticFiltered(rng)) },
 			semantic: semanticFiltered},
+		{name: "similar (`/:id/similar`)", path: func(rng *rand.Rand) string { return similarPath(similar(rng)) }, similar: similar},
+		{name: "similar + two filters", path: func(rng *rand.Rand) string { return similarPath(similarFiltered(rng)) },
+			similar: similarFiltered},
 	}
+}
+
+func similarPath(id uuid.UUID, v url.Values) string {
+	return "/" + id.String() + "/similar?" + v.Encode()
+}
+
+// similarRecall asks the API o.queries "more like this" pages of class c
+// and compares each with the clip's exact nearest (a sequential scan
+// sorted by distance to its stored vector, the clip left out, the same
+// filters), as semanticRecall does.
+func similarRecall(ctx context.Context, pool *pgxpool.Pool, base, key, model string, c queryClass, o userOptions) (float64, error) {
+	rng := rand.New(rand.NewPCG(o.seed, 98))
+	var found, wanted int
+	for range o.queries {
+		id, v := c.similar(rng)
+		req, _ := http.NewRequestWithContext(ctx, "GET", base+similarPath(id, v), nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		var page struct {
+			Videos []struct {
+				Similarity float64 `json:"similarity"`
+			} `json:"videos"`
+		}
+		err = json.NewDecoder(res.Body).Decode(&page)
+		res.Body.Close()
+		if err != nil {
+			return 0, fmt.Errorf("similar: status %d: %w", res.StatusCode, err)
+		}
+		if res.StatusCode != http.StatusOK {
+			return 0, fmt.Errorf("similar: status %d", res.StatusCode)
+		}
+		var vec pgvector.Vector
+		if err := pool.QueryRow(ctx, `SELECT embedding FROM videos WHERE id = $1`, id).Scan(&vec); err != nil {
+			return 0, err
+		}
+		exact, err := exactSimilarities(ctx, pool, vec.Slice(), model, v.Get("emotion"), v.Get("gender"), id, 10)
+		if err != nil {
+			return 0, err
+		}
+		wanted += len(exact)
+		if len(exact) == 0 {
+			continue
+		}
+		floor := exact[len(exact)-1] - 1e-6
+		for i, got := range page.Videos {
+			if i < len(exact) && got.Similarity >= floor {
+				found++
+			}
+		}
+	}
+	if wanted == 0 {
+		return 1, nil
+	}
+	return float64(found) / float64(wanted), nil
 }
 
 // semanticRecall asks the API o.queries semantic searches of class c and
@@ -276,7 +368,7 @@ func semanticRecall(ctx context.Context, pool *pgxpool.Pool, base, key string, e
 		if err != nil {
 			return 0, err
 		}
-		exact, err := exactSimilarities(ctx, pool, vecs[0], e.Model(), v.Get("emotion"), v.Get("gender"), 10)
+		exact, err := exactSimilarities(ctx, pool, vecs[0], e.Model(), v.Get("emotion"), v.Get("gender"), uuid.Nil, 10)
 		if err != nil {
 			return 0, err
 		}
@@ -297,8 +389,9 @@ func semanticRecall(ctx context.Context, pool *pgxpool.Pool, base, key string, e
 	return float64(found) / float64(wanted), nil
 }
 
-// exactSimilarities returns the k highest similarities by exact scan.
-func exactSimilarities(ctx context.Context, pool *pgxpool.Pool, vec []float32, model, emotion, gender string, k int) ([]float64, error) {
+// exactSimilarities returns the k highest similarities by exact scan,
+// clip exclude left out.
+func exactSimilarities(ctx context.Context, pool *pgxpool.Pool, vec []float32, model, emotion, gender string, exclude uuid.UUID, k int) ([]float64, error) {
 	var out []float64
 	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL enable_indexscan = off`); err != nil {
@@ -308,8 +401,8 @@ func exactSimilarities(ctx context.Context, pool *pgxpool.Pool, vec []float32, m
 		out, err = database.Select(ctx, tx, pgx.RowTo[float64], `
 			SELECT 1 - (embedding <=> $1) FROM videos
 			WHERE retired_at IS NULL AND embedding_status = 'ready' AND embedding_model = $2
-			  AND ($3 = '' OR emotion = $3) AND ($4 = '' OR gender = $4)
-			ORDER BY embedding <=> $1 LIMIT `+strconv.Itoa(k), pgvector.NewVector(vec), model, emotion, gender)
+			  AND ($3 = '' OR emotion = $3) AND ($4 = '' OR gender = $4) AND id <> $5
+			ORDER BY embedding <=> $1 LIMIT `+strconv.Itoa(k), pgvector.NewVector(vec), model, emotion, gender, exclude)
 		return err
 	})
 	return out, err
