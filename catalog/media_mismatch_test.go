@@ -1,0 +1,80 @@
+package catalog
+
+import (
+	"os"
+	"reflect"
+	"testing"
+
+	"github.com/google/uuid"
+)
+
+// A line whose figures disagree with its file: the clip shows the file's
+// (what a buyer downloads), and content ops see each figure that differs,
+// in the clip's state and in the status; a line that agrees within a
+// frame (and an fps within 1%) shows none, and a line that gives no
+// figures has nothing to disagree with.
+func TestProbeMismatchesAreShown(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	// 160x90, 2 s at 25 fps.
+	video, err := os.ReadFile(renderFile(t, "v.mp4", "-f", "lavfi", "-i", "testsrc=size=160x90:rate=25:duration=2",
+		"-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.writeFile(t, "v.mp4", video)
+	wrong, close, bare := uuid.New(), uuid.New(), uuid.New()
+	num := func(v float64) *float64 { return &v }
+	i := func(v int) *int { return &v }
+	clip := func(id uuid.UUID, title string) VideoInput {
+		return VideoInput{ID: id.String(), Title: title, Emotion: "happy", Gender: "female", Difficulty: "easy", MediaFile: "v.mp4"}
+	}
+	w := clip(wrong, "Listed as a tall phone clip")
+	w.Width, w.Height, w.DurationSeconds, w.FPS, w.Orientation = i(1080), i(1920), num(28.4), num(30), "vertical"
+	c := clip(close, "Listed within a frame")
+	c.Width, c.Height, c.DurationSeconds, c.FPS, c.Orientation = i(160), i(90), num(2.03), num(25.1), "horizontal"
+	if _, err := b.svc.ImportVideos(b.ctx, []VideoInput{w, c, clip(bare, "Listed bare")}, b.src, nil); err != nil {
+		t.Fatal(err)
+	}
+	probed, err := b.svc.ProbePending(b.ctx, []uuid.UUID{wrong, close, bare}, "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.svc.StoreProbed(b.ctx, "m", probed, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	want := []Mismatch{
+		{Field: "width", Listed: 1080.0, Probed: 160.0},
+		{Field: "height", Listed: 1920.0, Probed: 90.0},
+		{Field: "duration_seconds", Listed: 28.4, Probed: 2.0},
+		{Field: "fps", Listed: 30.0, Probed: 25.0},
+		{Field: "orientation", Listed: "vertical", Probed: "horizontal"},
+	}
+	st, err := b.svc.ClipState(b.ctx, wrong)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(st.Mismatches, want) {
+		t.Fatalf("mismatches = %+v, want %+v", st.Mismatches, want)
+	}
+	// The clip is listed with its file's figures, its embedded text too.
+	if n := b.count(t, `SELECT count(*) FROM videos WHERE id = $1 AND width = 160 AND height = 90
+		AND orientation = 'horizontal' AND duration_seconds = 2 AND fps = 25 AND retired_at IS NULL`, wrong); n != 1 {
+		t.Fatal("the clip does not show its file's figures")
+	}
+	for _, id := range []uuid.UUID{close, bare} {
+		st, err := b.svc.ClipState(b.ctx, id)
+		if err != nil || len(st.Mismatches) != 0 {
+			t.Fatalf("clip %s: mismatches %+v, %v; want none", id, st.Mismatches, err)
+		}
+	}
+	status, err := b.svc.Status(b.ctx, "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status.Media.Mismatched != 1 || len(status.Media.MismatchedClips) != 1 ||
+		status.Media.MismatchedClips[0].ID != wrong || !reflect.DeepEqual(status.Media.MismatchedClips[0].Mismatches, want) {
+		t.Fatalf("status media = %+v", status.Media)
+	}
+}
