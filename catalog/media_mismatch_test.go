@@ -23,7 +23,7 @@ func TestProbeMismatchesAreShown(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.writeFile(t, "v.mp4", video)
-	wrong, close, bare := uuid.New(), uuid.New(), uuid.New()
+	wrong, near, bare := uuid.New(), uuid.New(), uuid.New()
 	num := func(v float64) *float64 { return &v }
 	i := func(v int) *int { return &v }
 	clip := func(id uuid.UUID, title string) VideoInput {
@@ -31,12 +31,12 @@ func TestProbeMismatchesAreShown(t *testing.T) {
 	}
 	w := clip(wrong, "Listed as a tall phone clip")
 	w.Width, w.Height, w.DurationSeconds, w.FPS, w.Orientation = i(1080), i(1920), num(28.4), num(30), "vertical"
-	c := clip(close, "Listed within a frame")
+	c := clip(near, "Listed within a frame")
 	c.Width, c.Height, c.DurationSeconds, c.FPS, c.Orientation = i(160), i(90), num(2.03), num(25.1), "horizontal"
 	if _, err := b.svc.ImportVideos(b.ctx, []VideoInput{w, c, clip(bare, "Listed bare")}, b.src, nil); err != nil {
 		t.Fatal(err)
 	}
-	probed, err := b.svc.ProbePending(b.ctx, []uuid.UUID{wrong, close, bare}, "m")
+	probed, err := b.svc.ProbePending(b.ctx, []uuid.UUID{wrong, near, bare}, "m")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestProbeMismatchesAreShown(t *testing.T) {
 		AND orientation = 'horizontal' AND duration_seconds = 2 AND fps = 25 AND retired_at IS NULL`, wrong); n != 1 {
 		t.Fatal("the clip does not show its file's figures")
 	}
-	for _, id := range []uuid.UUID{close, bare} {
+	for _, id := range []uuid.UUID{near, bare} {
 		st, err := b.svc.ClipState(b.ctx, id)
 		if err != nil || len(st.Mismatches) != 0 {
 			t.Fatalf("clip %s: mismatches %+v, %v; want none", id, st.Mismatches, err)

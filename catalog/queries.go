@@ -441,13 +441,102 @@ const (
 	sqlRecordJobs = `INSERT INTO job_outbox (kind, video_id) SELECT $1, unnest($2::uuid[]) RETURNING id`
 
 	// Only the jobs given (when $2 is not NULL), oldest first; rows another
-	// relay holds are skipped, not waited for. Media and preview jobs are
-	// taken only by a queue that can run them ($3, $4).
+	// relay holds are skipped, not waited for. Media, preview and reprobe
+	// jobs are taken only by a queue that can run them ($3, $4, $5).
 	sqlClaimJobs = `
 		SELECT id, kind, video_id FROM job_outbox
-		WHERE ($2::bigint[] IS NULL OR id = ANY ($2)) AND (kind = 'embed' OR (kind = 'media' AND $3) OR (kind = 'previews' AND $4))
+		WHERE ($2::bigint[] IS NULL OR id = ANY ($2))
+		  AND (kind = 'embed' OR (kind = 'media' AND $3) OR (kind = 'previews' AND $4) OR (kind = 'reprobe' AND $5))
 		ORDER BY id LIMIT $1
 		FOR UPDATE SKIP LOCKED`
 
 	sqlDeleteJobs = `DELETE FROM job_outbox WHERE id = ANY ($1)`
 )
+
+// Reprobing (reprobe.go).
+
+// sqlReprobeOpen opens run $1 over the clips whose file was probed
+// (passed or refused), all or clip $2 or those probed since $3: each gets
+// a fresh media_reprobes row (a clip is in one run at a time).
+const sqlReprobeOpen = `
+	INSERT INTO media_reprobes (video_id, run_id)
+	SELECT id, $1 FROM videos
+	WHERE media_status IN ('ready', 'failed') AND ($2::uuid IS NULL OR id = $2)
+	  AND ($3::timestamptz IS NULL OR media_processed_at >= $3)
+	ORDER BY created_at, id
+	ON CONFLICT (video_id) DO UPDATE SET run_id = EXCLUDED.run_id, queued_at = now(), done_at = NULL,
+	       outcome = NULL, changes = NULL, reason = NULL
+	RETURNING video_id`
+
+const sqlVideoExists = `SELECT EXISTS (SELECT 1 FROM videos WHERE id = $1)`
+
+// clipMediaJSON is what a reprobe may change on the clip v (clipMedia).
+const clipMediaJSON = `jsonb_build_object(
+	'figures', broll_media_figures(v.width, v.height, v.duration_seconds, v.fps, v.orientation),
+	'media_type', v.media_type, 'media_status', v.media_status, 'media_error', v.media_error)`
+
+// sqlReprobeSkipPending closes the open reprobes of those of $1 imported
+// again since (pending): their new file's probe decides.
+const sqlReprobeSkipPending = `
+	UPDATE media_reprobes r SET done_at = now(), outcome = 'skipped'
+	FROM videos v
+	WHERE r.video_id = v.id AND v.id = ANY ($1) AND r.done_at IS NULL AND v.media_status = 'pending'`
+
+// sqlReprobeRead reads those of $1 with an open reprobe: the file, the
+// row's version and what a reprobe may change.
+const sqlReprobeRead = `
+	SELECT v.id, v.media_key, v.updated_at, ` + clipMediaJSON + `
+	FROM videos v JOIN media_reprobes r ON r.video_id = v.id AND r.done_at IS NULL
+	WHERE v.id = ANY ($1) AND v.media_status IN ('ready', 'failed')`
+
+// sqlReprobeSound stores a sound file's probe ($1-$7, the trailing bytes
+// $9) on a clip unchanged since it was read ($8): its figures as a first
+// probe stores them (probedSet, which puts a failed clip back on sale).
+// An embedded text the probe changed makes a ready vector stale (it serves
+// search until the new one is stored) and a failed one pending. Returned:
+// the clip after, and whether it needs an embedding job.
+var sqlReprobeSound = `
+	WITH p AS (` + probedRows("$9") + `
+	), r AS (
+		SELECT * FROM unnest($1::uuid[], $8::timestamptz[]) AS r(id, read_at)
+	), old AS (
+		SELECT v.id, v.media_type, v.orientation FROM videos v JOIN r ON r.id = v.id
+		WHERE v.media_status IN ('ready', 'failed') AND v.updated_at = r.read_at
+	)
+	UPDATE videos v SET ` + probedSet + `,
+	       embedding_stale = v.embedding_stale OR (v.embedding_status = 'ready' AND ` + reprobeTextChanged + `),
+	       embedding_status = CASE WHEN v.embedding_status = 'failed' AND ` + reprobeTextChanged + `
+	                               THEN 'pending' ELSE v.embedding_status END
+	FROM p JOIN old ON old.id = p.id WHERE v.id = p.id
+	RETURNING ` + clipMediaJSON + `,
+	          (old.media_type, old.orientation) IS DISTINCT FROM (v.media_type, v.orientation)
+	          OR v.embedding_status = 'pending'`
+
+// reprobeTextChanged: the probe p changes the embedded text of v (as before).
+const reprobeTextChanged = `(old.media_type, old.orientation) IS DISTINCT FROM (p.media_type, coalesce(p.orient, v.orientation))`
+
+// sqlReprobeRefused fails clip $1, unchanged since it was read ($3), with
+// reason $2, and takes it off sale (notLive; a retirement stays).
+var sqlReprobeRefused = `
+	UPDATE videos v SET media_status = 'failed', media_error = left($2, 500), media_processed_at = now(),
+	       updated_at = now(), retired_at = coalesce(v.retired_at, ` + notLive + `)
+	WHERE v.id = $1 AND v.media_status IN ('ready', 'failed') AND v.updated_at = $3
+	RETURNING ` + clipMediaJSON
+
+// sqlReprobeDone closes clip $1's open reprobe with outcome $2, changes
+// $3 and reason $4.
+const sqlReprobeDone = `
+	UPDATE media_reprobes SET done_at = now(), outcome = $2, changes = $3, reason = $4
+	WHERE video_id = $1 AND done_at IS NULL`
+
+// sqlReprobeGaveUp closes the open reprobes of $1 as errors, reason $2.
+const sqlReprobeGaveUp = `
+	UPDATE media_reprobes SET done_at = now(), outcome = 'error', reason = $2
+	WHERE video_id = ANY ($1) AND done_at IS NULL`
+
+// sqlReprobeReport reads run $1's clips, oldest first.
+const sqlReprobeReport = `
+	SELECT r.video_id AS id, v.title, r.outcome, coalesce(r.changes, '[]') AS changes, r.reason
+	FROM media_reprobes r JOIN videos v ON v.id = r.video_id
+	WHERE r.run_id = $1
+	ORDER BY v.created_at, v.id`
