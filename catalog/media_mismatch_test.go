@@ -77,4 +77,24 @@ func TestProbeMismatchesAreShown(t *testing.T) {
 		status.Media.MismatchedClips[0].ID != wrong || !reflect.DeepEqual(status.Media.MismatchedClips[0].Mismatches, want) {
 		t.Fatalf("status media = %+v", status.Media)
 	}
+
+	// The line corrected and imported again: the next probe compares
+	// afresh, and the report is empty.
+	w.Width, w.Height, w.DurationSeconds, w.FPS, w.Orientation = i(160), i(90), num(2), num(25), "horizontal"
+	if _, err := b.svc.ImportVideos(b.ctx, []VideoInput{w}, b.src, nil); err != nil {
+		t.Fatal(err)
+	}
+	probed, err = b.svc.ProbePending(b.ctx, []uuid.UUID{wrong}, "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.svc.StoreProbed(b.ctx, "m", probed, nil); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := b.svc.ClipState(b.ctx, wrong); err != nil || len(st.Mismatches) != 0 {
+		t.Fatalf("after the corrected line: mismatches %+v, %v", st.Mismatches, err)
+	}
+	if status, err := b.svc.Status(b.ctx, "m"); err != nil || status.Media.Mismatched != 0 {
+		t.Fatalf("after the corrected line: status media %+v, %v", status.Media, err)
+	}
 }
