@@ -212,22 +212,30 @@ const sqlMediaJob = `
 // probe_mismatches (broll_media_mismatches, migrations/functions). probedSet
 // is the SET list for a probe p, joined to the row v as it was before
 // (p.orient is the probe's orientation).
-const probedSet = `
+var probedSet = `
 	       media_type = p.media_type,
 	       orientation = coalesce(p.orient, v.orientation),
 	       duration_seconds = coalesce(p.duration, v.duration_seconds),
 	       width = coalesce(nullif(p.width, 0), v.width), height = coalesce(nullif(p.height, 0), v.height),
 	       fps = coalesce(nullif(p.fps, 0), v.fps),
-	       listed_media = ` + listedFigures + `,
+	       listed_media = coalesce(v.listed_media,
+	           broll_media_figures(v.width, v.height, v.duration_seconds, v.fps, v.orientation)),
 	       probe_mismatches = broll_media_mismatches(` + listedFigures + `,
-	           broll_media_figures(p.width, p.height, p.duration, p.fps, p.orient)),
+	           nullif(p.width, 0), nullif(p.height, 0), p.duration, nullif(p.fps, 0), p.orient),
 	       media_trailing_bytes = nullif(p.trailing_bytes, 0),
 	       media_status = 'ready', media_error = NULL, media_processed_at = now(), updated_at = now(),
 	       retired_at = nullif(v.retired_at, ` + notLive + `)`
 
-// listedFigures are the line's figures of the row v as it was before.
-const listedFigures = `coalesce(v.listed_media,
-	           broll_media_figures(v.width, v.height, v.duration_seconds, v.fps, v.orientation))`
+// listedFigures are the line's figures of the row v as it was before, as
+// broll_media_mismatches takes them: listed_media's, or the columns'
+// while it is NULL.
+var listedFigures = listedFigure("width", "integer") + ", " + listedFigure("height", "integer") + ", " +
+	listedFigure("duration_seconds", "float8") + ", " + listedFigure("fps", "float8") + ", " +
+	listedFigure("orientation", "text")
+
+func listedFigure(column, typ string) string {
+	return `CASE WHEN v.listed_media IS NULL THEN v.` + column + ` ELSE (v.listed_media ->> '` + column + `')::` + typ + ` END`
+}
 
 // probedRows unnests the probe arrays $1-$7 and $trailing into p (one row
 // per clip: id, media_type, orientation, duration, width, height, fps and
