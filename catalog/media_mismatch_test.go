@@ -98,3 +98,30 @@ func TestProbeMismatchesAreShown(t *testing.T) {
 		t.Fatalf("after the corrected line: status media %+v, %v", status.Media, err)
 	}
 }
+
+// Clips whose file ends in bytes that form no box (recorded by the probe
+// in media_trailing_bytes) are counted and listed by the status, and the
+// clip's state carries the count.
+func TestStatusNotesTrailingBytes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ids := importN(t, b, 2)
+	if _, err := b.pool.Exec(b.ctx, `UPDATE videos SET media_trailing_bytes = 3072, media_status = 'ready',
+		media_processed_at = now() WHERE id = $1`, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	st, err := b.svc.Status(b.ctx, "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Media.TrailingBytes != 1 || len(st.Media.TrailingBytesClips) != 1 ||
+		st.Media.TrailingBytesClips[0] != (MediaTrailingRow{ID: ids[0], Title: "Man waiting for the bus", TrailingBytes: 3072}) {
+		t.Fatalf("status media = %+v", st.Media)
+	}
+	for i, want := range []*int64{new(int64(3072)), nil} {
+		c, err := b.svc.ClipState(b.ctx, ids[i])
+		if err != nil || !reflect.DeepEqual(c.TrailingBytes, want) {
+			t.Fatalf("clip %d trailing bytes = %v, %v", i, c.TrailingBytes, err)
+		}
+	}
+}
