@@ -2248,7 +2248,7 @@ type ClipError struct {
 	Message string  `json:"message"`
 }
 
-// ClipInput One clip, as one line of `brollctl clips import`. With `id` an existing clip is updated; files are read from the API node's file system (paths relative to its working directory). Name the full-quality file with `media_file` or `upload_id`; figures left out (duration_seconds, fps, width, height, orientation) and a missing preview or thumbnail are made from the file by the worker.
+// ClipInput One clip, as one line of `brollctl clips import`. With `id` an existing clip is updated; files are read from the API node's file system (paths relative to its working directory). Name the full-quality file with `media_file` or `upload_id`; the figures (duration_seconds, fps, width, height, orientation) a clip shows are its file's once the worker's probe has read it: left out here they are filled from the file, and a figure given here that the file disagrees with is shown to content ops in `GET /api/ops/v1/videos/{id}` (`mismatches`). A missing preview or thumbnail is made from the file by the worker.
 type ClipInput struct {
 	AgeRange    *ClipInputAgeRange `json:"age_range,omitempty"`
 	Description *string            `json:"description,omitempty"`
