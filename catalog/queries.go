@@ -548,3 +548,6 @@ const sqlReprobeReport = `
 	FROM media_reprobes r JOIN videos v ON v.id = r.video_id
 	WHERE r.run_id = $1
 	ORDER BY v.created_at, v.id`
+
+// sqlReprobeProgress counts run $1's clips and those done.
+const sqlReprobeProgress = `SELECT count(*), count(done_at) FROM media_reprobes WHERE run_id = $1`

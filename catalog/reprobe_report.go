@@ -79,3 +79,12 @@ func (s *Service) ReprobeReport(ctx context.Context, run uuid.UUID) (ReprobeRepo
 	}
 	return rep, nil
 }
+
+// ReprobeProgress counts run's clips and those done, cheaply enough to
+// poll (ReprobeReport reads every clip of the run).
+func (s *Service) ReprobeProgress(ctx context.Context, run uuid.UUID) (queued, done int, err error) {
+	if err := s.pool.QueryRow(ctx, sqlReprobeProgress, run).Scan(&queued, &done); err != nil {
+		return 0, 0, fmt.Errorf("reprobe progress: %w", err)
+	}
+	return queued, done, nil
+}

@@ -78,6 +78,9 @@ func TestReprobeMendsStoredClips(t *testing.T) {
 		rep, err = e.cat.ReprobeReport(ctx, run.RunID)
 		return err == nil && rep.Pending == 0
 	}, func() string { return fmt.Sprintf("reprobe report: %+v, %v", rep, err) })
+	if queued, done, err := e.cat.ReprobeProgress(ctx, run.RunID); err != nil || queued != 3 || done != 3 {
+		t.Fatalf("progress = %d of %d, %v; want 3 of 3", done, queued, err)
+	}
 
 	t.Run("the stale clip is corrected", func(t *testing.T) {
 		want := []catalog.Change{{Field: "width", From: 180.0, To: 320.0}, {Field: "height", From: 320.0, To: 180.0},

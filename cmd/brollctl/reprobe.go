@@ -12,7 +12,7 @@ import (
 )
 
 // reprobePoll is how often `clips reprobe --wait` reads the run's report.
-const reprobePoll = 500 * time.Millisecond
+const reprobePoll = time.Second
 
 // clipsReprobe reads stored clips' files again (after a change of the
 // probe): all clips, one (--id) or those probed since a time (--since). It
@@ -75,26 +75,27 @@ func (c *cli) clipsReprobe(f *flags) action {
 	}
 }
 
-// waitReprobe polls the run's report until no clip of it is pending.
+// waitReprobe polls the run's progress until no clip of it is pending,
+// then reads its report.
 func (c *cli) waitReprobe(ctx context.Context, e *env, run catalog.ReprobeQueued, timeout time.Duration) (any, error) {
 	progress := c.progress("reprobe", "clips")
 	deadline := time.Now().Add(timeout)
 	tick := time.NewTicker(reprobePoll)
 	defer tick.Stop()
 	for {
-		rep, err := e.catalog.ReprobeReport(ctx, run.RunID)
+		queued, done, err := e.catalog.ReprobeProgress(ctx, run.RunID)
 		if err != nil {
 			return nil, err
 		}
 		if progress != nil {
-			progress(rep.Done, rep.Queued)
+			progress(done, queued)
 		}
-		if rep.Pending == 0 {
-			return rep, nil
+		if done == queued {
+			return e.catalog.ReprobeReport(ctx, run.RunID)
 		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("reprobe run %s: %d of %d clips still pending after %v (is a worker running?); "+
-				"`brollctl clips reprobe --run %s` shows the report", run.RunID, rep.Pending, rep.Queued, timeout, run.RunID)
+				"`brollctl clips reprobe --run %s` shows the report", run.RunID, queued-done, queued, timeout, run.RunID)
 		}
 		select {
 		case <-ctx.Done():
