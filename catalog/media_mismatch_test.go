@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"os"
 	"reflect"
 	"testing"
@@ -123,5 +124,42 @@ func TestStatusNotesTrailingBytes(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(c.TrailingBytes, want) {
 			t.Fatalf("clip %d trailing bytes = %v, %v", i, c.TrailingBytes, err)
 		}
+	}
+}
+
+// An MP4 an uploader tool appended bytes to passes the probe, is sold,
+// and the status notes it with the count the probe read.
+func TestTrailingBytesNotedByTheProbe(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	video, err := os.ReadFile(renderFile(t, "v.mp4", "-f", "lavfi", "-i", "testsrc=size=160x90:rate=25:duration=1",
+		"-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tail := bytes.Repeat([]byte("uploader note "), 219)[:3066]
+	b.writeFile(t, "tail.mp4", append(video, tail...))
+	id := uuid.New()
+	if _, err := b.svc.ImportVideos(b.ctx, []VideoInput{{ID: id.String(), Title: "Appended to", Emotion: "happy",
+		Gender: "female", Difficulty: "easy", MediaFile: "tail.mp4"}}, b.src, nil); err != nil {
+		t.Fatal(err)
+	}
+	probed, err := b.svc.ProbePending(b.ctx, []uuid.UUID{id}, "m")
+	if err != nil || len(probed) != 1 || probed[0].Err != nil {
+		t.Fatalf("probe = %+v, %v", probed, err)
+	}
+	if _, err := b.svc.StoreProbed(b.ctx, "m", probed, nil); err != nil {
+		t.Fatal(err)
+	}
+	st, err := b.svc.Status(b.ctx, "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Media.TrailingBytes != 1 || len(st.Media.TrailingBytesClips) != 1 ||
+		st.Media.TrailingBytesClips[0].ID != id || st.Media.TrailingBytesClips[0].TrailingBytes != int64(len(tail)) {
+		t.Fatalf("status media = %+v, want the clip noted with %d trailing bytes", st.Media, len(tail))
+	}
+	if c, err := b.svc.ClipState(b.ctx, id); err != nil || !c.Listed {
+		t.Fatalf("clip state = %+v, %v; want it on sale", c, err)
 	}
 }

@@ -48,9 +48,7 @@ func probeArgs(clips []probedClip) (args []any, trailing []int64) {
 
 // trailingBytes is how many bytes after the file's last box the probe
 // tolerated (stored in media_trailing_bytes, shown by `clips status`).
-// The probe does not report them yet; once media.Probe carries the count,
-// this returns it and nothing else changes.
-func trailingBytes(media.Probe) int64 { return 0 }
+func trailingBytes(p media.Probe) int64 { return p.TrailingBytes }
 
 // mediaDoneArgs are sqlMediaDone's arguments for clips.
 func mediaDoneArgs(clips []probedClip) []any {

@@ -26,7 +26,7 @@ import (
 // changed, re-queues the embedding of those whose embedded text changed,
 // and records per clip what it found, which ReprobeReport reads.
 
-// jobReprobe is a job_outbox kind (migration 00026).
+// jobReprobe is a job_outbox kind (migration 00027).
 const jobReprobe = "reprobe"
 
 // ReprobeQueue hands clips to be probed again to the media workers.
