@@ -129,10 +129,15 @@ type opsVideoJSON struct {
 	RetiredAt        *time.Time `json:"retired_at"`
 	EmbeddingStatus  string     `json:"embedding_status"`
 	CreatedAt        time.Time  `json:"created_at"`
+	// Mismatches are the figures on which the clip's line and its file
+	// disagree; the clip shows the file's.
+	Mismatches    []catalog.Mismatch `json:"mismatches"`
+	TrailingBytes *int64             `json:"trailing_bytes"`
 }
 
 // opsVideo shows content operations any clip, listed or not: whether its
-// media passed the probe, and why not.
+// media passed the probe, and why not, and where its line disagrees with
+// its file.
 func (s *server) opsVideo(c *fiber.Ctx) error {
 	id, err := uuid.Parse(c.Params("id"))
 	if err != nil {
@@ -144,5 +149,5 @@ func (s *server) opsVideo(c *fiber.Ctx) error {
 	}
 	return c.JSON(opsVideoJSON{ID: v.ID, Title: v.Title, MediaStatus: v.MediaStatus, MediaError: v.MediaError,
 		MediaProcessedAt: v.MediaProcessed, Listed: v.Listed, RetiredAt: v.RetiredAt,
-		EmbeddingStatus: v.EmbeddingStatus, CreatedAt: v.CreatedAt})
+		EmbeddingStatus: v.EmbeddingStatus, CreatedAt: v.CreatedAt, Mismatches: v.Mismatches, TrailingBytes: v.TrailingBytes})
 }

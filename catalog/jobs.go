@@ -13,7 +13,7 @@ import (
 
 // The job outbox (table job_outbox, migration 00019). A change that needs
 // work from the worker (an import: media probing and embeddings; the
-// probe changing a clip's text; a reembed) records its jobs in its own
+// probe changing a clip's text; a reembed; a reprobe) records its jobs in its own
 // transaction, so the work exists exactly when the change does. Redis
 // being away then delays the work and never loses it: right after the
 // commit the writer tries to hand its jobs to the queue (relay), and what
@@ -70,17 +70,18 @@ func (s *Service) relay(ctx context.Context, only []int64) (int, error) {
 func (s *Service) relayBatch(ctx context.Context, only []int64) (int, error) {
 	_, media := s.queue.(MediaQueue)
 	_, previews := s.queue.(PreviewQueue)
+	_, reprobe := s.queue.(ReprobeQueue)
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("relay jobs: %w", err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	rows, err := tx.Query(ctx, sqlClaimJobs, relayBatch, only, media, previews)
+	rows, err := tx.Query(ctx, sqlClaimJobs, relayBatch, only, media, previews, reprobe)
 	if err != nil {
 		return 0, fmt.Errorf("relay jobs: %w", err)
 	}
 	var jobs []int64
-	var embedIDs, mediaIDs, previewIDs []uuid.UUID
+	var embedIDs, mediaIDs, previewIDs, reprobeIDs []uuid.UUID
 	var job int64
 	var kind string
 	var id uuid.UUID
@@ -91,6 +92,8 @@ func (s *Service) relayBatch(ctx context.Context, only []int64) (int, error) {
 			mediaIDs = append(mediaIDs, id)
 		case jobPreviews:
 			previewIDs = append(previewIDs, id)
+		case jobReprobe:
+			reprobeIDs = append(reprobeIDs, id)
 		default:
 			embedIDs = append(embedIDs, id)
 		}
@@ -109,6 +112,9 @@ func (s *Service) relayBatch(ctx context.Context, only []int64) (int, error) {
 		return 0, fmt.Errorf("relay jobs: %w", err)
 	}
 	if err := s.enqueuePreviews(ctx, previewIDs); err != nil {
+		return 0, fmt.Errorf("relay jobs: %w", err)
+	}
+	if err := s.enqueueReprobe(ctx, reprobeIDs); err != nil {
 		return 0, fmt.Errorf("relay jobs: %w", err)
 	}
 	if _, err := tx.Exec(ctx, sqlDeleteJobs, jobs); err != nil {

@@ -94,11 +94,10 @@ func (s *Service) ProbePending(ctx context.Context, ids []uuid.UUID, model strin
 			c := w.clip
 			c.probe, c.Err = s.probeStored(ctx, w.key)
 			if c.Err == nil {
-				// As sqlMediaDone: the probe's media type, the line's
-				// orientation before the probe's.
-				orient := w.orientation
-				if orient == "" {
-					orient = c.probe.Orientation()
+				// As sqlProbedDone: the file's media type and orientation.
+				orient := c.probe.Orientation()
+				if c.probe.Width == 0 || c.probe.Height == 0 {
+					orient = w.orientation
 				}
 				c.Text = w.text(c.probe.MediaType, orient)
 				c.NeedsVector = w.readyWith != model || c.Text != w.text(w.mediaType, w.orientation)
@@ -162,8 +161,8 @@ func (s *Service) StoreProbed(ctx context.Context, model string, clips []ProbedC
 			}
 			readAt[i] = c.updatedAt
 		}
-		args := mediaDoneArgs(probed)[:7]
-		args = append(args, vecs, model, readAt)
+		args, trailing := probeArgs(probed)
+		args = append(args, vecs, model, readAt, trailing)
 		rows, err := tx.Query(ctx, sqlProbedDone, args...)
 		if err != nil {
 			return res, fmt.Errorf("media batch: %w", err)

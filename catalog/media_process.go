@@ -24,22 +24,40 @@ type probedClip struct {
 	preview, thumbnail *string
 }
 
-// mediaDoneArgs are sqlMediaDone's arrays for clips.
-func mediaDoneArgs(clips []probedClip) []any {
+// probeArgs are the probe arrays of sqlMediaDone and sqlProbedDone ($1 to
+// $7) for clips, and the trailing bytes, which go last.
+func probeArgs(clips []probedClip) (args []any, trailing []int64) {
 	n := len(clips)
 	ids, types, orients := make([]uuid.UUID, n), make([]string, n), make([]string, n)
 	durs, fpss := make([]*float64, n), make([]*float64, n)
 	widths, heights := make([]int, n), make([]int, n)
-	previews, thumbs := make([]*string, n), make([]*string, n)
+	trailing = make([]int64, n)
 	for i, c := range clips {
 		p := c.probe
 		ids[i], types[i], orients[i], widths[i], heights[i] = c.id, p.MediaType, p.Orientation(), p.Width, p.Height
 		if p.MediaType == "video" {
 			durs[i], fpss[i] = &p.Duration, &p.FPS
 		}
+		if p.Width == 0 || p.Height == 0 {
+			orients[i] = "" // unknown: the line's stays
+		}
+		trailing[i] = trailingBytes(p)
+	}
+	return []any{ids, types, orients, durs, widths, heights, fpss}, trailing
+}
+
+// trailingBytes is how many bytes after the file's last box the probe
+// tolerated (stored in media_trailing_bytes, shown by `clips status`).
+func trailingBytes(p media.Probe) int64 { return p.TrailingBytes }
+
+// mediaDoneArgs are sqlMediaDone's arguments for clips.
+func mediaDoneArgs(clips []probedClip) []any {
+	args, trailing := probeArgs(clips)
+	previews, thumbs := make([]*string, len(clips)), make([]*string, len(clips))
+	for i, c := range clips {
 		previews[i], thumbs[i] = c.preview, c.thumbnail
 	}
-	return []any{ids, types, orients, durs, widths, heights, fpss, previews, thumbs}
+	return append(args, previews, thumbs, trailing)
 }
 
 // ProcessMedia probes a clip's full-quality file, fills the figures its

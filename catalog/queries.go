@@ -170,6 +170,7 @@ const sqlUpsertClips = `
 		       media_size = EXCLUDED.media_size, preview_key = EXCLUDED.preview_key,
 		       thumbnail_key = EXCLUDED.thumbnail_key, updated_at = now(),
 		       media_status = 'pending', media_error = NULL,
+		       listed_media = NULL, probe_mismatches = NULL, media_trailing_bytes = NULL,
 		       retired_at = coalesce(v.retired_at, ` + notLive + `),
 		       embedding = CASE WHEN ` + embeddedTextChanged + ` THEN NULL ELSE v.embedding END,
 		       embedding_model = CASE WHEN ` + embeddedTextChanged + ` THEN NULL ELSE v.embedding_model END,
@@ -203,35 +204,101 @@ const sqlMediaJob = `
 	       preview_key, thumbnail_key
 	FROM videos WHERE id = $1`
 
-// sqlMediaDone fills what the line left out from the probe, marks the
-// clips' media ready and puts them on sale (a retired clip stays retired).
+// The probe's figures are what a clip shows: a buyer gets the file, so
+// its size, length, rate and shape are the file's, whatever the line said
+// (a figure the probe cannot tell keeps the line's). What the line said is
+// kept in listed_media, taken from the clip's columns the first time the
+// probe overwrites them (an import resets it, and writes the line's figures
+// into the columns), and the figures on which the two disagree in
+// probe_mismatches (broll_media_mismatches, migrations/functions). probedSet
+// is the SET list for a probe p, joined to the row v as it was before
+// (p.orient is the probe's orientation).
+var probedSet = `
+	       media_type = p.media_type,
+	       orientation = coalesce(p.orient, v.orientation),
+	       duration_seconds = coalesce(p.duration, v.duration_seconds),
+	       width = coalesce(nullif(p.width, 0), v.width), height = coalesce(nullif(p.height, 0), v.height),
+	       fps = coalesce(nullif(p.fps, 0), v.fps),
+	       listed_media = coalesce(v.listed_media,
+	           broll_media_figures(v.width, v.height, v.duration_seconds, v.fps, v.orientation)),
+	       probe_mismatches = broll_media_mismatches(` + listedFigures + `,
+	           nullif(p.width, 0), nullif(p.height, 0), p.duration, nullif(p.fps, 0), p.orient),
+	       media_trailing_bytes = nullif(p.trailing_bytes, 0),
+	       media_status = 'ready', media_error = NULL, media_processed_at = now(), updated_at = now(),
+	       retired_at = nullif(v.retired_at, ` + notLive + `)`
+
+// listedFigures are the line's figures of the row v as it was before, as
+// broll_media_mismatches takes them: listed_media's, or the columns'
+// while it is NULL.
+var listedFigures = listedFigure("width", "integer") + ", " + listedFigure("height", "integer") + ", " +
+	listedFigure("duration_seconds", "float8") + ", " + listedFigure("fps", "float8") + ", " +
+	listedFigure("orientation", "text")
+
+func listedFigure(column, typ string) string {
+	return `CASE WHEN v.listed_media IS NULL THEN v.` + column + ` ELSE (v.listed_media ->> '` + column + `')::` + typ + ` END`
+}
+
+// probedRows unnests the probe arrays $1-$7 and $trailing into p (one row
+// per clip: id, media_type, orientation, duration, width, height, fps and
+// the trailing bytes), with orient, the probe's orientation or NULL.
+func probedRows(trailing string) string {
+	return `SELECT p.*, nullif(p.orientation, '') AS orient FROM unnest($1::uuid[], $2::text[], $3::text[],
+	                     $4::float8[], $5::int[], $6::int[], $7::float8[], ` + trailing + `::bigint[])
+	       AS p(id, media_type, orientation, duration, width, height, fps, trailing_bytes)`
+}
+
+// sqlMediaDone records the probes of clips (probedSet), marks their media
+// ready and puts them on sale (a retired clip stays retired), with the
+// preview and thumbnail keys made for them ($8, $9; NULL: none made).
 // When media_type or orientation change, the embedded text changed: the
-// embedding is made pending for the worker to make again. One row per
-// clip in the arrays: id, media_type, orientation, duration, width,
-// height, fps, the new preview and thumbnail keys (NULL: none made).
-const sqlMediaDone = `
-	WITH p AS (
-		SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::float8[], $5::int[], $6::int[],
-		                     $7::float8[], $8::text[], $9::text[])
-		       AS p(id, media_type, orientation, duration, width, height, fps, preview_key, thumbnail_key)
+// embedding is made pending for the worker to make again.
+var sqlMediaDone = `
+	WITH p AS (` + probedRows("$10") + `
+	), made AS (
+		SELECT * FROM unnest($1::uuid[], $8::text[], $9::text[]) AS m(id, preview_key, thumbnail_key)
 	), old AS (
 		SELECT v.id, v.media_type, v.orientation FROM videos v JOIN p ON p.id = v.id
 	)
-	UPDATE videos v SET
-	       media_type = p.media_type,
-	       orientation = coalesce(v.orientation, p.orientation),
-	       duration_seconds = coalesce(v.duration_seconds, p.duration),
-	       width = coalesce(v.width, p.width), height = coalesce(v.height, p.height),
-	       fps = coalesce(v.fps, p.fps),
-	       preview_key = coalesce(v.preview_key, p.preview_key),
-	       thumbnail_key = coalesce(v.thumbnail_key, p.thumbnail_key),
-	       media_status = 'ready', media_error = NULL, media_processed_at = now(), updated_at = now(),
-	       retired_at = nullif(v.retired_at, ` + notLive + `),
-	       embedding_status = CASE WHEN (old.media_type, old.orientation) IS DISTINCT FROM (p.media_type, coalesce(v.orientation, p.orientation))
+	UPDATE videos v SET ` + probedSet + `,
+	       preview_key = coalesce(v.preview_key, made.preview_key),
+	       thumbnail_key = coalesce(v.thumbnail_key, made.thumbnail_key),
+	       embedding_status = CASE WHEN (old.media_type, old.orientation) IS DISTINCT FROM (p.media_type, coalesce(p.orient, v.orientation))
 	                               THEN 'pending' ELSE v.embedding_status END
-	FROM p JOIN old ON old.id = p.id WHERE v.id = p.id
+	FROM p JOIN old ON old.id = p.id JOIN made ON made.id = p.id WHERE v.id = p.id
 	RETURNING v.id, (old.media_type, old.orientation) IS DISTINCT FROM (v.media_type, v.orientation),
 	          v.embedding_status = 'pending' OR v.embedding_stale`
+
+// sqlProbedDone is sqlMediaDone for a batch, with the vectors made for it:
+// a clip's figures, its vector (when one is given) and its sale are one
+// row update. Only rows unchanged since ProbePending read them are written
+// ($10, updated_at): a clip imported again meanwhile has a new file and a
+// new job. A clip without a new vector whose embedded text the probe
+// changed is made pending, as sqlMediaDone does. Returned per clip:
+// whether it still needs a vector, and whether its preview or thumbnail
+// is still to be made.
+var sqlProbedDone = `
+	WITH p AS (` + probedRows("$11") + `
+	), got AS (
+		SELECT * FROM unnest($1::uuid[], $8::vector[], $10::timestamptz[]) AS g(id, embedding, read_at)
+	), old AS (
+		SELECT v.id, v.media_type, v.orientation FROM videos v JOIN got ON got.id = v.id
+		WHERE v.media_status = 'pending' AND v.updated_at = got.read_at
+	)
+	UPDATE videos v SET ` + probedSet + `,
+	       embedding = coalesce(got.embedding, v.embedding),
+	       embedding_model = CASE WHEN got.embedding IS NOT NULL THEN $9 ELSE v.embedding_model END,
+	       embedding_status = CASE
+	           WHEN got.embedding IS NOT NULL THEN 'ready'
+	           WHEN (old.media_type, old.orientation) IS DISTINCT FROM (p.media_type, coalesce(p.orient, v.orientation))
+	           THEN 'pending' ELSE v.embedding_status END,
+	       embedding_error = CASE WHEN got.embedding IS NOT NULL THEN NULL ELSE v.embedding_error END,
+	       embedded_at = CASE WHEN got.embedding IS NOT NULL THEN now() ELSE v.embedded_at END,
+	       embedding_stale = CASE WHEN got.embedding IS NOT NULL THEN false ELSE v.embedding_stale END
+	FROM p JOIN old ON old.id = p.id JOIN got ON got.id = p.id WHERE v.id = p.id
+	RETURNING v.id, got.embedding IS NOT NULL,
+	          v.embedding_status = 'pending' OR v.embedding_stale
+	          OR (v.embedding_status = 'ready' AND v.embedding_model IS DISTINCT FROM $9),
+	          v.thumbnail_key IS NULL OR (v.preview_key IS NULL AND v.media_type = 'video')`
 
 // sqlMarkMediaFailed keeps a clip whose file failed out of the catalog
 // (notLive), with the reason.
@@ -249,46 +316,6 @@ const sqlPendingMedia = `
 	       coalesce(location, ''), media_type, coalesce(orientation, ''),
 	       CASE WHEN embedding_status = 'ready' AND NOT embedding_stale THEN coalesce(embedding_model, '') ELSE '' END
 	FROM videos WHERE id = ANY ($1) AND media_status = 'pending'`
-
-// sqlProbedDone is sqlMediaDone for a batch, with the vectors made for it:
-// a clip's figures, its vector (when one is given) and its sale are one
-// row update. Only rows unchanged since ProbePending read them are written
-// ($10, updated_at): a clip imported again meanwhile has a new file and a
-// new job. A clip without a new vector whose embedded text the probe
-// changed is made pending, as sqlMediaDone does. Returned per clip:
-// whether it still needs a vector, and whether its preview or thumbnail
-// is still to be made.
-const sqlProbedDone = `
-	WITH p AS (
-		SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::float8[], $5::int[], $6::int[],
-		                     $7::float8[], $8::vector[], $10::timestamptz[])
-		       AS p(id, media_type, orientation, duration, width, height, fps, embedding, read_at)
-	), old AS (
-		SELECT v.id, v.media_type, v.orientation FROM videos v JOIN p ON p.id = v.id
-		WHERE v.media_status = 'pending' AND v.updated_at = p.read_at
-	)
-	UPDATE videos v SET
-	       media_type = p.media_type,
-	       orientation = coalesce(v.orientation, p.orientation),
-	       duration_seconds = coalesce(v.duration_seconds, p.duration),
-	       width = coalesce(v.width, p.width), height = coalesce(v.height, p.height),
-	       fps = coalesce(v.fps, p.fps),
-	       media_status = 'ready', media_error = NULL, media_processed_at = now(), updated_at = now(),
-	       retired_at = nullif(v.retired_at, ` + notLive + `),
-	       embedding = coalesce(p.embedding, v.embedding),
-	       embedding_model = CASE WHEN p.embedding IS NOT NULL THEN $9 ELSE v.embedding_model END,
-	       embedding_status = CASE
-	           WHEN p.embedding IS NOT NULL THEN 'ready'
-	           WHEN (old.media_type, old.orientation) IS DISTINCT FROM (p.media_type, coalesce(v.orientation, p.orientation))
-	           THEN 'pending' ELSE v.embedding_status END,
-	       embedding_error = CASE WHEN p.embedding IS NOT NULL THEN NULL ELSE v.embedding_error END,
-	       embedded_at = CASE WHEN p.embedding IS NOT NULL THEN now() ELSE v.embedded_at END,
-	       embedding_stale = CASE WHEN p.embedding IS NOT NULL THEN false ELSE v.embedding_stale END
-	FROM p JOIN old ON old.id = p.id WHERE v.id = p.id
-	RETURNING v.id, p.embedding IS NOT NULL,
-	          v.embedding_status = 'pending' OR v.embedding_stale
-	          OR (v.embedding_status = 'ready' AND v.embedding_model IS DISTINCT FROM $9),
-	          v.thumbnail_key IS NULL OR (v.preview_key IS NULL AND v.media_type = 'video')`
 
 // sqlProbedRefused marks the clips whose file the probe refused, as
 // MarkMediaFailed does, if unchanged since they were read.
@@ -394,8 +421,28 @@ const sqlMediaFailedClips = `
 const sqlClipState = `
 	SELECT id, title, media_status, media_error, media_processed_at AS media_processed,
 	       retired_at IS NULL AS listed, nullif(retired_at, ` + notLive + `) AS retired_at,
-	       embedding_status, created_at
+	       embedding_status, created_at, coalesce(probe_mismatches, '[]') AS mismatches,
+	       media_trailing_bytes AS trailing_bytes
 	FROM videos WHERE id = $1`
+
+// sqlMediaNotedCounts counts clips whose line disagrees with their file
+// and clips whose file has trailing bytes.
+const sqlMediaNotedCounts = `
+	SELECT count(*) FILTER (WHERE probe_mismatches IS NOT NULL),
+	       count(*) FILTER (WHERE media_trailing_bytes IS NOT NULL)
+	FROM videos WHERE probe_mismatches IS NOT NULL OR media_trailing_bytes IS NOT NULL`
+
+// sqlMediaMismatchedClips lists the latest $1 clips whose line disagrees
+// with their file (index videos_probe_mismatches).
+const sqlMediaMismatchedClips = `
+	SELECT id, title, probe_mismatches AS mismatches FROM videos WHERE probe_mismatches IS NOT NULL
+	ORDER BY media_processed_at DESC, id LIMIT $1`
+
+// sqlMediaTrailingClips lists the latest $1 clips whose file has trailing
+// bytes (index videos_trailing_bytes).
+const sqlMediaTrailingClips = `
+	SELECT id, title, media_trailing_bytes AS trailing_bytes FROM videos WHERE media_trailing_bytes IS NOT NULL
+	ORDER BY media_processed_at DESC, id LIMIT $1`
 
 // The job outbox.
 
@@ -403,13 +450,105 @@ const (
 	sqlRecordJobs = `INSERT INTO job_outbox (kind, video_id) SELECT $1, unnest($2::uuid[]) RETURNING id`
 
 	// Only the jobs given (when $2 is not NULL), oldest first; rows another
-	// relay holds are skipped, not waited for. Media and preview jobs are
-	// taken only by a queue that can run them ($3, $4).
+	// relay holds are skipped, not waited for. Media, preview and reprobe
+	// jobs are taken only by a queue that can run them ($3, $4, $5).
 	sqlClaimJobs = `
 		SELECT id, kind, video_id FROM job_outbox
-		WHERE ($2::bigint[] IS NULL OR id = ANY ($2)) AND (kind = 'embed' OR (kind = 'media' AND $3) OR (kind = 'previews' AND $4))
+		WHERE ($2::bigint[] IS NULL OR id = ANY ($2))
+		  AND (kind = 'embed' OR (kind = 'media' AND $3) OR (kind = 'previews' AND $4) OR (kind = 'reprobe' AND $5))
 		ORDER BY id LIMIT $1
 		FOR UPDATE SKIP LOCKED`
 
 	sqlDeleteJobs = `DELETE FROM job_outbox WHERE id = ANY ($1)`
 )
+
+// Reprobing (reprobe.go).
+
+// sqlReprobeOpen opens run $1 over the clips whose file was probed
+// (passed or refused), all or clip $2 or those probed since $3: each gets
+// a fresh media_reprobes row (a clip is in one run at a time).
+const sqlReprobeOpen = `
+	INSERT INTO media_reprobes (video_id, run_id)
+	SELECT id, $1 FROM videos
+	WHERE media_status IN ('ready', 'failed') AND ($2::uuid IS NULL OR id = $2)
+	  AND ($3::timestamptz IS NULL OR media_processed_at >= $3)
+	ORDER BY created_at, id
+	ON CONFLICT (video_id) DO UPDATE SET run_id = EXCLUDED.run_id, queued_at = now(), done_at = NULL,
+	       outcome = NULL, changes = NULL, reason = NULL
+	RETURNING video_id`
+
+const sqlVideoExists = `SELECT EXISTS (SELECT 1 FROM videos WHERE id = $1)`
+
+// clipMediaJSON is what a reprobe may change on the clip v (clipMedia).
+const clipMediaJSON = `jsonb_build_object(
+	'figures', broll_media_figures(v.width, v.height, v.duration_seconds, v.fps, v.orientation),
+	'media_type', v.media_type, 'media_status', v.media_status, 'media_error', v.media_error)`
+
+// sqlReprobeSkipPending closes the open reprobes of those of $1 imported
+// again since (pending): their new file's probe decides.
+const sqlReprobeSkipPending = `
+	UPDATE media_reprobes r SET done_at = now(), outcome = 'skipped'
+	FROM videos v
+	WHERE r.video_id = v.id AND v.id = ANY ($1) AND r.done_at IS NULL AND v.media_status = 'pending'`
+
+// sqlReprobeRead reads those of $1 with an open reprobe: the file, the
+// row's version and what a reprobe may change.
+const sqlReprobeRead = `
+	SELECT v.id, v.media_key, v.updated_at, ` + clipMediaJSON + `
+	FROM videos v JOIN media_reprobes r ON r.video_id = v.id AND r.done_at IS NULL
+	WHERE v.id = ANY ($1) AND v.media_status IN ('ready', 'failed')`
+
+// sqlReprobeSound stores a sound file's probe ($1-$7, the trailing bytes
+// $9) on a clip unchanged since it was read ($8): its figures as a first
+// probe stores them (probedSet, which puts a failed clip back on sale).
+// An embedded text the probe changed makes a ready vector stale (it serves
+// search until the new one is stored) and a failed one pending. Returned:
+// the clip after, and whether it needs an embedding job.
+var sqlReprobeSound = `
+	WITH p AS (` + probedRows("$9") + `
+	), r AS (
+		SELECT * FROM unnest($1::uuid[], $8::timestamptz[]) AS r(id, read_at)
+	), old AS (
+		SELECT v.id, v.media_type, v.orientation FROM videos v JOIN r ON r.id = v.id
+		WHERE v.media_status IN ('ready', 'failed') AND v.updated_at = r.read_at
+	)
+	UPDATE videos v SET ` + probedSet + `,
+	       embedding_stale = v.embedding_stale OR (v.embedding_status = 'ready' AND ` + reprobeTextChanged + `),
+	       embedding_status = CASE WHEN v.embedding_status = 'failed' AND ` + reprobeTextChanged + `
+	                               THEN 'pending' ELSE v.embedding_status END
+	FROM p JOIN old ON old.id = p.id WHERE v.id = p.id
+	RETURNING ` + clipMediaJSON + `,
+	          (old.media_type, old.orientation) IS DISTINCT FROM (v.media_type, v.orientation)
+	          OR v.embedding_status = 'pending'`
+
+// reprobeTextChanged: the probe p changes the embedded text of v (as before).
+const reprobeTextChanged = `(old.media_type, old.orientation) IS DISTINCT FROM (p.media_type, coalesce(p.orient, v.orientation))`
+
+// sqlReprobeRefused fails clip $1, unchanged since it was read ($3), with
+// reason $2, and takes it off sale (notLive; a retirement stays).
+var sqlReprobeRefused = `
+	UPDATE videos v SET media_status = 'failed', media_error = left($2, 500), media_processed_at = now(),
+	       updated_at = now(), retired_at = coalesce(v.retired_at, ` + notLive + `)
+	WHERE v.id = $1 AND v.media_status IN ('ready', 'failed') AND v.updated_at = $3
+	RETURNING ` + clipMediaJSON
+
+// sqlReprobeDone closes clip $1's open reprobe with outcome $2, changes
+// $3 and reason $4.
+const sqlReprobeDone = `
+	UPDATE media_reprobes SET done_at = now(), outcome = $2, changes = $3, reason = $4
+	WHERE video_id = $1 AND done_at IS NULL`
+
+// sqlReprobeGaveUp closes the open reprobes of $1 as errors, reason $2.
+const sqlReprobeGaveUp = `
+	UPDATE media_reprobes SET done_at = now(), outcome = 'error', reason = $2
+	WHERE video_id = ANY ($1) AND done_at IS NULL`
+
+// sqlReprobeReport reads run $1's clips, oldest first.
+const sqlReprobeReport = `
+	SELECT r.video_id AS id, v.title, r.outcome, coalesce(r.changes, '[]') AS changes, r.reason
+	FROM media_reprobes r JOIN videos v ON v.id = r.video_id
+	WHERE r.run_id = $1
+	ORDER BY v.created_at, v.id`
+
+// sqlReprobeProgress counts run $1's clips and those done.
+const sqlReprobeProgress = `SELECT count(*), count(done_at) FROM media_reprobes WHERE run_id = $1`

@@ -38,6 +38,38 @@ type MediaStatus struct {
 	Ready       int              `json:"ready"`
 	Failed      int              `json:"failed"`
 	FailedClips []MediaFailedRow `json:"failed_clips,omitempty"`
+	// Mismatched clips' lines give a figure their file disagrees with (the
+	// clip shows the file's); MismatchedClips lists the latest of them.
+	Mismatched      int                `json:"mismatched"`
+	MismatchedClips []MediaMismatchRow `json:"mismatched_clips,omitempty"`
+	// TrailingBytes clips' files end in bytes that form no box, which the
+	// probe tolerated as players do; TrailingBytesClips lists the latest.
+	TrailingBytes      int                `json:"trailing_bytes"`
+	TrailingBytesClips []MediaTrailingRow `json:"trailing_bytes_clips,omitempty"`
+}
+
+// MediaMismatchRow is one clip whose line disagrees with its file.
+type MediaMismatchRow struct {
+	ID         uuid.UUID  `json:"id"`
+	Title      string     `json:"title"`
+	Mismatches []Mismatch `json:"mismatches"`
+}
+
+// MediaTrailingRow is one clip whose file carries trailing bytes.
+type MediaTrailingRow struct {
+	ID            uuid.UUID `json:"id"`
+	Title         string    `json:"title"`
+	TrailingBytes int64     `json:"trailing_bytes"`
+}
+
+// Mismatch is one figure (width, height, duration_seconds, fps or
+// orientation) on which a clip's line and its probed file disagree: a
+// duration by more than one frame, an fps by more than 1%, the others at
+// all (SQL function broll_media_mismatches). The clip shows Probed.
+type Mismatch struct {
+	Field  string `json:"field"`
+	Listed any    `json:"listed"`
+	Probed any    `json:"probed"`
 }
 
 // MediaFailedRow is one clip whose file could not be processed.
@@ -70,6 +102,18 @@ func (s *Service) Status(ctx context.Context, currentModel string) (Status, erro
 		return Status{}, fmt.Errorf("media status: %w", err)
 	}
 	st.Media.FailedClips, err = database.Select(ctx, s.pool, pgx.RowToStructByName[MediaFailedRow], sqlMediaFailedClips, failedShown)
+	if err != nil {
+		return Status{}, fmt.Errorf("media status: %w", err)
+	}
+	err = s.pool.QueryRow(ctx, sqlMediaNotedCounts).Scan(&st.Media.Mismatched, &st.Media.TrailingBytes)
+	if err != nil {
+		return Status{}, fmt.Errorf("media status: %w", err)
+	}
+	st.Media.MismatchedClips, err = database.Select(ctx, s.pool, pgx.RowToStructByName[MediaMismatchRow], sqlMediaMismatchedClips, failedShown)
+	if err != nil {
+		return Status{}, fmt.Errorf("media status: %w", err)
+	}
+	st.Media.TrailingBytesClips, err = database.Select(ctx, s.pool, pgx.RowToStructByName[MediaTrailingRow], sqlMediaTrailingClips, failedShown)
 	if err != nil {
 		return Status{}, fmt.Errorf("media status: %w", err)
 	}
@@ -132,6 +176,11 @@ type ClipState struct {
 	RetiredAt       *time.Time
 	EmbeddingStatus string
 	CreatedAt       time.Time
+	// Mismatches are the figures on which the clip's line and its file
+	// disagree (none until the probe ran); TrailingBytes the bytes after
+	// the file's last box that the probe tolerated.
+	Mismatches    []Mismatch
+	TrailingBytes *int64
 }
 
 // ClipState returns any clip, listed or not, with its media state.

@@ -25,7 +25,7 @@ import (
 )
 
 // Demo media is small but real. Where ffmpeg is installed (the local stack
-// installs it), the full file is a 3 s H.264 MP4 of one of ffmpeg's test
+// installs it), the full file is a short H.264 MP4 of one of ffmpeg's test
 // sources, tinted per variant, and the preview is made from it as the
 // worker makes previews (media.MakePreview): what `make run` shows and sells is
 // real video. Without ffmpeg (the distroless image's brollctl), a Motion-JPEG
@@ -179,16 +179,24 @@ func encodeDemoGIF(w io.Writer, v demoVariant) error {
 	return gif.EncodeAll(w, anim)
 }
 
-// demoSources are ffmpeg's test sources the variants take turns with.
-var demoSources = []string{"testsrc2", "smptehdbars", "testsrc"}
+// demoSources are ffmpeg's test sources the variants take turns with,
+// each at its own length and frame rate, so that the demo catalog's
+// durations spread (its lines state their files' figures, see Seed).
+var demoSources = []struct {
+	name    string
+	seconds string
+	rate    int
+}{{"testsrc2", "3", 25}, {"smptehdbars", "7.5", 30}, {"testsrc", "12", 24}}
 
-// renderDemoVideo renders the variant's full file with ffmpeg (3 s at 25
-// fps, H.264, tinted by the variant's hue) and its preview from it.
+// renderDemoVideo renders the variant's full file with ffmpeg (H.264,
+// tinted by the variant's hue, its source's length and rate) and its
+// preview from it.
 func renderDemoVideo(v demoVariant, files demoFiles, n int) error {
 	w, h := demoSize(v.orientation, "video")
 	ctx := context.Background()
-	src := fmt.Sprintf("%s=size=%dx%d:rate=25", demoSources[n%len(demoSources)], w, h)
-	if err := media.RunFFmpeg(ctx, "", "-y", "-v", "error", "-f", "lavfi", "-i", src, "-t", "3",
+	s := demoSources[n%len(demoSources)]
+	src := fmt.Sprintf("%s=size=%dx%d:rate=%d", s.name, w, h, s.rate)
+	if err := media.RunFFmpeg(ctx, "", "-y", "-v", "error", "-f", "lavfi", "-i", src, "-t", s.seconds,
 		"-vf", fmt.Sprintf("hue=h=%.0f,format=yuv420p", v.hue), "-c:v", "libx264", "-preset", "veryfast",
 		"-crf", "32", "-movflags", "+faststart", files.Full); err != nil {
 		return err

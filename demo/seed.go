@@ -54,11 +54,31 @@ func Seed(ctx context.Context, cat *catalog.Service, count int, seed int64) (cat
 	for i := range clips {
 		clips[i] = g.clip(i)
 	}
-	res, err := cat.ImportProbed(ctx, clips, probeDemoMedia(ctx, clips))
+	probed := probeDemoMedia(ctx, clips)
+	for i := range clips {
+		if p, ok := probed[clips[i].MediaFile]; ok {
+			stateFigures(&clips[i], p)
+		}
+	}
+	res, err := cat.ImportProbed(ctx, clips, probed)
 	if err != nil {
 		return res, fmt.Errorf("seed: %w", err)
 	}
 	return res, nil
+}
+
+// stateFigures writes the figures of the clip's file, as the probe read
+// them, into its line: a demo line states what its file is, so content
+// ops' mismatch report (clips status) is empty for the demo catalog. A
+// clip whose file was not probed states none; the worker's probe fills
+// them.
+func stateFigures(c *catalog.VideoInput, p media.Probe) {
+	w, h := p.Width, p.Height
+	c.Width, c.Height, c.Orientation = &w, &h, p.Orientation()
+	if p.MediaType == "video" {
+		d, fps := p.Duration, p.FPS
+		c.DurationSeconds, c.FPS = &d, &fps
+	}
 }
 
 // probeDemoMedia runs the probe on each demo media file once (clips share
@@ -170,8 +190,6 @@ func (g demoGen) clip(i int) catalog.VideoInput {
 		Orientation: orientation,
 		Difficulty:  difficulty,
 	}
-	w, h := demoResolution(rng, orientation)
-	c.Width, c.Height = &w, &h
 	virality := int(math.Round(math.Max(1, math.Min(99, 50+rng.NormFloat64()*18))))
 	c.ViralityScore = &virality
 	for _, m := range g.words.models {
@@ -186,26 +204,8 @@ func (g demoGen) clip(i int) catalog.VideoInput {
 		c.MediaFile, c.PreviewFile, c.ThumbnailFile = files.Thumbnail, files.Thumbnail, files.Thumbnail
 		return c
 	}
-	duration := math.Round((3+rng.Float64()*27)*10) / 10
-	fps := [...]float64{24, 25, 30, 30, 30, 60}[rng.IntN(6)]
-	c.DurationSeconds, c.FPS = &duration, &fps
 	c.MediaFile, c.PreviewFile, c.ThumbnailFile = files.Full, files.Preview, files.Thumbnail
 	return c
 }
 
 func pick(rng *rand.Rand, xs []string) string { return xs[rng.IntN(len(xs))] }
-
-// demoResolution returns the nominal size of the footage a clip stands
-// for; the demo file is a small stand-in of the same shape.
-func demoResolution(rng *rand.Rand, orientation string) (int, int) {
-	switch orientation {
-	case "vertical":
-		s := [...][2]int{{1080, 1920}, {1080, 1920}, {720, 1280}, {2160, 3840}}[rng.IntN(4)]
-		return s[0], s[1]
-	case "square":
-		s := [...]int{1080, 1080, 720}[rng.IntN(3)]
-		return s, s
-	}
-	s := [...][2]int{{1920, 1080}, {1920, 1080}, {1280, 720}, {3840, 2160}}[rng.IntN(4)]
-	return s[0], s[1]
-}

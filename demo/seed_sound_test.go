@@ -32,3 +32,30 @@ func TestSeedDemoIsOnSaleAtOnce(t *testing.T) {
 		t.Fatalf("%d seeded clips without the probe's record", n)
 	}
 }
+
+// TestSeedDemoListingsMatchTheirFiles: every seeded line states the
+// figures of its own file, so the probe finds nothing to correct: the
+// mismatch report of the demo catalog is empty. The lines do state them
+// (the report is not empty for want of figures), with a spread of
+// durations for the duration filters to work on.
+func TestSeedDemoListingsMatchTheirFiles(t *testing.T) {
+	t.Parallel()
+	b := catalogtest.New(t, countingQueue{})
+	if _, err := Seed(b.Ctx, b.Cat, 120, 11); err != nil {
+		t.Fatal(err)
+	}
+	st, err := b.Cat.Status(b.Ctx, "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Media.Mismatched != 0 || len(st.Media.MismatchedClips) != 0 {
+		t.Fatalf("%d demo clips disagree with their files, e.g. %+v", st.Media.Mismatched, st.Media.MismatchedClips)
+	}
+	if n := b.Count(t, `SELECT count(*) FROM videos WHERE NOT (listed_media ?& array['width', 'height', 'orientation'])
+		OR (media_type = 'video' AND NOT (listed_media ?& array['duration_seconds', 'fps']))`); n != 0 {
+		t.Fatalf("%d demo lines leave figures out", n)
+	}
+	if n := b.Count(t, `SELECT count(DISTINCT duration_seconds) FROM videos WHERE media_type = 'video'`); n < 3 {
+		t.Fatalf("demo videos have %d distinct durations, want a spread", n)
+	}
+}

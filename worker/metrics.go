@@ -37,7 +37,7 @@ func newWorkerMetrics(reg prometheus.Registerer) *workerMetrics {
 			"Time to embed and store one embedder call's clips.", prometheus.ExponentialBuckets(0.005, 2, 14)),
 		batchSize: metrics.Histogram("embed_batch_size", "Clips per embedder call.", []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}),
 		mediaJobs: metrics.CounterVec("media_jobs_total",
-			"Clips through media jobs (probe, embedding, sale) by outcome: done, refused (unreadable file, clip failed), retry, failed (gave up, archived), gone, interrupted.",
+			"Clips through media jobs (probe, embedding, sale) by outcome: done, refused (unreadable file, clip failed), retry, failed (gave up, archived), gone, interrupted; reprobed (read again by clips reprobe).",
 			"result"),
 		mediaLatency: metrics.Histogram("media_job_duration_seconds",
 			"Time to probe, embed and put on sale one batch of clips.", prometheus.ExponentialBuckets(0.05, 2, 12)),

@@ -154,6 +154,7 @@ func New(g *graph.Graph, opts Options) (*Worker, error) {
 	if !opts.NoMedia {
 		w.handlers[tasks.TaskProbeClips] = asynq.HandlerFunc(w.handleProbeClips)
 		w.handlers[tasks.TaskProcessMedia] = asynq.HandlerFunc(w.handleProcessMedia)
+		w.handlers[tasks.TaskReprobeClips] = asynq.HandlerFunc(w.handleReprobeClips)
 		w.previewHandlers = map[string]asynq.Handler{tasks.TaskMakePreviews: asynq.HandlerFunc(w.handleMakePreviews)}
 		if g.Media != nil {
 			w.stamps = g.Stamps

@@ -45,8 +45,14 @@ func PreviewsQueue(prefix string) string { return prefix + QueuePreviews }
 // PreviewsMaxRetry is how often a failing preview job is retried.
 const PreviewsMaxRetry = 5
 
+// TaskReprobeClips asks a worker to read a batch of stored clips' files
+// again (`brollctl clips reprobe`), on the media queue.
+const TaskReprobeClips = "media:reprobe"
+
 var (
 	mediaKind   = kind{typ: TaskProbeClips, base: QueueMedia, maxRetry: MediaMaxRetry, timeout: 10 * time.Minute}
+	reprobeKind = kind{typ: TaskReprobeClips, base: QueueMedia, maxRetry: MediaMaxRetry, timeout: 10 * time.Minute,
+		idSpace: ":reprobe"}
 	previewKind = kind{typ: TaskMakePreviews, base: QueuePreviews, maxRetry: PreviewsMaxRetry, timeout: 30 * time.Minute}
 )
 
@@ -63,4 +69,10 @@ func (q *AsynqQueue) EnqueueMedia(ctx context.Context, ids []uuid.UUID) (int, er
 // thumbnails, in batches.
 func (q *AsynqQueue) EnqueuePreviews(ctx context.Context, ids []uuid.UUID) (int, error) {
 	return q.enqueueBatches(ctx, ids, previewKind)
+}
+
+// EnqueueReprobe queues the reading again of stored clips' files, in
+// batches.
+func (q *AsynqQueue) EnqueueReprobe(ctx context.Context, ids []uuid.UUID) (int, error) {
+	return q.enqueueBatches(ctx, ids, reprobeKind)
 }

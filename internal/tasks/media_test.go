@@ -70,3 +70,30 @@ func TestEnqueueMediaInBatches(t *testing.T) {
 		t.Fatalf("media clips on the embed queue: %d", embed.Pending)
 	}
 }
+
+// A reprobe of clips whose media task still waits on the same queue is a
+// task of its own: the two never pass for one another.
+func TestReprobeTasksBesideMediaTasks(t *testing.T) {
+	t.Parallel()
+	rds := testkit.Redis(t)
+	inspector := asynq.NewInspectorFromRedisClient(rds.Client)
+	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rds.Client), inspector, tasks.QueueOptions{Prefix: rds.Prefix})
+	ids := []uuid.UUID{uuid.New(), uuid.New()}
+	if n, err := q.EnqueueMedia(context.Background(), ids); err != nil || n != 2 {
+		t.Fatalf("enqueue media = %d, %v", n, err)
+	}
+	if n, err := q.EnqueueReprobe(context.Background(), ids); err != nil || n != 2 {
+		t.Fatalf("enqueue reprobe = %d, %v", n, err)
+	}
+	infos, err := inspector.ListPendingTasks(tasks.MediaQueue(rds.Prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := map[string]int{}
+	for _, info := range infos {
+		types[info.Type]++
+	}
+	if types[tasks.TaskProbeClips] != 1 || types[tasks.TaskReprobeClips] != 1 {
+		t.Fatalf("media queue holds %v, want one probe and one reprobe task", types)
+	}
+}

@@ -1,6 +1,6 @@
 // Package tasks is the asynq side of the work queues: the task names,
 // queues and payloads the worker reads, and the queue that enqueues them.
-// It implements catalog's EmbedQueue, MediaQueue and PreviewQueue, so the
+// It implements catalog's EmbedQueue, MediaQueue, PreviewQueue and ReprobeQueue, so the
 // domain never sees asynq.
 package tasks
 
@@ -101,6 +101,9 @@ type kind struct {
 	typ, base string
 	maxRetry  int
 	timeout   time.Duration
+	// idSpace sets a kind's task ids apart from those of another kind on
+	// the same queue holding the same clips ("" for the first kind).
+	idSpace string
 }
 
 var embedKind = kind{typ: TaskEmbedClips, base: QueueEmbed, maxRetry: EmbedMaxRetry, timeout: 5 * time.Minute}
@@ -116,9 +119,13 @@ func (k kind) queue(prefix string) string { return prefix + k.base }
 // name and the digest of the clips (in any order).
 func (k kind) task(prefix string, ids []uuid.UUID) *asynq.Task {
 	b, _ := json.Marshal(ClipsPayload{VideoIDs: ids})
-	queue := k.queue(prefix)
-	return asynq.NewTask(k.typ, b, asynq.Queue(queue), asynq.TaskID(TaskID(queue, ids)),
+	return asynq.NewTask(k.typ, b, asynq.Queue(k.queue(prefix)), asynq.TaskID(k.taskID(prefix, ids)),
 		asynq.MaxRetry(k.maxRetry), asynq.Timeout(k.timeout))
+}
+
+// taskID is the id of k's task of ids on its queue of prefix.
+func (k kind) taskID(prefix string, ids []uuid.UUID) string {
+	return TaskID(k.queue(prefix)+k.idSpace, ids)
 }
 
 // TaskID is the id of the task of queue holding ids.
@@ -147,7 +154,7 @@ func (q *AsynqQueue) enqueueBatches(ctx context.Context, ids []uuid.UUID, k kind
 	queue := k.queue(q.prefix)
 	done := 0
 	for chunk := range slices.Chunk(ids, q.batch) {
-		if err := q.enqueueTask(ctx, k.task(q.prefix, chunk), queue, TaskID(queue, chunk)); err != nil {
+		if err := q.enqueueTask(ctx, k.task(q.prefix, chunk), queue, k.taskID(q.prefix, chunk)); err != nil {
 			return done, err
 		}
 		done += len(chunk)

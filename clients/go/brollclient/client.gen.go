@@ -594,6 +594,33 @@ func (e PricingTiersCurrency) Valid() bool {
 	}
 }
 
+// Defines values for ProbeMismatchField.
+const (
+	ProbeMismatchFieldDurationSeconds ProbeMismatchField = "duration_seconds"
+	ProbeMismatchFieldFps             ProbeMismatchField = "fps"
+	ProbeMismatchFieldHeight          ProbeMismatchField = "height"
+	ProbeMismatchFieldOrientation     ProbeMismatchField = "orientation"
+	ProbeMismatchFieldWidth           ProbeMismatchField = "width"
+)
+
+// Valid indicates whether the value is a known member of the ProbeMismatchField enum.
+func (e ProbeMismatchField) Valid() bool {
+	switch e {
+	case ProbeMismatchFieldDurationSeconds:
+		return true
+	case ProbeMismatchFieldFps:
+		return true
+	case ProbeMismatchFieldHeight:
+		return true
+	case ProbeMismatchFieldOrientation:
+		return true
+	case ProbeMismatchFieldWidth:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemChecks.
 const (
 	ProblemChecksOk          ProblemChecks = "ok"
@@ -2431,7 +2458,7 @@ type ClipError struct {
 	Message string  `json:"message"`
 }
 
-// ClipInput One clip, as one line of `brollctl clips import`. With `id` an existing clip is updated; files are read from the API node's file system (paths relative to its working directory). Name the full-quality file with `media_file` or `upload_id`; figures left out (duration_seconds, fps, width, height, orientation) and a missing preview or thumbnail are made from the file by the worker.
+// ClipInput One clip, as one line of `brollctl clips import`. With `id` an existing clip is updated; files are read from the API node's file system (paths relative to its working directory). Name the full-quality file with `media_file` or `upload_id`; the figures (duration_seconds, fps, width, height, orientation) a clip shows are its file's once the worker's probe has read it: left out here they are filled from the file, and a figure given here that the file disagrees with is shown to content ops in `GET /api/ops/v1/videos/{id}` (`mismatches`). A missing preview or thumbnail is made from the file by the worker.
 type ClipInput struct {
 	AgeRange    *ClipInputAgeRange `json:"age_range,omitempty"`
 	Description *string            `json:"description,omitempty"`
@@ -2485,7 +2512,7 @@ type ClipModel struct {
 	Name string `json:"name"`
 }
 
-// ClipState Examples: {"created_at":"2026-03-02T10:14:58Z","embedding_status":"ready","id":"11111111-2222-4333-8444-555555555555","listed":false,"media_error":"Invalid data found when processing input","media_processed_at":"2026-03-02T10:15:00Z","media_status":"failed","retired_at":null,"title":"Woman laughing in a car"}
+// ClipState Examples: {"created_at":"2026-03-02T10:14:58Z","embedding_status":"ready","id":"11111111-2222-4333-8444-555555555555","listed":false,"media_error":"Invalid data found when processing input","media_processed_at":"2026-03-02T10:15:00Z","media_status":"failed","mismatches":[],"retired_at":null,"title":"Woman laughing in a car","trailing_bytes":null}, {"created_at":"2026-03-02T10:14:58Z","embedding_status":"ready","id":"11111111-2222-4333-8444-555555555555","listed":true,"media_error":null,"media_processed_at":"2026-03-02T10:15:00Z","media_status":"ready","mismatches":[{"field":"width","listed":1080,"probed":240},{"field":"height","listed":1920,"probed":426},{"field":"duration_seconds","listed":28.4,"probed":3}],"retired_at":null,"title":"Man jogging by the river","trailing_bytes":null}
 type ClipState struct {
 	CreatedAt       time.Time                `json:"created_at"`
 	EmbeddingStatus ClipStateEmbeddingStatus `json:"embedding_status"`
@@ -2500,8 +2527,14 @@ type ClipState struct {
 
 	// MediaStatus `pending`: waiting for the worker's probe; `ready`: passed; `failed`: the probe refused the file (or processing gave up), see `media_error`.
 	MediaStatus ClipStateMediaStatus `json:"media_status"`
-	RetiredAt   *time.Time           `json:"retired_at"`
-	Title       string               `json:"title"`
+
+	// Mismatches The figures on which the clip's line (import line or posted object) and its probed full-quality file disagree; empty when they agree or the probe has not run. The clip is listed with the file's figures (`probed`): correct the line, or its file, and import it again.
+	Mismatches []ProbeMismatch `json:"mismatches"`
+	RetiredAt  *time.Time      `json:"retired_at"`
+	Title      string          `json:"title"`
+
+	// TrailingBytes Bytes after the file's last complete box that form no box, which the probe tolerated as players do (the clip is sold); null when there are none.
+	TrailingBytes *int `json:"trailing_bytes"`
 }
 
 // ClipStateEmbeddingStatus defines model for ClipState.EmbeddingStatus.
@@ -2857,6 +2890,20 @@ type PricingCurrency string
 
 // PricingTiersCurrency defines model for Pricing.Tiers.Currency.
 type PricingTiersCurrency string
+
+// ProbeMismatch One figure on which a clip's line and its file disagree: sizes and orientation at all, a duration by more than one frame (1/fps), a frame rate by more than 1%.
+type ProbeMismatch struct {
+	Field ProbeMismatchField `json:"field"`
+
+	// Listed What the line says: a number, or for `orientation` a string.
+	Listed interface{} `json:"listed"`
+
+	// Probed What the file is, a number or a string as `listed`; the clip shows this value.
+	Probed interface{} `json:"probed"`
+}
+
+// ProbeMismatchField defines model for ProbeMismatch.Field.
+type ProbeMismatchField string
 
 // Problem An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type Problem struct {
@@ -4774,7 +4821,7 @@ type ClientInterface interface {
 
 	// GetClipState A clip's media state
 	//
-	// Any clip, listed or not: whether its full-quality file passed the probe (`media_status`), the probe's reason when it did not (`media_error`), and whether customers can see and buy it (`listed`: media ready and not retired).
+	// Any clip, listed or not: whether its full-quality file passed the probe (`media_status`), the probe's reason when it did not (`media_error`), whether customers can see and buy it (`listed`: media ready and not retired), and the figures on which its line disagrees with its file (`mismatches`; the clip is listed with the file's).
 	//
 	// Required scope: `catalog:write`.
 	//
@@ -5403,7 +5450,7 @@ func (c *Client) RetireClip(ctx context.Context, id VideoIdPath, reqEditors ...R
 
 // GetClipState A clip's media state
 //
-// Any clip, listed or not: whether its full-quality file passed the probe (`media_status`), the probe's reason when it did not (`media_error`), and whether customers can see and buy it (`listed`: media ready and not retired).
+// Any clip, listed or not: whether its full-quality file passed the probe (`media_status`), the probe's reason when it did not (`media_error`), whether customers can see and buy it (`listed`: media ready and not retired), and the figures on which its line disagrees with its file (`mismatches`; the clip is listed with the file's).
 //
 // Required scope: `catalog:write`.
 //
@@ -9153,7 +9200,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetClipStateWithResponse A clip's media state
 	//
-	// Any clip, listed or not: whether its full-quality file passed the probe (`media_status`), the probe's reason when it did not (`media_error`), and whether customers can see and buy it (`listed`: media ready and not retired).
+	// Any clip, listed or not: whether its full-quality file passed the probe (`media_status`), the probe's reason when it did not (`media_error`), whether customers can see and buy it (`listed`: media ready and not retired), and the figures on which its line disagrees with its file (`mismatches`; the clip is listed with the file's).
 	//
 	// Required scope: `catalog:write`.
 	//
@@ -15423,7 +15470,7 @@ func (c *ClientWithResponses) RetireClipWithResponse(ctx context.Context, id Vid
 
 // GetClipStateWithResponse A clip's media state
 //
-// Any clip, listed or not: whether its full-quality file passed the probe (`media_status`), the probe's reason when it did not (`media_error`), and whether customers can see and buy it (`listed`: media ready and not retired).
+// Any clip, listed or not: whether its full-quality file passed the probe (`media_status`), the probe's reason when it did not (`media_error`), whether customers can see and buy it (`listed`: media ready and not retired), and the figures on which its line disagrees with its file (`mismatches`; the clip is listed with the file's).
 //
 // Required scope: `catalog:write`.
 //

@@ -325,7 +325,7 @@ export interface paths {
         };
         /**
          * A clip's media state
-         * @description Any clip, listed or not: whether its full-quality file passed the probe (`media_status`), the probe's reason when it did not (`media_error`), and whether customers can see and buy it (`listed`: media ready and not retired).
+         * @description Any clip, listed or not: whether its full-quality file passed the probe (`media_status`), the probe's reason when it did not (`media_error`), whether customers can see and buy it (`listed`: media ready and not retired), and the figures on which its line disagrees with its file (`mismatches`; the clip is listed with the file's).
          *
          *     Required scope: `catalog:write`.
          */
@@ -1680,7 +1680,7 @@ export interface components {
                 currency: "USD";
             }[];
         };
-        /** @description One clip, as one line of `brollctl clips import`. With `id` an existing clip is updated; files are read from the API node's file system (paths relative to its working directory). Name the full-quality file with `media_file` or `upload_id`; figures left out (duration_seconds, fps, width, height, orientation) and a missing preview or thumbnail are made from the file by the worker. */
+        /** @description One clip, as one line of `brollctl clips import`. With `id` an existing clip is updated; files are read from the API node's file system (paths relative to its working directory). Name the full-quality file with `media_file` or `upload_id`; the figures (duration_seconds, fps, width, height, orientation) a clip shows are its file's once the worker's probe has read it: left out here they are filled from the file, and a figure given here that the file disagrees with is shown to content ops in `GET /api/ops/v1/videos/{id}` (`mismatches`). A missing preview or thumbnail is made from the file by the worker. */
         ClipInput: {
             /** Format: uuid */
             id?: string;
@@ -2134,7 +2134,38 @@ export interface components {
          *       "listed": false,
          *       "retired_at": null,
          *       "embedding_status": "ready",
-         *       "created_at": "2026-03-02T10:14:58Z"
+         *       "created_at": "2026-03-02T10:14:58Z",
+         *       "mismatches": [],
+         *       "trailing_bytes": null
+         *     }
+         * @example {
+         *       "id": "11111111-2222-4333-8444-555555555555",
+         *       "title": "Man jogging by the river",
+         *       "media_status": "ready",
+         *       "media_error": null,
+         *       "media_processed_at": "2026-03-02T10:15:00Z",
+         *       "listed": true,
+         *       "retired_at": null,
+         *       "embedding_status": "ready",
+         *       "created_at": "2026-03-02T10:14:58Z",
+         *       "mismatches": [
+         *         {
+         *           "field": "width",
+         *           "listed": 1080,
+         *           "probed": 240
+         *         },
+         *         {
+         *           "field": "height",
+         *           "listed": 1920,
+         *           "probed": 426
+         *         },
+         *         {
+         *           "field": "duration_seconds",
+         *           "listed": 28.4,
+         *           "probed": 3
+         *         }
+         *       ],
+         *       "trailing_bytes": null
          *     }
          */
         ClipState: {
@@ -2158,6 +2189,19 @@ export interface components {
             embedding_status: "pending" | "ready" | "failed";
             /** Format: date-time */
             created_at: string;
+            /** @description The figures on which the clip's line (import line or posted object) and its probed full-quality file disagree; empty when they agree or the probe has not run. The clip is listed with the file's figures (`probed`): correct the line, or its file, and import it again. */
+            mismatches: components["schemas"]["ProbeMismatch"][];
+            /** @description Bytes after the file's last complete box that form no box, which the probe tolerated as players do (the clip is sold); null when there are none. */
+            trailing_bytes: number | null;
+        };
+        /** @description One figure on which a clip's line and its file disagree: sizes and orientation at all, a duration by more than one frame (1/fps), a frame rate by more than 1%. */
+        ProbeMismatch: {
+            /** @enum {string} */
+            field: "width" | "height" | "duration_seconds" | "fps" | "orientation";
+            /** @description What the line says: a number, or for `orientation` a string. */
+            listed: unknown;
+            /** @description What the file is, a number or a string as `listed`; the clip shows this value. */
+            probed: unknown;
         };
         /** @description The purchase's licence: its id, its status and its public verify page. The signed document is `GET /api/v1/licenses/{license_id}`. */
         LicenseRef: {
