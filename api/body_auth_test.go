@@ -108,3 +108,29 @@ func stalledRequest(addr, method, path, header string, chunked bool, want int) e
 	}
 	return nil
 }
+
+// TestRefusedBodyAnswerReachesAWritingClient: a keyless request whose body
+// the client is still writing when the 401 (or a 413 announced from the
+// headers) is sent must receive that answer, not a reset connection: the
+// server drains what is still arriving for a moment before it closes.
+func TestRefusedBodyAnswerReachesAWritingClient(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{})
+	base := serveNode(t, e, 0)
+	body := `{"video_ids":["` + strings.Repeat("a", 900*1024) + `"]}`
+	for i := range 20 {
+		req, err := http.NewRequest(http.MethodPost, base+"/api/v1/broll/purchase", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("request %d: no answer: %v", i, err)
+		}
+		_ = res.Body.Close()
+		if res.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("request %d: status %d, want 401", i, res.StatusCode)
+		}
+	}
+}

@@ -84,7 +84,7 @@ func boundBodies(limit int) fiber.Handler {
 			return bodyTooLarge(c, limit)
 		}
 		if refusal := req.Header.Peek(bodyUnauthenticated); len(refusal) > 0 {
-			c.Context().SetConnectionClose()
+			lingerClose(c, limit)
 			if err := refusedBody(string(refusal)); err != nil {
 				return err
 			}
@@ -123,6 +123,24 @@ func boundBodies(limit int) fiber.Handler {
 	}
 }
 
+// lingerClose answers a request whose body is left unread and then
+// closes its connection the way a lingering close does: after the answer
+// is written, up to limit bytes of what the client is still sending are
+// read and dropped for at most lingerFor, and only then is the connection
+// closed. Closing at once, with the body's bytes still arriving, makes the
+// kernel reset the connection, and a client still writing its body then
+// sees the reset instead of the answer (a 401 or 413 lost).
+func lingerClose(c *fiber.Ctx, limit int) {
+	c.Context().SetConnectionClose()
+	c.Context().Hijack(func(conn net.Conn) {
+		_ = conn.SetReadDeadline(time.Now().Add(lingerFor))
+		_, _ = io.CopyN(io.Discard, conn, int64(limit))
+	})
+}
+
+// lingerFor bounds how long a refused request's connection is drained.
+const lingerFor = time.Second
+
 // bodyOverLimit marks a request whose announced body is over the limit
 // (screenBodies).
 const bodyOverLimit = "X-Broll-Body-Over-Limit"
@@ -134,7 +152,7 @@ func isUploadPut(method, path string) bool {
 // bodyTooLarge also closes the connection: the rest of the body is never
 // read, so the connection cannot carry another request.
 func bodyTooLarge(c *fiber.Ctx, limit int) error {
-	c.Context().SetConnectionClose()
+	lingerClose(c, limit)
 	return apperr.New(apperr.PayloadTooLarge, "the request body is larger than %d bytes", limit)
 }
 
