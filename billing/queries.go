@@ -321,7 +321,7 @@ const ownKeyOfAccountSQL = `SELECT EXISTS (SELECT 1 FROM api_keys WHERE id = $1 
 // ownKeyOfRootSQL says whether key $1 of account $2 is root key $3 or one
 // of its customer keys: what a root key may filter a listing by.
 const ownKeyOfRootSQL = `SELECT EXISTS (SELECT 1 FROM api_keys
-	WHERE id = $1 AND account_id = $2 AND (id = $3 OR parent_id = $3))`
+	WHERE id = $1 AND account_id = $2 AND id IN (SELECT f.id FROM broll_key_family($3) f(id)))`
 
 // Legacy (v0) purchases.
 

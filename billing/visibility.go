@@ -5,46 +5,17 @@ import (
 
 	"github.com/google/uuid"
 
+	"broll/billing/visible"
 	"broll/internal/apperr"
 	"broll/tenancy"
 )
 
-// visibleTo is the one definition of which purchases a principal sees,
-// used by the listing, its export, the balance's month to date and the
-// daily spend:
-//   - a customer key: its own purchases;
-//   - a root key: its own, those of its own customer keys and the account's
-//     legacy (v0) ones, never those of a sibling root key of the same
-//     account or of that root's customers (an account may hold one root key
-//     per integration, and they must not read each other's customers);
-//   - the account owner (tenancy.AccountOwner, the dashboard's users, who
-//     run the whole account): every purchase of the account.
-//
-// Test purchases are a world apart: a test key's purchases are its own and
-// so all test; a root key (always live) never sees its test keys' ones; the
-// account owner sees live ones, or with Test set (the dashboard's test
-// view) test ones only.
-//
-// Each case is its own SQL text rather than one statement with flags, so
-// that the planner can use the key index for a customer key.
+// visibleTo is the filter of the purchases principal p sees: the one rule
+// of package visible, used by the listing, its export, the balance's month
+// to date and the daily spend.
 func visibleTo(p tenancy.Principal) *listFilter {
 	f := &listFilter{}
-	switch {
-	case p.IsAccountOwner() && p.Test:
-		f.where = append(f.where, "p.account_id = "+f.arg(p.AccountID)+" AND NOT p.livemode")
-	case p.IsAccountOwner():
-		f.where = append(f.where, "p.account_id = "+f.arg(p.AccountID)+" AND p.livemode")
-	case p.Kind == tenancy.KindRoot:
-		acct, key := f.arg(p.AccountID), f.arg(p.KeyID)
-		f.where = append(f.where, "p.account_id = "+acct+" AND p.livemode AND (p.legacy OR p.api_key_id = "+key+
-			" OR p.api_key_id IN (SELECT c.id FROM api_keys c WHERE c.parent_id = "+key+"))")
-	case p.Kind == tenancy.KindCustomer:
-		acct, key := f.arg(p.AccountID), f.arg(p.KeyID)
-		f.where = append(f.where, "p.account_id = "+acct+" AND p.api_key_id = "+key)
-	default:
-		// Ops keys hold no account and see no purchases.
-		f.where = append(f.where, "false")
-	}
+	f.where = append(f.where, visible.Purchases(p, "p", f.arg))
 	return f
 }
 

@@ -9,8 +9,7 @@ import "broll/internal/outbox"
 // its clip v, its account a and its key k (NULL for a legacy purchase), in
 // licenseRow's order.
 const licenseColumns = `p.license_id, p.livemode, p.license_revoked_at, p.license_revoked_reason,
-	v.id, v.title, k.licensee_name, a.name, p.purchased_at, p.price_cents, p.id,
-	p.account_id, p.api_key_id, k.parent_id, p.legacy`
+	v.id, v.title, k.licensee_name, a.name, p.purchased_at, p.price_cents, p.id`
 
 // licenseSQL reads licence $1. A malformed id is still looked up (as one
 // that matches nothing), so an unknown id costs what a known one does.

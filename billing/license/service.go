@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -12,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"broll/billing/visible"
 	"broll/internal/apperr"
 	"broll/internal/database"
 	"broll/internal/money"
@@ -88,20 +90,34 @@ type licenseRow struct {
 	GrantedAt     time.Time
 	PriceCents    int64
 	PurchaseID    uuid.UUID
-	AccountID     uuid.UUID
-	KeyID         *uuid.UUID
-	ParentID      *uuid.UUID
-	Legacy        bool
 }
 
 // missing is looked up in place of a malformed id: it matches no licence.
 const missing = "lic_-"
 
 func (s *Service) read(ctx context.Context, id string) (licenseRow, bool, error) {
+	return s.readWhere(ctx, id, nil)
+}
+
+// readVisible reads licence id if principal p sees its purchase (the one
+// rule, billing/visible): the purchase's key, its root, the account's
+// owners, with test purchases apart from live ones.
+func (s *Service) readVisible(ctx context.Context, p tenancy.Principal, id string) (licenseRow, bool, error) {
+	return s.readWhere(ctx, id, &p)
+}
+
+func (s *Service) readWhere(ctx context.Context, id string, p *tenancy.Principal) (licenseRow, bool, error) {
 	if !ValidID(id) {
 		id = missing
 	}
-	rows, err := s.pool.Query(ctx, licenseSQL, id)
+	q, args := licenseSQL, []any{id}
+	if p != nil {
+		q += " AND " + visible.Purchases(*p, "p", func(v any) string {
+			args = append(args, v)
+			return "$" + strconv.Itoa(len(args))
+		})
+	}
+	rows, err := s.pool.Query(ctx, q, args...)
 	if err != nil {
 		return licenseRow{}, false, err
 	}
@@ -110,28 +126,6 @@ func (s *Service) read(ctx context.Context, id string) (licenseRow, bool, error)
 		return licenseRow{}, false, nil
 	}
 	return r, err == nil, err
-}
-
-// heldBy reports whether principal p may read the licence as its holder:
-// the purchase's key, that key's root, for a legacy purchase (which every
-// root key of the account sees) a root key of the account, and the
-// account's owners (the dashboard).
-func (r licenseRow) heldBy(p tenancy.Principal) bool {
-	if p.AccountID != r.AccountID || p.AccountID == uuid.Nil {
-		return false
-	}
-	switch {
-	case p.IsAccountOwner():
-		return true
-	case r.KeyID != nil && *r.KeyID == p.KeyID:
-		return true
-	case p.Kind != tenancy.KindRoot:
-		return false
-	case r.Legacy:
-		return true
-	default:
-		return r.ParentID != nil && *r.ParentID == p.KeyID
-	}
 }
 
 func (s *Service) document(r licenseRow) Document {
@@ -161,11 +155,11 @@ var errNotFound = apperr.New(apperr.NotFound, "licence not found")
 // Get returns licence id signed, as its holder sees it (the purchase's key
 // or its root); any other caller gets not_found, as for an unknown id.
 func (s *Service) Get(ctx context.Context, p tenancy.Principal, id string) (Signed, error) {
-	r, ok, err := s.read(ctx, id)
+	r, ok, err := s.readVisible(ctx, p, id)
 	if err != nil {
 		return Signed{}, database.Interpret(err, "licence not found")
 	}
-	if !ok || !r.heldBy(p) {
+	if !ok {
 		return Signed{}, errNotFound
 	}
 	return s.o.Keys.Sign(s.document(r))

@@ -4,11 +4,14 @@
 -- change, the worker) needs to know nothing of endpoints, and an event that
 -- rolls back takes its deliveries with it.
 --
--- Who receives what is the purchases visibility rule:
+-- Who receives what follows the key family (broll_key_family, the relation
+-- the purchases visibility rule of billing/visible uses too):
 --   - an event about a key (its data names one in key.id: purchase.completed,
 --     key.created, key.revoked, spend_limit.reached, license.revoked) goes
---     only to the endpoints of that key's root key (a root key is its own
---     root), never to a sibling root key's of the same account;
+--     only to the endpoints of the root key whose family holds that key (a
+--     root key is in its own), never to a sibling root key's of the same
+--     account; a test key's events go there too, marked livemode false
+--     (a test key behaves like a live key, webhooks included);
 --   - an event of the account that names no key (balance.low, about the
 --     shared pool; a legacy purchase, which every root key sees) goes to
 --     every subscribed endpoint of the account;
@@ -20,15 +23,15 @@ CREATE OR REPLACE FUNCTION broll_webhook_fanout() RETURNS trigger
 LANGUAGE plpgsql
 AS $$
 DECLARE
-    root uuid;
+    subject uuid;
 BEGIN
     IF NEW.type = 'ping' THEN
         RETURN NULL;
     END IF;
     IF NEW.account_id IS NOT NULL AND jsonb_typeof(NEW.data -> 'key') = 'object' THEN
-        SELECT coalesce(k.parent_id, k.id) INTO root FROM api_keys k
+        SELECT k.id INTO subject FROM api_keys k
         WHERE k.id = (NEW.data -> 'key' ->> 'id')::uuid AND k.account_id = NEW.account_id;
-        IF root IS NULL THEN
+        IF subject IS NULL THEN
             RETURN NULL;
         END IF;
     END IF;
@@ -36,7 +39,7 @@ BEGIN
     SELECT e.id, NEW.id FROM webhook_endpoints e
     WHERE e.enabled AND NEW.type = ANY (e.events)
       AND (NEW.account_id IS NULL OR e.account_id = NEW.account_id)
-      AND (root IS NULL OR e.root_key_id = root);
+      AND (subject IS NULL OR subject IN (SELECT f.id FROM broll_key_family(e.root_key_id) f(id)));
     RETURN NULL;
 END;
 $$;
