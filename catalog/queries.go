@@ -66,14 +66,6 @@ const (
 		INSERT INTO tiers (name, price_cents) VALUES ($1, $2)
 		ON CONFLICT (name) DO UPDATE SET price_cents = EXCLUDED.price_cents, updated_at = now()
 		RETURNING name, price_cents`
-
-	// sqlRepriceVideos keeps the copy of the price on the clip rows (what
-	// lists show and sort by) in step with the tier; it runs in the
-	// transaction that changed the tier, after the tier row is locked, so
-	// it sees every clip committed before and a clip written later reads
-	// the new price (trigger videos_price, migration 00005).
-	sqlRepriceVideos = `
-		UPDATE videos SET price_cents = $2 WHERE difficulty = $1 AND price_cents IS DISTINCT FROM $2`
 )
 
 // Retirement.

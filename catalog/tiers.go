@@ -47,10 +47,9 @@ func (s *Service) SetTier(ctx context.Context, name string, price money.Cents) (
 		if err != nil {
 			return err
 		}
-		if t, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Tier]); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, sqlRepriceVideos, name, int64(price))
+		// The tier's clips take the new price in this transaction, by the
+		// trigger tiers_reprice (migrations/functions/clip_price.sql).
+		t, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Tier])
 		return err
 	})
 	if err != nil {

@@ -137,10 +137,11 @@ BEGIN
                o.license_id AS owned_license, o.license_revoked_at IS NOT NULL AS owned_license_revoked,
                v.id IS NOT NULL
                  AND (o.id IS NOT NULL OR (v.retired_at IS NULL AND v.media_status = 'ready')) AS known,
-               t.price_cents AS price, v.difficulty AS tier
+               v.price_cents AS price, v.difficulty AS tier
         FROM unnest(in_line_job, in_line_video, in_purchase, in_license) AS l(job, video, new_id, new_license)
+        -- The price is the clip's (videos.price_cents, kept by the rule of
+        -- clip_price.sql): what the lists and the clip read show.
         LEFT JOIN videos v ON v.id = l.video
-        LEFT JOIN tiers t ON t.name = v.difficulty
         -- What the buyer owns: a key its own purchases; a legacy buyer the
         -- account's v0 purchases under its email (purchases_legacy_unique).
         LEFT JOIN LATERAL (
