@@ -12,21 +12,19 @@ import (
 	"broll/internal/money"
 )
 
-// Who owns a clip, in one place: a key owns a clip once it bought it (live
-// or test), through the one purchases row of that key and clip, and keeps
-// it whatever becomes of the clip (retired, re-imported with a new file).
-// A legacy (v0) buyer has no key and owns nothing here: v0 ownership is by
-// customer email, the purchase statement's alone. Search's owned filter,
-// clip details (a retired clip stays visible to its buyers) and the owned
-// and download_url of every clip billing renders (REST and MCP alike) all
-// read ownership through this file; purchases write it (billing), and the
-// catalog never imports billing.
+// Who owns a clip is the SQL function broll_owned_purchase
+// (migrations/functions/owned.sql), which the purchase statement reads too:
+// a key owns a clip once it bought it (live or test) and keeps it whatever
+// becomes of the clip. Search's owned filter, clip details (a retired clip
+// stays visible to its buyers) and the owned and download_url of every clip
+// billing renders (REST and MCP alike) all read ownership through this
+// file; purchases write it (billing), and the catalog never imports
+// billing.
 
-// ownership is the rule as SQL: the purchases p by which the key key owns
-// the clip video. key and video are placeholders or columns; video may also
-// be ANY of an array placeholder.
+// ownership is the purchases p by which the key key owns the clip video,
+// for a FROM: key and video are placeholders or columns.
 func ownership(key, video string) string {
-	return "purchases p WHERE p.api_key_id = " + key + " AND p.video_id = " + video
+	return "broll_owned_purchase(" + key + ", " + video + ") p"
 }
 
 // OwnsSQL is the condition "the key key owns the clip video" (say

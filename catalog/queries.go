@@ -55,7 +55,7 @@ const sqlPublicMedia = `
 // sqlOwnerships are the purchases by which key $1 owns any of the clips $2.
 var sqlOwnerships = `SELECT p.id AS purchase_id, p.video_id, p.price_cents AS price_paid, p.purchased_at,
 	p.license_revoked_at IS NOT NULL AS license_revoked
-	FROM ` + ownership("$1", "ANY($2)")
+	FROM unnest($2::uuid[]) AS w(video) CROSS JOIN LATERAL ` + ownership("$1", "w.video")
 
 // Tiers.
 

@@ -143,14 +143,16 @@ BEGIN
         -- clip_price.sql): what the lists and the clip read show.
         LEFT JOIN videos v ON v.id = l.video
         -- What the buyer owns: a key its own purchases; a legacy buyer the
-        -- account's v0 purchases under its email (purchases_legacy_unique).
+        -- account's v0 purchases under its email (purchases_legacy_unique;
+        -- the rule is owned.sql's).
         LEFT JOIN LATERAL (
-            SELECT p.id, p.price_cents, p.purchased_at, p.license_id, p.license_revoked_at FROM purchases p
-            WHERE in_key[l.job + 1] IS NOT NULL AND p.api_key_id = in_key[l.job + 1] AND p.video_id = l.video
+            SELECT p.id, p.price_cents, p.purchased_at, p.license_id, p.license_revoked_at
+            FROM broll_owned_purchase(in_key[l.job + 1], l.video) p
+            WHERE in_key[l.job + 1] IS NOT NULL
             UNION ALL
-            SELECT p.id, p.price_cents, p.purchased_at, p.license_id, p.license_revoked_at FROM purchases p
-            WHERE in_key[l.job + 1] IS NULL AND p.legacy AND p.account_id = in_account
-              AND coalesce(p.customer_email, '') = in_email[l.job + 1] AND p.video_id = l.video
+            SELECT p.id, p.price_cents, p.purchased_at, p.license_id, p.license_revoked_at
+            FROM broll_legacy_owned_purchase(in_account, in_email[l.job + 1], l.video) p
+            WHERE in_key[l.job + 1] IS NULL
         ) o ON true
     ), priced AS (
         -- Step 3: per job, the quote (the known lines it does not own yet)
