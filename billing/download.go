@@ -2,14 +2,13 @@ package billing
 
 import (
 	"context"
-	"errors"
 	"net/netip"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"broll/catalog/media"
 	"broll/internal/apperr"
+	"broll/internal/database"
 )
 
 // Download is what a verified link may fetch.
@@ -53,7 +52,7 @@ func (s *Service) Authorize(ctx context.Context, id uuid.UUID) (Download, error)
 		Scan(&d.PurchaseID, &d.AccountID, &d.KeyID, &d.VideoID, &d.Title, &d.MediaKey, &d.ContentType, &d.Livemode, &preview,
 			&stamped, &recorded, &licenseID, &licenseRevoked)
 	if err != nil {
-		if errors.Is(err, pgx.ErrNoRows) {
+		if database.NoRows(err) {
 			return Download{}, apperr.New(apperr.Forbidden, "this download link no longer works")
 		}
 		return Download{}, err

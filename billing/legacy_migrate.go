@@ -2,7 +2,6 @@ package billing
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -55,7 +54,7 @@ func (s *Service) MigrateLegacyCustomers(ctx context.Context, accountID uuid.UUI
 	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), legacyMigrateUnlockSQL, accountID) }()
 
 	if err := s.pool.QueryRow(ctx, legacyRootKeySQL, accountID).Scan(&out.RootKeyID); err != nil {
-		if errors.Is(err, pgx.ErrNoRows) {
+		if database.NoRows(err) {
 			return out, apperr.NotFoundf("the account has no live root key to hold customer keys; create one with `brollctl key create-root`")
 		}
 		return out, err

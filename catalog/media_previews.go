@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"broll/catalog/media"
+	"broll/internal/database"
 )
 
 // MakePreviews makes the preview and thumbnail a clip on sale still lacks
@@ -25,7 +26,7 @@ func (s *Service) MakePreviews(ctx context.Context, id uuid.UUID) error {
 	var duration float64
 	var needPreview, needThumb bool
 	err := s.pool.QueryRow(ctx, sqlPreviewJob, id).Scan(&key, &mediaType, &duration, &needPreview, &needThumb)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if database.NoRows(err) {
 		return nil
 	}
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"broll/catalog/media"
+	"broll/internal/database"
 )
 
 // ErrVideoGone is a video deleted before its media job ran.
@@ -73,7 +74,7 @@ func (s *Service) ProcessMedia(ctx context.Context, id uuid.UUID) error {
 	var duration, fps *float64
 	var width, height *int
 	err := s.pool.QueryRow(ctx, sqlMediaJob, id).Scan(&key, &mediaType, &orientation, &duration, &width, &height, &fps, &preview, &thumb)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if database.NoRows(err) {
 		return ErrVideoGone
 	}
 	if err != nil {
@@ -128,7 +129,7 @@ func (s *Service) mediaDone(ctx context.Context, c probedClip) error {
 	var textChanged, embedDue bool
 	var done uuid.UUID
 	err = tx.QueryRow(ctx, sqlMediaDone, mediaDoneArgs([]probedClip{c})...).Scan(&done, &textChanged, &embedDue)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if database.NoRows(err) {
 		return ErrVideoGone
 	}
 	if err != nil {

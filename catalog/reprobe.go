@@ -226,7 +226,7 @@ func (s *Service) ReprobeClips(ctx context.Context, ids []uuid.UUID) error {
 			retry = w.err
 			continue
 		}
-		if errors.Is(err, pgx.ErrNoRows) {
+		if database.NoRows(err) {
 			outcome, err = ReprobeSkipped, nil
 		}
 		if err != nil {

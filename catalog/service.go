@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/catalog/media"
 	"broll/internal/apperr"
+	"broll/internal/database"
 	"broll/internal/marks"
 	"broll/internal/replica"
 )
@@ -82,7 +82,7 @@ func (s *Service) Read(ctx context.Context, mine bool, fn func(db *pgxpool.Pool)
 	if errors.As(err, &ae) {
 		return err
 	}
-	if !errors.Is(err, pgx.ErrNoRows) {
+	if !database.NoRows(err) {
 		s.reads.Failed(err)
 	}
 	return fn(s.pool)

@@ -190,7 +190,7 @@ func (s *Service) ClipState(ctx context.Context, id uuid.UUID) (ClipState, error
 	if err == nil {
 		c, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[ClipState])
 	}
-	if errors.Is(err, pgx.ErrNoRows) {
+	if database.NoRows(err) {
 		return ClipState{}, apperr.NotFoundf("video %s not found", id)
 	}
 	if err != nil {

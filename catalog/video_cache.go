@@ -2,16 +2,15 @@ package catalog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"broll/internal/apperr"
+	"broll/internal/database"
 	"broll/internal/marks"
 )
 
@@ -101,7 +100,7 @@ func (s *Service) readVideo(ctx context.Context, id, keyID uuid.UUID, seen marks
 }
 
 func videoErr(id uuid.UUID, err error) error {
-	if errors.Is(err, pgx.ErrNoRows) {
+	if database.NoRows(err) {
 		return apperr.NotFoundf("video %s not found", id)
 	}
 	return fmt.Errorf("get video: %w", err)

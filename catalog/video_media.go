@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"broll/catalog/media"
 	"broll/internal/apperr"
+	"broll/internal/database"
 )
 
 // PublicMedia is an open preview or thumbnail, ready to be served.
@@ -45,7 +45,7 @@ func (s *Service) OpenPublicMedia(ctx context.Context, id uuid.UUID, kind string
 	var preview, thumbnail *string
 	var updated time.Time
 	err := s.pool.QueryRow(ctx, sqlPublicMedia, id).Scan(&preview, &thumbnail, &updated)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if database.NoRows(err) {
 		return PublicMedia{}, apperr.NotFoundf("video %s not found", id)
 	}
 	if err != nil {

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/internal/apperr"
+	"broll/internal/database"
 )
 
 // Principal is who a request acts as: the key, its account and its root.
@@ -159,7 +159,7 @@ func (a *Authenticator) lookup(ctx context.Context, hash []byte) (Principal, err
 	err := a.pool.QueryRow(ctx, lookupSQL, hash).
 		Scan(&p.KeyID, &account, &p.Kind, &p.RootKeyID, &p.Label, &p.Scopes, &p.RateLimitPerMinute,
 			&p.SettingsVersion, &p.Test)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if database.NoRows(err) {
 		return Principal{}, errUnauthorized
 	}
 	if err != nil {

@@ -3,7 +3,6 @@ package tenancy
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -102,7 +101,7 @@ func issueLink(ctx context.Context, tx pgx.Tx, u User, now time.Time, ttl time.D
 func (s *Service) CreateUser(ctx context.Context, accountID uuid.UUID, email string, now time.Time, ttl time.Duration) (PasswordLink, error) {
 	return s.userLink(ctx, "create user", email, now, ttl, func(tx pgx.Tx, email string) (User, error) {
 		u, err := database.SelectOne(ctx, tx, userRow, createUserSQL, accountID, email, now)
-		if errors.Is(err, pgx.ErrNoRows) {
+		if database.NoRows(err) {
 			return u, apperr.NotFoundf("account not found")
 		}
 		if database.IsUniqueViolation(err, "") {
@@ -161,7 +160,7 @@ func (s *Service) PasswordLinkUser(ctx context.Context, token string, now time.T
 		return User{}, errBadLink
 	}
 	u, err := database.SelectOne(ctx, s.pool, userRow, linkUserSQL, hashLinkToken(token), now)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if database.NoRows(err) {
 		return User{}, errBadLink
 	}
 	return u, err
@@ -190,7 +189,7 @@ func (s *Service) SetPassword(ctx context.Context, token, password string, now t
 	err = database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		var userID uuid.UUID
 		err := tx.QueryRow(ctx, spendLinkSQL, hashLinkToken(token), now).Scan(&userID)
-		if errors.Is(err, pgx.ErrNoRows) {
+		if database.NoRows(err) {
 			return errBadLink
 		}
 		if err != nil {
@@ -218,7 +217,7 @@ func (s *Service) CheckCredentials(ctx context.Context, email, password string) 
 		return User{}, s.failSlowly(ctx, password)
 	}
 	c, err := database.SelectOne(ctx, s.pool, pgx.RowToStructByName[credentials], credentialsSQL, email)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+	if err != nil && !database.NoRows(err) {
 		return User{}, fmt.Errorf("check credentials: %w", err)
 	}
 	if c.PasswordHash == nil {

@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -206,7 +205,7 @@ func (s *Service) Delete(ctx context.Context, o Owner, id uuid.UUID) error {
 // key, and nobody could verify what it would be sent.
 func (s *Service) Enable(ctx context.Context, o Owner, id uuid.UUID) (Endpoint, error) {
 	e, err := database.SelectOne(ctx, s.pool, endpointRow, enableEndpointSQL, o.Account, o.key(), id)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if database.NoRows(err) {
 		cur, gerr := s.Get(ctx, o, id)
 		if gerr != nil {
 			return Endpoint{}, gerr

@@ -122,7 +122,7 @@ func (s *Service) readWhere(ctx context.Context, id string, p *tenancy.Principal
 		return licenseRow{}, false, err
 	}
 	r, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByPos[licenseRow])
-	if errors.Is(err, pgx.ErrNoRows) {
+	if database.NoRows(err) {
 		return licenseRow{}, false, nil
 	}
 	return r, err == nil, err

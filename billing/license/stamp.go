@@ -230,7 +230,7 @@ func (s *Stamper) Stamp(ctx context.Context, id uuid.UUID) (StampOutcome, error)
 		return "", fmt.Errorf("licence stamp: %w", err)
 	}
 	src, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByPos[stampSource])
-	if errors.Is(err, pgx.ErrNoRows) {
+	if database.NoRows(err) {
 		return "", ErrPurchaseGone
 	}
 	if err != nil {

@@ -124,7 +124,7 @@ func (s *Uploads) Receive(ctx context.Context, keyID, id uuid.UUID, contentType 
 	var complete, claimed bool
 	err := s.pool.QueryRow(ctx, sqlUploadOfKey, id, keyID).
 		Scan(&key, &ctype, &size, &expires, &complete, &claimed)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if database.NoRows(err) {
 		return apperr.NotFoundf("upload %s not found", id)
 	}
 	if err != nil {
@@ -230,7 +230,7 @@ func (s *Uploads) Find(ctx context.Context, owner, id uuid.UUID) (f UploadFile, 
 	var video *uuid.UUID
 	err = s.pool.QueryRow(ctx, sqlFindUpload, id, nullUUID(owner)).
 		Scan(&f.Key, &f.Size, &f.Complete, &video)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if database.NoRows(err) {
 		return f, false, nil
 	}
 	if err != nil {

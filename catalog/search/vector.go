@@ -2,12 +2,12 @@ package search
 
 import (
 	"context"
-	"errors"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"broll/internal/apperr"
+	"broll/internal/database"
 )
 
 // NotEmbeddedRetryAfter is the Retry-After, in seconds, of a clip whose
@@ -57,7 +57,7 @@ func (c clipSource) statement() statement {
 	return statement{sql: sqlClipState, args: []any{c.id, c.model}}
 }
 
-// check reads the clip's state: pgx.ErrNoRows for a clip nobody can see
+// check reads the clip's state: no row (database.NoRows) for a clip nobody can see
 // (catalog.Read then asks the primary, where a clip imported a moment ago
 // is found; Search makes it not_found), not_embedded for one whose vector
 // is pending, failed or of another model (a re-embedding under way).
@@ -74,9 +74,9 @@ func (c clipSource) check(r pgx.Row) error {
 	return nil
 }
 
-// clipNotFound turns a clip source's pgx.ErrNoRows into not_found.
+// clipNotFound turns a clip source's missing row into not_found.
 func clipNotFound(q Query, err error) error {
-	if q.SimilarTo != uuid.Nil && errors.Is(err, pgx.ErrNoRows) {
+	if q.SimilarTo != uuid.Nil && database.NoRows(err) {
 		return apperr.NotFoundf("video %s not found", q.SimilarTo)
 	}
 	return err

@@ -135,6 +135,11 @@ func ServerStarted(ctx context.Context, pool *pgxpool.Pool) (time.Time, error) {
 	return t, err
 }
 
+// NoRows reports whether err says a query that wanted a row found none
+// (pgx.ErrNoRows, however wrapped). It is the one place the driver's
+// sentinel is read; TestNoRowsReadInOnePlace holds every other package to it.
+func NoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
+
 // Interpret maps driver errors to application errors: no rows becomes
 // not_found with the given message, unique violations become conflict, text
 // the server refuses (invalid UTF-8, NUL) becomes invalid_request. Other
@@ -143,7 +148,7 @@ func Interpret(err error, notFound string) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, pgx.ErrNoRows) {
+	if NoRows(err) {
 		return apperr.NotFoundf("%s", notFound)
 	}
 	var pgErr *pgconn.PgError

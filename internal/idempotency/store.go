@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/internal/apperr"
@@ -144,7 +143,7 @@ func (s *Store) try(ctx context.Context, keyID uuid.UUID, key string, hash []byt
 	var r Response
 	var status *int
 	err = s.pool.QueryRow(ctx, storedSQL, keyID, key).Scan(&stored, &status, &r.ContentType, &body)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if database.NoRows(err) {
 		return nil, nil, nil // released meanwhile: try again
 	}
 	if err != nil {
@@ -186,7 +185,7 @@ func (s *Store) claim(ctx context.Context, keyID uuid.UUID, key string, hash []b
 		return c, nil
 	}
 	c.done(ctx, locked)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if database.NoRows(err) {
 		return nil, nil
 	}
 	return nil, err
