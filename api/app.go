@@ -18,16 +18,16 @@ import (
 	"broll/catalog"
 	"broll/catalog/media"
 	"broll/catalog/search"
-	"broll/graph"
 	"broll/internal/apperr"
 	"broll/internal/idempotency"
 	"broll/tenancy"
 	"broll/webhook"
+	"broll/wiring"
 )
 
 // newApp builds the fiber app with every route and middleware over g, and
 // the warm-up that gates its /readyz.
-func newApp(g *graph.Graph) (*fiber.App, *Warmup, error) {
+func newApp(g *wiring.Services) (*fiber.App, *Warmup, error) {
 	cfg := g.Config
 	app := fiber.New(fiber.Config{
 		AppName:               "broll-api",

@@ -17,10 +17,10 @@ import (
 
 	"broll/billing/billingtest"
 	"broll/clients/go/brollclient"
-	"broll/graph"
 	"broll/internal/apperr"
 	"broll/internal/testkit"
 	"broll/tenancy"
+	"broll/wiring"
 )
 
 // TestV1RoutesAuthMatrix runs every v1 route against every kind of caller.
@@ -352,7 +352,7 @@ func TestRedisDownFallsBack(t *testing.T) {
 	}
 	// Revocation still holds without Redis: the database is asked directly.
 	// The revoker says its markers are not written, and the rows are revoked.
-	revoker := e.graph(t, e.cfg, graph.Options{Parts: graph.CLIParts, Redis: dead}).Revoker
+	revoker := e.graph(t, e.cfg, wiring.Options{Parts: wiring.CLIParts, Redis: dead}).Revoker
 	if _, err := revoker.Revoke(context.Background(), tenancy.RevokeScope{}, k.ID); apperr.CodeOf(err) != apperr.Unavailable {
 		t.Fatalf("revoke without Redis: %v", err)
 	}

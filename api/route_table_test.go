@@ -6,7 +6,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"broll/graph"
+	"broll/wiring"
 )
 
 // A route table that breaks a rule is refused whole, with every row at
@@ -64,7 +64,7 @@ func TestNodeRouteTableAndOneAppPerGraph(t *testing.T) {
 	if _, err := NewNode(e.nodes[0].g); err == nil || !strings.Contains(err.Error(), "metrics") {
 		t.Fatalf("a second node over one graph: %v", err)
 	}
-	if _, err := NewNode(e.graph(t, e.cfg, graph.Options{Parts: graph.CLIParts})); err == nil {
+	if _, err := NewNode(e.graph(t, e.cfg, wiring.Options{Parts: wiring.CLIParts})); err == nil {
 		t.Fatal("a node over a graph without the API's parts")
 	}
 }

@@ -20,11 +20,11 @@ import (
 
 	"broll/catalog/media"
 	"broll/clients/go/brollclient"
-	"broll/graph"
-	"broll/graph/graphtest"
 	"broll/internal/config"
 	"broll/internal/testkit"
 	"broll/tenancy"
+	"broll/wiring"
+	"broll/wiring/wiringtest"
 )
 
 type testEnv struct {
@@ -39,7 +39,7 @@ type testEnv struct {
 	// ctl is the graph brollctl would build over the env's stores: what a
 	// test does as an operator (ops keys, imports, revocations from the
 	// CLI) goes through it, outside every node's caches.
-	ctl *graph.Graph
+	ctl *wiring.Services
 }
 
 type testNode struct {
@@ -49,7 +49,7 @@ type testNode struct {
 	metrics *prometheus.Registry
 	media   media.Store
 	// g is the node's service graph.
-	g *graph.Graph
+	g *wiring.Services
 }
 
 type envOpts struct {
@@ -96,7 +96,7 @@ func setup(t testing.TB, o envOpts) *testEnv {
 		env.cfg.S3 = config.S3{Endpoint: env.s3.Endpoint, Bucket: env.s3.Bucket, Region: env.s3.Region, PathStyle: true,
 			AccessKey: config.Secret(env.s3.AccessKey), SecretKey: config.Secret(env.s3.SecretKey), PresignTTL: cfg.S3.PresignTTL}
 	}
-	env.ctl = env.graph(t, env.cfg, graph.Options{Parts: graph.CLIParts, Redis: rdb})
+	env.ctl = env.graph(t, env.cfg, wiring.Options{Parts: wiring.CLIParts, Redis: rdb})
 	for i := 0; i < o.nodes; i++ {
 		env.addNode(t, env.cfg, nil)
 	}
@@ -107,16 +107,16 @@ func setup(t testing.TB, o envOpts) *testEnv {
 // graph opens a graph over the env's database as the composition root
 // does for a process with cfg and o (o.Redis nil: the env's Redis); it
 // closes when the test ends.
-func (e *testEnv) graph(t testing.TB, cfg config.Config, o graph.Options) *graph.Graph {
+func (e *testEnv) graph(t testing.TB, cfg config.Config, o wiring.Options) *wiring.Services {
 	t.Helper()
 	o.Pool = e.pool
 	if o.Redis == nil {
 		o.Redis = e.rdb
 	}
-	if o.Parts&graph.Fonts != 0 && o.Fonts == nil {
-		o.Fonts = graphtest.Fonts(t)
+	if o.Parts&wiring.Fonts != 0 && o.Fonts == nil {
+		o.Fonts = wiringtest.Fonts(t)
 	}
-	g, err := graph.Open(context.Background(), cfg, o)
+	g, err := wiring.Open(context.Background(), cfg, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,11 +128,11 @@ func (e *testEnv) graph(t testing.TB, cfg config.Config, o graph.Options) *graph
 // with cfg and the clock now (nil: time.Now) would be, and returns its index.
 func (e *testEnv) addNode(t testing.TB, cfg config.Config, now func() time.Time) int {
 	t.Helper()
-	n, err := NewNode(e.graph(t, cfg, graph.Options{Parts: graph.APIParts, Logs: e.logs, Now: now}))
+	n, err := NewNode(e.graph(t, cfg, wiring.Options{Parts: wiring.APIParts, Logs: e.logs, Now: now}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.nodes = append(e.nodes, &testNode{app: n.App, gate: n.Gate, metrics: n.Metrics, media: n.Media, g: n.Graph})
+	e.nodes = append(e.nodes, &testNode{app: n.App, gate: n.Gate, metrics: n.Metrics, media: n.Media, g: n.Services})
 	return len(e.nodes) - 1
 }
 

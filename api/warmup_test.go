@@ -10,8 +10,8 @@ import (
 
 	"broll/clients/go/brollclient"
 	"broll/embed"
-	"broll/graph"
 	"broll/internal/config"
+	"broll/wiring"
 )
 
 // readyzCheck is one check of /readyz's 503 problem (brollclient.Problem):
@@ -41,12 +41,12 @@ func (e *testEnv) warmNode(t *testing.T, hook func(string), configure func(*conf
 	if configure != nil {
 		configure(&cfg)
 	}
-	n, err := NewNode(e.graph(t, cfg, graph.Options{Parts: graph.APIParts, Logs: e.logs, Embedder: emb}))
+	n, err := NewNode(e.graph(t, cfg, wiring.Options{Parts: wiring.APIParts, Logs: e.logs, Embedder: emb}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	n.Warmup.hook = hook
-	e.nodes = append(e.nodes, &testNode{app: n.App, gate: n.Gate, metrics: n.Metrics, media: n.Media, g: n.Graph})
+	e.nodes = append(e.nodes, &testNode{app: n.App, gate: n.Gate, metrics: n.Metrics, media: n.Media, g: n.Services})
 	return len(e.nodes) - 1, n
 }
 

@@ -15,8 +15,8 @@ import (
 
 	"broll/billing/billingtest"
 	"broll/clients/go/brollclient"
-	"broll/graph"
 	"broll/internal/config"
+	"broll/wiring"
 )
 
 // hookReceiver is a real HTTP receiver on loopback that accepts only
@@ -96,7 +96,7 @@ func runDeliverer(t *testing.T, e *testEnv) {
 	t.Helper()
 	cfg := e.cfg
 	cfg.WebhookPollInterval, cfg.WebhookRetryBase, cfg.WebhookRetryMax = 20*time.Millisecond, 10*time.Millisecond, 50*time.Millisecond
-	d := e.graph(t, cfg, graph.Options{Parts: graph.Delivery}).Deliverer
+	d := e.graph(t, cfg, wiring.Options{Parts: wiring.Delivery}).Deliverer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

@@ -14,10 +14,10 @@ import (
 	"broll/billing/billingtest"
 	"broll/catalog"
 	"broll/embed"
-	"broll/graph/graphtest"
 	"broll/internal/apperr"
 	"broll/internal/paging"
 	"broll/tenancy"
+	"broll/wiring/wiringtest"
 )
 
 // TestListCursorWalk: next_cursor walks a root key's purchases newest
@@ -186,7 +186,7 @@ func embeddedClips(t *testing.T, pool *pgxpool.Pool, e *embed.Builtin, titles ..
 	t.Helper()
 	ctx := context.Background()
 	vids := billingtest.Videos(t, pool, len(titles), "easy")
-	cat := graphtest.Over(t, pool).Catalog
+	cat := wiringtest.Over(t, pool).Catalog
 	for i, v := range vids {
 		if _, err := pool.Exec(ctx, `UPDATE videos SET title = $2 WHERE id = $1`, v, titles[i]); err != nil {
 			t.Fatal(err)

@@ -10,14 +10,14 @@ import (
 
 	"broll/billing"
 	"broll/billing/billingtest"
-	"broll/graph"
-	"broll/graph/graphtest"
 	"broll/internal/apperr"
 	"broll/internal/config"
 	"broll/internal/database"
 	"broll/internal/money"
 	"broll/internal/testkit"
 	"broll/tenancy"
+	"broll/wiring"
+	"broll/wiring/wiringtest"
 )
 
 // newService is the billing service the composition root builds for an
@@ -30,7 +30,7 @@ func newService(t testing.TB, pool *pgxpool.Pool, configure ...func(*config.Conf
 	for _, c := range configure {
 		c(&cfg)
 	}
-	return graphtest.Open(t, cfg, graph.Options{Parts: graph.Secrets, Pool: pool}).Billing
+	return wiringtest.Open(t, cfg, wiring.Options{Parts: wiring.Secrets, Pool: pool}).Billing
 }
 
 // setup is how most tests start: a fresh database, a context and a billing

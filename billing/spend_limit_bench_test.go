@@ -11,10 +11,10 @@ import (
 
 	"broll/billing"
 	"broll/billing/billingtest"
-	"broll/graph/graphtest"
 	"broll/internal/money"
 	"broll/internal/testkit"
 	"broll/tenancy"
+	"broll/wiring/wiringtest"
 )
 
 // BenchmarkPurchaseSpendLimits: the same concurrent purchases (16 keys of
@@ -30,7 +30,7 @@ func BenchmarkPurchaseSpendLimits(b *testing.B) {
 	for _, limited := range []bool{false, true} {
 		b.Run(fmt.Sprintf("limits=%v", limited), func(b *testing.B) {
 			acct := billingtest.NewAccount(b, pool, billingtest.AccountOpts{Credits: money.MaxCents})
-			ten := graphtest.Over(b, pool).Tenancy
+			ten := wiringtest.Over(b, pool).Tenancy
 			keys := make([]tenancy.Principal, 16)
 			for i := range keys {
 				spec := tenancy.CustomerKeySpec{Label: "bench"}

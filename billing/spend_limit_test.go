@@ -10,10 +10,10 @@ import (
 
 	"broll/billing"
 	"broll/billing/billingtest"
-	"broll/graph/graphtest"
 	"broll/internal/apperr"
 	"broll/internal/money"
 	"broll/tenancy"
+	"broll/wiring/wiringtest"
 )
 
 // TestSpendLimitConcurrency: 32 customer keys with a $50 monthly limit
@@ -29,7 +29,7 @@ func TestSpendLimitConcurrency(t *testing.T) {
 	const initial = money.Cents(10_000_000)
 	const limit = money.Cents(5000)
 	acct := billingtest.NewAccount(t, admin, billingtest.AccountOpts{Credits: initial})
-	ten := graphtest.Over(t, admin).Tenancy
+	ten := wiringtest.Over(t, admin).Tenancy
 	keys := make([]tenancy.Principal, 32)
 	for i := range keys {
 		k, err := ten.CreateCustomerKeyWith(ctx, acct.Root, tenancy.CustomerKeySpec{Label: "limited",
@@ -137,7 +137,7 @@ func TestSpendLimitConcurrency(t *testing.T) {
 func TestSpendLimitPeriodsAndChanges(t *testing.T) {
 	t.Parallel()
 	pool, ctx, svc := setup(t)
-	ten := graphtest.Over(t, pool).Tenancy
+	ten := wiringtest.Over(t, pool).Tenancy
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100_000})
 	ik := acct.CustomerKey(t, pool, "later limited")
 	key := billingtest.Principal(acct, ik)

@@ -8,12 +8,12 @@ import (
 
 	"broll/billing"
 	"broll/billing/billingtest"
-	"broll/graph"
-	"broll/graph/graphtest"
 	"broll/internal/apperr"
 	"broll/internal/config"
 	"broll/internal/testkit"
 	"broll/tenancy"
+	"broll/wiring"
+	"broll/wiring/wiringtest"
 )
 
 // TestSiblingRootVisibility is the visibility matrix of an account with two
@@ -159,7 +159,7 @@ func TestRevokedKeyPurchaseHasNoLink(t *testing.T) {
 	rds := testkit.Redis(t)
 	cfg := config.Defaults()
 	cfg.RedisPrefix = rds.Prefix
-	revoker := graphtest.Open(t, cfg, graph.Options{Parts: graph.Redis, Pool: pool, Redis: rds.Client}).Revoker
+	revoker := wiringtest.Open(t, cfg, wiring.Options{Parts: wiring.Redis, Pool: pool, Redis: rds.Client}).Revoker
 	if _, err := revoker.Revoke(ctx, tenancy.KeysOfAccount(a.ID), gone.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -8,14 +8,14 @@ import (
 	"broll/catalog"
 	"broll/catalog/catalogtest"
 	"broll/catalog/search"
-	"broll/graph/graphtest"
 	"broll/internal/apperr"
+	"broll/wiring/wiringtest"
 )
 
 func TestRetire(t *testing.T) {
 	t.Parallel()
 	f := catalogtest.NewFixture(t)
-	srch := graphtest.Over(t, f.Pool).Search // a reader's search over the same database
+	srch := wiringtest.Over(t, f.Pool).Search // a reader's search over the same database
 	find := func(q search.Query) search.Page {
 		t.Helper()
 		p, err := srch.Search(f.Ctx, q, f.QE)

@@ -10,8 +10,8 @@ import (
 
 	"broll/billing/billingtest"
 	"broll/clients/go/brollclient"
-	"broll/graph/graphtest"
 	"broll/internal/money"
+	"broll/wiring/wiringtest"
 )
 
 // Amounts that a float32 or a naive float-to-cents conversion gets wrong:
@@ -37,7 +37,7 @@ func TestMoneyRoundTripsThroughBothClients(t *testing.T) {
 	t.Parallel()
 	n := startNode(t)
 	ctx := context.Background()
-	tiers := graphtest.Over(t, n.pool).Catalog
+	tiers := wiringtest.Over(t, n.pool).Catalog
 	cases := make([]moneyCase, len(awkwardCents))
 	for i, c := range awkwardCents {
 		tier := fmt.Sprintf("money_%d", i)

@@ -19,9 +19,9 @@ import (
 	"broll/api"
 	"broll/billing/billingtest"
 	"broll/clients/go/brollclient"
-	"broll/graph"
 	"broll/internal/config"
 	"broll/internal/testkit"
+	"broll/wiring"
 )
 
 // liveNode is an API node on a free loopback port over a fresh database,
@@ -51,7 +51,7 @@ func startNode(t *testing.T) liveNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := graph.Open(context.Background(), cfg, graph.Options{Parts: graph.APIParts, Pool: pool, Redis: rds.Client})
+	g, err := wiring.Open(context.Background(), cfg, wiring.Options{Parts: wiring.APIParts, Pool: pool, Redis: rds.Client})
 	if err != nil {
 		t.Fatal(err)
 	}

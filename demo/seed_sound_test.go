@@ -5,7 +5,7 @@ import (
 
 	"broll/catalog/catalogtest"
 	"broll/catalog/search"
-	"broll/graph/graphtest"
+	"broll/wiring/wiringtest"
 )
 
 // TestSeedDemoIsOnSaleAtOnce: the demo seed probes its media files itself
@@ -21,7 +21,7 @@ func TestSeedDemoIsOnSaleAtOnce(t *testing.T) {
 	if n := b.Count(t, `SELECT count(*) FROM videos WHERE media_status <> 'ready' OR retired_at IS NOT NULL`); n != 0 {
 		t.Fatalf("%d seeded clips are not on sale", n)
 	}
-	page, err := graphtest.Over(t, b.Pool).Search.Search(b.Ctx, search.Query{Limit: 100}, nil)
+	page, err := wiringtest.Over(t, b.Pool).Search.Search(b.Ctx, search.Query{Limit: 100}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

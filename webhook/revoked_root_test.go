@@ -11,7 +11,6 @@ import (
 
 	"broll/billing"
 	"broll/billing/billingtest"
-	"broll/graph"
 	"broll/internal/apperr"
 	"broll/internal/config"
 	"broll/internal/money"
@@ -19,12 +18,13 @@ import (
 	"broll/internal/testkit"
 	"broll/tenancy"
 	"broll/webhook"
+	"broll/wiring"
 )
 
 // crossLowBalance makes one purchase by buyer take the account's balance
 // across its threshold (set to the balance just before), which writes one
 // balance.low for every subscribed endpoint of the account.
-func crossLowBalance(t *testing.T, b bundle, g *graph.Graph, buyer tenancy.Principal, video uuid.UUID) {
+func crossLowBalance(t *testing.T, b bundle, g *wiring.Services, buyer tenancy.Principal, video uuid.UUID) {
 	t.Helper()
 	ctx := context.Background()
 	var balance int64

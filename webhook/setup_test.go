@@ -14,12 +14,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/billing/billingtest"
-	"broll/graph"
-	"broll/graph/graphtest"
 	"broll/internal/config"
 	"broll/internal/seal"
 	"broll/internal/testkit"
 	"broll/webhook"
+	"broll/wiring"
+	"broll/wiring/wiringtest"
 )
 
 // loopback lets the tests' receivers, which listen on 127.0.0.1, through
@@ -103,7 +103,7 @@ const testSealerKey = "webhook-tests-signing-key-0123456789abcdef"
 
 func testSealer(t testing.TB) *seal.Sealer {
 	t.Helper()
-	s, err := graph.NewSealer(config.Config{SigningKey: testSealerKey})
+	s, err := wiring.NewSealer(config.Config{SigningKey: testSealerKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,18 +114,18 @@ func testSealer(t testing.TB) *seal.Sealer {
 // with the tests' signing key and public URL changed by configure (nil:
 // none) and, when rdb is not nil, the Redis part over it: the billing,
 // keys and catalog whose changes write the events.
-func (b bundle) services(t testing.TB, rdb *redis.Client, configure func(*config.Config)) *graph.Graph {
+func (b bundle) services(t testing.TB, rdb *redis.Client, configure func(*config.Config)) *wiring.Services {
 	t.Helper()
 	cfg := config.Defaults()
 	cfg.SigningKey, cfg.PublicURL = testSealerKey, "http://api.test"
 	if configure != nil {
 		configure(&cfg)
 	}
-	o := graph.Options{Parts: graph.Secrets, Pool: b.pool}
+	o := wiring.Options{Parts: wiring.Secrets, Pool: b.pool}
 	if rdb != nil {
-		o.Parts, o.Redis = o.Parts|graph.Redis, rdb
+		o.Parts, o.Redis = o.Parts|wiring.Redis, rdb
 	}
-	return graphtest.Open(t, cfg, o)
+	return wiringtest.Open(t, cfg, o)
 }
 
 // owner is the account's root key, which the tests' endpoints belong to.

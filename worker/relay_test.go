@@ -10,7 +10,7 @@ import (
 
 	"broll/catalog"
 	"broll/embed"
-	"broll/graph"
+	"broll/wiring"
 	"broll/worker"
 )
 
@@ -32,7 +32,7 @@ func TestWorkerRelaysJobsRecordedWhileRedisWasAway(t *testing.T) {
 	_ = l.Close()
 	down := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
 	t.Cleanup(func() { _ = down.Close() })
-	away := e.graph(t, graph.Options{Parts: graph.CLIParts, Redis: down}).Catalog
+	away := e.graph(t, wiring.Options{Parts: wiring.CLIParts, Redis: down}).Catalog
 	if n, err := away.Reembed(ctx, catalog.ReembedStale, embed.NewBuiltin().Model()); err != nil || n != 1 {
 		t.Fatalf("reembed with Redis away = %d, %v", n, err)
 	}

@@ -19,8 +19,8 @@ import (
 	"broll/billing/license"
 	"broll/catalog"
 	"broll/embed"
-	"broll/graph"
 	"broll/internal/tasks"
+	"broll/wiring"
 )
 
 // Defaults for the zero values of Options.
@@ -132,10 +132,10 @@ type Worker struct {
 }
 
 // New returns a worker over g's queues, catalog and embedder (g opened
-// with graph.Redis and graph.Embedder, as graph.WorkerParts are), tuned by
+// with wiring.Redis and wiring.Embedder, as wiring.WorkerParts are), tuned by
 // opts; Run starts it.
-func New(g *graph.Graph, opts Options) (*Worker, error) {
-	if err := g.Require("worker", graph.Redis|graph.Embedder); err != nil {
+func New(g *wiring.Services, opts Options) (*Worker, error) {
+	if err := g.Require("worker", wiring.Redis|wiring.Embedder); err != nil {
 		return nil, err
 	}
 	if g.QueueConn == nil {

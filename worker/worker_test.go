@@ -20,10 +20,10 @@ import (
 	"broll/catalog"
 	"broll/catalog/media"
 	"broll/embed"
-	"broll/graph"
 	"broll/internal/config"
 	"broll/internal/tasks"
 	"broll/internal/testkit"
+	"broll/wiring"
 	"broll/worker"
 )
 
@@ -65,20 +65,20 @@ func setup(t *testing.T) *env {
 	t.Cleanup(func() { _ = insp.Close() })
 	e := &env{pool: pool, rdb: rds.Client, cfg: cfg, prefix: rds.Prefix, embedQueue: tasks.EmbedQueue(rds.Prefix),
 		client: client, insp: insp}
-	g := e.graph(t, graph.Options{Parts: graph.CLIParts})
+	g := e.graph(t, wiring.Options{Parts: wiring.CLIParts})
 	e.cat, e.media, e.queue = g.Catalog, g.Media, g.Queue
 	return e
 }
 
 // graph opens a graph over the env's database and Redis (o.Redis nil) as
 // the composition root does for a process; it closes when the test ends.
-func (e *env) graph(t *testing.T, o graph.Options) *graph.Graph {
+func (e *env) graph(t *testing.T, o wiring.Options) *wiring.Services {
 	t.Helper()
 	o.Pool = e.pool
 	if o.Redis == nil {
 		o.Redis = e.rdb
 	}
-	g, err := graph.Open(context.Background(), e.cfg, o)
+	g, err := wiring.Open(context.Background(), e.cfg, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func (e *env) taskID(id uuid.UUID) string { return tasks.TaskID(e.embedQueue, []
 // returns Run's error.
 func (e *env) start(t *testing.T, embedder embed.Embedder, opts worker.Options) (stop func() error) {
 	t.Helper()
-	g := e.graph(t, graph.Options{Parts: graph.WorkerParts, Embedder: embedder})
+	g := e.graph(t, wiring.Options{Parts: wiring.WorkerParts, Embedder: embedder})
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
@@ -224,13 +224,13 @@ func waitFor(t *testing.T, within time.Duration, ok func() bool, why func() stri
 func TestNewRequiresDependencies(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	if _, err := worker.New(e.graph(t, graph.Options{Parts: graph.WorkerParts}), worker.Options{}); err != nil {
+	if _, err := worker.New(e.graph(t, wiring.Options{Parts: wiring.WorkerParts}), worker.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	for name, g := range map[string]*graph.Graph{
-		"redis":    e.graph(t, graph.Options{Parts: graph.WorkerParts &^ graph.Redis}),
+	for name, g := range map[string]*wiring.Services{
+		"redis":    e.graph(t, wiring.Options{Parts: wiring.WorkerParts &^ wiring.Redis}),
 		"graph":    nil,
-		"embedder": e.graph(t, graph.Options{Parts: graph.WorkerParts &^ graph.Embedder}),
+		"embedder": e.graph(t, wiring.Options{Parts: wiring.WorkerParts &^ wiring.Embedder}),
 	} {
 		if _, err := worker.New(g, worker.Options{}); err == nil {
 			t.Errorf("no %s accepted", name)
@@ -244,7 +244,7 @@ func TestRunFailsWithoutRedis(t *testing.T) {
 	e.cfg.RedisURL = "redis://127.0.0.1:1/0"
 	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
 	t.Cleanup(func() { _ = down.Close() })
-	w, err := worker.New(e.graph(t, graph.Options{Parts: graph.WorkerParts, Redis: down}), worker.Options{})
+	w, err := worker.New(e.graph(t, wiring.Options{Parts: wiring.WorkerParts, Redis: down}), worker.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,13 +18,13 @@ import (
 
 	"broll/api"
 	"broll/billing/billingtest"
-	"broll/graph"
-	"broll/graph/graphtest"
 	"broll/internal/config"
 	"broll/internal/money"
 	"broll/internal/testkit"
 	"broll/tenancy"
 	"broll/webhook"
+	"broll/wiring"
+	"broll/wiring/wiringtest"
 )
 
 // env is one API node (JSON API and dashboard, the real router) over a
@@ -58,8 +58,8 @@ func setup(t *testing.T, extra map[string]string) *env {
 	}
 	logs := &testkit.SyncBuffer{}
 	clk := testkit.NewClock(time.Now())
-	g, err := graph.Open(context.Background(), cfg, graph.Options{Parts: graph.APIParts, Pool: pool, Redis: rdb, Logs: logs, Now: clk.Now,
-		Fonts: graphtest.Fonts(t)})
+	g, err := wiring.Open(context.Background(), cfg, wiring.Options{Parts: wiring.APIParts, Pool: pool, Redis: rdb, Logs: logs, Now: clk.Now,
+		Fonts: wiringtest.Fonts(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,9 +12,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"broll/graph/graphtest"
 	"broll/internal/money"
 	"broll/tenancy"
+	"broll/wiring/wiringtest"
 )
 
 // AccountOpts are the options of Account; the zero value is a usable account.
@@ -42,12 +42,12 @@ func NewAccount(t testing.TB, pool *pgxpool.Pool, opts AccountOpts) Account {
 		opts.Name = "Test Platform"
 	}
 	source := fmt.Sprintf("t%d-%d", time.Now().UnixNano()%1e12, seq.Add(1))
-	opened, err := graphtest.Over(t, pool).Billing.OpenAccount(context.Background(), opts.Name, source, opts.Credits)
+	opened, err := wiringtest.Over(t, pool).Billing.OpenAccount(context.Background(), opts.Name, source, opts.Credits)
 	if err != nil {
 		t.Fatalf("open account: %v", err)
 	}
 	if opts.Legacy {
-		if _, err := graphtest.Over(t, pool).Tenancy.SetLegacyEnabled(context.Background(), source, true); err != nil {
+		if _, err := wiringtest.Over(t, pool).Tenancy.SetLegacyEnabled(context.Background(), source, true); err != nil {
 			t.Fatalf("enable legacy: %v", err)
 		}
 	}
@@ -65,7 +65,7 @@ func NewAccount(t testing.TB, pool *pgxpool.Pool, opts AccountOpts) Account {
 // CustomerKey are that key's.
 func (a Account) AnotherRoot(t testing.TB, pool *pgxpool.Pool, label string) Account {
 	t.Helper()
-	k, err := graphtest.Over(t, pool).Tenancy.CreateRootKey(context.Background(), a.ID, label)
+	k, err := wiringtest.Over(t, pool).Tenancy.CreateRootKey(context.Background(), a.ID, label)
 	if err != nil {
 		t.Fatalf("create root key: %v", err)
 	}
@@ -76,7 +76,7 @@ func (a Account) AnotherRoot(t testing.TB, pool *pgxpool.Pool, label string) Acc
 // CustomerKey issues a customer key under the account's root key.
 func (a Account) CustomerKey(t testing.TB, pool *pgxpool.Pool, label string, scopes ...string) tenancy.IssuedKey {
 	t.Helper()
-	k, err := graphtest.Over(t, pool).Tenancy.CreateCustomerKey(context.Background(), a.Root, label, scopes)
+	k, err := wiringtest.Over(t, pool).Tenancy.CreateCustomerKey(context.Background(), a.Root, label, scopes)
 	if err != nil {
 		t.Fatalf("create customer key: %v", err)
 	}
@@ -87,7 +87,7 @@ func (a Account) CustomerKey(t testing.TB, pool *pgxpool.Pool, label string, sco
 // root key.
 func (a Account) TestKey(t testing.TB, pool *pgxpool.Pool, label string) tenancy.IssuedKey {
 	t.Helper()
-	k, err := graphtest.Over(t, pool).Tenancy.CreateCustomerKeyWith(context.Background(), a.Root, tenancy.CustomerKeySpec{Label: label, Test: true})
+	k, err := wiringtest.Over(t, pool).Tenancy.CreateCustomerKeyWith(context.Background(), a.Root, tenancy.CustomerKeySpec{Label: label, Test: true})
 	if err != nil {
 		t.Fatalf("create test key: %v", err)
 	}

@@ -13,11 +13,11 @@ import (
 
 	"broll/billing/billingtest"
 	"broll/billing/license"
-	"broll/graph"
-	"broll/graph/graphtest"
 	"broll/internal/config"
 	"broll/internal/tasks"
 	"broll/internal/testkit"
+	"broll/wiring"
+	"broll/wiring/wiringtest"
 )
 
 // sweepEnv is a database, a Redis keyspace and the stamper of a graph
@@ -42,7 +42,7 @@ func newSweepEnv(t testing.TB) *sweepEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := graphtest.Open(t, cfg, graph.Options{Parts: graph.Redis, Pool: pool, Redis: rds.Client})
+	g := wiringtest.Open(t, cfg, wiring.Options{Parts: wiring.Redis, Pool: pool, Redis: rds.Client})
 	e := &sweepEnv{pool: pool, stamps: g.Stamps, inspector: g.Inspector, queue: tasks.MediaQueue(rds.Prefix)}
 	e.acct = billingtest.NewAccount(t, pool, billingtest.AccountOpts{})
 	e.key = e.acct.CustomerKey(t, pool, "buyer").ID

@@ -23,9 +23,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/billing/billingtest"
-	"broll/graph/graphtest"
 	"broll/internal/config"
 	"broll/internal/testkit"
+	"broll/wiring/wiringtest"
 )
 
 // TestDashboardInChromium drives the account dashboard in headless
@@ -280,7 +280,7 @@ func seedDashboardAccount(t *testing.T, pool *pgxpool.Pool, base string) dashboa
 			t.Fatal(err)
 		}
 	}
-	g := graphtest.Over(t, pool)
+	g := wiringtest.Over(t, pool)
 	svc := g.Tenancy
 	for c, label := range []string{"Acme Studio", "Brightline Ads", "Kite & Co"} {
 		k := acct.CustomerKey(t, pool, label)

@@ -21,11 +21,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"broll/api"
-	"broll/graph"
 	"broll/internal/config"
 	"broll/internal/metrics"
 	"broll/internal/probe"
 	"broll/internal/redisx"
+	"broll/wiring"
 )
 
 func main() {
@@ -54,7 +54,7 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	if err := cfg.RequireSigningKey(); err != nil {
 		return err
 	}
-	g, err := graph.Open(ctx, cfg, graph.Options{Parts: graph.APIParts, Logs: logOut})
+	g, err := wiring.Open(ctx, cfg, wiring.Options{Parts: wiring.APIParts, Logs: logOut})
 	if err != nil {
 		return err
 	}

@@ -13,9 +13,9 @@ import (
 	"broll/billing/billingtest"
 	"broll/billing/license"
 	"broll/catalog"
-	"broll/graph"
 	"broll/internal/apperr"
 	"broll/internal/testkit"
+	"broll/wiring"
 )
 
 // importClip imports and processes a real MP4 clip in e's catalog.
@@ -172,7 +172,7 @@ func TestSweepStampsPurchasesWhoseRequestWasLost(t *testing.T) {
 	clip := e.importClip(t, testkit.RenderVideo(t, 320, 240, 1))
 	// A node without Redis: its purchases commit, their stamp requests go
 	// nowhere.
-	away, err := graph.Open(ctx, e.cfg, graph.Options{Parts: graph.Media, Pool: e.pool})
+	away, err := wiring.Open(ctx, e.cfg, wiring.Options{Parts: wiring.Media, Pool: e.pool})
 	if err != nil {
 		t.Fatal(err)
 	}

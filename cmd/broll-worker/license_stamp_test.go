@@ -26,9 +26,9 @@ import (
 	"broll/billing/license"
 	"broll/catalog"
 	"broll/catalog/media"
-	"broll/graph"
 	"broll/internal/config"
 	"broll/internal/testkit"
+	"broll/wiring"
 	"broll/worker"
 )
 
@@ -68,7 +68,7 @@ type stampEnv struct {
 	pool  *pgxpool.Pool
 	cfg   config.Config
 	app   *fiber.App
-	ctl   *graph.Graph
+	ctl   *wiring.Services
 	media media.Store
 	s3    *testkit.S3Server
 	// startWorker runs a worker over the env until the test ends.
@@ -98,23 +98,23 @@ func newStampEnv(t *testing.T, s3 bool) *stampEnv {
 			AccessKey: config.Secret(e.s3.AccessKey), SecretKey: config.Secret(e.s3.SecretKey), PresignTTL: cfg.S3.PresignTTL}
 	}
 	e.cfg = cfg
-	open := func(parts graph.Parts) *graph.Graph {
-		g, err := graph.Open(context.Background(), cfg, graph.Options{Parts: parts, Pool: pool, Redis: rds.Client})
+	open := func(parts wiring.Parts) *wiring.Services {
+		g, err := wiring.Open(context.Background(), cfg, wiring.Options{Parts: parts, Pool: pool, Redis: rds.Client})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(g.Close)
 		return g
 	}
-	e.ctl = open(graph.CLIParts)
-	node, err := api.NewNode(open(graph.APIParts))
+	e.ctl = open(wiring.CLIParts)
+	node, err := api.NewNode(open(wiring.APIParts))
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.app, e.media = node.App, node.Media
 	e.startWorker = func(t *testing.T) {
 		t.Helper()
-		w, err := worker.New(open(graph.WorkerParts), worker.Options{PollInterval: 20 * time.Millisecond,
+		w, err := worker.New(open(wiring.WorkerParts), worker.Options{PollInterval: 20 * time.Millisecond,
 			RetryBaseDelay: 10 * time.Millisecond, RetryMaxDelay: 40 * time.Millisecond, ShutdownTimeout: 5 * time.Second,
 			StampSweepInterval: cmp.Or(e.sweepEvery, time.Hour),
 			Logger:             slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))})

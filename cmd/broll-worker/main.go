@@ -19,11 +19,11 @@ import (
 	"syscall"
 	"time"
 
-	"broll/graph"
 	"broll/internal/config"
 	"broll/internal/metrics"
 	"broll/internal/probe"
 	"broll/internal/redisx"
+	"broll/wiring"
 	"broll/worker"
 )
 
@@ -57,7 +57,7 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	}
 	// The catalog reads clip files (probing, previews) and queues the
 	// embedding of a clip whose probe changed its text.
-	g, err := graph.Open(ctx, cfg, graph.Options{Parts: graph.WorkerParts, Logs: logOut})
+	g, err := wiring.Open(ctx, cfg, wiring.Options{Parts: wiring.WorkerParts, Logs: logOut})
 	if err != nil {
 		return err
 	}

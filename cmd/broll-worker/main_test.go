@@ -12,10 +12,10 @@ import (
 	"github.com/google/uuid"
 
 	"broll/billing/billingtest"
-	"broll/graph"
-	"broll/graph/graphtest"
 	"broll/internal/config"
 	"broll/internal/testkit"
+	"broll/wiring"
+	"broll/wiring/wiringtest"
 )
 
 // TestRunEmbedsQueuedClips starts the real worker with the built-in embedder,
@@ -40,7 +40,7 @@ func TestRunEmbedsQueuedClips(t *testing.T) {
 	// Queued as an API node queues it, through its graph's queue.
 	cfg := config.Defaults()
 	cfg.RedisPrefix = rds.Prefix
-	q := graphtest.Open(t, cfg, graph.Options{Parts: graph.Redis, Pool: pool, Redis: rds.Client}).Queue
+	q := wiringtest.Open(t, cfg, wiring.Options{Parts: wiring.Redis, Pool: pool, Redis: rds.Client}).Queue
 	if _, err := q.EnqueueEmbed(ctx, []uuid.UUID{id}); err != nil {
 		t.Fatal(err)
 	}

@@ -14,10 +14,10 @@ import (
 
 	"broll/api"
 	"broll/billing/billingtest"
-	"broll/graph"
-	"broll/graph/graphtest"
 	"broll/internal/config"
 	"broll/internal/testkit"
+	"broll/wiring"
+	"broll/wiring/wiringtest"
 )
 
 // TestPostedClipIsSearchableInSeconds: a clip posted through the ops API,
@@ -53,7 +53,7 @@ func TestPostedClipIsSearchableInSeconds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := graphtest.Open(t, cfg, graph.Options{Parts: graph.APIParts, Pool: pool, Redis: rds.Client})
+	g := wiringtest.Open(t, cfg, wiring.Options{Parts: wiring.APIParts, Pool: pool, Redis: rds.Client})
 	node, err := api.NewNode(g)
 	if err != nil {
 		t.Fatal(err)

@@ -17,13 +17,13 @@ import (
 	"broll/billing/license"
 	"broll/catalog"
 	"broll/demo"
-	"broll/graph"
 	"broll/internal/apperr"
 	"broll/internal/config"
 	"broll/internal/database"
 	"broll/internal/money"
 	"broll/tenancy"
 	"broll/webhook"
+	"broll/wiring"
 )
 
 // env is what the database-backed commands share, opened lazily so that a
@@ -51,16 +51,16 @@ type call func(ctx context.Context, e *env) (any, error)
 
 // with opens the environment, makes the call and closes it.
 func (c *cli) with(ctx context.Context, fn call) (any, error) {
-	return c.withParts(ctx, graph.CLIParts, fn)
+	return c.withParts(ctx, wiring.CLIParts, fn)
 }
 
 // withParts is with over a graph of parts.
-func (c *cli) withParts(ctx context.Context, parts graph.Parts, fn call) (any, error) {
+func (c *cli) withParts(ctx context.Context, parts wiring.Parts, fn call) (any, error) {
 	cfg, err := c.config()
 	if err != nil {
 		return nil, err
 	}
-	g, err := graph.Open(ctx, cfg, graph.Options{Parts: parts})
+	g, err := wiring.Open(ctx, cfg, wiring.Options{Parts: parts})
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func (c *cli) migrate(*flags) action {
 			return nil, err
 		}
 		// The database alone: migrate runs while Redis may still be away.
-		g, err := graph.Open(ctx, cfg, graph.Options{})
+		g, err := wiring.Open(ctx, cfg, wiring.Options{})
 		if err != nil {
 			return nil, err
 		}
@@ -117,7 +117,7 @@ func (c *cli) migrate(*flags) action {
 		// the server key, which SQL has not: sealed here when migrate has
 		// it, else by the worker when it starts.
 		if cfg.SigningKey != "" {
-			sealer, err := graph.NewSealer(cfg)
+			sealer, err := wiring.NewSealer(cfg)
 			if err != nil {
 				return nil, err
 			}
@@ -141,7 +141,7 @@ func (c *cli) accountCreate(f *flags) action {
 		}
 		// The name is the platform's on its licences: with the fonts, one a
 		// certificate could not print is refused.
-		return c.withParts(ctx, graph.CLIParts|graph.Fonts, func(ctx context.Context, e *env) (any, error) {
+		return c.withParts(ctx, wiring.CLIParts|wiring.Fonts, func(ctx context.Context, e *env) (any, error) {
 			opened, err := e.billing.OpenAccount(ctx, *name, *source, amount)
 			if err != nil {
 				return nil, err
@@ -384,7 +384,7 @@ func (c *cli) seedDemo(f *flags) action {
 // currentModel is the model the worker would embed with under this
 // configuration (in auto mode: Ollama if it answers with the model).
 func (c *cli) currentModel(ctx context.Context, cfg config.Config) string {
-	e, err := graph.SelectEmbedder(ctx, cfg, slog.New(slog.DiscardHandler))
+	e, err := wiring.SelectEmbedder(ctx, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return cfg.EmbedModel
 	}

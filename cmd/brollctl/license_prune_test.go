@@ -9,7 +9,7 @@ import (
 	"broll/billing"
 	"broll/billing/billingtest"
 	"broll/billing/license"
-	"broll/graph"
+	"broll/wiring"
 )
 
 // `license prune-stamped` removes the stamped copies of purchases older
@@ -19,7 +19,7 @@ func TestLicensePruneStamped(t *testing.T) {
 	t.Parallel()
 	c := newCtl(t)
 	ctx := context.Background()
-	g := c.graph(t, graph.CLIParts)
+	g := c.graph(t, wiring.CLIParts)
 	acct := billingtest.NewAccount(t, c.pool, billingtest.AccountOpts{Credits: 10_000})
 	buyer := billingtest.Principal(acct, acct.CustomerKey(t, c.pool, "buyer"))
 	res, err := g.Billing.Purchase(ctx, buyer, billing.PurchaseRequest{VideoIDs: billingtest.Videos(t, c.pool, 3, "medium")})

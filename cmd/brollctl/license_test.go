@@ -9,8 +9,8 @@ import (
 	"broll/billing"
 
 	"broll/billing/billingtest"
-	"broll/graph/graphtest"
 	"broll/internal/config"
+	"broll/wiring/wiringtest"
 )
 
 // license show prints the signed licence; license revoke revokes it once,
@@ -23,7 +23,7 @@ func TestLicenseCommands(t *testing.T) {
 	acct := billingtest.NewAccount(t, c.pool, billingtest.AccountOpts{Credits: 10_000})
 	cust := acct.CustomerKey(t, c.pool, "buyer")
 	vid := billingtest.Videos(t, c.pool, 1, "easy")[0]
-	res, err := graphtest.Over(t, c.pool).Billing.Purchase(ctx, billingtest.Principal(acct, cust), billing.PurchaseRequest{VideoIDs: []uuid.UUID{vid}})
+	res, err := wiringtest.Over(t, c.pool).Billing.Purchase(ctx, billingtest.Principal(acct, cust), billing.PurchaseRequest{VideoIDs: []uuid.UUID{vid}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,9 +12,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
-	"broll/graph"
 	"broll/internal/config"
 	"broll/internal/testkit"
+	"broll/wiring"
 )
 
 type ctl struct {
@@ -74,13 +74,13 @@ func (c *ctl) mustFail(t *testing.T, want string, args ...string) {
 // graph opens, over the test's database and Redis, the graph a process
 // with the CLI's environment and parts would build (the API's side of what
 // a command changes); it closes when the test ends.
-func (c *ctl) graph(t *testing.T, parts graph.Parts) *graph.Graph {
+func (c *ctl) graph(t *testing.T, parts wiring.Parts) *wiring.Services {
 	t.Helper()
 	cfg, err := config.Load(func(k string) string { return c.env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := graph.Open(context.Background(), cfg, graph.Options{Parts: parts, Pool: c.pool, Redis: c.rdb})
+	g, err := wiring.Open(context.Background(), cfg, wiring.Options{Parts: parts, Pool: c.pool, Redis: c.rdb})
 	if err != nil {
 		t.Fatal(err)
 	}

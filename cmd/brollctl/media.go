@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"broll/catalog/media"
-	"broll/graph"
 	"broll/internal/apperr"
+	"broll/wiring"
 )
 
 // mediaMigrate copies the local media store (BROLL_MEDIA_DIR) into the S3
@@ -29,7 +29,7 @@ func (c *cli) mediaMigrate(f *flags) action {
 		if err := cfg.Validate(); err != nil {
 			return nil, err
 		}
-		dst, err := graph.OpenMedia(ctx, cfg)
+		dst, err := wiring.OpenMedia(ctx, cfg)
 		if err != nil {
 			return nil, err
 		}

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"broll/graph"
 	"broll/tenancy"
+	"broll/wiring"
 )
 
 // TestUserCommands: user create prints a one-time link on BROLL_PUBLIC_URL
@@ -33,7 +33,7 @@ func TestUserCommands(t *testing.T) {
 	}
 	u, _ := url.Parse(link)
 	// The dashboard's side: its users and sessions.
-	dash := c.graph(t, graph.Redis)
+	dash := c.graph(t, wiring.Redis)
 	svc := dash.Tenancy
 	if _, err := svc.SetPassword(ctx, u.Query().Get("token"), "a long enough passphrase", time.Now()); err != nil {
 		t.Fatalf("the printed link does not set a password: %v", err)

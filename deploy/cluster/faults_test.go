@@ -19,12 +19,12 @@ import (
 
 	"broll/billing/billingtest"
 	"broll/embed/embedtest"
-	"broll/graph"
-	"broll/graph/graphtest"
 	"broll/internal/config"
 	"broll/internal/database"
 	"broll/internal/tasks"
 	"broll/internal/testkit"
+	"broll/wiring"
+	"broll/wiring/wiringtest"
 )
 
 // TestRedisStopped: with Redis gone the API keeps answering, limiting with
@@ -332,5 +332,5 @@ func nodeQueue(t *testing.T, pool *pgxpool.Pool, rds testkit.Keyspace) *tasks.As
 	t.Helper()
 	cfg := config.Defaults()
 	cfg.RedisPrefix = rds.Prefix
-	return graphtest.Open(t, cfg, graph.Options{Parts: graph.Redis, Pool: pool, Redis: rds.Client}).Queue
+	return wiringtest.Open(t, cfg, wiring.Options{Parts: wiring.Redis, Pool: pool, Redis: rds.Client}).Queue
 }

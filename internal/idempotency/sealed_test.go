@@ -7,17 +7,17 @@ import (
 	"time"
 
 	"broll/billing/billingtest"
-	"broll/graph"
 	"broll/internal/config"
 	"broll/internal/idempotency"
 	"broll/internal/seal"
 	"broll/internal/testkit"
 	"broll/migrations"
+	"broll/wiring"
 )
 
 func testSealer(t *testing.T) *seal.Sealer {
 	t.Helper()
-	s, err := graph.NewSealer(config.Config{SigningKey: config.Secret(config.GenerateSecret())})
+	s, err := wiring.NewSealer(config.Config{SigningKey: config.Secret(config.GenerateSecret())})
 	if err != nil {
 		t.Fatal(err)
 	}

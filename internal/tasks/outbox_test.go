@@ -14,11 +14,11 @@ import (
 	"broll/catalog"
 	"broll/catalog/search"
 	"broll/embed"
-	"broll/graph"
-	"broll/graph/graphtest"
 	"broll/internal/config"
 	"broll/internal/tasks"
 	"broll/internal/testkit"
+	"broll/wiring"
+	"broll/wiring/wiringtest"
 )
 
 // unreachableRedis is a client of a port where nothing listens: Redis away.
@@ -48,10 +48,10 @@ func TestRedisAwayLosesNoWork(t *testing.T) {
 	cfg.MediaDir = filepath.Join(t.TempDir(), "media")
 	// The catalog of a process whose Redis is away, and of one once it is
 	// back (with the keyspace's prefix, prefix).
-	graphOver := func(rdb *redis.Client, prefix string) *graph.Graph {
+	graphOver := func(rdb *redis.Client, prefix string) *wiring.Services {
 		cfg := cfg
 		cfg.RedisPrefix = prefix
-		return graphtest.Open(t, cfg, graph.Options{Parts: graph.Redis | graph.Media, Pool: pool, Redis: rdb})
+		return wiringtest.Open(t, cfg, wiring.Options{Parts: wiring.Redis | wiring.Media, Pool: pool, Redis: rdb})
 	}
 	awayGraph := graphOver(unreachableRedis(t), "")
 	away := awayGraph.Catalog
@@ -121,7 +121,7 @@ func TestRedisAwayLosesNoWork(t *testing.T) {
 	if err := away.StoreEmbeddings(ctx, b.Model(), embs); err != nil {
 		t.Fatal(err)
 	}
-	qe := graphtest.Open(t, cfg, graph.Options{Parts: graph.Embedder, Pool: pool, Embedder: b}).QueryEmbedder
+	qe := wiringtest.Open(t, cfg, wiring.Options{Parts: wiring.Embedder, Pool: pool, Embedder: b}).QueryEmbedder
 	semantic := func() int {
 		t.Helper()
 		p, err := awayGraph.Search.Search(ctx, search.Query{SemanticSearch: "person laughing", Limit: 10}, qe)

@@ -7,11 +7,11 @@ import (
 	"testing"
 
 	"broll/catalog"
-	"broll/graph"
-	"broll/graph/graphtest"
 	"broll/internal/config"
 	"broll/internal/tasks"
 	"broll/internal/testkit"
+	"broll/wiring"
+	"broll/wiring/wiringtest"
 )
 
 // The queue is what the catalog hands clips to in production.
@@ -31,7 +31,7 @@ func TestImportEnqueuesAsynqTasks(t *testing.T) {
 	cfg := config.Defaults()
 	cfg.MediaDir = filepath.Join(t.TempDir(), "media")
 	cfg.RedisPrefix = rds.Prefix
-	g := graphtest.Open(t, cfg, graph.Options{Parts: graph.CLIParts, Pool: pool, Redis: rds.Client})
+	g := wiringtest.Open(t, cfg, wiring.Options{Parts: wiring.CLIParts, Pool: pool, Redis: rds.Client})
 	svc, inspector := g.Catalog, g.Inspector
 
 	src := t.TempDir()

@@ -16,9 +16,9 @@ import (
 
 	"broll/catalog"
 	"broll/embed"
-	"broll/graph"
 	"broll/internal/config"
 	"broll/internal/database"
+	"broll/wiring"
 )
 
 // The words generated clips and semantic queries are made of: a person,
@@ -187,10 +187,10 @@ func EmbedCatalog(ctx context.Context, pool *pgxpool.Pool, e embed.Embedder, n i
 // composition root builds them over pool, with the default configuration
 // and no queue (clips stay pending: a benchmark embeds them itself),
 // storing media under mediaDir ("": none). Close closes it.
-func OpenCatalog(ctx context.Context, pool *pgxpool.Pool, mediaDir string) (*graph.Graph, error) {
-	cfg, o := config.Defaults(), graph.Options{Pool: pool}
+func OpenCatalog(ctx context.Context, pool *pgxpool.Pool, mediaDir string) (*wiring.Services, error) {
+	cfg, o := config.Defaults(), wiring.Options{Pool: pool}
 	if mediaDir != "" {
-		cfg.MediaDir, o.Parts = mediaDir, graph.Media
+		cfg.MediaDir, o.Parts = mediaDir, wiring.Media
 	}
-	return graph.Open(ctx, cfg, o)
+	return wiring.Open(ctx, cfg, o)
 }

@@ -13,11 +13,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/api"
-	"broll/graph"
 	"broll/internal/config"
 	"broll/internal/database"
 	"broll/internal/money"
 	"broll/tenancy"
+	"broll/wiring"
 )
 
 // Scratch is one benchmark run's world: a migrated database of its own on
@@ -123,8 +123,8 @@ func (s *Scratch) Close() {
 // Graph opens the service graph with parts as the composition root does
 // for a process, over the scratch world and its Config as the benchmark
 // left it; Close closes it.
-func (s *Scratch) Graph(ctx context.Context, parts graph.Parts) (*graph.Graph, error) {
-	g, err := graph.Open(ctx, s.Config, graph.Options{Parts: parts, Pool: s.Pool, Redis: s.Redis})
+func (s *Scratch) Services(ctx context.Context, parts wiring.Parts) (*wiring.Services, error) {
+	g, err := wiring.Open(ctx, s.Config, wiring.Options{Parts: parts, Pool: s.Pool, Redis: s.Redis})
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func (s *Scratch) Graph(ctx context.Context, parts graph.Parts) (*graph.Graph, e
 // Node builds the API node as cmd/broll-api does, over the scratch world
 // and its Config as the benchmark left it; Close closes it.
 func (s *Scratch) Node(ctx context.Context) (*api.Node, error) {
-	g, err := s.Graph(ctx, graph.APIParts)
+	g, err := s.Services(ctx, wiring.APIParts)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +147,7 @@ func (s *Scratch) Node(ctx context.Context) (*api.Node, error) {
 func (s *Scratch) Account(ctx context.Context) (tenancy.IssuedKey, error) {
 	// A source of its own: a kept database already has the earlier run's.
 	source := fmt.Sprintf("bench-%d", time.Now().UnixNano()%1e9)
-	g, err := s.Graph(ctx, 0)
+	g, err := s.Services(ctx, 0)
 	if err != nil {
 		return tenancy.IssuedKey{}, err
 	}

@@ -88,7 +88,7 @@ func run(o options) error {
 		return err
 	}
 	// The database's services, as the composition root builds them.
-	g, err := sc.Graph(ctx, 0)
+	g, err := sc.Services(ctx, 0)
 	if err != nil {
 		return err
 	}

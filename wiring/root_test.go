@@ -1,4 +1,4 @@
-package graph_test
+package wiring_test
 
 import (
 	"go/ast"
@@ -31,7 +31,7 @@ var constructors = map[string][]string{
 	"broll/internal/marks":       {"New"},
 }
 
-// TestServicesAreBuiltOnlyByTheRoot: outside package graph, a service's
+// TestServicesAreBuiltOnlyByTheRoot: outside package wiring, a service's
 // constructor is called only by the tests of its own package, and by the
 // in-package tests (and test kits, such as catalog/catalogtest, which
 // those tests import) of the packages the root imports, which cannot
@@ -56,7 +56,7 @@ func TestServicesAreBuiltOnlyByTheRoot(t *testing.T) {
 			}
 			return nil
 		}
-		if !strings.HasSuffix(rel, ".go") || filepath.Dir(rel) == "graph" {
+		if !strings.HasSuffix(rel, ".go") || filepath.Dir(rel) == "wiring" {
 			return nil
 		}
 		src, err := os.ReadFile(path)
@@ -82,8 +82,8 @@ func TestServicesAreBuiltOnlyByTheRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(found) > 0 {
-		t.Errorf("services built outside the composition root (package graph); take them from a graph "+
-			"(graph.Open, graphtest.Open, graphtest.Over):\n%s", strings.Join(found, "\n"))
+		t.Errorf("services built outside the composition root (package wiring); take them from the root "+
+			"(wiring.Open, wiringtest.Open, wiringtest.Over):\n%s", strings.Join(found, "\n"))
 	}
 }
 
@@ -166,7 +166,7 @@ func constructorCalls(t *testing.T, name string, src []byte) []constructorCall {
 	return out
 }
 
-// rootImports are the module's packages that package graph imports,
+// rootImports are the module's packages that package wiring imports,
 // directly or not (their production files).
 func rootImports(t *testing.T, root string) map[string]bool {
 	t.Helper()
@@ -197,7 +197,7 @@ func rootImports(t *testing.T, root string) map[string]bool {
 			}
 		}
 	}
-	visit("broll/graph")
+	visit("broll/wiring")
 	return seen
 }
 

@@ -1,14 +1,14 @@
-package graph_test
+package wiring_test
 
 import (
 	"context"
 	"strings"
 	"testing"
 
-	"broll/graph"
-	"broll/graph/graphtest"
 	"broll/internal/config"
 	"broll/internal/testkit"
+	"broll/wiring"
+	"broll/wiring/wiringtest"
 )
 
 // Open builds the database's services in every graph and each part only
@@ -25,10 +25,10 @@ func TestOpenBuildsThePartsAskedFor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	open := func(t *testing.T, parts graph.Parts) *graph.Graph {
-		return graphtest.Open(t, cfg, graph.Options{Parts: parts, Pool: pool, Redis: rds.Client})
+	open := func(t *testing.T, parts wiring.Parts) *wiring.Services {
+		return wiringtest.Open(t, cfg, wiring.Options{Parts: parts, Pool: pool, Redis: rds.Client})
 	}
-	built := func(g *graph.Graph) map[string]bool {
+	built := func(g *wiring.Services) map[string]bool {
 		return map[string]bool{
 			"Redis": g.Redis != nil && g.Gate != nil && g.Usage != nil && g.Sessions != nil && g.Revoker != nil &&
 				g.Downloads != nil && g.Queue != nil && g.QueueConn != nil,
@@ -40,14 +40,14 @@ func TestOpenBuildsThePartsAskedFor(t *testing.T) {
 		}
 	}
 	for _, c := range []struct {
-		parts graph.Parts
+		parts wiring.Parts
 		want  string
 	}{
 		{0, ""},
-		{graph.CLIParts, "Redis Media"},
-		{graph.APIParts, "Redis Media Embedder Secrets Replica"},
-		{graph.WorkerParts, "Redis Media Embedder Secrets Delivery"},
-		{graph.Delivery, "Secrets Delivery"},
+		{wiring.CLIParts, "Redis Media"},
+		{wiring.APIParts, "Redis Media Embedder Secrets Replica"},
+		{wiring.WorkerParts, "Redis Media Embedder Secrets Delivery"},
+		{wiring.Delivery, "Secrets Delivery"},
 	} {
 		t.Run(c.parts.String(), func(t *testing.T) {
 			g := open(t, c.parts)
@@ -67,11 +67,11 @@ func TestOpenBuildsThePartsAskedFor(t *testing.T) {
 	}
 
 	t.Run("Require names what is missing", func(t *testing.T) {
-		err := open(t, graph.CLIParts).Require("api", graph.APIParts)
+		err := open(t, wiring.CLIParts).Require("api", wiring.APIParts)
 		if err == nil || !strings.Contains(err.Error(), "Embedder|Secrets|Replica") {
 			t.Fatalf("Require = %v", err)
 		}
-		if err := open(t, graph.APIParts).Require("api", graph.APIParts); err != nil {
+		if err := open(t, wiring.APIParts).Require("api", wiring.APIParts); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -79,10 +79,10 @@ func TestOpenBuildsThePartsAskedFor(t *testing.T) {
 	t.Run("secrets need the signing key", func(t *testing.T) {
 		noKey := cfg
 		noKey.SigningKey = ""
-		_, err := graph.Open(context.Background(), noKey, graph.Options{Parts: graph.CLIParts | graph.Secrets, Pool: pool, Redis: rds.Client})
+		_, err := wiring.Open(context.Background(), noKey, wiring.Options{Parts: wiring.CLIParts | wiring.Secrets, Pool: pool, Redis: rds.Client})
 		if err == nil || !strings.Contains(err.Error(), "BROLL_SIGNING_KEY") {
 			t.Fatalf("Open without a signing key = %v", err)
 		}
-		graphtest.Open(t, noKey, graph.Options{Parts: graph.CLIParts, Pool: pool, Redis: rds.Client})
+		wiringtest.Open(t, noKey, wiring.Options{Parts: wiring.CLIParts, Pool: pool, Redis: rds.Client})
 	})
 }

@@ -1,12 +1,12 @@
-// Package graph is the composition root: the one place where the service
-// graph of every process is written. cmd/broll-api, cmd/broll-worker,
-// cmd/brollctl, the test setups and the benchmarks open a Graph here, each
+// Package wiring is the composition root: the one place where the services
+// of every process are built. cmd/broll-api, cmd/broll-worker,
+// cmd/brollctl, the test setups and the benchmarks open their Services here, each
 // with the parts it needs, and hand it to the adapters (api.NewNode,
 // worker.New), so tests run what production wires.
 //
 // It imports the domain packages and internal/, never an adapter: api and
 // worker import it, and the tests of package api can too.
-package graph
+package wiring
 
 import (
 	"context"
@@ -42,10 +42,10 @@ import (
 	"broll/webhook"
 )
 
-// Parts are the parts of a graph that cost a connection, a check or a
+// Parts are the parts of the services that cost a connection, a check or a
 // secret at start; a process asks for those it uses. The services that need
 // only the database (tenancy, the authenticator, billing, the catalog) are
-// in every graph.
+// in every set.
 type Parts uint
 
 const (
@@ -110,10 +110,10 @@ type Options struct {
 	Fonts *license.Fonts
 }
 
-// Graph is one process's services over its stores. Open builds it
+// Services are one process's services over its stores. Open builds it
 // complete; its fields are read, never set, afterwards. A field of a part
 // that was not asked for is nil.
-type Graph struct {
+type Services struct {
 	Config config.Config
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -185,9 +185,9 @@ type Graph struct {
 // runs (a purchase gives up after 30 s), so only a node that died holds it.
 const idempotencyStale = 2 * time.Minute
 
-// Open builds the graph cfg and o describe, opening what o does not supply.
+// Open builds the services cfg and o describe, opening what o does not supply.
 // On error nothing it opened stays open.
-func Open(ctx context.Context, cfg config.Config, o Options) (_ *Graph, err error) {
+func Open(ctx context.Context, cfg config.Config, o Options) (_ *Services, err error) {
 	if o.Parts&Delivery != 0 {
 		o.Parts |= Secrets
 	}
@@ -197,7 +197,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (_ *Graph, err erro
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	g := &Graph{Config: cfg, Logger: logging.New(o.Logs, cfg.LogLevel), Now: o.Now, parts: o.Parts,
+	g := &Services{Config: cfg, Logger: logging.New(o.Logs, cfg.LogLevel), Now: o.Now, parts: o.Parts,
 		Pool: o.Pool, Metrics: metrics.NewRegistry()}
 	if g.Has(Redis) {
 		g.Redis = o.Redis
@@ -221,7 +221,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (_ *Graph, err erro
 }
 
 // open opens the connections and checks the parts that need one.
-func (g *Graph) open(ctx context.Context) (err error) {
+func (g *Services) open(ctx context.Context) (err error) {
 	cfg := g.Config
 	if g.Pool == nil {
 		if g.Pool, err = database.Open(ctx, cfg.DatabaseURL, database.StatementTimeout(cfg.StatementTimeout)); err != nil {
@@ -283,7 +283,7 @@ func (g *Graph) open(ctx context.Context) (err error) {
 
 // build wires the services over what open opened. Nothing here does I/O
 // or fails.
-func (g *Graph) build() {
+func (g *Services) build() {
 	cfg, pool, rdb := g.Config, g.Pool, g.Redis
 	metrics.RegisterPool(g.Metrics, pool)
 	g.Auth = tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL)
@@ -358,24 +358,24 @@ func (g *Graph) build() {
 	}
 }
 
-// Has reports whether the graph was built with all of parts.
-func (g *Graph) Has(parts Parts) bool { return g.parts&parts == parts }
+// Has reports whether the services were built with all of parts.
+func (g *Services) Has(parts Parts) bool { return g.parts&parts == parts }
 
-// Require is an adapter's check that the graph it is given has the parts
+// Require is an adapter's check that the services it is given have the parts
 // it uses.
-func (g *Graph) Require(who string, parts Parts) error {
+func (g *Services) Require(who string, parts Parts) error {
 	if g == nil {
-		return fmt.Errorf("%s: no service graph", who)
+		return fmt.Errorf("%s: no services", who)
 	}
 	if missing := parts &^ g.parts; missing != 0 {
-		return fmt.Errorf("%s: the service graph lacks %s (open it with the parts this process needs)", who, missing)
+		return fmt.Errorf("%s: the services lack %s (open them with the parts this process needs)", who, missing)
 	}
 	return nil
 }
 
 // Close releases what Open opened, in reverse order; the connections a
 // caller supplied stay open.
-func (g *Graph) Close() {
+func (g *Services) Close() {
 	for i := len(g.closers) - 1; i >= 0; i-- {
 		g.closers[i]()
 	}
