@@ -123,23 +123,50 @@ func boundBodies(limit int) fiber.Handler {
 	}
 }
 
-// lingerClose answers a request whose body is left unread and then
-// closes its connection the way a lingering close does: after the answer
-// is written, up to limit bytes of what the client is still sending are
-// read and dropped for at most lingerFor, and only then is the connection
-// closed. Closing at once, with the body's bytes still arriving, makes the
-// kernel reset the connection, and a client still writing its body then
-// sees the reset instead of the answer (a 401 or 413 lost).
+// lingerClose makes a request whose body is left unread close its
+// connection the way a lingering close does: before the answer is
+// written, up to limit bytes of what the client is still sending are read
+// from the connection and dropped while they keep coming (lingerIdle
+// between two reads, lingerFor in all), and the connection is closed after
+// the answer. Closing at once, with the body's bytes still arriving, makes
+// the kernel reset the connection, and a client still writing its body
+// then sees the reset instead of the answer (a 401 or 413 lost). A client
+// that stops sending gets its answer after lingerIdle; none holds the
+// request past lingerFor, and what is read is never kept.
+//
+// The drain runs in the handler, not in a hijack handler: fasthttp closes
+// a connection whose answer says Connection: close as soon as the answer
+// is written, before any hijack handler would run.
 func lingerClose(c *fiber.Ctx, limit int) {
-	c.Context().SetConnectionClose()
-	c.Context().Hijack(func(conn net.Conn) {
-		_ = conn.SetReadDeadline(time.Now().Add(lingerFor))
-		_, _ = io.CopyN(io.Discard, conn, int64(limit))
-	})
+	ctx := c.Context()
+	ctx.SetConnectionClose()
+	conn := ctx.Conn()
+	if conn == nil {
+		return
+	}
+	end := time.Now().Add(lingerFor)
+	buf := make([]byte, 32<<10)
+	for left := limit; left > 0; {
+		deadline := time.Now().Add(lingerIdle)
+		if deadline.After(end) {
+			deadline = end
+		}
+		_ = conn.SetReadDeadline(deadline)
+		n, err := conn.Read(buf[:min(len(buf), left)])
+		left -= n
+		if err != nil {
+			break
+		}
+	}
+	_ = conn.SetReadDeadline(time.Time{})
 }
 
-// lingerFor bounds how long a refused request's connection is drained.
-const lingerFor = time.Second
+// lingerIdle is how long a refused request waits for more of its body;
+// lingerFor bounds the whole drain.
+const (
+	lingerIdle = 250 * time.Millisecond
+	lingerFor  = 10 * time.Second
+)
 
 // bodyOverLimit marks a request whose announced body is over the limit
 // (screenBodies).
