@@ -46,12 +46,6 @@ type PreviewQueue interface {
 	EnqueuePreviews(ctx context.Context, ids []uuid.UUID) (int, error)
 }
 
-// jobPreviews is a job_outbox kind (migration 00023).
-const jobPreviews = "previews"
-
-// jobReprobe is a job_outbox kind (migration 00027).
-const jobReprobe = "reprobe"
-
 // ReprobeQueue hands clips to be probed again to the media workers.
 type ReprobeQueue interface {
 	EnqueueReprobe(ctx context.Context, ids []uuid.UUID) (int, error)
