@@ -93,7 +93,7 @@ func TestClipChangesReachEveryNodeAtOnce(t *testing.T) {
 	})
 
 	t.Run("the worker finding the media unsound", func(t *testing.T) {
-		if err := e.ctl.Catalog.MarkMediaFailed(ctx, other, "not a video"); err != nil {
+		if err := e.ctl.MediaJobs.MarkMediaFailed(ctx, other, "not a video"); err != nil {
 			t.Fatal(err)
 		}
 		if r := e.do(t, 1, "GET", "/api/v1/broll/"+other.String(), stranger.Secret, nil); r.status != 404 {

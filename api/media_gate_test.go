@@ -14,6 +14,7 @@ import (
 	"broll/billing/billingtest"
 	"broll/catalog"
 	"broll/catalog/media"
+	"broll/catalog/mediajobs"
 	"broll/clients/go/brollclient"
 	"broll/embed"
 	"broll/internal/testkit"
@@ -22,14 +23,14 @@ import (
 // processMedia runs the media step of the worker for ids, as its handler
 // does: the real probe, and a file the probe refuses marked failed with
 // its reason.
-func processMedia(t *testing.T, svc *catalog.Service, ids ...uuid.UUID) {
+func processMedia(t *testing.T, jobs *mediajobs.Service, ids ...uuid.UUID) {
 	t.Helper()
 	ctx := context.Background()
 	for _, id := range ids {
-		err := svc.ProcessMedia(ctx, id)
+		err := jobs.ProcessMedia(ctx, id)
 		var unreadable *media.UnreadableError
 		if errors.As(err, &unreadable) {
-			err = svc.MarkMediaFailed(ctx, id, unreadable.Reason)
+			err = jobs.MarkMediaFailed(ctx, id, unreadable.Reason)
 		}
 		if err != nil {
 			t.Fatalf("process media of %s: %v", id, err)
@@ -125,7 +126,7 @@ func TestOnlySoundMediaIsSold(t *testing.T) {
 		t.Errorf("unprobed clip details: %d %s", r.status, r.raw)
 	}
 
-	processMedia(t, svc, bad, good)
+	processMedia(t, e.ctl.MediaJobs, bad, good)
 	// The probe filled the sound clip's orientation, which its text holds:
 	// the worker embeds it again.
 	embedClips(t, svc, good)

@@ -149,7 +149,7 @@ func TestMediaStoreSuite(t *testing.T) {
 			}
 
 			// What the worker does for a media task.
-			if err := e.ctl.Catalog.ProcessMedia(ctx, id); err != nil {
+			if err := e.ctl.MediaJobs.ProcessMedia(ctx, id); err != nil {
 				t.Fatal(err)
 			}
 			acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 10_000})

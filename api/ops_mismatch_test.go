@@ -39,7 +39,7 @@ func TestOpsVideoShowsMismatches(t *testing.T) {
 			"media_file": file, "width": 320, "height": 180, "orientation": "horizontal"},
 	}
 	expect[brollclient.ImportResult](t, e.do(t, 0, "POST", "/api/ops/v1/videos", ops.Secret, clips), 200)
-	processMedia(t, e.ctl.Catalog, wrong, right)
+	processMedia(t, e.ctl.MediaJobs, wrong, right)
 
 	v := expect[brollclient.ClipState](t, e.do(t, 0, "GET", "/api/ops/v1/videos/"+wrong.String(), ops.Secret, nil), 200)
 	got := map[string][2]any{}

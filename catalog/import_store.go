@@ -3,7 +3,6 @@ package catalog
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -94,7 +93,7 @@ func (s *Service) writeVideos(ctx context.Context, clips []validVideo, progress 
 		res.Queued = len(reembed)
 	}
 	// A clip waiting for its probe is embedded by the media batch that
-	// passes it (StoreProbed), with the text the probe settles.
+	// passes it (mediajobs.StoreProbed), with the text the probe settles.
 	jobs, err := recordJobs(ctx, tx, jobEmbed, slices.DeleteFunc(reembed, func(id uuid.UUID) bool { return !sound[id] }))
 	if err != nil {
 		return res, nil, fmt.Errorf("import: %w", err)
@@ -125,17 +124,17 @@ func (s *Service) writeVideos(ctx context.Context, clips []validVideo, progress 
 // (sqlMediaDone). It returns them, and those whose embedded text the probe
 // changed.
 func soundNow(ctx context.Context, tx pgx.Tx, clips []validVideo) (map[uuid.UUID]bool, []uuid.UUID, error) {
-	var probed []probedClip
+	var probed []Probed
 	for i := range clips {
 		c := &clips[i]
 		if c.probe != nil && c.thumbnail != "" && (c.preview != "" || c.probe.MediaType == "image") {
-			probed = append(probed, probedClip{id: c.id, probe: *c.probe})
+			probed = append(probed, Probed{ID: c.id, Probe: *c.probe})
 		}
 	}
 	if len(probed) == 0 {
 		return nil, nil, nil
 	}
-	rows, err := tx.Query(ctx, sqlMediaDone, mediaDoneArgs(probed)...)
+	rows, err := tx.Query(ctx, sqlMediaDone, MediaDoneArgs(probed)...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -316,16 +315,7 @@ func (s *Service) storeVideoMedia(ctx context.Context, c *validVideo) ([]any, er
 }
 
 func (s *Service) putFile(ctx context.Context, key, path string) (int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, fmt.Errorf("read %s: %w", path, err)
-	}
-	defer f.Close()
-	n, err := s.media.Put(ctx, key, f)
-	if err != nil {
-		return 0, fmt.Errorf("store %s: %w", path, err)
-	}
-	return n, nil
+	return media.PutFile(ctx, s.media, key, path)
 }
 
 // fileExt keeps the source's extension (lower-cased) so the stored file's

@@ -24,8 +24,10 @@ import (
 
 // Kinds of job.
 const (
-	jobEmbed = "embed"
-	jobMedia = "media"
+	jobEmbed    = "embed"
+	jobMedia    = "media"
+	jobPreviews = "previews" // migration 00023
+	jobReprobe  = "reprobe"  // migration 00027
 )
 
 // relayBatch bounds the jobs one relay transaction holds locked while it

@@ -21,6 +21,7 @@ var constructors = map[string][]string{
 	"broll/billing":              {"New", "NewSigner", "NewDownloadLimiter"},
 	"broll/catalog":              {"New", "NewService"},
 	"broll/catalog/media":        {"Open"},
+	"broll/catalog/mediajobs":    {"New"},
 	"broll/catalog/search":       {"New", "NewService"},
 	"broll/webhook":              {"New", "NewDeliverer"},
 	"broll/embed":                {"Select", "NewCachedQueryEmbedder"},

@@ -25,6 +25,7 @@ import (
 	"broll/billing/license"
 	"broll/catalog"
 	"broll/catalog/media"
+	"broll/catalog/mediajobs"
 	"broll/catalog/search"
 	"broll/embed"
 	"broll/internal/config"
@@ -162,6 +163,8 @@ type Services struct {
 	// copies of purchased files.
 	Stamps  *license.Stamper
 	Catalog *catalog.Service
+	// MediaJobs probes the catalog's clip files and makes their previews.
+	MediaJobs *mediajobs.Service
 	// Marks tell every node that clips or what a key owns changed (with
 	// the Redis part; nil without).
 	Marks *marks.Marks
@@ -338,6 +341,7 @@ func (g *Services) build() {
 		queue = g.Queue
 	}
 	g.Catalog = catalog.NewService(catalog.Options{Pool: pool, Reads: g.Reads, Media: g.Media, Queue: queue, Marks: mk})
+	g.MediaJobs = mediajobs.New(g.Catalog)
 	g.Search = search.NewService(g.Catalog, search.Options{EfSearch: cfg.SemanticEfSearch})
 	if g.Media != nil {
 		g.Uploads = media.NewUploads(pool, g.Media)

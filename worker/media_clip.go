@@ -10,13 +10,13 @@ import (
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 
-	"broll/catalog"
 	"broll/catalog/media"
+	"broll/catalog/mediajobs"
 )
 
 // handleProbeClips runs a media batch: probe the clips' files, embed the
 // texts the probe settled, and put the sound clips on sale with their
-// vectors in one transaction (catalog.ProbePending, catalog.StoreProbed).
+// vectors in one transaction (mediajobs.ProbePending, mediajobs.StoreProbed).
 // A file the probe refuses fails its clip at once: retrying would read the
 // same bytes. An embedder that fails does not hold the clips back: they
 // go on sale and their embedding is queued on its own. Clips whose probe
@@ -29,11 +29,11 @@ func (w *Worker) handleProbeClips(ctx context.Context, t *asynq.Task) error {
 	}
 	start := time.Now()
 	model := w.embedder.Model()
-	clips, err := w.catalog.ProbePending(ctx, ids, model)
+	clips, err := w.media.ProbePending(ctx, ids, model)
 	if err != nil {
 		return w.mediaFailed(ctx, ids, err)
 	}
-	var need []catalog.ProbedClip
+	var need []mediajobs.ProbedClip
 	for _, c := range clips {
 		if c.Err == nil && c.NeedsVector {
 			need = append(need, c)
@@ -53,7 +53,7 @@ func (w *Worker) handleProbeClips(ctx context.Context, t *asynq.Task) error {
 			}
 		}
 	}
-	res, err := w.catalog.StoreProbed(ctx, model, clips, vectors)
+	res, err := w.media.StoreProbed(ctx, model, clips, vectors)
 	if err != nil {
 		return w.mediaFailed(ctx, ids, err)
 	}
@@ -94,7 +94,7 @@ func (w *Worker) mediaFailed(ctx context.Context, ids []uuid.UUID, cause error) 
 }
 
 // handleProcessMedia runs the one-clip media task of an earlier release:
-// probe, preview and thumbnail in one go (catalog.ProcessMedia).
+// probe, preview and thumbnail in one go (mediajobs.ProcessMedia).
 func (w *Worker) handleProcessMedia(ctx context.Context, t *asynq.Task) error {
 	ids, err := clipsPayload(t)
 	if err != nil {
@@ -102,14 +102,14 @@ func (w *Worker) handleProcessMedia(ctx context.Context, t *asynq.Task) error {
 	}
 	id := ids[0]
 	start := time.Now()
-	err = w.catalog.ProcessMedia(ctx, id)
+	err = w.media.ProcessMedia(ctx, id)
 	var unreadable *media.UnreadableError
 	switch {
 	case err == nil:
 		w.metrics.mediaJobs.WithLabelValues("done").Inc()
 		w.metrics.mediaLatency.Observe(time.Since(start).Seconds())
 		return nil
-	case errors.Is(err, catalog.ErrVideoGone):
+	case errors.Is(err, mediajobs.ErrVideoGone):
 		w.metrics.mediaJobs.WithLabelValues("gone").Inc()
 		return fmt.Errorf("media job %s: %w: %w", id, err, asynq.SkipRetry)
 	case errors.As(err, &unreadable):
@@ -124,14 +124,14 @@ func (w *Worker) markMediaFailed(ctx context.Context, id uuid.UUID, reason strin
 	// The task's context may be the one that expired.
 	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := w.catalog.MarkMediaFailed(mctx, id, reason); err != nil {
+	if err := w.media.MarkMediaFailed(mctx, id, reason); err != nil {
 		w.logger.Error("mark media failed", "video_id", id, "err", err)
 	}
 	w.logger.Warn("media processing gave up", "video_id", id, "reason", reason)
 }
 
 // handleMakePreviews makes the previews and thumbnails of a batch of
-// clips on sale (catalog.MakePreviews), on the previews server with its
+// clips on sale (mediajobs.MakePreviews), on the previews server with its
 // own concurrency. A clip whose preview fails stays on sale without one
 // (its thumbnail or nothing is shown); the task is retried and then
 // archived.
@@ -143,7 +143,7 @@ func (w *Worker) handleMakePreviews(ctx context.Context, t *asynq.Task) error {
 	var failed int
 	var cause error
 	for _, id := range ids {
-		if err := w.catalog.MakePreviews(ctx, id); err != nil {
+		if err := w.media.MakePreviews(ctx, id); err != nil {
 			failed, cause = failed+1, err
 			if ctx.Err() != nil {
 				break

@@ -10,7 +10,7 @@ import (
 )
 
 // handleReprobeClips reads a batch of stored clips' files again for
-// `brollctl clips reprobe` (catalog.ReprobeClips): figures corrected,
+// `brollctl clips reprobe` (mediajobs.ReprobeClips): figures corrected,
 // unsound files failed and off sale, changed texts queued for embedding.
 // A store that cannot be read is retried with the task; on its last
 // attempt the clips still open are recorded as errors, left as they were
@@ -20,7 +20,7 @@ func (w *Worker) handleReprobeClips(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return fmt.Errorf("reprobe clips: %w", err)
 	}
-	err = w.catalog.ReprobeClips(ctx, ids)
+	err = w.media.ReprobeClips(ctx, ids)
 	if err == nil {
 		w.metrics.mediaJobs.WithLabelValues("reprobed").Add(float64(len(ids)))
 		return nil
@@ -33,7 +33,7 @@ func (w *Worker) handleReprobeClips(ctx context.Context, t *asynq.Task) error {
 		result = "failed"
 		gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		if gerr := w.catalog.ReprobeGaveUp(gctx, ids, err.Error()); gerr != nil {
+		if gerr := w.media.ReprobeGaveUp(gctx, ids, err.Error()); gerr != nil {
 			w.logger.Error("reprobe gave up", "clips", len(ids), "err", gerr)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"broll/catalog"
+	"broll/catalog/mediajobs"
 	"broll/embed"
 	"broll/internal/testkit"
 	"broll/worker"
@@ -69,21 +70,22 @@ func TestReprobeMendsStoredClips(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	run, err := e.cat.Reprobe(ctx, catalog.ReprobeFilter{})
+	jobs := e.mediaJobs
+	run, err := jobs.Reprobe(ctx, mediajobs.ReprobeFilter{})
 	if err != nil || run.Queued != 3 {
 		t.Fatalf("reprobe = %+v, %v", run, err)
 	}
-	var rep catalog.ReprobeReport
+	var rep mediajobs.ReprobeReport
 	waitFor(t, 60*time.Second, func() bool {
-		rep, err = e.cat.ReprobeReport(ctx, run.RunID)
+		rep, err = jobs.ReprobeReport(ctx, run.RunID)
 		return err == nil && rep.Pending == 0
 	}, func() string { return fmt.Sprintf("reprobe report: %+v, %v", rep, err) })
-	if queued, done, err := e.cat.ReprobeProgress(ctx, run.RunID); err != nil || queued != 3 || done != 3 {
+	if queued, done, err := jobs.ReprobeProgress(ctx, run.RunID); err != nil || queued != 3 || done != 3 {
 		t.Fatalf("progress = %d of %d, %v; want 3 of 3", done, queued, err)
 	}
 
 	t.Run("the stale clip is corrected", func(t *testing.T) {
-		want := []catalog.Change{{Field: "width", From: 180.0, To: 320.0}, {Field: "height", From: 320.0, To: 180.0},
+		want := []mediajobs.Change{{Field: "width", From: 180.0, To: 320.0}, {Field: "height", From: 320.0, To: 180.0},
 			{Field: "orientation", From: "vertical", To: "horizontal"}}
 		if len(rep.Changed) != 1 || rep.Changed[0].ID != stale || !reflect.DeepEqual(rep.Changed[0].Changes, want) {
 			t.Fatalf("changed = %+v, want %s with %+v", rep.Changed, stale, want)

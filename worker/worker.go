@@ -18,6 +18,7 @@ import (
 
 	"broll/billing/license"
 	"broll/catalog"
+	"broll/catalog/mediajobs"
 	"broll/embed"
 	"broll/internal/tasks"
 	"broll/wiring"
@@ -118,8 +119,10 @@ type Worker struct {
 	queue asynq.RedisConnOpt
 	// prefix is the deployment's BROLL_REDIS_PREFIX: the worker takes tasks
 	// from its queues (tasks.EmbedQueue, tasks.MediaQueue).
-	prefix   string
-	catalog  *catalog.Service
+	prefix  string
+	catalog *catalog.Service
+	// media runs the media jobs of the catalog's clips.
+	media    *mediajobs.Service
 	embedder embed.Embedder
 	store    clipStore
 	logger   *slog.Logger
@@ -145,7 +148,7 @@ func New(g *wiring.Services, opts Options) (*Worker, error) {
 		opts.Logger = g.Logger
 	}
 	opts.withDefaults()
-	w := &Worker{opts: opts, queue: g.QueueConn, prefix: g.Config.RedisPrefix, catalog: g.Catalog, embedder: g.Embedder,
+	w := &Worker{opts: opts, queue: g.QueueConn, prefix: g.Config.RedisPrefix, catalog: g.Catalog, media: g.MediaJobs, embedder: g.Embedder,
 		store: g.Catalog, logger: opts.Logger, metrics: newWorkerMetrics(opts.Metrics)}
 	w.handlers = map[string]asynq.Handler{
 		tasks.TaskEmbedClips: asynq.HandlerFunc(w.handleEmbedClips),

@@ -19,6 +19,7 @@ import (
 
 	"broll/catalog"
 	"broll/catalog/media"
+	"broll/catalog/mediajobs"
 	"broll/embed"
 	"broll/internal/config"
 	"broll/internal/tasks"
@@ -40,6 +41,7 @@ type env struct {
 	// embedQueue is the test's embedding queue.
 	embedQueue string
 	cat        *catalog.Service
+	mediaJobs  *mediajobs.Service
 	media      media.Store
 	client     *asynq.Client
 	insp       *asynq.Inspector
@@ -66,7 +68,7 @@ func setup(t *testing.T) *env {
 	e := &env{pool: pool, rdb: rds.Client, cfg: cfg, prefix: rds.Prefix, embedQueue: tasks.EmbedQueue(rds.Prefix),
 		client: client, insp: insp}
 	g := e.graph(t, wiring.Options{Parts: wiring.CLIParts})
-	e.cat, e.media, e.queue = g.Catalog, g.Media, g.Queue
+	e.cat, e.mediaJobs, e.media, e.queue = g.Catalog, g.MediaJobs, g.Media, g.Queue
 	return e
 }
 

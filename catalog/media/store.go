@@ -2,7 +2,9 @@ package media
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"os"
 	"time"
 )
 
@@ -54,4 +56,18 @@ func Source(ctx context.Context, m Store, key string) (string, error) {
 		return l.path(key)
 	}
 	return "", errSource
+}
+
+// PutFile stores the file at path under key in st and returns its size.
+func PutFile(ctx context.Context, st Store, key, path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	n, err := st.Put(ctx, key, f)
+	if err != nil {
+		return 0, fmt.Errorf("store %s: %w", path, err)
+	}
+	return n, nil
 }

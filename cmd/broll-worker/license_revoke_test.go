@@ -27,7 +27,7 @@ func (e *stampEnv) importClip(t *testing.T, file string) uuid.UUID {
 		Emotion: "neutral", Gender: "female", Difficulty: "easy", MediaFile: file}}, "", nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.ctl.Catalog.ProcessMedia(ctx, id); err != nil {
+	if err := e.ctl.MediaJobs.ProcessMedia(ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	return id

@@ -229,7 +229,7 @@ func TestDeliveredFileCarriesItsLicence(t *testing.T) {
 				Emotion: "neutral", Gender: "female", Difficulty: "easy", MediaFile: file}}, "", nil); err != nil {
 				t.Fatal(err)
 			}
-			if err := e.ctl.Catalog.ProcessMedia(ctx, id); err != nil {
+			if err := e.ctl.MediaJobs.ProcessMedia(ctx, id); err != nil {
 				t.Fatal(err)
 			}
 			acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 10_000})

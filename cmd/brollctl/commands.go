@@ -16,6 +16,7 @@ import (
 	"broll/billing"
 	"broll/billing/license"
 	"broll/catalog"
+	"broll/catalog/mediajobs"
 	"broll/demo"
 	"broll/internal/apperr"
 	"broll/internal/config"
@@ -34,6 +35,8 @@ type env struct {
 	tenancy *tenancy.Service
 	billing *billing.Service
 	catalog *catalog.Service
+	// mediaJobs reprobes the catalog's clip files.
+	mediaJobs *mediajobs.Service
 	// sessions are the dashboard's, which a password reset ends.
 	sessions *tenancy.Sessions
 	// revoker revokes keys everywhere: this process has no auth cache
@@ -66,7 +69,7 @@ func (c *cli) withParts(ctx context.Context, parts wiring.Parts, fn call) (any, 
 	}
 	defer g.Close()
 	return fn(ctx, &env{
-		cfg: cfg, rdb: g.Redis, tenancy: g.Tenancy, billing: g.Billing, catalog: g.Catalog,
+		cfg: cfg, rdb: g.Redis, tenancy: g.Tenancy, billing: g.Billing, catalog: g.Catalog, mediaJobs: g.MediaJobs,
 		sessions: g.Sessions, revoker: g.Revoker, licenses: g.Licenses, stamps: g.Stamps,
 	})
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"broll/catalog"
+	"broll/catalog/mediajobs"
 	"broll/internal/apperr"
 )
 
@@ -35,10 +35,10 @@ func (c *cli) clipsReprobe(f *flags) action {
 				return nil, apperr.InvalidField("run", "--run %q is not a UUID", apperr.Clip(*run))
 			}
 			return c.with(ctx, func(ctx context.Context, e *env) (any, error) {
-				return e.catalog.ReprobeReport(ctx, runID)
+				return e.mediaJobs.ReprobeReport(ctx, runID)
 			})
 		}
-		var filter catalog.ReprobeFilter
+		var filter mediajobs.ReprobeFilter
 		if *id != "" && *since != "" {
 			return nil, usageErr("clips reprobe takes --id or --since, not both")
 		}
@@ -62,13 +62,13 @@ func (c *cli) clipsReprobe(f *flags) action {
 			return nil, apperr.InvalidField("timeout", "--timeout must be positive")
 		}
 		return c.with(ctx, func(ctx context.Context, e *env) (any, error) {
-			queued, err := e.catalog.Reprobe(ctx, filter)
+			queued, err := e.mediaJobs.Reprobe(ctx, filter)
 			if err != nil || !*wait {
 				return queued, err
 			}
 			if queued.Queued == 0 {
-				return catalog.ReprobeReport{RunID: queued.RunID, Changed: []catalog.ReprobedClip{},
-					Refused: []catalog.ReprobedClip{}, Errors: []catalog.ReprobedClip{}}, nil
+				return mediajobs.ReprobeReport{RunID: queued.RunID, Changed: []mediajobs.ReprobedClip{},
+					Refused: []mediajobs.ReprobedClip{}, Errors: []mediajobs.ReprobedClip{}}, nil
 			}
 			return c.waitReprobe(ctx, e, queued, *timeout)
 		})
@@ -77,13 +77,13 @@ func (c *cli) clipsReprobe(f *flags) action {
 
 // waitReprobe polls the run's progress until no clip of it is pending,
 // then reads its report.
-func (c *cli) waitReprobe(ctx context.Context, e *env, run catalog.ReprobeQueued, timeout time.Duration) (any, error) {
+func (c *cli) waitReprobe(ctx context.Context, e *env, run mediajobs.ReprobeQueued, timeout time.Duration) (any, error) {
 	progress := c.progress("reprobe", "clips")
 	deadline := time.Now().Add(timeout)
 	tick := time.NewTicker(reprobePoll)
 	defer tick.Stop()
 	for {
-		queued, done, err := e.catalog.ReprobeProgress(ctx, run.RunID)
+		queued, done, err := e.mediaJobs.ReprobeProgress(ctx, run.RunID)
 		if err != nil {
 			return nil, err
 		}
@@ -91,7 +91,7 @@ func (c *cli) waitReprobe(ctx context.Context, e *env, run catalog.ReprobeQueued
 			progress(done, queued)
 		}
 		if done == queued {
-			return e.catalog.ReprobeReport(ctx, run.RunID)
+			return e.mediaJobs.ReprobeReport(ctx, run.RunID)
 		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("reprobe run %s: %d of %d clips still pending after %v (is a worker running?); "+

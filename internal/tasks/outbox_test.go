@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/catalog"
+	"broll/catalog/mediajobs"
 	"broll/catalog/search"
 	"broll/embed"
 	"broll/internal/config"
@@ -86,14 +87,14 @@ func TestRedisAwayLosesNoWork(t *testing.T) {
 	})
 
 	t.Run("media batch", func(t *testing.T) {
-		probed, err := away.ProbePending(ctx, ids, "builtin-lexical-v1")
+		probed, err := awayGraph.MediaJobs.ProbePending(ctx, ids, "builtin-lexical-v1")
 		if err != nil || len(probed) != 2 {
 			t.Fatalf("probe with Redis away: %+v, %v", probed, err)
 		}
 		// No vectors (the embedder was away too): the clips go on sale and
 		// their embedding, previews and thumbnails are recorded as jobs.
-		res, err := away.StoreProbed(ctx, "builtin-lexical-v1", probed, nil)
-		if err != nil || res != (catalog.ProbedResult{Ready: 2}) {
+		res, err := awayGraph.MediaJobs.StoreProbed(ctx, "builtin-lexical-v1", probed, nil)
+		if err != nil || res != (mediajobs.ProbedResult{Ready: 2}) {
 			t.Fatalf("store probed with Redis away: %+v, %v", res, err)
 		}
 		st, err := away.ClipState(ctx, ids[1])

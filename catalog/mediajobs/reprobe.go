@@ -1,4 +1,4 @@
-package catalog
+package mediajobs
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"broll/catalog"
 	"broll/catalog/media"
 	"broll/internal/apperr"
 	"broll/internal/database"
@@ -25,14 +26,6 @@ import (
 // probes the files, rewrites the clips whose figures or soundness
 // changed, re-queues the embedding of those whose embedded text changed,
 // and records per clip what it found, which ReprobeReport reads.
-
-// jobReprobe is a job_outbox kind (migration 00027).
-const jobReprobe = "reprobe"
-
-// ReprobeQueue hands clips to be probed again to the media workers.
-type ReprobeQueue interface {
-	EnqueueReprobe(ctx context.Context, ids []uuid.UUID) (int, error)
-}
 
 // Reprobe outcomes, per clip.
 const (
@@ -94,17 +87,6 @@ func (s *Service) Reprobe(ctx context.Context, f ReprobeFilter) (ReprobeQueued, 
 	run.Queued = len(ids)
 	_, _ = s.relay(ctx, jobs)
 	return run, nil
-}
-
-// enqueueReprobe hands clips to the queue's reprobe tasks; relayBatch
-// claims such jobs only for a queue that takes them.
-func (s *Service) enqueueReprobe(ctx context.Context, ids []uuid.UUID) error {
-	rq, ok := s.queue.(ReprobeQueue)
-	if !ok || len(ids) == 0 {
-		return nil
-	}
-	_, err := rq.EnqueueReprobe(ctx, ids)
-	return err
 }
 
 // Change is one thing a reprobe changed on a clip: a figure, media_type,
@@ -204,7 +186,7 @@ func (s *Service) ReprobeClips(ctx context.Context, ids []uuid.UUID) error {
 		outcome, reason := ReprobeUnchanged, ""
 		switch {
 		case w.err == nil:
-			args, trailing := probeArgs([]probedClip{{id: w.id, probe: w.probe}})
+			args, trailing := catalog.ProbeArgs([]catalog.Probed{{ID: w.id, Probe: w.probe}})
 			args = append(args, []time.Time{w.updatedAt}, trailing)
 			var afterJSON []byte
 			var embed bool

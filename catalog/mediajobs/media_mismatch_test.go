@@ -1,4 +1,4 @@
-package catalog
+package mediajobs
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+
+	"broll/catalog"
 )
 
 // A line whose figures disagree with its file: the clip shows the file's
@@ -27,14 +29,14 @@ func TestProbeMismatchesAreShown(t *testing.T) {
 	wrong, near, bare := uuid.New(), uuid.New(), uuid.New()
 	num := func(v float64) *float64 { return &v }
 	i := func(v int) *int { return &v }
-	clip := func(id uuid.UUID, title string) VideoInput {
-		return VideoInput{ID: id.String(), Title: title, Emotion: "happy", Gender: "female", Difficulty: "easy", MediaFile: "v.mp4"}
+	clip := func(id uuid.UUID, title string) catalog.VideoInput {
+		return catalog.VideoInput{ID: id.String(), Title: title, Emotion: "happy", Gender: "female", Difficulty: "easy", MediaFile: "v.mp4"}
 	}
 	w := clip(wrong, "Listed as a tall phone clip")
 	w.Width, w.Height, w.DurationSeconds, w.FPS, w.Orientation = i(1080), i(1920), num(28.4), num(30), "vertical"
 	c := clip(near, "Listed within a frame")
 	c.Width, c.Height, c.DurationSeconds, c.FPS, c.Orientation = i(160), i(90), num(2.03), num(25.1), "horizontal"
-	if _, err := b.svc.ImportVideos(b.ctx, []VideoInput{w, c, clip(bare, "Listed bare")}, b.src, nil); err != nil {
+	if _, err := b.cat.ImportVideos(b.ctx, []catalog.VideoInput{w, c, clip(bare, "Listed bare")}, b.src, nil); err != nil {
 		t.Fatal(err)
 	}
 	probed, err := b.svc.ProbePending(b.ctx, []uuid.UUID{wrong, near, bare}, "m")
@@ -45,14 +47,14 @@ func TestProbeMismatchesAreShown(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	want := []Mismatch{
+	want := []catalog.Mismatch{
 		{Field: "width", Listed: 1080.0, Probed: 160.0},
 		{Field: "height", Listed: 1920.0, Probed: 90.0},
 		{Field: "duration_seconds", Listed: 28.4, Probed: 2.0},
 		{Field: "fps", Listed: 30.0, Probed: 25.0},
 		{Field: "orientation", Listed: "vertical", Probed: "horizontal"},
 	}
-	st, err := b.svc.ClipState(b.ctx, wrong)
+	st, err := b.cat.ClipState(b.ctx, wrong)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,12 +67,12 @@ func TestProbeMismatchesAreShown(t *testing.T) {
 		t.Fatal("the clip does not show its file's figures")
 	}
 	for _, id := range []uuid.UUID{near, bare} {
-		st, err := b.svc.ClipState(b.ctx, id)
+		st, err := b.cat.ClipState(b.ctx, id)
 		if err != nil || len(st.Mismatches) != 0 {
 			t.Fatalf("clip %s: mismatches %+v, %v; want none", id, st.Mismatches, err)
 		}
 	}
-	status, err := b.svc.Status(b.ctx, "m")
+	status, err := b.cat.Status(b.ctx, "m")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +84,7 @@ func TestProbeMismatchesAreShown(t *testing.T) {
 	// The line corrected and imported again: the next probe compares
 	// afresh, and the report is empty.
 	w.Width, w.Height, w.DurationSeconds, w.FPS, w.Orientation = i(160), i(90), num(2), num(25), "horizontal"
-	if _, err := b.svc.ImportVideos(b.ctx, []VideoInput{w}, b.src, nil); err != nil {
+	if _, err := b.cat.ImportVideos(b.ctx, []catalog.VideoInput{w}, b.src, nil); err != nil {
 		t.Fatal(err)
 	}
 	probed, err = b.svc.ProbePending(b.ctx, []uuid.UUID{wrong}, "m")
@@ -92,10 +94,10 @@ func TestProbeMismatchesAreShown(t *testing.T) {
 	if _, err := b.svc.StoreProbed(b.ctx, "m", probed, nil); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := b.svc.ClipState(b.ctx, wrong); err != nil || len(st.Mismatches) != 0 {
+	if st, err := b.cat.ClipState(b.ctx, wrong); err != nil || len(st.Mismatches) != 0 {
 		t.Fatalf("after the corrected line: mismatches %+v, %v", st.Mismatches, err)
 	}
-	if status, err := b.svc.Status(b.ctx, "m"); err != nil || status.Media.Mismatched != 0 {
+	if status, err := b.cat.Status(b.ctx, "m"); err != nil || status.Media.Mismatched != 0 {
 		t.Fatalf("after the corrected line: status media %+v, %v", status.Media, err)
 	}
 }
@@ -111,16 +113,16 @@ func TestStatusNotesTrailingBytes(t *testing.T) {
 		media_processed_at = now() WHERE id = $1`, ids[0]); err != nil {
 		t.Fatal(err)
 	}
-	st, err := b.svc.Status(b.ctx, "m")
+	st, err := b.cat.Status(b.ctx, "m")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Media.TrailingBytes != 1 || len(st.Media.TrailingBytesClips) != 1 ||
-		st.Media.TrailingBytesClips[0] != (MediaTrailingRow{ID: ids[0], Title: "Man waiting for the bus", TrailingBytes: 3072}) {
+		st.Media.TrailingBytesClips[0] != (catalog.MediaTrailingRow{ID: ids[0], Title: "Man waiting for the bus", TrailingBytes: 3072}) {
 		t.Fatalf("status media = %+v", st.Media)
 	}
 	for i, want := range []*int64{new(int64(3072)), nil} {
-		c, err := b.svc.ClipState(b.ctx, ids[i])
+		c, err := b.cat.ClipState(b.ctx, ids[i])
 		if err != nil || !reflect.DeepEqual(c.TrailingBytes, want) {
 			t.Fatalf("clip %d trailing bytes = %v, %v", i, c.TrailingBytes, err)
 		}
@@ -140,7 +142,7 @@ func TestTrailingBytesNotedByTheProbe(t *testing.T) {
 	tail := bytes.Repeat([]byte("uploader note "), 219)[:3066]
 	b.writeFile(t, "tail.mp4", append(video, tail...))
 	id := uuid.New()
-	if _, err := b.svc.ImportVideos(b.ctx, []VideoInput{{ID: id.String(), Title: "Appended to", Emotion: "happy",
+	if _, err := b.cat.ImportVideos(b.ctx, []catalog.VideoInput{{ID: id.String(), Title: "Appended to", Emotion: "happy",
 		Gender: "female", Difficulty: "easy", MediaFile: "tail.mp4"}}, b.src, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +153,7 @@ func TestTrailingBytesNotedByTheProbe(t *testing.T) {
 	if _, err := b.svc.StoreProbed(b.ctx, "m", probed, nil); err != nil {
 		t.Fatal(err)
 	}
-	st, err := b.svc.Status(b.ctx, "m")
+	st, err := b.cat.Status(b.ctx, "m")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +161,7 @@ func TestTrailingBytesNotedByTheProbe(t *testing.T) {
 		st.Media.TrailingBytesClips[0].ID != id || st.Media.TrailingBytesClips[0].TrailingBytes != int64(len(tail)) {
 		t.Fatalf("status media = %+v, want the clip noted with %d trailing bytes", st.Media, len(tail))
 	}
-	if c, err := b.svc.ClipState(b.ctx, id); err != nil || !c.Listed {
+	if c, err := b.cat.ClipState(b.ctx, id); err != nil || !c.Listed {
 		t.Fatalf("clip state = %+v, %v; want it on sale", c, err)
 	}
 }

@@ -1,4 +1,4 @@
-package catalog
+package mediajobs
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
 
+	"broll/catalog"
 	"broll/catalog/media"
 	"broll/internal/database"
 	"broll/internal/outbox"
@@ -27,15 +28,6 @@ import (
 // search indexes with its vector. Previews and thumbnails the import did
 // not bring are recorded as jobs of their own (kind previews): encoding
 // them never holds a clip back from sale.
-
-// PreviewQueue hands clips whose preview or thumbnail is still to be made
-// to the workers that make them.
-type PreviewQueue interface {
-	EnqueuePreviews(ctx context.Context, ids []uuid.UUID) (int, error)
-}
-
-// jobPreviews is a job_outbox kind (migration 00023).
-const jobPreviews = "previews"
 
 // probeParallel bounds the probes one batch runs at once: in-process
 // reads wait on the store; ffprobe, for other containers, on a core.
@@ -76,7 +68,7 @@ func (s *Service) ProbePending(ctx context.Context, ids []uuid.UUID, model strin
 		err := r.Scan(&w.clip.ID, &w.key, &w.clip.updatedAt, &title, &desc, &tags, &emotion, &gender, &age, &loc,
 			&w.mediaType, &w.orientation, &w.readyWith)
 		w.text = func(media, orient string) string {
-			return DocumentText(title, desc, tags, emotion, gender, age, loc, media, orient)
+			return catalog.DocumentText(title, desc, tags, emotion, gender, age, loc, media, orient)
 		}
 		return w, err
 	}, sqlPendingMedia, ids)
@@ -150,18 +142,18 @@ func (s *Service) StoreProbed(ctx context.Context, model string, clips []ProbedC
 	defer func() { _ = tx.Rollback(ctx) }()
 	var embedDue, previewsDue, embedded []uuid.UUID
 	if len(ready) > 0 {
-		probed := make([]probedClip, len(ready))
+		probed := make([]catalog.Probed, len(ready))
 		vecs := make([]*pgvector.Vector, len(ready))
 		readAt := make([]time.Time, len(ready))
 		for i, c := range ready {
-			probed[i] = probedClip{id: c.ID, probe: c.probe}
+			probed[i] = catalog.Probed{ID: c.ID, Probe: c.probe}
 			if v, ok := vectors[c.ID]; ok {
 				vec := pgvector.NewVector(v)
 				vecs[i] = &vec
 			}
 			readAt[i] = c.updatedAt
 		}
-		args, trailing := probeArgs(probed)
+		args, trailing := catalog.ProbeArgs(probed)
 		args = append(args, vecs, model, readAt, trailing)
 		rows, err := tx.Query(ctx, sqlProbedDone, args...)
 		if err != nil {

@@ -1,4 +1,4 @@
-package catalog
+package mediajobs
 
 import (
 	"context"
@@ -10,56 +10,13 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"broll/catalog"
 	"broll/catalog/media"
 	"broll/internal/database"
 )
 
 // ErrVideoGone is a video deleted before its media job ran.
 var ErrVideoGone = errors.New("clip no longer exists")
-
-// probedClip is one clip's probe result and the preview and thumbnail
-// made for it, for sqlMediaDone.
-type probedClip struct {
-	id                 uuid.UUID
-	probe              media.Probe
-	preview, thumbnail *string
-}
-
-// probeArgs are the probe arrays of sqlMediaDone and sqlProbedDone ($1 to
-// $7) for clips, and the trailing bytes, which go last.
-func probeArgs(clips []probedClip) (args []any, trailing []int64) {
-	n := len(clips)
-	ids, types, orients := make([]uuid.UUID, n), make([]string, n), make([]string, n)
-	durs, fpss := make([]*float64, n), make([]*float64, n)
-	widths, heights := make([]int, n), make([]int, n)
-	trailing = make([]int64, n)
-	for i, c := range clips {
-		p := c.probe
-		ids[i], types[i], orients[i], widths[i], heights[i] = c.id, p.MediaType, p.Orientation(), p.Width, p.Height
-		if p.MediaType == "video" {
-			durs[i], fpss[i] = &p.Duration, &p.FPS
-		}
-		if p.Width == 0 || p.Height == 0 {
-			orients[i] = "" // unknown: the line's stays
-		}
-		trailing[i] = trailingBytes(p)
-	}
-	return []any{ids, types, orients, durs, widths, heights, fpss}, trailing
-}
-
-// trailingBytes is how many bytes after the file's last box the probe
-// tolerated (stored in media_trailing_bytes, shown by `clips status`).
-func trailingBytes(p media.Probe) int64 { return p.TrailingBytes }
-
-// mediaDoneArgs are sqlMediaDone's arguments for clips.
-func mediaDoneArgs(clips []probedClip) []any {
-	args, trailing := probeArgs(clips)
-	previews, thumbs := make([]*string, len(clips)), make([]*string, len(clips))
-	for i, c := range clips {
-		previews[i], thumbs[i] = c.preview, c.thumbnail
-	}
-	return append(args, previews, thumbs, trailing)
-}
 
 // ProcessMedia probes a clip's full-quality file, fills the figures its
 // line left out, and makes the preview and thumbnail it lacks. A file the
@@ -114,13 +71,13 @@ func (s *Service) ProcessMedia(ctx context.Context, id uuid.UUID) error {
 		}
 		newThumb = &k
 	}
-	return s.mediaDone(ctx, probedClip{id: id, probe: p, preview: newPreview, thumbnail: newThumb})
+	return s.mediaDone(ctx, catalog.Probed{ID: id, Probe: p, Preview: newPreview, Thumbnail: newThumb})
 }
 
 // mediaDone records a clip's probe and puts it on sale; when the probe
 // changed its embedded text, the embedding job is recorded in the same
 // transaction (job outbox) and handed to the queue after the commit.
-func (s *Service) mediaDone(ctx context.Context, c probedClip) error {
+func (s *Service) mediaDone(ctx context.Context, c catalog.Probed) error {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("media job: %w", err)
@@ -128,7 +85,7 @@ func (s *Service) mediaDone(ctx context.Context, c probedClip) error {
 	defer func() { _ = tx.Rollback(ctx) }()
 	var textChanged, embedDue bool
 	var done uuid.UUID
-	err = tx.QueryRow(ctx, sqlMediaDone, mediaDoneArgs([]probedClip{c})...).Scan(&done, &textChanged, &embedDue)
+	err = tx.QueryRow(ctx, catalog.SQLMediaDone, catalog.MediaDoneArgs([]catalog.Probed{c})...).Scan(&done, &textChanged, &embedDue)
 	if database.NoRows(err) {
 		return ErrVideoGone
 	}
@@ -139,7 +96,7 @@ func (s *Service) mediaDone(ctx context.Context, c probedClip) error {
 	// The import leaves a clip awaiting its probe unembedded (its text may
 	// change with the probe's figures).
 	if textChanged || embedDue {
-		if jobs, err = recordJobs(ctx, tx, jobEmbed, []uuid.UUID{c.id}); err != nil {
+		if jobs, err = recordJobs(ctx, tx, jobEmbed, []uuid.UUID{c.ID}); err != nil {
 			return fmt.Errorf("media job: %w", err)
 		}
 	}
