@@ -125,7 +125,7 @@ is are up down out over under after before her his their them someone right`)
 
 func TestParaphraseSetSharesNoWords(t *testing.T) {
 	t.Parallel()
-	for _, file := range []string{"queries.json", "activities.json", "heldout.json", "heldout2.json", "heldout3.json"} {
+	for _, file := range []string{"queries.json", "activities.json", "heldout.json", "heldout2.json", "heldout3.json", "heldout4.json", "heldout5.json"} {
 		t.Run(file, func(t *testing.T) {
 			t.Parallel()
 			checkSharesNoWords(t, file)
