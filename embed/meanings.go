@@ -136,9 +136,14 @@ func (lx *lexicon) preferDomain() {
 // the concepts close enough in meaning: "telly" to tv, "bloke" to man,
 // "glum" to sad (how closely depends on kind: see linkThreshold and
 // queryLinkSenses).
-func (b *Builtin) addMeanings(tf *textFeatures, toks []string, covered []coverage, kind Kind) {
+//
+// It returns, for each token, the concept weights its phrase's links
+// added (nil for most), which the Moby thesaurus tops up rather than adds
+// to (see addMoby).
+func (b *Builtin) addMeanings(tf *textFeatures, toks []string, covered []coverage, kind Kind) []map[int]float64 {
 	m := loadMeanings()
 	link := make(map[int]float32, 4)
+	var linked []map[int]float64
 	for i := 0; i < len(toks); {
 		n, feats := m.match(toks, i, b.stop)
 		if n == 0 {
@@ -158,20 +163,31 @@ func (b *Builtin) addMeanings(tf *textFeatures, toks []string, covered []coverag
 				link[l.concept] += linkScore(f, l)
 			}
 		}
+		var added map[int]float64
 		switch slices.Max(covered[i : i+n]) {
 		case uncovered:
-			m.addLinks(tf, link, toks[i:i+n], kind)
+			added = m.addLinks(tf, link, toks[i:i+n], kind)
 		case byThesaurus:
 			maps.DeleteFunc(link, func(ci int, _ float32) bool { return b.graded[ci] })
-			m.addLinks(tf, link, toks[i:i+n], kind)
+			added = m.addLinks(tf, link, toks[i:i+n], kind)
+		}
+		if added != nil {
+			if linked == nil {
+				linked = make([]map[int]float64, len(toks))
+			}
+			for j := i; j < i+n; j++ {
+				linked[j] = added
+			}
 		}
 		i += n
 	}
+	return linked
 }
 
 // addLinks adds the concepts a phrase outside the vocabulary joins, each
-// scoring link[concept] (see addMeanings).
-func (m *meanings) addLinks(tf *textFeatures, link map[int]float32, phrase []string, kind Kind) {
+// scoring link[concept] (see addMeanings), and returns the weights it
+// added (nil when none).
+func (m *meanings) addLinks(tf *textFeatures, link map[int]float32, phrase []string, kind Kind) map[int]float64 {
 	threshold := float32(linkThreshold)
 	var best float32
 	for _, s := range link {
@@ -183,12 +199,18 @@ func (m *meanings) addLinks(tf *textFeatures, link map[int]float32, phrase []str
 	} else if best >= threshold {
 		sure = min(1, queryLinkSenses/float64(max(1, m.lex.senseCount(phrase))))
 	}
+	var added map[int]float64
 	for ci, s := range link {
 		if s >= threshold {
 			w := max(min(1, linkWeight*float64(s)), sure*float64(s/best))
 			tf.concepts[ci] += conceptWeight * w
+			if added == nil {
+				added = make(map[int]float64, 2)
+			}
+			added[ci] = conceptWeight * w
 		}
 	}
+	return added
 }
 
 // linkScore says how close a word is to a concept through one meaning they

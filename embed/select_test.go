@@ -30,16 +30,16 @@ func TestSelect(t *testing.T) {
 		wantErr              error
 		wantLog              string
 	}{
-		{"builtin", "builtin", down, "builtin-lexical-v5", nil, "BROLL_EMBED_PROVIDER=builtin"},
+		{"builtin", "builtin", down, "builtin-lexical-v6", nil, "BROLL_EMBED_PROVIDER=builtin"},
 		{"ollama up", "ollama", up.URL, "nomic-embed-text", nil, `"provider":"ollama"`},
 		{"ollama without the model", "ollama", noModel.URL, "", embed.ErrModelNotFound, ""},
 		{"ollama with a 1024-dim model", "ollama", wide.URL, "", embed.ErrDimensions, ""},
 		{"ollama down", "ollama", down, "", nil, ""},
 		{"auto with ollama up", "auto", up.URL, "nomic-embed-text", nil, "Ollama answered"},
-		{"auto with ollama down", "auto", down, "builtin-lexical-v5", nil, "connection refused"},
-		{"auto without the model", "auto", noModel.URL, "builtin-lexical-v5", nil, "ollama pull nomic-embed-text"},
-		{"auto with a broken server", "auto", broken.URL, "builtin-lexical-v5", nil, "500"},
-		{"auto with a 1024-dim model", "auto", wide.URL, "builtin-lexical-v5", nil, "1024"},
+		{"auto with ollama down", "auto", down, "builtin-lexical-v6", nil, "connection refused"},
+		{"auto without the model", "auto", noModel.URL, "builtin-lexical-v6", nil, "ollama pull nomic-embed-text"},
+		{"auto with a broken server", "auto", broken.URL, "builtin-lexical-v6", nil, "500"},
+		{"auto with a 1024-dim model", "auto", wide.URL, "builtin-lexical-v6", nil, "1024"},
 		{"unknown provider", "openai", up.URL, "", nil, ""},
 	}
 	for _, c := range cases {
