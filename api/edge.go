@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"math"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"broll/billing"
 	"broll/internal/apperr"
 	"broll/internal/marks"
 	"broll/tenancy"
@@ -97,10 +99,14 @@ func principal(c *fiber.Ctx) tenancy.Principal {
 	return p
 }
 
-// forgetMarks drops the request's marks before it changes what they mark
-// (a purchase): what it reads afterwards (an MCP batch's next call) is
-// read from Postgres.
-func forgetMarks(c *fiber.Ctx) { c.Locals(localMarks, marks.Seen{}) }
+// buy is the one way a request purchases: a purchase changes what the
+// request's marks mark (what its key owns), so they are dropped before it
+// and what the request reads afterwards (an MCP batch's next call) is read
+// from Postgres.
+func (s *server) buy(ctx context.Context, c *fiber.Ctx, req billing.PurchaseRequest) (billing.PurchaseResult, error) {
+	c.Locals(localMarks, marks.Seen{})
+	return s.billing.Purchase(ctx, principal(c), req)
+}
 
 // seenMarks are the marks the request's admission read (package marks);
 // zero when it read none (Redis away, or no admission).

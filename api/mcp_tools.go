@@ -231,8 +231,7 @@ func (s *server) purchaseVideosTool(ctx context.Context, c *fiber.Ctx, a purchas
 	if err != nil {
 		return purchaseResultJSON{}, "", err
 	}
-	forgetMarks(c)
-	res, err := s.billing.Purchase(ctx, principal(c), req)
+	res, err := s.buy(ctx, c, req)
 	s.metrics.observePurchase("mcp", res, err)
 	if err != nil {
 		return purchaseResultJSON{}, "", err
