@@ -3,6 +3,6 @@
 // server, problem+json errors, the OpenAPI document and /docs. Handlers stay
 // thin: parse, call a domain package, render.
 //
-// It builds no service: NewNode (node.go) takes the graph that package
-// graph, the composition root, built, and mounts the app over it.
+// It builds no service: NewNode (node.go) takes the services that package
+// wiring, the composition root, built, and mounts the app over them.
 package api

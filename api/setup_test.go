@@ -128,11 +128,12 @@ func (e *testEnv) graph(t testing.TB, cfg config.Config, o wiring.Options) *wiri
 // with cfg and the clock now (nil: time.Now) would be, and returns its index.
 func (e *testEnv) addNode(t testing.TB, cfg config.Config, now func() time.Time) int {
 	t.Helper()
-	n, err := NewNode(e.graph(t, cfg, wiring.Options{Parts: wiring.APIParts, Logs: e.logs, Now: now}))
+	g := e.graph(t, cfg, wiring.Options{Parts: wiring.APIParts, Logs: e.logs, Now: now})
+	n, err := NewNode(g)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.nodes = append(e.nodes, &testNode{app: n.App, gate: n.Gate, metrics: n.Metrics, media: n.Media, g: n.Services})
+	e.nodes = append(e.nodes, &testNode{app: n.App, gate: g.Gate, metrics: n.Metrics, media: g.Media, g: g})
 	return len(e.nodes) - 1
 }
 

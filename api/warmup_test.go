@@ -41,12 +41,13 @@ func (e *testEnv) warmNode(t *testing.T, hook func(string), configure func(*conf
 	if configure != nil {
 		configure(&cfg)
 	}
-	n, err := NewNode(e.graph(t, cfg, wiring.Options{Parts: wiring.APIParts, Logs: e.logs, Embedder: emb}))
+	g := e.graph(t, cfg, wiring.Options{Parts: wiring.APIParts, Logs: e.logs, Embedder: emb})
+	n, err := NewNode(g)
 	if err != nil {
 		t.Fatal(err)
 	}
 	n.Warmup.hook = hook
-	e.nodes = append(e.nodes, &testNode{app: n.App, gate: n.Gate, metrics: n.Metrics, media: n.Media, g: n.Services})
+	e.nodes = append(e.nodes, &testNode{app: n.App, gate: g.Gate, metrics: n.Metrics, media: g.Media, g: g})
 	return len(e.nodes) - 1, n
 }
 

@@ -321,7 +321,7 @@ func TestImportCreatesThenUpdates(t *testing.T) {
 func TestImportWithoutQueueLeavesClipsPending(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	svc := New(b.pool, b.media, nil)
+	svc := newService(b.pool, b.media, nil)
 	b.writeFile(t, "media/full.avi", []byte("RIFF"))
 	res, err := svc.Import(b.ctx, strings.NewReader(line(t, nil)), b.src, nil)
 	if err != nil || res != (ImportResult{Created: 1}) {
@@ -402,7 +402,7 @@ func (m *failingMedia) Put(ctx context.Context, key string, r io.Reader) (int64,
 func TestImportMediaFailureWritesNoRows(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	svc := New(b.pool, &failingMedia{Store: b.media, left: 50}, b.queue)
+	svc := newService(b.pool, &failingMedia{Store: b.media, left: 50}, b.queue)
 	b.writeFile(t, "media/full.avi", []byte("RIFF"))
 	clips := make([]VideoInput, 500)
 	for i := range clips {
@@ -430,7 +430,7 @@ func (brokenQueue) EnqueueEmbed(context.Context, []uuid.UUID) (int, error) {
 func TestImportQueueFailureKeepsClips(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	svc := New(b.pool, b.media, brokenQueue{})
+	svc := newService(b.pool, b.media, brokenQueue{})
 	b.writeFile(t, "media/full.avi", []byte("RIFF"))
 	res, err := svc.Import(b.ctx, strings.NewReader(line(t, nil)), b.src, nil)
 	// The clip and its job are stored together; the queue being away only

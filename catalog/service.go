@@ -44,6 +44,9 @@ type Options struct {
 	// Queue queues embeddings and media jobs; nil: clips stay pending until
 	// `clips reembed`.
 	Queue EmbedQueue
+	// Uploads are the files ops keys upload for an import, which an import
+	// may name; nil where nothing is uploaded (no media store).
+	Uploads *media.Uploads
 	// Marks are where a change to a clip is made known to every node's
 	// copies (marks.Catalog); nil: nowhere, for a graph without Redis,
 	// whose nodes trust no mark.
@@ -52,15 +55,8 @@ type Options struct {
 
 // NewService returns the catalog as o says.
 func NewService(o Options) *Service {
-	return &Service{pool: o.Pool, reads: o.Reads, media: o.Media, uploads: media.NewUploads(o.Pool, o.Media),
+	return &Service{pool: o.Pool, reads: o.Reads, media: o.Media, uploads: o.Uploads,
 		queue: o.Queue, videos: newVideoCache(), owned: newOwnedCache(), marks: o.Marks}
-}
-
-// New returns the catalog over pool, storing clip files in store and
-// queueing embeddings on queue (nil: clips stay pending until `clips
-// reembed`), reading from the primary.
-func New(pool *pgxpool.Pool, store media.Store, queue EmbedQueue) *Service {
-	return NewService(Options{Pool: pool, Media: store, Queue: queue})
 }
 
 // Read runs fn on the pool catalog reads go to (package search reads

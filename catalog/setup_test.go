@@ -57,7 +57,7 @@ func setup(t *testing.T) bundle {
 		t.Fatal(err)
 	}
 	q := &recordingQueue{}
-	return bundle{ctx: context.Background(), svc: New(pool, store, q), pool: pool, media: store, queue: q, src: t.TempDir()}
+	return bundle{ctx: context.Background(), svc: newService(pool, store, q), pool: pool, media: store, queue: q, src: t.TempDir()}
 }
 
 // writeFile writes a source file under b.src and returns its relative path.
@@ -80,4 +80,10 @@ func (b bundle) count(t *testing.T, query string, args ...any) int {
 		t.Fatalf("%s: %v", query, err)
 	}
 	return n
+}
+
+// newService is the catalog the root builds over pool, store and queue,
+// its uploads in pool and store.
+func newService(pool *pgxpool.Pool, store media.Store, queue EmbedQueue) *Service {
+	return NewService(Options{Pool: pool, Media: store, Queue: queue, Uploads: media.NewUploads(pool, store)})
 }

@@ -95,7 +95,7 @@ func TestStatusAndReembed(t *testing.T) {
 	if _, err := b.svc.Reembed(b.ctx, "everything", "new"); apperr.CodeOf(err) != apperr.Invalid {
 		t.Fatalf("unknown mode = %v", err)
 	}
-	if _, err := New(b.pool, b.media, nil).Reembed(b.ctx, "", "new"); err == nil {
+	if _, err := newService(b.pool, b.media, nil).Reembed(b.ctx, "", "new"); err == nil {
 		t.Fatalf("reembed without a queue succeeded")
 	}
 }

@@ -21,7 +21,7 @@ func TestVideoCacheFollowsEveryWriter(t *testing.T) {
 	t.Parallel()
 	f := catalogtest.NewFixture(t)
 	id := f.ByKey["laughCouch"].ID
-	other := catalog.New(f.Pool, f.Media, nil) // another node: a cache of its own
+	other := catalogtest.Over(f.Pool, f.Media, nil) // another node: a cache of its own
 
 	read := func(t *testing.T) catalog.Video {
 		t.Helper()

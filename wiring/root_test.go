@@ -19,8 +19,9 @@ import (
 var constructors = map[string][]string{
 	"broll/tenancy":              {"New", "NewAuthenticator", "NewGate", "NewUsage", "NewSessions", "NewRevoker"},
 	"broll/billing":              {"New", "NewSigner", "NewDownloadLimiter"},
-	"broll/catalog":              {"New", "NewService"},
-	"broll/catalog/media":        {"Open"},
+	"broll/billing/license":      {"New", "NewStamper", "NewLookupLimiter", "NewKeyring"},
+	"broll/catalog":              {"NewService"},
+	"broll/catalog/media":        {"Open", "NewUploads"},
 	"broll/catalog/mediajobs":    {"New"},
 	"broll/catalog/search":       {"New", "NewService"},
 	"broll/webhook":              {"New", "NewDeliverer"},

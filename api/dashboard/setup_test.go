@@ -68,7 +68,7 @@ func setup(t *testing.T, extra map[string]string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{app: n.App, pool: pool, rdb: rdb, cfg: cfg, svc: n.Tenancy, webhooks: n.Webhooks, clock: clk, logs: logs}
+	return &env{app: n.App, pool: pool, rdb: rdb, cfg: cfg, svc: g.Tenancy, webhooks: g.Webhooks, clock: clk, logs: logs}
 }
 
 const password = "correct horse battery staple"

@@ -39,7 +39,15 @@ func New(t testing.TB, queue catalog.EmbedQueue) *Catalog {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Catalog{Ctx: context.Background(), Pool: pool, Cat: catalog.New(pool, store, queue), Media: store, Src: t.TempDir()}
+	return &Catalog{Ctx: context.Background(), Pool: pool, Cat: Over(pool, store, queue), Media: store, Src: t.TempDir()}
+}
+
+// Over returns a catalog over pool, storing clip files in store and
+// queueing embeddings on queue (nil: clips stay pending until `clips
+// reembed`), reading from the primary, its uploads in pool and store: what
+// the root builds, for the tests that cannot import it.
+func Over(pool *pgxpool.Pool, store media.Store, queue catalog.EmbedQueue) *catalog.Service {
+	return catalog.NewService(catalog.Options{Pool: pool, Media: store, Queue: queue, Uploads: media.NewUploads(pool, store)})
 }
 
 // Fixture is a small imported catalog with every clip's input kept, so that

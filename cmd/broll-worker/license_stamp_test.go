@@ -107,11 +107,12 @@ func newStampEnv(t *testing.T, s3 bool) *stampEnv {
 		return g
 	}
 	e.ctl = open(wiring.CLIParts)
-	node, err := api.NewNode(open(wiring.APIParts))
+	g := open(wiring.APIParts)
+	node, err := api.NewNode(g)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.app, e.media = node.App, node.Media
+	e.app, e.media = node.App, g.Media
 	e.startWorker = func(t *testing.T) {
 		t.Helper()
 		w, err := worker.New(open(wiring.WorkerParts), worker.Options{PollInterval: 20 * time.Millisecond,

@@ -133,13 +133,15 @@ func (s *Scratch) Services(ctx context.Context, parts wiring.Parts) (*wiring.Ser
 }
 
 // Node builds the API node as cmd/broll-api does, over the scratch world
-// and its Config as the benchmark left it; Close closes it.
-func (s *Scratch) Node(ctx context.Context) (*api.Node, error) {
+// and its Config as the benchmark left it, and returns it with the services
+// it is built over; Close closes them.
+func (s *Scratch) Node(ctx context.Context) (*api.Node, *wiring.Services, error) {
 	g, err := s.Services(ctx, wiring.APIParts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return api.NewNode(g)
+	n, err := api.NewNode(g)
+	return n, g, err
 }
 
 // Account opens an account and returns its root key, which no rate limit

@@ -63,7 +63,7 @@ func run(duration time.Duration, conns int, cpuProfile string) error {
 	if err != nil {
 		return err
 	}
-	node, err := sc.Node(ctx)
+	node, g, err := sc.Node(ctx)
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func run(duration time.Duration, conns int, cpuProfile string) error {
 	}
 	defer stopAuth()
 
-	videoIDs, err := seedClips(ctx, pool, node.Billing, root.AccountID.UUID)
+	videoIDs, err := seedClips(ctx, pool, g.Billing, root.AccountID.UUID)
 	if err != nil {
 		return err
 	}

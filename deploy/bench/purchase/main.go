@@ -60,21 +60,21 @@ func run(duration time.Duration, clients int, limits bool, cpuProfile string) er
 	}
 	defer sc.Close()
 	pool, dbURL := sc.Pool, sc.URL
-	node, err := sc.Node(ctx)
+	node, g, err := sc.Node(ctx)
 	if err != nil {
 		return err
 	}
 
 	// One account, one shared pool, many customer keys, plenty of clips so
 	// that every purchase is a new, charged one.
-	bill := node.Billing
+	bill := g.Billing
 	opened, err := bill.OpenAccount(ctx, "Bench", "bench", money.MaxCents)
 	if err != nil {
 		return err
 	}
 	root := tenancy.Principal{KeyID: opened.RootKey.ID, AccountID: opened.Account.ID, RootKeyID: opened.RootKey.ID,
 		Kind: tenancy.KindRoot, Scopes: tenancy.RootScopes()}
-	ten := node.Tenancy
+	ten := g.Tenancy
 	keys := make([]string, clients)
 	principals := make([]tenancy.Principal, clients)
 	for i := range keys {

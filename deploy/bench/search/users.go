@@ -99,7 +99,7 @@ func runUsers(o userOptions) error {
 		return err
 	}
 	sc.Config.SemanticEfSearch = o.efSearch
-	node, err := sc.Node(ctx)
+	node, _, err := sc.Node(ctx)
 	if err != nil {
 		return err
 	}
