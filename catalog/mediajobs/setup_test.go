@@ -2,7 +2,6 @@ package mediajobs
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -44,23 +43,12 @@ func setup(t *testing.T) bundle {
 // writeFile writes a source file under b.src and returns its relative path.
 func (b bundle) writeFile(t *testing.T, rel string, data []byte) string {
 	t.Helper()
-	p := filepath.Join(b.src, rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return rel
+	return testkit.WriteFile(t, b.src, rel, data)
 }
 
 func (b bundle) count(t *testing.T, query string, args ...any) int {
 	t.Helper()
-	var n int
-	if err := b.pool.QueryRow(b.ctx, query, args...).Scan(&n); err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-	return n
+	return testkit.Count(t, b.pool, query, args...)
 }
 
 // importN imports n minimal clips and returns their ids in order.
