@@ -4989,7 +4989,7 @@ type ClientInterface interface {
 
 	// GetLicense A purchase's signed licence
 	//
-	// The licence document as its holder sees it (price and purchase included), signed. Only the purchase's key or its root key (for a legacy purchase, a root key of the account) may read it; any other key gets 404, as for an unknown id.
+	// The licence document as its holder sees it (price and purchase included), signed. Only the purchase's key or its root key (for a legacy purchase, a root key of the account; never a root key for its test keys' purchases: whoever sees the purchase in its purchase list) may read it; any other key gets 404, as for an unknown id.
 	//
 	// Required scope: `broll:billing`.
 	//
@@ -5778,7 +5778,7 @@ func (c *Client) CreateCustomerKey(ctx context.Context, params *CreateCustomerKe
 
 // GetLicense A purchase's signed licence
 //
-// The licence document as its holder sees it (price and purchase included), signed. Only the purchase's key or its root key (for a legacy purchase, a root key of the account) may read it; any other key gets 404, as for an unknown id.
+// The licence document as its holder sees it (price and purchase included), signed. Only the purchase's key or its root key (for a legacy purchase, a root key of the account; never a root key for its test keys' purchases: whoever sees the purchase in its purchase list) may read it; any other key gets 404, as for an unknown id.
 //
 // Required scope: `broll:billing`.
 //
@@ -9388,7 +9388,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetLicenseWithResponse A purchase's signed licence
 	//
-	// The licence document as its holder sees it (price and purchase included), signed. Only the purchase's key or its root key (for a legacy purchase, a root key of the account) may read it; any other key gets 404, as for an unknown id.
+	// The licence document as its holder sees it (price and purchase included), signed. Only the purchase's key or its root key (for a legacy purchase, a root key of the account; never a root key for its test keys' purchases: whoever sees the purchase in its purchase list) may read it; any other key gets 404, as for an unknown id.
 	//
 	// Required scope: `broll:billing`.
 	//
@@ -15754,7 +15754,7 @@ func (c *ClientWithResponses) CreateCustomerKeyWithResponse(ctx context.Context,
 
 // GetLicenseWithResponse A purchase's signed licence
 //
-// The licence document as its holder sees it (price and purchase included), signed. Only the purchase's key or its root key (for a legacy purchase, a root key of the account) may read it; any other key gets 404, as for an unknown id.
+// The licence document as its holder sees it (price and purchase included), signed. Only the purchase's key or its root key (for a legacy purchase, a root key of the account; never a root key for its test keys' purchases: whoever sees the purchase in its purchase list) may read it; any other key gets 404, as for an unknown id.
 //
 // Required scope: `broll:billing`.
 //

@@ -821,7 +821,7 @@ export interface paths {
         };
         /**
          * A purchase's signed licence
-         * @description The licence document as its holder sees it (price and purchase included), signed. Only the purchase's key or its root key (for a legacy purchase, a root key of the account) may read it; any other key gets 404, as for an unknown id.
+         * @description The licence document as its holder sees it (price and purchase included), signed. Only the purchase's key or its root key (for a legacy purchase, a root key of the account; never a root key for its test keys' purchases: whoever sees the purchase in its purchase list) may read it; any other key gets 404, as for an unknown id.
          *
          *     Required scope: `broll:billing`.
          */
