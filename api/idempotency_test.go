@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -84,7 +85,9 @@ func TestIdempotentReplay(t *testing.T) {
 	if r := send(0, "/api/v1/broll/purchase", other.Secret, "buy-1", buy); r.status != 200 || r.header.Get("Idempotent-Replayed") != "" {
 		t.Fatalf("another key's buy-1: %d %v %s", r.status, r.header, r.raw)
 	}
-	for _, k := range []string{string(make([]byte, 256)), "tab\there", "é"} {
+	// (A control character other than tab never reaches the route: the HTTP
+	// parser refuses it, TestUnparsableRequestHeadersGetAProblem.)
+	for _, k := range []string{strings.Repeat("k", 256), "tab\there", "é"} {
 		if r := send(0, "/api/v1/broll/purchase", customer, k, buy); r.status != 400 {
 			t.Errorf("Idempotency-Key %q: %d %s", k, r.status, r.raw)
 		}

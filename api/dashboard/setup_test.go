@@ -138,7 +138,10 @@ func (b *browser) send(t *testing.T, method, path string, form url.Values) page 
 	if form != nil {
 		body = strings.NewReader(form.Encode())
 	}
-	req := httptest.NewRequest(method, "http://dash.test"+path, body)
+	// Origin form and a Host header, as a browser sends (an HTTP/1.1
+	// request without Host is refused by the server's parser).
+	req := httptest.NewRequest(method, path, body)
+	req.Host = "dash.test"
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		if b.origin != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -21,6 +22,10 @@ func TestRunServesAndShutsDown(t *testing.T) {
 	env := map[string]string{
 		"DATABASE_URL": dbURL, "REDIS_URL": rds.URL, "BROLL_REDIS_PREFIX": rds.Prefix, "BROLL_HTTP_ADDR": "127.0.0.1:0", "BROLL_METRICS_ADDR": "127.0.0.1:0",
 		"BROLL_MEDIA_DIR": t.TempDir(), "BROLL_SIGNING_KEY": config.GenerateSecret(),
+		// Below the 30 s a silent connection may wait for its request, above
+		// the 5 s after which the server counts a connection with no request
+		// yet as idle (as net/http does).
+		"BROLL_SHUTDOWN_TIMEOUT": "8s",
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
@@ -71,6 +76,15 @@ func TestRunServesAndShutsDown(t *testing.T) {
 			t.Errorf("%s lacks the API's metrics", url)
 		}
 	}
+	// A connection opened and never written to, as a browser's preconnect
+	// or an HTTP client's spare dial leaves, must not hold the shutdown
+	// until its read deadline.
+	silent, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	time.Sleep(100 * time.Millisecond) // accepted and waiting for a request
 	cancel()
 	select {
 	case err := <-done:

@@ -231,10 +231,19 @@ func sentinelFailover(t *testing.T, downAfter time.Duration) {
 
 	t.Run("the rate limit is shared on the new primary", func(t *testing.T) {
 		k := acct.CustomerKey(t, pool, "limited")
-		if r := call(t, nodes[0].url, "PATCH", "/api/v1/keys?id="+k.ID.String(), acct.RootKey.Secret,
-			map[string]any{"rate_limit_per_minute": 20}); r.status != 200 {
-			t.Fatalf("set the key's limit: %d %s", r.status, r.raw)
-		}
+		// A 503 says the change is not yet on every node (Redis still
+		// settling after the switch); a client retries it, and so does this.
+		eventually(t, 30*time.Second, "set the key's limit", func() error {
+			r := call(t, nodes[0].url, "PATCH", "/api/v1/keys?id="+k.ID.String(), acct.RootKey.Secret,
+				map[string]any{"rate_limit_per_minute": 20})
+			switch {
+			case r.status == 503:
+				return fmt.Errorf("%d %s", r.status, r.raw)
+			case r.status != 200:
+				t.Fatalf("set the key's limit: %d %s", r.status, r.raw)
+			}
+			return nil
+		})
 		fallbacks := func() float64 {
 			return value(scrape(t, nodes[0].metrics), "broll_rate_limiter_fallbacks_total", nil) +
 				value(scrape(t, nodes[1].metrics), "broll_rate_limiter_fallbacks_total", nil)
