@@ -77,7 +77,13 @@ func TestRealOllamaImportAndSearch(t *testing.T) {
 	srv := realOllama(t, false)
 	env := sharedEnv(t, dbURL, rds, srv.URL)
 	api := startAPI(t, env)
-	w := startWorker(t, env)
+	// The worker reaches the same server through a proxy that tells when
+	// its batch is on the way.
+	proxy := newCountingProxy(t, srv.URL)
+	w := startWorker(t, with(env, map[string]string{"OLLAMA_HOST": proxy.url}))
+	for len(proxy.embeds) > 0 { // the worker's start-up check
+		<-proxy.embeds
+	}
 	key := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 1000}).RootKey.Secret
 
 	dir := t.TempDir()
@@ -117,8 +123,13 @@ func TestRealOllamaImportAndSearch(t *testing.T) {
 		t.Fatalf("imported %d clips, want %d (%v)", len(ids), len(titles), rows.Err())
 	}
 
-	// Searches while the worker embeds: the server takes one request at
-	// a time, so they queue behind the worker's batches.
+	// Searches while the worker's batch is on the server: it takes one
+	// request at a time, so they queue behind the batch.
+	select {
+	case <-proxy.embeds:
+	case <-time.After(time.Minute):
+		t.Fatal("the worker never called the server")
+	}
 	var wg sync.WaitGroup
 	statuses := make([]int, 6)
 	for i := range statuses {
