@@ -117,7 +117,8 @@ ensure_media_tools() {
 # miniaudio.h from the Go module github.com/gen2brain/malgo (which ships
 # it), put in an include folder under the user's cache (one path for every
 # checkout, so that Go's build cache serves them all). A cold build takes
-# about five minutes on two cores; `ollama -v` tells a stale binary.
+# four to five minutes on two cores (about 20 s with a warm Go build
+# cache); `ollama -v` tells a stale binary.
 OLLAMA_MINIAUDIO_MODULE="github.com/gen2brain/malgo@v0.11.24"
 ollama_bin() { echo "$STACK_DIR/bin/ollama"; }
 
@@ -130,7 +131,9 @@ ensure_ollama() {
 	bin="$(ollama_bin)"
 	version="$(ollama_version)"
 	[ -n "$version" ] || die "go.mod pins no github.com/ollama/ollama"
-	if [ -x "$bin" ] && "$bin" -v 2>&1 | grep -q "version is $version\$"; then
+	# OLLAMA_HOST on a port where nothing listens: `-v` then prints the
+	# binary's own version, not that of a server running on the machine.
+	if [ -x "$bin" ] && OLLAMA_HOST=127.0.0.1:1 "$bin" -v 2>&1 | grep -q "client version is $version\$"; then
 		return
 	fi
 	local need=()
@@ -149,7 +152,7 @@ ensure_ollama() {
 		mkdir -p "$inc/miniaudio"
 		cp "$malgo/miniaudio.h" "$inc/miniaudio/miniaudio.h"
 	fi
-	log "building ollama $version, CPU only (once; about five minutes)"
+	log "building ollama $version, CPU only (once; four to five minutes)"
 	mkdir -p "$(dirname "$bin")"
 	(cd "$ROOT" && GOBIN="$(dirname "$bin")" GOFLAGS=-mod=mod CGO_ENABLED=1 \
 		CGO_CFLAGS="-O2 -g -I$inc" CGO_CPPFLAGS="-I$inc" CGO_CXXFLAGS="-O2 -g -I$inc" \
