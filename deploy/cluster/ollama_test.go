@@ -211,7 +211,7 @@ func TestRealOllamaModelMissing(t *testing.T) {
 	rds := testkit.Redis(t)
 	srv := realOllama(t, true)
 	env := with(sharedEnv(t, dbURL, rds, srv.URL), map[string]string{
-		"BROLL_EMBED_RETRY_BASE_DELAY": "500ms", "BROLL_EMBED_RETRY_MAX_DELAY": "3s"})
+		"BROLL_EMBED_RETRY_BASE_DELAY": "500ms", "BROLL_EMBED_RETRY_MAX_DELAY": "5s"})
 	api := startAPI(t, env)
 	w := startWorker(t, env)
 	key := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 1000}).RootKey.Secret
@@ -315,13 +315,13 @@ func TestRealOllamaKilledMidBatch(t *testing.T) {
 	srv := realOllama(t, false)
 	proxy := newCountingProxy(t, srv.URL)
 	env := with(sharedEnv(t, dbURL, rds, proxy.url), map[string]string{
-		"BROLL_EMBED_RETRY_BASE_DELAY": "200ms", "BROLL_EMBED_RETRY_MAX_DELAY": "3s"})
+		"BROLL_EMBED_RETRY_BASE_DELAY": "200ms", "BROLL_EMBED_RETRY_MAX_DELAY": "5s"})
 	w := startWorker(t, env)
 	for len(proxy.embeds) > 0 { // the worker's start-up check
 		<-proxy.embeds
 	}
-	// Forty clips: two requests of the embedder (32 and 8 texts).
-	ids := billingtest.Videos(t, pool, 40, "easy")
+	// 34 clips: two requests of the embedder (32 texts and 2).
+	ids := billingtest.Videos(t, pool, 34, "easy")
 	q := nodeQueue(t, pool, rds)
 	if _, err := q.EnqueueEmbed(context.Background(), ids); err != nil {
 		t.Fatal(err)
