@@ -3,6 +3,7 @@ package embed
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -15,12 +16,16 @@ const autoCheckTimeout = 10 * time.Second
 
 // Select returns the embedder for provider (BROLL_EMBED_PROVIDER):
 //   - "builtin": the built-in lexical embedder;
-//   - "ollama": Ollama at host with model, or an error if its Check fails;
+//   - "ollama": Ollama as opts say, or an error if its Check fails, except
+//     for a model that is not installed yet: then the embedder is returned
+//     and the error logged, so that a node or worker started before
+//     `ollama pull` stays up (its clips wait, pending, and its semantic
+//     searches answer 503) instead of exiting and restarting in a loop;
 //   - "auto": Ollama if its Check passes within a few seconds, else builtin.
 //
 // It logs which one it chose and why, because the two make incomparable
 // vectors and an operator must be able to tell which one a node runs.
-func Select(ctx context.Context, provider, host, model string, logger *slog.Logger) (Embedder, error) {
+func Select(ctx context.Context, provider string, opts OllamaOptions, logger *slog.Logger) (Embedder, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -31,7 +36,7 @@ func Select(ctx context.Context, provider, host, model string, logger *slog.Logg
 			"reason", "BROLL_EMBED_PROVIDER=builtin")
 		return b, nil
 	case "ollama":
-		o, err := NewOllama(OllamaOptions{Host: host, Model: model})
+		o, err := NewOllama(opts)
 		if err != nil {
 			return nil, fmt.Errorf("select embedder: %w", err)
 		}
@@ -46,6 +51,12 @@ func Select(ctx context.Context, provider, host, model string, logger *slog.Logg
 				err = o.Check(ctx)
 			}
 		}
+		if errors.Is(err, ErrModelNotFound) {
+			logger.Error("embedder selected", "provider", "ollama", "model", o.Model(), "host", o.host,
+				"reason", "BROLL_EMBED_PROVIDER=ollama, but the model is not installed: "+err.Error(),
+				"hint", "clips stay pending and semantic search answers 503 until `ollama pull "+o.Model()+"` on the Ollama server")
+			return o, nil
+		}
 		if err != nil {
 			return nil, fmt.Errorf("select embedder: BROLL_EMBED_PROVIDER=ollama: %w", err)
 		}
@@ -53,7 +64,7 @@ func Select(ctx context.Context, provider, host, model string, logger *slog.Logg
 			"reason", "BROLL_EMBED_PROVIDER=ollama and the model answered")
 		return o, nil
 	case "auto":
-		o, err := NewOllama(OllamaOptions{Host: host, Model: model})
+		o, err := NewOllama(opts)
 		if err == nil {
 			checkCtx, cancel := context.WithTimeout(ctx, autoCheckTimeout)
 			err = o.Check(checkCtx)
@@ -70,7 +81,7 @@ func Select(ctx context.Context, provider, host, model string, logger *slog.Logg
 		b := NewBuiltin()
 		logger.Warn("embedder selected", "provider", "builtin", "model", b.Model(),
 			"reason", "BROLL_EMBED_PROVIDER=auto and Ollama is not usable: "+err.Error(),
-			"hint", "semantic search is lexical only; run Ollama and `ollama pull "+cmp.Or(model, DefaultModel)+"` for real semantic search")
+			"hint", "semantic search is lexical only; run Ollama and `ollama pull "+cmp.Or(opts.Model, DefaultModel)+"` for real semantic search")
 		return b, nil
 	default:
 		return nil, fmt.Errorf("select embedder: provider must be auto, ollama or builtin, got %q", provider)

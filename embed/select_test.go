@@ -32,7 +32,6 @@ func TestSelect(t *testing.T) {
 	}{
 		{"builtin", "builtin", down, "builtin-lexical-v6", nil, "BROLL_EMBED_PROVIDER=builtin"},
 		{"ollama up", "ollama", up.URL, "nomic-embed-text", nil, `"provider":"ollama"`},
-		{"ollama without the model", "ollama", noModel.URL, "", embed.ErrModelNotFound, ""},
 		{"ollama with a 1024-dim model", "ollama", wide.URL, "", embed.ErrDimensions, ""},
 		{"ollama down", "ollama", down, "", nil, ""},
 		{"auto with ollama up", "auto", up.URL, "nomic-embed-text", nil, "Ollama answered"},
@@ -51,7 +50,7 @@ func TestSelect(t *testing.T) {
 			// before a caller's generous deadline ends it.
 			ctx, cancel := context.WithTimeout(ctx, time.Minute)
 			defer cancel()
-			e, err := embed.Select(ctx, c.provider, c.host, "nomic-embed-text", logger)
+			e, err := embed.Select(ctx, c.provider, embed.OllamaOptions{Host: c.host, Model: "nomic-embed-text"}, logger)
 			if ctx.Err() != nil {
 				t.Fatalf("Select ran until the caller's deadline (%v)", err)
 			}
@@ -81,9 +80,33 @@ func TestSelect(t *testing.T) {
 	}
 }
 
+// TestSelectOllamaWithoutTheModel: a server without the model is not a
+// reason to exit (a restart policy would loop on it): the embedder is
+// returned, the missing model logged as an error with how to install it,
+// and every call fails with ErrModelNotFound until it is installed.
+func TestSelectOllamaWithoutTheModel(t *testing.T) {
+	t.Parallel()
+	noModel := embedtest.NewOllama(t, embedtest.Options{Models: []string{"llama3"}})
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&logs, nil))
+	e, err := embed.Select(context.Background(), "ollama", embed.OllamaOptions{Host: noModel.URL, Model: "nomic-embed-text"}, logger)
+	if err != nil {
+		t.Fatalf("Select: %v", err)
+	}
+	if e.Model() != "nomic-embed-text" {
+		t.Fatalf("model = %q", e.Model())
+	}
+	if !strings.Contains(logs.String(), `"level":"ERROR"`) || !strings.Contains(logs.String(), "ollama pull nomic-embed-text") {
+		t.Errorf("log %s does not report the missing model as an error with how to install it", logs.String())
+	}
+	if _, err := e.Embed(context.Background(), embed.Query, []string{"woman smiling"}); !errors.Is(err, embed.ErrModelNotFound) {
+		t.Fatalf("embed: %v, want ErrModelNotFound", err)
+	}
+}
+
 func TestSelectNilLogger(t *testing.T) {
 	t.Parallel()
-	if _, err := embed.Select(context.Background(), "builtin", "", "", nil); err != nil {
+	if _, err := embed.Select(context.Background(), "builtin", embed.OllamaOptions{}, nil); err != nil {
 		t.Fatal(err)
 	}
 }

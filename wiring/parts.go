@@ -50,5 +50,6 @@ func OpenMedia(ctx context.Context, cfg config.Config) (media.Store, error) {
 // SelectEmbedder selects the embedder BROLL_EMBED_PROVIDER names, checking
 // Ollama when it may be used; it logs its choice on logger (nil: nowhere).
 func SelectEmbedder(ctx context.Context, cfg config.Config, logger *slog.Logger) (embed.Embedder, error) {
-	return embed.Select(ctx, cfg.EmbedProvider, cfg.OllamaHost, cfg.EmbedModel, logger)
+	return embed.Select(ctx, cfg.EmbedProvider,
+		embed.OllamaOptions{Host: cfg.OllamaHost, Model: cfg.EmbedModel, Timeout: cfg.EmbedTimeout}, logger)
 }

@@ -65,6 +65,7 @@ ensure_packages() {
 	ensure_pgvector
 	ensure_media_tools
 	ensure_certificate_fonts
+	ensure_ollama
 }
 
 # The licence certificate's fonts (billing/license/fonts.go reads them from
@@ -107,6 +108,57 @@ ensure_media_tools() {
 		GOBIN="$(dirname "$bin")" GOFLAGS=-mod=mod "$gobin" install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION" >/dev/null
 	fi
 	[ -x "$bin" ] || die "versitygw build failed"
+}
+
+# Ollama: the cluster tests run a real `ollama serve` (deploy/cluster,
+# embed/ollamatest), built CPU-only from the Go module at the version go.mod
+# pins, once into the stack folder. The module zip leaves out two of
+# llama.cpp's vendored header sets: nlohmann/json and stb come from Debian,
+# miniaudio.h from the Go module github.com/gen2brain/malgo (which ships
+# it), put in an include folder under the user's cache (one path for every
+# checkout, so that Go's build cache serves them all). A cold build takes
+# four to five minutes on two cores (about 20 s with a warm Go build
+# cache); `ollama -v` tells a stale binary.
+OLLAMA_MINIAUDIO_MODULE="github.com/gen2brain/malgo@v0.11.24"
+ollama_bin() { echo "$STACK_DIR/bin/ollama"; }
+
+ollama_version() {
+	awk '$1 == "github.com/ollama/ollama" { sub(/^v/, "", $2); print $2 }' "$ROOT/go.mod"
+}
+
+ensure_ollama() {
+	local bin version
+	bin="$(ollama_bin)"
+	version="$(ollama_version)"
+	[ -n "$version" ] || die "go.mod pins no github.com/ollama/ollama"
+	# OLLAMA_HOST on a port where nothing listens: `-v` then prints the
+	# binary's own version, not that of a server running on the machine.
+	if [ -x "$bin" ] && OLLAMA_HOST=127.0.0.1:1 "$bin" -v 2>&1 | grep -q "client version is $version\$"; then
+		return
+	fi
+	local need=()
+	[ -f /usr/include/nlohmann/json_fwd.hpp ] || need+=(nlohmann-json3-dev)
+	[ -f /usr/include/stb/stb_image.h ] || need+=(libstb-dev)
+	command -v g++ >/dev/null 2>&1 || need+=(g++)
+	if [ "${#need[@]}" -gt 0 ]; then apt_install "${need[@]}"; fi
+	local gobin inc malgo
+	gobin="$(command -v go || echo /usr/local/go/bin/go)"
+	[ -x "$gobin" ] || die "go is needed to build ollama"
+	inc="${XDG_CACHE_HOME:-$HOME/.cache}/broll/ollama-include"
+	if [ ! -f "$inc/miniaudio/miniaudio.h" ]; then
+		malgo="$(cd "$ROOT" && GOFLAGS=-mod=mod "$gobin" mod download -json "$OLLAMA_MINIAUDIO_MODULE" |
+			awk -F'"' '$2 == "Dir" { print $4 }')"
+		[ -f "$malgo/miniaudio.h" ] || die "miniaudio.h not found in $OLLAMA_MINIAUDIO_MODULE"
+		mkdir -p "$inc/miniaudio"
+		cp "$malgo/miniaudio.h" "$inc/miniaudio/miniaudio.h"
+	fi
+	log "building ollama $version, CPU only (once; four to five minutes)"
+	mkdir -p "$(dirname "$bin")"
+	(cd "$ROOT" && GOBIN="$(dirname "$bin")" GOFLAGS=-mod=mod CGO_ENABLED=1 \
+		CGO_CFLAGS="-O2 -g -I$inc" CGO_CPPFLAGS="-I$inc" CGO_CXXFLAGS="-O2 -g -I$inc" \
+		"$gobin" install -ldflags "-X github.com/ollama/ollama/version.Version=$version" \
+		"github.com/ollama/ollama@v$version" >/dev/null)
+	[ -x "$bin" ] || die "ollama build failed"
 }
 
 # pgvector: Debian 12 has no binary package, so build it from Debian's source
@@ -325,6 +377,7 @@ write_env() {
 		DATABASE_URL=postgres://$DB_ROLE@127.0.0.1:$PG_PORT/$DB_NAME?sslmode=disable
 		REDIS_URL=redis://127.0.0.1:$REDIS_PORT/0
 		BROLL_TEST_VERSITYGW=$(versitygw_bin)
+		BROLL_TEST_OLLAMA=$(ollama_bin)
 	EOF
 	mv "$ENV_FILE.tmp" "$ENV_FILE"
 }

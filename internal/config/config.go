@@ -35,6 +35,14 @@ type Config struct {
 	EmbedProvider      string `env:"BROLL_EMBED_PROVIDER" default:"auto" oneof:"auto,ollama,builtin"`
 	OllamaHost         string `env:"OLLAMA_HOST" default:"http://127.0.0.1:11434"`
 	EmbedModel         string `env:"BROLL_EMBED_MODEL" default:"nomic-embed-text"`
+
+	// EmbedTimeout bounds each request to Ollama (the worker's batches,
+	// a node's query embeddings, the check at start): a server slower
+	// than this fails the call, which the worker retries with backoff and
+	// a search answers with 503. The first request after Ollama unloaded
+	// the model also loads it.
+	EmbedTimeout time.Duration `env:"BROLL_EMBED_TIMEOUT" default:"60s" range:"100ms,10m"`
+
 	SigningKey         Secret `env:"BROLL_SIGNING_KEY" check:"secret"`
 	SigningKeyPrevious Secret `env:"BROLL_SIGNING_KEY_PREVIOUS" check:"secret"`
 	MediaDir           string `env:"BROLL_MEDIA_DIR" default:"./media"`
