@@ -16,6 +16,7 @@ import (
 	"broll/billing"
 	"broll/billing/license"
 	"broll/catalog"
+	"broll/catalog/imports"
 	"broll/catalog/media"
 	"broll/catalog/search"
 	"broll/internal/apperr"
@@ -66,7 +67,7 @@ func newApp(g *wiring.Services) (*fiber.App, *Warmup, error) {
 
 	s := &server{
 		logger: g.Logger, now: g.Now,
-		tenancy: g.Tenancy, catalog: g.Catalog, search: g.Search, uploads: g.Uploads, billing: g.Billing, webhooks: g.Webhooks,
+		tenancy: g.Tenancy, catalog: g.Catalog, imports: g.Imports, search: g.Search, uploads: g.Uploads, billing: g.Billing, webhooks: g.Webhooks,
 		auth: g.Auth, gate: g.Gate, usage: g.Usage, media: g.Media, queryEmbedder: g.QueryEmbedder,
 		revoker: g.Revoker, idem: g.Idempotency, downloads: g.Downloads,
 		licenses: g.Licenses, licenseLookups: g.LicenseLookups,
@@ -106,6 +107,7 @@ type server struct {
 	now     func() time.Time
 	tenancy *tenancy.Service
 	catalog *catalog.Service
+	imports *imports.Service
 	search  *search.Service
 	uploads *media.Uploads
 	billing *billing.Service

@@ -17,6 +17,7 @@ import (
 	"broll/billing/billingtest"
 	"broll/catalog"
 	"broll/catalog/catalogtest"
+	"broll/catalog/imports"
 	"broll/clients/go/brollclient"
 	"broll/embed"
 )
@@ -46,15 +47,15 @@ func seedSimilar(t *testing.T, e *testEnv) similarCatalog {
 		{"laughing at a phone on the couch", "laughing"}, {"shouting on the street", "angry"},
 		{"crying in the bedroom", "sad"}, {"unboxing a package at home", "surprised"},
 	}
-	var clips []catalog.VideoInput
+	var clips []imports.VideoInput
 	for i, s := range subjects {
 		for j, a := range actions {
-			clips = append(clips, catalog.VideoInput{ID: uuid.NewString(), Title: s + " " + a.what, Emotion: a.emotion,
+			clips = append(clips, imports.VideoInput{ID: uuid.NewString(), Title: s + " " + a.what, Emotion: a.emotion,
 				Gender: catalog.Genders()[(i+j)%3], Difficulty: []string{"easy", "medium", "hard"}[(i+j)%3],
 				MediaFile: full, PreviewFile: preview, ThumbnailFile: thumb, DurationSeconds: ptrTo(float64(5 + i + j))})
 		}
 	}
-	if _, err := e.ctl.Catalog.ImportVideos(ctx, clips, "", nil); err != nil {
+	if _, err := e.ctl.Imports.ImportVideos(ctx, clips, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	sc := similarCatalog{vectors: map[uuid.UUID][]float32{}, emotion: map[uuid.UUID]string{}}

@@ -14,6 +14,7 @@ import (
 	"broll/billing/billingtest"
 	"broll/catalog"
 	"broll/catalog/catalogtest"
+	"broll/catalog/imports"
 	"broll/clients/go/brollclient"
 	"broll/embed"
 )
@@ -39,14 +40,14 @@ func seedCatalog(t *testing.T, e *testEnv) map[string]uuid.UUID {
 	t.Helper()
 	ctx := context.Background()
 	full, preview, thumb := e.clipFiles(t)
-	clip := func(title, emotion, gender, difficulty string, tags ...string) catalog.VideoInput {
-		return catalog.VideoInput{ID: uuid.NewString(), Title: title, Emotion: emotion, Gender: gender,
+	clip := func(title, emotion, gender, difficulty string, tags ...string) imports.VideoInput {
+		return imports.VideoInput{ID: uuid.NewString(), Title: title, Emotion: emotion, Gender: gender,
 			Difficulty: difficulty, Tags: tags, MediaFile: full, PreviewFile: preview, ThumbnailFile: thumb,
 			Location: "home", Orientation: "vertical", DurationSeconds: ptrTo(12.0), Width: ptrTo(1080),
 			Height: ptrTo(1920), FPS: ptrTo(30.0), ViralityScore: ptrTo(70),
 			Model: &catalog.VideoModel{ID: "m-1", Name: "Ava"}}
 	}
-	clips := []catalog.VideoInput{
+	clips := []imports.VideoInput{
 		clip("Woman laughing in a car", "laughing", "female", "easy", "car"),
 		clip("Man drinking coffee in the kitchen", "neutral", "male", "medium", "coffee"),
 		clip("Young woman laughing at her phone", "laughing", "female", "hard", "phone"),
@@ -54,7 +55,7 @@ func seedCatalog(t *testing.T, e *testEnv) map[string]uuid.UUID {
 	}
 	clips[3].ThumbnailFile, clips[3].PreviewFile, clips[3].Model = "", "", nil
 	svc := e.ctl.Catalog
-	if _, err := svc.ImportVideos(ctx, clips, "", nil); err != nil {
+	if _, err := e.ctl.Imports.ImportVideos(ctx, clips, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	catalogtest.MediaPassed(t, e.pool)

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"broll/catalog"
+	"broll/catalog/imports"
 	"broll/internal/apperr"
 )
 
@@ -49,7 +50,7 @@ func (s *server) opsImport(c *fiber.Ctx) error {
 	if len(raws) == 0 {
 		return apperr.New(apperr.Invalid, "the array holds no clips")
 	}
-	clips := make([]catalog.VideoInput, len(raws))
+	clips := make([]imports.VideoInput, len(raws))
 	var bad []videoError
 	for i, raw := range raws {
 		dec := json.NewDecoder(bytes.NewReader(raw))
@@ -66,8 +67,8 @@ func (s *server) opsImport(c *fiber.Ctx) error {
 		return rejectVideos(bad, len(raws))
 	}
 
-	res, err := s.catalog.ImportVideosWithin(c.UserContext(), principal(c).KeyID, s.importDir, clips)
-	var ie *catalog.ImportError
+	res, err := s.imports.ImportVideosWithin(c.UserContext(), principal(c).KeyID, s.importDir, clips)
+	var ie *imports.Error
 	if errors.As(err, &ie) {
 		for _, l := range ie.Lines {
 			bad = append(bad, videoError{Index: l.Line - 1, Field: l.Field, Message: l.Message})

@@ -3,7 +3,9 @@ package catalog
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -126,4 +128,46 @@ func (s *Service) relayBatch(ctx context.Context, only []int64) (int, error) {
 		return 0, fmt.Errorf("relay jobs: %w", err)
 	}
 	return len(jobs), nil
+}
+
+// Embedding tasks are enqueued in chunks from a few goroutines, because one
+// Redis round trip per clip would dominate a large import.
+const (
+	enqueueChunk   = 500
+	enqueueWorkers = 8
+)
+
+// enqueue hands ids to the embedding queue and returns how many it took.
+// Without a queue the clips stay pending until `brollctl clips reembed`.
+func (s *Service) enqueue(ctx context.Context, ids []uuid.UUID) (int, error) {
+	if s.queue == nil || len(ids) == 0 {
+		return 0, nil
+	}
+	if len(ids) <= enqueueChunk {
+		return s.queue.EnqueueEmbed(ctx, ids)
+	}
+	chunks := make(chan []uuid.UUID)
+	var mu sync.Mutex
+	var total int
+	var firstErr error
+	var wg sync.WaitGroup
+	for range min(enqueueWorkers, runtime.GOMAXPROCS(0)*2) {
+		wg.Go(func() {
+			for c := range chunks {
+				n, err := s.queue.EnqueueEmbed(ctx, c)
+				mu.Lock()
+				total += n
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for c := range slices.Chunk(ids, enqueueChunk) {
+		chunks <- c
+	}
+	close(chunks)
+	wg.Wait()
+	return total, firstErr
 }

@@ -11,8 +11,8 @@ import (
 	"broll/internal/database"
 )
 
-// The door through which the packages doing the catalog's jobs (package
-// mediajobs) write clips: the same primary, files, queue, marks and job
+// The door through which the packages doing the catalog's jobs (packages
+// mediajobs and imports) write clips: the same primary, files, queue, marks and job
 // outbox as the catalog's own writes, so that a clip's row changes one way.
 
 // Kinds of job in the outbox, for the packages that record them.
@@ -46,3 +46,7 @@ func RecordJobs(ctx context.Context, q database.Queryer, kind string, ids []uuid
 
 // Relay hands the jobs given to the queue after their commit (relay).
 func (s *Service) Relay(ctx context.Context, jobs []int64) (int, error) { return s.relay(ctx, jobs) }
+
+// Uploads are the files an import may name by upload_id; nil where nothing
+// is uploaded.
+func (s *Service) Uploads() *media.Uploads { return s.uploads }

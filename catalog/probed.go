@@ -8,7 +8,8 @@ import (
 
 // A probe's result is written on a clip's row by the media jobs (package
 // catalog/mediajobs) and by an import that probed its clips itself
-// (soundNow), through the same statement (SQLMediaDone) and arguments.
+// (catalog/imports soundNow), through the same statement (SQLMediaDone)
+// and arguments.
 
 // Probed is one clip's probe result and the preview and thumbnail
 // made for it, for sqlMediaDone.

@@ -7,6 +7,7 @@ import (
 
 	"broll/catalog"
 	"broll/catalog/catalogtest"
+	"broll/catalog/imports"
 	"broll/catalog/search"
 	"broll/internal/apperr"
 	"broll/wiring/wiringtest"
@@ -68,7 +69,7 @@ func TestRetire(t *testing.T) {
 	// Importing it again updates it but does not bring it back.
 	in := clip.In
 	in.Title = "Man drinking coffee in the kitchen, updated"
-	if _, err := f.Cat.ImportVideos(f.Ctx, []catalog.VideoInput{in}, f.Src, nil); err != nil {
+	if _, err := f.Imports.ImportVideos(f.Ctx, []imports.VideoInput{in}, f.Src, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.Cat.GetVideo(f.Ctx, clip.ID); apperr.CodeOf(err) != apperr.NotFound {

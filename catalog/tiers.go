@@ -57,16 +57,3 @@ func (s *Service) SetTier(ctx context.Context, name string, price money.Cents) (
 	}
 	return t, nil
 }
-
-// tierPrices maps tier names to prices, for validating imported clips.
-func (s *Service) tierPrices(ctx context.Context) (map[string]money.Cents, error) {
-	tiers, err := s.ListTiers(ctx)
-	if err != nil {
-		return nil, err
-	}
-	m := make(map[string]money.Cents, len(tiers))
-	for _, t := range tiers {
-		m[t.Name] = t.PriceCents
-	}
-	return m, nil
-}

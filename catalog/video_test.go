@@ -9,6 +9,7 @@ import (
 
 	"broll/catalog"
 	"broll/catalog/catalogtest"
+	"broll/catalog/imports"
 	"broll/internal/apperr"
 )
 
@@ -90,7 +91,7 @@ func TestOpenPublicMedia(t *testing.T) {
 	// the ETag.
 	in := f.ByKey["carSmile"].In
 	in.ThumbnailFile = "media/thumb.jpg"
-	if _, err := f.Cat.ImportVideos(f.Ctx, []catalog.VideoInput{in}, f.Src, nil); err != nil {
+	if _, err := f.Imports.ImportVideos(f.Ctx, []imports.VideoInput{in}, f.Src, nil); err != nil {
 		t.Fatal(err)
 	}
 	catalogtest.MediaPassed(t, f.Pool)
@@ -98,7 +99,7 @@ func TestOpenPublicMedia(t *testing.T) {
 	if body != "\xff\xd8\xff-thumbnail" {
 		t.Fatalf("preview fallback: %q", body)
 	}
-	if _, err := f.Cat.ImportVideos(f.Ctx, []catalog.VideoInput{in}, f.Src, nil); err != nil {
+	if _, err := f.Imports.ImportVideos(f.Ctx, []imports.VideoInput{in}, f.Src, nil); err != nil {
 		t.Fatal(err)
 	}
 	catalogtest.MediaPassed(t, f.Pool)

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"broll/catalog"
+	"broll/catalog/imports"
 	"broll/catalog/media"
 	"broll/internal/apperr"
 )
@@ -19,30 +20,30 @@ import (
 // MaxCount bounds `brollctl seed-demo --count`.
 const MaxCount = 100_000
 
-// Seed imports into cat count generated clips that read like a real UGC B-roll
-// library, with small real media files, through the same path as any
-// import (so their embeddings are queued). The catalog is a function of
+// Seed imports into cat, through imp, count generated clips that read like a
+// real UGC B-roll library, with small real media files, through the same
+// path as any import (so their embeddings are queued). The catalog is a function of
 // seed: clip i is the same whatever count is, so seeding again with the
 // same seed updates those clips instead of adding copies.
-func Seed(ctx context.Context, cat *catalog.Service, count int, seed int64) (catalog.ImportResult, error) {
+func Seed(ctx context.Context, cat *catalog.Service, imp *imports.Service, count int, seed int64) (imports.Result, error) {
 	if count < 1 || count > MaxCount {
-		return catalog.ImportResult{}, apperr.InvalidField("count", "count must be between 1 and %d", MaxCount)
+		return imports.Result{}, apperr.InvalidField("count", "count must be between 1 and %d", MaxCount)
 	}
 	tiers, err := cat.ListTiers(ctx)
 	if err != nil {
-		return catalog.ImportResult{}, fmt.Errorf("seed: %w", err)
+		return imports.Result{}, fmt.Errorf("seed: %w", err)
 	}
 	if len(tiers) == 0 {
-		return catalog.ImportResult{}, apperr.New(apperr.Invalid, "no difficulty tiers exist; create one with `brollctl tiers set`")
+		return imports.Result{}, apperr.New(apperr.Invalid, "no difficulty tiers exist; create one with `brollctl tiers set`")
 	}
 	dir, err := os.MkdirTemp("", "broll-seed-*")
 	if err != nil {
-		return catalog.ImportResult{}, fmt.Errorf("seed: %w", err)
+		return imports.Result{}, fmt.Errorf("seed: %w", err)
 	}
 	defer os.RemoveAll(dir)
 	files, err := writeDemoMedia(dir)
 	if err != nil {
-		return catalog.ImportResult{}, fmt.Errorf("seed: %w", err)
+		return imports.Result{}, fmt.Errorf("seed: %w", err)
 	}
 
 	names := make([]string, len(tiers))
@@ -50,7 +51,7 @@ func Seed(ctx context.Context, cat *catalog.Service, count int, seed int64) (cat
 		names[i] = t.Name
 	}
 	g := demoGen{seed: uint64(seed), tiers: tierPattern(names), media: files, words: newDemoWords()}
-	clips := make([]catalog.VideoInput, count)
+	clips := make([]imports.VideoInput, count)
 	for i := range clips {
 		clips[i] = g.clip(i)
 	}
@@ -60,7 +61,7 @@ func Seed(ctx context.Context, cat *catalog.Service, count int, seed int64) (cat
 			stateFigures(&clips[i], p)
 		}
 	}
-	res, err := cat.ImportProbed(ctx, clips, probed)
+	res, err := imp.ImportProbed(ctx, clips, probed)
 	if err != nil {
 		return res, fmt.Errorf("seed: %w", err)
 	}
@@ -72,7 +73,7 @@ func Seed(ctx context.Context, cat *catalog.Service, count int, seed int64) (cat
 // ops' mismatch report (clips status) is empty for the demo catalog. A
 // clip whose file was not probed states none; the worker's probe fills
 // them.
-func stateFigures(c *catalog.VideoInput, p media.Probe) {
+func stateFigures(c *imports.VideoInput, p media.Probe) {
 	w, h := p.Width, p.Height
 	c.Width, c.Height, c.Orientation = &w, &h, p.Orientation()
 	if p.MediaType == "video" {
@@ -86,7 +87,7 @@ func stateFigures(c *catalog.VideoInput, p media.Probe) {
 // ends, as clips are once the worker's probe has passed them. A file the
 // probe cannot read, or a machine without ffprobe, leaves its clips to the
 // worker's media job, which decides as for any import.
-func probeDemoMedia(ctx context.Context, clips []catalog.VideoInput) map[string]media.Probe {
+func probeDemoMedia(ctx context.Context, clips []imports.VideoInput) map[string]media.Probe {
 	probed := map[string]media.Probe{}
 	for _, c := range clips {
 		if _, seen := probed[c.MediaFile]; seen {
@@ -124,7 +125,7 @@ type demoGen struct {
 // emotions, 3 genders, 5 age ranges, 11 places, 7 orientation slots), so a
 // couple of hundred clips already cover every value and mix them well;
 // the words come from a random source of the clip's own.
-func (g demoGen) clip(i int) catalog.VideoInput {
+func (g demoGen) clip(i int) imports.VideoInput {
 	rng := rand.New(rand.NewPCG(g.seed, uint64(i)))
 	var raw [16]byte
 	for j := range raw {
@@ -177,7 +178,7 @@ func (g demoGen) clip(i int) catalog.VideoInput {
 		tags = append(tags, "9:16", "social")
 	}
 
-	c := catalog.VideoInput{
+	c := imports.VideoInput{
 		ID:          id.String(),
 		Title:       title,
 		Description: strings.Join(desc, " "),

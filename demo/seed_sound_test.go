@@ -15,7 +15,7 @@ import (
 func TestSeedDemoIsOnSaleAtOnce(t *testing.T) {
 	t.Parallel()
 	b := catalogtest.New(t, countingQueue{})
-	if _, err := Seed(b.Ctx, b.Cat, 40, 7); err != nil {
+	if _, err := Seed(b.Ctx, b.Cat, b.Imports, 40, 7); err != nil {
 		t.Fatal(err)
 	}
 	if n := b.Count(t, `SELECT count(*) FROM videos WHERE media_status <> 'ready' OR retired_at IS NOT NULL`); n != 0 {
@@ -41,7 +41,7 @@ func TestSeedDemoIsOnSaleAtOnce(t *testing.T) {
 func TestSeedDemoListingsMatchTheirFiles(t *testing.T) {
 	t.Parallel()
 	b := catalogtest.New(t, countingQueue{})
-	if _, err := Seed(b.Ctx, b.Cat, 120, 11); err != nil {
+	if _, err := Seed(b.Ctx, b.Cat, b.Imports, 120, 11); err != nil {
 		t.Fatal(err)
 	}
 	st, err := b.Cat.Status(b.Ctx, "m")

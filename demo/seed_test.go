@@ -9,6 +9,7 @@ import (
 
 	"broll/catalog"
 	"broll/catalog/catalogtest"
+	"broll/catalog/imports"
 	"broll/catalog/media"
 	"broll/internal/apperr"
 )
@@ -17,12 +18,12 @@ func TestSeedDemoCoversTheCatalog(t *testing.T) {
 	t.Parallel()
 	b := catalogtest.New(t, countingQueue{})
 	start := time.Now()
-	res, err := Seed(b.Ctx, b.Cat, 200, 42)
+	res, err := Seed(b.Ctx, b.Cat, b.Imports, 200, 42)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("seeded 200 clips in %v", time.Since(start))
-	if res != (catalog.ImportResult{Created: 200, Queued: 200}) {
+	if res != (imports.Result{Created: 200, Queued: 200}) {
 		t.Fatalf("result = %+v", res)
 	}
 
@@ -94,16 +95,16 @@ func TestSeedDemoCoversTheCatalog(t *testing.T) {
 	}
 
 	// The same seed names the same clips: seeding again updates them.
-	res, err = Seed(b.Ctx, b.Cat, 50, 42)
-	if err != nil || res != (catalog.ImportResult{Updated: 50}) {
+	res, err = Seed(b.Ctx, b.Cat, b.Imports, 50, 42)
+	if err != nil || res != (imports.Result{Updated: 50}) {
 		t.Fatalf("re-seed = %+v, %v", res, err)
 	}
-	if res, err = Seed(b.Ctx, b.Cat, 10, 7); err != nil || res.Created != 10 {
+	if res, err = Seed(b.Ctx, b.Cat, b.Imports, 10, 7); err != nil || res.Created != 10 {
 		t.Fatalf("other seed = %+v, %v", res, err)
 	}
 
 	for _, n := range []int{0, -1, MaxCount + 1} {
-		if _, err := Seed(b.Ctx, b.Cat, n, 1); apperr.CodeOf(err) != apperr.Invalid {
+		if _, err := Seed(b.Ctx, b.Cat, b.Imports, n, 1); apperr.CodeOf(err) != apperr.Invalid {
 			t.Errorf("Seed(%d) = %v", n, err)
 		}
 	}
@@ -116,7 +117,7 @@ func TestSeedDemoThousand(t *testing.T) {
 	t.Parallel()
 	b := catalogtest.New(t, countingQueue{})
 	start := time.Now()
-	res, err := Seed(b.Ctx, b.Cat, 1000, 1)
+	res, err := Seed(b.Ctx, b.Cat, b.Imports, 1000, 1)
 	if err != nil || res.Created != 1000 {
 		t.Fatalf("seed = %+v, %v", res, err)
 	}

@@ -23,6 +23,7 @@ var constructors = map[string][]string{
 	"broll/catalog":              {"NewService"},
 	"broll/catalog/media":        {"Open", "NewUploads"},
 	"broll/catalog/mediajobs":    {"New"},
+	"broll/catalog/imports":      {"New"},
 	"broll/catalog/search":       {"New", "NewService"},
 	"broll/webhook":              {"New", "NewDeliverer"},
 	"broll/embed":                {"Select", "NewCachedQueryEmbedder"},

@@ -24,6 +24,7 @@ import (
 	"broll/billing"
 	"broll/billing/license"
 	"broll/catalog"
+	"broll/catalog/imports"
 	"broll/catalog/media"
 	"broll/catalog/mediajobs"
 	"broll/catalog/search"
@@ -163,6 +164,8 @@ type Services struct {
 	// copies of purchased files.
 	Stamps  *license.Stamper
 	Catalog *catalog.Service
+	// Imports validates clips and writes them into the catalog.
+	Imports *imports.Service
 	// MediaJobs probes the catalog's clip files and makes their previews.
 	MediaJobs *mediajobs.Service
 	// Marks tell every node that clips or what a key owns changed (with
@@ -345,6 +348,7 @@ func (g *Services) build() {
 	}
 	g.Catalog = catalog.NewService(catalog.Options{Pool: pool, Reads: g.Reads, Media: g.Media, Queue: queue, Marks: mk, Uploads: g.Uploads})
 	g.MediaJobs = mediajobs.New(g.Catalog)
+	g.Imports = imports.New(g.Catalog)
 	g.Search = search.NewService(g.Catalog, search.Options{EfSearch: cfg.SemanticEfSearch})
 	if g.Embedder != nil {
 		g.QueryEmbedder = embed.NewCachedQueryEmbedder(g.Embedder, rdb, cfg.RedisPrefix+"qemb:", embed.DefaultQueryCacheTTL)

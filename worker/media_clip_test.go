@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"broll/catalog"
+	"broll/catalog/imports"
 	"broll/catalog/media"
 	"broll/embed"
 	"broll/internal/testkit"
@@ -32,7 +32,7 @@ func TestWorkerProbesImportedClips(t *testing.T) {
 		t.Fatal(err)
 	}
 	good, bad := uuid.New(), uuid.New()
-	_, err := e.cat.ImportVideos(ctx, []catalog.VideoInput{
+	_, err := e.imports.ImportVideos(ctx, []imports.VideoInput{
 		{ID: good.String(), Title: "Tall pattern", Emotion: "neutral", Gender: "female", Difficulty: "easy", MediaFile: video},
 		{ID: bad.String(), Title: "Broken file", Emotion: "neutral", Gender: "male", Difficulty: "easy", MediaFile: junk},
 	}, "", nil)

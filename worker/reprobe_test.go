@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"broll/catalog"
+	"broll/catalog/imports"
 	"broll/catalog/mediajobs"
 	"broll/embed"
 	"broll/internal/testkit"
@@ -29,15 +29,15 @@ func TestReprobeMendsStoredClips(t *testing.T) {
 	e := setup(t)
 	ctx := context.Background()
 	stale, same, broken := uuid.New(), uuid.New(), uuid.New()
-	var clips []catalog.VideoInput
+	var clips []imports.VideoInput
 	for _, c := range []struct {
 		id    uuid.UUID
 		title string
 	}{{stale, "Skater in the park"}, {same, "Cook in the kitchen"}, {broken, "Runner by the river"}} {
-		clips = append(clips, catalog.VideoInput{ID: c.id.String(), Title: c.title, Emotion: "happy", Gender: "female",
+		clips = append(clips, imports.VideoInput{ID: c.id.String(), Title: c.title, Emotion: "happy", Gender: "female",
 			Difficulty: "easy", MediaFile: testkit.RenderVideo(t, 320, 180, 1)})
 	}
-	if _, err := e.cat.ImportVideos(ctx, clips, "", nil); err != nil {
+	if _, err := e.imports.ImportVideos(ctx, clips, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	e.start(t, embed.NewBuiltin(), worker.Options{})

@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/catalog"
+	"broll/catalog/imports"
 	"broll/catalog/media"
 	"broll/catalog/mediajobs"
 	"broll/embed"
@@ -41,6 +42,7 @@ type env struct {
 	// embedQueue is the test's embedding queue.
 	embedQueue string
 	cat        *catalog.Service
+	imports    *imports.Service
 	mediaJobs  *mediajobs.Service
 	media      media.Store
 	client     *asynq.Client
@@ -68,7 +70,7 @@ func setup(t *testing.T) *env {
 	e := &env{pool: pool, rdb: rds.Client, cfg: cfg, prefix: rds.Prefix, embedQueue: tasks.EmbedQueue(rds.Prefix),
 		client: client, insp: insp}
 	g := e.graph(t, wiring.Options{Parts: wiring.CLIParts})
-	e.cat, e.mediaJobs, e.media, e.queue = g.Catalog, g.MediaJobs, g.Media, g.Queue
+	e.cat, e.imports, e.mediaJobs, e.media, e.queue = g.Catalog, g.Imports, g.MediaJobs, g.Media, g.Queue
 	return e
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/catalog"
+	"broll/catalog/imports"
 	"broll/catalog/media"
 	"broll/embed"
 	"broll/internal/money"
@@ -29,6 +30,8 @@ type Catalog struct {
 	Media *media.Local
 	// Src is a directory for import sources.
 	Src string
+	// Imports imports clips into Cat.
+	Imports *imports.Service
 }
 
 // New returns a fresh catalog whose embeddings go to queue (nil: none).
@@ -39,7 +42,8 @@ func New(t testing.TB, queue catalog.EmbedQueue) *Catalog {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Catalog{Ctx: context.Background(), Pool: pool, Cat: Over(pool, store, queue), Media: store, Src: t.TempDir()}
+	cat := Over(pool, store, queue)
+	return &Catalog{Ctx: context.Background(), Pool: pool, Cat: cat, Imports: imports.New(cat), Media: store, Src: t.TempDir()}
 }
 
 // Over returns a catalog over pool, storing clip files in store and
@@ -66,7 +70,7 @@ type Fixture struct {
 type Clip struct {
 	Key     string
 	ID      uuid.UUID
-	In      catalog.VideoInput
+	In      imports.VideoInput
 	Age     int // minutes before now: created_at order
 	Retired bool
 	Ready   bool // has a current-model vector
@@ -77,7 +81,7 @@ func ptr[T any](v T) *T { return &v }
 // named clips; the tests refer to them by key.
 func namedClips() []Clip {
 	c := func(key, title, emotion, gender, age, loc, media, orient string, dur *float64, diff string, vir *int, model *catalog.VideoModel, tags ...string) Clip {
-		return Clip{Key: key, In: catalog.VideoInput{Title: title, Emotion: emotion, Gender: gender, AgeRange: age,
+		return Clip{Key: key, In: imports.VideoInput{Title: title, Emotion: emotion, Gender: gender, AgeRange: age,
 			Location: loc, MediaType: media, Orientation: orient, DurationSeconds: dur, Difficulty: diff,
 			ViralityScore: vir, Model: model, Tags: tags}}
 	}
@@ -104,7 +108,7 @@ func fillerClips(n int) []Clip {
 	tiers := []string{"easy", "medium", "hard"}
 	out := make([]Clip, n)
 	for i := range out {
-		in := catalog.VideoInput{
+		in := imports.VideoInput{
 			Title:       fmt.Sprintf("Person number %d standing in the %s", i, places[i%3]),
 			Emotion:     catalog.Emotions()[i%13],
 			Gender:      catalog.Genders()[i%3],
@@ -136,7 +140,7 @@ func NewFixture(t testing.TB) *Fixture {
 	thumb := b.WriteFile(t, "media/thumb.jpg", []byte("\xff\xd8\xff-thumbnail"))
 
 	f.Clips = append(namedClips(), fillerClips(40)...)
-	inputs := make([]catalog.VideoInput, len(f.Clips))
+	inputs := make([]imports.VideoInput, len(f.Clips))
 	ids := make([]uuid.UUID, len(f.Clips))
 	for i := range f.Clips {
 		fc := &f.Clips[i]
@@ -148,7 +152,7 @@ func NewFixture(t testing.TB) *Fixture {
 		inputs[i], ids[i] = fc.In, fc.ID
 		f.ByKey[fc.Key] = fc
 	}
-	if _, err := b.Cat.ImportVideos(b.Ctx, inputs, b.Src, nil); err != nil {
+	if _, err := b.Imports.ImportVideos(b.Ctx, inputs, b.Src, nil); err != nil {
 		t.Fatal(err)
 	}
 	MediaPassed(t, b.Pool)

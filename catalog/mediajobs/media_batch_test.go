@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"broll/catalog"
+	"broll/catalog/imports"
 )
 
 // A media batch writes its clips in one go: the sound one on sale with its
@@ -23,12 +23,12 @@ func TestMediaBatchStoresOnceAndSkipsReimported(t *testing.T) {
 	b.writeFile(t, "good.mp4", video)
 	b.writeFile(t, "cut.mp4", video[:len(video)/2])
 	sound, corrupt, again := uuid.New(), uuid.New(), uuid.New()
-	clip := func(id uuid.UUID, title, file string) catalog.VideoInput {
-		return catalog.VideoInput{ID: id.String(), Title: title, Emotion: "happy", Gender: "female", Difficulty: "easy", MediaFile: file}
+	clip := func(id uuid.UUID, title, file string) imports.VideoInput {
+		return imports.VideoInput{ID: id.String(), Title: title, Emotion: "happy", Gender: "female", Difficulty: "easy", MediaFile: file}
 	}
-	clips := []catalog.VideoInput{clip(sound, "Zebra at dawn", "good.mp4"), clip(corrupt, "Zebra cut short", "cut.mp4"),
+	clips := []imports.VideoInput{clip(sound, "Zebra at dawn", "good.mp4"), clip(corrupt, "Zebra cut short", "cut.mp4"),
 		clip(again, "Zebra imported twice", "good.mp4")}
-	if _, err := b.cat.ImportVideos(b.ctx, clips, b.src, nil); err != nil {
+	if _, err := b.imp.ImportVideos(b.ctx, clips, b.src, nil); err != nil {
 		t.Fatal(err)
 	}
 	probed, err := b.svc.ProbePending(b.ctx, []uuid.UUID{sound, corrupt, again, uuid.New()}, "m")
@@ -45,7 +45,7 @@ func TestMediaBatchStoresOnceAndSkipsReimported(t *testing.T) {
 		vectors[p.ID] = vec
 	}
 	// Imported again between its probe and the batch's write.
-	if _, err := b.cat.ImportVideos(b.ctx, clips[2:], b.src, nil); err != nil {
+	if _, err := b.imp.ImportVideos(b.ctx, clips[2:], b.src, nil); err != nil {
 		t.Fatal(err)
 	}
 	res, err := b.svc.StoreProbed(b.ctx, "m", probed, vectors)

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"broll/catalog"
+	"broll/catalog/imports"
 )
 
 // A line whose figures disagree with its file: the clip shows the file's
@@ -29,14 +30,14 @@ func TestProbeMismatchesAreShown(t *testing.T) {
 	wrong, near, bare := uuid.New(), uuid.New(), uuid.New()
 	num := func(v float64) *float64 { return &v }
 	i := func(v int) *int { return &v }
-	clip := func(id uuid.UUID, title string) catalog.VideoInput {
-		return catalog.VideoInput{ID: id.String(), Title: title, Emotion: "happy", Gender: "female", Difficulty: "easy", MediaFile: "v.mp4"}
+	clip := func(id uuid.UUID, title string) imports.VideoInput {
+		return imports.VideoInput{ID: id.String(), Title: title, Emotion: "happy", Gender: "female", Difficulty: "easy", MediaFile: "v.mp4"}
 	}
 	w := clip(wrong, "Listed as a tall phone clip")
 	w.Width, w.Height, w.DurationSeconds, w.FPS, w.Orientation = i(1080), i(1920), num(28.4), num(30), "vertical"
 	c := clip(near, "Listed within a frame")
 	c.Width, c.Height, c.DurationSeconds, c.FPS, c.Orientation = i(160), i(90), num(2.03), num(25.1), "horizontal"
-	if _, err := b.cat.ImportVideos(b.ctx, []catalog.VideoInput{w, c, clip(bare, "Listed bare")}, b.src, nil); err != nil {
+	if _, err := b.imp.ImportVideos(b.ctx, []imports.VideoInput{w, c, clip(bare, "Listed bare")}, b.src, nil); err != nil {
 		t.Fatal(err)
 	}
 	probed, err := b.svc.ProbePending(b.ctx, []uuid.UUID{wrong, near, bare}, "m")
@@ -84,7 +85,7 @@ func TestProbeMismatchesAreShown(t *testing.T) {
 	// The line corrected and imported again: the next probe compares
 	// afresh, and the report is empty.
 	w.Width, w.Height, w.DurationSeconds, w.FPS, w.Orientation = i(160), i(90), num(2), num(25), "horizontal"
-	if _, err := b.cat.ImportVideos(b.ctx, []catalog.VideoInput{w}, b.src, nil); err != nil {
+	if _, err := b.imp.ImportVideos(b.ctx, []imports.VideoInput{w}, b.src, nil); err != nil {
 		t.Fatal(err)
 	}
 	probed, err = b.svc.ProbePending(b.ctx, []uuid.UUID{wrong}, "m")
@@ -142,7 +143,7 @@ func TestTrailingBytesNotedByTheProbe(t *testing.T) {
 	tail := bytes.Repeat([]byte("uploader note "), 219)[:3066]
 	b.writeFile(t, "tail.mp4", append(video, tail...))
 	id := uuid.New()
-	if _, err := b.cat.ImportVideos(b.ctx, []catalog.VideoInput{{ID: id.String(), Title: "Appended to", Emotion: "happy",
+	if _, err := b.imp.ImportVideos(b.ctx, []imports.VideoInput{{ID: id.String(), Title: "Appended to", Emotion: "happy",
 		Gender: "female", Difficulty: "easy", MediaFile: "tail.mp4"}}, b.src, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/catalog"
+	"broll/catalog/imports"
 	"broll/catalog/media"
 	"broll/internal/testkit"
 )
@@ -20,7 +21,8 @@ func (takeEmbeds) EnqueueEmbed(_ context.Context, ids []uuid.UUID) (int, error) 
 
 type bundle struct {
 	ctx context.Context
-	// cat imports the clips the jobs of svc then work on.
+	// imp imports into cat the clips the jobs of svc then work on.
+	imp   *imports.Service
 	cat   *catalog.Service
 	svc   *Service
 	pool  *pgxpool.Pool
@@ -37,7 +39,7 @@ func setup(t *testing.T) bundle {
 		t.Fatal(err)
 	}
 	cat := catalog.NewService(catalog.Options{Pool: pool, Media: store, Queue: takeEmbeds{}, Uploads: media.NewUploads(pool, store)})
-	return bundle{ctx: context.Background(), cat: cat, svc: New(cat), pool: pool, media: store, src: t.TempDir()}
+	return bundle{ctx: context.Background(), imp: imports.New(cat), cat: cat, svc: New(cat), pool: pool, media: store, src: t.TempDir()}
 }
 
 // writeFile writes a source file under b.src and returns its relative path.
@@ -55,14 +57,14 @@ func (b bundle) count(t *testing.T, query string, args ...any) int {
 func importN(t *testing.T, b bundle, n int) []uuid.UUID {
 	t.Helper()
 	b.writeFile(t, "media/full.avi", []byte("RIFF"))
-	clips := make([]catalog.VideoInput, n)
+	clips := make([]imports.VideoInput, n)
 	ids := make([]uuid.UUID, n)
 	for i := range clips {
 		ids[i] = uuid.New()
-		clips[i] = catalog.VideoInput{ID: ids[i].String(), Title: "Man waiting for the bus", Emotion: "neutral",
+		clips[i] = imports.VideoInput{ID: ids[i].String(), Title: "Man waiting for the bus", Emotion: "neutral",
 			Gender: "male", Difficulty: "easy", MediaFile: "media/full.avi"}
 	}
-	if _, err := b.cat.ImportVideos(b.ctx, clips, b.src, nil); err != nil {
+	if _, err := b.imp.ImportVideos(b.ctx, clips, b.src, nil); err != nil {
 		t.Fatal(err)
 	}
 	return ids

@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"broll/catalog"
 	"broll/catalog/catalogtest"
+	"broll/catalog/imports"
 	"broll/internal/apperr"
 )
 
@@ -79,9 +79,9 @@ func TestCursorStableWhileImporting(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for i := range 10 {
-			in := []catalog.VideoInput{{Title: fmt.Sprintf("New clip %d", i), Emotion: "happy", Gender: "female",
+			in := []imports.VideoInput{{Title: fmt.Sprintf("New clip %d", i), Emotion: "happy", Gender: "female",
 				Difficulty: "easy", MediaFile: full}}
-			if _, err := f.Cat.ImportVideos(f.Ctx, in, f.Src, nil); err != nil {
+			if _, err := f.Imports.ImportVideos(f.Ctx, in, f.Src, nil); err != nil {
 				errs <- err
 				return
 			}

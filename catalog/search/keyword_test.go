@@ -8,6 +8,7 @@ import (
 
 	"broll/catalog"
 	"broll/catalog/catalogtest"
+	"broll/catalog/imports"
 )
 
 // walkFixture is a catalog where "sunset" is in many clips, in the title of
@@ -191,9 +192,9 @@ func TestKeywordPostingsFollowTheClip(t *testing.T) {
 	f := newWalkFixture(t)
 	media := f.WriteFile(t, "media/full.avi", []byte("RIFF0000AVI "))
 	id := uuid.New()
-	in := catalog.VideoInput{ID: id.String(), Title: "Plain evening scene", Description: "a sunset far away", Emotion: "neutral",
+	in := imports.VideoInput{ID: id.String(), Title: "Plain evening scene", Description: "a sunset far away", Emotion: "neutral",
 		Gender: "male", Difficulty: "easy", MediaFile: media}
-	if _, err := f.Cat.ImportVideos(f.Ctx, []catalog.VideoInput{in}, f.Src, nil); err != nil {
+	if _, err := f.Imports.ImportVideos(f.Ctx, []imports.VideoInput{in}, f.Src, nil); err != nil {
 		t.Fatal(err)
 	}
 	catalogtest.MediaPassed(t, f.Pool)
@@ -210,7 +211,7 @@ func TestKeywordPostingsFollowTheClip(t *testing.T) {
 	}
 	// The word now in the title, twice, and in the tags: the best clip.
 	in.Title, in.Tags = "Sunset, sunset over the sea", []string{"sunset"}
-	if _, err := f.Cat.ImportVideos(f.Ctx, []catalog.VideoInput{in}, f.Src, nil); err != nil {
+	if _, err := f.Imports.ImportVideos(f.Ctx, []imports.VideoInput{in}, f.Src, nil); err != nil {
 		t.Fatal(err)
 	}
 	catalogtest.MediaPassed(t, f.Pool)
@@ -235,7 +236,7 @@ func TestKeywordPostingsFollowTheClip(t *testing.T) {
 	// Retired, the clip leaves the walk's postings, and a re-import (which
 	// leaves it retired) does not put them back.
 	in.Title = "Sunset, sunset, sunset"
-	if _, err := f.Cat.ImportVideos(f.Ctx, []catalog.VideoInput{in}, f.Src, nil); err != nil {
+	if _, err := f.Imports.ImportVideos(f.Ctx, []imports.VideoInput{in}, f.Src, nil); err != nil {
 		t.Fatal(err)
 	}
 	var left int

@@ -12,7 +12,7 @@ import (
 	"broll/billing"
 	"broll/billing/billingtest"
 	"broll/billing/license"
-	"broll/catalog"
+	"broll/catalog/imports"
 	"broll/internal/apperr"
 	"broll/internal/testkit"
 	"broll/wiring"
@@ -23,7 +23,7 @@ func (e *stampEnv) importClip(t *testing.T, file string) uuid.UUID {
 	t.Helper()
 	ctx := context.Background()
 	id := uuid.New()
-	if _, err := e.ctl.Catalog.ImportVideos(ctx, []catalog.VideoInput{{ID: id.String(), Title: "Test pattern",
+	if _, err := e.ctl.Imports.ImportVideos(ctx, []imports.VideoInput{{ID: id.String(), Title: "Test pattern",
 		Emotion: "neutral", Gender: "female", Difficulty: "easy", MediaFile: file}}, "", nil); err != nil {
 		t.Fatal(err)
 	}

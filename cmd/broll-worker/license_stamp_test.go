@@ -24,7 +24,7 @@ import (
 	"broll/api"
 	"broll/billing/billingtest"
 	"broll/billing/license"
-	"broll/catalog"
+	"broll/catalog/imports"
 	"broll/catalog/media"
 	"broll/internal/config"
 	"broll/internal/testkit"
@@ -226,7 +226,7 @@ func TestDeliveredFileCarriesItsLicence(t *testing.T) {
 			e := newStampEnv(t, store == "s3")
 			ctx := context.Background()
 			id := uuid.New()
-			if _, err := e.ctl.Catalog.ImportVideos(ctx, []catalog.VideoInput{{ID: id.String(), Title: "Test pattern",
+			if _, err := e.ctl.Imports.ImportVideos(ctx, []imports.VideoInput{{ID: id.String(), Title: "Test pattern",
 				Emotion: "neutral", Gender: "female", Difficulty: "easy", MediaFile: file}}, "", nil); err != nil {
 				t.Fatal(err)
 			}

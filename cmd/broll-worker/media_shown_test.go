@@ -15,7 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"broll/billing/billingtest"
-	"broll/catalog"
+	"broll/catalog/imports"
 )
 
 // ffmpegTo runs ffmpeg (installed by deploy/local/stack.sh) writing out.
@@ -83,7 +83,7 @@ func TestClipsAreListedAsPlayersShowThem(t *testing.T) {
 	e := newStampEnv(t, false)
 	ctx := context.Background()
 	phoneID, trailingID := uuid.New(), uuid.New()
-	if _, err := e.ctl.Catalog.ImportVideos(ctx, []catalog.VideoInput{
+	if _, err := e.ctl.Imports.ImportVideos(ctx, []imports.VideoInput{
 		{ID: phoneID.String(), Title: "Selfie upright", Emotion: "happy", Gender: "female", Difficulty: "easy", MediaFile: phone},
 		{ID: trailingID.String(), Title: "Tool upload", Emotion: "neutral", Gender: "male", Difficulty: "easy", MediaFile: trailing},
 	}, "", nil); err != nil {

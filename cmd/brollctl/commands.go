@@ -16,6 +16,7 @@ import (
 	"broll/billing"
 	"broll/billing/license"
 	"broll/catalog"
+	"broll/catalog/imports"
 	"broll/catalog/mediajobs"
 	"broll/demo"
 	"broll/internal/apperr"
@@ -35,6 +36,8 @@ type env struct {
 	tenancy *tenancy.Service
 	billing *billing.Service
 	catalog *catalog.Service
+	// imports imports clips into the catalog.
+	imports *imports.Service
 	// mediaJobs reprobes the catalog's clip files.
 	mediaJobs *mediajobs.Service
 	// sessions are the dashboard's, which a password reset ends.
@@ -69,7 +72,7 @@ func (c *cli) withParts(ctx context.Context, parts wiring.Parts, fn call) (any, 
 	}
 	defer g.Close()
 	return fn(ctx, &env{
-		cfg: cfg, rdb: g.Redis, tenancy: g.Tenancy, billing: g.Billing, catalog: g.Catalog, mediaJobs: g.MediaJobs,
+		cfg: cfg, rdb: g.Redis, tenancy: g.Tenancy, billing: g.Billing, catalog: g.Catalog, imports: g.Imports, mediaJobs: g.MediaJobs,
 		sessions: g.Sessions, revoker: g.Revoker, licenses: g.Licenses, stamps: g.Stamps,
 	})
 }
@@ -318,7 +321,7 @@ func (c *cli) clipsImport(f *flags) action {
 			in, baseDir = file, filepath.Dir(path)
 		}
 		return c.with(ctx, func(ctx context.Context, e *env) (any, error) {
-			return e.catalog.Import(ctx, in, baseDir, c.progress("import", "lines"))
+			return e.imports.Import(ctx, in, baseDir, c.progress("import", "lines"))
 		})
 	}
 }
@@ -379,7 +382,7 @@ func (c *cli) seedDemo(f *flags) action {
 			return nil, apperr.InvalidField("count", "--count must be between 1 and 1000000, got %s", strconv.Itoa(*count))
 		}
 		return c.with(ctx, func(ctx context.Context, e *env) (any, error) {
-			return demo.Seed(ctx, e.catalog, *count, time.Now().UnixNano())
+			return demo.Seed(ctx, e.catalog, e.imports, *count, time.Now().UnixNano())
 		})
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"syscall"
 
-	"broll/catalog"
+	"broll/catalog/imports"
 	"broll/internal/apperr"
 	"broll/internal/redisx"
 )
@@ -61,7 +61,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 }
 
 func (c *cli) fail(err error) int {
-	var ie *catalog.ImportError
+	var ie *imports.Error
 	switch {
 	case errors.Is(err, errUsage):
 		fmt.Fprintf(c.stderr, "brollctl: %s\n\n%s\n", strings.TrimPrefix(err.Error(), "usage: "), c.usage())

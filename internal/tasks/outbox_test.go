@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/catalog"
+	"broll/catalog/imports"
 	"broll/catalog/mediajobs"
 	"broll/catalog/search"
 	"broll/embed"
@@ -67,7 +68,7 @@ func TestRedisAwayLosesNoWork(t *testing.T) {
 
 	file := testkit.RenderVideo(t, 64, 36, 0.5)
 	ids := []uuid.UUID{uuid.New(), uuid.New()}
-	clips := []catalog.VideoInput{
+	clips := []imports.VideoInput{
 		{ID: ids[0].String(), Title: "Woman jogging in the park", Emotion: "confident", Gender: "female",
 			Difficulty: "easy", MediaFile: file, Orientation: "horizontal"},
 		// No orientation: the probe fills it, which changes the embedded text.
@@ -76,8 +77,8 @@ func TestRedisAwayLosesNoWork(t *testing.T) {
 	}
 
 	t.Run("import", func(t *testing.T) {
-		res, err := away.ImportVideos(ctx, clips, "", nil)
-		if err != nil || res != (catalog.ImportResult{Created: 2, Queued: 2}) {
+		res, err := awayGraph.Imports.ImportVideos(ctx, clips, "", nil)
+		if err != nil || res != (imports.Result{Created: 2, Queued: 2}) {
 			t.Fatalf("import with Redis away = %+v, %v", res, err)
 		}
 		// A clip waiting for its probe is embedded by its media batch.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"broll/catalog"
+	"broll/catalog/imports"
 	"broll/internal/config"
 	"broll/internal/tasks"
 	"broll/internal/testkit"
@@ -42,12 +43,12 @@ func TestImportEnqueuesAsynqTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	// More than one of the catalog's enqueue chunks (500 clips).
-	clips := make([]catalog.VideoInput, 520)
+	clips := make([]imports.VideoInput, 520)
 	for i := range clips {
-		clips[i] = catalog.VideoInput{Title: "Woman jogging in the park", Emotion: "confident", Gender: "female",
+		clips[i] = imports.VideoInput{Title: "Woman jogging in the park", Emotion: "confident", Gender: "female",
 			Difficulty: "medium", MediaFile: "media/full.avi"}
 	}
-	res, err := svc.ImportVideos(context.Background(), clips, src, nil)
+	res, err := g.Imports.ImportVideos(context.Background(), clips, src, nil)
 	if err != nil || res.Queued != len(clips) {
 		t.Fatalf("import = %+v, %v", res, err)
 	}

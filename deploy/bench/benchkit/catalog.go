@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/catalog"
+	"broll/catalog/imports"
 	"broll/embed"
 	"broll/internal/config"
 	"broll/internal/database"
@@ -32,10 +33,10 @@ var (
 
 // RandomClip is the i-th generated clip: every filter field set, so that
 // each filter and each emotion's graph has its share of the catalog.
-func RandomClip(rng *rand.Rand, i int) catalog.VideoInput {
+func RandomClip(rng *rand.Rand, i int) imports.VideoInput {
 	emotions, genders, ages := catalog.Emotions(), catalog.Genders(), catalog.AgeRanges()
 	dur, vir := math.Round((3+rng.Float64()*27)*10)/10, rng.IntN(101)
-	return catalog.VideoInput{
+	return imports.VideoInput{
 		Title: fmt.Sprintf("%s %s #%d", People[rng.IntN(len(People))], Actions[rng.IntN(len(Actions))], i),
 		Tags:  []string{"ugc", Places[rng.IntN(len(Places))]}, Emotion: emotions[rng.IntN(len(emotions))],
 		Gender: genders[rng.IntN(len(genders))], AgeRange: ages[rng.IntN(len(ages))],
@@ -50,7 +51,7 @@ func SemanticQuery(rng *rand.Rand) string {
 }
 
 // ImportCatalog writes n generated clips as JSON Lines and imports them
-// through catalog.Import (the path of `brollctl clips import`) in chunks
+// through imports.Import (the path of `brollctl clips import`) in chunks
 // (one import holds its clips in memory), each clip with three small media
 // files that the import copies into media storage.
 func ImportCatalog(ctx context.Context, pool *pgxpool.Pool, n int, seed uint64) error {
@@ -75,7 +76,7 @@ func ImportCatalog(ctx context.Context, pool *pgxpool.Pool, n int, seed uint64) 
 		return err
 	}
 	defer g.Close()
-	svc := g.Catalog
+	svc := g.Imports
 	rng := rand.New(rand.NewPCG(seed, 2))
 	const chunk = 20_000
 	for done := 0; done < n; {

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"broll/catalog"
+	"broll/catalog/imports"
 )
 
 // clipFiles are one distinct clip's real files, relative to the import
@@ -93,7 +94,7 @@ func writeLines(path string, n int, files []clipFiles, previews bool) error {
 	for i := range n {
 		cf := files[i%len(files)]
 		vir := rng.IntN(101)
-		line := catalog.VideoInput{
+		line := imports.VideoInput{
 			Title: fmt.Sprintf("%s %s benchclip%d", people[rng.IntN(len(people))], actions[rng.IntN(len(actions))], i),
 			Tags:  []string{"ugc", places[rng.IntN(len(places))]}, Emotion: emotions[rng.IntN(len(emotions))],
 			Gender: genders[rng.IntN(len(genders))], AgeRange: ages[rng.IntN(len(ages))],

@@ -26,7 +26,7 @@ import (
 // The model name the benchmark's vectors are stored under.
 const benchModel = "bench-random"
 
-// importThroughput sends n generated clips through catalog.Import, the
+// importThroughput sends n generated clips through imports.Import, the
 // path of `brollctl clips import` and the ops endpoint: parse, validate,
 // copy three media files per clip, stage with COPY, upsert. The clips are
 // deleted afterwards; the searched catalog is loaded by loadCatalog.
@@ -63,7 +63,7 @@ func importThroughput(ctx context.Context, pool *pgxpool.Pool, n int, seed uint6
 		return 0, err
 	}
 	defer g.Close()
-	svc := g.Catalog
+	svc := g.Imports
 	start := time.Now()
 	res, err := svc.Import(ctx, &lines, src, nil)
 	elapsed := time.Since(start)

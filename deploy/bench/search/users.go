@@ -41,7 +41,7 @@ type userOptions struct {
 	only string
 }
 
-// runUsers imports o.clips clips through catalog.Import (the path of
+// runUsers imports o.clips clips through imports.Import (the path of
 // `brollctl clips import`), embeds o.vectors of them with the built-in
 // embedder through the worker's store path, starts the API as
 // cmd/broll-api builds it and loads every query class of the catalog with
@@ -69,7 +69,7 @@ func runUsers(o userOptions) error {
 			return fmt.Errorf("import: %w", err)
 		}
 		imported := time.Since(start)
-		fmt.Printf("import (catalog.Import, JSON Lines, 3 media files per clip): %d clips in %s = %.0f clips/s\n",
+		fmt.Printf("import (imports.Import, JSON Lines, 3 media files per clip): %d clips in %s = %.0f clips/s\n",
 			o.clips, imported.Round(time.Millisecond), float64(o.clips)/imported.Seconds())
 		start = time.Now()
 		if err := benchkit.EmbedCatalog(ctx, pool, builtin, o.vectors); err != nil {

@@ -1,4 +1,4 @@
-package catalog
+package imports
 
 import (
 	"bufio"
@@ -18,8 +18,8 @@ import (
 	"broll/internal/apperr"
 )
 
-// ImportResult counts what an import did.
-type ImportResult struct {
+// Result counts what an import did.
+type Result struct {
 	Created int `json:"created"`
 	Updated int `json:"updated"`
 	// Queued is how many clips were queued for the embedding worker: the
@@ -29,10 +29,10 @@ type ImportResult struct {
 	Queued int `json:"queued"`
 }
 
-// ImportError lists every bad clip of a rejected import. Nothing of such an
+// Error lists every bad clip of a rejected import. Nothing of such an
 // import is written. It unwraps to an invalid_request *apperr.Error whose
 // "errors" field carries the lines, so the HTTP layer renders it as a 400.
-type ImportError struct {
+type Error struct {
 	Lines []LineError
 	// Code is the conflict every problem is (upload_incomplete,
 	// upload_claimed: the lines are fine, the uploads they name cannot be
@@ -45,7 +45,7 @@ const errorsShown = 5
 
 // BadLines counts the lines at fault; Lines has one entry per problem, so
 // a line with several problems appears in it several times.
-func (e *ImportError) BadLines() int {
+func (e *Error) BadLines() int {
 	bad := map[int]bool{}
 	for _, l := range e.Lines {
 		bad[l.Line] = true
@@ -53,7 +53,7 @@ func (e *ImportError) BadLines() int {
 	return len(bad)
 }
 
-func (e *ImportError) Error() string {
+func (e *Error) Error() string {
 	var b strings.Builder
 	what := "invalid line(s)"
 	if e.Code != "" {
@@ -73,7 +73,7 @@ func (e *ImportError) Error() string {
 
 // Unwrap makes the rejection an invalid_request (or its conflict) for
 // apperr.As and CodeOf.
-func (e *ImportError) Unwrap() error {
+func (e *Error) Unwrap() error {
 	code := e.Code
 	if code == "" {
 		code = apperr.Invalid
@@ -88,10 +88,10 @@ const maxLineBytes = 1 << 20
 // see ImportVideos. Relative file paths resolve against baseDir (the
 // directory of the file, or "" for the working directory). progress, if
 // not nil, is called every few thousand clips and once at the end.
-func (s *Service) Import(ctx context.Context, r io.Reader, baseDir string, progress func(done, total int)) (ImportResult, error) {
+func (s *Service) Import(ctx context.Context, r io.Reader, baseDir string, progress func(done, total int)) (Result, error) {
 	v, err := s.newValidator(ctx, baseDir)
 	if err != nil {
-		return ImportResult{}, err
+		return Result{}, err
 	}
 	var clips []validVideo
 	var bad []LineError
@@ -113,10 +113,10 @@ func (s *Service) Import(ctx context.Context, r io.Reader, baseDir string, progr
 		}
 	})
 	if err != nil {
-		return ImportResult{}, fmt.Errorf("import: read: %w", err)
+		return Result{}, fmt.Errorf("import: read: %w", err)
 	}
 	if len(bad) > 0 {
-		return ImportResult{}, v.rejection(bad)
+		return Result{}, v.rejection(bad)
 	}
 	return s.importValid(ctx, clips, progress)
 }
@@ -127,10 +127,10 @@ func (s *Service) Import(ctx context.Context, r io.Reader, baseDir string, progr
 // none). New clips and clips whose embedded text changed get their
 // embedding reset and are queued for the worker. A LineError's Line is the
 // clip's 1-based position in clips.
-func (s *Service) ImportVideos(ctx context.Context, clips []VideoInput, baseDir string, progress func(done, total int)) (ImportResult, error) {
+func (s *Service) ImportVideos(ctx context.Context, clips []VideoInput, baseDir string, progress func(done, total int)) (Result, error) {
 	v, err := s.newValidator(ctx, baseDir)
 	if err != nil {
-		return ImportResult{}, err
+		return Result{}, err
 	}
 	return s.importVideos(ctx, v, clips, progress)
 }
@@ -140,10 +140,10 @@ func (s *Service) ImportVideos(ctx context.Context, clips []VideoInput, baseDir 
 // symbolic links followed, to a regular file inside root, and the uploads
 // named must be those of the ops key keyID. Without root (none set, or not
 // there) clips may still name uploads; a file path is then refused.
-func (s *Service) ImportVideosWithin(ctx context.Context, keyID uuid.UUID, root string, clips []VideoInput) (ImportResult, error) {
+func (s *Service) ImportVideosWithin(ctx context.Context, keyID uuid.UUID, root string, clips []VideoInput) (Result, error) {
 	v, err := s.newValidator(ctx, root)
 	if err != nil {
-		return ImportResult{}, err
+		return Result{}, err
 	}
 	if s.media != nil {
 		v.upload = func(id uuid.UUID) (media.UploadFile, bool, error) { return s.uploads.Find(ctx, keyID, id) }
@@ -161,16 +161,16 @@ func (s *Service) ImportVideosWithin(ctx context.Context, keyID uuid.UUID, root 
 // whose file was probed and that brings its preview and thumbnail is on
 // sale at once, with no media job. The demo seed, which makes its own
 // files, imports this way.
-func (s *Service) ImportProbed(ctx context.Context, clips []VideoInput, probed map[string]media.Probe) (ImportResult, error) {
+func (s *Service) ImportProbed(ctx context.Context, clips []VideoInput, probed map[string]media.Probe) (Result, error) {
 	v, err := s.newValidator(ctx, "")
 	if err != nil {
-		return ImportResult{}, err
+		return Result{}, err
 	}
 	v.probed = probed
 	return s.importVideos(ctx, v, clips, nil)
 }
 
-func (s *Service) importVideos(ctx context.Context, v *validator, clips []VideoInput, progress func(done, total int)) (ImportResult, error) {
+func (s *Service) importVideos(ctx context.Context, v *validator, clips []VideoInput, progress func(done, total int)) (Result, error) {
 	valid := make([]validVideo, 0, len(clips))
 	var bad []LineError
 	for i, in := range clips {
@@ -182,7 +182,7 @@ func (s *Service) importVideos(ctx context.Context, v *validator, clips []VideoI
 		valid = append(valid, c)
 	}
 	if len(bad) > 0 {
-		return ImportResult{}, v.rejection(bad)
+		return Result{}, v.rejection(bad)
 	}
 	return s.importValid(ctx, valid, progress)
 }
@@ -209,12 +209,12 @@ func (s *Service) newValidator(ctx context.Context, baseDir string) (*validator,
 // after the commit so the worker never looks for a row that is not there
 // yet; should the queue be away, the jobs stay recorded and the worker's
 // relay queues them when it is back: the import has succeeded either way.
-func (s *Service) importValid(ctx context.Context, clips []validVideo, progress func(done, total int)) (ImportResult, error) {
+func (s *Service) importValid(ctx context.Context, clips []validVideo, progress func(done, total int)) (Result, error) {
 	if len(clips) == 0 {
-		return ImportResult{}, nil
+		return Result{}, nil
 	}
 	if s.media == nil {
-		return ImportResult{}, errors.New("import: no media store configured")
+		return Result{}, errors.New("import: no media store configured")
 	}
 	for i := range clips {
 		if !clips[i].hasID {
@@ -223,10 +223,10 @@ func (s *Service) importValid(ctx context.Context, clips []validVideo, progress 
 	}
 	res, jobs, err := s.writeVideos(ctx, clips, progress)
 	if err != nil {
-		return ImportResult{}, err
+		return Result{}, err
 	}
 	// The jobs are recorded; a queue that is away delays them only.
-	_, _ = s.relay(ctx, jobs)
+	_, _ = s.cat.Relay(ctx, jobs)
 	if progress != nil {
 		progress(len(clips), len(clips))
 	}

@@ -1,4 +1,4 @@
-package catalog
+package imports
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"broll/catalog"
 	"broll/catalog/media"
 	"broll/internal/apperr"
 )
@@ -108,9 +109,9 @@ func TestImportRejectsBadLinesAndImportsNothing(t *testing.T) {
 	}
 
 	_, err := b.svc.Import(b.ctx, strings.NewReader(file.String()), b.src, nil)
-	var ie *ImportError
+	var ie *Error
 	if !errors.As(err, &ie) {
-		t.Fatalf("err = %v, want *ImportError", err)
+		t.Fatalf("err = %v, want *Error", err)
 	}
 	if apperr.CodeOf(err) != apperr.Invalid {
 		t.Errorf("code = %s, want invalid_request", apperr.CodeOf(err))
@@ -165,7 +166,7 @@ func TestImportRejectsBadLinesAndImportsNothing(t *testing.T) {
 	if entries, _ := os.ReadDir(b.media.Dir()); len(entries) != 0 {
 		t.Fatalf("media written by a rejected import")
 	}
-	if len(b.queue.taken()) != 0 {
+	if len(b.queue.Taken()) != 0 {
 		t.Fatalf("embeddings queued by a rejected import")
 	}
 }
@@ -177,7 +178,7 @@ func TestImportReportsLinesAfterAnOverlongLine(t *testing.T) {
 	in := line(t, nil) + "\n" + `{"title": "` + strings.Repeat("x", maxLineBytes+10) + `"}` + "\n" +
 		line(t, map[string]any{"emotion": "meh"}) + "\n"
 	_, err := b.svc.Import(b.ctx, strings.NewReader(in), b.src, nil)
-	var ie *ImportError
+	var ie *Error
 	if !errors.As(err, &ie) || len(ie.Lines) != 2 || ie.Lines[0].Line != 2 || ie.Lines[1].Line != 3 ||
 		ie.Lines[1].Field != "emotion" {
 		t.Fatalf("err = %v", err)
@@ -193,12 +194,12 @@ func TestImportClipsReportsPositions(t *testing.T) {
 	bad := good
 	bad.Gender = "robot"
 	_, err := b.svc.ImportVideos(b.ctx, []VideoInput{good, good, bad}, b.src, nil)
-	var ie *ImportError
+	var ie *Error
 	if !errors.As(err, &ie) || len(ie.Lines) != 1 || ie.Lines[0] != (LineError{3, "gender", ie.Lines[0].Message}) {
 		t.Fatalf("err = %v", err)
 	}
 	res, err := b.svc.ImportVideos(b.ctx, []VideoInput{good, good}, b.src, nil)
-	if err != nil || res != (ImportResult{Created: 2, Queued: 2}) {
+	if err != nil || res != (Result{Created: 2, Queued: 2}) {
 		t.Fatalf("ImportVideos = %+v, %v", res, err)
 	}
 }
@@ -230,12 +231,12 @@ func TestImportCreatesThenUpdates(t *testing.T) {
 	file := jsonl(t, clipA, noID, clipB)
 
 	res, err := b.svc.Import(b.ctx, strings.NewReader(file), b.src, nil)
-	if err != nil || res != (ImportResult{Created: 3, Queued: 3}) {
+	if err != nil || res != (Result{Created: 3, Queued: 3}) {
 		t.Fatalf("Import = %+v, %v", res, err)
 	}
 	// Each new clip waits for its media batch, which embeds it once its
 	// probe has settled its text; nothing goes to the embed queue alone.
-	if q := b.queue.taken(); len(q) != 0 {
+	if q := b.queue.Taken(); len(q) != 0 {
 		t.Fatalf("queued for embedding before the probe: %v", q)
 	}
 	if n := b.count(t, `SELECT count(DISTINCT video_id) FROM job_outbox WHERE kind = 'media'
@@ -291,17 +292,17 @@ func TestImportCreatesThenUpdates(t *testing.T) {
 	// and B its title (needs one).
 	vec := make([]float32, 768)
 	vec[0] = 1
-	if err := b.svc.StoreEmbeddings(b.ctx, "m1", []Embedding{{idA, vec}, {idB, vec}}); err != nil {
+	if err := b.cat.StoreEmbeddings(b.ctx, "m1", []catalog.Embedding{{ID: idA, Vector: vec}, {ID: idB, Vector: vec}}); err != nil {
 		t.Fatal(err)
 	}
-	b.queue.reset()
+	b.queue.Reset()
 	clipA["width"] = 720
 	clipB["title"] = "Older man reading a label in a grocery store"
 	res, err = b.svc.Import(b.ctx, strings.NewReader(jsonl(t, clipA, clipB)), b.src, nil)
-	if err != nil || res != (ImportResult{Updated: 2, Queued: 1}) {
+	if err != nil || res != (Result{Updated: 2, Queued: 1}) {
 		t.Fatalf("re-import = %+v, %v", res, err)
 	}
-	if q := b.queue.taken(); len(q) != 0 {
+	if q := b.queue.Taken(); len(q) != 0 {
 		t.Fatalf("queued = %v, want nothing before the probe", q)
 	}
 	if n := b.count(t, `SELECT count(*) FROM videos WHERE id = $1 AND width = 720
@@ -324,11 +325,11 @@ func TestImportWithoutQueueLeavesClipsPending(t *testing.T) {
 	svc := newService(b.pool, b.media, nil)
 	b.writeFile(t, "media/full.avi", []byte("RIFF"))
 	res, err := svc.Import(b.ctx, strings.NewReader(line(t, nil)), b.src, nil)
-	if err != nil || res != (ImportResult{Created: 1}) {
+	if err != nil || res != (Result{Created: 1}) {
 		t.Fatalf("Import = %+v, %v", res, err)
 	}
 	res, err = svc.Import(b.ctx, strings.NewReader("\n \n"), b.src, nil)
-	if err != nil || res != (ImportResult{}) {
+	if err != nil || res != (Result{}) {
 		t.Fatalf("empty import = %+v, %v", res, err)
 	}
 }
@@ -342,7 +343,7 @@ func TestImportLarge(t *testing.T) {
 	b.writeFile(t, "shared.avi", []byte("RIFF tiny"))
 	const n = 20_000
 	var file bytes.Buffer
-	emotions := Emotions()
+	emotions := catalog.Emotions()
 	for i := range n {
 		fmt.Fprintf(&file, `{"title":"Clip %d","emotion":%q,"gender":"male","difficulty":"easy","tags":["a","b"],"media_file":"shared.avi"}`+"\n",
 			i, emotions[i%len(emotions)])
@@ -350,7 +351,7 @@ func TestImportLarge(t *testing.T) {
 	var calls [][2]int
 	start := time.Now()
 	res, err := b.svc.Import(b.ctx, &file, b.src, func(done, total int) { calls = append(calls, [2]int{done, total}) })
-	if err != nil || res != (ImportResult{Created: n, Queued: n}) {
+	if err != nil || res != (Result{Created: n, Queued: n}) {
 		t.Fatalf("Import = %+v, %v", res, err)
 	}
 	t.Logf("imported %d clips in %v", n, time.Since(start))
@@ -416,7 +417,7 @@ func TestImportMediaFailureWritesNoRows(t *testing.T) {
 	if n := b.count(t, `SELECT count(*) FROM videos`); n != 0 {
 		t.Fatalf("%d rows written by a failed import", n)
 	}
-	if len(b.queue.taken()) != 0 {
+	if len(b.queue.Taken()) != 0 {
 		t.Fatalf("failed import queued embeddings")
 	}
 }
@@ -435,10 +436,10 @@ func TestImportQueueFailureKeepsClips(t *testing.T) {
 	res, err := svc.Import(b.ctx, strings.NewReader(line(t, nil)), b.src, nil)
 	// The clip and its job are stored together; the queue being away only
 	// delays the job, which the worker's relay queues later.
-	if err != nil || res != (ImportResult{Created: 1, Queued: 1}) {
+	if err != nil || res != (Result{Created: 1, Queued: 1}) {
 		t.Fatalf("Import = %+v, %v", res, err)
 	}
-	if st, _ := svc.Status(b.ctx, "m"); st.Pending != 1 {
+	if st, _ := svc.cat.Status(b.ctx, "m"); st.Pending != 1 {
 		t.Fatalf("status = %+v", st)
 	}
 	if n := b.count(t, `SELECT count(*) FROM job_outbox WHERE kind = 'media'`); n != 1 {

@@ -1,10 +1,9 @@
-package catalog
+package imports
 
 import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"broll/catalog"
 	"broll/catalog/media"
 	"broll/internal/apperr"
 )
@@ -23,13 +23,6 @@ const progressEvery = 2000
 // disk busy without opening thousands of files at once.
 const mediaWorkers = 8
 
-// Embedding tasks are enqueued in chunks from a few goroutines, because one
-// Redis round trip per clip would dominate a large import.
-const (
-	enqueueChunk   = 500
-	enqueueWorkers = 8
-)
-
 // writeVideos copies the clips' files into media storage while streaming
 // their rows into the staging table, then upserts them and commits. It
 // records, in the same transaction, the jobs the clips need (job outbox):
@@ -38,8 +31,8 @@ const (
 // probed their media (soundNow). It returns the jobs' ids. Files copied for a
 // transaction that then fails stay behind under their clip's prefix; a
 // rerun of the import overwrites them.
-func (s *Service) writeVideos(ctx context.Context, clips []validVideo, progress func(done, total int)) (ImportResult, []int64, error) {
-	var res ImportResult
+func (s *Service) writeVideos(ctx context.Context, clips []validVideo, progress func(done, total int)) (Result, []int64, error) {
+	var res Result
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return res, nil, fmt.Errorf("import: %w", err)
@@ -94,7 +87,7 @@ func (s *Service) writeVideos(ctx context.Context, clips []validVideo, progress 
 	}
 	// A clip waiting for its probe is embedded by the media batch that
 	// passes it (mediajobs.StoreProbed), with the text the probe settles.
-	jobs, err := recordJobs(ctx, tx, jobEmbed, slices.DeleteFunc(reembed, func(id uuid.UUID) bool { return !sound[id] }))
+	jobs, err := catalog.RecordJobs(ctx, tx, catalog.JobEmbed, slices.DeleteFunc(reembed, func(id uuid.UUID) bool { return !sound[id] }))
 	if err != nil {
 		return res, nil, fmt.Errorf("import: %w", err)
 	}
@@ -104,7 +97,7 @@ func (s *Service) writeVideos(ctx context.Context, clips []validVideo, progress 
 			probe = append(probe, clips[i].id)
 		}
 	}
-	mediaJobs, err := recordJobs(ctx, tx, jobMedia, probe)
+	mediaJobs, err := catalog.RecordJobs(ctx, tx, catalog.JobMedia, probe)
 	if err != nil {
 		return res, nil, fmt.Errorf("import: %w", err)
 	}
@@ -112,7 +105,7 @@ func (s *Service) writeVideos(ctx context.Context, clips []validVideo, progress 
 	if err := claimUploads(ctx, tx, clips); err != nil {
 		return res, nil, err
 	}
-	if err := s.commit(ctx, tx); err != nil {
+	if err := s.cat.Commit(ctx, tx); err != nil {
 		return res, nil, fmt.Errorf("import: commit: %w", err)
 	}
 	return res, jobs, nil
@@ -121,20 +114,20 @@ func (s *Service) writeVideos(ctx context.Context, clips []validVideo, progress 
 // soundNow puts on sale, in the import's transaction, the clips whose
 // media the importer probed and that brought their preview and thumbnail
 // (nothing left for the worker to make), as the worker's media job would
-// (sqlMediaDone). It returns them, and those whose embedded text the probe
+// (catalog.SQLMediaDone). It returns them, and those whose embedded text the probe
 // changed.
 func soundNow(ctx context.Context, tx pgx.Tx, clips []validVideo) (map[uuid.UUID]bool, []uuid.UUID, error) {
-	var probed []Probed
+	var probed []catalog.Probed
 	for i := range clips {
 		c := &clips[i]
 		if c.probe != nil && c.thumbnail != "" && (c.preview != "" || c.probe.MediaType == "image") {
-			probed = append(probed, Probed{ID: c.id, Probe: *c.probe})
+			probed = append(probed, catalog.Probed{ID: c.id, Probe: *c.probe})
 		}
 	}
 	if len(probed) == 0 {
 		return nil, nil, nil
 	}
-	rows, err := tx.Query(ctx, sqlMediaDone, MediaDoneArgs(probed)...)
+	rows, err := tx.Query(ctx, catalog.SQLMediaDone, catalog.MediaDoneArgs(probed)...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -173,7 +166,7 @@ func claimUploads(ctx context.Context, tx pgx.Tx, clips []validVideo) error {
 				Message: "was taken by another clip while this import ran: an upload makes one clip"})
 		}
 	}
-	return &ImportError{Lines: bad, Code: apperr.UploadClaimed}
+	return &Error{Lines: bad, Code: apperr.UploadClaimed}
 }
 
 // mediaCopy is a pgx.CopyFromSource fed by workers that store each clip's
@@ -329,39 +322,4 @@ func nullable(s string) *string {
 		return nil
 	}
 	return &s
-}
-
-// enqueue hands ids to the embedding queue and returns how many it took.
-// Without a queue the clips stay pending until `brollctl clips reembed`.
-func (s *Service) enqueue(ctx context.Context, ids []uuid.UUID) (int, error) {
-	if s.queue == nil || len(ids) == 0 {
-		return 0, nil
-	}
-	if len(ids) <= enqueueChunk {
-		return s.queue.EnqueueEmbed(ctx, ids)
-	}
-	chunks := make(chan []uuid.UUID)
-	var mu sync.Mutex
-	var total int
-	var firstErr error
-	var wg sync.WaitGroup
-	for range min(enqueueWorkers, runtime.GOMAXPROCS(0)*2) {
-		wg.Go(func() {
-			for c := range chunks {
-				n, err := s.queue.EnqueueEmbed(ctx, c)
-				mu.Lock()
-				total += n
-				if err != nil && firstErr == nil {
-					firstErr = err
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	for c := range slices.Chunk(ids, enqueueChunk) {
-		chunks <- c
-	}
-	close(chunks)
-	wg.Wait()
-	return total, firstErr
 }

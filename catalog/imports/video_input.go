@@ -1,4 +1,4 @@
-package catalog
+package imports
 
 import (
 	"cmp"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"broll/catalog"
 	"broll/catalog/media"
 	"broll/internal/apperr"
 	"broll/internal/money"
@@ -23,24 +24,24 @@ import (
 // replaces the whole video, so an optional field left out of an update is
 // cleared. File paths are read at import and copied into media storage.
 type VideoInput struct {
-	ID              string      `json:"id,omitempty"`
-	Title           string      `json:"title"`
-	Description     string      `json:"description,omitempty"`
-	Tags            []string    `json:"tags,omitempty"`
-	Emotion         string      `json:"emotion"`
-	Gender          string      `json:"gender"`
-	AgeRange        string      `json:"age_range,omitempty"`
-	Location        string      `json:"location,omitempty"`
-	MediaType       string      `json:"media_type,omitempty"`
-	Orientation     string      `json:"orientation,omitempty"`
-	DurationSeconds *float64    `json:"duration_seconds,omitempty"`
-	Width           *int        `json:"width,omitempty"`
-	Height          *int        `json:"height,omitempty"`
-	FPS             *float64    `json:"fps,omitempty"`
-	Difficulty      string      `json:"difficulty"`
-	ViralityScore   *int        `json:"virality_score,omitempty"`
-	Model           *VideoModel `json:"model,omitempty"`
-	MediaFile       string      `json:"media_file,omitempty"`
+	ID              string              `json:"id,omitempty"`
+	Title           string              `json:"title"`
+	Description     string              `json:"description,omitempty"`
+	Tags            []string            `json:"tags,omitempty"`
+	Emotion         string              `json:"emotion"`
+	Gender          string              `json:"gender"`
+	AgeRange        string              `json:"age_range,omitempty"`
+	Location        string              `json:"location,omitempty"`
+	MediaType       string              `json:"media_type,omitempty"`
+	Orientation     string              `json:"orientation,omitempty"`
+	DurationSeconds *float64            `json:"duration_seconds,omitempty"`
+	Width           *int                `json:"width,omitempty"`
+	Height          *int                `json:"height,omitempty"`
+	FPS             *float64            `json:"fps,omitempty"`
+	Difficulty      string              `json:"difficulty"`
+	ViralityScore   *int                `json:"virality_score,omitempty"`
+	Model           *catalog.VideoModel `json:"model,omitempty"`
+	MediaFile       string              `json:"media_file,omitempty"`
 	// UploadID names a finished upload (POST /api/ops/v1/uploads) to take
 	// as the full-quality file instead of MediaFile.
 	UploadID      string `json:"upload_id,omitempty"`
@@ -48,44 +49,15 @@ type VideoInput struct {
 	ThumbnailFile string `json:"thumbnail_file,omitempty"`
 }
 
-// VideoModel is the creator filmed in a video.
-type VideoModel struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
-}
-
-// The allowed values of the clip enums, in the order api/openapi.json lists them.
-// Functions rather than variables so no caller can change them.
-
-// Emotions lists the emotion values.
-func Emotions() []string {
-	return []string{"neutral", "happy", "playful", "confident", "surprised", "confused",
-		"shocked", "laughing", "curious", "amazed", "excited", "sad", "angry"}
-}
-
-// Genders lists the gender values.
-func Genders() []string { return []string{"female", "male", "non_binary"} }
-
-// AgeRanges lists the age range values.
-func AgeRanges() []string { return []string{"18-24", "25-34", "35-44", "45-54", "55+"} }
-
-// MediaTypes lists the media type values; "video" is the default.
-func MediaTypes() []string { return []string{"video", "image"} }
-
-// Orientations lists the orientation values.
-func Orientations() []string { return []string{"vertical", "horizontal", "square"} }
-
 // Limits on free-text fields, generous for real metadata but small enough
 // that a runaway value (a whole transcript pasted into a tag) is caught.
-// The search filters of the same names share MaxLocationChars and
-// MaxModelIDChars.
+// The search filters of the same names share catalog.MaxLocationChars and
+// catalog.MaxModelIDChars.
 const (
 	maxTitleChars       = 300
 	maxDescriptionChars = 5000
 	maxTags             = 50
 	maxTagChars         = 100
-	MaxLocationChars    = 100
-	MaxModelIDChars     = 100
 	maxModelNameChars   = 200
 	maxPixels           = 16384
 	maxFPS              = 1000
@@ -226,19 +198,19 @@ func checkFacets(p *lineProblems, in *VideoInput) {
 			p.bad(field, "%q is not allowed (one of %s)", apperr.Clip(value), strings.Join(allowed, ", "))
 		}
 	}
-	checkEnum("emotion", in.Emotion, Emotions(), true)
-	checkEnum("gender", in.Gender, Genders(), true)
-	checkEnum("age_range", in.AgeRange, AgeRanges(), false)
+	checkEnum("emotion", in.Emotion, catalog.Emotions(), true)
+	checkEnum("gender", in.Gender, catalog.Genders(), true)
+	checkEnum("age_range", in.AgeRange, catalog.AgeRanges(), false)
 	if in.MediaType == "" {
 		in.MediaType = "video"
 	}
-	checkEnum("media_type", in.MediaType, MediaTypes(), false)
-	checkEnum("orientation", in.Orientation, Orientations(), false)
+	checkEnum("media_type", in.MediaType, catalog.MediaTypes(), false)
+	checkEnum("orientation", in.Orientation, catalog.Orientations(), false)
 
 	// Locations are a filter facet: one spelling per place.
 	in.Location = strings.ToLower(strings.TrimSpace(in.Location))
-	if n := utf8.RuneCountInString(in.Location); n > MaxLocationChars {
-		p.bad("location", "must be at most %d characters", MaxLocationChars)
+	if n := utf8.RuneCountInString(in.Location); n > catalog.MaxLocationChars {
+		p.bad("location", "must be at most %d characters", catalog.MaxLocationChars)
 	}
 }
 
@@ -280,8 +252,8 @@ func checkModel(p *lineProblems, in *VideoInput) {
 	m := *in.Model // the caller's value stays as given
 	in.Model = &m
 	m.ID, m.Name = strings.TrimSpace(m.ID), strings.TrimSpace(m.Name)
-	if n := utf8.RuneCountInString(m.ID); n == 0 || n > MaxModelIDChars {
-		p.bad("model.id", "is required and at most %d characters", MaxModelIDChars)
+	if n := utf8.RuneCountInString(m.ID); n == 0 || n > catalog.MaxModelIDChars {
+		p.bad("model.id", "is required and at most %d characters", catalog.MaxModelIDChars)
 	}
 	if n := utf8.RuneCountInString(m.Name); n == 0 || n > maxModelNameChars {
 		p.bad("model.name", "is required and at most %d characters", maxModelNameChars)
@@ -361,8 +333,8 @@ func (v *validator) conflict(code apperr.Code) {
 
 // rejection is the error of an import with the problems in bad: a conflict
 // (409) when every one of them is about an upload's state, else invalid.
-func (v *validator) rejection(bad []LineError) *ImportError {
-	e := &ImportError{Lines: bad}
+func (v *validator) rejection(bad []LineError) *Error {
+	e := &Error{Lines: bad}
 	if v.conflicts == len(bad) {
 		e.Code = v.conflictCode
 	}
