@@ -26,14 +26,14 @@ type AccountSummary struct {
 func (s *Service) Summary(ctx context.Context, p tenancy.Principal, now time.Time) (AccountSummary, error) {
 	monthStart := time.Date(now.UTC().Year(), now.UTC().Month(), 1, 0, 0, 0, 0, time.UTC)
 	f := visibleTo(p)
-	f.where = append(f.where, "p.purchased_at >= "+f.arg(monthStart))
-	acct := f.arg(p.AccountID)
+	f.Where("p.purchased_at >= " + f.Arg(monthStart))
+	acct := f.Arg(p.AccountID)
 	balance := liveBalanceSQL
 	if p.Test {
-		balance = testBalanceOrSQL(f.arg(int64(s.batch.testBalance)))
+		balance = testBalanceOrSQL(f.Arg(int64(s.batch.testBalance)))
 	}
 	out := AccountSummary{AccountID: p.AccountID, Livemode: !p.Test}
-	err := s.pool.QueryRow(ctx, summarySQL(balance, f.and(), acct), f.args...).
+	err := s.pool.QueryRow(ctx, summarySQL(balance, f.And(), acct), f.Args()...).
 		Scan(&out.Balance, &out.MonthPurchases, &out.MonthAmount)
 	return out, err
 }

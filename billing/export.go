@@ -32,7 +32,7 @@ func (s *Service) ExportPurchases(ctx context.Context, p tenancy.Principal, q Li
 		if err := database.SetLocalStatementTimeout(ctx, tx, ExportStatementTimeout); err != nil {
 			return fmt.Errorf("export purchases: %w", err)
 		}
-		rows, err := tx.Query(ctx, exportSQL(f.from()), f.args...)
+		rows, err := tx.Query(ctx, exportSQL(purchaseFromSQL(f.And())), f.Args()...)
 		if err != nil {
 			return fmt.Errorf("export purchases: %w", err)
 		}

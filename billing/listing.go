@@ -3,7 +3,6 @@ package billing
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -65,7 +64,7 @@ type ListQuery struct {
 	LicenseStatus  license.Status // "": any
 	Limit, Offset  int
 	// after is the decoded cursor: the page starts after it (Offset is 0).
-	after *listPosition
+	after *paging.Cursor
 }
 
 // Parse validates the parameters for a principal: bad values are 400, and
@@ -118,10 +117,11 @@ func (lp ListParams) Parse(p tenancy.Principal) (ListQuery, error) {
 	if pr.Cursor != "" {
 		// Decoded against the filters just parsed: a cursor of another
 		// query, or one edited by hand, is a 400 here.
-		if q.after, err = q.decodeCursor(pr.Cursor); err != nil {
+		c, err := paging.ReadCursor(pr.Cursor, q.fingerprint(), q.cursorKinds()...)
+		if err != nil {
 			return q, err
 		}
-		q.Offset = q.after.n
+		q.after, q.Offset = &c, c.N
 	}
 	return q, nil
 }
@@ -196,53 +196,36 @@ type Listing struct {
 	NextCursor string
 }
 
-// listFilter is the WHERE clause of a purchase listing and its arguments,
-// built with placeholders only; visibleTo starts every one.
-type listFilter struct {
-	where []string
-	args  []any
-}
-
-func (f *listFilter) arg(v any) string {
-	f.args = append(f.args, v)
-	return "$" + strconv.Itoa(len(f.args))
-}
-
-// and is the conditions joined, for a WHERE or a JOIN's ON.
-func (f *listFilter) and() string { return strings.Join(f.where, " AND ") }
-
-// from is the FROM and WHERE of a listing statement (queries.go).
-func (f *listFilter) from() string { return purchaseFromSQL(f.and()) }
-
 // filter is the one definition of which purchases a listing (page, summary
 // or export) covers: what the key may see, narrowed by the query's filters
-// other than semantic search.
-func (q ListQuery) filter(p tenancy.Principal) *listFilter {
+// other than semantic search. Its conditions are the WHERE of
+// purchaseFromSQL.
+func (q ListQuery) filter(p tenancy.Principal) *paging.Builder {
 	f := visibleTo(p)
 	if q.Start != nil {
-		f.where = append(f.where, "p.purchased_at >= "+f.arg(*q.Start))
+		f.Where("p.purchased_at >= " + f.Arg(*q.Start))
 	}
 	if q.End != nil {
-		f.where = append(f.where, "p.purchased_at < "+f.arg(q.End.AddDate(0, 0, 1)))
+		f.Where("p.purchased_at < " + f.Arg(q.End.AddDate(0, 0, 1)))
 	}
 	if q.Emotion != "" {
-		f.where = append(f.where, "v.emotion = "+f.arg(q.Emotion))
+		f.Where("v.emotion = " + f.Arg(q.Emotion))
 	}
 	if q.KeyID != nil {
-		f.where = append(f.where, "p.api_key_id = "+f.arg(*q.KeyID))
+		f.Where("p.api_key_id = " + f.Arg(*q.KeyID))
 	}
 	switch q.LicenseStatus {
 	case license.Active:
-		f.where = append(f.where, "p.license_revoked_at IS NULL")
+		f.Where("p.license_revoked_at IS NULL")
 	case license.Revoked:
-		f.where = append(f.where, "p.license_revoked_at IS NOT NULL")
+		f.Where("p.license_revoked_at IS NOT NULL")
 	}
 	if q.Search != "" {
-		w := "v.search_tsv @@ websearch_to_tsquery('english', " + f.arg(q.Search) + ")"
+		w := "v.search_tsv @@ websearch_to_tsquery('english', " + f.Arg(q.Search) + ")"
 		if pq := prefixQuery(q.Search); pq != "" {
-			w = "(" + w + " OR v.search_tsv @@ to_tsquery('english', " + f.arg(pq) + "))"
+			w = "(" + w + " OR v.search_tsv @@ to_tsquery('english', " + f.Arg(pq) + "))"
 		}
-		f.where = append(f.where, w)
+		f.Where(w)
 	}
 	return f
 }
@@ -277,10 +260,6 @@ func (s *Service) ListPurchases(ctx context.Context, p tenancy.Principal, q List
 	}
 	f := q.filter(p)
 	similarity := "NULL::float8"
-	// Newest first, ties (one batch shares its time) by id, both descending
-	// so that a keyset condition on the pair and the (account_id |
-	// api_key_id, purchased_at, id) indexes yield this order as they are.
-	order := "p.purchased_at DESC, p.id DESC"
 	if q.SemanticSearch != "" {
 		if embedder == nil {
 			return Listing{}, apperr.New(apperr.Unavailable, "semantic search is not available on this node")
@@ -291,14 +270,14 @@ func (s *Service) ListPurchases(ctx context.Context, p tenancy.Principal, q List
 		}
 		// Only vectors of the query's model compare; the floor keeps a
 		// search for something never bought from listing everything.
-		similarity = "(1 - (v.embedding <=> " + f.arg(pgvector.NewVector(vec)) + "))"
-		f.where = append(f.where, "v.embedding_model = "+f.arg(embedder.Model()),
-			similarity+" >= "+f.arg(embedder.RelevanceFloor()))
-		order = "similarity DESC, p.purchased_at DESC, p.id DESC"
+		similarity = "(1 - (v.embedding <=> " + f.Arg(pgvector.NewVector(vec)) + "))"
+		f.Where("v.embedding_model = "+f.Arg(embedder.Model()),
+			similarity+" >= "+f.Arg(embedder.RelevanceFloor()))
 	}
+	order := q.order(similarity)
 
 	out := Listing{Query: q}
-	if err := s.pool.QueryRow(ctx, listSummarySQL(f.from()), f.args...).
+	if err := s.pool.QueryRow(ctx, listSummarySQL(purchaseFromSQL(f.And())), f.Args()...).
 		Scan(&out.Total, &out.Amount); err != nil {
 		return Listing{}, fmt.Errorf("list purchases: %w", err)
 	}
@@ -307,17 +286,12 @@ func (s *Service) ListPurchases(ctx context.Context, p tenancy.Principal, q List
 	offset := q.Offset
 	if a := q.after; a != nil {
 		offset = 0
-		after := "(p.purchased_at, p.id) < (" + f.arg(a.at) + ", " + f.arg(a.id) + ")"
-		if a.similarity != nil {
-			sim := f.arg(*a.similarity)
-			after = "(" + similarity + " < " + sim + " OR (" + similarity + " = " + sim + " AND " + after + "))"
-		}
-		f.where = append(f.where, after)
+		f.Where(order.After(f, a.Keys, a.ID))
 	}
 	// One row more than the page says whether another page follows, exactly,
 	// even while new purchases arrive.
-	sql := listPageSQL(similarity, f.from(), order, f.arg(q.Limit+1), f.arg(offset))
-	rows, err := s.pool.Query(ctx, sql, f.args...)
+	sql := listPageSQL(similarity, purchaseFromSQL(f.And()), order.By(), f.Limit(q.Limit), f.Arg(offset))
+	rows, err := s.pool.Query(ctx, sql, f.Args()...)
 	if err != nil {
 		return Listing{}, fmt.Errorf("list purchases: %w", err)
 	}
@@ -338,11 +312,9 @@ func (s *Service) ListPurchases(ctx context.Context, p tenancy.Principal, q List
 	if err := rows.Err(); err != nil {
 		return Listing{}, fmt.Errorf("list purchases: %w", err)
 	}
-	if len(out.Purchases) > q.Limit {
-		out.Purchases = out.Purchases[:q.Limit]
-		out.HasMore = true
-		out.NextCursor = q.nextCursor(out.Purchases[q.Limit-1], q.Offset+q.Limit)
-	}
+	out.Purchases, out.HasMore, out.NextCursor = paging.Page(out.Purchases, q.Limit, func(last PurchaseRecord) paging.Cursor {
+		return q.nextCursor(last, q.Offset+q.Limit)
+	})
 	return out, nil
 }
 

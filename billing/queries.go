@@ -249,7 +249,7 @@ const ledgerPageSQL = `
 const ledgerCountSQL = `SELECT count(*) FROM ledger WHERE account_id = $1 AND livemode = $2`
 
 // Purchase listings. Their conditions come from visibleTo and
-// ListQuery.filter (listFilter), which number the placeholders.
+// ListQuery.filter (a paging.Builder), which number the placeholders.
 
 // purchaseFromSQL is the FROM of a listing: a purchase p, its video v, its
 // key k and the key's root r (keyJoinSQL), narrowed by where.

@@ -29,13 +29,13 @@ func (s *Service) DailySpend(ctx context.Context, p tenancy.Principal, now time.
 	last := time.Date(u.Year(), u.Month(), u.Day(), 0, 0, 0, 0, time.UTC)
 	first := last.AddDate(0, 0, -(days - 1))
 	f := visibleTo(p)
-	firstArg, lastArg := f.arg(first), f.arg(last)
+	firstArg, lastArg := f.Arg(first), f.Arg(last)
 	out, err := database.Select(ctx, s.pool, func(r pgx.CollectableRow) (DaySpend, error) {
 		var d DaySpend
 		err := r.Scan(&d.Day, &d.Purchases, &d.Amount)
 		d.Day = d.Day.UTC()
 		return d, err
-	}, dailySpendSQL(f.and(), firstArg, lastArg), f.args...)
+	}, dailySpendSQL(f.And(), firstArg, lastArg), f.Args()...)
 	if err != nil {
 		return nil, fmt.Errorf("daily spend: %w", err)
 	}

@@ -7,15 +7,16 @@ import (
 
 	"broll/billing/visible"
 	"broll/internal/apperr"
+	"broll/internal/paging"
 	"broll/tenancy"
 )
 
 // visibleTo is the filter of the purchases principal p sees: the one rule
 // of package visible, used by the listing, its export, the balance's month
 // to date and the daily spend.
-func visibleTo(p tenancy.Principal) *listFilter {
-	f := &listFilter{}
-	f.where = append(f.where, visible.Purchases(p, "p", f.arg))
+func visibleTo(p tenancy.Principal) *paging.Builder {
+	f := &paging.Builder{}
+	f.Where(visible.Purchases(p, "p", f.Arg))
 	return f
 }
 

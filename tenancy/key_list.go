@@ -3,12 +3,8 @@ package tenancy
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
-	"strconv"
 	"strings"
-	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"broll/internal/apperr"
@@ -41,22 +37,14 @@ type KeyListQuery struct {
 	Label  string
 	Status string
 	Mode   string // "" for both
-	after  *keyPosition
+	// after is the decoded cursor: the page starts after the key created
+	// at its one key with its id.
+	after *paging.Cursor
 }
 
-// keyPosition is where a page starts: after the key created at at with id.
-type keyPosition struct {
-	at time.Time
-	id uuid.UUID
-}
-
-// keyCursorJSON is a position as it travels in a cursor, with a
-// fingerprint of the filters so that a cursor of another query is refused.
-type keyCursorJSON struct {
-	Query string    `json:"q"`
-	At    string    `json:"t"`
-	ID    uuid.UUID `json:"i"`
-}
+// keyOrder is the list's order, oldest first, ties by id: the one the
+// (parent_id, created_at, id) index yields.
+var keyOrder = paging.Order{Keys: []string{"created_at"}, ID: "id"}
 
 // Parse validates the parameters: bad values are 400 naming them.
 func (kp KeyListParams) Parse() (KeyListQuery, error) {
@@ -84,24 +72,16 @@ func (kp KeyListParams) Parse() (KeyListQuery, error) {
 		q.Mode = ModeName(test)
 	}
 	if pr.Cursor != "" {
-		var c keyCursorJSON
-		if err := paging.DecodeCursor(pr.Cursor, &c); err != nil {
+		c, err := paging.ReadCursor(pr.Cursor, q.fingerprint(), paging.KeyTime)
+		if err != nil {
 			return q, err
 		}
-		at, err := time.Parse(time.RFC3339Nano, c.At)
-		if err != nil || c.Query != q.fingerprint() {
-			return q, paging.BadCursor()
-		}
-		q.after = &keyPosition{at: at, id: c.ID}
+		q.after = &c
 	}
 	return q, nil
 }
 
-func (q KeyListQuery) fingerprint() string {
-	h := fnv.New64a()
-	h.Write([]byte(q.Label + "\x00" + q.Status + "\x00" + q.Mode))
-	return strconv.FormatUint(h.Sum64(), 36)
-}
+func (q KeyListQuery) fingerprint() string { return paging.Fingerprint(q.Label, q.Status, q.Mode) }
 
 // KeyPage is one page of keys; NextCursor continues after it ("" on the
 // last page).
@@ -125,14 +105,9 @@ func (s *Service) CustomerKeyPage(ctx context.Context, root Principal, q KeyList
 		return KeyPage{}, err
 	}
 	var out KeyPage
-	if len(keys) > q.Limit {
-		keys = keys[:q.Limit]
-		last := keys[q.Limit-1]
-		out.HasMore = true
-		out.NextCursor = paging.EncodeCursor(keyCursorJSON{Query: q.fingerprint(),
-			At: last.CreatedAt.UTC().Format(time.RFC3339Nano), ID: last.ID})
-	}
-	out.Keys = keys
+	out.Keys, out.HasMore, out.NextCursor = paging.Page(keys, q.Limit, func(last Key) paging.Cursor {
+		return paging.Cursor{Query: q.fingerprint(), Keys: []any{last.CreatedAt}, ID: last.ID}
+	})
 	return out, nil
 }
 
@@ -140,31 +115,29 @@ func (s *Service) CustomerKeyPage(ctx context.Context, root Principal, q KeyList
 // another page follows) and, in the same snapshot, whether the usage batch
 // named batch was applied already.
 func (s *Service) customerKeyRows(ctx context.Context, root Principal, q KeyListQuery, batch string) ([]Key, bool, error) {
-	args := []any{root.AccountID, root.KeyID, batch}
-	arg := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
-	}
-	where := "account_id = $1 AND parent_id = $2"
+	b := &paging.Builder{}
+	// $1, $2 and $3, as customerKeyRowsSQL reads them.
+	b.Where("account_id = "+b.Arg(root.AccountID), "parent_id = "+b.Arg(root.KeyID))
+	b.Arg(batch)
 	if q.Label != "" {
-		where += " AND label = " + arg(q.Label)
+		b.Where("label = " + b.Arg(q.Label))
 	}
 	switch q.Status {
 	case KeyStatusActive:
-		where += " AND revoked_at IS NULL"
+		b.Where("revoked_at IS NULL")
 	case KeyStatusRevoked:
-		where += " AND revoked_at IS NOT NULL"
+		b.Where("revoked_at IS NOT NULL")
 	}
 	switch q.Mode {
 	case ModeLive:
-		where += " AND livemode"
+		b.Where("livemode")
 	case ModeTest:
-		where += " AND NOT livemode"
+		b.Where("NOT livemode")
 	}
 	if q.after != nil {
-		where += " AND (created_at, id) > (" + arg(q.after.at) + ", " + arg(q.after.id) + ")"
+		b.Where(keyOrder.After(b, q.after.Keys, q.after.ID))
 	}
-	rows, err := s.pool.Query(ctx, customerKeyRowsSQL(where, arg(q.Limit+1)), args...)
+	rows, err := s.pool.Query(ctx, customerKeyRowsSQL(b.And(), keyOrder.By(), b.Limit(q.Limit)), b.Args()...)
 	if err != nil {
 		return nil, false, fmt.Errorf("list keys: %w", err)
 	}

@@ -188,13 +188,13 @@ func TestKeyListFilters(t *testing.T) {
 	// made not a time. (Flipping a byte at random could land on a digit
 	// of the time and make a valid cursor of another position, which the
 	// list rightly accepts.)
-	var c keyCursorJSON
+	var c paging.Cursor
 	if err := paging.DecodeCursor(first.NextCursor, &c); err != nil {
 		t.Fatal(err)
 	}
 	edited, badTime := c, c
 	edited.Query += "x"
-	badTime.At = "yesterday"
+	badTime.Keys = []any{"yesterday"}
 	bad := []struct {
 		name  string
 		kp    KeyListParams

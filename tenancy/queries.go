@@ -103,11 +103,11 @@ const accountKeysSQL = `SELECT ` + keyColumns + ` FROM api_keys WHERE account_id
 // customerKeyRowsSQL reads a page of a root key's customer keys, oldest
 // first, and whether the usage batch $3 was applied, in one snapshot.
 // where narrows api_keys ($1 account, $2 root key, then the filters' own
-// placeholders); limit is a placeholder.
-func customerKeyRowsSQL(where, limit string) string {
+// placeholders); order is keyOrder's; limit is a placeholder.
+func customerKeyRowsSQL(where, order, limit string) string {
 	return `SELECT ` + keyColumns + `,
 	EXISTS (SELECT 1 FROM usage_flushes WHERE batch_id = $3)
-	FROM api_keys WHERE ` + where + ` ORDER BY created_at, id LIMIT ` + limit
+	FROM api_keys WHERE ` + where + ` ORDER BY ` + order + ` LIMIT ` + limit
 }
 
 // updateKeySQL changes customer key $1, of account $2 and root key $3 when

@@ -6,6 +6,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"broll/catalog"
+	"broll/internal/paging"
 )
 
 // A keyword search ranked by relevance, with no filter beside its words, is
@@ -51,7 +52,7 @@ const (
 // walkReach is how far into the ranking a page reaches.
 func walkReach(q Query) int {
 	if q.after != nil {
-		return q.after.n + q.Limit
+		return q.after.N + q.Limit
 	}
 	return q.Offset + q.Limit
 }
@@ -71,10 +72,10 @@ func walkDepth(q Query, words int) int {
 // ranked by (ts_rank), both as already built on b. The last column of every row is the number of
 // candidates; when the page is empty one row carries only that count
 // (collectWalk).
-func keywordWalkSQL(b *sqlBuilder, q Query, words []string, match, rankQuery string) statement {
+func keywordWalkSQL(b *paging.Builder, q Query, words []string, match, rankQuery string) statement {
 	after := ""
 	if q.after != nil {
-		after = "\n\t\tWHERE (r.rank, r.id) < (" + b.arg(q.after.key) + ", " + b.arg(q.after.id) + ")"
+		after = "\n\t\tWHERE " + rankOrder("r").After(b, q.after.Keys, q.after.ID)
 	}
 	// Each posting carries its clip's words (doc, migration 00015), so a
 	// walk checks the clips it passes against the whole query in the walk
@@ -87,7 +88,7 @@ func keywordWalkSQL(b *sqlBuilder, q Query, words []string, match, rankQuery str
 	sql := `
 	WITH words AS (
 		SELECT DISTINCT l.lexeme COLLATE "C" AS lo
-		FROM unnest(` + b.arg(words) + `::text[]) w(word), unnest(to_tsvector('english', w.word)) l
+		FROM unnest(` + b.Arg(words) + `::text[]) w(word), unnest(to_tsvector('english', w.word)) l
 	), lexemes AS (
 		SELECT DISTINCT x.lexeme FROM words w CROSS JOIN LATERAL (
 			WITH RECURSIVE r(lexeme, n) AS (
@@ -118,15 +119,15 @@ func keywordWalkSQL(b *sqlBuilder, q Query, words []string, match, rankQuery str
 		FROM candidates c JOIN videos v ON v.id = c.video_id AND v.retired_at IS NULL
 	), page AS (
 		SELECT r.id, r.rank FROM ranked r` + after + `
-		ORDER BY r.rank DESC, r.id DESC
-		LIMIT ` + b.arg(q.Limit+1) + " OFFSET " + b.arg(q.Offset) + `
+		ORDER BY ` + rankOrder("r").By() + `
+		LIMIT ` + b.Limit(q.Limit) + " OFFSET " + b.Arg(q.Offset) + `
 	)
 	SELECT ` + catalog.VideoColumns + `, NULL::float8, m.rank, n.n
 	FROM (SELECT count(*) AS n FROM ranked) n
 	LEFT JOIN page m ON true
 	LEFT JOIN videos v ON v.id = m.id
 	ORDER BY m.rank DESC, v.id DESC`
-	return statement{sql: sql, args: b.args}
+	return statement{sql: sql, args: b.Args()}
 }
 
 // collectWalk reads keywordWalkSQL's rows: the page and the number of

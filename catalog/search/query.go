@@ -85,7 +85,7 @@ type Query struct {
 	// (keyset paging, stable while clips are added). Not with Offset.
 	Cursor string
 	// after is Cursor decoded by Validate.
-	after *position
+	after *paging.Cursor
 }
 
 // SearchBounds are a search's paging limits, for the adapters to read a
@@ -193,7 +193,7 @@ func (q *Query) Validate() error {
 	q.Limit, q.Offset = pr.Limit, pr.Offset
 	q.after = nil
 	if q.Cursor != "" {
-		after, err := q.decodeCursor()
+		after, err := q.readCursor()
 		if err != nil {
 			return err
 		}

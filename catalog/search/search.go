@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/catalog"
+	"broll/internal/paging"
 )
 
 // QueryEmbedder turns a semantic_search text into a vector of the model it
@@ -132,16 +133,15 @@ func (s *Service) Search(ctx context.Context, q Query, qe QueryEmbedder) (Page, 
 
 	offset := q.Offset
 	if q.after != nil {
-		offset = q.after.n
+		offset = q.after.N
 	}
 	p := Page{Limit: q.Limit, Offset: offset, Page: offset/q.Limit + 1, Total: total, TotalExact: exact}
-	if len(rows) > q.Limit {
-		rows = rows[:q.Limit]
-		p.HasMore = true
-		if !q.semanticRanked() || offset+2*q.Limit <= sq.window {
-			last := rows[len(rows)-1]
-			p.NextCursor = q.encodeCursor(last.key, last.video.ID, offset+q.Limit)
-		}
+	rows, p.HasMore, p.NextCursor = paging.Page(rows, q.Limit, func(last row) paging.Cursor {
+		return q.cursor(last.key, last.video.ID, offset+q.Limit)
+	})
+	if q.semanticRanked() && offset+2*q.Limit > sq.window {
+		// The next page would pass the window: no cursor to it.
+		p.NextCursor = ""
 	}
 	p.Videos = make([]catalog.Video, len(rows))
 	for i, r := range rows {
@@ -293,7 +293,7 @@ func collectPage(rows pgx.Rows, err error) ([]row, error) {
 func (s *Service) runNearest(ctx context.Context, db *pgxpool.Pool, q Query, sq searchSQL, hs hnswSettings, c *counter) ([]row, error) {
 	offset := q.Offset
 	if q.after != nil {
-		offset = q.after.n
+		offset = q.after.N
 	}
 	efSearch := strconv.Itoa(min(max(hs.efSearch, offset+q.Limit+1+rerankMargin), maxEfSearch))
 	planning := "force_custom_plan"

@@ -1,7 +1,6 @@
 package search
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -10,34 +9,17 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"broll/catalog"
+	"broll/internal/paging"
 )
 
-// sqlBuilder assembles the dynamic search statements. Values travel as $n
-// arguments; the SQL text is made of the constants and column names in
+// The search statements are built on a paging.Builder. Values travel as
+// $n arguments; the SQL text is made of the constants and column names in
 // this file, chosen by validated enums, plus (for semantic rankings) an
 // emotion from catalog.Emotions() and the page's integer bounds.
-type sqlBuilder struct {
-	args  []any
-	conds []string
-}
-
-// arg adds a value and returns its placeholder.
-func (b *sqlBuilder) arg(v any) string {
-	b.args = append(b.args, v)
-	return "$" + strconv.Itoa(len(b.args))
-}
-
-func (b *sqlBuilder) where(cond string) { b.conds = append(b.conds, cond) }
 
 // enumLiteral writes a validated enum value into the SQL text, quoted as a
 // string constant (quotes doubled, although no enum value has one).
 func enumLiteral(v string) string { return "'" + strings.ReplaceAll(v, "'", "''") + "'" }
-
-func (b *sqlBuilder) whereSQL() string { return strings.Join(b.conds, "\n\t  AND ") }
-
-func (b *sqlBuilder) clone() *sqlBuilder {
-	return &sqlBuilder{args: slices.Clone(b.args), conds: slices.Clone(b.conds)}
-}
 
 // statement is one SQL text with its arguments.
 type statement struct {
@@ -81,14 +63,14 @@ const maxPrefixTerms = 16
 // its steps is the order of the arguments ($n): conditions, then the
 // count's bound, then what only the page uses.
 func buildSearch(q Query, vec []float32, model string) searchSQL {
-	b := &sqlBuilder{}
-	b.where("v.retired_at IS NULL")
+	b := &paging.Builder{}
+	b.Where("v.retired_at IS NULL")
 	addFilters(b, q)
 	kw := addKeyword(b, q)
 	if q.byVector() {
 		// Only vectors of the query's model are comparable with it.
-		b.where("v.embedding_status = 'ready'")
-		b.where("v.embedding_model = " + b.arg(model))
+		b.Where("v.embedding_status = 'ready'")
+		b.Where("v.embedding_model = " + b.Arg(model))
 	}
 	count, estimate := countStatements(b, kw)
 	if q.SimilarTo != uuid.Nil {
@@ -96,7 +78,7 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 		// condition out: it changes the total by one at most, and so one
 		// estimate (and the node's cache of it, keyed by the estimate)
 		// serves the neighbours of every clip with these filters.
-		b.where("v.id <> " + b.arg(q.SimilarTo))
+		b.Where("v.id <> " + b.Arg(q.SimilarTo))
 		count, _ = countStatements(b, kw)
 	}
 	rank, rankQuery := "", kw.rankQuery
@@ -123,8 +105,8 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 	}
 	if rank != "" && q.SortBy == SortRelevance {
 		// The words alone (and the retired check): the walk serves it.
-		if q.SemanticSearch == "" && kw.cond >= 0 && len(b.conds) == 2 {
-			w := b.clone()
+		if q.SemanticSearch == "" && kw.cond >= 0 && b.Len() == 2 {
+			w := b.Clone()
 			words := prefixTerms(q.Search)
 			st := keywordWalkSQL(w, q, words[:min(len(words), keywordWalkWords)], kw.prefix, rankQuery)
 			sq.walk = &st
@@ -138,17 +120,17 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 
 // addFilters adds the query's filters, each an equality or a bound on a
 // column, and its owned filter (the catalog's ownership rule).
-func addFilters(b *sqlBuilder, q Query) {
+func addFilters(b *paging.Builder, q Query) {
 	eq := func(col, val string) {
 		if val != "" {
-			b.where(col + " = " + b.arg(val))
+			b.Where(col + " = " + b.Arg(val))
 		}
 	}
 	if q.Emotion != "" && q.semanticRanked() {
 		// Each emotion has its own graph (a partial index), which a plan
 		// made without the arguments can use only if the emotion is in
 		// the text. It is one of catalog.Emotions() (Validate).
-		b.where("v.emotion = " + enumLiteral(q.Emotion))
+		b.Where("v.emotion = " + enumLiteral(q.Emotion))
 	} else {
 		eq("v.emotion", q.Emotion)
 	}
@@ -161,20 +143,20 @@ func addFilters(b *sqlBuilder, q Query) {
 	eq("v.model_id", q.ModelID)
 	// A clip without a duration (an image) fails any duration bound.
 	if q.MinDuration != nil {
-		b.where("v.duration_seconds >= " + b.arg(*q.MinDuration))
+		b.Where("v.duration_seconds >= " + b.Arg(*q.MinDuration))
 	}
 	if q.MaxDuration != nil {
-		b.where("v.duration_seconds <= " + b.arg(*q.MaxDuration))
+		b.Where("v.duration_seconds <= " + b.Arg(*q.MaxDuration))
 	}
 	if q.MinVirality != nil {
-		b.where("v.virality_score >= " + b.arg(*q.MinVirality))
+		b.Where("v.virality_score >= " + b.Arg(*q.MinVirality))
 	}
 	if q.Owned != nil {
-		owned := catalog.OwnsSQL(b.arg(q.KeyID), "v.id")
+		owned := catalog.OwnsSQL(b.Arg(q.KeyID), "v.id")
 		if !*q.Owned {
 			owned = "NOT " + owned
 		}
-		b.where(owned)
+		b.Where(owned)
 	}
 }
 
@@ -192,39 +174,39 @@ type keywordParts struct {
 	rankWith  func() string
 	// estimateWith is the keyword condition the planner is asked about
 	// when it differs from the one that matches.
-	estimateWith func(*sqlBuilder) string
+	estimateWith func(*paging.Builder) string
 }
 
 // addKeyword adds the condition of the query's words (q.Search).
-func addKeyword(b *sqlBuilder, q Query) keywordParts {
+func addKeyword(b *paging.Builder, q Query) keywordParts {
 	kw := keywordParts{cond: -1}
 	if q.Search == "" {
 		return kw
 	}
 	p := prefixTSQuery(q.Search)
 	if p == "" {
-		tsq := "websearch_to_tsquery('english', " + b.arg(q.Search) + ")"
-		b.where("v.search_tsv @@ " + tsq)
+		tsq := "websearch_to_tsquery('english', " + b.Arg(q.Search) + ")"
+		b.Where("v.search_tsv @@ " + tsq)
 		kw.rankQuery = tsq
 		return kw
 	}
 	// Every clip the words match, their prefixes match too, so the prefix
 	// query alone finds the matches: the index then walks one AND of terms
 	// instead of an OR of two. The rank counts whole words above prefixes.
-	prefix := "to_tsquery('english', " + b.arg(p) + ")"
-	kw.prefix, kw.cond = prefix, len(b.conds)
-	b.where("v.search_tsv @@ " + prefix)
+	prefix := "to_tsquery('english', " + b.Arg(p) + ")"
+	kw.prefix, kw.cond = prefix, b.Len()
+	b.Where("v.search_tsv @@ " + prefix)
 	// The planner knows how often each word occurs, but not how often its
 	// prefixes do: it guesses a fixed share per prefix, far below the
 	// truth for common words. The words OR-ed with their prefixes match
 	// the same clips (a word is its own prefix) and are estimated from
 	// what the planner knows.
-	kw.estimateWith = func(e *sqlBuilder) string {
-		return "v.search_tsv @@ (websearch_to_tsquery('english', " + e.arg(q.Search) + ") || " + prefix + ")"
+	kw.estimateWith = func(e *paging.Builder) string {
+		return "v.search_tsv @@ (websearch_to_tsquery('english', " + e.Arg(q.Search) + ") || " + prefix + ")"
 	}
 	if q.SortBy == SortRelevance {
 		kw.rankWith = func() string {
-			return "websearch_to_tsquery('english', " + b.arg(q.Search) + ") || " + prefix
+			return "websearch_to_tsquery('english', " + b.Arg(q.Search) + ") || " + prefix
 		}
 	}
 	return kw
@@ -234,35 +216,32 @@ func addKeyword(b *sqlBuilder, q Query) keywordParts {
 // estimate of it. The count stops one past CountBound: beyond it the
 // planner's estimate is the total (Search), as counting every row of a
 // large catalog would cost more than the page itself.
-func countStatements(b *sqlBuilder, kw keywordParts) (count, estimate statement) {
-	countSQL := func(c *sqlBuilder) string {
-		return "SELECT count(*) FROM (SELECT 1 FROM videos v WHERE " + c.whereSQL() + " LIMIT " + c.arg(CountBound+1) + ") matches"
+func countStatements(b *paging.Builder, kw keywordParts) (count, estimate statement) {
+	countSQL := func(c *paging.Builder) string {
+		return "SELECT count(*) FROM (SELECT 1 FROM videos v WHERE " + c.And() + " LIMIT " + c.Arg(CountBound+1) + ") matches"
 	}
-	c := b.clone()
-	count = statement{sql: countSQL(c), args: c.args}
+	c := b.Clone()
+	count = statement{sql: countSQL(c), args: c.Args()}
 	estimate = statement{sql: "EXPLAIN (FORMAT JSON) " + count.sql, args: count.args}
 	if kw.estimateWith != nil {
-		e := b.clone()
-		e.conds[kw.cond] = kw.estimateWith(e)
-		estimate = statement{sql: "EXPLAIN (FORMAT JSON) " + countSQL(e), args: e.args}
+		e := b.Clone()
+		e.Replace(kw.cond, kw.estimateWith(e))
+		estimate = statement{sql: "EXPLAIN (FORMAT JSON) " + countSQL(e), args: e.Args()}
 	}
 	return count, estimate
 }
 
 // listPageSQL is a page of a list sorted by a column (or by rank when the
 // sort asks for it), after the cursor if the query has one.
-func listPageSQL(b *sqlBuilder, q Query, rank, similarity string) statement {
+func listPageSQL(b *paging.Builder, q Query, rank, similarity string) statement {
 	key, dir := sortKey(q, rank)
+	o := paging.Order{Keys: []string{key}, ID: "v.id", Desc: dir == "DESC"}
 	if q.after != nil {
-		cmp := " > "
-		if dir == "DESC" {
-			cmp = " < "
-		}
-		b.where("(" + key + ", v.id)" + cmp + "(" + b.arg(q.after.key) + ", " + b.arg(q.after.id) + ")")
+		b.Where(o.After(b, q.after.Keys, q.after.ID))
 	}
 	pageWhere := ""
-	if len(b.conds) > 0 {
-		pageWhere = "\n\tWHERE " + b.whereSQL()
+	if b.Len() > 0 {
+		pageWhere = "\n\tWHERE " + b.And()
 	}
 	// With plain filters the bounds are written into the text: Postgres
 	// then finds the plan it makes without the arguments as cheap as the
@@ -271,14 +250,14 @@ func listPageSQL(b *sqlBuilder, q Query, rank, similarity string) statement {
 	// is costed as a tenth of the matches and the plan is made every time.
 	limit, offset := strconv.Itoa(q.Limit+1), strconv.Itoa(q.Offset)
 	if !q.plainFilters() {
-		limit, offset = b.arg(q.Limit+1), b.arg(q.Offset)
+		limit, offset = b.Limit(q.Limit), b.Arg(q.Offset)
 	}
-	order := key + " " + dir + ", v.id " + dir
+	order := o.By()
 	sql := "SELECT " + catalog.VideoColumns + ", " + similarity + ", " + key + `
 	FROM videos v` + pageWhere + `
 	ORDER BY ` + order + `
 	LIMIT ` + limit + " OFFSET " + offset
-	if q.Offset > 0 && similarity == "NULL::float8" && indexOnlyPage(q, key, len(b.conds)) {
+	if q.Offset > 0 && similarity == "NULL::float8" && indexOnlyPage(q, key, b.Len()) {
 		// Deep in the list by offset: find the page's ids in the sort
 		// index alone (an index-only scan over the skipped entries), then
 		// read the rows of the page only, instead of fetching every
@@ -292,9 +271,9 @@ func listPageSQL(b *sqlBuilder, q Query, rank, similarity string) statement {
 	)
 	SELECT ` + catalog.VideoColumns + ", " + similarity + `, p.key
 	FROM page p JOIN videos v ON v.id = p.id
-	ORDER BY p.key ` + dir + ", v.id " + dir
+	ORDER BY ` + paging.Order{Keys: []string{"p.key"}, ID: "v.id", Desc: o.Desc}.By()
 	}
-	return statement{sql: sql, args: b.args}
+	return statement{sql: sql, args: b.Args()}
 }
 
 // indexOnlyPage says whether a list page's ids can be found in its sort
@@ -316,21 +295,27 @@ func indexOnlyPage(q Query, key string, n int) bool {
 // word. The candidates are ranked, sorted and cut to the page by id and
 // rank alone; only the page's rows are then joined for their columns (a
 // join before the sort fetched every candidate's row a second time).
-func keywordRankedSQL(b *sqlBuilder, q Query, rank, similarity string) statement {
-	cands := `SELECT v.id, ` + rank + ` AS rank FROM videos v WHERE ` + b.whereSQL() + `
-			LIMIT ` + b.arg(keywordScanCandidates)
+func keywordRankedSQL(b *paging.Builder, q Query, rank, similarity string) statement {
+	cands := `SELECT v.id, ` + rank + ` AS rank FROM videos v WHERE ` + b.And() + `
+			LIMIT ` + b.Arg(keywordScanCandidates)
 	after := ""
 	if q.after != nil {
-		after = "\n\t\tWHERE (c.rank, c.id) < (" + b.arg(q.after.key) + ", " + b.arg(q.after.id) + ")"
+		after = "\n\t\tWHERE " + rankOrder("c").After(b, q.after.Keys, q.after.ID)
 	}
 	sql := "SELECT " + catalog.VideoColumns + ", " + similarity + `, m.rank
 	FROM (
 		SELECT c.id, c.rank FROM (` + cands + `) c` + after + `
-		ORDER BY c.rank DESC, c.id DESC
-		LIMIT ` + b.arg(q.Limit+1) + " OFFSET " + b.arg(q.Offset) + `
+		ORDER BY ` + rankOrder("c").By() + `
+		LIMIT ` + b.Limit(q.Limit) + " OFFSET " + b.Arg(q.Offset) + `
 	) m JOIN videos v ON v.id = m.id
 	ORDER BY m.rank DESC, v.id DESC`
-	return statement{sql: sql, args: b.args}
+	return statement{sql: sql, args: b.Args()}
+}
+
+// rankOrder is a keyword ranking's order over the rows named alias: best
+// first, ties by id.
+func rankOrder(alias string) paging.Order {
+	return paging.Order{Keys: []string{alias + ".rank"}, ID: alias + ".id", Desc: true}
 }
 
 // keywordScanCandidates bounds the matches a keyword search served by the
@@ -365,17 +350,19 @@ const CountBound = 1000
 // (buildSearch), so that a plan made once, without the arguments, still
 // sees how few rows it wants and which graph serves them: see
 // searchSQL.planOnce.
-func nearestSQL(b *sqlBuilder, q Query, vec []float32) statement {
+func nearestSQL(b *paging.Builder, q Query, vec []float32) statement {
 	dist := "v.embedding::halfvec(768) <=> " + vectorSQL(b, q, vec, true)
 	before := q.Offset
 	if q.after != nil {
-		before = q.after.n
+		before = q.after.N
 	}
-	inner := b.whereSQL()
+	inner := b.And()
 	full := "v.embedding <=> " + vectorSQL(b, q, vec, false)
+	// Nearest first, ties by id.
+	o := paging.Order{Keys: []string{"r.distance"}, ID: "v.id"}
 	after := ""
 	if q.after != nil {
-		after = "\n\tWHERE (r.distance, v.id) > (" + b.arg(q.after.key) + "::float8, " + b.arg(q.after.id) + ")"
+		after = "\n\tWHERE " + o.After(b, q.after.Keys, q.after.ID)
 	}
 	sql := `
 	WITH nearest AS MATERIALIZED (
@@ -388,9 +375,9 @@ func nearestSQL(b *sqlBuilder, q Query, vec []float32) statement {
 	SELECT ` + catalog.VideoColumns + `, 1 - r.distance, r.distance
 	FROM nearest n JOIN videos v ON v.id = n.id
 	CROSS JOIN LATERAL (SELECT ` + full + ` AS distance OFFSET 0) r` + after + `
-	ORDER BY r.distance, v.id
-	LIMIT ` + b.arg(q.Limit+1) + ` OFFSET ` + b.arg(q.Offset)
-	return statement{sql: sql, args: b.args}
+	ORDER BY ` + o.By() + `
+	LIMIT ` + b.Limit(q.Limit) + ` OFFSET ` + b.Arg(q.Offset)
+	return statement{sql: sql, args: b.Args()}
 }
 
 // vectorSQL is the query's vector in SQL, as a halfvec (half: what the
@@ -399,16 +386,16 @@ func nearestSQL(b *sqlBuilder, q Query, vec []float32) statement {
 // clip's stored vector, which Postgres runs once (an InitPlan) before the
 // walk. So the clip's vector is read in the page's own round trip, and
 // the statements are otherwise the semantic search's.
-func vectorSQL(b *sqlBuilder, q Query, vec []float32, half bool) string {
+func vectorSQL(b *paging.Builder, q Query, vec []float32, half bool) string {
 	switch {
 	case q.SimilarTo != uuid.Nil && half:
-		return "(SELECT s.embedding::halfvec(768) FROM videos s WHERE s.id = " + b.arg(q.SimilarTo) + ")"
+		return "(SELECT s.embedding::halfvec(768) FROM videos s WHERE s.id = " + b.Arg(q.SimilarTo) + ")"
 	case q.SimilarTo != uuid.Nil:
-		return "(SELECT s.embedding FROM videos s WHERE s.id = " + b.arg(q.SimilarTo) + ")"
+		return "(SELECT s.embedding FROM videos s WHERE s.id = " + b.Arg(q.SimilarTo) + ")"
 	case half:
-		return b.arg(pgvector.NewHalfVector(vec)) + "::halfvec(768)"
+		return b.Arg(pgvector.NewHalfVector(vec)) + "::halfvec(768)"
 	}
-	return b.arg(pgvector.NewVector(vec))
+	return b.Arg(pgvector.NewVector(vec))
 }
 
 // rerankMargin is how many candidates beyond the page the index query

@@ -10,11 +10,11 @@ import (
 
 // A cursor is the position after the last row of a page: the sort key and
 // id of that row, and what the list needs to refuse a cursor of another
-// query. It is base64url of JSON: opaque to clients, which only hand it
-// back; nothing secret is in it, and a cursor edited by hand can only
-// point at another position of the same list.
+// query (Cursor). It is base64url of JSON: opaque to clients, which only
+// hand it back; nothing secret is in it, and a cursor edited by hand can
+// only point at another position of the same list.
 
-// EncodeCursor renders v (a list's own cursor struct) as a cursor.
+// EncodeCursor renders v (a Cursor, as Cursor.Encode gives it) as a cursor.
 func EncodeCursor(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -24,7 +24,8 @@ func EncodeCursor(v any) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// DecodeCursor reads a cursor made by EncodeCursor into v. Anything else
+// DecodeCursor reads a cursor made by EncodeCursor into v (ReadCursor
+// reads a Cursor with its keys typed). Anything else
 // (not base64url, not JSON of v's shape, unknown fields) is the
 // invalid_request of BadCursor; the list then checks that the cursor
 // belongs to the query it is given with.
