@@ -18,6 +18,7 @@ import (
 	"broll/catalog"
 	"broll/catalog/media"
 	"broll/catalog/search"
+	"broll/internal/admission"
 	"broll/internal/apperr"
 	"broll/internal/idempotency"
 	"broll/tenancy"
@@ -116,7 +117,7 @@ type server struct {
 	// webhooks manages the account's webhook endpoints.
 	webhooks *webhook.Service
 	auth     *tenancy.Authenticator
-	gate     *tenancy.Gate
+	gate     *admission.Gate
 	// revoker revokes keys everywhere at once (rows, markers, cache).
 	revoker *tenancy.Revoker
 	usage   *tenancy.Usage
