@@ -19,6 +19,7 @@ import (
 	"broll/catalog/imports"
 	"broll/catalog/media"
 	"broll/catalog/search"
+	"broll/internal/admission"
 	"broll/internal/apperr"
 	"broll/internal/idempotency"
 	"broll/tenancy"
@@ -118,7 +119,7 @@ type server struct {
 	// webhooks manages the account's webhook endpoints.
 	webhooks *webhook.Service
 	auth     *tenancy.Authenticator
-	gate     *tenancy.Gate
+	gate     *admission.Gate
 	// revoker revokes keys everywhere at once (rows, markers, cache).
 	revoker *tenancy.Revoker
 	usage   *tenancy.Usage

@@ -81,7 +81,7 @@ func (s *server) getBroll(c *fiber.Ctx) error {
 	if err != nil {
 		return apperr.InvalidField("id", "video id %q is not a UUID", apperr.Clip(c.Params("id")))
 	}
-	v, bought, err := s.catalog.VideoForKey(c.UserContext(), id, principal(c).KeyID, seenMarks(c))
+	v, bought, err := s.catalog.VideoForKey(c.UserContext(), id, principal(c).KeyID, pass(c))
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"broll/billing/billingtest"
 	"broll/catalog/catalogtest"
 	"broll/clients/go/brollclient"
-	"broll/internal/marks"
+	"broll/internal/admission"
 )
 
 // TestClipChangesReachEveryNodeAtOnce: node 1 keeps the clip details it
@@ -136,7 +136,7 @@ func TestClipReadTrustsItsMarks(t *testing.T) {
 	})
 
 	t.Run("a held mark sends reads to Postgres", func(t *testing.T) {
-		h := e.ctl.Marks.Hold(ctx, marks.Catalog)
+		h := e.ctl.Gate.Hold(ctx, admission.Catalog)
 		if v := clip(t); v.Title != "Written by hand" {
 			t.Errorf("title while held: %q", v.Title)
 		}
@@ -152,7 +152,7 @@ func TestClipReadTrustsItsMarks(t *testing.T) {
 	})
 
 	t.Run("a purchase whose writer died after its commit", func(t *testing.T) {
-		e.ctl.Marks.Hold(ctx, marks.Owned(buyer.ID)) // never released
+		e.ctl.Gate.Hold(ctx, admission.Owned(buyer.ID)) // never released
 		if v := clip(t); v.Owned {
 			t.Fatal("owned before any purchase")
 		}

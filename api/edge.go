@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"math"
 	"strconv"
 	"strings"
@@ -9,15 +8,14 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"broll/billing"
+	"broll/internal/admission"
 	"broll/internal/apperr"
-	"broll/internal/marks"
 	"broll/tenancy"
 )
 
 const (
 	localPrincipal = "principal"
-	localMarks     = "marks"
+	localPass      = "pass"
 )
 
 // authenticate is the edge of every v1 and MCP route: key -> principal, then
@@ -34,7 +32,7 @@ func (s *server) authenticate(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	d, err := s.gate.Admit(ctx, p)
+	d, err := s.gate.Admit(ctx, p.Caller())
 	if err != nil {
 		return err
 	}
@@ -46,7 +44,7 @@ func (s *server) authenticate(c *fiber.Ctx) error {
 		if p, err = s.auth.Authenticate(ctx, key, false); err != nil {
 			return err
 		}
-		if d, err = s.gate.Readmit(ctx, p); err != nil {
+		if d, err = s.gate.Readmit(ctx, p.Caller()); err != nil {
 			return err
 		}
 	}
@@ -73,7 +71,7 @@ func (s *server) authenticate(c *fiber.Ctx) error {
 			With("retry_after_seconds", retry).With("limit", d.Limit)
 	}
 	c.Locals(localPrincipal, p)
-	c.Locals(localMarks, d.Marks)
+	c.Locals(localPass, d.Pass)
 	return c.Next()
 }
 
@@ -99,20 +97,13 @@ func principal(c *fiber.Ctx) tenancy.Principal {
 	return p
 }
 
-// buy is the one way a request purchases: a purchase changes what the
-// request's marks mark (what its key owns), so they are dropped before it
-// and what the request reads afterwards (an MCP batch's next call) is read
-// from Postgres.
-func (s *server) buy(ctx context.Context, c *fiber.Ctx, req billing.PurchaseRequest) (billing.PurchaseResult, error) {
-	c.Locals(localMarks, marks.Seen{})
-	return s.billing.Purchase(ctx, principal(c), req)
-}
-
-// seenMarks are the marks the request's admission read (package marks);
-// zero when it read none (Redis away, or no admission).
-func seenMarks(c *fiber.Ctx) marks.Seen {
-	m, _ := c.Locals(localMarks).(marks.Seen)
-	return m
+// pass is what the request's admission saw, which its reads may answer
+// from this node's copies under; zero when there was none (Redis away, or
+// no admission). A purchase or a change the request makes ends the pass's
+// trust in what it changed by itself (admission.Pass).
+func pass(c *fiber.Ctx) admission.Pass {
+	p, _ := c.Locals(localPass).(admission.Pass)
+	return p
 }
 
 // requireScope refuses principals without the scope with 403 naming it.

@@ -190,7 +190,7 @@ func (s *server) getVideoTool(ctx context.Context, c *fiber.Ctx, a getVideoArgs)
 	if err != nil {
 		return videoJSON{}, "", apperr.InvalidField("video_id", "video_id %q is not a UUID", apperr.Clip(a.VideoID))
 	}
-	v, bought, err := s.catalog.VideoForKey(ctx, id, principal(c).KeyID, seenMarks(c))
+	v, bought, err := s.catalog.VideoForKey(ctx, id, principal(c).KeyID, pass(c))
 	if err != nil {
 		return videoJSON{}, "", err
 	}
@@ -231,7 +231,7 @@ func (s *server) purchaseVideosTool(ctx context.Context, c *fiber.Ctx, a purchas
 	if err != nil {
 		return purchaseResultJSON{}, "", err
 	}
-	res, err := s.buy(ctx, c, req)
+	res, err := s.billing.Purchase(ctx, principal(c), req)
 	s.metrics.observePurchase("mcp", res, err)
 	if err != nil {
 		return purchaseResultJSON{}, "", err

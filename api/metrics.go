@@ -9,9 +9,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"broll/billing"
+	"broll/internal/admission"
 	"broll/internal/classify"
 	"broll/internal/metrics"
-	"broll/tenancy"
 )
 
 // apiMetrics are the HTTP node's own metrics; the registry also carries the
@@ -30,7 +30,7 @@ type apiMetrics struct {
 
 // newAPIMetrics registers the node's metrics on reg; it fails on a
 // registry that has them already (a second app over one graph).
-func newAPIMetrics(reg prometheus.Registerer, gate *tenancy.Gate, access accessLog) (*apiMetrics, error) {
+func newAPIMetrics(reg prometheus.Registerer, gate *admission.Gate, access accessLog) (*apiMetrics, error) {
 	buckets := []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 	m := &apiMetrics{
 		access: access,

@@ -111,7 +111,7 @@ func (s *server) purchase(c *fiber.Ctx) error {
 		return err
 	}
 	return s.idempotent(c, req, func() error {
-		res, err := s.buy(c.UserContext(), c, req)
+		res, err := s.billing.Purchase(c.UserContext(), principal(c), req)
 		s.metrics.observePurchase("v1", res, err)
 		if err != nil {
 			return err

@@ -20,9 +20,9 @@ import (
 
 	"broll/catalog/media"
 	"broll/clients/go/brollclient"
+	"broll/internal/admission"
 	"broll/internal/config"
 	"broll/internal/testkit"
-	"broll/tenancy"
 	"broll/wiring"
 	"broll/wiring/wiringtest"
 )
@@ -44,7 +44,7 @@ type testEnv struct {
 
 type testNode struct {
 	app  *fiber.App
-	gate *tenancy.Gate
+	gate *admission.Gate
 	// metrics is what the node's metrics listener would serve.
 	metrics *prometheus.Registry
 	media   media.Store

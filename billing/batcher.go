@@ -12,9 +12,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/billing/license"
+	"broll/internal/admission"
 	"broll/internal/apperr"
 	"broll/internal/database"
-	"broll/internal/marks"
 	"broll/internal/money"
 )
 
@@ -50,8 +50,9 @@ type batcher struct {
 	// stamps is asked for the stamped copies of what each batch bought
 	// (nil: nothing is asked).
 	stamps *license.Stamper
-	// marks are held around each purchase batch (nil: none).
-	marks *marks.Marks
+	// admission is held around each purchase batch, for what its buyers
+	// own (nil: nothing is held).
+	admission admission.Door
 
 	mu     sync.Mutex
 	queues map[poolKey]*accountQueue
@@ -222,11 +223,14 @@ func (b *batcher) run(account uuid.UUID, jobs []*purchaseJob) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// What the buyers own changes with the commit: nodes stop trusting
-	// their copies of it before and copy it again after (package marks),
-	// all of the batch's buyers in one call each way, and before any buyer
-	// has its answer. A batch gives up well within marks.HoldFor.
-	h := b.marks.Hold(ctx, ownedMarks(jobs)...)
-	defer h.Release(ctx)
+	// their copies of it before and copy it again after (Door.Hold), all
+	// of the batch's buyers in one call each way, and before any buyer has
+	// its answer, so a request's next read sees its own purchase. A batch
+	// gives up (30 s) well before a hold lapses.
+	if subjects := ownedBy(jobs); b.admission != nil && len(subjects) > 0 {
+		h := b.admission.Hold(ctx, subjects...)
+		defer h.Release(ctx)
+	}
 	var err error
 	for attempt := 0; attempt < attempts; attempt++ {
 		if attempt > 0 {
@@ -253,16 +257,16 @@ func (b *batcher) run(account uuid.UUID, jobs []*purchaseJob) {
 	}
 }
 
-// ownedMarks are the marks of what the buyers of jobs own, for the jobs
-// that can change it (a quote cannot; a legacy buyer has no key).
-func ownedMarks(jobs []*purchaseJob) []string {
-	var names []string
+// ownedBy is what the buyers of jobs own, for the jobs that can change it
+// (a quote cannot; a legacy buyer has no key).
+func ownedBy(jobs []*purchaseJob) []admission.Subject {
+	var subjects []admission.Subject
 	for _, j := range jobs {
 		if !j.dry && j.key != uuid.Nil {
-			names = append(names, marks.Owned(j.key))
+			subjects = append(subjects, admission.Owned(j.key))
 		}
 	}
-	return names
+	return subjects
 }
 
 // batchLine is one row of purchaseBatchSQL: a requested video with its

@@ -4,8 +4,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/billing/license"
+	"broll/internal/admission"
 	"broll/internal/displayname"
-	"broll/internal/marks"
 	"broll/internal/money"
 	"broll/tenancy"
 )
@@ -38,10 +38,11 @@ type Options struct {
 	// TestBalance is what an account's test balance starts with and what
 	// ResetTestBalance restores (BROLL_TEST_BALANCE).
 	TestBalance money.Cents
-	// Marks are where a purchase is made known to every node's copies of
-	// what its key owns (marks.Owned); nil: nowhere, for a graph without
-	// Redis, whose nodes trust no mark.
-	Marks *marks.Marks
+	// Admission is told of every purchase, around its commit, for every
+	// node's copies of what its key owns (admission.Owned); nil: nothing,
+	// for services without Redis, whose nodes trust no copy without asking
+	// Postgres.
+	Admission admission.Door
 	// Stamps is asked for the stamped copies of the files of live
 	// purchases: after each batch commits and when a download finds none.
 	// nil asks for none (the originals are served).
@@ -54,6 +55,6 @@ type Options struct {
 // New returns the billing service over pool, as o says.
 func New(pool *pgxpool.Pool, o Options) *Service {
 	b := newBatcher(pool)
-	b.lowBalance, b.testBalance, b.stamps, b.marks = o.LowBalanceThreshold, o.TestBalance, o.Stamps, o.Marks
+	b.lowBalance, b.testBalance, b.stamps, b.admission = o.LowBalanceThreshold, o.TestBalance, o.Stamps, o.Admission
 	return &Service{pool: pool, links: o.Links, keys: o.Keys, batch: b, stamps: o.Stamps, names: o.Names}
 }

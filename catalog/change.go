@@ -5,18 +5,20 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"broll/internal/marks"
+	"broll/internal/admission"
 )
 
 // Every write of a clip's row commits through commit or inTx, which hold
-// the catalog's mark across the commit and give it a new token after it
-// (package marks): nodes then stop trusting their copies of clip details
-// (VideoForKey) before the change can be read, and copy them again after.
+// the catalog (admission.Catalog) across the commit: nodes then stop
+// trusting their copies of clip details (VideoForKey) before the change
+// can be read, and copy them again after.
 
-// commit commits tx with the catalog's mark held across the commit.
+// commit commits tx with the catalog held across the commit.
 func (s *Service) commit(ctx context.Context, tx pgx.Tx) error {
-	h := s.marks.Hold(ctx, marks.Catalog)
-	defer h.Release(ctx)
+	if s.admission != nil {
+		h := s.admission.Hold(ctx, admission.Catalog)
+		defer h.Release(ctx)
+	}
 	return tx.Commit(ctx)
 }
 

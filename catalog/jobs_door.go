@@ -12,7 +12,7 @@ import (
 )
 
 // The door through which the packages doing the catalog's jobs (packages
-// mediajobs and imports) write clips: the same primary, files, queue, marks and job
+// mediajobs and imports) write clips: the same primary, files, queue, admission and job
 // outbox as the catalog's own writes, so that a clip's row changes one way.
 
 // Kinds of job in the outbox, for the packages that record them.
@@ -32,7 +32,7 @@ func (s *Service) Media() media.Store { return s.media }
 // Queue queues embeddings and media jobs; nil: none.
 func (s *Service) Queue() EmbedQueue { return s.queue }
 
-// Commit commits tx, a write of clips, with the catalog's mark held (commit).
+// Commit commits tx, a write of clips, with the catalog held (commit).
 func (s *Service) Commit(ctx context.Context, tx pgx.Tx) error { return s.commit(ctx, tx) }
 
 // InTx runs fn in a transaction that commits through Commit.

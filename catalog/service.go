@@ -7,9 +7,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/catalog/media"
+	"broll/internal/admission"
 	"broll/internal/apperr"
 	"broll/internal/database"
-	"broll/internal/marks"
 	"broll/internal/replica"
 )
 
@@ -24,11 +24,12 @@ type Service struct {
 	// (lists, filter values); nil: the primary.
 	reads *replica.Reads
 	// videos keeps clip details and owned which clips keys own, checked
-	// against the marks or the primary on each read (VideoForKey).
+	// against the request's pass or the primary on each read (VideoForKey).
 	videos *videoCache
 	owned  *ownedCache
-	// marks tells every node that a clip changed (package marks).
-	marks *marks.Marks
+	// admission is held across every write of a clip's row, so that no
+	// node trusts a copy the write made stale; nil: no node trusts any.
+	admission admission.Door
 }
 
 // Options are what a catalog is built from. Pool is required; the zero
@@ -47,16 +48,16 @@ type Options struct {
 	// Uploads are the files ops keys upload for an import, which an import
 	// may name; nil where nothing is uploaded (no media store).
 	Uploads *media.Uploads
-	// Marks are where a change to a clip is made known to every node's
-	// copies (marks.Catalog); nil: nowhere, for a graph without Redis,
-	// whose nodes trust no mark.
-	Marks *marks.Marks
+	// Admission is told of every change to a clip (admission.Catalog);
+	// nil: nothing, for services without Redis, whose nodes trust no copy
+	// without asking Postgres.
+	Admission admission.Door
 }
 
 // NewService returns the catalog as o says.
 func NewService(o Options) *Service {
 	return &Service{pool: o.Pool, reads: o.Reads, media: o.Media, uploads: o.Uploads,
-		queue: o.Queue, videos: newVideoCache(), owned: newOwnedCache(), marks: o.Marks}
+		queue: o.Queue, videos: newVideoCache(), owned: newOwnedCache(), admission: o.Admission}
 }
 
 // Read runs fn on the pool catalog reads go to (package search reads

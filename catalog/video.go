@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"broll/internal/marks"
+	"broll/internal/admission"
 	"broll/internal/money"
 )
 
@@ -82,6 +82,6 @@ func (s *Service) GetVideo(ctx context.Context, id uuid.UUID) (Video, error) {
 // GetVideoFor is GetVideo for the key keyID, which also sees the retired
 // clips it bought (their download links keep working; see billing).
 func (s *Service) GetVideoFor(ctx context.Context, id, keyID uuid.UUID) (Video, error) {
-	v, _, err := s.VideoForKey(ctx, id, keyID, marks.Seen{})
+	v, _, err := s.VideoForKey(ctx, id, keyID, admission.Pass{})
 	return v, err
 }

@@ -9,9 +9,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"broll/internal/admission"
 	"broll/internal/apperr"
 	"broll/internal/database"
-	"broll/internal/marks"
 )
 
 // A clip's details are read far more often than they change, so each node
@@ -29,34 +29,34 @@ import (
 // wrap around after about four billion transactions; a copy lives
 // videoCacheTTL at most, far shorter than that.
 //
-// A request that came through an admission (the API edge) carries the
-// marks it read in Redis before anything else (package marks): the
-// catalog's, which every write of a clip row here holds across its commit
-// and renews after it, and its key's owned mark, which every purchase by
-// the key does. While both are the ones a node's copies were made under,
-// the copies answer with no query at all; a held mark or a mark that
-// moved sends the read to the primary, which copies again. A row written
-// past this package (a hand-made UPDATE) is seen by reads that carry no
-// marks at once, and by the others once any change to the catalog moves
-// its mark, or after videoCacheTTL.
+// A request that came through an admission (the API edge) carries its
+// pass (admission.Pass), read in Redis before anything else: the version
+// of the catalog, which every write of a clip row here holds across its
+// commit and renews after it, and of what its key owns, which every
+// purchase by the key does. While both are the ones a node's copies were
+// made under, the copies answer with no query at all; a subject being
+// changed or changed since sends the read to the primary, which copies
+// again. A row written past this package (a hand-made UPDATE) is seen by
+// reads without a pass at once, and by the others once any change to the
+// catalog moves its version, or after videoCacheTTL.
 
 // VideoForKey returns a clip as keyID sees it: a live clip, or a retired
 // one that keyID bought, with keyID's purchase of it (Valid when keyID owns
 // the clip). The Video may be shared with other callers: it is read-only.
 //
-// seen are the marks the request's admission read (marks.Seen, zero when
-// there are none): while they hold, this node's copies made under them
-// answer with no query at all (the catalog's mark moves on every change to
-// a clip, the key's owned mark on every purchase by the key; see package
-// marks). Without them ownership is read from the primary on every call
-// and the details are checked against the row's version, so a purchase or
-// a change made through any node shows at once either way.
-func (s *Service) VideoForKey(ctx context.Context, id, keyID uuid.UUID, seen marks.Seen) (Video, uuid.NullUUID, error) {
+// pass is the request's admission pass (the zero Pass without one): while
+// it holds, this node's copies made under it answer with no query at all
+// (the catalog's version moves on every change to a clip, what a key owns
+// on every purchase by the key). Without it ownership is read from the
+// primary on every call and the details are checked against the row's
+// version, so a purchase or a change made through any node shows at once
+// either way.
+func (s *Service) VideoForKey(ctx context.Context, id, keyID uuid.UUID, pass admission.Pass) (Video, uuid.NullUUID, error) {
 	now := time.Now()
-	marked := seen.Catalog != "" && (seen.Owned != "" || keyID == uuid.Nil)
-	if marked {
-		if v, live, ok := s.videos.marked(id, seen.Catalog, now); ok {
-			if bought, ok := s.owned.get(keyID, id, seen.Owned, now); ok {
+	seen := versionsOf(pass, keyID)
+	if seen.catalog != "" && (seen.owned != "" || keyID == uuid.Nil) {
+		if v, live, ok := s.videos.passed(id, seen.catalog, now); ok {
+			if bought, ok := s.owned.get(keyID, id, seen.owned, now); ok {
 				if !live && !bought.Valid {
 					return Video{}, uuid.NullUUID{}, apperr.NotFoundf("video %s not found", id)
 				}
@@ -80,10 +80,23 @@ func (s *Service) VideoForKey(ctx context.Context, id, keyID uuid.UUID, seen mar
 	return Video{}, uuid.NullUUID{}, videoErr(id, err)
 }
 
+// versions are the versions a read may trust copies under, and copies
+// under: "" where it may trust none.
+type versions struct{ catalog, owned string }
+
+func versionsOf(pass admission.Pass, keyID uuid.UUID) versions {
+	var v versions
+	v.catalog, _ = pass.Version(admission.Catalog)
+	if keyID != uuid.Nil {
+		v.owned, _ = pass.Version(admission.Owned(keyID))
+	}
+	return v
+}
+
 // readVideo reads a clip whole as keyID sees it, with its version and the
-// key's purchase, and copies both under seen (the marks read before this
-// read; "" copies nothing a marked read would trust).
-func (s *Service) readVideo(ctx context.Context, id, keyID uuid.UUID, seen marks.Seen, now time.Time) (Video, uuid.NullUUID, error) {
+// key's purchase, and copies both under seen (the versions read before this
+// read; "" copies nothing a read with a pass would trust).
+func (s *Service) readVideo(ctx context.Context, id, keyID uuid.UUID, seen versions, now time.Time) (Video, uuid.NullUUID, error) {
 	args := []any{pgtype.UUID{Bytes: id, Valid: true}, pgtype.UUID{Bytes: keyID, Valid: true}}
 	var version uint32
 	var bought uuid.NullUUID
@@ -92,9 +105,9 @@ func (s *Service) readVideo(ctx context.Context, id, keyID uuid.UUID, seen marks
 	if err != nil {
 		return Video{}, uuid.NullUUID{}, videoErr(id, err)
 	}
-	s.videos.put(id, cachedVideo{v: v, version: version, live: live, mark: seen.Catalog}, now)
-	if seen.Owned != "" && keyID != uuid.Nil {
-		s.owned.put(keyID, id, bought, seen.Owned, now)
+	s.videos.put(id, cachedVideo{v: v, version: version, live: live, pass: seen.catalog}, now)
+	if seen.owned != "" && keyID != uuid.Nil {
+		s.owned.put(keyID, id, bought, seen.owned, now)
 	}
 	return v, bought, nil
 }
@@ -120,7 +133,8 @@ const (
 )
 
 // videoCache is this node's copy of clip details, each with the version of
-// the row it was read from and the catalog's mark seen before the read.
+// the row it was read from and the catalog's version the request's pass
+// gave before the read ("": none).
 type videoCache struct {
 	mu sync.RWMutex
 	m  map[uuid.UUID]cachedVideo
@@ -132,7 +146,7 @@ type cachedVideo struct {
 	// live is false for a retired clip (or one waiting for its probe),
 	// which only its buyers see.
 	live    bool
-	mark    string
+	pass    string
 	expires time.Time
 }
 
@@ -149,13 +163,13 @@ func (c *videoCache) get(id uuid.UUID, version uint32, now time.Time) (Video, bo
 	return e.v, true
 }
 
-// marked returns the copy of id made under the catalog's mark, if this
-// node has it.
-func (c *videoCache) marked(id uuid.UUID, mark string, now time.Time) (Video, bool, bool) {
+// passed returns the copy of id made under the catalog's version v, if
+// this node has it.
+func (c *videoCache) passed(id uuid.UUID, v string, now time.Time) (Video, bool, bool) {
 	c.mu.RLock()
 	e, ok := c.m[id]
 	c.mu.RUnlock()
-	if !ok || e.mark != mark || !now.Before(e.expires) {
+	if !ok || e.pass != v || !now.Before(e.expires) {
 		return Video{}, false, false
 	}
 	return e.v, e.live, true
@@ -172,7 +186,8 @@ func (c *videoCache) put(id uuid.UUID, e cachedVideo, now time.Time) {
 }
 
 // ownedCache is this node's copy of which clips keys own (the purchase, or
-// none), each with the key's owned mark seen before the read.
+// none), each with the version of what the key owns that the request's
+// pass gave before the read.
 type ownedCache struct {
 	mu sync.RWMutex
 	m  map[keyClip]cachedOwned
@@ -182,33 +197,33 @@ type keyClip struct{ key, clip uuid.UUID }
 
 type cachedOwned struct {
 	bought  uuid.NullUUID
-	mark    string
+	pass    string
 	expires time.Time
 }
 
 func newOwnedCache() *ownedCache { return &ownedCache{m: map[keyClip]cachedOwned{}} }
 
-// get returns key's purchase of clip as copied under mark. No key owns
-// nothing, with no copy needed.
-func (c *ownedCache) get(key, clip uuid.UUID, mark string, now time.Time) (uuid.NullUUID, bool) {
+// get returns key's purchase of clip as copied under version v. No key
+// owns nothing, with no copy needed.
+func (c *ownedCache) get(key, clip uuid.UUID, v string, now time.Time) (uuid.NullUUID, bool) {
 	if key == uuid.Nil {
 		return uuid.NullUUID{}, true
 	}
 	c.mu.RLock()
 	e, ok := c.m[keyClip{key, clip}]
 	c.mu.RUnlock()
-	if !ok || e.mark != mark || !now.Before(e.expires) {
+	if !ok || e.pass != v || !now.Before(e.expires) {
 		return uuid.NullUUID{}, false
 	}
 	return e.bought, true
 }
 
-func (c *ownedCache) put(key, clip uuid.UUID, bought uuid.NullUUID, mark string, now time.Time) {
+func (c *ownedCache) put(key, clip uuid.UUID, bought uuid.NullUUID, v string, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	k := keyClip{key, clip}
 	if _, ok := c.m[k]; !ok && len(c.m) >= maxCachedOwned {
 		clear(c.m)
 	}
-	c.m[k] = cachedOwned{bought: bought, mark: mark, expires: now.Add(videoCacheTTL)}
+	c.m[k] = cachedOwned{bought: bought, pass: v, expires: now.Add(videoCacheTTL)}
 }

@@ -7,8 +7,8 @@ import (
 
 	"broll/catalog"
 	"broll/catalog/catalogtest"
+	"broll/internal/admission"
 	"broll/internal/apperr"
-	"broll/internal/marks"
 )
 
 // TestVideoCacheFollowsEveryWriter: a node's copy of a clip is used only
@@ -25,7 +25,7 @@ func TestVideoCacheFollowsEveryWriter(t *testing.T) {
 
 	read := func(t *testing.T) catalog.Video {
 		t.Helper()
-		v, bought, err := f.Cat.VideoForKey(f.Ctx, id, uuid.Nil, marks.Seen{})
+		v, bought, err := f.Cat.VideoForKey(f.Ctx, id, uuid.Nil, admission.Pass{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +82,7 @@ func TestVideoCacheFollowsEveryWriter(t *testing.T) {
 		if _, err := other.Retire(f.Ctx, id); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := f.Cat.VideoForKey(f.Ctx, id, uuid.Nil, marks.Seen{}); apperr.CodeOf(err) != apperr.NotFound {
+		if _, _, err := f.Cat.VideoForKey(f.Ctx, id, uuid.Nil, admission.Pass{}); apperr.CodeOf(err) != apperr.NotFound {
 			t.Errorf("retired clip: %v, want not_found", err)
 		}
 	})

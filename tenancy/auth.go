@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"broll/internal/admission"
 	"broll/internal/apperr"
 	"broll/internal/database"
 )
@@ -26,11 +27,17 @@ type Principal struct {
 	// RateLimitPerMinute overrides the global limit when above zero.
 	RateLimitPerMinute int
 	// SettingsVersion is the key's settings_version when it was read: a
-	// newer change marker in Redis makes the principal stale (Gate.Admit).
+	// newer change marker in Redis makes the principal stale (admission.Gate.Admit).
 	SettingsVersion int64
 	// Test is a test-mode key's: its purchases are paid from the test
 	// balance and it sees test purchases only. The zero value is live.
 	Test bool
+}
+
+// Caller is what the admission needs of the principal.
+func (p Principal) Caller() admission.Caller {
+	return admission.Caller{KeyID: p.KeyID, RootKeyID: p.RootKeyID, RateLimitPerMinute: p.RateLimitPerMinute,
+		SettingsVersion: p.SettingsVersion}
 }
 
 // Has reports whether the principal holds scope s.
@@ -38,8 +45,8 @@ func (p Principal) Has(s Scope) bool { return slices.Contains(p.Scopes, s) }
 
 // Authenticator turns a bearer key into a principal. Lookups are cached in
 // process for a short time; that is safe because every request also checks
-// the Redis revocation markers (see Gate), so a cached entry never outlives
-// a revocation, and because the whole cache is dropped when Redis is seen
+// the Redis revocation markers (see admission.Gate), so a cached entry
+// never outlives a revocation, and because the whole cache is dropped when Redis is seen
 // to have lost its data (markers included). Unknown keys are remembered
 // briefly too (unknownKeys).
 type Authenticator struct {

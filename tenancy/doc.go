@@ -7,10 +7,10 @@
 //   - the authenticator that turns a key into a principal, with its
 //     in-process cache (and a short negative cache of unknown keys), both
 //     dropped when the Redis epoch shows that Redis lost its data;
-//   - the gate: in one Redis round trip the revocation markers of the key and
-//     its root, the GCRA rate limiter and usage counting, with an in-process
-//     fallback when Redis is unreachable; per-key usage counters flushed to
-//     Postgres and merged with unflushed counts on read;
+//   - the writers of the markers every admission reads (revocation, a key's
+//     settings; package internal/admission), and the per-key usage counters
+//     the admission counts in, flushed to Postgres and merged with unflushed
+//     counts on read;
 //   - the account dashboard's users (one-time set-password links, argon2id
 //     password hashes, the password rules), sign-in with its lockout, and
 //     sessions in Redis (idle and maximum age, sign out here or everywhere),

@@ -316,7 +316,7 @@ func TestKeyListCountersWhileFlushing(t *testing.T) {
 	go func() { // one client, so at most one request is in flight
 		defer wg.Done()
 		for ctx.Err() == nil {
-			if _, err := b.gate.Admit(ctx, busy); err != nil && ctx.Err() == nil {
+			if _, err := b.gate.Admit(ctx, busy.Caller()); err != nil && ctx.Err() == nil {
 				errs <- err
 				return
 			}

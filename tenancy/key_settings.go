@@ -86,7 +86,7 @@ type KeyUpdate struct {
 
 // UpdateCustomerKey changes one customer key of the calling root key. Every
 // change bumps the key's settings version, which the caller publishes
-// (Gate.MarkChanged) so that every node drops its cached copy of the key.
+// (admission.Gate.MarkChanged) so that every node drops its cached copy of the key.
 func (s *Service) UpdateCustomerKey(ctx context.Context, root Principal, id uuid.UUID, u KeyUpdate) (Key, error) {
 	if root.Kind != KindRoot {
 		return Key{}, apperr.New(apperr.Forbidden, "only a root key can change customer keys")

@@ -2,10 +2,10 @@ package tenancy
 
 import (
 	"context"
-	"log/slog"
 	"slices"
 	"testing"
 
+	"broll/internal/admission"
 	"broll/internal/testkit"
 )
 
@@ -21,15 +21,15 @@ func TestPrefixesKeepDeploymentsApart(t *testing.T) {
 	if other.Prefix == b.prefix {
 		t.Fatalf("two keyspaces share the prefix %q", b.prefix)
 	}
-	logger := slog.New(slog.DiscardHandler)
 	lossesA, lossesZ := 0, 0
-	a := NewGate(b.rdb, b.prefix, 2, NewUsage(b.pool, b.rdb, b.prefix), logger, func() { lossesA++ })
-	z := NewGate(b.rdb, other.Prefix, 2, NewUsage(b.pool, b.rdb, other.Prefix), logger, func() { lossesZ++ })
-	a.now, z.now = b.clock.Now, b.clock.Now
+	a := admission.NewGate(b.rdb, b.prefix, NewUsage(b.pool, b.rdb, b.prefix),
+		admission.GateOptions{PerMinute: 2, OnDataLoss: func() { lossesA++ }, Now: b.clock.Now})
+	z := admission.NewGate(b.rdb, other.Prefix, NewUsage(b.pool, b.rdb, other.Prefix),
+		admission.GateOptions{PerMinute: 2, OnDataLoss: func() { lossesZ++ }, Now: b.clock.Now})
 	p := b.account(t)
-	admit := func(g *Gate) Decision {
+	admit := func(g *admission.Gate) admission.Decision {
 		t.Helper()
-		d, err := g.Admit(ctx, p)
+		d, err := g.Admit(ctx, p.Caller())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,10 +53,10 @@ func TestPrefixesKeepDeploymentsApart(t *testing.T) {
 		}
 	})
 	t.Run("revocation and change markers", func(t *testing.T) {
-		if err := MarkRevoked(ctx, b.rdb, b.prefix, p.KeyID); err != nil {
+		if err := admission.MarkRevoked(ctx, b.rdb, b.prefix, p.KeyID); err != nil {
 			t.Fatal(err)
 		}
-		if err := MarkChanged(ctx, b.rdb, b.prefix, p.KeyID, p.SettingsVersion+1); err != nil {
+		if err := admission.MarkChanged(ctx, b.rdb, b.prefix, p.KeyID, p.SettingsVersion+1); err != nil {
 			t.Fatal(err)
 		}
 		if d := admit(a); !d.Revoked || !d.Stale {

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
+	"broll/internal/admission"
 	"broll/internal/apperr"
 	"broll/internal/database"
 	"broll/internal/outbox"
@@ -74,7 +75,7 @@ func (r *Revoker) Revoke(ctx context.Context, scope RevokeScope, id uuid.UUID) (
 	if err != nil {
 		return Revocation{}, err
 	}
-	if err := MarkRevoked(ctx, r.rdb, r.prefix, rev.Revoked...); err != nil {
+	if err := admission.MarkRevoked(ctx, r.rdb, r.prefix, rev.Revoked...); err != nil {
 		return rev, fmt.Errorf("%w: %w", errMarkersPending, err)
 	}
 	if r.auth != nil {

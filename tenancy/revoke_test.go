@@ -2,13 +2,13 @@ package tenancy
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"broll/internal/admission"
 	"broll/internal/apperr"
 )
 
@@ -16,12 +16,12 @@ import (
 // shared Postgres and Redis.
 type node struct {
 	auth *Authenticator
-	gate *Gate
+	gate *admission.Gate
 }
 
 func (b *bundle) node() node {
 	return node{auth: NewAuthenticator(b.pool, time.Hour),
-		gate: NewGate(b.rdb, b.prefix, 60, b.usage, slog.New(slog.DiscardHandler), nil)}
+		gate: admission.NewGate(b.rdb, b.prefix, b.usage, admission.GateOptions{PerMinute: 60})}
 }
 
 // admits authenticates secret from the node's cache, as the API does while
@@ -36,7 +36,7 @@ func (n node) admits(t *testing.T, secret string) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := n.gate.Admit(ctx, p)
+	d, err := n.gate.Admit(ctx, p.Caller())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,14 +3,15 @@ package tenancy
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
+	"broll/internal/admission"
 	"broll/internal/displayname"
 	"broll/internal/testkit"
 )
@@ -25,7 +26,7 @@ type bundle struct {
 	prefix string
 	svc    *Service
 	usage  *Usage
-	gate   *Gate
+	gate   *admission.Gate
 	clock  *testkit.Clock
 }
 
@@ -36,8 +37,7 @@ func setup(t testing.TB) *bundle {
 	rdb := ks.Client
 	usage := NewUsage(pool, rdb, ks.Prefix)
 	b := &bundle{pool: pool, rdb: rdb, redis: ks, prefix: ks.Prefix, svc: New(pool, ServiceOptions{}), usage: usage, clock: testkit.NewClock(time.Now())}
-	b.gate = NewGate(rdb, ks.Prefix, 60, usage, slog.New(slog.DiscardHandler), nil)
-	b.gate.now = b.clock.Now
+	b.gate = admission.NewGate(rdb, ks.Prefix, usage, admission.GateOptions{PerMinute: 60, Now: b.clock.Now})
 	return b
 }
 
@@ -57,3 +57,7 @@ func (b *bundle) account(t testing.TB) Principal {
 	}
 	return Principal{KeyID: root.ID, AccountID: a.ID, RootKeyID: root.ID, Kind: KindRoot, Scopes: root.Scopes}
 }
+
+// revokedKey is where a key's revocation marker is expected in Redis, the
+// name nodes of every build read (package internal/admission).
+func revokedKey(prefix string, id uuid.UUID) string { return prefix + "revoked:" + id.String() }

@@ -56,7 +56,7 @@ type Key struct {
 	RateLimitPerMinute *int
 	SpendLimit         *SpendLimit // nil: no limit
 	Spent              Spent
-	SettingsVersion    int64 // bumped by every PATCH (Gate.MarkChanged)
+	SettingsVersion    int64 // bumped by every PATCH (admission.Gate.MarkChanged)
 	// Test is a test-mode key's (dsk_test_): it buys from the account's
 	// test balance and only ever sees test purchases. Root and ops keys
 	// are live.

@@ -20,7 +20,7 @@ import (
 )
 
 // Usage counts requests per key without a Postgres write per request: each
-// request adds to three Redis hashes (in the Gate's round trip: the total,
+// request adds to three Redis hashes (in the admission's round trip: the total,
 // the last use and the key's bucket of the current hour), and Flush moves the
 // counts into api_keys and usage_hourly in batches. A batch id stored with
 // the update makes a flush that died half way safe to repeat: it is applied
@@ -49,11 +49,12 @@ func NewUsage(pool *pgxpool.Pool, rdb *redis.Client, prefix string) *Usage {
 
 func (u *Usage) key(name string) string { return u.prefix + "usage:" + name }
 
-// countKeys are the three hashes the Gate's admitScript counts a request
-// in: requests by key id, the last use (Unix ms) by key id, and requests
-// by hourField.
-func (u *Usage) countKeys() (total, lastUse, hours string) {
-	return u.key("n"), u.key("t"), u.key("h")
+// CountKeys are the three hashes the admission counts a request of id at
+// now in (admission.Counter): requests by key id, the last use (Unix ms)
+// by key id, and requests by hourField, whose field for the request is
+// hour.
+func (u *Usage) CountKeys(id uuid.UUID, now time.Time) (total, lastUse, hours, hour string) {
+	return u.key("n"), u.key("t"), u.key("h"), hourField(id, now)
 }
 
 // hourField names a key's bucket of one hour in the hourly hash:
@@ -81,7 +82,9 @@ func parseHourField(f string) (uuid.UUID, time.Time, bool) {
 // hourOf is the start of t's hour in UTC.
 func hourOf(t time.Time) time.Time { return t.UTC().Truncate(time.Hour) }
 
-func (u *Usage) countLocally(id uuid.UUID, now time.Time) {
+// CountLocally counts a request of id at now in this process, while Redis
+// is away (admission.Counter); the next Flush writes it.
+func (u *Usage) CountLocally(id uuid.UUID, now time.Time) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	c := u.local[id]
@@ -309,7 +312,7 @@ func pairs(v any) map[string]string {
 	return out
 }
 
-// randomToken is 128 random bits in hex: flush batch ids and Redis epochs.
+// randomToken is 128 random bits in hex: flush batch ids.
 func randomToken() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])

@@ -2,18 +2,19 @@ package tenancy
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
+
+	"broll/internal/admission"
 )
 
 func (b *bundle) admit(t testing.TB, p Principal, n int) {
 	t.Helper()
 	for i := 0; i < n; i++ {
-		if _, err := b.gate.Admit(context.Background(), p); err != nil {
+		if _, err := b.gate.Admit(context.Background(), p.Caller()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -140,10 +141,9 @@ func TestUsageHourlyWithoutRedis(t *testing.T) {
 		DialerRetries: 1, DialerRetryTimeout: time.Millisecond})
 	t.Cleanup(func() { _ = down.Close() })
 	usage := NewUsage(b.pool, down, b.prefix)
-	gate := NewGate(down, b.prefix, 60, usage, slog.New(slog.DiscardHandler), nil)
-	gate.now = b.clock.Now
+	gate := admission.NewGate(down, b.prefix, usage, admission.GateOptions{PerMinute: 60, Now: b.clock.Now})
 	for i := 0; i < 3; i++ {
-		if d, err := gate.Admit(ctx, p); err != nil || !d.Fallback {
+		if d, err := gate.Admit(ctx, p.Caller()); err != nil || !d.Fallback {
 			t.Fatalf("admit without Redis: %+v %v", d, err)
 		}
 	}

@@ -29,12 +29,12 @@ import (
 	"broll/catalog/mediajobs"
 	"broll/catalog/search"
 	"broll/embed"
+	"broll/internal/admission"
 	"broll/internal/config"
 	"broll/internal/database"
 	"broll/internal/displayname"
 	"broll/internal/idempotency"
 	"broll/internal/logging"
-	"broll/internal/marks"
 	"broll/internal/metrics"
 	"broll/internal/redisx"
 	"broll/internal/replica"
@@ -148,8 +148,9 @@ type Services struct {
 	Tenancy *tenancy.Service
 	Auth    *tenancy.Authenticator
 	// Gate admits requests (rate limit, revocation markers) and counts
-	// them in Usage; whoever serves requests runs Usage.Run to flush.
-	Gate      *tenancy.Gate
+	// them in Usage; whoever serves requests runs Usage.Run to flush. The
+	// catalog and billing hold it across their changes (admission.Door).
+	Gate      *admission.Gate
 	Usage     *tenancy.Usage
 	Sessions  *tenancy.Sessions
 	Revoker   *tenancy.Revoker
@@ -168,9 +169,6 @@ type Services struct {
 	Imports *imports.Service
 	// MediaJobs probes the catalog's clip files and makes their previews.
 	MediaJobs *mediajobs.Service
-	// Marks tell every node that clips or what a key owns changed (with
-	// the Redis part; nil without).
-	Marks *marks.Marks
 	// Search runs the catalog's searches; it keeps this process's recent
 	// search totals.
 	Search    *search.Service
@@ -307,12 +305,15 @@ func (g *Services) build() {
 		links = billing.NewSigner(cfg.BaseURL(), cfg.SigningKey.Reveal(), cfg.SigningKeyPrevious.Reveal(), cfg.DownloadURLTTL, nil)
 	}
 	stampOpts := license.StampOptions{Media: g.Media, BaseURL: cfg.BaseURL(), Logger: g.Logger.With("component", "licence-stamps")}
-	var mk *marks.Marks // nil without Redis: nothing is marked, and no node trusts a mark
+	var door admission.Door // nil without Redis: no node trusts a copy without asking Postgres
 	if g.Has(Redis) {
-		mk = marks.New(rdb, cfg.RedisPrefix, g.Logger)
-		g.Marks = mk
+		g.Usage = tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
+		// When Redis loses its revocation markers the auth cache goes with them.
+		g.Gate = admission.NewGate(rdb, cfg.RedisPrefix, g.Usage,
+			admission.GateOptions{PerMinute: cfg.RateLimitPerMinute, Logger: g.Logger, OnDataLoss: g.Auth.Drop})
+		door = g.Gate
 		// Before the Redis client closes (closers run in reverse).
-		g.closers = append(g.closers, mk.Close)
+		g.closers = append(g.closers, g.Gate.Close)
 		g.Inspector = asynq.NewInspectorFromRedisClient(rdb)
 		g.Queue = tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), g.Inspector,
 			tasks.QueueOptions{Prefix: cfg.RedisPrefix, BatchSize: cfg.WorkerBatchSize})
@@ -320,7 +321,7 @@ func (g *Services) build() {
 	}
 	g.Stamps = license.NewStamper(pool, stampOpts)
 	g.Billing = billing.New(pool, billing.Options{Links: links, Keys: g.Tenancy, Names: names,
-		LowBalanceThreshold: cfg.LowBalanceThreshold, TestBalance: cfg.TestBalance, Marks: mk, Stamps: g.Stamps})
+		LowBalanceThreshold: cfg.LowBalanceThreshold, TestBalance: cfg.TestBalance, Admission: door, Stamps: g.Stamps})
 	if g.licenseKeys != nil {
 		g.Licenses = license.New(pool, license.Options{Keys: g.licenseKeys, Licensor: cfg.License.LicensorName,
 			TermsVersion: cfg.License.TermsVersion, TermsURL: cfg.TermsLink(), BaseURL: cfg.BaseURL(), Fonts: g.Fonts, Stamps: g.Stamps})
@@ -328,9 +329,6 @@ func (g *Services) build() {
 
 	var queue catalog.EmbedQueue // a nil *AsynqQueue would be a queue that is not nil
 	if g.Has(Redis) {
-		g.Usage = tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
-		// When Redis loses its revocation markers the auth cache goes with them.
-		g.Gate = tenancy.NewGate(rdb, cfg.RedisPrefix, cfg.RateLimitPerMinute, g.Usage, g.Logger, g.Auth.Drop)
 		g.Sessions = tenancy.NewSessions(rdb, cfg.RedisPrefix, g.Tenancy, tenancy.SessionOptions{
 			IdleTimeout: cfg.SessionTTL, MaxAge: cfg.SessionMaxAge,
 			MaxFailures: cfg.SignInMaxFailures, Lockout: cfg.SignInLockout, Now: g.Now,
@@ -346,7 +344,7 @@ func (g *Services) build() {
 	if g.Media != nil {
 		g.Uploads = media.NewUploads(pool, g.Media)
 	}
-	g.Catalog = catalog.NewService(catalog.Options{Pool: pool, Reads: g.Reads, Media: g.Media, Queue: queue, Marks: mk, Uploads: g.Uploads})
+	g.Catalog = catalog.NewService(catalog.Options{Pool: pool, Reads: g.Reads, Media: g.Media, Queue: queue, Admission: door, Uploads: g.Uploads})
 	g.MediaJobs = mediajobs.New(g.Catalog)
 	g.Imports = imports.New(g.Catalog)
 	g.Search = search.NewService(g.Catalog, search.Options{EfSearch: cfg.SemanticEfSearch})

@@ -12,6 +12,7 @@ import (
 
 	"broll/billing"
 	"broll/billing/license"
+	"broll/internal/admission"
 	"broll/internal/apperr"
 	"broll/internal/classify"
 	"broll/internal/config"
@@ -32,7 +33,7 @@ type Deps struct {
 	Licenses *license.Service
 	Webhooks *webhook.Service
 	Usage    *tenancy.Usage
-	Gate     *tenancy.Gate
+	Gate     *admission.Gate
 	Auth     *tenancy.Authenticator
 	Revoker  *tenancy.Revoker
 	Sessions *tenancy.Sessions

@@ -66,7 +66,7 @@ func (s *Service) MakePreviews(ctx context.Context, id uuid.UUID) error {
 		thumb = &k
 	}
 	// A clip's details show its preview and thumbnail: the write holds the
-	// catalog's mark like every write of a clip row (change.go).
+	// catalog like every write of a clip row (catalog/change.go).
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, sqlPreviewsDone, id, preview, thumb, key)
 		return err

@@ -19,6 +19,7 @@ import (
 	"broll/catalog/imports"
 	"broll/catalog/mediajobs"
 	"broll/demo"
+	"broll/internal/admission"
 	"broll/internal/apperr"
 	"broll/internal/config"
 	"broll/internal/database"
@@ -243,7 +244,7 @@ func (c *cli) keyLimit(f *flags) action {
 			if err != nil {
 				return nil, err
 			}
-			if err := tenancy.MarkChanged(ctx, e.rdb, e.cfg.RedisPrefix, k.ID, k.SettingsVersion); err != nil {
+			if err := admission.MarkChanged(ctx, e.rdb, e.cfg.RedisPrefix, k.ID, k.SettingsVersion); err != nil {
 				return nil, fmt.Errorf("changed in the database, but not yet on every API node (run again): %w", err)
 			}
 			out := map[string]any{"id": k.ID, "spend_limit": nil, "spent": k.Spent.Amount,

@@ -1,4 +1,4 @@
-package tenancy
+package admission_test
 
 import (
 	"context"

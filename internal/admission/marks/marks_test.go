@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"broll/internal/marks"
+	"broll/internal/admission/marks"
 	"broll/internal/testkit"
 )
 

@@ -1,9 +1,10 @@
-package tenancy
+package admission_test
 
 import (
 	"context"
-	"log/slog"
 	"testing"
+
+	"broll/internal/admission"
 )
 
 // TestGateNoticesRedisDataLoss: the gate calls its data-loss hook when the
@@ -15,8 +16,7 @@ func TestGateNoticesRedisDataLoss(t *testing.T) {
 	ctx := context.Background()
 	p := b.account(t)
 	losses := 0
-	b.gate = NewGate(b.rdb, b.prefix, 60, b.usage, slog.New(slog.DiscardHandler), func() { losses++ })
-	b.gate.now = b.clock.Now
+	b.gate = admission.NewGate(b.rdb, b.prefix, b.usage, admission.GateOptions{PerMinute: 60, OnDataLoss: func() { losses++ }, Now: b.clock.Now})
 	admit := func() {
 		t.Helper()
 		if _, err := b.gate.Admit(ctx, p); err != nil {

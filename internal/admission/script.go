@@ -1,4 +1,4 @@
-package tenancy
+package admission
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
-	"broll/internal/marks"
+	"broll/internal/admission/marks"
 	"broll/internal/redisx"
 )
 

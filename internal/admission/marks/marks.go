@@ -13,7 +13,8 @@
 // copy, so a writer that dies between its commit and its Release leaves
 // the name held until HoldFor has passed, long after its transaction
 // ended. The admission script reads marks with the rate limit and the
-// revocation markers (tenancy), so using them costs no round trip.
+// revocation markers (package admission, the only one that imports this
+// one), so using them costs no round trip.
 package marks
 
 import (
