@@ -73,5 +73,5 @@ func (b bundle) count(t *testing.T, query string, args ...any) int {
 // newService is the catalog the root builds over pool, store and queue,
 // its uploads in pool and store.
 func newService(pool *pgxpool.Pool, store media.Store, queue EmbedQueue) *Service {
-	return NewService(Options{Pool: pool, Media: store, Queue: queue, Uploads: media.NewUploads(pool, store)})
+	return NewService(ServiceOptions{Pool: pool, Media: store, Queue: queue, Uploads: media.NewUploads(pool, store)})
 }

@@ -105,7 +105,7 @@ var hook = ten.NewRevoker
 
 func f() {
 	_ = ten.New(nil, ten.ServiceOptions{})
-	_ = billing.New(nil, billing.Options{})
+	_ = billing.New(nil, billing.ServiceOptions{})
 	_, _ = seal.New("k", "")
 	_ = billing.DownloadPath
 	_ = ten.RootScopes()

@@ -303,7 +303,7 @@ func (g *Services) build() {
 	if g.Has(Secrets) {
 		links = billing.NewSigner(cfg.BaseURL(), cfg.SigningKey.Reveal(), cfg.SigningKeyPrevious.Reveal(), cfg.DownloadURLTTL, nil)
 	}
-	stampOpts := license.StampOptions{Media: g.Media, BaseURL: cfg.BaseURL(), Logger: g.Logger.With("component", "licence-stamps")}
+	stampOpts := license.StamperOptions{Media: g.Media, BaseURL: cfg.BaseURL(), Logger: g.Logger.With("component", "licence-stamps")}
 	var mk *marks.Marks // nil without Redis: nothing is marked, and no node trusts a mark
 	if g.Has(Redis) {
 		mk = marks.New(rdb, cfg.RedisPrefix, g.Logger)
@@ -312,14 +312,14 @@ func (g *Services) build() {
 		g.closers = append(g.closers, mk.Close)
 		g.Inspector = asynq.NewInspectorFromRedisClient(rdb)
 		g.Queue = tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), g.Inspector,
-			tasks.QueueOptions{Prefix: cfg.RedisPrefix, BatchSize: cfg.WorkerBatchSize})
+			tasks.AsynqQueueOptions{Prefix: cfg.RedisPrefix, BatchSize: cfg.WorkerBatchSize})
 		stampOpts.Queue = g.Queue
 	}
 	g.Stamps = license.NewStamper(pool, stampOpts)
-	g.Billing = billing.New(pool, billing.Options{Links: links, Keys: g.Tenancy, Names: names,
+	g.Billing = billing.New(pool, billing.ServiceOptions{Links: links, Keys: g.Tenancy, Names: names,
 		LowBalanceThreshold: cfg.LowBalanceThreshold, TestBalance: cfg.TestBalance, Marks: mk, Stamps: g.Stamps})
 	if g.licenseKeys != nil {
-		g.Licenses = license.New(pool, license.Options{Keys: g.licenseKeys, Licensor: cfg.License.LicensorName,
+		g.Licenses = license.New(pool, license.ServiceOptions{Keys: g.licenseKeys, Licensor: cfg.License.LicensorName,
 			TermsVersion: cfg.License.TermsVersion, TermsURL: cfg.TermsLink(), BaseURL: cfg.BaseURL(), Fonts: g.Fonts, Stamps: g.Stamps})
 	}
 
@@ -328,13 +328,13 @@ func (g *Services) build() {
 		g.Usage = tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
 		// When Redis loses its revocation markers the auth cache goes with them.
 		g.Gate = tenancy.NewGate(rdb, cfg.RedisPrefix, cfg.RateLimitPerMinute, g.Usage, g.Logger, g.Auth.Drop)
-		g.Sessions = tenancy.NewSessions(rdb, cfg.RedisPrefix, g.Tenancy, tenancy.SessionOptions{
+		g.Sessions = tenancy.NewSessions(rdb, cfg.RedisPrefix, g.Tenancy, tenancy.SessionsOptions{
 			IdleTimeout: cfg.SessionTTL, MaxAge: cfg.SessionMaxAge,
 			MaxFailures: cfg.SignInMaxFailures, Lockout: cfg.SignInLockout, Now: g.Now,
 			GlobalAttempts: redis_rate.PerMinute(cfg.SignInGlobalPerMinute),
 		})
 		g.Revoker = tenancy.NewRevoker(g.Tenancy, rdb, cfg.RedisPrefix, g.Auth)
-		g.Downloads = billing.NewDownloadLimiter(rdb, cfg.RedisPrefix, billing.DownloadLimits{
+		g.Downloads = billing.NewDownloadLimiter(rdb, cfg.RedisPrefix, billing.DownloadLimiterOptions{
 			PerPurchase: cfg.DownloadsPerPurchasePerMinute, PerAddress: cfg.DownloadsPerAddressPerMinute,
 		})
 		g.LicenseLookups = license.NewLookupLimiter(rdb, cfg.RedisPrefix, cfg.License.LookupsPerAddressPerMinute)
@@ -343,17 +343,17 @@ func (g *Services) build() {
 	if g.Media != nil {
 		g.Uploads = media.NewUploads(pool, g.Media)
 	}
-	g.Catalog = catalog.NewService(catalog.Options{Pool: pool, Reads: g.Reads, Media: g.Media, Queue: queue, Marks: mk, Uploads: g.Uploads})
+	g.Catalog = catalog.NewService(catalog.ServiceOptions{Pool: pool, Reads: g.Reads, Media: g.Media, Queue: queue, Marks: mk, Uploads: g.Uploads})
 	g.MediaJobs = mediajobs.New(g.Catalog)
-	g.Search = search.NewService(g.Catalog, search.Options{EfSearch: cfg.SemanticEfSearch})
+	g.Search = search.NewService(g.Catalog, search.ServiceOptions{EfSearch: cfg.SemanticEfSearch})
 	if g.Embedder != nil {
 		g.QueryEmbedder = embed.NewCachedQueryEmbedder(g.Embedder, rdb, cfg.RedisPrefix+"qemb:", embed.DefaultQueryCacheTTL)
 	}
 	if g.Has(Secrets) {
-		g.Webhooks = webhook.New(pool, g.allow, g.Sealer)
+		g.Webhooks = webhook.New(pool, g.Sealer, webhook.ServiceOptions{Allow: g.allow})
 		g.Idempotency = idempotency.New(pool, g.Sealer, cfg.IdempotencyWait, idempotencyStale)
 		if g.Has(Delivery) {
-			g.Deliverer = webhook.NewDeliverer(pool, g.Sealer, webhook.DeliveryOptions{
+			g.Deliverer = webhook.NewDeliverer(pool, g.Sealer, webhook.DelivererOptions{
 				Allow: g.allow, Logger: g.Logger.With("component", "webhooks"),
 				PollInterval: cfg.WebhookPollInterval, RetryBase: cfg.WebhookRetryBase, RetryMax: cfg.WebhookRetryMax,
 				Observe: metrics.WebhookDeliveries(g.Metrics),

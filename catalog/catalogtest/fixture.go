@@ -47,7 +47,7 @@ func New(t testing.TB, queue catalog.EmbedQueue) *Catalog {
 // reembed`), reading from the primary, its uploads in pool and store: what
 // the root builds, for the tests that cannot import it.
 func Over(pool *pgxpool.Pool, store media.Store, queue catalog.EmbedQueue) *catalog.Service {
-	return catalog.NewService(catalog.Options{Pool: pool, Media: store, Queue: queue, Uploads: media.NewUploads(pool, store)})
+	return catalog.NewService(catalog.ServiceOptions{Pool: pool, Media: store, Queue: queue, Uploads: media.NewUploads(pool, store)})
 }
 
 // Fixture is a small imported catalog with every clip's input kept, so that

@@ -1,0 +1,184 @@
+package wiring_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// domainDirs are the folders whose packages hold the services the root
+// builds: the domain packages (with every package under them) and the
+// internal packages the root builds a service of.
+var domainDirs = []string{"tenancy", "billing", "catalog", "webhook", "embed",
+	"internal/idempotency", "internal/seal", "internal/tasks", "internal/replica", "internal/marks"}
+
+// TestConstructorOptionsAreNamedForWhatTheyBuild holds every domain
+// package to the one way a constructor takes its options (docs/architecture.md,
+// "The composition root"): NewT(deps..., opts TOptions), the struct named
+// for the type it builds and passed last. A struct of the package passed by value, or a
+// parameter whose type is named like options (Options, Opts, Config,
+// Settings, Limits, Params), is taken for an options struct.
+func TestConstructorOptionsAreNamedForWhatTheyBuild(t *testing.T) {
+	t.Parallel()
+	root := moduleRoot(t)
+	var found []string
+	for _, dir := range domainDirs {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if d.Name() == "testdata" || (path != filepath.Join(root, dir) && strings.HasSuffix(d.Name(), "test")) {
+					return filepath.SkipDir // fixtures and test kits
+				}
+				found = append(found, misnamedOptions(t, root, path)...)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(found) > 0 {
+		t.Errorf("constructors that take their options another way than NewT(deps..., opts TOptions):\n%s",
+			strings.Join(found, "\n"))
+	}
+}
+
+// The check finds a misnamed or misplaced options struct, and only that.
+func TestMisnamedOptionsAreFound(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := `package p
+
+type Service struct{}
+type Gate struct{}
+type Limiter struct{}
+type Sessions struct{}
+type Allow struct{ Hosts []string }
+type ServiceOptions struct{}
+type GateOptions struct{}
+type Limits struct{}
+type LimiterOptions struct{}
+
+func New(s *Sessions, o ServiceOptions) *Service { return nil }
+func NewGate(o GateOptions, s *Service) (*Gate, error) { return nil, nil }
+func NewLimiter(prefix string, l Limits) *Limiter { return nil }
+func NewSessions(s *Service, allow Allow) *Sessions { return nil }
+func NewOther(s *Service, o *LimiterOptions) *Sessions { return nil }
+func newHidden(o Limits) *Service { return nil }
+func NewID() string { return "" }
+func (s *Service) NewThing(o Limits) *Gate { return nil }
+`
+	if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := misnamedOptions(t, dir, dir)
+	want := []string{"p.go:14: NewGate takes GateOptions before its last parameter",
+		"p.go:15: NewLimiter takes Limits, not LimiterOptions",
+		"p.go:16: NewSessions takes Allow, not SessionsOptions",
+		"p.go:17: NewOther takes LimiterOptions, not SessionsOptions"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("found\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// misnamedOptions lists the exported constructors (New...) of the package
+// in dir whose options struct is not TOptions, T the type they return, or
+// is not their last parameter.
+func misnamedOptions(t *testing.T, root, dir string) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	var files []*ast.File
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, e.Name()), nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	structs := map[string]bool{} // the package's struct types
+	for _, f := range files {
+		for _, decl := range f.Decls {
+			if gd, ok := decl.(*ast.GenDecl); ok && gd.Tok == token.TYPE {
+				for _, spec := range gd.Specs {
+					if ts := spec.(*ast.TypeSpec); ts.Assign == 0 {
+						if _, ok := ts.Type.(*ast.StructType); ok {
+							structs[ts.Name.Name] = true
+						}
+					}
+				}
+			}
+		}
+	}
+	var out []string
+	for _, f := range files {
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || fd.Recv != nil || !fd.Name.IsExported() || !strings.HasPrefix(fd.Name.Name, "New") ||
+				fd.Type.Results == nil {
+				continue
+			}
+			built := typeName(fd.Type.Results.List[0].Type)
+			var params []ast.Expr
+			for _, p := range fd.Type.Params.List {
+				for range max(len(p.Names), 1) {
+					params = append(params, p.Type)
+				}
+			}
+			for i, p := range params {
+				name := typeName(p)
+				_, byValue := p.(*ast.Ident)
+				if !(byValue && structs[name]) && !looksLikeOptions(name) {
+					continue
+				}
+				rel, _ := filepath.Rel(root, fset.Position(fd.Pos()).Filename)
+				where := filepath.ToSlash(rel) + ":" + strconv.Itoa(fset.Position(fd.Pos()).Line) + ": " + fd.Name.Name
+				switch {
+				case name != built+"Options":
+					out = append(out, where+" takes "+name+", not "+built+"Options")
+				case i != len(params)-1:
+					out = append(out, where+" takes "+name+" before its last parameter")
+				}
+			}
+		}
+	}
+	return out
+}
+
+// typeName is the name of a type expression without its pointer and
+// package: *tenancy.Service is Service.
+func typeName(e ast.Expr) string {
+	switch x := e.(type) {
+	case *ast.StarExpr:
+		return typeName(x.X)
+	case *ast.SelectorExpr:
+		return x.Sel.Name
+	case *ast.Ident:
+		return x.Name
+	}
+	return ""
+}
+
+func looksLikeOptions(name string) bool {
+	for _, s := range []string{"Options", "Opts", "Config", "Settings", "Limits", "Params"} {
+		if strings.HasSuffix(name, s) {
+			return true
+		}
+	}
+	return false
+}
