@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -13,15 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/api/dashboard"
-	"broll/billing"
-	"broll/billing/license"
-	"broll/catalog"
-	"broll/catalog/media"
-	"broll/catalog/search"
 	"broll/internal/apperr"
-	"broll/internal/idempotency"
-	"broll/tenancy"
-	"broll/webhook"
 	"broll/wiring"
 )
 
@@ -64,18 +55,31 @@ func newApp(g *wiring.Services) (*fiber.App, *Warmup, error) {
 	app.Use(boundBodies(cfg.MaxBodyBytes))
 	app.Use(decodeBodies(cfg.MaxBodyBytes))
 
-	s := &server{
-		logger: g.Logger, now: g.Now,
-		tenancy: g.Tenancy, catalog: g.Catalog, search: g.Search, uploads: g.Uploads, billing: g.Billing, webhooks: g.Webhooks,
-		auth: g.Auth, gate: g.Gate, usage: g.Usage, media: g.Media, queryEmbedder: g.QueryEmbedder,
-		revoker: g.Revoker, idem: g.Idempotency, downloads: g.Downloads,
-		licenses: g.Licenses, licenseLookups: g.LicenseLookups,
-		metrics: m, clientAddr: clientAddr(cfg.TrustedProxies), importDir: cfg.ImportDir,
-		uploadMaxBytes: cfg.UploadMaxBytes, uploadTTL: cfg.UploadURLTTL, bodyIdle: cmp.Or(cfg.BodyIdleTimeout, 30*time.Second),
-		baseURL: cfg.BaseURL(),
+	baseURL, addr := cfg.BaseURL(), clientAddr(cfg.TrustedProxies)
+	bodyIdle := cmp.Or(cfg.BodyIdleTimeout, 30*time.Second)
+	replay := &replayer{idem: g.Idempotency, logger: g.Logger}
+	clips := &clipsAPI{catalog: g.Catalog, search: g.Search, billing: g.Billing, queryEmbedder: g.QueryEmbedder,
+		now: g.Now, baseURL: baseURL}
+	purchases := &purchasesAPI{billing: g.Billing, tenancy: g.Tenancy, licenses: g.Licenses, queryEmbedder: g.QueryEmbedder,
+		metrics: m, now: g.Now, replay: replay}
+	tools := &mcpTools{clips: clips, purchases: purchases, catalog: g.Catalog, billing: g.Billing, licenses: g.Licenses,
+		queryEmbedder: g.QueryEmbedder, logger: g.Logger, metrics: m}
+	x := surfaces{
+		edge:     &keyEdge{auth: g.Auth, gate: g.Gate, metrics: m},
+		keys:     &keysAPI{tenancy: g.Tenancy, auth: g.Auth, gate: g.Gate, revoker: g.Revoker, usage: g.Usage, replay: replay},
+		webhooks: &webhooksAPI{webhooks: g.Webhooks},
+		clips:    clips, purchases: purchases,
+		ops: &opsAPI{catalog: g.Catalog, importDir: cfg.ImportDir, logger: g.Logger},
+		uploads: &uploadsAPI{uploads: g.Uploads, media: g.Media, uploadMaxBytes: cfg.UploadMaxBytes, uploadTTL: cfg.UploadURLTTL,
+			bodyIdle: bodyIdle, baseURL: baseURL},
+		downloads: &downloadsAPI{billing: g.Billing, downloads: g.Downloads, media: g.Media, clientAddr: addr,
+			bodyIdle: bodyIdle, logger: g.Logger},
+		licensePages: &licensePages{licenses: g.Licenses, licenseLookups: g.LicenseLookups, clientAddr: addr, baseURL: baseURL},
+		mcp:          newMCPEndpoint(tools, baseURL, cfg.MCPAllowedOrigins),
+		legacy: newLegacyAPI(&legacyAPI{clips: clips, tenancy: g.Tenancy, billing: g.Billing, metrics: m, now: g.Now},
+			cfg, baseURL),
+		health: &health{pool: g.Pool, rdb: g.Redis, warmup: warmup},
 	}
-	x := surfaces{mcp: s.newMCPEndpoint(cfg.MCPAllowedOrigins), legacy: s.newLegacyAPI(cfg),
-		health: &health{pool: g.Pool, rdb: g.Redis, warmup: warmup}}
 	if x.explorer, x.asset, err = docsSite(); err != nil {
 		return nil, nil, err
 	}
@@ -84,12 +88,12 @@ func newApp(g *wiring.Services) (*fiber.App, *Warmup, error) {
 	if x.dash, err = dashboard.New(dashboard.Deps{
 		Config: cfg, Logger: g.Logger, Tenancy: g.Tenancy, Billing: g.Billing, Licenses: g.Licenses, Webhooks: g.Webhooks, Usage: g.Usage,
 		Gate: g.Gate, Auth: g.Auth, Revoker: g.Revoker, Sessions: g.Sessions, RequestID: requestID, Now: g.Now,
-		ClientAddr: s.clientAddr,
+		ClientAddr: addr,
 	}); err != nil {
 		return nil, nil, fmt.Errorf("api: %w", err)
 	}
-	app.Server().HeaderReceived = s.screenBodies(cfg.MaxBodyBytes, x)
-	if err := mount(app, s.routes(x)); err != nil {
+	app.Server().HeaderReceived = x.edge.screenBodies(cfg.MaxBodyBytes, x)
+	if err := mount(app, routes(x)); err != nil {
 		return nil, nil, fmt.Errorf("api: route table: %w", err)
 	}
 
@@ -98,48 +102,6 @@ func newApp(g *wiring.Services) (*fiber.App, *Warmup, error) {
 	// matches every request.
 	app.Use(newAllowTable(app).unrouted)
 	return app, warmup, nil
-}
-
-// server holds what the handlers call; handlers are its methods.
-type server struct {
-	logger  *slog.Logger
-	now     func() time.Time
-	tenancy *tenancy.Service
-	catalog *catalog.Service
-	search  *search.Service
-	uploads *media.Uploads
-	billing *billing.Service
-	// licenses signs the purchases' licences; licenseLookups limits the
-	// public verify page per address.
-	licenses       *license.Service
-	licenseLookups *license.LookupLimiter
-	// webhooks manages the account's webhook endpoints.
-	webhooks *webhook.Service
-	auth     *tenancy.Authenticator
-	gate     *tenancy.Gate
-	// revoker revokes keys everywhere at once (rows, markers, cache).
-	revoker *tenancy.Revoker
-	usage   *tenancy.Usage
-	media   media.Store
-	// uploadMaxBytes and uploadTTL bound POST /api/ops/v1/uploads.
-	uploadMaxBytes int64
-	uploadTTL      time.Duration
-	// bodyIdle bounds the time between two bytes of a streamed body.
-	bodyIdle time.Duration
-	metrics  *apiMetrics
-	// clientAddr is the client's address, through trusted proxies.
-	clientAddr func(*fiber.Ctx) string
-	// importDir holds the only files the HTTP import may read.
-	importDir string
-	// downloads limits fetches of signed links.
-	downloads *billing.DownloadLimiter
-	// idem keeps the answers to requests with an Idempotency-Key.
-	idem *idempotency.Store
-	// queryEmbedder embeds semantic_search texts.
-	queryEmbedder billing.QueryEmbedder
-	// baseURL is the public address preview and thumbnail URLs start with.
-	baseURL string
-	tiers   tierCache
 }
 
 type health struct {

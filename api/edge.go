@@ -23,7 +23,7 @@ const (
 // authenticate is the edge of every v1 and MCP route: key -> principal, then
 // one Redis round trip for revocation markers, the rate limiter and usage.
 // Refusals happen here, before any handler or JSON-RPC runs.
-func (s *server) authenticate(c *fiber.Ctx) error {
+func (s *keyEdge) authenticate(c *fiber.Ctx) error {
 	key, ok := bearer(c.Get(fiber.HeaderAuthorization))
 	if !ok {
 		return apperr.New(apperr.Unauthorized, "send your API key as `Authorization: Bearer dsk_...`")
@@ -103,7 +103,7 @@ func principal(c *fiber.Ctx) tenancy.Principal {
 // request's marks mark (what its key owns), so they are dropped before it
 // and what the request reads afterwards (an MCP batch's next call) is read
 // from Postgres.
-func (s *server) buy(ctx context.Context, c *fiber.Ctx, req billing.PurchaseRequest) (billing.PurchaseResult, error) {
+func (s *purchasesAPI) buy(ctx context.Context, c *fiber.Ctx, req billing.PurchaseRequest) (billing.PurchaseResult, error) {
 	c.Locals(localMarks, marks.Seen{})
 	return s.billing.Purchase(ctx, principal(c), req)
 }
