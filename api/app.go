@@ -1,7 +1,6 @@
 package api
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
-	"broll/api/dashboard"
 	"broll/internal/apperr"
 	"broll/wiring"
 )
@@ -55,42 +53,9 @@ func newApp(g *wiring.Services) (*fiber.App, *Warmup, error) {
 	app.Use(boundBodies(cfg.MaxBodyBytes))
 	app.Use(decodeBodies(cfg.MaxBodyBytes))
 
-	baseURL, addr := cfg.BaseURL(), clientAddr(cfg.TrustedProxies)
-	bodyIdle := cmp.Or(cfg.BodyIdleTimeout, 30*time.Second)
-	replay := &replayer{idem: g.Idempotency, logger: g.Logger}
-	clips := &clipsAPI{catalog: g.Catalog, search: g.Search, billing: g.Billing, queryEmbedder: g.QueryEmbedder,
-		now: g.Now, baseURL: baseURL}
-	purchases := &purchasesAPI{billing: g.Billing, tenancy: g.Tenancy, licenses: g.Licenses, queryEmbedder: g.QueryEmbedder,
-		metrics: m, now: g.Now, replay: replay}
-	tools := &mcpTools{clips: clips, purchases: purchases, catalog: g.Catalog, billing: g.Billing, licenses: g.Licenses,
-		queryEmbedder: g.QueryEmbedder, logger: g.Logger, metrics: m}
-	x := surfaces{
-		edge:     &keyEdge{auth: g.Auth, gate: g.Gate, metrics: m},
-		keys:     &keysAPI{tenancy: g.Tenancy, auth: g.Auth, gate: g.Gate, revoker: g.Revoker, usage: g.Usage, replay: replay},
-		webhooks: &webhooksAPI{webhooks: g.Webhooks},
-		clips:    clips, purchases: purchases,
-		ops: &opsAPI{catalog: g.Catalog, importDir: cfg.ImportDir, logger: g.Logger},
-		uploads: &uploadsAPI{uploads: g.Uploads, media: g.Media, uploadMaxBytes: cfg.UploadMaxBytes, uploadTTL: cfg.UploadURLTTL,
-			bodyIdle: bodyIdle, baseURL: baseURL},
-		downloads: &downloadsAPI{billing: g.Billing, downloads: g.Downloads, media: g.Media, clientAddr: addr,
-			bodyIdle: bodyIdle, logger: g.Logger},
-		licensePages: &licensePages{licenses: g.Licenses, licenseLookups: g.LicenseLookups, clientAddr: addr, baseURL: baseURL},
-		mcp:          newMCPEndpoint(tools, baseURL, cfg.MCPAllowedOrigins),
-		legacy: newLegacyAPI(&legacyAPI{clips: clips, tenancy: g.Tenancy, billing: g.Billing, metrics: m, now: g.Now},
-			cfg, baseURL),
-		health: &health{pool: g.Pool, rdb: g.Redis, warmup: warmup},
-	}
-	if x.explorer, x.asset, err = docsSite(); err != nil {
+	x, err := newSurfaces(g, m, warmup)
+	if err != nil {
 		return nil, nil, err
-	}
-	// The dashboard's pages are embedded templates: an error here is a
-	// broken build, not a runtime condition.
-	if x.dash, err = dashboard.New(dashboard.Deps{
-		Config: cfg, Logger: g.Logger, Tenancy: g.Tenancy, Billing: g.Billing, Licenses: g.Licenses, Webhooks: g.Webhooks, Usage: g.Usage,
-		Gate: g.Gate, Auth: g.Auth, Revoker: g.Revoker, Sessions: g.Sessions, RequestID: requestID, Now: g.Now,
-		ClientAddr: addr,
-	}); err != nil {
-		return nil, nil, fmt.Errorf("api: %w", err)
 	}
 	app.Server().HeaderReceived = x.edge.screenBodies(cfg.MaxBodyBytes, x)
 	if err := mount(app, routes(x)); err != nil {

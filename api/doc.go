@@ -4,6 +4,6 @@
 // thin: parse, call a domain package, render.
 //
 // It builds no service: NewNode (node.go) takes the services that package
-// wiring, the composition root, built, and newApp (app.go) hands each group
-// of handlers (handlers.go) the services it uses, by name.
+// wiring, the composition root, built, and newSurfaces (handlers.go) hands
+// each group of handlers the services it uses, by name.
 package api

@@ -1,11 +1,14 @@
 package api
 
 import (
+	"cmp"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
+	"broll/api/dashboard"
 	"broll/billing"
 	"broll/billing/license"
 	"broll/catalog"
@@ -14,14 +17,60 @@ import (
 	"broll/internal/idempotency"
 	"broll/tenancy"
 	"broll/webhook"
+	"broll/wiring"
 )
 
 // The handlers come in groups, one a struct holding exactly the services
-// its handlers use, named; a handler is a method of its group. newApp
-// (app.go) builds them from the root's services, and routes (routes.go)
-// mounts them. The legacy v0 routes (legacyAPI), MCP (mcpEndpoint,
+// its handlers use, named; a handler is a method of its group.
+// newSurfaces builds them from the root's services for newApp (app.go),
+// and routes (routes.go) mounts them. The legacy v0 routes (legacyAPI), MCP (mcpEndpoint,
 // mcpTools), the dashboard (dashboard.Deps) and the probes (health) are
 // groups too, beside their handlers.
+
+// newSurfaces builds the handler groups over g's services, each given
+// those it uses, with the node's metrics m and its warm-up.
+func newSurfaces(g *wiring.Services, m *apiMetrics, warmup *Warmup) (x surfaces, err error) {
+	cfg := g.Config
+	baseURL, addr := cfg.BaseURL(), clientAddr(cfg.TrustedProxies)
+	bodyIdle := cmp.Or(cfg.BodyIdleTimeout, 30*time.Second)
+	replay := &replayer{idem: g.Idempotency, logger: g.Logger}
+	clips := &clipsAPI{catalog: g.Catalog, search: g.Search, billing: g.Billing, queryEmbedder: g.QueryEmbedder,
+		now: g.Now, baseURL: baseURL}
+	purchases := &purchasesAPI{billing: g.Billing, tenancy: g.Tenancy, licenses: g.Licenses, queryEmbedder: g.QueryEmbedder,
+		metrics: m, now: g.Now, replay: replay}
+	tools := &mcpTools{clips: clips, purchases: purchases, catalog: g.Catalog, billing: g.Billing, licenses: g.Licenses,
+		queryEmbedder: g.QueryEmbedder, logger: g.Logger, metrics: m}
+	x = surfaces{
+		edge:      &keyEdge{auth: g.Auth, gate: g.Gate, metrics: m},
+		keys:      &keysAPI{tenancy: g.Tenancy, auth: g.Auth, gate: g.Gate, revoker: g.Revoker, usage: g.Usage, replay: replay},
+		webhooks:  &webhooksAPI{webhooks: g.Webhooks},
+		clips:     clips,
+		purchases: purchases,
+		ops:       &opsAPI{catalog: g.Catalog, importDir: cfg.ImportDir, logger: g.Logger},
+		uploads: &uploadsAPI{uploads: g.Uploads, media: g.Media, uploadMaxBytes: cfg.UploadMaxBytes, uploadTTL: cfg.UploadURLTTL,
+			bodyIdle: bodyIdle, baseURL: baseURL},
+		downloads: &downloadsAPI{billing: g.Billing, downloads: g.Downloads, media: g.Media, clientAddr: addr,
+			bodyIdle: bodyIdle, logger: g.Logger},
+		licensePages: &licensePages{licenses: g.Licenses, licenseLookups: g.LicenseLookups, clientAddr: addr, baseURL: baseURL},
+		mcp:          newMCPEndpoint(tools, baseURL, cfg.MCPAllowedOrigins),
+		legacy: newLegacyAPI(&legacyAPI{clips: clips, tenancy: g.Tenancy, billing: g.Billing, metrics: m, now: g.Now},
+			cfg, baseURL),
+		health: &health{pool: g.Pool, rdb: g.Redis, warmup: warmup},
+	}
+	if x.explorer, x.asset, err = docsSite(); err != nil {
+		return surfaces{}, err
+	}
+	// The dashboard's pages are embedded templates: an error here is a
+	// broken build, not a runtime condition.
+	if x.dash, err = dashboard.New(dashboard.Deps{
+		Config: cfg, Logger: g.Logger, Tenancy: g.Tenancy, Billing: g.Billing, Licenses: g.Licenses, Webhooks: g.Webhooks, Usage: g.Usage,
+		Gate: g.Gate, Auth: g.Auth, Revoker: g.Revoker, Sessions: g.Sessions, RequestID: requestID, Now: g.Now,
+		ClientAddr: addr,
+	}); err != nil {
+		return surfaces{}, fmt.Errorf("api: %w", err)
+	}
+	return x, nil
+}
 
 // keyEdge admits the requests of the keyed surfaces (v1, ops, MCP): the
 // key, its revocation markers, its rate limit and usage (authenticate),
