@@ -58,6 +58,8 @@ func TestMisnamedOptionsAreFound(t *testing.T) {
 	dir := t.TempDir()
 	src := `package p
 
+import "time"
+
 type Service struct{}
 type Gate struct{}
 type Limiter struct{}
@@ -75,16 +77,18 @@ func NewSessions(s *Service, allow Allow) *Sessions { return nil }
 func NewOther(s *Service, o *LimiterOptions) *Sessions { return nil }
 func newHidden(o Limits) *Service { return nil }
 func NewID() string { return "" }
+func NewClock(now func() int, ttl time.Duration) *Gate { return nil }
 func (s *Service) NewThing(o Limits) *Gate { return nil }
 `
 	if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	got := misnamedOptions(t, dir, dir)
-	want := []string{"p.go:14: NewGate takes GateOptions before its last parameter",
-		"p.go:15: NewLimiter takes Limits, not LimiterOptions",
-		"p.go:16: NewSessions takes Allow, not SessionsOptions",
-		"p.go:17: NewOther takes LimiterOptions, not SessionsOptions"}
+	want := []string{"p.go:16: NewGate takes GateOptions before its last parameter",
+		"p.go:17: NewLimiter takes Limits, not LimiterOptions",
+		"p.go:18: NewSessions takes Allow, not SessionsOptions",
+		"p.go:19: NewOther takes LimiterOptions, not SessionsOptions",
+		"p.go:22: NewClock takes a setting (func) outside its options"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("found\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
@@ -140,6 +144,14 @@ func misnamedOptions(t *testing.T, root, dir string) []string {
 					params = append(params, p.Type)
 				}
 			}
+			for _, p := range params {
+				if setting(p) && !slices.Contains(positionalSettings, fd.Name.Name+" of "+filepath.Base(dir)) {
+					rel, _ := filepath.Rel(root, fset.Position(fd.Pos()).Filename)
+					out = append(out, filepath.ToSlash(rel)+":"+strconv.Itoa(fset.Position(fd.Pos()).Line)+": "+
+						fd.Name.Name+" takes a setting ("+exprString(p)+") outside its options")
+					break
+				}
+			}
 			for i, p := range params {
 				name := typeName(p)
 				_, byValue := p.(*ast.Ident)
@@ -172,6 +184,42 @@ func typeName(e ast.Expr) string {
 		return x.Name
 	}
 	return ""
+}
+
+// setting reports whether a parameter's type is a setting's rather than
+// a dependency's: a number, a flag, a duration, a function (a hook or a
+// clock) or a logger.
+func setting(e ast.Expr) bool {
+	switch x := e.(type) {
+	case *ast.FuncType:
+		return true
+	case *ast.Ident:
+		return slices.Contains([]string{"int", "int64", "int32", "uint", "float64", "bool"}, x.Name)
+	case *ast.SelectorExpr:
+		return exprString(x) == "time.Duration"
+	case *ast.StarExpr:
+		return exprString(x) == "*slog.Logger"
+	}
+	return false
+}
+
+// positionalSettings are the constructors (name of package) still taking
+// settings as arguments: the admission path's, whose package is being
+// taken apart.
+var positionalSettings = []string{"NewGate of tenancy", "New of marks"}
+
+func exprString(e ast.Expr) string {
+	switch x := e.(type) {
+	case *ast.StarExpr:
+		return "*" + exprString(x.X)
+	case *ast.SelectorExpr:
+		return exprString(x.X) + "." + x.Sel.Name
+	case *ast.Ident:
+		return x.Name
+	case *ast.FuncType:
+		return "func"
+	}
+	return "?"
 }
 
 func looksLikeOptions(name string) bool {

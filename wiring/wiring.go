@@ -234,7 +234,7 @@ func (g *Services) open(ctx context.Context) (err error) {
 	}
 	if g.Has(Replica) {
 		// Catalog reads go to the replica while it keeps up (none when unset).
-		g.Reads = replica.New(g.Pool, cfg.DatabaseReadURL, g.Logger)
+		g.Reads = replica.New(g.Pool, cfg.DatabaseReadURL, replica.ReadsOptions{Logger: g.Logger})
 		g.closers = append(g.closers, g.Reads.Close)
 	}
 	if g.Has(Redis) {
@@ -289,7 +289,7 @@ func (g *Services) open(ctx context.Context) (err error) {
 func (g *Services) build() {
 	cfg, pool, rdb := g.Config, g.Pool, g.Redis
 	metrics.RegisterPool(g.Metrics, pool)
-	g.Auth = tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL)
+	g.Auth = tenancy.NewAuthenticator(pool, tenancy.AuthenticatorOptions{CacheTTL: cfg.AuthCacheTTL})
 	// A key issued here is never refused from the negative cache.
 	// The names a licence shows are refused when set if its certificate
 	// could not print them.
@@ -301,7 +301,8 @@ func (g *Services) build() {
 		Names: names})
 	var links *billing.Signer
 	if g.Has(Secrets) {
-		links = billing.NewSigner(cfg.BaseURL(), cfg.SigningKey.Reveal(), cfg.SigningKeyPrevious.Reveal(), cfg.DownloadURLTTL, nil)
+		links = billing.NewSigner(cfg.SigningKey.Reveal(), cfg.SigningKeyPrevious.Reveal(),
+			billing.SignerOptions{BaseURL: cfg.BaseURL(), TTL: cfg.DownloadURLTTL})
 	}
 	stampOpts := license.StamperOptions{Media: g.Media, BaseURL: cfg.BaseURL(), Logger: g.Logger.With("component", "licence-stamps")}
 	var mk *marks.Marks // nil without Redis: nothing is marked, and no node trusts a mark
@@ -337,7 +338,8 @@ func (g *Services) build() {
 		g.Downloads = billing.NewDownloadLimiter(rdb, cfg.RedisPrefix, billing.DownloadLimiterOptions{
 			PerPurchase: cfg.DownloadsPerPurchasePerMinute, PerAddress: cfg.DownloadsPerAddressPerMinute,
 		})
-		g.LicenseLookups = license.NewLookupLimiter(rdb, cfg.RedisPrefix, cfg.License.LookupsPerAddressPerMinute)
+		g.LicenseLookups = license.NewLookupLimiter(rdb, cfg.RedisPrefix,
+			license.LookupLimiterOptions{PerMinute: cfg.License.LookupsPerAddressPerMinute})
 		queue = g.Queue
 	}
 	if g.Media != nil {
@@ -347,11 +349,12 @@ func (g *Services) build() {
 	g.MediaJobs = mediajobs.New(g.Catalog)
 	g.Search = search.NewService(g.Catalog, search.ServiceOptions{EfSearch: cfg.SemanticEfSearch})
 	if g.Embedder != nil {
-		g.QueryEmbedder = embed.NewCachedQueryEmbedder(g.Embedder, rdb, cfg.RedisPrefix+"qemb:", embed.DefaultQueryCacheTTL)
+		g.QueryEmbedder = embed.NewCachedQueryEmbedder(g.Embedder, rdb, cfg.RedisPrefix+"qemb:",
+			embed.QueryCacheOptions{TTL: embed.DefaultQueryCacheTTL})
 	}
 	if g.Has(Secrets) {
 		g.Webhooks = webhook.New(pool, g.Sealer, webhook.ServiceOptions{Allow: g.allow})
-		g.Idempotency = idempotency.New(pool, g.Sealer, cfg.IdempotencyWait, idempotencyStale)
+		g.Idempotency = idempotency.New(pool, g.Sealer, idempotency.StoreOptions{Wait: cfg.IdempotencyWait, Stale: idempotencyStale})
 		if g.Has(Delivery) {
 			g.Deliverer = webhook.NewDeliverer(pool, g.Sealer, webhook.DelivererOptions{
 				Allow: g.allow, Logger: g.Logger.With("component", "webhooks"),

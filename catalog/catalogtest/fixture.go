@@ -161,7 +161,7 @@ func NewFixture(t testing.TB) *Fixture {
 
 	builtin := embed.NewBuiltin()
 	f.Model = builtin.Model()
-	f.QE = embed.NewCachedQueryEmbedder(builtin, nil, "", 0)
+	f.QE = embed.NewCachedQueryEmbedder(builtin, nil, "", embed.QueryCacheOptions{})
 	f.Embed(t, builtin, ids[:len(ids)-1])
 
 	f.ByKey["retired"].Retired = true
