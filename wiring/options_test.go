@@ -95,16 +95,71 @@ func (s *Service) NewThing(o Limits) *Gate { return nil }
 }
 
 // misnamedOptions lists the exported constructors (New...) of the package
-// in dir whose options struct is not TOptions, T the type they return, or
-// is not their last parameter.
+// in dir that take a setting as an argument, or whose options struct is
+// not TOptions, T the type they return, or is not their last parameter.
 func misnamedOptions(t *testing.T, root, dir string) []string {
 	t.Helper()
+	fset, files := parseDir(t, dir)
+	structs := structTypes(files)
+	var out []string
+	for _, f := range files {
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || fd.Recv != nil || !fd.Name.IsExported() || !strings.HasPrefix(fd.Name.Name, "New") ||
+				fd.Type.Results == nil {
+				continue
+			}
+			rel, _ := filepath.Rel(root, fset.Position(fd.Pos()).Filename)
+			where := filepath.ToSlash(rel) + ":" + strconv.Itoa(fset.Position(fd.Pos()).Line) + ": " + fd.Name.Name
+			exempt := slices.Contains(positionalSettings, fd.Name.Name+" of "+filepath.Base(dir))
+			out = append(out, constructorFaults(fd, structs, exempt, where)...)
+		}
+	}
+	return out
+}
+
+// constructorFaults are what is wrong with how fd takes its options;
+// structs are its package's struct types.
+func constructorFaults(fd *ast.FuncDecl, structs map[string]bool, exempt bool, where string) []string {
+	built := typeName(fd.Type.Results.List[0].Type)
+	var params []ast.Expr
+	for _, p := range fd.Type.Params.List {
+		for range max(len(p.Names), 1) {
+			params = append(params, p.Type)
+		}
+	}
+	var out []string
+	for _, p := range params {
+		if setting(p) && !exempt {
+			out = append(out, where+" takes a setting ("+exprString(p)+") outside its options")
+			break
+		}
+	}
+	for i, p := range params {
+		name := typeName(p)
+		_, byValue := p.(*ast.Ident)
+		if !(byValue && structs[name]) && !looksLikeOptions(name) {
+			continue
+		}
+		switch {
+		case name != built+"Options":
+			out = append(out, where+" takes "+name+", not "+built+"Options")
+		case i != len(params)-1:
+			out = append(out, where+" takes "+name+" before its last parameter")
+		}
+	}
+	return out
+}
+
+// parseDir parses the production files of the package in dir.
+func parseDir(t *testing.T, dir string) (*token.FileSet, []*ast.File) {
+	t.Helper()
 	fset := token.NewFileSet()
-	var files []*ast.File
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var files []*ast.File
 	for _, e := range entries {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
 			continue
@@ -115,61 +170,28 @@ func misnamedOptions(t *testing.T, root, dir string) []string {
 		}
 		files = append(files, f)
 	}
-	structs := map[string]bool{} // the package's struct types
+	return fset, files
+}
+
+// structTypes are the struct types the files declare.
+func structTypes(files []*ast.File) map[string]bool {
+	structs := map[string]bool{}
 	for _, f := range files {
 		for _, decl := range f.Decls {
-			if gd, ok := decl.(*ast.GenDecl); ok && gd.Tok == token.TYPE {
-				for _, spec := range gd.Specs {
-					if ts := spec.(*ast.TypeSpec); ts.Assign == 0 {
-						if _, ok := ts.Type.(*ast.StructType); ok {
-							structs[ts.Name.Name] = true
-						}
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.TYPE {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				if ts := spec.(*ast.TypeSpec); ts.Assign == 0 {
+					if _, ok := ts.Type.(*ast.StructType); ok {
+						structs[ts.Name.Name] = true
 					}
 				}
 			}
 		}
 	}
-	var out []string
-	for _, f := range files {
-		for _, decl := range f.Decls {
-			fd, ok := decl.(*ast.FuncDecl)
-			if !ok || fd.Recv != nil || !fd.Name.IsExported() || !strings.HasPrefix(fd.Name.Name, "New") ||
-				fd.Type.Results == nil {
-				continue
-			}
-			built := typeName(fd.Type.Results.List[0].Type)
-			var params []ast.Expr
-			for _, p := range fd.Type.Params.List {
-				for range max(len(p.Names), 1) {
-					params = append(params, p.Type)
-				}
-			}
-			for _, p := range params {
-				if setting(p) && !slices.Contains(positionalSettings, fd.Name.Name+" of "+filepath.Base(dir)) {
-					rel, _ := filepath.Rel(root, fset.Position(fd.Pos()).Filename)
-					out = append(out, filepath.ToSlash(rel)+":"+strconv.Itoa(fset.Position(fd.Pos()).Line)+": "+
-						fd.Name.Name+" takes a setting ("+exprString(p)+") outside its options")
-					break
-				}
-			}
-			for i, p := range params {
-				name := typeName(p)
-				_, byValue := p.(*ast.Ident)
-				if !(byValue && structs[name]) && !looksLikeOptions(name) {
-					continue
-				}
-				rel, _ := filepath.Rel(root, fset.Position(fd.Pos()).Filename)
-				where := filepath.ToSlash(rel) + ":" + strconv.Itoa(fset.Position(fd.Pos()).Line) + ": " + fd.Name.Name
-				switch {
-				case name != built+"Options":
-					out = append(out, where+" takes "+name+", not "+built+"Options")
-				case i != len(params)-1:
-					out = append(out, where+" takes "+name+" before its last parameter")
-				}
-			}
-		}
-	}
-	return out
+	return structs
 }
 
 // typeName is the name of a type expression without its pointer and
