@@ -1,11 +1,11 @@
 // Package wiring is the composition root: the one place where the services
 // of every process are built. cmd/broll-api, cmd/broll-worker,
 // cmd/brollctl, the test setups and the benchmarks open their Services here, each
-// with the parts it needs, and hand it to the adapters (api.NewNode,
-// worker.New), so tests run what production wires.
+// with the parts it needs, and hand it to the adapters (api.NewNode; the
+// worker.Deps of worker.New), so tests run what production wires.
 //
-// It imports the domain packages and internal/, never an adapter: api and
-// worker import it, and the tests of package api can too.
+// It imports the domain packages and internal/, never an adapter: api
+// imports it, and the tests of api and worker can too.
 package wiring
 
 import (
