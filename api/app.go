@@ -1,10 +1,8 @@
 package api
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -12,18 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
-	"broll/api/dashboard"
-	"broll/billing"
-	"broll/billing/license"
-	"broll/catalog"
-	"broll/catalog/imports"
-	"broll/catalog/media"
-	"broll/catalog/search"
-	"broll/internal/admission"
 	"broll/internal/apperr"
-	"broll/internal/idempotency"
-	"broll/tenancy"
-	"broll/webhook"
 	"broll/wiring"
 )
 
@@ -66,32 +53,12 @@ func newApp(g *wiring.Services) (*fiber.App, *Warmup, error) {
 	app.Use(boundBodies(cfg.MaxBodyBytes))
 	app.Use(decodeBodies(cfg.MaxBodyBytes))
 
-	s := &server{
-		logger: g.Logger, now: g.Now,
-		tenancy: g.Tenancy, catalog: g.Catalog, imports: g.Imports, search: g.Search, uploads: g.Uploads, billing: g.Billing, webhooks: g.Webhooks,
-		auth: g.Auth, gate: g.Gate, usage: g.Usage, media: g.Media, queryEmbedder: g.QueryEmbedder,
-		revoker: g.Revoker, idem: g.Idempotency, downloads: g.Downloads,
-		licenses: g.Licenses, licenseLookups: g.LicenseLookups,
-		metrics: m, clientAddr: clientAddr(cfg.TrustedProxies), importDir: cfg.ImportDir,
-		uploadMaxBytes: cfg.UploadMaxBytes, uploadTTL: cfg.UploadURLTTL, bodyIdle: cmp.Or(cfg.BodyIdleTimeout, 30*time.Second),
-		baseURL: cfg.BaseURL(),
-	}
-	x := surfaces{mcp: s.newMCPEndpoint(cfg.MCPAllowedOrigins), legacy: s.newLegacyAPI(cfg),
-		health: &health{pool: g.Pool, rdb: g.Redis, warmup: warmup}}
-	if x.explorer, x.asset, err = docsSite(); err != nil {
+	x, err := newSurfaces(g, m, warmup)
+	if err != nil {
 		return nil, nil, err
 	}
-	// The dashboard's pages are embedded templates: an error here is a
-	// broken build, not a runtime condition.
-	if x.dash, err = dashboard.New(dashboard.Deps{
-		Config: cfg, Logger: g.Logger, Tenancy: g.Tenancy, Billing: g.Billing, Licenses: g.Licenses, Webhooks: g.Webhooks, Usage: g.Usage,
-		Gate: g.Gate, Auth: g.Auth, Revoker: g.Revoker, Sessions: g.Sessions, RequestID: requestID, Now: g.Now,
-		ClientAddr: s.clientAddr,
-	}); err != nil {
-		return nil, nil, fmt.Errorf("api: %w", err)
-	}
-	app.Server().HeaderReceived = s.screenBodies(cfg.MaxBodyBytes, x)
-	if err := mount(app, s.routes(x)); err != nil {
+	app.Server().HeaderReceived = x.edge.screenBodies(cfg.MaxBodyBytes, x)
+	if err := mount(app, routes(x)); err != nil {
 		return nil, nil, fmt.Errorf("api: route table: %w", err)
 	}
 
@@ -100,49 +67,6 @@ func newApp(g *wiring.Services) (*fiber.App, *Warmup, error) {
 	// matches every request.
 	app.Use(newAllowTable(app).unrouted)
 	return app, warmup, nil
-}
-
-// server holds what the handlers call; handlers are its methods.
-type server struct {
-	logger  *slog.Logger
-	now     func() time.Time
-	tenancy *tenancy.Service
-	catalog *catalog.Service
-	imports *imports.Service
-	search  *search.Service
-	uploads *media.Uploads
-	billing *billing.Service
-	// licenses signs the purchases' licences; licenseLookups limits the
-	// public verify page per address.
-	licenses       *license.Service
-	licenseLookups *license.LookupLimiter
-	// webhooks manages the account's webhook endpoints.
-	webhooks *webhook.Service
-	auth     *tenancy.Authenticator
-	gate     *admission.Gate
-	// revoker revokes keys everywhere at once (rows, markers, cache).
-	revoker *tenancy.Revoker
-	usage   *tenancy.Usage
-	media   media.Store
-	// uploadMaxBytes and uploadTTL bound POST /api/ops/v1/uploads.
-	uploadMaxBytes int64
-	uploadTTL      time.Duration
-	// bodyIdle bounds the time between two bytes of a streamed body.
-	bodyIdle time.Duration
-	metrics  *apiMetrics
-	// clientAddr is the client's address, through trusted proxies.
-	clientAddr func(*fiber.Ctx) string
-	// importDir holds the only files the HTTP import may read.
-	importDir string
-	// downloads limits fetches of signed links.
-	downloads *billing.DownloadLimiter
-	// idem keeps the answers to requests with an Idempotency-Key.
-	idem *idempotency.Store
-	// queryEmbedder embeds semantic_search texts.
-	queryEmbedder billing.QueryEmbedder
-	// baseURL is the public address preview and thumbnail URLs start with.
-	baseURL string
-	tiers   tierCache
 }
 
 type health struct {

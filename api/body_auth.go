@@ -41,7 +41,7 @@ const (
 //     malformed or unknown. The request then gets its 401 at once; one
 //     with a valid credential has its body read as before. A dashboard
 //     form posted without a session is redirected to sign in the same way.
-func (s *server) screenBodies(limit int, x surfaces) func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
+func (s *keyEdge) screenBodies(limit int, x surfaces) func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
 	return func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
 		h.Del(bodyOverLimit)
 		h.Del(bodyUnauthenticated)
@@ -72,7 +72,7 @@ var keyPrefixes = []string{"/api/v1", "/api/ops/v1", mcpPath}
 // otherwise: for a route that takes none, and when the check itself cannot
 // be made (the database is away: the request's own authentication answers
 // then).
-func (s *server) refusedCredential(h *fasthttp.RequestHeader, x surfaces) string {
+func (s *keyEdge) refusedCredential(h *fasthttp.RequestHeader, x surfaces) string {
 	u := fasthttp.AcquireURI()
 	defer fasthttp.ReleaseURI(u)
 	if err := u.Parse(nil, h.RequestURI()); err != nil {
@@ -126,7 +126,7 @@ func (s *server) refusedCredential(h *fasthttp.RequestHeader, x surfaces) string
 // secret while v0 is served (disabled or retired, the guard's 404 or 410
 // needs no credential and no body either).
 func (l *legacyAPI) refuses(h *fasthttp.RequestHeader) bool {
-	if !l.enabled || !l.s.now().Before(l.sunset) {
+	if !l.enabled || !l.now().Before(l.sunset) {
 		return false
 	}
 	matches := func(v string) bool {

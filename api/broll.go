@@ -40,7 +40,7 @@ func brollList(page search.Page, videos []videoJSON) brollListJSON {
 	return out
 }
 
-func (s *server) listBroll(c *fiber.Ctx) error {
+func (s *clipsAPI) listBroll(c *fiber.Ctx) error {
 	values, err := url.ParseQuery(string(c.Request().URI().QueryString()))
 	if err != nil {
 		return apperr.New(apperr.Invalid, "malformed query string")
@@ -58,7 +58,7 @@ func (s *server) listBroll(c *fiber.Ctx) error {
 
 // searchBroll runs a catalog query for the calling key, as REST and MCP
 // both list clips: ownership, links and paging for that key.
-func (s *server) searchBroll(ctx context.Context, c *fiber.Ctx, q search.Query) (search.Page, brollListJSON, error) {
+func (s *clipsAPI) searchBroll(ctx context.Context, c *fiber.Ctx, q search.Query) (search.Page, brollListJSON, error) {
 	keyID := principal(c).KeyID
 	q.KeyID = keyID
 	var qe search.QueryEmbedder
@@ -76,7 +76,7 @@ func (s *server) searchBroll(ctx context.Context, c *fiber.Ctx, q search.Query) 
 	return page, brollList(page, videos), nil
 }
 
-func (s *server) getBroll(c *fiber.Ctx) error {
+func (s *clipsAPI) getBroll(c *fiber.Ctx) error {
 	id, err := uuid.Parse(c.Params("id"))
 	if err != nil {
 		return apperr.InvalidField("id", "video id %q is not a UUID", apperr.Clip(c.Params("id")))
@@ -132,7 +132,7 @@ type filterCache struct {
 
 const filterCacheTTL = 10 * time.Second
 
-func (s *server) brollFilters(cache *filterCache) fiber.Handler {
+func (s *clipsAPI) brollFilters(cache *filterCache) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		now := s.now()
 		cache.mu.Lock()

@@ -13,7 +13,7 @@ import (
 // similarBroll is GET /api/v1/broll/{id}/similar, "more like this": the
 // list of GET /api/v1/broll with the clip's own vector as the query, the
 // clip left out (search.Query.SimilarTo).
-func (s *server) similarBroll(c *fiber.Ctx) error {
+func (s *clipsAPI) similarBroll(c *fiber.Ctx) error {
 	id, err := uuid.Parse(c.Params("id"))
 	if err != nil {
 		return apperr.InvalidField("id", "video id %q is not a UUID", apperr.Clip(c.Params("id")))

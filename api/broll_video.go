@@ -54,7 +54,7 @@ type modelJSON struct {
 
 // renderVideos turns catalog videos into Video objects for the calling key:
 // ownership and fresh download links come from its purchases.
-func (s *server) renderVideos(c *fiber.Ctx, keyID uuid.UUID, videos []catalog.Video) ([]videoJSON, error) {
+func (s *clipsAPI) renderVideos(c *fiber.Ctx, keyID uuid.UUID, videos []catalog.Video) ([]videoJSON, error) {
 	ids := make([]uuid.UUID, len(videos))
 	for i, v := range videos {
 		ids[i] = v.ID
@@ -75,7 +75,7 @@ func (s *server) renderVideos(c *fiber.Ctx, keyID uuid.UUID, videos []catalog.Vi
 
 // renderClip is renderVideos for one clip whose purchase by the calling key
 // is known (catalog.VideoForKey): Valid when the key owns it.
-func (s *server) renderClip(ctx context.Context, v catalog.Video, bought uuid.NullUUID) (videoJSON, error) {
+func (s *clipsAPI) renderClip(ctx context.Context, v catalog.Video, bought uuid.NullUUID) (videoJSON, error) {
 	j := s.renderVideo(v)
 	if bought.Valid {
 		link, err := s.billing.DownloadLink(ctx, bought.UUID)
@@ -88,7 +88,7 @@ func (s *server) renderClip(ctx context.Context, v catalog.Video, bought uuid.Nu
 }
 
 // renderVideo is a Video object before ownership.
-func (s *server) renderVideo(v catalog.Video) videoJSON {
+func (s *clipsAPI) renderVideo(v catalog.Video) videoJSON {
 	j := videoJSON{
 		ID: v.ID, Title: v.Title, Description: v.Description, Tags: v.Tags, Emotion: v.Emotion,
 		Gender: v.Gender, AgeRange: v.AgeRange, Location: v.Location, MediaType: v.MediaType,
@@ -121,6 +121,6 @@ func (j *videoJSON) setOwned(link billing.Link) {
 	}
 }
 
-func (s *server) mediaURL(path string, id uuid.UUID) string {
+func (s *clipsAPI) mediaURL(path string, id uuid.UUID) string {
 	return s.baseURL + path + id.String()
 }

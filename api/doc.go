@@ -4,5 +4,6 @@
 // thin: parse, call a domain package, render.
 //
 // It builds no service: NewNode (node.go) takes the services that package
-// wiring, the composition root, built, and mounts the app over them.
+// wiring, the composition root, built, and newSurfaces (handlers.go) hands
+// each group of handlers the services it uses, by name.
 package api

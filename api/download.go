@@ -23,7 +23,7 @@ import (
 // can resume; every GET is logged for the audit, with the bytes that
 // actually went out once the stream ends. HEAD fetches nothing and is not
 // logged.
-func (s *server) download(c *fiber.Ctx) error {
+func (s *downloadsAPI) download(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	id, err := s.billing.VerifyLink(c.Params("purchase_id"), c.Query("exp"), c.Query("kv"), c.Query("sig"))
 	if err != nil {
@@ -98,7 +98,7 @@ func (s *server) download(c *fiber.Ctx) error {
 // is logged (with the file's size as what was handed over, since the bytes
 // go from the store to the client) and answered with a 302 to a presigned
 // GET that works for seconds. HEAD is answered the same way, unlogged.
-func (s *server) redirectDownload(c *fiber.Ctx, linker media.Linker, d billing.Download, addr string) error {
+func (s *downloadsAPI) redirectDownload(c *fiber.Ctx, linker media.Linker, d billing.Download, addr string) error {
 	ctx := c.UserContext()
 	size, err := s.media.Stat(ctx, d.MediaKey)
 	if err != nil && s.unstamp(c, &d, err) {
@@ -124,7 +124,7 @@ func (s *server) redirectDownload(c *fiber.Ctx, linker media.Linker, d billing.D
 // unstamp turns a download whose licence-stamped copy could not be read
 // (err) to the original, asking for the copy again, and reports whether it
 // did: a stamped copy failing never fails a download.
-func (s *server) unstamp(c *fiber.Ctx, d *billing.Download, err error) bool {
+func (s *downloadsAPI) unstamp(c *fiber.Ctx, d *billing.Download, err error) bool {
 	if d.Original == "" {
 		return false
 	}

@@ -21,7 +21,7 @@ const (
 // authenticate is the edge of every v1 and MCP route: key -> principal, then
 // one Redis round trip for revocation markers, the rate limiter and usage.
 // Refusals happen here, before any handler or JSON-RPC runs.
-func (s *server) authenticate(c *fiber.Ctx) error {
+func (s *keyEdge) authenticate(c *fiber.Ctx) error {
 	key, ok := bearer(c.Get(fiber.HeaderAuthorization))
 	if !ok {
 		return apperr.New(apperr.Unauthorized, "send your API key as `Authorization: Bearer dsk_...`")

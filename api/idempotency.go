@@ -27,7 +27,7 @@ import (
 // is still charged once: a key owns a clip once). The answer is kept
 // sealed; one over idempotency.MaxBody is not kept, and a retry gets 409
 // conflict rather than a second run.
-func (s *server) idempotent(c *fiber.Ctx, req any, do func() error) error {
+func (s *replayer) idempotent(c *fiber.Ctx, req any, do func() error) error {
 	key := c.Get("Idempotency-Key")
 	if key == "" {
 		return do()

@@ -143,12 +143,12 @@ func readKeySpec(body []byte) (tenancy.CustomerKeySpec, error) {
 		Test: test, LicenseeName: req.LicenseeName}, nil
 }
 
-func (s *server) createKey(c *fiber.Ctx) error {
+func (s *keysAPI) createKey(c *fiber.Ctx) error {
 	spec, err := readKeySpec(c.Request().Body())
 	if err != nil {
 		return err
 	}
-	return s.idempotent(c, spec, func() error {
+	return s.replay.idempotent(c, spec, func() error {
 		k, err := s.tenancy.CreateCustomerKeyWith(c.UserContext(), principal(c), spec)
 		if err != nil {
 			return err
@@ -168,7 +168,7 @@ type keyPaginationJSON struct {
 	NextCursor *string `json:"next_cursor"`
 }
 
-func (s *server) listKeys(c *fiber.Ctx) error {
+func (s *keysAPI) listKeys(c *fiber.Ctx) error {
 	pr, err := paging.Parse(queryValues(c), tenancy.KeyListBounds)
 	if err != nil {
 		return err
@@ -214,7 +214,7 @@ func keyIDParam(c *fiber.Ctx) (uuid.UUID, error) {
 // and rate limit. The change is published (a Redis marker) before the
 // answer, so every node serves the key with its new settings from its next
 // request on.
-func (s *server) updateKey(c *fiber.Ctx) error {
+func (s *keysAPI) updateKey(c *fiber.Ctx) error {
 	id, err := keyIDParam(c)
 	if err != nil {
 		return err
@@ -248,7 +248,7 @@ func (s *server) updateKey(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"success": true, "key": renderKey(k)})
 }
 
-func (s *server) revokeKey(c *fiber.Ctx) error {
+func (s *keysAPI) revokeKey(c *fiber.Ctx) error {
 	id, err := keyIDParam(c)
 	if err != nil {
 		return err

@@ -28,21 +28,29 @@ const legacyPrefix = "/api/external/broll"
 // deprecation and sunset links of every legacy response point at.
 const migrationGuidePath = "/docs/migration"
 
-// legacyAPI holds what the v0 routes need beyond the server: the shared
-// secret (only its hash, compared in constant time) and the sunset.
+// legacyAPI holds what the v0 routes need: v1's clip reads, the accounts
+// and the purchases, and the shared secret (only its hash, compared in
+// constant time) and the sunset.
 type legacyAPI struct {
-	s          *server
+	// clips are v1's listing and details, which v0's are.
+	clips   *clipsAPI
+	tenancy *tenancy.Service
+	billing *billing.Service
+	metrics *apiMetrics
+	now     func() time.Time
+
 	enabled    bool
 	secretHash [sha256.Size]byte
 	sunset     time.Time
 	guideURL   string
 }
 
-// newLegacyAPI builds the v0 routes' handlers. Without BROLL_LEGACY_SECRET
-// the routes exist only to say 404 (and, after the sunset, 410), so that a
+// newLegacyAPI completes l, which holds the services, into the v0 routes'
+// handlers with cfg's secret and sunset. Without BROLL_LEGACY_SECRET the
+// routes exist only to say 404 (and, after the sunset, 410), so that a
 // deployment that never had v0 clients exposes nothing.
-func (s *server) newLegacyAPI(cfg config.Config) *legacyAPI {
-	l := &legacyAPI{s: s, sunset: cfg.LegacySunset.UTC(), guideURL: s.baseURL + migrationGuidePath}
+func newLegacyAPI(l *legacyAPI, cfg config.Config, baseURL string) *legacyAPI {
+	l.sunset, l.guideURL = cfg.LegacySunset.UTC(), baseURL+migrationGuidePath
 	if secret := cfg.LegacySecret.Reveal(); secret != "" {
 		l.enabled, l.secretHash = true, sha256.Sum256([]byte(secret))
 	}
@@ -52,7 +60,7 @@ func (s *server) newLegacyAPI(cfg config.Config) *legacyAPI {
 // guard runs first on every legacy route, known or not. The sunset is
 // checked before the secret: a retired API owes nobody a 401.
 func (l *legacyAPI) guard(c *fiber.Ctx) error {
-	if !l.s.now().Before(l.sunset) {
+	if !l.now().Before(l.sunset) {
 		day := l.sunset.Format("2006-01-02")
 		return apperr.New(apperr.Sunset, "the legacy v0 API was retired on %s; use /api/v1 with a dsk_ key (migration guide: %s)",
 			day, l.guideURL).With("sunset", day).With("migration_guide", l.guideURL)
@@ -91,7 +99,7 @@ func (l *legacyAPI) account(c *fiber.Ctx, source string) (tenancy.Account, error
 	if err != nil {
 		return tenancy.Account{}, err
 	}
-	return l.s.tenancy.LegacyAccount(c.UserContext(), source)
+	return l.tenancy.LegacyAccount(c.UserContext(), source)
 }
 
 func requireSource(source string) (string, error) {
@@ -111,14 +119,14 @@ func (l *legacyAPI) list(c *fiber.Ctx) error {
 	if _, err := l.account(c, c.Query("source")); err != nil {
 		return err
 	}
-	return l.s.listBroll(c)
+	return l.clips.listBroll(c)
 }
 
 func (l *legacyAPI) details(c *fiber.Ctx) error {
 	if _, err := l.account(c, c.Query("source")); err != nil {
 		return err
 	}
-	return l.s.getBroll(c)
+	return l.clips.getBroll(c)
 }
 
 // legacyPurchaseInput is the v0 purchase body.
@@ -159,8 +167,8 @@ func (l *legacyAPI) purchase(c *fiber.Ctx) error {
 		return err
 	}
 	buyer.AccountID = acct.ID
-	res, err := l.s.billing.LegacyPurchase(c.UserContext(), buyer, req.VideoIDs)
-	l.s.metrics.observePurchase("v0", res, err)
+	res, err := l.billing.LegacyPurchase(c.UserContext(), buyer, req.VideoIDs)
+	l.metrics.observePurchase("v0", res, err)
 	if err != nil {
 		return err
 	}
@@ -193,7 +201,7 @@ func (l *legacyAPI) purchases(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	listing, err := l.s.billing.LegacyPurchases(c.UserContext(), acct.ID, q)
+	listing, err := l.billing.LegacyPurchases(c.UserContext(), acct.ID, q)
 	if err != nil {
 		return err
 	}

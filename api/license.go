@@ -22,7 +22,7 @@ const (
 
 // licenseKeys serves the JWKS: any origin may read it, and caches may keep
 // it for an hour (a rotation adds a key before it signs with it).
-func (s *server) licenseKeys(c *fiber.Ctx) error {
+func (s *licensePages) licenseKeys(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentType, "application/jwk-set+json")
 	c.Set(fiber.HeaderAccessControlAllowOrigin, "*")
 	c.Set(fiber.HeaderCacheControl, "public, max-age=3600")
@@ -33,7 +33,7 @@ func (s *server) licenseKeys(c *fiber.Ctx) error {
 // signed public document for Accept: application/json. It is limited per
 // client address; an unknown or malformed id costs the lookup and the
 // signature a known one does (license.Service.Public) and is 404.
-func (s *server) licenseVerify(c *fiber.Ctx) error {
+func (s *licensePages) licenseVerify(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	if err := s.licenseLookups.Allow(ctx, s.clientAddr(c)); err != nil {
 		return err
@@ -64,14 +64,14 @@ func (s *server) licenseVerify(c *fiber.Ctx) error {
 
 // licenseTerms serves the licence terms the documents name (unless
 // BROLL_LICENSE_TERMS_URL points elsewhere).
-func (s *server) licenseTerms(c *fiber.Ctx) error {
+func (s *licensePages) licenseTerms(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "public, max-age=3600")
 	return sendErrorPage(c, "Licence terms · B-roll", licenseTermsHTML)
 }
 
 // license returns the holder's signed document (the purchase's key or its
 // root); any other key gets 404, as for an unknown id.
-func (s *server) license(c *fiber.Ctx) error {
+func (s *purchasesAPI) license(c *fiber.Ctx) error {
 	signed, err := s.licenses.Get(c.UserContext(), principal(c), c.Params("license_id"))
 	if err != nil {
 		return err
@@ -80,7 +80,7 @@ func (s *server) license(c *fiber.Ctx) error {
 }
 
 // licensePDF returns the holder's one-page certificate.
-func (s *server) licensePDF(c *fiber.Ctx) error {
+func (s *purchasesAPI) licensePDF(c *fiber.Ctx) error {
 	pdf, name, err := s.licenses.CertificateFor(c.UserContext(), principal(c), c.Params("license_id"))
 	if err != nil {
 		return err

@@ -35,17 +35,18 @@ To buy: find clips with search_videos (semantic_search for descriptions, filters
 // complete exchange, so any API node can answer any request and a session id,
 // if a client sends one, is ignored and grants nothing.
 type mcpEndpoint struct {
-	server  *server
+	tools   *mcpTools
 	origins originPolicy
 	sdk     http.Handler
 }
 
-// newMCPEndpoint builds the endpoint; api/routes.go says in which order
-// its route checks a request.
-func (s *server) newMCPEndpoint(allowedOrigins []string) *mcpEndpoint {
-	ep := &mcpEndpoint{server: s, origins: newOriginPolicy(s.baseURL, allowedOrigins)}
-	sdkLog := slog.New(warnAndAbove{s.logger.With("component", "mcp").Handler()})
-	srv := s.newMCPServer(sdkLog)
+// newMCPEndpoint builds the endpoint over tools, allowing the origin of
+// baseURL and allowedOrigins; api/routes.go says in which order its route
+// checks a request.
+func newMCPEndpoint(tools *mcpTools, baseURL string, allowedOrigins []string) *mcpEndpoint {
+	ep := &mcpEndpoint{tools: tools, origins: newOriginPolicy(baseURL, allowedOrigins)}
+	sdkLog := slog.New(warnAndAbove{tools.logger.With("component", "mcp").Handler()})
+	srv := tools.newMCPServer(sdkLog)
 	ep.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: sdkLog})
 	return ep
@@ -62,7 +63,7 @@ func (ep *mcpEndpoint) cors() fiber.Handler {
 	})
 }
 
-func (s *server) newMCPServer(logger *slog.Logger) *mcp.Server {
+func (s *mcpTools) newMCPServer(logger *slog.Logger) *mcp.Server {
 	// The tool list never changes at run time: saying so keeps clients from
 	// holding a listen request open for change notifications.
 	srv := mcp.NewServer(&mcp.Implementation{Name: "broll", Title: "B-roll licensing", Version: "1.0.0"},
@@ -160,7 +161,7 @@ func (ep *mcpEndpoint) problemFromSDK(c *fiber.Ctx) error {
 	c.Response().ResetBody()
 	ae := classify.FromFiber(fiber.NewError(status, msg))
 	if classify.Status(ae.Code) >= 500 {
-		ep.server.logger.Error("mcp transport failed", "request_id", requestID(c), "status", status, "error", msg)
+		ep.tools.logger.Error("mcp transport failed", "request_id", requestID(c), "status", status, "error", msg)
 		return ae
 	}
 	// The SDK's reason is more precise than the generic one and safe to show:

@@ -46,7 +46,7 @@ func (ep *mcpEndpoint) rateLimitInBand(c *fiber.Ctx) error {
 			Name string `json:"name"`
 		}
 		_ = json.Unmarshal(req.Params, &params) // the name only labels the result
-		if resp.Result, derr = json.Marshal(ep.server.toolError(c, params.Name, ae)); derr != nil {
+		if resp.Result, derr = json.Marshal(ep.tools.toolError(c, params.Name, ae)); derr != nil {
 			return err
 		}
 	} else {

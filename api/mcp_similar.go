@@ -58,12 +58,12 @@ func refineSimilarSchema(s *jsonschema.Schema) {
 	refineFilterSchema(s.Properties)
 }
 
-func (s *server) findSimilarVideosTool(ctx context.Context, c *fiber.Ctx, a findSimilarArgs) (brollListJSON, string, error) {
+func (s *mcpTools) findSimilarVideosTool(ctx context.Context, c *fiber.Ctx, a findSimilarArgs) (brollListJSON, string, error) {
 	q, err := a.query()
 	if err != nil {
 		return brollListJSON{}, "", err
 	}
-	page, out, err := s.searchBroll(ctx, c, q)
+	page, out, err := s.clips.searchBroll(ctx, c, q)
 	if err != nil {
 		return out, "", err
 	}

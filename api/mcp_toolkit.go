@@ -36,7 +36,7 @@ type toolFunc[In, Out any] func(ctx context.Context, c *fiber.Ctx, in In) (Out, 
 // back as the same structured {code, message, retryable, field?} result,
 // decided by the same domain validation REST runs (the input schema
 // documents those rules; it does not replace them).
-func addTool[In, Out any](s *server, srv *toolSet, t *mcp.Tool, scope tenancy.Scope,
+func addTool[In, Out any](s *mcpTools, srv *toolSet, t *mcp.Tool, scope tenancy.Scope,
 	refine func(*jsonschema.Schema), fn toolFunc[In, Out]) {
 	srv.scopes[t.Name] = scope
 	in := schemaFor[In]()
@@ -131,7 +131,7 @@ func toolErrorSchema() *jsonschema.Schema {
 // toolError is the MCP counterpart of errorHandler: the same classifier,
 // with retryable derived from its HTTP status. Errors of unknown origin are
 // logged and shown only as internal, exactly as REST shows them.
-func (s *server) toolError(c *fiber.Ctx, tool string, err error) *mcp.CallToolResult {
+func (s *mcpTools) toolError(c *fiber.Ctx, tool string, err error) *mcp.CallToolResult {
 	out := classify.Error(err)
 	ae := out.Err
 	if !out.Known {

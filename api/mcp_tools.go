@@ -24,7 +24,7 @@ import (
 // The MCP tools. Each parses its arguments into the same domain
 // request REST builds, calls the same catalog/billing code and returns the
 // same body; only the summary line is MCP's own.
-func (s *server) addMCPTools(srv *toolSet) {
+func (s *mcpTools) addMCPTools(srv *toolSet) {
 	// The catalog and the account are the whole world of these tools. A
 	// purchase spends balance that does not come back: destructive, so that
 	// hosts ask the user before calling it, and idempotent, since buying
@@ -154,12 +154,12 @@ func refineFilterSchema(p map[string]*jsonschema.Schema) {
 	p["limit"].Default = json.RawMessage(strconv.Itoa(search.DefaultLimit))
 }
 
-func (s *server) searchVideosTool(ctx context.Context, c *fiber.Ctx, a searchVideosArgs) (brollListJSON, string, error) {
+func (s *mcpTools) searchVideosTool(ctx context.Context, c *fiber.Ctx, a searchVideosArgs) (brollListJSON, string, error) {
 	q, err := a.query()
 	if err != nil {
 		return brollListJSON{}, "", err
 	}
-	page, out, err := s.searchBroll(ctx, c, q)
+	page, out, err := s.clips.searchBroll(ctx, c, q)
 	if err != nil {
 		return out, "", err
 	}
@@ -185,7 +185,7 @@ func refineGetVideoSchema(s *jsonschema.Schema) {
 	s.Properties["video_id"].Format = "uuid"
 }
 
-func (s *server) getVideoTool(ctx context.Context, c *fiber.Ctx, a getVideoArgs) (videoJSON, string, error) {
+func (s *mcpTools) getVideoTool(ctx context.Context, c *fiber.Ctx, a getVideoArgs) (videoJSON, string, error) {
 	id, err := uuid.Parse(strings.TrimSpace(a.VideoID))
 	if err != nil {
 		return videoJSON{}, "", apperr.InvalidField("video_id", "video_id %q is not a UUID", apperr.Clip(a.VideoID))
@@ -194,7 +194,7 @@ func (s *server) getVideoTool(ctx context.Context, c *fiber.Ctx, a getVideoArgs)
 	if err != nil {
 		return videoJSON{}, "", err
 	}
-	vj, err := s.renderClip(ctx, v, bought)
+	vj, err := s.clips.renderClip(ctx, v, bought)
 	if err != nil {
 		return videoJSON{}, "", err
 	}
@@ -226,7 +226,7 @@ func refinePurchaseSchema(s *jsonschema.Schema) {
 	s.Properties["dry_run"].Default = json.RawMessage("false")
 }
 
-func (s *server) purchaseVideosTool(ctx context.Context, c *fiber.Ctx, a purchaseVideosArgs) (purchaseResultJSON, string, error) {
+func (s *mcpTools) purchaseVideosTool(ctx context.Context, c *fiber.Ctx, a purchaseVideosArgs) (purchaseResultJSON, string, error) {
 	req, err := purchaseInput(a).request()
 	if err != nil {
 		return purchaseResultJSON{}, "", err
@@ -285,7 +285,7 @@ func refineListPurchasesSchema(s *jsonschema.Schema) {
 	p["offset"].Minimum = jsonschema.Ptr(0.0)
 }
 
-func (s *server) listPurchasesTool(ctx context.Context, c *fiber.Ctx, a listPurchasesArgs) (purchaseListJSON, string, error) {
+func (s *mcpTools) listPurchasesTool(ctx context.Context, c *fiber.Ctx, a listPurchasesArgs) (purchaseListJSON, string, error) {
 	page, err := billing.ListBounds.Check(paging.Ask{Limit: a.Limit, Page: a.Page, Offset: a.Offset, Cursor: a.Cursor})
 	if err != nil {
 		return purchaseListJSON{}, "", err
@@ -314,8 +314,8 @@ func (s *server) listPurchasesTool(ctx context.Context, c *fiber.Ctx, a listPurc
 
 type getBalanceArgs struct{}
 
-func (s *server) getBalanceTool(_ context.Context, c *fiber.Ctx, _ getBalanceArgs) (balanceJSON, string, error) {
-	out, err := s.balanceView(c)
+func (s *mcpTools) getBalanceTool(_ context.Context, c *fiber.Ctx, _ getBalanceArgs) (balanceJSON, string, error) {
+	out, err := s.purchases.balanceView(c)
 	if err != nil {
 		return out, "", err
 	}

@@ -20,7 +20,7 @@ const (
 // clip changes its ETag, so a revalidation after that picks up new files.
 const mediaMaxAge = "public, max-age=3600"
 
-func (s *server) publicMedia(kind string) fiber.Handler {
+func (s *clipsAPI) publicMedia(kind string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		id, err := uuid.Parse(c.Params("video_id"))
 		if err != nil {

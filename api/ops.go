@@ -35,7 +35,7 @@ type importResultJSON struct {
 // (relative paths start there): an ops key must not be able to turn any
 // file the process can read into a downloadable clip. The uploads they name
 // must be the key's own, complete, and not another clip's (409 otherwise).
-func (s *server) opsImport(c *fiber.Ctx) error {
+func (s *opsAPI) opsImport(c *fiber.Ctx) error {
 	body := bytes.TrimSpace(c.Request().Body())
 	if len(body) == 0 || body[0] != '[' {
 		return apperr.New(apperr.Invalid, "request body must be a JSON array of clip objects")
@@ -108,7 +108,7 @@ type retiredJSON struct {
 }
 
 // opsRetire retires a clip: gone from search and details, kept by its buyers.
-func (s *server) opsRetire(c *fiber.Ctx) error {
+func (s *opsAPI) opsRetire(c *fiber.Ctx) error {
 	id, err := uuid.Parse(c.Params("id"))
 	if err != nil {
 		return apperr.InvalidField("id", "video id %q is not a UUID", apperr.Clip(c.Params("id")))
@@ -139,7 +139,7 @@ type opsVideoJSON struct {
 // opsVideo shows content operations any clip, listed or not: whether its
 // media passed the probe, and why not, and where its line disagrees with
 // its file.
-func (s *server) opsVideo(c *fiber.Ctx) error {
+func (s *opsAPI) opsVideo(c *fiber.Ctx) error {
 	id, err := uuid.Parse(c.Params("id"))
 	if err != nil {
 		return apperr.InvalidField("id", "video id %q is not a UUID", c.Params("id"))

@@ -27,7 +27,7 @@ type tierCache struct {
 
 const tierCacheTTL = time.Second
 
-func (s *server) pricing(c *fiber.Ctx) error {
+func (s *clipsAPI) pricing(c *fiber.Ctx) error {
 	now := s.now()
 	s.tiers.mu.Lock()
 	tiers, fresh := s.tiers.tiers, now.Sub(s.tiers.fetched) < tierCacheTTL

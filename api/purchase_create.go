@@ -105,12 +105,12 @@ func readPurchase(body []byte) (billing.PurchaseRequest, error) {
 	return in.request()
 }
 
-func (s *server) purchase(c *fiber.Ctx) error {
+func (s *purchasesAPI) purchase(c *fiber.Ctx) error {
 	req, err := readPurchase(c.Request().Body())
 	if err != nil {
 		return err
 	}
-	return s.idempotent(c, req, func() error {
+	return s.replay.idempotent(c, req, func() error {
 		res, err := s.billing.Purchase(c.UserContext(), principal(c), req)
 		s.metrics.observePurchase("v1", res, err)
 		if err != nil {
@@ -142,7 +142,7 @@ type balanceJSON struct {
 	} `json:"month_to_date"`
 }
 
-func (s *server) balanceView(c *fiber.Ctx) (balanceJSON, error) {
+func (s *purchasesAPI) balanceView(c *fiber.Ctx) (balanceJSON, error) {
 	p := principal(c)
 	now := s.now()
 	sum, err := s.billing.Summary(c.UserContext(), p, now)
@@ -164,7 +164,7 @@ func (s *server) balanceView(c *fiber.Ctx) (balanceJSON, error) {
 	return out, nil
 }
 
-func (s *server) balance(c *fiber.Ctx) error {
+func (s *purchasesAPI) balance(c *fiber.Ctx) error {
 	out, err := s.balanceView(c)
 	if err != nil {
 		return err

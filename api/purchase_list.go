@@ -123,7 +123,7 @@ func renderListing(l billing.Listing, lic *license.Service) purchaseListJSON {
 	return out
 }
 
-func (s *server) listPurchases(c *fiber.Ctx) error {
+func (s *purchasesAPI) listPurchases(c *fiber.Ctx) error {
 	page, err := paging.Parse(queryValues(c), billing.ListBounds)
 	if err != nil {
 		return err

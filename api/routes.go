@@ -10,11 +10,21 @@ import (
 	"broll/tenancy"
 )
 
-// surfaces are the parts of the URL space built beside the server, each
-// checked when built (newApp), so that routes only lists.
+// surfaces are the handlers of the URL space, each group holding the
+// services it uses (handlers.go), built and checked by newApp, so that
+// routes only lists.
 type surfaces struct {
-	mcp    *mcpEndpoint
-	legacy *legacyAPI
+	edge         *keyEdge
+	keys         *keysAPI
+	webhooks     *webhooksAPI
+	clips        *clipsAPI
+	purchases    *purchasesAPI
+	ops          *opsAPI
+	uploads      *uploadsAPI
+	downloads    *downloadsAPI
+	licensePages *licensePages
+	mcp          *mcpEndpoint
+	legacy       *legacyAPI
 	// explorer and asset serve /docs and its assets.
 	explorer, asset fiber.Handler
 	dash            *dashboard.Dashboard
@@ -27,7 +37,7 @@ type surfaces struct {
 // prefix (also to unknown paths there, which is why scopes sit on
 // prefixes), and a static path must come before a parameter that would
 // match it (mount checks both, and refuses a table that breaks a rule).
-func (s *server) routes(x surfaces) []route {
+func routes(x surfaces) []route {
 	scope := requireScope
 	const v1, ops = "/api/v1", "/api/ops/v1"
 	dash := x.dash
@@ -39,59 +49,59 @@ func (s *server) routes(x surfaces) []route {
 	return []route{
 		// Downloads: the signed link is the credential; listed before v1
 		// so that its key authentication never sees them.
-		get(billing.DownloadPath+":purchase_id", s.download),
+		get(billing.DownloadPath+":purchase_id", x.downloads.download),
 
 		// REST v1: a bearer key, then the scope of each prefix or route.
-		use(v1, s.authenticate),
+		use(v1, x.edge.authenticate),
 		use(v1+"/keys", scope(tenancy.ScopeKeysManage)),
-		post(v1+"/keys", s.createKey),
-		get(v1+"/keys", s.listKeys),
-		del(v1+"/keys", s.revokeKey),
-		patch(v1+"/keys", s.updateKey),
-		get(v1+"/pricing", scope(tenancy.ScopePricingRead), s.pricing),
-		get(v1+"/balance", scope(tenancy.ScopeBrollBilling), s.balance),
-		post(v1+"/broll/purchase", scope(tenancy.ScopeBrollPurchase), s.purchase),
-		get(v1+"/broll/purchases", scope(tenancy.ScopeBrollBilling), s.listPurchases),
-		get(v1+"/licenses/:license_id.pdf", scope(tenancy.ScopeBrollBilling), s.licensePDF),
-		get(v1+"/licenses/:license_id", scope(tenancy.ScopeBrollBilling), s.license),
+		post(v1+"/keys", x.keys.createKey),
+		get(v1+"/keys", x.keys.listKeys),
+		del(v1+"/keys", x.keys.revokeKey),
+		patch(v1+"/keys", x.keys.updateKey),
+		get(v1+"/pricing", scope(tenancy.ScopePricingRead), x.clips.pricing),
+		get(v1+"/balance", scope(tenancy.ScopeBrollBilling), x.purchases.balance),
+		post(v1+"/broll/purchase", scope(tenancy.ScopeBrollPurchase), x.purchases.purchase),
+		get(v1+"/broll/purchases", scope(tenancy.ScopeBrollBilling), x.purchases.listPurchases),
+		get(v1+"/licenses/:license_id.pdf", scope(tenancy.ScopeBrollBilling), x.purchases.licensePDF),
+		get(v1+"/licenses/:license_id", scope(tenancy.ScopeBrollBilling), x.purchases.license),
 		use(v1+"/webhooks", scope(tenancy.ScopeWebhooksManage)), // root keys only
-		post(v1+"/webhooks", s.createWebhook),
-		get(v1+"/webhooks", s.listWebhooks),
-		del(v1+"/webhooks", s.deleteWebhook),
-		get(v1+"/webhooks/:id/deliveries", s.webhookDeliveries),
-		post(v1+"/webhooks/:id/test", s.pingWebhook),
-		post(v1+"/webhooks/:id/rotate", s.rotateWebhookSecret),
-		post(v1+"/webhooks/:id/enable", s.enableWebhook),
-		get(v1+"/broll", scope(tenancy.ScopeBrollRead), s.listBroll),
-		get(v1+"/broll/filters", scope(tenancy.ScopeBrollRead), s.brollFilters(&filterCache{})),
-		get(v1+"/broll/:id", scope(tenancy.ScopeBrollRead), s.getBroll),
-		get(v1+"/broll/:id/similar", scope(tenancy.ScopeBrollRead), s.similarBroll),
+		post(v1+"/webhooks", x.webhooks.createWebhook),
+		get(v1+"/webhooks", x.webhooks.listWebhooks),
+		del(v1+"/webhooks", x.webhooks.deleteWebhook),
+		get(v1+"/webhooks/:id/deliveries", x.webhooks.webhookDeliveries),
+		post(v1+"/webhooks/:id/test", x.webhooks.pingWebhook),
+		post(v1+"/webhooks/:id/rotate", x.webhooks.rotateWebhookSecret),
+		post(v1+"/webhooks/:id/enable", x.webhooks.enableWebhook),
+		get(v1+"/broll", scope(tenancy.ScopeBrollRead), x.clips.listBroll),
+		get(v1+"/broll/filters", scope(tenancy.ScopeBrollRead), x.clips.brollFilters(&filterCache{})),
+		get(v1+"/broll/:id", scope(tenancy.ScopeBrollRead), x.clips.getBroll),
+		get(v1+"/broll/:id/similar", scope(tenancy.ScopeBrollRead), x.clips.similarBroll),
 
 		// Ops: ops keys (catalog:write, which no customer or root key
 		// holds), with the authentication, rate limit and usage counting
 		// of v1.
-		use(ops, s.authenticate, scope(tenancy.ScopeCatalogWrite)),
-		post(ops+"/videos", s.opsImport),
-		get(ops+"/videos/:id", s.opsVideo),
-		del(ops+"/videos/:id", s.opsRetire),
-		post(ops+"/uploads", s.createUpload),
-		put(ops+"/uploads/:id", s.receiveUpload),
+		use(ops, x.edge.authenticate, scope(tenancy.ScopeCatalogWrite)),
+		post(ops+"/videos", x.ops.opsImport),
+		get(ops+"/videos/:id", x.ops.opsVideo),
+		del(ops+"/videos/:id", x.ops.opsRetire),
+		post(ops+"/uploads", x.uploads.createUpload),
+		put(ops+"/uploads/:id", x.uploads.receiveUpload),
 
 		// Licences: the public keys, terms and verify page need no key.
-		get(licenseKeysPath, s.licenseKeys),
-		get(licenseTermsPath, s.licenseTerms),
-		get(licensePagePath+":license_id", s.licenseVerify),
+		get(licenseKeysPath, x.licensePages.licenseKeys),
+		get(licenseTermsPath, x.licensePages.licenseTerms),
+		get(licensePagePath+":license_id", x.licensePages.licenseVerify),
 
 		// Public media: no key.
-		get(previewsPath+":video_id", s.publicMedia(catalog.MediaPreview)),
-		get(thumbnailsPath+":video_id", s.publicMedia(catalog.MediaThumbnail)),
+		get(previewsPath+":video_id", x.clips.publicMedia(catalog.MediaPreview)),
+		get(thumbnailsPath+":video_id", x.clips.publicMedia(catalog.MediaThumbnail)),
 
 		// MCP: a foreign Origin is refused first, CORS preflights (no key)
 		// are answered before authentication, and JSON-RPC runs only for
 		// requests authenticate admitted, so 401 is an HTTP answer as in
 		// v1; a request over the rate limit is answered in JSON-RPC
 		// (rateLimitInBand).
-		all(mcpPath, x.mcp.checkOrigin, x.mcp.cors(), postOnly, x.mcp.rateLimitInBand, s.authenticate, x.mcp.serve),
+		all(mcpPath, x.mcp.checkOrigin, x.mcp.cors(), postOnly, x.mcp.rateLimitInBand, x.edge.authenticate, x.mcp.serve),
 
 		// Legacy v0: its own shared secret, no key authentication, no rate
 		// limit.

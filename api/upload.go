@@ -31,7 +31,7 @@ type uploadJSON struct {
 // createUpload answers where and how to PUT one file: a presigned PUT of
 // the bucket (s3), whose signature binds size and type, or this API's own
 // PUT (local), which checks them as it streams.
-func (s *server) createUpload(c *fiber.Ctx) error {
+func (s *uploadsAPI) createUpload(c *fiber.Ctx) error {
 	var req media.UploadRequest
 	if err := decodeJSON(c, &req); err != nil {
 		return err
@@ -54,7 +54,7 @@ func (s *server) createUpload(c *fiber.Ctx) error {
 // receiveUpload is the local store's PUT: the body streams to disk, never
 // whole in memory, and must have the size and type the upload was asked
 // with. Only the key that asked for the upload writes it, once.
-func (s *server) receiveUpload(c *fiber.Ctx) error {
+func (s *uploadsAPI) receiveUpload(c *fiber.Ctx) error {
 	id, err := uuid.Parse(c.Params("id"))
 	if err != nil {
 		return apperr.InvalidField("id", "upload id %q is not a UUID", apperr.Clip(c.Params("id")))

@@ -47,7 +47,7 @@ func webhookID(raw string) (uuid.UUID, error) {
 	return id, nil
 }
 
-func (s *server) createWebhook(c *fiber.Ctx) error {
+func (s *webhooksAPI) createWebhook(c *fiber.Ctx) error {
 	var req struct {
 		URL         *string  `json:"url"`
 		Events      []string `json:"events"`
@@ -70,7 +70,7 @@ func (s *server) createWebhook(c *fiber.Ctx) error {
 	}{renderWebhook(e.Endpoint), e.Secret})
 }
 
-func (s *server) listWebhooks(c *fiber.Ctx) error {
+func (s *webhooksAPI) listWebhooks(c *fiber.Ctx) error {
 	list, err := s.webhooks.List(c.UserContext(), webhookOwner(c))
 	if err != nil {
 		return err
@@ -82,7 +82,7 @@ func (s *server) listWebhooks(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"webhooks": out})
 }
 
-func (s *server) deleteWebhook(c *fiber.Ctx) error {
+func (s *webhooksAPI) deleteWebhook(c *fiber.Ctx) error {
 	if c.Query("id") == "" {
 		return apperr.InvalidField("id", "id is required: DELETE /api/v1/webhooks?id=<webhook id>")
 	}
@@ -108,7 +108,7 @@ type webhookAttemptJSON struct {
 	NextRetryAt *time.Time `json:"next_retry_at"`
 }
 
-func (s *server) webhookDeliveries(c *fiber.Ctx) error {
+func (s *webhooksAPI) webhookDeliveries(c *fiber.Ctx) error {
 	id, err := webhookID(c.Params("id"))
 	if err != nil {
 		return err
@@ -133,7 +133,7 @@ func (s *server) webhookDeliveries(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"deliveries": out})
 }
 
-func (s *server) pingWebhook(c *fiber.Ctx) error {
+func (s *webhooksAPI) pingWebhook(c *fiber.Ctx) error {
 	id, err := webhookID(c.Params("id"))
 	if err != nil {
 		return err
@@ -145,7 +145,7 @@ func (s *server) pingWebhook(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusAccepted).JSON(fiber.Map{"event_id": evt, "type": "ping", "status": "queued"})
 }
 
-func (s *server) rotateWebhookSecret(c *fiber.Ctx) error {
+func (s *webhooksAPI) rotateWebhookSecret(c *fiber.Ctx) error {
 	id, err := webhookID(c.Params("id"))
 	if err != nil {
 		return err
@@ -173,7 +173,7 @@ func (s *server) rotateWebhookSecret(c *fiber.Ctx) error {
 		"active_secrets": r.ActiveSecrets})
 }
 
-func (s *server) enableWebhook(c *fiber.Ctx) error {
+func (s *webhooksAPI) enableWebhook(c *fiber.Ctx) error {
 	id, err := webhookID(c.Params("id"))
 	if err != nil {
 		return err

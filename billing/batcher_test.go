@@ -18,7 +18,7 @@ func TestBatchRunAgainAfterLostAnswer(t *testing.T) {
 	t.Parallel()
 	pool, _ := testkit.NewPool(t)
 	ctx := context.Background()
-	opened, err := New(pool, Options{LowBalanceThreshold: DefaultLowBalanceThreshold, TestBalance: DefaultTestBalance}).OpenAccount(ctx, "Test", "lost-answer", 10000)
+	opened, err := New(pool, ServiceOptions{LowBalanceThreshold: DefaultLowBalanceThreshold, TestBalance: DefaultTestBalance}).OpenAccount(ctx, "Test", "lost-answer", 10000)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,11 +13,11 @@ import (
 	"broll/tenancy"
 )
 
-// DownloadLimits are the fetches per minute a download link may take: per
+// DownloadLimiterOptions are the fetches per minute a download link may take: per
 // purchase (one link shared far and wide) and per client address (one
 // client fetching everything it can). Both are generous for people and
 // players (a player resuming with ranges makes a few requests a file).
-type DownloadLimits struct {
+type DownloadLimiterOptions struct {
 	PerPurchase int
 	PerAddress  int
 }
@@ -25,11 +25,11 @@ type DownloadLimits struct {
 // DownloadLimiter counts fetches in Redis (GCRA, shared by all nodes).
 type DownloadLimiter struct {
 	limiter *redis_rate.Limiter
-	limits  DownloadLimits
+	limits  DownloadLimiterOptions
 }
 
 // NewDownloadLimiter returns a limiter over rdb with the service's key prefix.
-func NewDownloadLimiter(rdb *redis.Client, prefix string, limits DownloadLimits) *DownloadLimiter {
+func NewDownloadLimiter(rdb *redis.Client, prefix string, limits DownloadLimiterOptions) *DownloadLimiter {
 	return &DownloadLimiter{limiter: redisx.Limiter(rdb, prefix), limits: limits}
 }
 

@@ -41,13 +41,24 @@ func newSigningKey(secret string) signingKey {
 	return signingKey{version: hex.EncodeToString(h[:4]), secret: []byte(secret)}
 }
 
-// NewSigner returns a signer for links under baseURL (the public address of
-// the API). previous may be empty.
-func NewSigner(baseURL, current, previous string, ttl time.Duration, now func() time.Time) *Signer {
+// SignerOptions tune a Signer.
+type SignerOptions struct {
+	// BaseURL is the public address of the API, which links start with.
+	BaseURL string
+	// TTL is how long a link works (BROLL_DOWNLOAD_URL_TTL).
+	TTL time.Duration
+	// Now is the clock links expire by; nil is time.Now.
+	Now func() time.Time
+}
+
+// NewSigner returns a signer of links with the key current, and one that
+// still verifies the links of the key previous (may be empty).
+func NewSigner(current, previous string, o SignerOptions) *Signer {
+	now := o.Now
 	if now == nil {
 		now = time.Now
 	}
-	s := &Signer{baseURL: baseURL, ttl: ttl, now: now, current: newSigningKey(current)}
+	s := &Signer{baseURL: o.BaseURL, ttl: o.TTL, now: now, current: newSigningKey(current)}
 	if previous != "" {
 		p := newSigningKey(previous)
 		s.previous = &p

@@ -21,11 +21,11 @@ type Service struct {
 	names  displayname.Rule
 }
 
-// Options are what a billing service is built from. The amounts are taken
+// ServiceOptions are what a billing service is built from. The amounts are taken
 // as given (zero is a threshold like any other): the composition root
 // passes the configuration's, whose defaults are DefaultLowBalanceThreshold
 // and DefaultTestBalance.
-type Options struct {
+type ServiceOptions struct {
 	// Links signs download links; nil where none are handed out, as in the
 	// operator CLI.
 	Links *Signer
@@ -53,7 +53,7 @@ type Options struct {
 }
 
 // New returns the billing service over pool, as o says.
-func New(pool *pgxpool.Pool, o Options) *Service {
+func New(pool *pgxpool.Pool, o ServiceOptions) *Service {
 	b := newBatcher(pool)
 	b.lowBalance, b.testBalance, b.stamps, b.admission = o.LowBalanceThreshold, o.TestBalance, o.Stamps, o.Admission
 	return &Service{pool: pool, links: o.Links, keys: o.Keys, batch: b, stamps: o.Stamps, names: o.Names}

@@ -32,9 +32,9 @@ type Service struct {
 	admission admission.Door
 }
 
-// Options are what a catalog is built from. Pool is required; the zero
+// ServiceOptions are what a catalog is built from. Pool is required; the zero
 // value of every other field is usable.
-type Options struct {
+type ServiceOptions struct {
 	// Pool is the primary: writes, and the reads that must see them.
 	Pool *pgxpool.Pool
 	// Reads picks the pool of the reads that may be a moment old (a read
@@ -55,7 +55,7 @@ type Options struct {
 }
 
 // NewService returns the catalog as o says.
-func NewService(o Options) *Service {
+func NewService(o ServiceOptions) *Service {
 	return &Service{pool: o.Pool, reads: o.Reads, media: o.Media, uploads: o.Uploads,
 		queue: o.Queue, videos: newVideoCache(), owned: newOwnedCache(), admission: o.Admission}
 }

@@ -18,5 +18,5 @@ type bundle struct {
 func setup(t *testing.T) bundle {
 	t.Helper()
 	pool, _ := testkit.NewPool(t)
-	return bundle{ctx: context.Background(), svc: NewService(Options{Pool: pool}), pool: pool}
+	return bundle{ctx: context.Background(), svc: NewService(ServiceOptions{Pool: pool}), pool: pool}
 }

@@ -34,10 +34,17 @@ type QueryCache struct {
 	ttl      time.Duration
 }
 
+// QueryCacheOptions tune a QueryCache.
+type QueryCacheOptions struct {
+	// TTL is how long a query's vector is kept; <= 0 means
+	// DefaultQueryCacheTTL.
+	TTL time.Duration
+}
+
 // NewCachedQueryEmbedder returns a cache over e in rdb under keys starting
-// with prefix. rdb may be nil (no caching); ttl <= 0 means
-// DefaultQueryCacheTTL.
-func NewCachedQueryEmbedder(e Embedder, rdb *redis.Client, prefix string, ttl time.Duration) *QueryCache {
+// with prefix. rdb may be nil (no caching).
+func NewCachedQueryEmbedder(e Embedder, rdb *redis.Client, prefix string, o QueryCacheOptions) *QueryCache {
+	ttl := o.TTL
 	if ttl <= 0 {
 		ttl = DefaultQueryCacheTTL
 	}

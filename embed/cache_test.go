@@ -54,7 +54,7 @@ func TestQueryCacheRepeatedQueryNeverReachesModel(t *testing.T) {
 	rdb := rds.Client
 	ctx := context.Background()
 	model := newCounting("m1")
-	c := embed.NewCachedQueryEmbedder(model, rdb, rds.Prefix+"qcache:", time.Hour)
+	c := embed.NewCachedQueryEmbedder(model, rdb, rds.Prefix+"qcache:", embed.QueryCacheOptions{TTL: time.Hour})
 
 	first, err := c.EmbedQuery(ctx, "Lady  cracking up on the SOFA")
 	if err != nil {
@@ -95,8 +95,8 @@ func TestQueryCacheKeyedByModel(t *testing.T) {
 	rdb := rds.Client
 	ctx := context.Background()
 	m1, m2 := newCounting("m1"), newCounting("m2")
-	c1 := embed.NewCachedQueryEmbedder(m1, rdb, rds.Prefix, 0)
-	c2 := embed.NewCachedQueryEmbedder(m2, rdb, rds.Prefix, 0)
+	c1 := embed.NewCachedQueryEmbedder(m1, rdb, rds.Prefix, embed.QueryCacheOptions{})
+	c2 := embed.NewCachedQueryEmbedder(m2, rdb, rds.Prefix, embed.QueryCacheOptions{})
 	if c1.Key("x") == c2.Key("x") {
 		t.Fatal("two models share a cache key")
 	}
@@ -121,7 +121,7 @@ func TestQueryCacheRedisDownFallsBackToModel(t *testing.T) {
 	})
 	t.Cleanup(func() { _ = rdb.Close() })
 	model := newCounting("m1")
-	c := embed.NewCachedQueryEmbedder(model, rdb, "q:", time.Hour)
+	c := embed.NewCachedQueryEmbedder(model, rdb, "q:", embed.QueryCacheOptions{TTL: time.Hour})
 	for range 2 {
 		v, err := c.EmbedQuery(ctx, "woman at the gym")
 		if err != nil {
@@ -143,7 +143,7 @@ func TestQueryCacheErrors(t *testing.T) {
 	ctx := context.Background()
 	model := newCounting("m1")
 	model.err = errors.New("model down")
-	c := embed.NewCachedQueryEmbedder(model, rdb, rds.Prefix, time.Hour)
+	c := embed.NewCachedQueryEmbedder(model, rdb, rds.Prefix, embed.QueryCacheOptions{TTL: time.Hour})
 	if _, err := c.EmbedQuery(ctx, "anything"); err == nil || !strings.Contains(err.Error(), "model down") {
 		t.Fatalf("err = %v, want the model's error", err)
 	}
@@ -167,7 +167,7 @@ func TestQueryCacheErrors(t *testing.T) {
 func TestQueryCacheWithoutRedis(t *testing.T) {
 	t.Parallel()
 	model := newCounting("m1")
-	c := embed.NewCachedQueryEmbedder(model, nil, "q:", 0)
+	c := embed.NewCachedQueryEmbedder(model, nil, "q:", embed.QueryCacheOptions{})
 	if _, err := c.EmbedQuery(context.Background(), "coffee"); err != nil {
 		t.Fatal(err)
 	}

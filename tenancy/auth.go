@@ -70,9 +70,16 @@ type cachedPrincipal struct {
 
 const maxCachedKeys = 100_000
 
-// NewAuthenticator returns an authenticator of the keys in pool with an
-// in-process cache of ttl (BROLL_AUTH_CACHE_TTL; 0 disables the cache).
-func NewAuthenticator(pool *pgxpool.Pool, ttl time.Duration) *Authenticator {
+// AuthenticatorOptions tune an Authenticator.
+type AuthenticatorOptions struct {
+	// CacheTTL is how long the in-process cache keeps a key
+	// (BROLL_AUTH_CACHE_TTL); 0 disables the cache.
+	CacheTTL time.Duration
+}
+
+// NewAuthenticator returns an authenticator of the keys in pool.
+func NewAuthenticator(pool *pgxpool.Pool, o AuthenticatorOptions) *Authenticator {
+	ttl := o.CacheTTL
 	return &Authenticator{pool: pool, ttl: ttl, now: time.Now, cache: map[string]cachedPrincipal{}, unknown: newUnknownKeys(ttl)}
 }
 

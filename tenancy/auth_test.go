@@ -41,7 +41,7 @@ func countingAuthenticator(t *testing.T, ttl time.Duration) (*Authenticator, *lo
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	return NewAuthenticator(pool, ttl), counter
+	return NewAuthenticator(pool, AuthenticatorOptions{CacheTTL: ttl}), counter
 }
 
 func TestUnknownKeysCostOneQuery(t *testing.T) {

@@ -20,7 +20,7 @@ type node struct {
 }
 
 func (b *bundle) node() node {
-	return node{auth: NewAuthenticator(b.pool, time.Hour),
+	return node{auth: NewAuthenticator(b.pool, AuthenticatorOptions{CacheTTL: time.Hour}),
 		gate: admission.NewGate(b.rdb, b.prefix, b.usage, admission.GateOptions{PerMinute: 60})}
 }
 

@@ -33,9 +33,9 @@ type Session struct {
 	LastSeen  time.Time `json:"last_seen"`
 }
 
-// SessionOptions tune sessions and sign-in throttling; zero values take the
+// SessionsOptions tune sessions and sign-in throttling; zero values take the
 // defaults below.
-type SessionOptions struct {
+type SessionsOptions struct {
 	// IdleTimeout ends a session unused for this long; MaxAge ends any
 	// session this long after sign-in, however busy.
 	IdleTimeout time.Duration
@@ -65,7 +65,7 @@ const (
 	DefaultSignInGlobalPerMinute = 600
 )
 
-func (o *SessionOptions) withDefaults() {
+func (o *SessionsOptions) withDefaults() {
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = DefaultSessionIdle
 	}
@@ -98,19 +98,19 @@ type Sessions struct {
 	rdb     *redis.Client
 	prefix  string
 	users   *Service
-	opts    SessionOptions
+	opts    SessionsOptions
 	limiter *redis_rate.Limiter
 }
 
 // NewSessions returns the session store over Redis with the service's key
 // prefix; users checks passwords.
-func NewSessions(rdb *redis.Client, prefix string, users *Service, opts SessionOptions) *Sessions {
+func NewSessions(rdb *redis.Client, prefix string, users *Service, opts SessionsOptions) *Sessions {
 	opts.withDefaults()
 	return &Sessions{rdb: rdb, prefix: prefix, users: users, opts: opts, limiter: redisx.Limiter(rdb, prefix)}
 }
 
 // Options returns the effective options (defaults filled in).
-func (s *Sessions) Options() SessionOptions { return s.opts }
+func (s *Sessions) Options() SessionsOptions { return s.opts }
 
 // ErrNoSession is the answer for a missing, unknown, ended or expired
 // session token.

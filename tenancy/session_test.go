@@ -30,7 +30,7 @@ func (b *bundle) user(t *testing.T, email string) User {
 	return u
 }
 
-func (b *bundle) sessions(opts SessionOptions) *Sessions {
+func (b *bundle) sessions(opts SessionsOptions) *Sessions {
 	opts.Now = b.clock.Now
 	return NewSessions(b.rdb, b.prefix, b.svc, opts)
 }
@@ -40,7 +40,7 @@ func TestSignInAndSessions(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	u := b.user(t, "owner@example.com")
-	s := b.sessions(SessionOptions{IdleTimeout: time.Hour, MaxAge: 3 * time.Hour})
+	s := b.sessions(SessionsOptions{IdleTimeout: time.Hour, MaxAge: 3 * time.Hour})
 
 	if _, _, err := s.SignIn(ctx, "owner@example.com", "wrong password!", "10.0.0.1"); apperr.CodeOf(err) != apperr.Unauthorized {
 		t.Fatalf("bad password: %v", err)
@@ -109,7 +109,7 @@ func TestSignOutAndSignOutEverywhere(t *testing.T) {
 	ctx := context.Background()
 	u := b.user(t, "owner@example.com")
 	v := b.user(t, "someone-else@example.com")
-	s := b.sessions(SessionOptions{})
+	s := b.sessions(SessionsOptions{})
 	signIn := func(email string) string {
 		t.Helper()
 		_, tok, err := s.SignIn(ctx, email, testPassword, "10.0.0.2")
@@ -155,7 +155,7 @@ func TestSignInLockout(t *testing.T) {
 	ctx := context.Background()
 	b.user(t, "owner@example.com")
 	b.user(t, "colleague@example.com")
-	s := b.sessions(SessionOptions{MaxFailures: 3, Lockout: time.Minute})
+	s := b.sessions(SessionsOptions{MaxFailures: 3, Lockout: time.Minute})
 
 	for i := 1; i <= 3; i++ {
 		_, _, err := s.SignIn(ctx, "owner@example.com", "not the password", "10.0.0.3")
@@ -200,7 +200,7 @@ func TestSignInThrottledPerAddressAndEmail(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	b.user(t, "owner@example.com")
-	s := b.sessions(SessionOptions{MaxFailures: 100,
+	s := b.sessions(SessionsOptions{MaxFailures: 100,
 		AddressAttempts: redis_rate.Limit{Rate: 4, Burst: 4, Period: time.Minute},
 		EmailAttempts:   redis_rate.Limit{Rate: 2, Burst: 2, Period: time.Minute}})
 

@@ -30,7 +30,7 @@ func TestSignInLockoutUnderConcurrency(t *testing.T) {
 	b.svc = New(b.pool, ServiceOptions{PasswordHashing: maxFailures})
 	b.svc.hashing.wait = time.Hour
 	plenty := redis_rate.Limit{Rate: 1000, Burst: 1000, Period: time.Minute}
-	s := b.sessions(SessionOptions{MaxFailures: maxFailures, Lockout: time.Minute,
+	s := b.sessions(SessionsOptions{MaxFailures: maxFailures, Lockout: time.Minute,
 		EmailAttempts: plenty, AddressAttempts: plenty, GlobalAttempts: plenty})
 	holding, release := make(chan struct{}, maxFailures), make(chan struct{})
 	held := make(chan error, maxFailures)

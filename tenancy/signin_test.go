@@ -16,7 +16,7 @@ func TestSignInThrottledPerIPv6Network(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	s := b.sessions(SessionOptions{MaxFailures: 100,
+	s := b.sessions(SessionsOptions{MaxFailures: 100,
 		AddressAttempts: redis_rate.Limit{Rate: 2, Burst: 2, Period: time.Minute}})
 	// Two addresses of one /64 share its allowance...
 	for i, addr := range []string{"2001:db8:1:2::1", "2001:db8:1:2:ffff::9"} {
@@ -41,7 +41,7 @@ func TestSignInGlobalBudget(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	b.user(t, "owner@example.com")
-	s := b.sessions(SessionOptions{MaxFailures: 100,
+	s := b.sessions(SessionsOptions{MaxFailures: 100,
 		GlobalAttempts: redis_rate.Limit{Rate: 3, Burst: 3, Period: time.Minute}})
 	// Every attempt from another address and for another email: only the
 	// global budget can stop them.

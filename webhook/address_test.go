@@ -22,7 +22,7 @@ import (
 func TestAddressCheckRefusesHiddenLoopback(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	strict := webhook.New(b.pool, webhook.Allow{}, b.sealer)
+	strict := webhook.New(b.pool, b.sealer, webhook.ServiceOptions{})
 	for _, u := range []string{
 		"https://[::7f00:1]/hook",           // IPv4-compatible, hex
 		"https://[::127.0.0.1]/hook",        // IPv4-compatible, dotted
@@ -81,7 +81,7 @@ func TestDeliveryErrorsAreFixedTexts(t *testing.T) {
 		ids[c.name] = ep.ID.String()
 	}
 	writeEvents(t, b, 1, outbox.ClipsEmbedded)
-	d := webhook.NewDeliverer(b.pool, b.sealer, webhook.DeliveryOptions{Allow: loopback(t), RetryBase: time.Hour})
+	d := webhook.NewDeliverer(b.pool, b.sealer, webhook.DelivererOptions{Allow: loopback(t), RetryBase: time.Hour})
 	if _, err := d.DeliverDue(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"broll/internal/seal"
 )
 
-// Defaults of DeliveryOptions.
+// Defaults of DelivererOptions.
 const (
 	DefaultPollInterval = time.Second
 	DefaultRetryBase    = 10 * time.Second
@@ -41,8 +41,8 @@ const (
 	DefaultLease = 3 * RequestTimeout
 )
 
-// DeliveryOptions configure a Deliverer; zero values take the defaults.
-type DeliveryOptions struct {
+// DelivererOptions configure a Deliverer; zero values take the defaults.
+type DelivererOptions struct {
 	Allow        Allow
 	Logger       *slog.Logger
 	PollInterval time.Duration
@@ -76,14 +76,14 @@ type DeliveryOptions struct {
 type Deliverer struct {
 	pool   *pgxpool.Pool
 	sealer *seal.Sealer
-	opts   DeliveryOptions
+	opts   DelivererOptions
 	client *http.Client
 	now    func() time.Time
 }
 
 // NewDeliverer returns a deliverer over pool; sealer opens the endpoints'
 // signing secrets (the API's sealer: both derive it from BROLL_SIGNING_KEY).
-func NewDeliverer(pool *pgxpool.Pool, sealer *seal.Sealer, opts DeliveryOptions) *Deliverer {
+func NewDeliverer(pool *pgxpool.Pool, sealer *seal.Sealer, opts DelivererOptions) *Deliverer {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -129,7 +129,7 @@ func TestNonPublicAddressesRefused(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	strict := webhook.New(b.pool, webhook.Allow{}, b.sealer)
+	strict := webhook.New(b.pool, b.sealer, webhook.ServiceOptions{})
 	for _, u := range []string{"https://169.254.169.254/latest/meta-data", "https://10.0.0.1/hook", "http://10.0.0.1/hook",
 		"https://127.0.0.1/hook", "https://[::1]/hook", "https://[::ffff:10.0.0.1]/hook", "https://localhost/hook",
 		"https://100.64.0.1/hook", "ftp://example.com/hook", "http://example.com/hook"} {
@@ -147,7 +147,7 @@ func TestNonPublicAddressesRefused(t *testing.T) {
 		}
 	}
 	writeEvents(t, b, 1, outbox.KeyRevoked)
-	strictDeliverer := webhook.NewDeliverer(b.pool, b.sealer, webhook.DeliveryOptions{RetryBase: time.Hour})
+	strictDeliverer := webhook.NewDeliverer(b.pool, b.sealer, webhook.DelivererOptions{RetryBase: time.Hour})
 	if n, err := strictDeliverer.DeliverDue(ctx); err != nil || n != 2 {
 		t.Fatalf("deliver: %d %v", n, err)
 	}
@@ -185,7 +185,7 @@ func TestGuardRefusesBeforeConnecting(t *testing.T) {
 	ep := subscribed(t, b, rcv, outbox.KeyRevoked, 1)
 	// The loopback receiver is allowed for b.hooks but not for this
 	// deliverer: the attempt fails and the receiver sees nothing.
-	strict := webhook.NewDeliverer(b.pool, b.sealer, webhook.DeliveryOptions{RetryBase: time.Hour})
+	strict := webhook.NewDeliverer(b.pool, b.sealer, webhook.DelivererOptions{RetryBase: time.Hour})
 	if _, err := strict.DeliverDue(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestTwoWorkersDeliverEachEventOnce(t *testing.T) {
 	subscribed(t, b, rcv, outbox.ClipsEmbedded, 1000)
 	var wg sync.WaitGroup
 	for range 2 {
-		d := webhook.NewDeliverer(b.pool, b.sealer, webhook.DeliveryOptions{Allow: loopback(t), Concurrency: 16})
+		d := webhook.NewDeliverer(b.pool, b.sealer, webhook.DelivererOptions{Allow: loopback(t), Concurrency: 16})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

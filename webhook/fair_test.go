@@ -47,7 +47,7 @@ func TestHangingEndpointsDoNotDelayAnotherAccount(t *testing.T) {
 
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
-	d := webhook.NewDeliverer(b.pool, b.sealer, webhook.DeliveryOptions{Allow: loopback(t), PollInterval: 20 * time.Millisecond})
+	d := webhook.NewDeliverer(b.pool, b.sealer, webhook.DelivererOptions{Allow: loopback(t), PollInterval: 20 * time.Millisecond})
 	go func() { defer close(done); d.Run(runCtx) }()
 	defer func() {
 		stop()

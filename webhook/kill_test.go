@@ -29,7 +29,7 @@ func TestKilledWorkerHelper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := webhook.NewDeliverer(pool, testSealer(t), webhook.DeliveryOptions{Allow: loopback(t), Lease: time.Second})
+	d := webhook.NewDeliverer(pool, testSealer(t), webhook.DelivererOptions{Allow: loopback(t), Lease: time.Second})
 	_, _ = d.DeliverDue(context.Background()) // hangs on the receiver until killed
 	t.Fatal("the receiver answered the doomed worker")
 }

@@ -19,7 +19,7 @@ func TestDeliveryMetrics(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	reg := metrics.NewRegistry()
-	d := webhook.NewDeliverer(b.pool, b.sealer, webhook.DeliveryOptions{
+	d := webhook.NewDeliverer(b.pool, b.sealer, webhook.DelivererOptions{
 		Allow: loopback(t), RetryBase: time.Millisecond, RetryMax: 5 * time.Millisecond,
 		Observe: metrics.WebhookDeliveries(reg),
 	})

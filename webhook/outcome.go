@@ -1,7 +1,7 @@
 package webhook
 
 // outcome names an attempt for the delivery metrics
-// (DeliveryOptions.Observe): delivered, rejected (the endpoint answered a
+// (DelivererOptions.Observe): delivered, rejected (the endpoint answered a
 // non-2xx status) or failed (no answer at all).
 func (r result) outcome() string {
 	switch {

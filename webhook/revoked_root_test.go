@@ -46,7 +46,7 @@ func runLoop(t *testing.T, b bundle) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	d := webhook.NewDeliverer(b.pool, b.sealer, webhook.DeliveryOptions{
+	d := webhook.NewDeliverer(b.pool, b.sealer, webhook.DelivererOptions{
 		Allow: loopback(t), PollInterval: 10 * time.Millisecond, RetryBase: time.Millisecond, RetryMax: 5 * time.Millisecond,
 	})
 	go func() { defer close(done); d.Run(ctx) }()

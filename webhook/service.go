@@ -14,8 +14,15 @@ type Service struct {
 	sealer *seal.Sealer
 }
 
-// New returns the endpoint service; allow is BROLL_WEBHOOK_ALLOW_HOSTS,
-// sealer seals the signing secrets it makes (the worker opens them).
-func New(pool *pgxpool.Pool, allow Allow, sealer *seal.Sealer) *Service {
-	return &Service{pool: pool, allow: allow, sealer: sealer}
+// ServiceOptions tune the endpoint service.
+type ServiceOptions struct {
+	// Allow is BROLL_WEBHOOK_ALLOW_HOSTS: the hosts and ranges an endpoint
+	// may point at though not public; zero: public addresses only.
+	Allow Allow
+}
+
+// New returns the endpoint service; sealer seals the signing secrets it
+// makes (the worker opens them).
+func New(pool *pgxpool.Pool, sealer *seal.Sealer, o ServiceOptions) *Service {
+	return &Service{pool: pool, allow: o.Allow, sealer: sealer}
 }

@@ -141,8 +141,8 @@ func setup(t testing.TB) bundle {
 		url:    url,
 		acct:   billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100_000}),
 		sealer: sealer,
-		hooks:  webhook.New(pool, allow, sealer),
-		deliverer: webhook.NewDeliverer(pool, sealer, webhook.DeliveryOptions{
+		hooks:  webhook.New(pool, sealer, webhook.ServiceOptions{Allow: allow}),
+		deliverer: webhook.NewDeliverer(pool, sealer, webhook.DelivererOptions{
 			Allow: allow, RetryBase: time.Millisecond, RetryMax: 5 * time.Millisecond,
 		}),
 	}

@@ -19,7 +19,7 @@ import (
 var constructors = map[string][]string{
 	"broll/tenancy":              {"New", "NewAuthenticator", "NewUsage", "NewSessions", "NewRevoker"},
 	"broll/billing":              {"New", "NewSigner", "NewDownloadLimiter"},
-	"broll/billing/license":      {"New", "NewStamper", "NewLookupLimiter", "NewKeyring"},
+	"broll/billing/license":      {"New", "NewStamper", "NewLookupLimiter", "NewKeyring", "LoadFonts"},
 	"broll/catalog":              {"NewService"},
 	"broll/catalog/media":        {"Open", "NewUploads"},
 	"broll/catalog/mediajobs":    {"New"},
@@ -106,7 +106,7 @@ var hook = ten.NewRevoker
 
 func f() {
 	_ = ten.New(nil, ten.ServiceOptions{})
-	_ = billing.New(nil, billing.Options{})
+	_ = billing.New(nil, billing.ServiceOptions{})
 	_, _ = seal.New("k", "")
 	_ = billing.DownloadPath
 	_ = ten.RootScopes()
@@ -220,3 +220,69 @@ func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
+
+// TestTheRootsConstructorsAreWatched: every service constructor the root
+// calls (a function of a package of the module named New..., Open, Load...
+// or Select) is on the list TestServicesAreBuiltOnlyByTheRoot watches, so
+// that a service added to the root cannot be built elsewhere unnoticed.
+func TestTheRootsConstructorsAreWatched(t *testing.T) {
+	t.Parallel()
+	fset := token.NewFileSet()
+	files, err := filepath.Glob(filepath.Join(moduleRoot(t), "wiring", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var missing []string
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		imported := map[string]string{} // local name -> import path in the module
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			if !strings.HasPrefix(path, "broll/") {
+				continue
+			}
+			local := path[strings.LastIndex(path, "/")+1:]
+			if imp.Name != nil {
+				local = imp.Name.Name
+			}
+			imported[local] = path
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			id, ok := sel.X.(*ast.Ident)
+			if !ok {
+				return true
+			}
+			path, ok := imported[id.Name]
+			fn := sel.Sel.Name
+			if ok && (strings.HasPrefix(fn, "New") || fn == "Open" || strings.HasPrefix(fn, "Load") || fn == "Select") &&
+				!slices.Contains(constructors[path], fn) && !slices.Contains(plumbing, path+"."+fn) {
+				missing = append(missing, filepath.Base(name)+": "+path+"."+fn)
+			}
+			return true
+		})
+	}
+	if len(missing) > 0 {
+		t.Errorf("constructors the root calls that the list of constructors lacks (add them to constructors):\n%s",
+			strings.Join(missing, "\n"))
+	}
+}
+
+// plumbing are the functions the root calls that build no service: the
+// pool, the Redis client, the logger and the metrics registry are opened
+// by anyone who needs one (tests open their own).
+var plumbing = []string{"broll/internal/database.Open", "broll/internal/redisx.Open", "broll/internal/logging.New",
+	"broll/internal/metrics.NewRegistry"}

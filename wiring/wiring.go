@@ -1,11 +1,11 @@
 // Package wiring is the composition root: the one place where the services
 // of every process are built. cmd/broll-api, cmd/broll-worker,
 // cmd/brollctl, the test setups and the benchmarks open their Services here, each
-// with the parts it needs, and hand it to the adapters (api.NewNode,
-// worker.New), so tests run what production wires.
+// with the parts it needs, and hand it to the adapters (api.NewNode; the
+// worker.Deps of worker.New), so tests run what production wires.
 //
-// It imports the domain packages and internal/, never an adapter: api and
-// worker import it, and the tests of package api can too.
+// It imports the domain packages and internal/, never an adapter: api
+// imports it, and the tests of api and worker can too.
 package wiring
 
 import (
@@ -235,7 +235,7 @@ func (g *Services) open(ctx context.Context) (err error) {
 	}
 	if g.Has(Replica) {
 		// Catalog reads go to the replica while it keeps up (none when unset).
-		g.Reads = replica.New(g.Pool, cfg.DatabaseReadURL, g.Logger)
+		g.Reads = replica.New(g.Pool, cfg.DatabaseReadURL, replica.ReadsOptions{Logger: g.Logger})
 		g.closers = append(g.closers, g.Reads.Close)
 	}
 	if g.Has(Redis) {
@@ -290,7 +290,7 @@ func (g *Services) open(ctx context.Context) (err error) {
 func (g *Services) build() {
 	cfg, pool, rdb := g.Config, g.Pool, g.Redis
 	metrics.RegisterPool(g.Metrics, pool)
-	g.Auth = tenancy.NewAuthenticator(pool, cfg.AuthCacheTTL)
+	g.Auth = tenancy.NewAuthenticator(pool, tenancy.AuthenticatorOptions{CacheTTL: cfg.AuthCacheTTL})
 	// A key issued here is never refused from the negative cache.
 	// The names a licence shows are refused when set if its certificate
 	// could not print them.
@@ -302,9 +302,10 @@ func (g *Services) build() {
 		Names: names})
 	var links *billing.Signer
 	if g.Has(Secrets) {
-		links = billing.NewSigner(cfg.BaseURL(), cfg.SigningKey.Reveal(), cfg.SigningKeyPrevious.Reveal(), cfg.DownloadURLTTL, nil)
+		links = billing.NewSigner(cfg.SigningKey.Reveal(), cfg.SigningKeyPrevious.Reveal(),
+			billing.SignerOptions{BaseURL: cfg.BaseURL(), TTL: cfg.DownloadURLTTL})
 	}
-	stampOpts := license.StampOptions{Media: g.Media, BaseURL: cfg.BaseURL(), Logger: g.Logger.With("component", "licence-stamps")}
+	stampOpts := license.StamperOptions{Media: g.Media, BaseURL: cfg.BaseURL(), Logger: g.Logger.With("component", "licence-stamps")}
 	var door admission.Door // nil without Redis: no node trusts a copy without asking Postgres
 	if g.Has(Redis) {
 		g.Usage = tenancy.NewUsage(pool, rdb, cfg.RedisPrefix)
@@ -316,46 +317,48 @@ func (g *Services) build() {
 		g.closers = append(g.closers, g.Gate.Close)
 		g.Inspector = asynq.NewInspectorFromRedisClient(rdb)
 		g.Queue = tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rdb), g.Inspector,
-			tasks.QueueOptions{Prefix: cfg.RedisPrefix, BatchSize: cfg.WorkerBatchSize})
+			tasks.AsynqQueueOptions{Prefix: cfg.RedisPrefix, BatchSize: cfg.WorkerBatchSize})
 		stampOpts.Queue = g.Queue
 	}
 	g.Stamps = license.NewStamper(pool, stampOpts)
-	g.Billing = billing.New(pool, billing.Options{Links: links, Keys: g.Tenancy, Names: names,
+	g.Billing = billing.New(pool, billing.ServiceOptions{Links: links, Keys: g.Tenancy, Names: names,
 		LowBalanceThreshold: cfg.LowBalanceThreshold, TestBalance: cfg.TestBalance, Admission: door, Stamps: g.Stamps})
 	if g.licenseKeys != nil {
-		g.Licenses = license.New(pool, license.Options{Keys: g.licenseKeys, Licensor: cfg.License.LicensorName,
+		g.Licenses = license.New(pool, license.ServiceOptions{Keys: g.licenseKeys, Licensor: cfg.License.LicensorName,
 			TermsVersion: cfg.License.TermsVersion, TermsURL: cfg.TermsLink(), BaseURL: cfg.BaseURL(), Fonts: g.Fonts, Stamps: g.Stamps})
 	}
 
 	var queue catalog.EmbedQueue // a nil *AsynqQueue would be a queue that is not nil
 	if g.Has(Redis) {
-		g.Sessions = tenancy.NewSessions(rdb, cfg.RedisPrefix, g.Tenancy, tenancy.SessionOptions{
+		g.Sessions = tenancy.NewSessions(rdb, cfg.RedisPrefix, g.Tenancy, tenancy.SessionsOptions{
 			IdleTimeout: cfg.SessionTTL, MaxAge: cfg.SessionMaxAge,
 			MaxFailures: cfg.SignInMaxFailures, Lockout: cfg.SignInLockout, Now: g.Now,
 			GlobalAttempts: redis_rate.PerMinute(cfg.SignInGlobalPerMinute),
 		})
 		g.Revoker = tenancy.NewRevoker(g.Tenancy, rdb, cfg.RedisPrefix, g.Auth)
-		g.Downloads = billing.NewDownloadLimiter(rdb, cfg.RedisPrefix, billing.DownloadLimits{
+		g.Downloads = billing.NewDownloadLimiter(rdb, cfg.RedisPrefix, billing.DownloadLimiterOptions{
 			PerPurchase: cfg.DownloadsPerPurchasePerMinute, PerAddress: cfg.DownloadsPerAddressPerMinute,
 		})
-		g.LicenseLookups = license.NewLookupLimiter(rdb, cfg.RedisPrefix, cfg.License.LookupsPerAddressPerMinute)
+		g.LicenseLookups = license.NewLookupLimiter(rdb, cfg.RedisPrefix,
+			license.LookupLimiterOptions{PerMinute: cfg.License.LookupsPerAddressPerMinute})
 		queue = g.Queue
 	}
 	if g.Media != nil {
 		g.Uploads = media.NewUploads(pool, g.Media)
 	}
-	g.Catalog = catalog.NewService(catalog.Options{Pool: pool, Reads: g.Reads, Media: g.Media, Queue: queue, Admission: door, Uploads: g.Uploads})
+	g.Catalog = catalog.NewService(catalog.ServiceOptions{Pool: pool, Reads: g.Reads, Media: g.Media, Queue: queue, Admission: door, Uploads: g.Uploads})
 	g.MediaJobs = mediajobs.New(g.Catalog)
 	g.Imports = imports.New(g.Catalog)
-	g.Search = search.NewService(g.Catalog, search.Options{EfSearch: cfg.SemanticEfSearch})
+	g.Search = search.NewService(g.Catalog, search.ServiceOptions{EfSearch: cfg.SemanticEfSearch})
 	if g.Embedder != nil {
-		g.QueryEmbedder = embed.NewCachedQueryEmbedder(g.Embedder, rdb, cfg.RedisPrefix+"qemb:", embed.DefaultQueryCacheTTL)
+		g.QueryEmbedder = embed.NewCachedQueryEmbedder(g.Embedder, rdb, cfg.RedisPrefix+"qemb:",
+			embed.QueryCacheOptions{TTL: embed.DefaultQueryCacheTTL})
 	}
 	if g.Has(Secrets) {
-		g.Webhooks = webhook.New(pool, g.allow, g.Sealer)
-		g.Idempotency = idempotency.New(pool, g.Sealer, cfg.IdempotencyWait, idempotencyStale)
+		g.Webhooks = webhook.New(pool, g.Sealer, webhook.ServiceOptions{Allow: g.allow})
+		g.Idempotency = idempotency.New(pool, g.Sealer, idempotency.StoreOptions{Wait: cfg.IdempotencyWait, Stale: idempotencyStale})
 		if g.Has(Delivery) {
-			g.Deliverer = webhook.NewDeliverer(pool, g.Sealer, webhook.DeliveryOptions{
+			g.Deliverer = webhook.NewDeliverer(pool, g.Sealer, webhook.DelivererOptions{
 				Allow: g.allow, Logger: g.Logger.With("component", "webhooks"),
 				PollInterval: cfg.WebhookPollInterval, RetryBase: cfg.WebhookRetryBase, RetryMax: cfg.WebhookRetryMax,
 				Observe: metrics.WebhookDeliveries(g.Metrics),

@@ -21,7 +21,6 @@ import (
 	"broll/catalog/mediajobs"
 	"broll/embed"
 	"broll/internal/tasks"
-	"broll/wiring"
 )
 
 // Defaults for the zero values of Options.
@@ -39,10 +38,9 @@ const (
 )
 
 // Options tune a Worker; the zero value is production's defaults. What it
-// works with (the queues, the catalog, the embedder) comes from the
-// service graph.
+// works with (the queues, the catalog, the embedder) are its Deps.
 type Options struct {
-	// Logger receives the worker's logs; nil: the graph's logger.
+	// Logger receives the worker's logs; nil: Deps.Logger.
 	Logger *slog.Logger
 
 	// Concurrency is how many embedding and media tasks (each a batch of
@@ -134,22 +132,48 @@ type Worker struct {
 	metrics         *workerMetrics
 }
 
-// New returns a worker over g's queues, catalog and embedder (g opened
-// with wiring.Redis and wiring.Embedder, as wiring.WorkerParts are), tuned by
-// opts; Run starts it.
-func New(g *wiring.Services, opts Options) (*Worker, error) {
-	if err := g.Require("worker", wiring.Redis|wiring.Embedder); err != nil {
-		return nil, err
-	}
-	if g.QueueConn == nil {
+// Deps are what a worker works with. cmd/broll-worker takes them from
+// the services of the composition root, opened with wiring.WorkerParts.
+type Deps struct {
+	// Queue is REDIS_URL's asynq connection, with which the task server
+	// opens connections of its own. Required.
+	Queue asynq.RedisConnOpt
+	// Prefix is the deployment's BROLL_REDIS_PREFIX: the worker takes tasks
+	// from its queues (tasks.EmbedQueue, tasks.MediaQueue).
+	Prefix string
+	// Catalog stores the embeddings and relays the job outbox. Required.
+	Catalog *catalog.Service
+	// MediaJobs runs the media jobs of the catalog's clips; required
+	// unless Options.NoMedia.
+	MediaJobs *mediajobs.Service
+	// Embedder embeds the clips. Required.
+	Embedder embed.Embedder
+	// Stamps makes the licence-stamped copies of purchased files; nil
+	// (no media store) leaves the stamp tasks to a worker that has one.
+	Stamps *license.Stamper
+	// Logger is the worker's log unless Options.Logger names another; nil
+	// drops it.
+	Logger *slog.Logger
+}
+
+// New returns a worker over d, tuned by opts; Run starts it.
+func New(d Deps, opts Options) (*Worker, error) {
+	switch {
+	case d.Queue == nil:
 		return nil, errors.New("worker: Redis connection is required (REDIS_URL)")
+	case d.Catalog == nil:
+		return nil, errors.New("worker: a catalog is required")
+	case d.Embedder == nil:
+		return nil, errors.New("worker: an embedder is required")
+	case d.MediaJobs == nil && !opts.NoMedia:
+		return nil, errors.New("worker: the media jobs are required (or Options.NoMedia)")
 	}
 	if opts.Logger == nil {
-		opts.Logger = g.Logger
+		opts.Logger = d.Logger
 	}
 	opts.withDefaults()
-	w := &Worker{opts: opts, queue: g.QueueConn, prefix: g.Config.RedisPrefix, catalog: g.Catalog, media: g.MediaJobs, embedder: g.Embedder,
-		store: g.Catalog, logger: opts.Logger, metrics: newWorkerMetrics(opts.Metrics)}
+	w := &Worker{opts: opts, queue: d.Queue, prefix: d.Prefix, catalog: d.Catalog, media: d.MediaJobs, embedder: d.Embedder,
+		store: d.Catalog, logger: opts.Logger, metrics: newWorkerMetrics(opts.Metrics)}
 	w.handlers = map[string]asynq.Handler{
 		tasks.TaskEmbedClips: asynq.HandlerFunc(w.handleEmbedClips),
 		tasks.TaskEmbedClip:  asynq.HandlerFunc(w.handleEmbedClips),
@@ -159,8 +183,8 @@ func New(g *wiring.Services, opts Options) (*Worker, error) {
 		w.handlers[tasks.TaskProcessMedia] = asynq.HandlerFunc(w.handleProcessMedia)
 		w.handlers[tasks.TaskReprobeClips] = asynq.HandlerFunc(w.handleReprobeClips)
 		w.previewHandlers = map[string]asynq.Handler{tasks.TaskMakePreviews: asynq.HandlerFunc(w.handleMakePreviews)}
-		if g.Media != nil {
-			w.stamps = g.Stamps
+		if d.Stamps != nil {
+			w.stamps = d.Stamps
 			w.handlers[tasks.TaskStampLicense] = asynq.HandlerFunc(w.handleStampLicense)
 			w.handlers[tasks.TaskStampBatch] = asynq.HandlerFunc(w.handleStampBatch)
 		}
@@ -253,7 +277,7 @@ func newMux(handlers map[string]asynq.Handler) *asynq.ServeMux {
 }
 
 // queues are the queues of the main server, with their priorities: its
-// deployment's (the graph's BROLL_REDIS_PREFIX), new clips' media batches (which embed them too) first; and
+// deployment's (Deps.Prefix, BROLL_REDIS_PREFIX), new clips' media batches (which embed them too) first; and
 // at the lowest priority the unprefixed queues that releases before queue
 // names carried the prefix wrote to, so that the tasks waiting there when
 // a deployment upgrades are still done. Nothing queues to those any more;

@@ -74,6 +74,19 @@ func setup(t *testing.T) *env {
 	return e
 }
 
+// deps are what a worker takes of g, as cmd/broll-worker gives them.
+func deps(g *wiring.Services) worker.Deps {
+	if g == nil {
+		return worker.Deps{}
+	}
+	d := worker.Deps{Queue: g.QueueConn, Prefix: g.Config.RedisPrefix, Catalog: g.Catalog, MediaJobs: g.MediaJobs,
+		Embedder: g.Embedder, Logger: g.Logger}
+	if g.Media != nil {
+		d.Stamps = g.Stamps
+	}
+	return d
+}
+
 // graph opens a graph over the env's database and Redis (o.Redis nil) as
 // the composition root does for a process; it closes when the test ends.
 func (e *env) graph(t *testing.T, o wiring.Options) *wiring.Services {
@@ -138,7 +151,7 @@ func (e *env) start(t *testing.T, embedder embed.Embedder, opts worker.Options) 
 	setIfZero(&opts.RetryBaseDelay, 10*time.Millisecond)
 	setIfZero(&opts.RetryMaxDelay, 40*time.Millisecond)
 	setIfZero(&opts.ShutdownTimeout, 2*time.Second)
-	w, err := worker.New(g, opts)
+	w, err := worker.New(deps(g), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,17 +241,26 @@ func waitFor(t *testing.T, within time.Duration, ok func() bool, why func() stri
 func TestNewRequiresDependencies(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	if _, err := worker.New(e.graph(t, wiring.Options{Parts: wiring.WorkerParts}), worker.Options{}); err != nil {
+	full := deps(e.graph(t, wiring.Options{Parts: wiring.WorkerParts}))
+	if _, err := worker.New(full, worker.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	for name, g := range map[string]*wiring.Services{
-		"redis":    e.graph(t, wiring.Options{Parts: wiring.WorkerParts &^ wiring.Redis}),
-		"graph":    nil,
-		"embedder": e.graph(t, wiring.Options{Parts: wiring.WorkerParts &^ wiring.Embedder}),
+	noCatalog, noMediaJobs := full, full
+	noCatalog.Catalog, noMediaJobs.MediaJobs = nil, nil
+	for name, d := range map[string]worker.Deps{
+		"redis":      deps(e.graph(t, wiring.Options{Parts: wiring.WorkerParts &^ wiring.Redis})),
+		"graph":      deps(nil),
+		"embedder":   deps(e.graph(t, wiring.Options{Parts: wiring.WorkerParts &^ wiring.Embedder})),
+		"catalog":    noCatalog,
+		"media jobs": noMediaJobs,
 	} {
-		if _, err := worker.New(g, worker.Options{}); err == nil {
+		if _, err := worker.New(d, worker.Options{}); err == nil {
 			t.Errorf("no %s accepted", name)
 		}
+	}
+	// A worker that leaves media jobs to others needs none.
+	if _, err := worker.New(noMediaJobs, worker.Options{NoMedia: true}); err != nil {
+		t.Errorf("no media jobs with NoMedia: %v", err)
 	}
 }
 
@@ -248,7 +270,7 @@ func TestRunFailsWithoutRedis(t *testing.T) {
 	e.cfg.RedisURL = "redis://127.0.0.1:1/0"
 	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
 	t.Cleanup(func() { _ = down.Close() })
-	w, err := worker.New(e.graph(t, wiring.Options{Parts: wiring.WorkerParts, Redis: down}), worker.Options{})
+	w, err := worker.New(deps(e.graph(t, wiring.Options{Parts: wiring.WorkerParts, Redis: down})), worker.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,9 +20,16 @@ type LookupLimiter struct {
 	perMinute int
 }
 
+// LookupLimiterOptions tune a LookupLimiter.
+type LookupLimiterOptions struct {
+	// PerMinute is the lookups an address may make a minute
+	// (BROLL_LICENSE_LOOKUPS_PER_ADDRESS_PER_MINUTE).
+	PerMinute int
+}
+
 // NewLookupLimiter returns a limiter over rdb with the service's key prefix.
-func NewLookupLimiter(rdb *redis.Client, prefix string, perMinute int) *LookupLimiter {
-	return &LookupLimiter{limiter: redisx.Limiter(rdb, prefix), perMinute: perMinute}
+func NewLookupLimiter(rdb *redis.Client, prefix string, o LookupLimiterOptions) *LookupLimiter {
+	return &LookupLimiter{limiter: redisx.Limiter(rdb, prefix), perMinute: o.PerMinute}
 }
 
 // Allow counts one lookup from clientAddr, or says when to retry. Without

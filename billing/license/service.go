@@ -20,9 +20,9 @@ import (
 	"broll/tenancy"
 )
 
-// Options are what a licence service is built from (the composition root
+// ServiceOptions are what a licence service is built from (the composition root
 // passes the configuration's).
-type Options struct {
+type ServiceOptions struct {
 	// Keys signs the documents.
 	Keys *Keyring
 	// Licensor is the service's name on every licence (BROLL_LICENSOR_NAME).
@@ -43,11 +43,11 @@ type Options struct {
 // Service reads, signs and revokes licences.
 type Service struct {
 	pool *pgxpool.Pool
-	o    Options
+	o    ServiceOptions
 }
 
 // New returns the licence service over pool.
-func New(pool *pgxpool.Pool, o Options) *Service {
+func New(pool *pgxpool.Pool, o ServiceOptions) *Service {
 	o.BaseURL = strings.TrimRight(o.BaseURL, "/")
 	return &Service{pool: pool, o: o}
 }

@@ -59,14 +59,14 @@ type StampQueue interface {
 	EnqueueStampBatch(ctx context.Context, purchaseIDs []uuid.UUID) error
 }
 
-// StampOptions are what a Stamper is built from.
-type StampOptions struct {
+// StamperOptions are what a Stamper is built from.
+type StamperOptions struct {
 	// Media is the store of the originals and their stamped copies; nil
 	// makes no copy (a process without the store only asks for them).
 	Media media.Store
 	// Queue takes the requests for stamps; nil: none are asked for.
 	Queue StampQueue
-	// BaseURL is the service's public URL, as for Options.
+	// BaseURL is the service's public URL, as for ServiceOptions.
 	BaseURL string
 	// Logger receives requests that failed (a download goes on without).
 	Logger *slog.Logger
@@ -75,7 +75,7 @@ type StampOptions struct {
 // Stamper makes, finds and prunes the stamped copies of purchases' files.
 type Stamper struct {
 	pool *pgxpool.Pool
-	o    StampOptions
+	o    StamperOptions
 
 	// pending are the purchases of the batches committed since the last
 	// flush (RequestBatch); a flush is due while flushing.
@@ -95,7 +95,7 @@ const (
 )
 
 // NewStamper returns the stamper over pool.
-func NewStamper(pool *pgxpool.Pool, o StampOptions) *Stamper {
+func NewStamper(pool *pgxpool.Pool, o StamperOptions) *Stamper {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -51,7 +51,7 @@ func New(t testing.TB, queue catalog.EmbedQueue) *Catalog {
 // reembed`), reading from the primary, its uploads in pool and store: what
 // the root builds, for the tests that cannot import it.
 func Over(pool *pgxpool.Pool, store media.Store, queue catalog.EmbedQueue) *catalog.Service {
-	return catalog.NewService(catalog.Options{Pool: pool, Media: store, Queue: queue, Uploads: media.NewUploads(pool, store)})
+	return catalog.NewService(catalog.ServiceOptions{Pool: pool, Media: store, Queue: queue, Uploads: media.NewUploads(pool, store)})
 }
 
 // Fixture is a small imported catalog with every clip's input kept, so that
@@ -165,7 +165,7 @@ func NewFixture(t testing.TB) *Fixture {
 
 	builtin := embed.NewBuiltin()
 	f.Model = builtin.Model()
-	f.QE = embed.NewCachedQueryEmbedder(builtin, nil, "", 0)
+	f.QE = embed.NewCachedQueryEmbedder(builtin, nil, "", embed.QueryCacheOptions{})
 	f.Embed(t, builtin, ids[:len(ids)-1])
 
 	f.ByKey["retired"].Retired = true

@@ -50,5 +50,5 @@ func (b bundle) count(t *testing.T, query string, args ...any) int {
 // newService is the import the root builds over a catalog over pool, store
 // and queue, its uploads in pool and store.
 func newService(pool *pgxpool.Pool, store media.Store, queue catalog.EmbedQueue) *Service {
-	return New(catalog.NewService(catalog.Options{Pool: pool, Media: store, Queue: queue, Uploads: media.NewUploads(pool, store)}))
+	return New(catalog.NewService(catalog.ServiceOptions{Pool: pool, Media: store, Queue: queue, Uploads: media.NewUploads(pool, store)}))
 }

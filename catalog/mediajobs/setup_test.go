@@ -38,7 +38,7 @@ func setup(t *testing.T) bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := catalog.NewService(catalog.Options{Pool: pool, Media: store, Queue: takeEmbeds{}, Uploads: media.NewUploads(pool, store)})
+	cat := catalog.NewService(catalog.ServiceOptions{Pool: pool, Media: store, Queue: takeEmbeds{}, Uploads: media.NewUploads(pool, store)})
 	return bundle{ctx: context.Background(), imp: imports.New(cat), cat: cat, svc: New(cat), pool: pool, media: store, src: t.TempDir()}
 }
 

@@ -225,7 +225,7 @@ func indexOnly(t *testing.T, b *catalogtest.Catalog, more ...string) (*Service, 
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	return New(catalog.NewService(catalog.Options{Pool: pool})), pool
+	return New(catalog.NewService(catalog.ServiceOptions{Pool: pool})), pool
 }
 
 func TestSemanticSearchFillsFilteredPages(t *testing.T) {

@@ -16,9 +16,9 @@ type Service struct {
 	efSearch int
 }
 
-// Options are what a search is built with beside its catalog; the zero
+// ServiceOptions are what a search is built with beside its catalog; the zero
 // value is usable.
-type Options struct {
+type ServiceOptions struct {
 	// EfSearch is the HNSW candidate list of a semantic search
 	// (hnsw.ef_search, at most 1,000; a page deeper than it raises it for
 	// that search); 0: DefaultEfSearch. Recall grows with it and so does
@@ -27,8 +27,8 @@ type Options struct {
 }
 
 // NewService returns the search of cat, reading where cat reads
-// (catalog.Options.Reads), as o says.
-func NewService(cat *catalog.Service, o Options) *Service {
+// (catalog.ServiceOptions.Reads), as o says.
+func NewService(cat *catalog.Service, o ServiceOptions) *Service {
 	ef := DefaultEfSearch
 	if o.EfSearch != 0 {
 		ef = min(max(o.EfSearch, 1), maxEfSearch)
@@ -37,4 +37,4 @@ func NewService(cat *catalog.Service, o Options) *Service {
 }
 
 // New returns the search of cat with the default HNSW candidate list.
-func New(cat *catalog.Service) *Service { return NewService(cat, Options{}) }
+func New(cat *catalog.Service) *Service { return NewService(cat, ServiceOptions{}) }

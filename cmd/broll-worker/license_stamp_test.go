@@ -115,7 +115,7 @@ func newStampEnv(t *testing.T, s3 bool) *stampEnv {
 	e.app, e.media = node.App, g.Media
 	e.startWorker = func(t *testing.T) {
 		t.Helper()
-		w, err := worker.New(open(wiring.WorkerParts), worker.Options{PollInterval: 20 * time.Millisecond,
+		w, err := worker.New(workerDeps(open(wiring.WorkerParts)), worker.Options{PollInterval: 20 * time.Millisecond,
 			RetryBaseDelay: 10 * time.Millisecond, RetryMaxDelay: 40 * time.Millisecond, ShutdownTimeout: 5 * time.Second,
 			StampSweepInterval: cmp.Or(e.sweepEvery, time.Hour),
 			Logger:             slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))})

@@ -72,7 +72,7 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	if noMedia {
 		logger.Warn("media processing off: ffprobe/ffmpeg not found; media jobs wait for a worker that has them")
 	}
-	w, err := worker.New(g, worker.Options{
+	w, err := worker.New(workerDeps(g), worker.Options{
 		Concurrency:        cfg.WorkerConcurrency,
 		PreviewConcurrency: cfg.WorkerPreviewConcurrency,
 		BatchSize:          cfg.WorkerBatchSize,
@@ -125,6 +125,17 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	background.Wait()
 	logger.Info("worker stopped")
 	return err
+}
+
+// workerDeps are what the worker takes of g, opened with
+// wiring.WorkerParts.
+func workerDeps(g *wiring.Services) worker.Deps {
+	d := worker.Deps{Queue: g.QueueConn, Prefix: g.Config.RedisPrefix, Catalog: g.Catalog, MediaJobs: g.MediaJobs,
+		Embedder: g.Embedder, Logger: g.Logger}
+	if g.Media != nil { // the stamped copies are files in the media store
+		d.Stamps = g.Stamps
+	}
+	return d
 }
 
 // opsMux serves the worker's probes and metrics. /healthz says the process

@@ -75,7 +75,7 @@ func NewGate(rdb *redis.Client, prefix string, usage Counter, o GateOptions) *Ga
 	g := &Gate{
 		rdb: rdb, admissions: rdb, prefix: prefix, defaultLimit: o.PerMinute, logger: logger, now: now,
 		local: localLimiters{m: map[uuid.UUID]*rate.Limiter{}}, usage: usage, epoch: epochWatch{lost: o.OnDataLoss},
-		marks: marks.New(rdb, prefix, logger), holds: newHolds(),
+		marks: marks.New(rdb, prefix, marks.MarksOptions{Logger: logger}), holds: newHolds(),
 	}
 	// The autopipeliner belongs to the client and stops when it closes.
 	if ap, err := rdb.AutoPipeline(); err == nil {

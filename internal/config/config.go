@@ -97,7 +97,7 @@ type Config struct {
 	EmbedRetryMaxDelay  time.Duration `env:"BROLL_EMBED_RETRY_MAX_DELAY" default:"5m"`
 	// SemanticEfSearch is the HNSW candidate list of a semantic search
 	// (pgvector's hnsw.ef_search): higher finds more of the true nearest
-	// clips, lower costs less (search.Options.EfSearch).
+	// clips, lower costs less (search.ServiceOptions.EfSearch).
 	SemanticEfSearch int           `env:"BROLL_SEMANTIC_EF_SEARCH" default:"120" range:"10,1000"`
 	RedisPrefix      string        `env:"BROLL_REDIS_PREFIX" default:"broll:"`
 	AuthCacheTTL     time.Duration `env:"BROLL_AUTH_CACHE_TTL" default:"30s" range:"0s,10m"`

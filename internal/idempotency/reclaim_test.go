@@ -39,8 +39,8 @@ func TestOwnerGoneIsReclaimed(t *testing.T) {
 	hash := idempotency.Hash("POST", "/x", []byte("a"))
 	// stale is far off: reclaiming must not wait for it.
 	sl := testSealer(t)
-	mine := idempotency.New(owner, sl, 0, time.Hour)
-	theirs := idempotency.New(other, sl, 2*time.Second, time.Hour)
+	mine := idempotency.New(owner, sl, idempotency.StoreOptions{Stale: time.Hour})
+	theirs := idempotency.New(other, sl, idempotency.StoreOptions{Wait: 2 * time.Second, Stale: time.Hour})
 
 	first, _, err := mine.Begin(ctx, key, "k", hash)
 	if err != nil || first == nil {

@@ -33,7 +33,7 @@ func TestAnswersKeptSealed(t *testing.T) {
 	ctx := context.Background()
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{})
 	key := acct.Root.KeyID
-	s := idempotency.New(pool, testSealer(t), 0, time.Minute)
+	s := idempotency.New(pool, testSealer(t), idempotency.StoreOptions{Stale: time.Minute})
 	h := idempotency.Hash("POST", "/api/v1/keys", []byte(`{}`))
 	answer := []byte(`{"api_key":"dsk_0123456789abcdefghijklmnopqrstuvwxyzABCDEF"}`)
 
@@ -76,7 +76,7 @@ func TestAnswerOverCapNotKept(t *testing.T) {
 	ctx := context.Background()
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{})
 	key := acct.Root.KeyID
-	s := idempotency.New(pool, testSealer(t), 0, time.Minute)
+	s := idempotency.New(pool, testSealer(t), idempotency.StoreOptions{Stale: time.Minute})
 	for _, c := range []struct {
 		idem string
 		size int
@@ -117,7 +117,7 @@ func TestPlaintextAnswersInvalidated(t *testing.T) {
 	ctx := context.Background()
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{})
 	key := acct.Root.KeyID
-	s := idempotency.New(pool, testSealer(t), 0, time.Minute)
+	s := idempotency.New(pool, testSealer(t), idempotency.StoreOptions{Stale: time.Minute})
 	h := idempotency.Hash("POST", "/api/v1/keys", []byte(`{}`))
 	claim, _, err := s.Begin(ctx, key, "sealed", h)
 	if err != nil || claim == nil {

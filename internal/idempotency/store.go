@@ -54,11 +54,19 @@ type Store struct {
 
 const purgeEvery = 64
 
-// New returns a store that seals answers with sealer: retries wait up to
-// wait for the first request, and a request unfinished after stale is
-// presumed dead.
-func New(pool *pgxpool.Pool, sealer *seal.Sealer, wait, stale time.Duration) *Store {
-	return &Store{pool: pool, sealer: sealer, wait: wait, stale: stale, owners: make(chan struct{}, max(1, pool.Config().MaxConns/2))}
+// StoreOptions tune a Store.
+type StoreOptions struct {
+	// Wait is how long a retry waits for the first request to finish
+	// (BROLL_IDEMPOTENCY_WAIT).
+	Wait time.Duration
+	// Stale is how long a request may stay unfinished before it is
+	// presumed dead and a retry takes it over.
+	Stale time.Duration
+}
+
+// New returns a store that seals answers with sealer.
+func New(pool *pgxpool.Pool, sealer *seal.Sealer, o StoreOptions) *Store {
+	return &Store{pool: pool, sealer: sealer, wait: o.Wait, stale: o.Stale, owners: make(chan struct{}, max(1, pool.Config().MaxConns/2))}
 }
 
 // Response is a stored answer. Kept is false when the first request

@@ -19,7 +19,7 @@ func TestExpiry(t *testing.T) {
 	ctx := context.Background()
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{})
 	key := acct.Root.KeyID
-	s := idempotency.New(pool, testSealer(t), 0, time.Minute)
+	s := idempotency.New(pool, testSealer(t), idempotency.StoreOptions{Stale: time.Minute})
 	a, b := idempotency.Hash("POST", "/x", []byte("a")), idempotency.Hash("POST", "/x", []byte("b"))
 
 	claim, _, err := s.Begin(ctx, key, "k", a)

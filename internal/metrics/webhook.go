@@ -8,7 +8,7 @@ import (
 
 // WebhookDeliveries registers the webhook delivery metrics on reg and
 // returns what the deliverer calls after each attempt
-// (webhook.DeliveryOptions.Observe) with its outcome: delivered (a 2xx),
+// (webhook.DelivererOptions.Observe) with its outcome: delivered (a 2xx),
 // rejected (the endpoint answered another status) or failed (no answer:
 // timeout, connection error, refused address).
 func WebhookDeliveries(reg prometheus.Registerer) func(outcome string, took time.Duration) {

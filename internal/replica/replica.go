@@ -43,11 +43,22 @@ type Reads struct {
 	done chan struct{}
 }
 
+// ReadsOptions tune Reads.
+type ReadsOptions struct {
+	// Logger says when the replica falls behind or comes back; nil
+	// drops it.
+	Logger *slog.Logger
+}
+
 // New returns Reads over primary and the replica at url ("" for none).
 // Nothing is connected here: the replica is opened by the first check,
 // and again after it failed, so a replica that is down at start does not
 // stop the service.
-func New(primary *pgxpool.Pool, url string, logger *slog.Logger) *Reads {
+func New(primary *pgxpool.Pool, url string, o ReadsOptions) *Reads {
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	return &Reads{primary: primary, url: url, logger: logger, seen: "0/0", done: make(chan struct{})}
 }
 

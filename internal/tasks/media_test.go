@@ -43,7 +43,7 @@ func TestEnqueueMediaInBatches(t *testing.T) {
 	t.Parallel()
 	rds := testkit.Redis(t)
 	inspector := asynq.NewInspectorFromRedisClient(rds.Client)
-	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rds.Client), inspector, tasks.QueueOptions{Prefix: rds.Prefix, BatchSize: 2})
+	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rds.Client), inspector, tasks.AsynqQueueOptions{Prefix: rds.Prefix, BatchSize: 2})
 	ids := []uuid.UUID{uuid.New(), uuid.New(), uuid.New()}
 	for range 2 {
 		if n, err := q.EnqueueMedia(context.Background(), ids); err != nil || n != len(ids) {
@@ -77,7 +77,7 @@ func TestReprobeTasksBesideMediaTasks(t *testing.T) {
 	t.Parallel()
 	rds := testkit.Redis(t)
 	inspector := asynq.NewInspectorFromRedisClient(rds.Client)
-	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rds.Client), inspector, tasks.QueueOptions{Prefix: rds.Prefix})
+	q := tasks.NewAsynqQueue(asynq.NewClientFromRedisClient(rds.Client), inspector, tasks.AsynqQueueOptions{Prefix: rds.Prefix})
 	ids := []uuid.UUID{uuid.New(), uuid.New()}
 	if n, err := q.EnqueueMedia(context.Background(), ids); err != nil || n != 2 {
 		t.Fatalf("enqueue media = %d, %v", n, err)

@@ -73,8 +73,8 @@ type AsynqQueue struct {
 	batch     int
 }
 
-// QueueOptions are what an AsynqQueue queues to and how.
-type QueueOptions struct {
+// AsynqQueueOptions are what an AsynqQueue queues to and how.
+type AsynqQueueOptions struct {
 	// Prefix is the deployment's BROLL_REDIS_PREFIX: the queue queues to
 	// its queues (EmbedQueue, MediaQueue, PreviewsQueue).
 	Prefix string
@@ -87,7 +87,7 @@ type QueueOptions struct {
 // inspector clears a batch's finished or archived task so that the same
 // clips can be queued again (asynq refuses a task id while the old task
 // is still kept).
-func NewAsynqQueue(client *asynq.Client, inspector *asynq.Inspector, o QueueOptions) *AsynqQueue {
+func NewAsynqQueue(client *asynq.Client, inspector *asynq.Inspector, o AsynqQueueOptions) *AsynqQueue {
 	batch := min(max(o.BatchSize, 0), MaxBatchSize)
 	if batch == 0 {
 		batch = DefaultBatchSize

@@ -114,10 +114,17 @@ type Marks struct {
 	retries sync.WaitGroup
 }
 
+// MarksOptions are the settings of the marks.
+type MarksOptions struct {
+	// Logger reports the holds whose release failed (they lapse after
+	// HoldFor).
+	Logger *slog.Logger
+}
+
 // New returns the marks under prefix on rdb; Close stops what they retry
 // in the background.
-func New(rdb *redis.Client, prefix string, logger *slog.Logger) *Marks {
-	return &Marks{rdb: rdb, prefix: prefix, logger: logger, stop: make(chan struct{})}
+func New(rdb *redis.Client, prefix string, o MarksOptions) *Marks {
+	return &Marks{rdb: rdb, prefix: prefix, logger: o.Logger, stop: make(chan struct{})}
 }
 
 // Close stops the background retries and waits for them: the process is

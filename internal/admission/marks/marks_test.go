@@ -22,7 +22,7 @@ import (
 func TestOneHoldHoldsEveryMark(t *testing.T) {
 	ks := testkit.Redis(t)
 	ctx := context.Background()
-	m := marks.New(ks.Client, ks.Prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	m := marks.New(ks.Client, ks.Prefix, marks.MarksOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	defer m.Close()
 	names := []string{marks.Owned(uuid.New()), marks.Owned(uuid.New()), marks.Owned(uuid.New())}
 	other := marks.Owned(uuid.New())
@@ -87,7 +87,7 @@ func TestOneHoldHoldsEveryMark(t *testing.T) {
 // TestHoldOfNothing: a batch of quotes holds no mark and makes no call.
 func TestHoldOfNothing(t *testing.T) {
 	ks := testkit.Redis(t)
-	m := marks.New(ks.Client, ks.Prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	m := marks.New(ks.Client, ks.Prefix, marks.MarksOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	defer m.Close()
 	ctx := context.Background()
 	m.Hold(ctx).Release(ctx)
