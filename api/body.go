@@ -50,13 +50,13 @@ func decodeBodies(limit int) fiber.Handler {
 // joined: "gzip" twice is a stacked encoding, not gzip.
 func contentEncoding(c *fiber.Ctx) string {
 	var parts []string
-	c.Request().Header.VisitAll(func(k, v []byte) {
+	for k, v := range c.Request().Header.All() {
 		if bytes.EqualFold(k, []byte(fiber.HeaderContentEncoding)) { // no string per header of every request
 			if t := bytes.TrimSpace(v); len(t) > 0 {
 				parts = append(parts, string(t))
 			}
 		}
-	})
+	}
 	return strings.Join(parts, ", ")
 }
 

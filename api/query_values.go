@@ -11,6 +11,8 @@ import (
 // paging and its filters read the same query string.
 func queryValues(c *fiber.Ctx) url.Values {
 	v := url.Values{}
-	c.Context().QueryArgs().VisitAll(func(k, val []byte) { v.Add(string(k), string(val)) })
+	for k, val := range c.Context().QueryArgs().All() {
+		v.Add(string(k), string(val))
+	}
 	return v
 }
