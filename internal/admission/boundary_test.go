@@ -1,14 +1,14 @@
 package admission
 
 import (
+	"go/ast"
 	"go/parser"
-	"go/token"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"broll/internal/testkit/gosource"
 )
 
 // TestMarksStayBehindTheDoor: the marks (what a node may trust of its
@@ -16,57 +16,21 @@ import (
 // them would know a mark exists and could hold, read or trust one past the
 // admission's interface.
 func TestMarksStayBehindTheDoor(t *testing.T) {
-	root := filepath.Join("..", "..")
 	here, err := filepath.Abs(".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	checked := 0
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			switch d.Name() {
-			case ".git", ".stack", "node_modules", "clients":
-				return filepath.SkipDir
+	gosource.Walk(t, filepath.Join("..", ".."), parser.ImportsOnly,
+		func(abs string) bool { return gosource.Within(abs, here) },
+		func(path string, f *ast.File) {
+			for _, imp := range f.Imports {
+				p, err := strconv.Unquote(imp.Path.Value)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if strings.HasPrefix(p, "broll/internal/admission/") {
+					t.Errorf("%s imports %s: only the admission package uses its marks", path, p)
+				}
 			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") {
-			return nil
-		}
-		abs, err := filepath.Abs(path)
-		if err != nil {
-			return err
-		}
-		if abs == here || strings.HasPrefix(abs, here+string(filepath.Separator)) {
-			return nil
-		}
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, src, parser.ImportsOnly)
-		if err != nil {
-			return err
-		}
-		checked++
-		for _, imp := range f.Imports {
-			p, err := strconv.Unquote(imp.Path.Value)
-			if err != nil {
-				return err
-			}
-			if strings.HasPrefix(p, "broll/internal/admission/") {
-				t.Errorf("%s imports %s: only the admission package uses its marks", path, p)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if checked < 100 {
-		t.Fatalf("checked %d files: the walk missed the repository", checked)
-	}
+		})
 }
