@@ -406,9 +406,9 @@ func withoutLinkTimes(v any) any {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			switch {
-			case k == "download_url_expires_at":
-			case k == "download_url":
+			switch k {
+			case "download_url_expires_at":
+			case "download_url":
 				if s, ok := e.(string); ok {
 					e, _, _ = strings.Cut(s, "?")
 				}
