@@ -72,6 +72,7 @@ func main() {
 	flag.IntVar(&u.efSearch, "semantic-ef", search.DefaultEfSearch, "with -users: the API's BROLL_SEMANTIC_EF_SEARCH")
 	flag.StringVar(&u.only, "classes", "", "with -users: measure only the query classes whose name contains this (the id lookup always)")
 	flag.StringVar(&u.reuse, "reuse", "", "with -users: the URL of a database an earlier run kept (-keep): measure it again, migrated to this build, without importing")
+	flag.StringVar(&u.cpuProfile, "cpuprofile", "", "with -users: write the process's CPU profile (node and load generator) of the measured classes to this file")
 	flag.Parse()
 	o.seed = uint64(seed)
 	if *users {

@@ -39,6 +39,9 @@ type userOptions struct {
 	// only, when set, keeps the query classes whose name contains it (the
 	// id lookup is always measured, as the anchor).
 	only string
+	// cpuProfile, when set, is where the process's CPU profile (the node
+	// and the load generator) of the measured classes is written.
+	cpuProfile string
 }
 
 // runUsers imports o.clips clips through imports.Import (the path of
@@ -142,29 +145,43 @@ func runUsers(o userOptions) error {
 	// previous class (or the last run's recall scans of every vector) must
 	// not decide this one's figures. The queries measured are not the ones
 	// that warmed it.
-	drive := func(c queryClass) benchkit.Result {
+	// The CPU each party spent while a class was measured, per request:
+	// this process (the node, and the load generator with it), Redis and
+	// Postgres, which say where a class's milliseconds go.
+	meter := benchkit.CPUMeter{Pool: pool, Redis: sc.Redis}
+	cpu := make([]benchkit.CPUSample, len(classes))
+	drive := func(c queryClass) (benchkit.Result, benchkit.CPUSample) {
 		if o.warmup > 0 {
 			benchkit.Drive(o.clients, o.warmup, request(c, o.seed+1<<32))
 		}
-		return benchkit.Drive(o.clients, o.duration, request(c, o.seed))
+		before := meter.Sample(ctx)
+		r := benchkit.Drive(o.clients, o.duration, request(c, o.seed))
+		return r, meter.Sample(ctx).Sub(before)
+	}
+	stopProfile, err := benchkit.CPUProfile(o.cpuProfile)
+	if err != nil {
+		return err
 	}
 	idClass := classes[0]
-	first := drive(idClass)
+	first, firstCPU := drive(idClass)
 	results := make([]benchkit.Result, len(classes))
-	results[0] = first
+	results[0], cpu[0] = first, firstCPU
 	for i := 1; i < len(classes); i++ {
-		results[i] = drive(classes[i])
+		results[i], cpu[i] = drive(classes[i])
 	}
-	last := drive(idClass)
+	last, _ := drive(idClass)
+	stopProfile()
 	idP50 := benchkit.Millis(first.Percentile(0.5)+last.Percentile(0.5)) / 2
 
 	fmt.Println()
-	fmt.Println("| query | p50 | p99 | x the id lookup | p99/p50 | ok | failed |")
-	fmt.Println("|---|---|---|---|---|---|---|")
+	fmt.Println("| query | p50 | p99 | x the id lookup | p99/p50 | ok | failed | CPU µs/request: process, Redis, Postgres |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
+	perRequest := func(d time.Duration, n int64) float64 { return float64(d.Microseconds()) / float64(max(n, 1)) }
 	for i, c := range classes {
-		r := results[i]
+		r, u := results[i], cpu[i]
 		p50, p99 := benchkit.Millis(r.Percentile(0.5)), benchkit.Millis(r.Percentile(0.99))
-		fmt.Printf("| %s | %.2f ms | %.2f ms | %.1f | %.1f | %d | %d |\n", c.name, p50, p99, p50/idP50, p99/p50, r.OK, r.Failed)
+		fmt.Printf("| %s | %.2f ms | %.2f ms | %.1f | %.1f | %d | %d | %.0f, %.0f, %.0f |\n", c.name, p50, p99, p50/idP50, p99/p50,
+			r.OK, r.Failed, perRequest(u.Self, r.OK), perRequest(u.Redis, r.OK), perRequest(u.Postgres, r.OK))
 	}
 	fmt.Printf("| `GET /api/v1/broll/:id` again, after the others | %.2f ms | %.2f ms | | | %d | %d |\n",
 		benchkit.Millis(last.Percentile(0.5)), benchkit.Millis(last.Percentile(0.99)), last.OK, last.Failed)
@@ -263,6 +280,9 @@ func queryClasses(ids, embedded []uuid.UUID) []queryClass {
 		{name: "sort by price, page 50", path: func(rng *rand.Rand) string {
 			return q(url.Values{"sort_by": {"price"}, "sort_order": {pick(rng, []string{"asc", "desc"})}, "page": {"50"}})
 		}},
+		{name: "emotion, limit 100, offset 5,000", path: func(rng *rand.Rand) string {
+			return q(url.Values{"emotion": {pick(rng, emotions)}, "limit": {"100"}, "offset": {"5000"}})
+		}},
 		{name: "keyword search, two words", path: func(rng *rand.Rand) string {
 			return q(url.Values{"search": {pick(rng, keywordWhat) + " " + pick(rng, keywordWhere)}})
 		}},
@@ -276,6 +296,7 @@ func queryClasses(ids, embedded []uuid.UUID) []queryClass {
 		{name: "similar (`/:id/similar`)", path: func(rng *rand.Rand) string { return similarPath(similar(rng)) }, similar: similar},
 		{name: "similar + two filters", path: func(rng *rand.Rand) string { return similarPath(similarFiltered(rng)) },
 			similar: similarFiltered},
+		{name: "filter values (`/filters`)", path: func(*rand.Rand) string { return "/filters" }},
 	}
 }
 
