@@ -59,10 +59,11 @@ func (s *clipsAPI) renderVideos(c *fiber.Ctx, keyID uuid.UUID, videos []catalog.
 	for i, v := range videos {
 		ids[i] = v.ID
 	}
-	owned, err := s.billing.Owned(c.UserContext(), keyID, ids)
+	ownerships, err := s.catalog.OwnershipsFor(c.UserContext(), keyID, ids, pass(c))
 	if err != nil {
 		return nil, err
 	}
+	owned := s.billing.OwnedLinks(ownerships)
 	out := make([]videoJSON, len(videos))
 	for i, v := range videos {
 		out[i] = s.renderVideo(v)

@@ -9,16 +9,12 @@ import (
 	"broll/catalog"
 )
 
-// Owned returns, for the given videos, the purchases the key holds, each with
-// a fresh download link (none when its licence was revoked: the file is no
-// longer delivered): what fills `owned` and `download_url` in the Video
-// objects a key sees. Who owns what is the catalog's rule (catalog.Ownerships);
-// the links are billing's.
-func (s *Service) Owned(ctx context.Context, keyID uuid.UUID, videoIDs []uuid.UUID) (map[uuid.UUID]PurchasedVideo, error) {
-	owned, err := catalog.Ownerships(ctx, s.pool, keyID, videoIDs)
-	if err != nil {
-		return nil, err
-	}
+// OwnedLinks turns the purchases by which a key owns clips (read by the
+// catalog, whose rule ownership is: catalog.Service.OwnershipsFor) into
+// what fills `owned` and `download_url` in the Video objects the key sees,
+// each with a fresh download link (none when its licence was revoked: the
+// file is no longer delivered); the links are billing's.
+func (s *Service) OwnedLinks(owned map[uuid.UUID]catalog.Ownership) map[uuid.UUID]PurchasedVideo {
 	out := make(map[uuid.UUID]PurchasedVideo, len(owned))
 	for id, o := range owned {
 		p := PurchasedVideo{PurchaseID: o.PurchaseID, VideoID: o.VideoID, PricePaid: o.PricePaid,
@@ -28,7 +24,7 @@ func (s *Service) Owned(ctx context.Context, keyID uuid.UUID, videoIDs []uuid.UU
 		}
 		out[id] = p
 	}
-	return out, nil
+	return out
 }
 
 // DownloadLink signs a fresh link to a purchase's file, for a caller that

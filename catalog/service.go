@@ -27,6 +27,8 @@ type Service struct {
 	// against the request's pass or the primary on each read (VideoForKey).
 	videos *videoCache
 	owned  *ownedCache
+	// ownedSets are the clips each key owns (owned_sets.go).
+	ownedSets *ownedSets
 	// admission is held across every write of a clip's row, so that no
 	// node trusts a copy the write made stale; nil: no node trusts any.
 	admission admission.Door
@@ -57,7 +59,7 @@ type ServiceOptions struct {
 // NewService returns the catalog as o says.
 func NewService(o ServiceOptions) *Service {
 	return &Service{pool: o.Pool, reads: o.Reads, media: o.Media, uploads: o.Uploads,
-		queue: o.Queue, videos: newVideoCache(), owned: newOwnedCache(), admission: o.Admission}
+		queue: o.Queue, videos: newVideoCache(), owned: newOwnedCache(), ownedSets: newOwnedSets(), admission: o.Admission}
 }
 
 // Read runs fn on the pool catalog reads go to (package search reads
