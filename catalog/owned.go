@@ -19,7 +19,7 @@ import (
 // becomes of the clip. Search's owned filter, clip details (a retired clip
 // stays visible to its buyers) and the owned and download_url of every clip
 // billing renders (REST and MCP alike) all read ownership through this
-// file; purchases write it (billing), and the catalog never imports
+// file and owned_sets.go; purchases write it (billing), and the catalog never imports
 // billing.
 
 // ownership is the purchases p by which the key key owns the clip video,
