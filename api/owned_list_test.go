@@ -8,6 +8,7 @@ import (
 
 	"broll/billing/billingtest"
 	"broll/clients/go/brollclient"
+	"broll/internal/admission"
 )
 
 // TestListsShowOwnershipAtOnceOnEveryNode: a node keeps the clips each key
@@ -64,5 +65,60 @@ func TestListsShowOwnershipAtOnceOnEveryNode(t *testing.T) {
 	}
 	if v := listed(t, 0, buyer.Secret)[vids[0]]; !v.Owned || v.DownloadUrl != nil {
 		t.Errorf("after its licence was revoked: owned %v, link %v; want owned without a link", v.Owned, v.DownloadUrl)
+	}
+}
+
+// TestListOwnershipIsCopiedUnderThePass: the node's copy of what a key
+// owns answers its pages while the pass's version of what the key owns is
+// the one it was made under, and only then. A purchase row written past
+// the purchase statement (no hold, no new version: a hand-made INSERT) is
+// not seen through a pass of that version, which shows the copy is used;
+// a read without a pass sees it at once, and a purchase through the API,
+// which gives the key's subject a new version, makes every later pass see
+// both.
+func TestListOwnershipIsCopiedUnderThePass(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{})
+	ctx := context.Background()
+	g := e.nodes[0].g
+	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 10000})
+	buyer := acct.CustomerKey(t, e.pool, "buyer")
+	vids := billingtest.Videos(t, e.pool, 2, "easy")
+	admit := func(t *testing.T) admission.Pass {
+		t.Helper()
+		p, err := g.Auth.Authenticate(ctx, buyer.Secret, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := g.Gate.Admit(ctx, p.Caller())
+		if err != nil || !d.Allowed {
+			t.Fatalf("admission: %+v %v", d, err)
+		}
+		return d.Pass
+	}
+	owned := func(t *testing.T, pass admission.Pass) int {
+		t.Helper()
+		o, err := g.Catalog.OwnershipsFor(ctx, buyer.ID, vids, pass)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(o)
+	}
+	if n := owned(t, admit(t)); n != 0 {
+		t.Fatalf("before any purchase: %d owned", n)
+	}
+	if _, err := e.pool.Exec(ctx, `INSERT INTO purchases (account_id, api_key_id, video_id, price_cents, tier)
+		VALUES ($1, $2, $3, 500, 'easy')`, acct.ID, buyer.ID, vids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if n := owned(t, admit(t)); n != 0 {
+		t.Errorf("a pass of the same version: %d owned, want the copy's 0", n)
+	}
+	if n := owned(t, admission.Pass{}); n != 1 {
+		t.Errorf("without a pass: %d owned, want 1", n)
+	}
+	e.buy(t, 0, buyer.Secret, vids[1])
+	if n := owned(t, admit(t)); n != 2 {
+		t.Errorf("after a purchase through the API: %d owned, want 2", n)
 	}
 }

@@ -96,6 +96,7 @@ func (s *Service) OwnershipsFor(ctx context.Context, keyID uuid.UUID, videoIDs [
 		if set, err = s.readOwnedSet(ctx, keyID); err != nil {
 			return nil, err
 		}
+		set.pass = seen.owned
 		s.ownedSets.put(keyID, set, now)
 	}
 	if set.large {
