@@ -293,6 +293,7 @@ func (g *Services) build() {
 	deps := map[string]func(context.Context) error{"postgres": pool.Ping}
 	if rdb != nil {
 		deps["redis"] = func(ctx context.Context) error { return rdb.Ping(ctx).Err() }
+		metrics.RegisterRedisPool(g.Metrics, rdb)
 	}
 	metrics.Dependencies(g.Metrics, deps)
 	g.Auth = tenancy.NewAuthenticator(pool, tenancy.AuthenticatorOptions{CacheTTL: cfg.AuthCacheTTL})
