@@ -21,6 +21,11 @@ func WebhookDeliveries(reg prometheus.Registerer) func(outcome string, took time
 		"Time from sending a webhook to the endpoint's answer (or the failure), by outcome.",
 		[]float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}, "outcome")
 	reg.MustRegister(attempts, latency)
+	// Every outcome from the start: a ratio over them reads 0, not "no data".
+	for _, outcome := range []string{"delivered", "rejected", "failed"} {
+		attempts.WithLabelValues(outcome)
+		latency.WithLabelValues(outcome)
+	}
 	return func(outcome string, took time.Duration) {
 		attempts.WithLabelValues(outcome).Inc()
 		latency.WithLabelValues(outcome).Observe(took.Seconds())
