@@ -114,8 +114,9 @@ ensure_media_tools() {
 # promtool: deploy/monitoring_test.go checks and unit-tests the alerting
 # rules (deploy/monitoring/alerts.yml) with Prometheus' own tool, built from
 # its Go module at a pinned version into the stack folder (the module's
-# v0.X.Y is Prometheus 3.X.Y). A cold build takes about ten minutes on two
-# cores; `promtool --version` tells a stale binary.
+# v0.3XX.Y is Prometheus 3.XX.Y). A cold build takes about 7 minutes of CPU
+# (22 minutes on two cores shared with other builds); `go version -m` tells
+# a stale binary.
 PROMTOOL_VERSION="${BROLL_PROMTOOL_VERSION:-v0.316.0}"
 promtool_bin() { echo "$STACK_DIR/bin/promtool"; }
 
@@ -130,7 +131,7 @@ ensure_promtool() {
 		awk -v v="$PROMTOOL_VERSION" '$1 == "mod" && $2 == "github.com/prometheus/prometheus" && $3 == v { ok = 1 } END { exit !ok }'; then
 		return
 	fi
-	log "building promtool $PROMTOOL_VERSION (once; about ten minutes)"
+	log "building promtool $PROMTOOL_VERSION (once; several minutes)"
 	mkdir -p "$(dirname "$bin")"
 	GOBIN="$(dirname "$bin")" GOFLAGS=-mod=mod "$gobin" install "github.com/prometheus/prometheus/cmd/promtool@$PROMTOOL_VERSION" >/dev/null
 	[ -x "$bin" ] || die "promtool build failed"
