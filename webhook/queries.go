@@ -223,3 +223,13 @@ const pruneSQL = `DELETE FROM webhook_events WHERE id IN (
 	WHERE ev.created_at < now() - $1::interval
 	  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = ev.id AND d.state = 'pending')
 	LIMIT $2)`
+
+// lagSQL is how many seconds the most overdue pending delivery of an
+// enabled endpoint is past its due time, 0 when none is due (Lag). The
+// inner query walks webhook_deliveries_due_idx from its oldest entry.
+const lagSQL = `SELECT coalesce(extract(epoch FROM now() - min(due.next_attempt_at)), 0)::float8 FROM (
+    SELECT d.next_attempt_at FROM webhook_deliveries d
+    JOIN webhook_endpoints e ON e.id = d.endpoint_id
+    WHERE d.state = 'pending' AND e.enabled AND d.next_attempt_at <= now()
+    ORDER BY d.next_attempt_at LIMIT 1
+) due`

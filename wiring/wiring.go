@@ -290,6 +290,12 @@ func (g *Services) open(ctx context.Context) (err error) {
 func (g *Services) build() {
 	cfg, pool, rdb := g.Config, g.Pool, g.Redis
 	metrics.RegisterPool(g.Metrics, pool)
+	deps := map[string]func(context.Context) error{"postgres": pool.Ping}
+	if rdb != nil {
+		deps["redis"] = func(ctx context.Context) error { return rdb.Ping(ctx).Err() }
+		metrics.RegisterRedisPool(g.Metrics, rdb)
+	}
+	metrics.Dependencies(g.Metrics, deps)
 	g.Auth = tenancy.NewAuthenticator(pool, tenancy.AuthenticatorOptions{CacheTTL: cfg.AuthCacheTTL})
 	// A key issued here is never refused from the negative cache.
 	// The names a licence shows are refused when set if its certificate
@@ -363,6 +369,7 @@ func (g *Services) build() {
 				PollInterval: cfg.WebhookPollInterval, RetryBase: cfg.WebhookRetryBase, RetryMax: cfg.WebhookRetryMax,
 				Observe: metrics.WebhookDeliveries(g.Metrics),
 			})
+			metrics.WebhookLag(g.Metrics, g.Deliverer.Lag)
 		}
 	}
 }

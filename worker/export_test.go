@@ -1,5 +1,7 @@
 package worker
 
+import "github.com/prometheus/client_golang/prometheus"
+
 // Backoff exposes the retry delay function to the tests.
 var Backoff = backoff
 
@@ -8,3 +10,6 @@ var Backoff = backoff
 func Queues(prefix string, opts Options) map[string]int {
 	return (&Worker{opts: opts, prefix: prefix}).queues()
 }
+
+// RegisterMetrics registers a worker's metrics on reg, as New does.
+var RegisterMetrics = func(reg prometheus.Registerer) { newWorkerMetrics(reg) }

@@ -3,6 +3,7 @@ package worker
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"broll/billing/license"
 	"broll/internal/metrics"
 )
 
@@ -53,6 +54,15 @@ func newWorkerMetrics(reg prometheus.Registerer) *workerMetrics {
 	if reg != nil {
 		reg.MustRegister(m.jobs, m.jobLatency, m.batches, m.batchTime, m.batchSize, m.mediaJobs, m.mediaLatency, m.previewJobs,
 			m.stampJobs, m.stampLatency)
+	}
+	// Every outcome from the start: a rate or a ratio over them reads 0 on
+	// a fresh worker, not "no data".
+	for _, r := range []string{string(license.Stamped), string(license.StampCurrent), string(license.StampNotNeeded),
+		string(license.StampUnsupported), string(license.StampRevoked), "retry", "failed", "gone", "interrupted"} {
+		m.stampJobs.WithLabelValues(r)
+	}
+	for _, r := range []string{"done", "retry", "failed"} {
+		m.previewJobs.WithLabelValues(r)
 	}
 	return m
 }

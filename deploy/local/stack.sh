@@ -66,6 +66,7 @@ ensure_packages() {
 	ensure_media_tools
 	ensure_certificate_fonts
 	ensure_ollama
+	ensure_promtool
 }
 
 # The licence certificate's fonts (billing/license/fonts.go reads them from
@@ -108,6 +109,32 @@ ensure_media_tools() {
 		GOBIN="$(dirname "$bin")" GOFLAGS=-mod=mod "$gobin" install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION" >/dev/null
 	fi
 	[ -x "$bin" ] || die "versitygw build failed"
+}
+
+# promtool: deploy/monitoring_test.go checks and unit-tests the alerting
+# rules (deploy/monitoring/alerts.yml) with Prometheus' own tool, built from
+# its Go module at a pinned version into the stack folder (the module's
+# v0.3XX.Y is Prometheus 3.XX.Y). A cold build takes about 7 minutes of CPU
+# (22 minutes on two cores shared with other builds); `go version -m` tells
+# a stale binary.
+PROMTOOL_VERSION="${BROLL_PROMTOOL_VERSION:-v0.316.0}"
+promtool_bin() { echo "$STACK_DIR/bin/promtool"; }
+
+ensure_promtool() {
+	local bin gobin
+	bin="$(promtool_bin)"
+	gobin="$(command -v go || echo /usr/local/go/bin/go)"
+	[ -x "$gobin" ] || die "go is needed to build promtool"
+	# A `go install` build carries no version of its own (`--version` is
+	# blank); the module version is in its build information.
+	if [ -x "$bin" ] && "$gobin" version -m "$bin" 2>/dev/null |
+		awk -v v="$PROMTOOL_VERSION" '$1 == "mod" && $2 == "github.com/prometheus/prometheus" && $3 == v { ok = 1 } END { exit !ok }'; then
+		return
+	fi
+	log "building promtool $PROMTOOL_VERSION (once; several minutes)"
+	mkdir -p "$(dirname "$bin")"
+	GOBIN="$(dirname "$bin")" GOFLAGS=-mod=mod "$gobin" install "github.com/prometheus/prometheus/cmd/promtool@$PROMTOOL_VERSION" >/dev/null
+	[ -x "$bin" ] || die "promtool build failed"
 }
 
 # Ollama: the cluster tests run a real `ollama serve` (deploy/cluster,
@@ -378,6 +405,7 @@ write_env() {
 		REDIS_URL=redis://127.0.0.1:$REDIS_PORT/0
 		BROLL_TEST_VERSITYGW=$(versitygw_bin)
 		BROLL_TEST_OLLAMA=$(ollama_bin)
+		BROLL_TEST_PROMTOOL=$(promtool_bin)
 	EOF
 	mv "$ENV_FILE.tmp" "$ENV_FILE"
 }

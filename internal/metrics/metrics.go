@@ -1,6 +1,6 @@
 // Package metrics builds the Prometheus registry each process serves at
 // /metrics: Go runtime and process metrics, the build, the Postgres pool,
-// the asynq queues and the webhook deliveries. The adapters (api, worker) register their own metrics on it.
+// the Redis client's pool, the dependencies' answers, the asynq queues and the webhook deliveries. The adapters (api, worker) register their own metrics on it.
 // Every process has its own registry; nothing is registered globally.
 package metrics
 
