@@ -84,7 +84,7 @@ const addItemsSQL = `
 const countItemsSQL = `
 	UPDATE collections c SET item_count = c.item_count + $2, last_position = c.last_position + $3, updated_at = now()
 	WHERE c.id = $1
-	RETURNING ` + collectionColumns
+	RETURNING ` + collectionColumns + `, c.last_position`
 
 // removeItemSQL removes clip $2 from collection $1; a row when it was there.
 const removeItemSQL = `DELETE FROM collection_items WHERE collection_id = $1 AND video_id = $2 RETURNING position`
