@@ -9,6 +9,7 @@ import (
 	"broll/billing"
 	"broll/catalog"
 	"broll/internal/money"
+	"broll/internal/paging"
 )
 
 // The caps of issue 43: per key and per collection.
@@ -150,3 +151,9 @@ type BuyResult struct {
 	billing.PurchaseResult
 	Skipped []Skipped
 }
+
+// ListBounds are the paging limits of the collection list and of a
+// collection's items, for the adapters to read a request's paging with:
+// keyset only, DefaultPageSize by default, a larger limit than
+// MaxPageSize clamped.
+var ListBounds = paging.Bounds{DefaultLimit: DefaultPageSize, MaxLimit: MaxPageSize, Window: MaxPageSize, NoOffset: true}

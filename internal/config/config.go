@@ -80,6 +80,8 @@ type Config struct {
 	// readable by its root before the worker's sweep removes them: the
 	// statement period (a month) and its grace days.
 	CollectionRetention time.Duration `env:"BROLL_COLLECTION_RETENTION" default:"840h" range:"1s,8760h"`
+	// CollectionSweepInterval is how often a worker runs that sweep.
+	CollectionSweepInterval time.Duration `env:"BROLL_COLLECTION_SWEEP_INTERVAL" default:"1h" range:"1s,168h"`
 	// WorkerConcurrency is how many tasks (each a batch of clips) a
 	// worker runs at once; WorkerPreviewConcurrency how many preview tasks
 	// (ffmpeg) beside them, apart.
