@@ -38,8 +38,9 @@ type purchaseResultJSON struct {
 	DryRun       bool               `json:"dry_run"`
 	Livemode     bool               `json:"livemode"` // false: a test key's, paid from the test balance
 	// Skipped are the clips of a bought collection that were not charged;
-	// absent on a purchase by video_ids.
-	Skipped []skippedJSON `json:"skipped,omitempty"`
+	// absent on a purchase by video_ids, present (maybe empty) on one by
+	// collection_id.
+	Skipped *[]skippedJSON `json:"skipped,omitempty"`
 }
 
 // skippedJSON is a clip of a bought collection left out of the purchase.
@@ -127,7 +128,7 @@ func (b purchaseBody) order() (purchaseOrder, error) {
 	if b.CollectionID == nil {
 		if b.VideoIDs == nil {
 			return purchaseOrder{}, apperr.InvalidField("video_ids",
-				"video_ids (an array of 1 to %d video ids) or collection_id is required", billing.MaxVideosPerPurchase)
+				"video_ids is required: an array of 1 to %d video ids (or collection_id, to buy a collection)", billing.MaxVideosPerPurchase)
 		}
 		req, err := purchaseInput{VideoIDs: b.VideoIDs, ExpectedTotal: b.ExpectedTotal, DryRun: b.DryRun}.request()
 		return purchaseOrder{Request: req}, err
@@ -174,10 +175,11 @@ func (s *purchasesAPI) place(ctx context.Context, p tenancy.Principal, o purchas
 		return purchaseResultJSON{}, err
 	}
 	out := renderPurchase(res.PurchaseResult, s.licenses)
-	out.Skipped = make([]skippedJSON, len(res.Skipped))
+	skipped := make([]skippedJSON, len(res.Skipped))
 	for i, sk := range res.Skipped {
-		out.Skipped[i] = skippedJSON{VideoID: sk.VideoID, Reason: sk.Reason}
+		skipped[i] = skippedJSON{VideoID: sk.VideoID, Reason: sk.Reason}
 	}
+	out.Skipped = &skipped
 	return out, nil
 }
 
