@@ -130,7 +130,7 @@ func (s *collectionsAPI) getCollection(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	pr, err := paging.Parse(queryValues(c), collections.ListBounds)
+	pr, err := paging.Parse(queryValues(c), collections.ItemsBounds)
 	if err != nil {
 		return err
 	}

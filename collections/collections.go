@@ -68,7 +68,7 @@ func (s *Service) List(ctx context.Context, p tenancy.Principal, q ListQuery) (P
 			return Page{}, err
 		}
 	}
-	limit := pageSize(q.Limit)
+	limit := pageSize(q.Limit, DefaultPageSize)
 	query := paging.Fingerprint("collections", q.KeyID.String())
 	f := &paging.Builder{}
 	f.Where(visibleTo(p, f))
@@ -203,10 +203,10 @@ func description(d *string) (*string, error) {
 	return d, nil
 }
 
-func pageSize(n int) int {
+func pageSize(n, def int) int {
 	switch {
 	case n <= 0:
-		return DefaultPageSize
+		return def
 	case n > MaxPageSize:
 		return MaxPageSize
 	}

@@ -266,3 +266,32 @@ func TestRevokedKeysCollectionsSwept(t *testing.T) {
 		t.Fatalf("%d items left of the swept collection (%v)", items, err)
 	}
 }
+
+// TestSweepWithAShortRetention: a service whose retention is a second
+// keeps a revoked key's collection at first and removes it once the
+// second has passed, on the real clock.
+func TestSweepWithAShortRetention(t *testing.T) {
+	t.Parallel()
+	pool, _ := testkit.NewPool(t)
+	svc := collections.New(pool, wiringtest.Over(t, pool).Billing, collections.ServiceOptions{Retention: time.Second})
+	ctx := context.Background()
+	a := billingtest.NewAccount(t, pool, billingtest.AccountOpts{})
+	p := billingtest.Principal(a, a.CustomerKey(t, pool, "brief"))
+	c, err := svc.Create(ctx, p, collections.CreateRequest{Name: "brief"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE api_keys SET revoked_at = now() WHERE id = $1`, p.KeyID); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := svc.SweepRevoked(ctx, time.Now()); err != nil || n != 0 {
+		t.Fatalf("sweep at once removed %d: %v", n, err)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if n, err := svc.SweepRevoked(ctx, time.Now()); err != nil || n != 1 {
+		t.Fatalf("sweep after the retention removed %d, want 1: %v", n, err)
+	}
+	if _, err := svc.Get(ctx, a.Root, c.ID); apperr.CodeOf(err) != apperr.NotFound {
+		t.Fatalf("swept collection: %v", err)
+	}
+}

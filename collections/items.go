@@ -81,7 +81,7 @@ func (s *Service) Items(ctx context.Context, p tenancy.Principal, id uuid.UUID, 
 	if err != nil {
 		return Collection{}, ItemsPage{}, err
 	}
-	limit := pageSize(q.Limit)
+	limit := pageSize(q.Limit, DefaultItemsPageSize)
 	query := paging.Fingerprint("collection-items", id.String())
 	var after int64
 	rowsBefore := 0

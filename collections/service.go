@@ -23,9 +23,11 @@ const (
 	// MaxDescriptionLen is the longest description, in characters.
 	MaxDescriptionLen = 2000
 	// DefaultPageSize and MaxPageSize are the limits of the collection
-	// list and of the items page.
-	DefaultPageSize = 50
-	MaxPageSize     = 100
+	// list and of the items page; DefaultItemsPageSize the items page's
+	// default, the catalog list's (20 clips).
+	DefaultPageSize      = 50
+	DefaultItemsPageSize = 20
+	MaxPageSize          = 100
 	// DefaultRetention is how long a revoked key's collections stay
 	// readable by its root before the sweep removes them
 	// (BROLL_COLLECTION_RETENTION): the statement period, a month and its
@@ -104,7 +106,7 @@ type Page struct {
 
 // ItemsQuery is a page of a collection's items, in the order added.
 type ItemsQuery struct {
-	Limit  int // 0: DefaultPageSize; clamped to MaxPageSize
+	Limit  int // 0: DefaultItemsPageSize; clamped to MaxPageSize
 	Cursor string
 }
 
@@ -152,8 +154,11 @@ type BuyResult struct {
 	Skipped []Skipped
 }
 
-// ListBounds are the paging limits of the collection list and of a
-// collection's items, for the adapters to read a request's paging with:
-// keyset only, DefaultPageSize by default, a larger limit than
-// MaxPageSize clamped.
+// ListBounds are the paging limits of the collection list, for the
+// adapters to read a request's paging with: keyset only, DefaultPageSize
+// by default, a larger limit than MaxPageSize clamped.
 var ListBounds = paging.Bounds{DefaultLimit: DefaultPageSize, MaxLimit: MaxPageSize, Window: MaxPageSize, NoOffset: true}
+
+// ItemsBounds are those of a collection's items: DefaultItemsPageSize by
+// default, as the catalog list.
+var ItemsBounds = paging.Bounds{DefaultLimit: DefaultItemsPageSize, MaxLimit: MaxPageSize, Window: MaxPageSize, NoOffset: true}

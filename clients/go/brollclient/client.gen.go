@@ -4163,7 +4163,7 @@ type ListCollectionsParams struct {
 
 // GetCollectionParams defines parameters for GetCollection.
 type GetCollectionParams struct {
-	// Limit Page size: default 50; above 100 clamped to 100; below 1 or not a number is 400.
+	// Limit Items per page: default 20 (as the catalog list); above 100 clamped to 100; below 1 or not a number is 400.
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Cursor `pagination.next_cursor` of the previous page; another list's or an edited cursor is 400.

@@ -4860,7 +4860,7 @@ export interface operations {
     getCollection: {
         parameters: {
             query?: {
-                /** @description Page size: default 50; above 100 clamped to 100; below 1 or not a number is 400. */
+                /** @description Items per page: default 20 (as the catalog list); above 100 clamped to 100; below 1 or not a number is 400. */
                 limit?: number;
                 /** @description `pagination.next_cursor` of the previous page; another list's or an edited cursor is 400. */
                 cursor?: string;
