@@ -157,13 +157,20 @@ func (s *Service) change(ctx context.Context, p tenancy.Principal, id uuid.UUID,
 
 // checkKeyFilter refuses an api_key_id naming a key p may not narrow its
 // list to: a customer key may not filter (403); a root key names itself or
-// one of its customer keys, anything else is 404, as on the purchase list.
+// one of its customer keys, the account owner (the dashboard) any key of
+// the account; anything else is 404, as on the purchase list.
 func (s *Service) checkKeyFilter(ctx context.Context, p tenancy.Principal, keyID uuid.UUID) error {
-	if p.Kind != tenancy.KindRoot || p.IsAccountOwner() {
+	var ok bool
+	var err error
+	switch {
+	case p.IsAccountOwner():
+		err = s.pool.QueryRow(ctx, keyOfAccountSQL, p.AccountID, keyID).Scan(&ok)
+	case p.Kind == tenancy.KindRoot:
+		err = s.pool.QueryRow(ctx, keyInFamilySQL, p.KeyID, keyID).Scan(&ok)
+	default:
 		return apperr.New(apperr.Forbidden, "only a root key may pass api_key_id").With("field", "api_key_id")
 	}
-	var ok bool
-	if err := s.pool.QueryRow(ctx, keyInFamilySQL, p.KeyID, keyID).Scan(&ok); err != nil {
+	if err != nil {
 		return database.Interpret(err, "key not found")
 	}
 	if !ok {

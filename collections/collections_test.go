@@ -277,9 +277,13 @@ func TestSweepWithAShortRetention(t *testing.T) {
 	ctx := context.Background()
 	a := billingtest.NewAccount(t, pool, billingtest.AccountOpts{})
 	p := billingtest.Principal(a, a.CustomerKey(t, pool, "brief"))
-	c, err := svc.Create(ctx, p, collections.CreateRequest{Name: "brief"})
-	if err != nil {
-		t.Fatal(err)
+	// More than one sweep statement's batch.
+	var c collections.Collection
+	for range collections.SweepBatch + 5 {
+		var err error
+		if c, err = svc.Create(ctx, p, collections.CreateRequest{Name: "brief"}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := pool.Exec(ctx, `UPDATE api_keys SET revoked_at = now() WHERE id = $1`, p.KeyID); err != nil {
 		t.Fatal(err)
@@ -288,10 +292,65 @@ func TestSweepWithAShortRetention(t *testing.T) {
 		t.Fatalf("sweep at once removed %d: %v", n, err)
 	}
 	time.Sleep(1100 * time.Millisecond)
-	if n, err := svc.SweepRevoked(ctx, time.Now()); err != nil || n != 1 {
-		t.Fatalf("sweep after the retention removed %d, want 1: %v", n, err)
+	if n, err := svc.SweepRevoked(ctx, time.Now()); err != nil || n != collections.SweepBatch+5 {
+		t.Fatalf("sweep after the retention removed %d, want %d: %v", n, collections.SweepBatch+5, err)
 	}
 	if _, err := svc.Get(ctx, a.Root, c.ID); apperr.CodeOf(err) != apperr.NotFound {
 		t.Fatalf("swept collection: %v", err)
+	}
+}
+
+// TestAccountOwnerReadsEveryKeysCollections: the dashboard's principal
+// (the account owner) lists the account's live collections, or with Test
+// its test ones, and may narrow the list to any key of the account; a key
+// of another account is 404 to it.
+func TestAccountOwnerReadsEveryKeysCollections(t *testing.T) {
+	t.Parallel()
+	svc, pool := newService(t)
+	ctx := context.Background()
+	a := billingtest.NewAccount(t, pool, billingtest.AccountOpts{})
+	sibling := a.AnotherRoot(t, pool, "second")
+	other := billingtest.NewAccount(t, pool, billingtest.AccountOpts{})
+	cust := billingtest.Principal(a, a.CustomerKey(t, pool, "c"))
+	test := billingtest.Principal(a, a.TestKey(t, pool, "t"))
+	made := map[string]uuid.UUID{}
+	for name, p := range map[string]tenancy.Principal{"root": a.Root, "sibling": sibling.Root, "customer": cust, "test": test, "other": other.Root} {
+		c, err := svc.Create(ctx, p, collections.CreateRequest{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		made[name] = c.ID
+	}
+	owner := tenancy.Principal{AccountID: a.ID, Kind: tenancy.KindRoot}
+	ids := func(q collections.ListQuery, test bool) []uuid.UUID {
+		t.Helper()
+		p := owner
+		p.Test = test
+		page, err := svc.List(ctx, p, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []uuid.UUID
+		for _, c := range page.Collections {
+			out = append(out, c.ID)
+		}
+		slices.SortFunc(out, func(x, y uuid.UUID) int { return slices.Compare(x[:], y[:]) })
+		return out
+	}
+	sorted := func(xs ...uuid.UUID) []uuid.UUID {
+		slices.SortFunc(xs, func(x, y uuid.UUID) int { return slices.Compare(x[:], y[:]) })
+		return xs
+	}
+	if got, want := ids(collections.ListQuery{}, false), sorted(made["root"], made["sibling"], made["customer"]); !slices.Equal(got, want) {
+		t.Errorf("live: %v, want %v", got, want)
+	}
+	if got := ids(collections.ListQuery{}, true); !slices.Equal(got, []uuid.UUID{made["test"]}) {
+		t.Errorf("test: %v", got)
+	}
+	if got := ids(collections.ListQuery{KeyID: sibling.Root.KeyID}, false); !slices.Equal(got, []uuid.UUID{made["sibling"]}) {
+		t.Errorf("narrowed to the sibling root: %v", got)
+	}
+	if _, err := svc.List(ctx, owner, collections.ListQuery{KeyID: other.Root.KeyID}); apperr.CodeOf(err) != apperr.NotFound {
+		t.Errorf("another account's key: %v", err)
 	}
 }

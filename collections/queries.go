@@ -137,3 +137,6 @@ const sweepSQL = `
 
 // keyInFamilySQL: is key $2 root key $1 itself or one of its customer keys.
 const keyInFamilySQL = `SELECT EXISTS (SELECT 1 FROM broll_key_family($1) f(id) WHERE f.id = $2)`
+
+// keyOfAccountSQL: is key $2 a key of account $1.
+const keyOfAccountSQL = `SELECT EXISTS (SELECT 1 FROM api_keys k WHERE k.id = $2 AND k.account_id = $1)`

@@ -7,8 +7,9 @@ import (
 	"broll/internal/database"
 )
 
-// SweepBatch is how many collections one sweep statement removes at most.
-const SweepBatch = 500
+// SweepBatch is how many collections one sweep statement removes at most:
+// with their items up to 100,000 rows, well inside the statement timeout.
+const SweepBatch = 20
 
 // SweepRevoked removes the collections of keys revoked more than the
 // retention before now (and their items), a batch at a time until none
