@@ -146,6 +146,16 @@ func (b purchaseBody) order() (purchaseOrder, error) {
 	return purchaseOrder{Request: req, CollectionID: id}, err
 }
 
+// fingerprinted is what the order's Idempotency-Key fingerprint is taken
+// over: a purchase by ids as before collections existed (its request
+// alone), so that a retry across an upgrade is still the same request.
+func (o purchaseOrder) fingerprinted() any {
+	if o.CollectionID == uuid.Nil {
+		return o.Request
+	}
+	return o
+}
+
 // readPurchase reads a purchase body into the order the handler acts on,
 // which is also what its Idempotency-Key fingerprint is taken over.
 func readPurchase(body []byte) (purchaseOrder, error) {
@@ -188,7 +198,7 @@ func (s *purchasesAPI) purchase(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return s.replay.idempotent(c, order, func() error {
+	return s.replay.idempotent(c, order.fingerprinted(), func() error {
 		out, err := s.place(c.UserContext(), principal(c), order, "v1")
 		if err != nil {
 			return err
