@@ -30,7 +30,7 @@ func visibleTo(p tenancy.Principal, f *paging.Builder) string {
 		return "c.account_id = " + f.Arg(p.AccountID) + " AND c.livemode AND c.api_key_id IN (SELECT f.id FROM broll_key_family(" +
 			f.Arg(p.KeyID) + ") f(id))"
 	case p.Kind == tenancy.KindCustomer:
-		return "c.api_key_id = " + f.Arg(p.KeyID)
+		return "c.account_id = " + f.Arg(p.AccountID) + " AND c.api_key_id = " + f.Arg(p.KeyID)
 	default:
 		return "false"
 	}

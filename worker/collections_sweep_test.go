@@ -32,10 +32,10 @@ func TestWorkerSweepsRevokedKeysCollections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	revoked := time.Now() // no later than the row's revoked_at
 	if _, err := e.pool.Exec(ctx, `UPDATE api_keys SET revoked_at = now() WHERE id = $1`, gone.KeyID); err != nil {
 		t.Fatal(err)
 	}
-	revoked := time.Now()
 	e.start(t, embed.NewBuiltin(), worker.Options{CollectionSweepInterval: 100 * time.Millisecond})
 	for {
 		var left int
