@@ -134,10 +134,22 @@ func (s *collectionsAPI) getCollection(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	p := principal(c)
-	col, page, err := s.collections.Items(c.UserContext(), p, id, collections.ItemsQuery{Limit: pr.Limit, Cursor: pr.Cursor})
+	out, err := s.collectionView(c, id, collections.ItemsQuery{Limit: pr.Limit, Cursor: pr.Cursor})
 	if err != nil {
 		return err
+	}
+	return c.JSON(out)
+}
+
+// collectionView is a collection the calling key sees with a page of its
+// items rendered as Video objects for that key: the answer of
+// GET /api/v1/collections/{id}, for REST and MCP alike. q.Limit is the
+// page size already read against collections.ItemsBounds.
+func (s *collectionsAPI) collectionView(c *fiber.Ctx, id uuid.UUID, q collections.ItemsQuery) (collectionItemsJSON, error) {
+	p := principal(c)
+	col, page, err := s.collections.Items(c.UserContext(), p, id, q)
+	if err != nil {
+		return collectionItemsJSON{}, err
 	}
 	clips := make([]catalog.Video, len(page.Items))
 	for i, it := range page.Items {
@@ -145,10 +157,10 @@ func (s *collectionsAPI) getCollection(c *fiber.Ctx) error {
 	}
 	items, err := s.clips.renderVideos(c, p.KeyID, clips)
 	if err != nil {
-		return err
+		return collectionItemsJSON{}, err
 	}
-	return c.JSON(collectionItemsJSON{collectionJSON: renderCollection(col), Items: items,
-		Pagination: keysetPagination(pr.Limit, page.HasMore, page.NextCursor)})
+	return collectionItemsJSON{collectionJSON: renderCollection(col), Items: items,
+		Pagination: keysetPagination(q.Limit, page.HasMore, page.NextCursor)}, nil
 }
 
 func (s *collectionsAPI) updateCollection(c *fiber.Ctx) error {
