@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
 
-.PHONY: embed-lexicon check unit clients clients-check run test test-browser docs-screenshots chromium build stack-up stack-down stack-status vet fmt-check bench-edge bench-search bench-search-users bench-search-users-1m bench-purchase bench-warm bench-import clean fuzz lint-go
+.PHONY: embed-lexicon check unit clients clients-check run test test-browser docs-screenshots chromium build stack-up stack-down stack-status vet fmt-check bench-edge bench-search bench-search-users bench-search-users-1m bench-collection bench-purchase bench-warm bench-import clean fuzz lint-go
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -169,6 +169,9 @@ bench-search-users-1m: stack-up
 bench-warm:
 	@test -n "$(WARM_CATALOG)" || { echo "set WARM_CATALOG to a kept catalog's URL on a stack of the benchmark's own"; exit 2; }
 	$(GO) run ./deploy/bench/warm -reuse "$(WARM_CATALOG)"
+
+bench-collection: stack-up
+	set -a && . .stack/env && set +a && $(GO) run ./deploy/bench/collection -clips 100000 -items 5000
 
 bench-purchase: stack-up
 	set -a && . .stack/env && set +a && $(GO) run ./deploy/bench/purchase -duration 10s -clients 64

@@ -67,6 +67,8 @@ var errorDocs = []errorDoc{
 		"Ask for a new upload (`POST /api/ops/v1/uploads`) to send another file."},
 	{apperr.NotEmbedded, "The clip asked for similar clips (`GET /api/v1/broll/{id}/similar`, `find_similar_videos`) has no vector of the current embedding model yet: it is new or changed and the worker has not embedded it, its embedding failed, or a re-embedding to a new model is under way. `Retry-After` says when to try again.",
 		"Retry after `Retry-After` seconds; a clip that stays so needs `brollctl clips reembed --failed` by the operator. Until then `semantic_search` finds clips by a description."},
+	{apperr.LimitReached, "The change would take the key past 1,000 collections, or the collection past 5,000 clips; nothing was changed. `limit` is the cap.",
+		"Delete collections or remove clips you no longer need, or split the clips over several collections."},
 	{apperr.Sunset, "The legacy v0 API has passed its sunset date.",
 		"Move to v1: see /docs/migration."},
 	{apperr.PayloadTooLarge, "The body is over `BROLL_MAX_BODY_BYTES`, counted after decompression.",

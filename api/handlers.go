@@ -15,6 +15,7 @@ import (
 	"broll/catalog/imports"
 	"broll/catalog/media"
 	"broll/catalog/search"
+	"broll/collections"
 	"broll/internal/admission"
 	"broll/internal/idempotency"
 	"broll/tenancy"
@@ -38,17 +39,18 @@ func newSurfaces(g *wiring.Services, m *apiMetrics, warmup *Warmup) (x surfaces,
 	replay := &replayer{idem: g.Idempotency, logger: g.Logger}
 	clips := &clipsAPI{catalog: g.Catalog, search: g.Search, billing: g.Billing, queryEmbedder: g.QueryEmbedder,
 		now: g.Now, baseURL: baseURL}
-	purchases := &purchasesAPI{billing: g.Billing, tenancy: g.Tenancy, licenses: g.Licenses, queryEmbedder: g.QueryEmbedder,
-		metrics: m, now: g.Now, replay: replay}
+	purchases := &purchasesAPI{billing: g.Billing, collections: g.Collections, tenancy: g.Tenancy, licenses: g.Licenses,
+		queryEmbedder: g.QueryEmbedder, metrics: m, now: g.Now, replay: replay}
 	tools := &mcpTools{clips: clips, purchases: purchases, catalog: g.Catalog, billing: g.Billing, licenses: g.Licenses,
 		queryEmbedder: g.QueryEmbedder, logger: g.Logger, metrics: m}
 	x = surfaces{
-		edge:      &keyEdge{auth: g.Auth, gate: g.Gate, metrics: m},
-		keys:      &keysAPI{tenancy: g.Tenancy, auth: g.Auth, gate: g.Gate, revoker: g.Revoker, usage: g.Usage, replay: replay},
-		webhooks:  &webhooksAPI{webhooks: g.Webhooks},
-		clips:     clips,
-		purchases: purchases,
-		ops:       &opsAPI{catalog: g.Catalog, imports: g.Imports, importDir: cfg.ImportDir, logger: g.Logger},
+		edge:        &keyEdge{auth: g.Auth, gate: g.Gate, metrics: m},
+		keys:        &keysAPI{tenancy: g.Tenancy, auth: g.Auth, gate: g.Gate, revoker: g.Revoker, usage: g.Usage, replay: replay},
+		webhooks:    &webhooksAPI{webhooks: g.Webhooks},
+		clips:       clips,
+		purchases:   purchases,
+		collections: &collectionsAPI{collections: g.Collections, clips: clips},
+		ops:         &opsAPI{catalog: g.Catalog, imports: g.Imports, importDir: cfg.ImportDir, logger: g.Logger},
 		uploads: &uploadsAPI{uploads: g.Uploads, media: g.Media, uploadMaxBytes: cfg.UploadMaxBytes, uploadTTL: cfg.UploadURLTTL,
 			bodyIdle: bodyIdle, baseURL: baseURL},
 		downloads: &downloadsAPI{billing: g.Billing, downloads: g.Downloads, media: g.Media, clientAddr: addr,
@@ -130,6 +132,8 @@ type clipsAPI struct {
 // purchase and balance tools (buy, balanceView).
 type purchasesAPI struct {
 	billing *billing.Service
+	// collections buys a collection whole (through billing).
+	collections *collections.Service
 	// tenancy reads a customer key's spend limit for its balance.
 	tenancy *tenancy.Service
 	// licenses signs the purchases' licences.

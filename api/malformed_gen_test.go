@@ -30,6 +30,7 @@ type fixture struct {
 	legacySecret, source     string
 	videos                   []uuid.UUID
 	downloadPath             string // a valid signed link of a real purchase
+	collection               string // the id of a real collection of the customer key, holding the clips
 }
 
 // gen draws malformed requests from a seeded source, so that a failure

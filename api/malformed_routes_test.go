@@ -83,18 +83,22 @@ func (g *gen) next() badReq {
 			return badReq{kind: "ops import", method: "POST", path: "/api/ops/v1/videos", header: g.contentType(ops), body: []byte(g.clipsBody())}
 		}
 		return badReq{kind: "ops retire", method: "DELETE", path: "/api/ops/v1/videos/" + g.pathID(), header: ops}
-	case n < 90:
+	case n < 89:
 		return badReq{kind: "media", method: "GET", path: g.pick([]string{"/media/previews/", "/media/thumbnails/"}) +
 			g.pathID(), header: map[string]string{"If-None-Match": fit(headerSafe(g.text()), 1500, func(s string) string { return s })}}
-	case n < 95:
+	case n < 92:
+		return g.collections(key)
+	case n < 96:
 		// A route's path with a method it does not have.
 		p := g.pick([]string{"/api/v1/broll", "/api/v1/broll/purchase", "/api/v1/keys", "/api/v1/balance", "/api/mcp",
-			"/api/v1/broll/" + g.f.videos[0].String(), "/api/ops/v1/videos", "/healthz", "/api/external/broll/purchase"})
+			"/api/v1/broll/" + g.f.videos[0].String(), "/api/ops/v1/videos", "/healthz", "/api/external/broll/purchase",
+			"/api/v1/collections", "/api/v1/collections/" + g.f.collection + "/items"})
 		m := g.pick([]string{"PUT", "PATCH", "DELETE", "GET", "POST", "OPTIONS", "TRACE", "PROPFIND"})
 		return badReq{kind: "wrong method", method: m, path: p, header: g.authHeader(key), body: []byte(g.pick([]string{"", "{}", "[]"}))}
 	default:
 		// Over BROLL_MAX_BODY_BYTES, on every route that reads a body.
-		p := g.pick([]string{"/api/v1/broll/purchase", "/api/v1/keys", "/api/mcp", "/api/ops/v1/videos", "/api/external/broll/purchase"})
+		p := g.pick([]string{"/api/v1/broll/purchase", "/api/v1/keys", "/api/mcp", "/api/ops/v1/videos", "/api/external/broll/purchase",
+			"/api/v1/collections"})
 		body := `{"video_ids":["` + strings.Repeat("a", 1<<20) + `"]}`
 		// A working key: a broken header could be refused for its own sake.
 		h := g.contentType(map[string]string{"Authorization": "Bearer " + key})

@@ -128,8 +128,12 @@ func malformedFixture(t *testing.T, e *testEnv, node int) (fixture, billingtest.
 	if err != nil {
 		t.Fatal(err)
 	}
+	col := expect[brollclient.Collection](t, e.do(t, node, "POST", "/api/v1/collections", cust.Secret, map[string]any{"name": "malformed input"}), 201)
+	expect[brollclient.Collection](t, e.do(t, node, "PUT", "/api/v1/collections/"+col.Id.String()+"/items", cust.Secret,
+		map[string]any{"video_ids": vids}), 200)
 	return fixture{rootKey: acct.RootKey.Secret, custKey: cust.Secret, opsKey: ops.Secret,
-		legacySecret: testLegacySecret, source: acct.Source, videos: vids, downloadPath: link.RequestURI()}, acct
+		legacySecret: testLegacySecret, source: acct.Source, videos: vids, downloadPath: link.RequestURI(),
+		collection: col.Id.String()}, acct
 }
 
 // serveNode serves node n on a loopback port and returns its base URL.
@@ -150,6 +154,10 @@ func serveNode(t *testing.T, e *testEnv, n int) string {
 type state struct {
 	Balance, Purchases, Ledger     int64
 	Keys, Revoked, Videos, Retired int64
+	// Collections, Items and Edits: the collections and their clips, and
+	// the latest change of any.
+	Collections, Items int64
+	Edits              string
 }
 
 func snapshot(t *testing.T, pool *pgxpool.Pool, account any) state {
@@ -160,8 +168,11 @@ func snapshot(t *testing.T, pool *pgxpool.Pool, account any) state {
 		(SELECT count(*) FROM purchases WHERE account_id = $1),
 		(SELECT count(*) FROM ledger),
 		(SELECT count(*) FROM api_keys), (SELECT count(revoked_at) FROM api_keys),
-		(SELECT count(*) FROM videos), (SELECT count(retired_at) FROM videos)`,
-		account).Scan(&s.Balance, &s.Purchases, &s.Ledger, &s.Keys, &s.Revoked, &s.Videos, &s.Retired)
+		(SELECT count(*) FROM videos), (SELECT count(retired_at) FROM videos),
+		(SELECT count(*) FROM collections), (SELECT count(*) FROM collection_items),
+		(SELECT coalesce(max(updated_at)::text, '') FROM collections)`,
+		account).Scan(&s.Balance, &s.Purchases, &s.Ledger, &s.Keys, &s.Revoked, &s.Videos, &s.Retired,
+		&s.Collections, &s.Items, &s.Edits)
 	if err != nil {
 		t.Fatal(err)
 	}

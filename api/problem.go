@@ -24,6 +24,7 @@ var titles = map[apperr.Code]string{
 	apperr.UploadClaimed:        "Upload claimed",
 	apperr.UploadClosed:         "Upload closed",
 	apperr.NotEmbedded:          "Not embedded yet",
+	apperr.LimitReached:         "Limit reached",
 	apperr.InsufficientScope:    "Insufficient scope",
 	apperr.Forbidden:            "Forbidden",
 	apperr.LicenseRevoked:       "Licence revoked",

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"broll/billing"
 	"broll/billing/license"
+	"broll/collections"
 	"broll/internal/apperr"
 	"broll/internal/money"
 	"broll/tenancy"
@@ -35,6 +37,16 @@ type purchaseResultJSON struct {
 	Balance      money.Cents        `json:"balance"`
 	DryRun       bool               `json:"dry_run"`
 	Livemode     bool               `json:"livemode"` // false: a test key's, paid from the test balance
+	// Skipped are the clips of a bought collection that were not charged;
+	// absent on a purchase by video_ids, present (maybe empty) on one by
+	// collection_id.
+	Skipped *[]skippedJSON `json:"skipped,omitempty"`
+}
+
+// skippedJSON is a clip of a bought collection left out of the purchase.
+type skippedJSON struct {
+	VideoID uuid.UUID `json:"video_id"`
+	Reason  string    `json:"reason"` // retired | unavailable | already_owned
 }
 
 // purchaseInput is the body of POST /api/v1/broll/purchase and the input of
@@ -95,28 +107,103 @@ func renderPurchase(r billing.PurchaseResult, lic *license.Service) purchaseResu
 	return out
 }
 
-// readPurchase reads a purchase body into the request the handler acts on,
-// which is also what its Idempotency-Key fingerprint is taken over.
-func readPurchase(body []byte) (billing.PurchaseRequest, error) {
-	var in purchaseInput
-	if err := decodeBody(body, &in); err != nil {
-		return billing.PurchaseRequest{}, err
+// purchaseBody is the body of POST /api/v1/broll/purchase: the clips to
+// buy by id, or a collection to buy whole (exactly one of the two).
+type purchaseBody struct {
+	VideoIDs      []string     `json:"video_ids"`
+	CollectionID  *string      `json:"collection_id,omitempty"`
+	ExpectedTotal *json.Number `json:"expected_total,omitempty"`
+	DryRun        bool         `json:"dry_run,omitempty"`
+}
+
+// purchaseOrder is a purchase as the handler acts on it: Request, or with
+// CollectionID set the collection whole (Request then holds its
+// expected_total and dry_run only).
+type purchaseOrder struct {
+	Request      billing.PurchaseRequest
+	CollectionID uuid.UUID
+}
+
+func (b purchaseBody) order() (purchaseOrder, error) {
+	if b.CollectionID == nil {
+		if b.VideoIDs == nil {
+			return purchaseOrder{}, apperr.InvalidField("video_ids",
+				"video_ids is required: an array of 1 to %d video ids (or collection_id, to buy a collection)", billing.MaxVideosPerPurchase)
+		}
+		req, err := purchaseInput{VideoIDs: b.VideoIDs, ExpectedTotal: b.ExpectedTotal, DryRun: b.DryRun}.request()
+		return purchaseOrder{Request: req}, err
 	}
-	return in.request()
+	if b.VideoIDs != nil {
+		return purchaseOrder{}, apperr.InvalidField("collection_id", "give video_ids or collection_id, not both")
+	}
+	id, err := uuid.Parse(*b.CollectionID)
+	if err != nil {
+		return purchaseOrder{}, apperr.InvalidField("collection_id", "collection_id %q is not a UUID", apperr.Clip(*b.CollectionID))
+	}
+	// The quote's fields are read as for a purchase by ids; the ids are
+	// the collection's.
+	req, err := purchaseInput{VideoIDs: []string{}, ExpectedTotal: b.ExpectedTotal, DryRun: b.DryRun}.request()
+	return purchaseOrder{Request: req, CollectionID: id}, err
+}
+
+// fingerprinted is what the order's Idempotency-Key fingerprint is taken
+// over: a purchase by ids as before collections existed (its request
+// alone), so that a retry across an upgrade is still the same request.
+func (o purchaseOrder) fingerprinted() any {
+	if o.CollectionID == uuid.Nil {
+		return o.Request
+	}
+	return o
+}
+
+// readPurchase reads a purchase body into the order the handler acts on,
+// which is also what its Idempotency-Key fingerprint is taken over.
+func readPurchase(body []byte) (purchaseOrder, error) {
+	var in purchaseBody
+	if err := decodeBody(body, &in); err != nil {
+		return purchaseOrder{}, err
+	}
+	return in.order()
+}
+
+// place runs an order for p: a purchase by ids through billing, a
+// collection through collections.Buy (which buys through billing's same
+// statement); surface names the caller in the metrics.
+func (s *purchasesAPI) place(ctx context.Context, p tenancy.Principal, o purchaseOrder, surface string) (purchaseResultJSON, error) {
+	if o.CollectionID == uuid.Nil {
+		res, err := s.billing.Purchase(ctx, p, o.Request)
+		s.metrics.observePurchase(surface, res, err)
+		if err != nil {
+			return purchaseResultJSON{}, err
+		}
+		return renderPurchase(res, s.licenses), nil
+	}
+	res, err := s.collections.Buy(ctx, p, collections.BuyRequest{CollectionID: o.CollectionID,
+		ExpectedTotal: o.Request.ExpectedTotal, DryRun: o.Request.DryRun})
+	s.metrics.observePurchase(surface, res.PurchaseResult, err)
+	if err != nil {
+		return purchaseResultJSON{}, err
+	}
+	out := renderPurchase(res.PurchaseResult, s.licenses)
+	skipped := make([]skippedJSON, len(res.Skipped))
+	for i, sk := range res.Skipped {
+		skipped[i] = skippedJSON{VideoID: sk.VideoID, Reason: sk.Reason}
+	}
+	out.Skipped = &skipped
+	return out, nil
 }
 
 func (s *purchasesAPI) purchase(c *fiber.Ctx) error {
-	req, err := readPurchase(c.Request().Body())
+	order, err := readPurchase(c.Request().Body())
 	if err != nil {
 		return err
 	}
-	return s.replay.idempotent(c, req, func() error {
-		res, err := s.billing.Purchase(c.UserContext(), principal(c), req)
-		s.metrics.observePurchase("v1", res, err)
+	return s.replay.idempotent(c, order.fingerprinted(), func() error {
+		out, err := s.place(c.UserContext(), principal(c), order, "v1")
 		if err != nil {
 			return err
 		}
-		return c.JSON(renderPurchase(res, s.licenses))
+		return c.JSON(out)
 	})
 }
 

@@ -19,6 +19,7 @@ type surfaces struct {
 	webhooks     *webhooksAPI
 	clips        *clipsAPI
 	purchases    *purchasesAPI
+	collections  *collectionsAPI
 	ops          *opsAPI
 	uploads      *uploadsAPI
 	downloads    *downloadsAPI
@@ -72,6 +73,13 @@ func routes(x surfaces) []route {
 		post(v1+"/webhooks/:id/test", x.webhooks.pingWebhook),
 		post(v1+"/webhooks/:id/rotate", x.webhooks.rotateWebhookSecret),
 		post(v1+"/webhooks/:id/enable", x.webhooks.enableWebhook),
+		post(v1+"/collections", scope(tenancy.ScopeBrollPurchase), x.collections.createCollection),
+		get(v1+"/collections", scope(tenancy.ScopeBrollRead), x.collections.listCollections),
+		get(v1+"/collections/:id", scope(tenancy.ScopeBrollRead), x.collections.getCollection),
+		patch(v1+"/collections/:id", scope(tenancy.ScopeBrollPurchase), x.collections.updateCollection),
+		del(v1+"/collections/:id", scope(tenancy.ScopeBrollPurchase), x.collections.deleteCollection),
+		put(v1+"/collections/:id/items", scope(tenancy.ScopeBrollPurchase), x.collections.addCollectionItems),
+		del(v1+"/collections/:id/items", scope(tenancy.ScopeBrollPurchase), x.collections.removeCollectionItem),
 		get(v1+"/broll", scope(tenancy.ScopeBrollRead), x.clips.listBroll),
 		get(v1+"/broll/filters", scope(tenancy.ScopeBrollRead), x.clips.brollFilters(&filterCache{})),
 		get(v1+"/broll/:id", scope(tenancy.ScopeBrollRead), x.clips.getBroll),

@@ -57,7 +57,7 @@ func NormalizeCustomerEmail(raw string) (string, error) {
 // either case), and a video the buyer already holds is returned again, not
 // charged. Two customer emails of one source are two buyers.
 func (s *Service) LegacyPurchase(ctx context.Context, b LegacyBuyer, videoIDs []uuid.UUID) (PurchaseResult, error) {
-	ids, err := uniqueIDs(videoIDs)
+	ids, err := uniqueIDs(videoIDs, MaxVideosPerPurchase)
 	if err != nil {
 		return PurchaseResult{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"broll/internal/apperr"
+	"broll/internal/database"
 	"broll/internal/money"
 	"broll/internal/outbox"
 	"broll/tenancy"
@@ -15,11 +16,21 @@ import (
 // MaxVideosPerPurchase bounds one purchase request.
 const MaxVideosPerPurchase = 50
 
+// MaxVideosPerBulkPurchase bounds a bulk purchase: the clips of a list the
+// service holds for the key (a collection, at most 5,000 clips), which the
+// caller has already narrowed to those to buy.
+const MaxVideosPerBulkPurchase = 5000
+
 // PurchaseRequest is one call to buy videos with a key.
 type PurchaseRequest struct {
 	VideoIDs      []uuid.UUID
 	ExpectedTotal *money.Cents // if set, the charge must equal it or nothing happens
 	DryRun        bool         // quote only
+	// Bulk: VideoIDs come from a list the service keeps (a collection), not
+	// from the client; up to MaxVideosPerBulkPurchase, and none at all is
+	// an empty purchase (nothing charged, the balance shown) rather than a
+	// bad request.
+	Bulk bool
 }
 
 // PurchasedVideo is one line of a purchase result.
@@ -51,12 +62,19 @@ type PurchaseResult struct {
 // is 402, a wrong expected_total is 409; in each case nothing is charged.
 // Videos the key already owns are returned again and not charged.
 func (s *Service) Purchase(ctx context.Context, p tenancy.Principal, req PurchaseRequest) (PurchaseResult, error) {
-	ids, err := uniqueIDs(req.VideoIDs)
-	if err != nil {
-		return PurchaseResult{}, err
-	}
 	if p.AccountID == uuid.Nil {
 		return PurchaseResult{}, apperr.New(apperr.Forbidden, "this key belongs to no account")
+	}
+	if req.Bulk && len(req.VideoIDs) == 0 {
+		return s.emptyPurchase(ctx, p, req)
+	}
+	limit := MaxVideosPerPurchase
+	if req.Bulk {
+		limit = MaxVideosPerBulkPurchase
+	}
+	ids, err := uniqueIDs(req.VideoIDs, limit)
+	if err != nil {
+		return PurchaseResult{}, err
 	}
 	job := newJob(p.KeyID, "", ids, req.ExpectedTotal, req.DryRun, p.Test)
 	job.trace = outbox.Trace(ctx)
@@ -87,9 +105,30 @@ func (s *Service) purchase(account uuid.UUID, job *purchaseJob) (PurchaseResult,
 	return out, nil
 }
 
-func uniqueIDs(in []uuid.UUID) ([]uuid.UUID, error) {
+// emptyPurchase answers a bulk purchase with nothing left to buy: nothing
+// is charged, and an expected_total other than zero is 409 as on any
+// purchase whose total differs.
+func (s *Service) emptyPurchase(ctx context.Context, p tenancy.Principal, req PurchaseRequest) (PurchaseResult, error) {
+	if req.ExpectedTotal != nil && *req.ExpectedTotal != 0 {
+		return PurchaseResult{}, apperr.New(apperr.PriceChanged, "the purchase costs %s USD (nothing to buy), not the expected %s USD",
+			money.Cents(0), *req.ExpectedTotal).With("total", money.Cents(0)).With("expected_total", *req.ExpectedTotal).With("currency", "USD")
+	}
+	var bal money.Cents
+	var err error
+	if p.Test {
+		bal, err = s.TestBalance(ctx, p.AccountID)
+	} else {
+		err = s.pool.QueryRow(ctx, balanceSQL, p.AccountID).Scan(&bal)
+	}
+	if err != nil {
+		return PurchaseResult{}, database.Interpret(err, "account not found")
+	}
+	return PurchaseResult{Purchases: []PurchasedVideo{}, Balance: bal, DryRun: req.DryRun, Livemode: !p.Test}, nil
+}
+
+func uniqueIDs(in []uuid.UUID, limit int) ([]uuid.UUID, error) {
 	if len(in) == 0 {
-		return nil, apperr.InvalidField("video_ids", "video_ids must hold 1 to %d video ids", MaxVideosPerPurchase)
+		return nil, apperr.InvalidField("video_ids", "video_ids must hold 1 to %d video ids", limit)
 	}
 	seen := make(map[uuid.UUID]bool, len(in))
 	out := make([]uuid.UUID, 0, len(in))
@@ -99,8 +138,8 @@ func uniqueIDs(in []uuid.UUID) ([]uuid.UUID, error) {
 			out = append(out, id)
 		}
 	}
-	if len(out) > MaxVideosPerPurchase {
-		return nil, apperr.InvalidField("video_ids", "at most %d distinct video ids per purchase, got %d", MaxVideosPerPurchase, len(out))
+	if len(out) > limit {
+		return nil, apperr.InvalidField("video_ids", "at most %d distinct video ids per purchase, got %d", limit, len(out))
 	}
 	return out, nil
 }

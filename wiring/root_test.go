@@ -21,6 +21,7 @@ var constructors = map[string][]string{
 	"broll/billing":              {"New", "NewSigner", "NewDownloadLimiter"},
 	"broll/billing/license":      {"New", "NewStamper", "NewLookupLimiter", "NewKeyring", "LoadFonts"},
 	"broll/catalog":              {"NewService"},
+	"broll/collections":          {"New"},
 	"broll/catalog/media":        {"Open", "NewUploads"},
 	"broll/catalog/mediajobs":    {"New"},
 	"broll/catalog/imports":      {"New"},

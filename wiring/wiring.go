@@ -28,6 +28,7 @@ import (
 	"broll/catalog/media"
 	"broll/catalog/mediajobs"
 	"broll/catalog/search"
+	"broll/collections"
 	"broll/embed"
 	"broll/internal/admission"
 	"broll/internal/config"
@@ -156,6 +157,8 @@ type Services struct {
 	Revoker   *tenancy.Revoker
 	Billing   *billing.Service
 	Downloads *billing.DownloadLimiter
+	// Collections is the keys' shortlists of clips, bought through Billing.
+	Collections *collections.Service
 	// Licenses reads, signs and revokes the purchases' licences; nil when
 	// no signing secret is configured (brollctl without BROLL_SIGNING_KEY).
 	Licenses *license.Service
@@ -329,6 +332,7 @@ func (g *Services) build() {
 	g.Stamps = license.NewStamper(pool, stampOpts)
 	g.Billing = billing.New(pool, billing.ServiceOptions{Links: links, Keys: g.Tenancy, Names: names,
 		LowBalanceThreshold: cfg.LowBalanceThreshold, TestBalance: cfg.TestBalance, Admission: door, Stamps: g.Stamps})
+	g.Collections = collections.New(pool, g.Billing, collections.ServiceOptions{Retention: cfg.CollectionRetention})
 	if g.licenseKeys != nil {
 		g.Licenses = license.New(pool, license.ServiceOptions{Keys: g.licenseKeys, Licensor: cfg.License.LicensorName,
 			TermsVersion: cfg.License.TermsVersion, TermsURL: cfg.TermsLink(), BaseURL: cfg.BaseURL(), Fonts: g.Fonts, Stamps: g.Stamps})

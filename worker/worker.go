@@ -19,6 +19,7 @@ import (
 	"broll/billing/license"
 	"broll/catalog"
 	"broll/catalog/mediajobs"
+	"broll/collections"
 	"broll/embed"
 	"broll/internal/tasks"
 )
@@ -35,6 +36,9 @@ const (
 	DefaultShutdownTimeout    = 20 * time.Second
 	DefaultRelayInterval      = time.Second
 	DefaultStampSweepInterval = time.Minute
+	// DefaultCollectionSweepInterval is how often revoked keys'
+	// collections past their retention are removed.
+	DefaultCollectionSweepInterval = time.Hour
 )
 
 // Options tune a Worker; the zero value is production's defaults. What it
@@ -76,6 +80,10 @@ type Options struct {
 	// purchases without a licence-stamped copy and asks for theirs
 	// (license.Stamper.SweepLost): the requests lost while Redis was away.
 	StampSweepInterval time.Duration
+	// CollectionSweepInterval is how often the worker removes the
+	// collections of keys revoked longer ago than their retention
+	// (collections.Service.SweepRevoked).
+	CollectionSweepInterval time.Duration
 	// NoMedia leaves the media queue alone (no ffmpeg on this machine):
 	// its tasks wait for a worker that has it.
 	NoMedia bool
@@ -95,6 +103,7 @@ func (o *Options) withDefaults() {
 	setDefault(&o.ShutdownTimeout, DefaultShutdownTimeout)
 	setDefault(&o.RelayInterval, DefaultRelayInterval)
 	setDefault(&o.StampSweepInterval, DefaultStampSweepInterval)
+	setDefault(&o.CollectionSweepInterval, DefaultCollectionSweepInterval)
 }
 
 func setDefault[T int | time.Duration](v *T, def T) {
@@ -125,8 +134,10 @@ type Worker struct {
 	store    clipStore
 	logger   *slog.Logger
 	// stamps makes the licence-stamped copies of purchased files.
-	stamps   *license.Stamper
-	handlers map[string]asynq.Handler
+	stamps *license.Stamper
+	// collections sweeps revoked keys' collections (nil: none).
+	collections *collections.Service
+	handlers    map[string]asynq.Handler
 	// previewHandlers run on a server of their own (PreviewConcurrency).
 	previewHandlers map[string]asynq.Handler
 	metrics         *workerMetrics
@@ -151,6 +162,9 @@ type Deps struct {
 	// Stamps makes the licence-stamped copies of purchased files; nil
 	// (no media store) leaves the stamp tasks to a worker that has one.
 	Stamps *license.Stamper
+	// Collections removes revoked keys' collections past their retention;
+	// nil leaves that to another worker.
+	Collections *collections.Service
 	// Logger is the worker's log unless Options.Logger names another; nil
 	// drops it.
 	Logger *slog.Logger
@@ -173,7 +187,7 @@ func New(d Deps, opts Options) (*Worker, error) {
 	}
 	opts.withDefaults()
 	w := &Worker{opts: opts, queue: d.Queue, prefix: d.Prefix, catalog: d.Catalog, media: d.MediaJobs, embedder: d.Embedder,
-		store: d.Catalog, logger: opts.Logger, metrics: newWorkerMetrics(opts.Metrics)}
+		store: d.Catalog, logger: opts.Logger, metrics: newWorkerMetrics(opts.Metrics), collections: d.Collections}
 	w.handlers = map[string]asynq.Handler{
 		tasks.TaskEmbedClips: asynq.HandlerFunc(w.handleEmbedClips),
 		tasks.TaskEmbedClip:  asynq.HandlerFunc(w.handleEmbedClips),
@@ -230,6 +244,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	relay.Go(func() { w.relayJobs(ctx) })
 	if w.stamps != nil {
 		relay.Go(func() { w.sweepStamps(ctx) })
+	}
+	if w.collections != nil {
+		relay.Go(func() { w.sweepCollections(ctx) })
 	}
 	defer relay.Wait()
 	<-ctx.Done()

@@ -81,6 +81,8 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 
 		RetryBaseDelay: cfg.EmbedRetryBaseDelay,
 		RetryMaxDelay:  cfg.EmbedRetryMaxDelay,
+
+		CollectionSweepInterval: cfg.CollectionSweepInterval,
 	})
 	if err != nil {
 		return err
@@ -131,7 +133,7 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 // wiring.WorkerParts.
 func workerDeps(g *wiring.Services) worker.Deps {
 	d := worker.Deps{Queue: g.QueueConn, Prefix: g.Config.RedisPrefix, Catalog: g.Catalog, MediaJobs: g.MediaJobs,
-		Embedder: g.Embedder, Logger: g.Logger}
+		Embedder: g.Embedder, Logger: g.Logger, Collections: g.Collections}
 	if g.Media != nil { // the stamped copies are files in the media store
 		d.Stamps = g.Stamps
 	}

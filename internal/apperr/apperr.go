@@ -48,6 +48,10 @@ const (
 	Internal         Code = "internal"
 	Unavailable      Code = "unavailable"
 
+	// LimitReached: a key's collections or a collection's clips would pass
+	// their cap (409).
+	LimitReached Code = "limit_reached"
+
 	// NotEmbedded: "more like this" of a clip whose vector is not ready,
 	// or was made by another model than the current one (409, with
 	// Retry-After).

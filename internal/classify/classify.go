@@ -96,7 +96,7 @@ func Status(code apperr.Code) int {
 	case apperr.IdempotencyKeyReused:
 		return http.StatusUnprocessableEntity
 	case apperr.Conflict, apperr.PriceChanged, apperr.IdempotencyKeyInUse, apperr.PreviewNotReady,
-		apperr.UploadIncomplete, apperr.UploadClaimed, apperr.UploadClosed, apperr.NotEmbedded:
+		apperr.UploadIncomplete, apperr.UploadClaimed, apperr.UploadClosed, apperr.NotEmbedded, apperr.LimitReached:
 		return http.StatusConflict
 	case apperr.Sunset:
 		return http.StatusGone

@@ -76,6 +76,12 @@ type Config struct {
 	// MaxBodyBytes bounds a request body (1 MiB by default).
 	MaxBodyBytes       int           `env:"BROLL_MAX_BODY_BYTES" default:"1048576"`
 	UsageFlushInterval time.Duration `env:"BROLL_USAGE_FLUSH_INTERVAL" default:"10s"`
+	// CollectionRetention is how long a revoked key's collections stay
+	// readable by its root before the worker's sweep removes them: the
+	// statement period (a month) and its grace days.
+	CollectionRetention time.Duration `env:"BROLL_COLLECTION_RETENTION" default:"840h" range:"1s,8760h"`
+	// CollectionSweepInterval is how often a worker runs that sweep.
+	CollectionSweepInterval time.Duration `env:"BROLL_COLLECTION_SWEEP_INTERVAL" default:"1h" range:"1s,168h"`
 	// WorkerConcurrency is how many tasks (each a batch of clips) a
 	// worker runs at once; WorkerPreviewConcurrency how many preview tasks
 	// (ffmpeg) beside them, apart.

@@ -246,6 +246,21 @@ func (e ClipStateMediaStatus) Valid() bool {
 	}
 }
 
+// Defines values for CollectionDeletedDeleted.
+const (
+	CollectionDeletedDeletedTrue CollectionDeletedDeleted = true
+)
+
+// Valid indicates whether the value is a known member of the CollectionDeletedDeleted enum.
+func (e CollectionDeletedDeleted) Valid() bool {
+	switch e {
+	case CollectionDeletedDeletedTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for FiltersDifficultyCurrency.
 const (
 	FiltersDifficultyCurrencyUSD FiltersDifficultyCurrency = "USD"
@@ -666,6 +681,7 @@ const (
 	ProblemCodeInternal                ProblemCode = "internal"
 	ProblemCodeInvalidRequest          ProblemCode = "invalid_request"
 	ProblemCodeLicenseRevoked          ProblemCode = "license_revoked"
+	ProblemCodeLimitReached            ProblemCode = "limit_reached"
 	ProblemCodeMethodNotAllowed        ProblemCode = "method_not_allowed"
 	ProblemCodeNotEmbedded             ProblemCode = "not_embedded"
 	ProblemCodeNotFound                ProblemCode = "not_found"
@@ -706,6 +722,8 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeInvalidRequest:
 		return true
 	case ProblemCodeLicenseRevoked:
+		return true
+	case ProblemCodeLimitReached:
 		return true
 	case ProblemCodeMethodNotAllowed:
 		return true
@@ -876,6 +894,27 @@ const (
 func (e PurchaseResultCurrency) Valid() bool {
 	switch e {
 	case PurchaseResultCurrencyUSD:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PurchaseSkippedReason.
+const (
+	PurchaseSkippedReasonAlreadyOwned PurchaseSkippedReason = "already_owned"
+	PurchaseSkippedReasonRetired      PurchaseSkippedReason = "retired"
+	PurchaseSkippedReasonUnavailable  PurchaseSkippedReason = "unavailable"
+)
+
+// Valid indicates whether the value is a known member of the PurchaseSkippedReason enum.
+func (e PurchaseSkippedReason) Valid() bool {
+	switch e {
+	case PurchaseSkippedReasonAlreadyOwned:
+		return true
+	case PurchaseSkippedReasonRetired:
+		return true
+	case PurchaseSkippedReasonUnavailable:
 		return true
 	default:
 		return false
@@ -2543,6 +2582,91 @@ type ClipStateEmbeddingStatus string
 // ClipStateMediaStatus `pending`: waiting for the worker's probe; `ready`: passed; `failed`: the probe refused the file (or processing gave up), see `media_error`.
 type ClipStateMediaStatus string
 
+// Collection A key's shortlist of clips.
+//
+// Examples: {"api_key_id":"9c1b2a3d-4e5f-4a6b-8c7d-0e1f2a3b4c5d","created_at":"2026-03-02T10:15:00Z","description":"For the summer campaign","id":"3b9d6c1e-2f4a-4d8b-9c7e-1a2b3c4d5e6f","item_count":3,"livemode":true,"name":"Beach reactions","updated_at":"2026-03-02T10:20:00Z"}
+type Collection struct {
+	// ApiKeyId The key that made it (and alone may change it).
+	ApiKeyId    openapi_types.UUID `json:"api_key_id"`
+	CreatedAt   time.Time          `json:"created_at"`
+	Description *string            `json:"description"`
+	Id          openapi_types.UUID `json:"id"`
+
+	// ItemCount Clips in it (those whose media is not sound count, though `items` leaves them out).
+	ItemCount int `json:"item_count"`
+
+	// Livemode False for a test key's collection; live and test collections never see each other.
+	Livemode  bool      `json:"livemode"`
+	Name      string    `json:"name"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// CollectionCreate Examples: {"description":"For the summer campaign","name":"Beach reactions"}
+type CollectionCreate struct {
+	Description *string `json:"description,omitempty"`
+
+	// Name 1-200 characters, trimmed, NFC; no control or bidirectional characters, not only white space.
+	Name string `json:"name"`
+}
+
+// CollectionDeleted defines model for CollectionDeleted.
+type CollectionDeleted struct {
+	Deleted CollectionDeletedDeleted `json:"deleted"`
+	Id      openapi_types.UUID       `json:"id"`
+}
+
+// CollectionDeletedDeleted defines model for CollectionDeleted.Deleted.
+type CollectionDeletedDeleted bool
+
+// CollectionItemsAdd Examples: {"video_ids":["11111111-2222-4333-8444-555555555555"]}
+type CollectionItemsAdd struct {
+	// VideoIds 1 to 50 clip ids, added in this order after the clips already there; a clip already in the collection stays where it is; an id given twice counts once.
+	VideoIds []openapi_types.UUID `json:"video_ids"`
+}
+
+// CollectionList defines model for CollectionList.
+type CollectionList struct {
+	Collections []Collection         `json:"collections"`
+	Pagination  CollectionPagination `json:"pagination"`
+}
+
+// CollectionPagination defines model for CollectionPagination.
+type CollectionPagination struct {
+	// HasMore Another page follows (exact).
+	HasMore bool `json:"has_more"`
+	Limit   int  `json:"limit"`
+
+	// NextCursor Pass as `cursor` for the next page; null on the last page.
+	NextCursor *string `json:"next_cursor"`
+}
+
+// CollectionUpdate Give `name`, `description` or both; `description: null` clears it.
+type CollectionUpdate struct {
+	Description *string `json:"description,omitempty"`
+	Name        *string `json:"name,omitempty"`
+}
+
+// CollectionWithItems A collection and a page of its items.
+type CollectionWithItems struct {
+	// ApiKeyId The key that made it (and alone may change it).
+	ApiKeyId    openapi_types.UUID `json:"api_key_id"`
+	CreatedAt   time.Time          `json:"created_at"`
+	Description *string            `json:"description"`
+	Id          openapi_types.UUID `json:"id"`
+
+	// ItemCount Clips in it (those whose media is not sound count, though `items` leaves them out).
+	ItemCount int `json:"item_count"`
+
+	// Items Clips in the order added, as Video objects for the calling key (`owned`, `download_url`); a retired clip stays, with `retired: true`; a clip whose media is not sound is left out.
+	Items []Video `json:"items"`
+
+	// Livemode False for a test key's collection; live and test collections never see each other.
+	Livemode   bool                 `json:"livemode"`
+	Name       string               `json:"name"`
+	Pagination CollectionPagination `json:"pagination"`
+	UpdatedAt  time.Time            `json:"updated_at"`
+}
+
 // Filters The values that occur in the live catalog, each with the number of clips that have it.
 //
 // Examples: {"age_range":[{"count":90,"value":"25-34"}],"difficulty":[{"count":150,"currency":"USD","name":"medium","price":10}],"emotion":[{"count":120,"value":"happy"}],"gender":[{"count":200,"value":"female"}],"location":[{"count":12,"value":"lisbon"}],"media_type":[{"count":380,"value":"video"}],"models":[{"count":7,"id":"m-104","name":"Ana"}],"orientation":[{"count":300,"value":"vertical"}]}
@@ -2773,7 +2897,10 @@ type LegacyPurchaseResult struct {
 	// Livemode False for test mode (a `dsk_test_` key): paid from the account's test balance, never from the live balance. `balance` is then the test balance, and the links serve the clips' previews.
 	Livemode  bool           `json:"livemode"`
 	Purchases []PurchaseLine `json:"purchases"`
-	Source    string         `json:"source"`
+
+	// Skipped Only on a purchase by `collection_id`: the collection's clips left out of it, in the order added.
+	Skipped *[]PurchaseSkipped `json:"skipped,omitempty"`
+	Source  string             `json:"source"`
 
 	// TotalCharged Charged by this request (or quoted, on a dry run), in USD.
 	//
@@ -2905,7 +3032,7 @@ type ProbeMismatch struct {
 // ProbeMismatchField defines model for ProbeMismatch.Field.
 type ProbeMismatchField string
 
-// Problem An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// Problem An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase or a collection add has `unknown_video_ids`; `limit_reached` has `limit`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type Problem struct {
 	AllowedValues *[]string `json:"allowed_values,omitempty"`
 
@@ -2917,7 +3044,7 @@ type Problem struct {
 	// Checks `/readyz`: what the node found. `postgres` and `redis`: `ok` or `unreachable`; `warmup` (when Postgres answered): `warming` while the node warms its catalog.
 	Checks *Problem_Checks `json:"checks,omitempty"`
 
-	// Code Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope`, `forbidden` and `license_revoked` (403: the last, a download link of a purchase whose licence was revoked), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed`, `upload_closed` and `not_embedded` (409; `not_embedded`: the clip of `GET /api/v1/broll/{id}/similar` has no vector of the current model yet, with `Retry-After` and `retry_after_seconds`), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
+	// Code Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope`, `forbidden` and `license_revoked` (403: the last, a download link of a purchase whose licence was revoked), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed`, `upload_closed` and `not_embedded` (409; `not_embedded`: the clip of `GET /api/v1/broll/{id}/similar` has no vector of the current model yet, with `Retry-After` and `retry_after_seconds`), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503). `limit_reached` (409: a key past 1,000 collections or a collection past 5,000 clips; `limit` is the cap).
 	Code     ProblemCode      `json:"code"`
 	Currency *ProblemCurrency `json:"currency,omitempty"`
 
@@ -2995,7 +3122,7 @@ type Problem_Checks struct {
 	AdditionalProperties map[string]ProblemChecks `json:"-"`
 }
 
-// ProblemCode Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope`, `forbidden` and `license_revoked` (403: the last, a download link of a purchase whose licence was revoked), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed`, `upload_closed` and `not_embedded` (409; `not_embedded`: the clip of `GET /api/v1/broll/{id}/similar` has no vector of the current model yet, with `Retry-After` and `retry_after_seconds`), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
+// ProblemCode Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope`, `forbidden` and `license_revoked` (403: the last, a download link of a purchase whose licence was revoked), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed`, `upload_closed` and `not_embedded` (409; `not_embedded`: the clip of `GET /api/v1/broll/{id}/similar` has no vector of the current model yet, with `Retry-After` and `retry_after_seconds`), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503). `limit_reached` (409: a key past 1,000 collections or a collection past 5,000 clips; `limit` is the cap).
 type ProblemCode string
 
 // ProblemCurrency defines model for Problem.Currency.
@@ -3118,10 +3245,13 @@ type PurchaseRecord struct {
 // PurchaseRecordCurrency defines model for PurchaseRecord.Currency.
 type PurchaseRecordCurrency string
 
-// PurchaseRequest All or nothing. Duplicates in one request count once. There is no `source` (it comes from the key) and no `customer_email` (use one customer key per end customer); unknown fields are refused.
+// PurchaseRequest Exactly one of `video_ids` and `collection_id` (both, or neither, is 400 `invalid_request` naming the field). All or nothing. Duplicates in one request count once. There is no `source` (it comes from the key) and no `customer_email` (use one customer key per end customer); unknown fields are refused.
 //
-// Examples: {"expected_total":20,"video_ids":["11111111-2222-4333-8444-555555555555","66666666-7777-4888-9999-aaaaaaaaaaaa"]}
+// Examples: {"expected_total":20,"video_ids":["11111111-2222-4333-8444-555555555555","66666666-7777-4888-9999-aaaaaaaaaaaa"]}, {"collection_id":"3b9d6c1e-2f4a-4d8b-9c7e-1a2b3c4d5e6f","expected_total":45}
 type PurchaseRequest struct {
+	// CollectionId Buy a collection the key sees whole, instead of `video_ids`: every clip in it that the key does not own and that is on sale (live, its media passed by the probe), all or nothing, through the same purchase as `video_ids`. The others are listed in `skipped` and never charged. `expected_total` and `dry_run` work as with `video_ids`; with nothing left to buy the answer charges nothing and its total is 0.
+	CollectionId *openapi_types.UUID `json:"collection_id,omitempty"`
+
 	// DryRun Return the quote without charging.
 	DryRun *bool `json:"dry_run,omitempty"`
 
@@ -3130,8 +3260,8 @@ type PurchaseRequest struct {
 	// Examples: 10
 	ExpectedTotal *Money `json:"expected_total,omitempty"`
 
-	// VideoIds 1 to 50 distinct video ids.
-	VideoIds []openapi_types.UUID `json:"video_ids"`
+	// VideoIds 1 to 50 distinct video ids. Not with `collection_id`.
+	VideoIds []openapi_types.UUID `json:"video_ids,omitempty"`
 }
 
 // PurchaseResult Examples: {"balance":240,"currency":"USD","dry_run":false,"livemode":true,"purchases":[{"already_owned":false,"currency":"USD","download_url":"https://api.example.com/api/v1/downloads/0f8e2d4c-9b1a-4c3e-8d7f-6a5b4c3d2e1f?exp=1767229200\u0026kv=1a2b3c4d\u0026sig=Xy9k2Qm7vB3nR8tL1pZ5wC4hJ6fD0sA2eG7uK9iO3yM","download_url_expires_at":"2026-03-02T11:15:00Z","price_paid":10,"purchase_id":"0f8e2d4c-9b1a-4c3e-8d7f-6a5b4c3d2e1f","purchased_at":"2026-03-02T10:15:00Z","video_id":"11111111-2222-4333-8444-555555555555"}],"total_charged":10}
@@ -3147,6 +3277,9 @@ type PurchaseResult struct {
 	Livemode  bool           `json:"livemode"`
 	Purchases []PurchaseLine `json:"purchases"`
 
+	// Skipped Only on a purchase by `collection_id`: the collection's clips left out of it, in the order added.
+	Skipped *[]PurchaseSkipped `json:"skipped,omitempty"`
+
 	// TotalCharged Charged by this request (or quoted, on a dry run), in USD.
 	//
 	// Examples: 10
@@ -3155,6 +3288,16 @@ type PurchaseResult struct {
 
 // PurchaseResultCurrency defines model for PurchaseResult.Currency.
 type PurchaseResultCurrency string
+
+// PurchaseSkipped A clip of a bought collection that was not bought, and why.
+type PurchaseSkipped struct {
+	// Reason `retired`: taken off sale; `unavailable`: its media has not passed (or failed) the probe; `already_owned`: the key owns it already (not charged again).
+	Reason  PurchaseSkippedReason `json:"reason"`
+	VideoId openapi_types.UUID    `json:"video_id"`
+}
+
+// PurchaseSkippedReason `retired`: taken off sale; `unavailable`: its media has not passed (or failed) the probe; `already_owned`: the key owns it already (not charged again).
+type PurchaseSkippedReason string
 
 // PurchaseVideoSummary defines model for PurchaseVideoSummary.
 type PurchaseVideoSummary struct {
@@ -3332,7 +3475,7 @@ type Video struct {
 	// Examples: 10
 	Price Money `json:"price"`
 
-	// Retired Present (true) only on a retired clip the caller bought; nobody else sees retired clips.
+	// Retired Present (true) only on a retired clip: one the caller bought, or an item of a collection (a retired clip stays in collections, is marked so and is never bought with them); nobody else sees retired clips.
 	Retired *bool `json:"retired,omitempty"`
 
 	// Similarity Cosine similarity to `semantic_search`, or to the clip of `GET /api/v1/broll/{id}/similar` (higher is closer); only on those results.
@@ -3586,76 +3729,79 @@ type StartDate = openapi_types.Date
 // VideoIdPath defines model for video_id_path.
 type VideoIdPath = openapi_types.UUID
 
-// BadRequest An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// BadRequest An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase or a collection add has `unknown_video_ids`; `limit_reached` has `limit`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type BadRequest = Problem
 
-// Conflict An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// Conflict An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase or a collection add has `unknown_video_ids`; `limit_reached` has `limit`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type Conflict = Problem
 
-// Forbidden An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// Forbidden An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase or a collection add has `unknown_video_ids`; `limit_reached` has `limit`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type Forbidden = Problem
 
-// IdempotencyKeyInUse An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// IdempotencyKeyInUse An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase or a collection add has `unknown_video_ids`; `limit_reached` has `limit`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type IdempotencyKeyInUse = Problem
 
-// IdempotencyKeyReused An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// IdempotencyKeyReused An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase or a collection add has `unknown_video_ids`; `limit_reached` has `limit`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type IdempotencyKeyReused = Problem
 
-// InternalError An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// InternalError An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase or a collection add has `unknown_video_ids`; `limit_reached` has `limit`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type InternalError = Problem
 
-// LegacyBadRequest An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// LegacyBadRequest An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase or a collection add has `unknown_video_ids`; `limit_reached` has `limit`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type LegacyBadRequest = Problem
 
-// LegacyGone An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// LegacyGone An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase or a collection add has `unknown_video_ids`; `limit_reached` has `limit`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type LegacyGone = Problem
 
-// LegacyInternalError An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// LegacyInternalError An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase or a collection add has `unknown_video_ids`; `limit_reached` has `limit`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type LegacyInternalError = Problem
 
-// LegacyNotFound An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// LegacyNotFound An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase or a collection add has `unknown_video_ids`; `limit_reached` has `limit`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type LegacyNotFound = Problem
 
-// LegacyPayloadTooLarge An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// LegacyPayloadTooLarge An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase or a collection add has `unknown_video_ids`; `limit_reached` has `limit`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type LegacyPayloadTooLarge = Problem
 
-// LegacyPaymentRequired An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// LegacyPaymentRequired An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase or a collection add has `unknown_video_ids`; `limit_reached` has `limit`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type LegacyPaymentRequired = Problem
 
-// LegacyUnauthorized An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// LegacyUnauthorized An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase or a collection add has `unknown_video_ids`; `limit_reached` has `limit`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type LegacyUnauthorized = Problem
 
-// LegacyUnsupportedMediaType An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// LegacyUnsupportedMediaType An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase or a collection add has `unknown_video_ids`; `limit_reached` has `limit`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type LegacyUnsupportedMediaType = Problem
 
-// MethodNotAllowed An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// LimitReached An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase or a collection add has `unknown_video_ids`; `limit_reached` has `limit`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+type LimitReached = Problem
+
+// MethodNotAllowed An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase or a collection add has `unknown_video_ids`; `limit_reached` has `limit`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type MethodNotAllowed = Problem
 
-// NotFound An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// NotFound An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase or a collection add has `unknown_video_ids`; `limit_reached` has `limit`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type NotFound = Problem
 
-// OriginForbidden An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// OriginForbidden An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase or a collection add has `unknown_video_ids`; `limit_reached` has `limit`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type OriginForbidden = Problem
 
-// PayloadTooLarge An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// PayloadTooLarge An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase or a collection add has `unknown_video_ids`; `limit_reached` has `limit`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type PayloadTooLarge = Problem
 
-// PaymentRequired An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// PaymentRequired An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase or a collection add has `unknown_video_ids`; `limit_reached` has `limit`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type PaymentRequired = Problem
 
-// PriceChanged An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// PriceChanged An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase or a collection add has `unknown_video_ids`; `limit_reached` has `limit`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type PriceChanged = Problem
 
-// RateLimited An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// RateLimited An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase or a collection add has `unknown_video_ids`; `limit_reached` has `limit`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type RateLimited = Problem
 
-// Unauthorized An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// Unauthorized An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase or a collection add has `unknown_video_ids`; `limit_reached` has `limit`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type Unauthorized = Problem
 
-// Unavailable An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// Unavailable An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase or a collection add has `unknown_video_ids`; `limit_reached` has `limit`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type Unavailable = Problem
 
-// UnsupportedMediaType An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
+// UnsupportedMediaType An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase or a collection add has `unknown_video_ids`; `limit_reached` has `limit`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input.
 type UnsupportedMediaType = Problem
 
 // LegacyListVideosParams defines parameters for LegacyListVideos.
@@ -4003,6 +4149,33 @@ type ListSimilarVideosParamsSortBy string
 // ListSimilarVideosParamsSortOrder defines parameters for ListSimilarVideos.
 type ListSimilarVideosParamsSortOrder string
 
+// ListCollectionsParams defines parameters for ListCollections.
+type ListCollectionsParams struct {
+	// Limit Page size: default 50; above 100 clamped to 100; below 1 or not a number is 400.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor `pagination.next_cursor` of the previous page; another list's or an edited cursor is 400.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// ApiKeyId Root keys only (a customer key gets 403): only this key's collections, the root key itself or one of its customer keys; any other id is 404.
+	ApiKeyId *openapi_types.UUID `form:"api_key_id,omitempty" json:"api_key_id,omitempty"`
+}
+
+// GetCollectionParams defines parameters for GetCollection.
+type GetCollectionParams struct {
+	// Limit Items per page: default 20 (as the catalog list); above 100 clamped to 100; below 1 or not a number is 400.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor `pagination.next_cursor` of the previous page; another list's or an edited cursor is 400.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// RemoveCollectionItemParams defines parameters for RemoveCollectionItem.
+type RemoveCollectionItemParams struct {
+	// VideoId The clip to take out.
+	VideoId openapi_types.UUID `form:"video_id" json:"video_id"`
+}
+
 // DownloadPurchaseParams defines parameters for DownloadPurchase.
 type DownloadPurchaseParams struct {
 	// Exp Expiry (unix seconds).
@@ -4113,6 +4286,15 @@ type ImportClipsJSONRequestBody = ImportClipsJSONBody
 
 // PurchaseVideosJSONRequestBody defines body for PurchaseVideos for application/json ContentType.
 type PurchaseVideosJSONRequestBody = PurchaseRequest
+
+// CreateCollectionJSONRequestBody defines body for CreateCollection for application/json ContentType.
+type CreateCollectionJSONRequestBody = CollectionCreate
+
+// UpdateCollectionJSONRequestBody defines body for UpdateCollection for application/json ContentType.
+type UpdateCollectionJSONRequestBody = CollectionUpdate
+
+// AddCollectionItemsJSONRequestBody defines body for AddCollectionItems for application/json ContentType.
+type AddCollectionItemsJSONRequestBody = CollectionItemsAdd
 
 // UpdateCustomerKeyJSONRequestBody defines body for UpdateCustomerKey for application/json ContentType.
 type UpdateCustomerKeyJSONRequestBody = KeyUpdate
@@ -4861,6 +5043,8 @@ type ClientInterface interface {
 	//
 	// A clip that is not on sale (retired, or its media not passed by the probe) counts as unknown (404) unless the key already owns it; nothing is charged.
 	//
+	// With `collection_id` instead of `video_ids` it buys a collection the key sees, whole: every clip in it the key does not own and that is on sale, through the same purchase, all or nothing; the rest is listed in `skipped` (`retired`, `unavailable`, `already_owned`) and never charged. `Idempotency-Key` works alike.
+	//
 	// Required scope: `broll:purchase`.
 	//
 	// Takes any type of body and a specified content type.
@@ -4873,6 +5057,8 @@ type ClientInterface interface {
 	// Buys clips for the calling key from the account's shared balance, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient balance is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
 	//
 	// A clip that is not on sale (retired, or its media not passed by the probe) counts as unknown (404) unless the key already owns it; nothing is charged.
+	//
+	// With `collection_id` instead of `video_ids` it buys a collection the key sees, whole: every clip in it the key does not own and that is on sale, through the same purchase, all or nothing; the rest is listed in `skipped` (`retired`, `unavailable`, `already_owned`) and never charged. `Idempotency-Key` works alike.
 	//
 	// Required scope: `broll:purchase`.
 	//
@@ -4915,6 +5101,108 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/broll/{id}/similar (the `ListSimilarVideos` operationId).
 	ListSimilarVideos(ctx context.Context, id VideoIdPath, params *ListSimilarVideosParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListCollections List collections
+	//
+	// The collections the key sees, newest first, paged by cursor. Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+	//
+	// Required scope: `broll:read`.
+	//
+	// Corresponds with GET /api/v1/collections (the `ListCollections` operationId).
+	ListCollections(ctx context.Context, params *ListCollectionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateCollectionWithBody Create a collection
+	//
+	// Makes a collection of the calling key, in its mode (a test key's is a test collection). A key holds at most 1,000 collections (409 `limit_reached`).
+	//
+	// Required scope: `broll:purchase`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/collections (the `CreateCollection` operationId).
+	CreateCollectionWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateCollection Create a collection
+	//
+	// Makes a collection of the calling key, in its mode (a test key's is a test collection). A key holds at most 1,000 collections (409 `limit_reached`).
+	//
+	// Required scope: `broll:purchase`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/collections (the `CreateCollection` operationId).
+	CreateCollection(ctx context.Context, body CreateCollectionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteCollection Delete a collection
+	//
+	// Deletes a collection of the calling key with its items (purchases of its clips stay). Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+	//
+	// Required scope: `broll:purchase`.
+	//
+	// Corresponds with DELETE /api/v1/collections/{id} (the `DeleteCollection` operationId).
+	DeleteCollection(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCollection Get a collection and its items
+	//
+	// The collection and a page of its clips, in the order added, as Video objects for the calling key. Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+	//
+	// Required scope: `broll:read`.
+	//
+	// Corresponds with GET /api/v1/collections/{id} (the `GetCollection` operationId).
+	GetCollection(ctx context.Context, id openapi_types.UUID, params *GetCollectionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateCollectionWithBody Rename a collection
+	//
+	// Changes the name or the description of a collection of the calling key. Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+	//
+	// Required scope: `broll:purchase`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /api/v1/collections/{id} (the `UpdateCollection` operationId).
+	UpdateCollectionWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateCollection Rename a collection
+	//
+	// Changes the name or the description of a collection of the calling key. Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+	//
+	// Required scope: `broll:purchase`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /api/v1/collections/{id} (the `UpdateCollection` operationId).
+	UpdateCollection(ctx context.Context, id openapi_types.UUID, body UpdateCollectionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RemoveCollectionItem Remove a clip from a collection
+	//
+	// Takes a clip out; a clip the collection does not hold changes nothing (idempotent). Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+	//
+	// Required scope: `broll:purchase`.
+	//
+	// Corresponds with DELETE /api/v1/collections/{id}/items (the `RemoveCollectionItem` operationId).
+	RemoveCollectionItem(ctx context.Context, id openapi_types.UUID, params *RemoveCollectionItemParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AddCollectionItemsWithBody Add clips to a collection
+	//
+	// Adds 1 to 50 clips on sale, in the order given; a clip already there stays where it is (idempotent). An id naming no clip on sale is 404 naming it (`unknown_video_ids`) and nothing is added; more than 5,000 clips is 409 `limit_reached` and nothing is added. The cap holds under concurrent adds. Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+	//
+	// Required scope: `broll:purchase`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/v1/collections/{id}/items (the `AddCollectionItems` operationId).
+	AddCollectionItemsWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AddCollectionItems Add clips to a collection
+	//
+	// Adds 1 to 50 clips on sale, in the order given; a clip already there stays where it is (idempotent). An id naming no clip on sale is 404 naming it (`unknown_video_ids`) and nothing is added; more than 5,000 clips is 409 `limit_reached` and nothing is added. The cap holds under concurrent adds. Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+	//
+	// Required scope: `broll:purchase`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/v1/collections/{id}/items (the `AddCollectionItems` operationId).
+	AddCollectionItems(ctx context.Context, id openapi_types.UUID, body AddCollectionItemsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DownloadPurchase Download a purchased file (signed link)
 	//
@@ -5530,6 +5818,8 @@ func (c *Client) ListFilterValues(ctx context.Context, reqEditors ...RequestEdit
 //
 // A clip that is not on sale (retired, or its media not passed by the probe) counts as unknown (404) unless the key already owns it; nothing is charged.
 //
+// With `collection_id` instead of `video_ids` it buys a collection the key sees, whole: every clip in it the key does not own and that is on sale, through the same purchase, all or nothing; the rest is listed in `skipped` (`retired`, `unavailable`, `already_owned`) and never charged. `Idempotency-Key` works alike.
+//
 // Required scope: `broll:purchase`.
 //
 // Takes any type of body and a specified content type.
@@ -5552,6 +5842,8 @@ func (c *Client) PurchaseVideosWithBody(ctx context.Context, params *PurchaseVid
 // Buys clips for the calling key from the account's shared balance, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient balance is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
 //
 // A clip that is not on sale (retired, or its media not passed by the probe) counts as unknown (404) unless the key already owns it; nothing is charged.
+//
+// With `collection_id` instead of `video_ids` it buys a collection the key sees, whole: every clip in it the key does not own and that is on sale, through the same purchase, all or nothing; the rest is listed in `skipped` (`retired`, `unavailable`, `already_owned`) and never charged. `Idempotency-Key` works alike.
 //
 // Required scope: `broll:purchase`.
 //
@@ -5625,6 +5917,208 @@ func (c *Client) GetVideo(ctx context.Context, id VideoIdPath, reqEditors ...Req
 // Corresponds with GET /api/v1/broll/{id}/similar (the `ListSimilarVideos` operationId).
 func (c *Client) ListSimilarVideos(ctx context.Context, id VideoIdPath, params *ListSimilarVideosParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListSimilarVideosRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListCollections List collections
+//
+// The collections the key sees, newest first, paged by cursor. Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+//
+// Required scope: `broll:read`.
+//
+// Corresponds with GET /api/v1/collections (the `ListCollections` operationId).
+func (c *Client) ListCollections(ctx context.Context, params *ListCollectionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListCollectionsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateCollectionWithBody Create a collection
+//
+// Makes a collection of the calling key, in its mode (a test key's is a test collection). A key holds at most 1,000 collections (409 `limit_reached`).
+//
+// Required scope: `broll:purchase`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/collections (the `CreateCollection` operationId).
+func (c *Client) CreateCollectionWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateCollectionRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateCollection Create a collection
+//
+// Makes a collection of the calling key, in its mode (a test key's is a test collection). A key holds at most 1,000 collections (409 `limit_reached`).
+//
+// Required scope: `broll:purchase`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/collections (the `CreateCollection` operationId).
+func (c *Client) CreateCollection(ctx context.Context, body CreateCollectionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateCollectionRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteCollection Delete a collection
+//
+// Deletes a collection of the calling key with its items (purchases of its clips stay). Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+//
+// Required scope: `broll:purchase`.
+//
+// Corresponds with DELETE /api/v1/collections/{id} (the `DeleteCollection` operationId).
+func (c *Client) DeleteCollection(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteCollectionRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCollection Get a collection and its items
+//
+// The collection and a page of its clips, in the order added, as Video objects for the calling key. Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+//
+// Required scope: `broll:read`.
+//
+// Corresponds with GET /api/v1/collections/{id} (the `GetCollection` operationId).
+func (c *Client) GetCollection(ctx context.Context, id openapi_types.UUID, params *GetCollectionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCollectionRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateCollectionWithBody Rename a collection
+//
+// Changes the name or the description of a collection of the calling key. Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+//
+// Required scope: `broll:purchase`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /api/v1/collections/{id} (the `UpdateCollection` operationId).
+func (c *Client) UpdateCollectionWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateCollectionRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateCollection Rename a collection
+//
+// Changes the name or the description of a collection of the calling key. Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+//
+// Required scope: `broll:purchase`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /api/v1/collections/{id} (the `UpdateCollection` operationId).
+func (c *Client) UpdateCollection(ctx context.Context, id openapi_types.UUID, body UpdateCollectionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateCollectionRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RemoveCollectionItem Remove a clip from a collection
+//
+// Takes a clip out; a clip the collection does not hold changes nothing (idempotent). Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+//
+// Required scope: `broll:purchase`.
+//
+// Corresponds with DELETE /api/v1/collections/{id}/items (the `RemoveCollectionItem` operationId).
+func (c *Client) RemoveCollectionItem(ctx context.Context, id openapi_types.UUID, params *RemoveCollectionItemParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRemoveCollectionItemRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AddCollectionItemsWithBody Add clips to a collection
+//
+// Adds 1 to 50 clips on sale, in the order given; a clip already there stays where it is (idempotent). An id naming no clip on sale is 404 naming it (`unknown_video_ids`) and nothing is added; more than 5,000 clips is 409 `limit_reached` and nothing is added. The cap holds under concurrent adds. Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+//
+// Required scope: `broll:purchase`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/v1/collections/{id}/items (the `AddCollectionItems` operationId).
+func (c *Client) AddCollectionItemsWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddCollectionItemsRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AddCollectionItems Add clips to a collection
+//
+// Adds 1 to 50 clips on sale, in the order given; a clip already there stays where it is (idempotent). An id naming no clip on sale is 404 naming it (`unknown_video_ids`) and nothing is added; more than 5,000 clips is 409 `limit_reached` and nothing is added. The cap holds under concurrent adds. Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+//
+// Required scope: `broll:purchase`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/v1/collections/{id}/items (the `AddCollectionItems` operationId).
+func (c *Client) AddCollectionItems(ctx context.Context, id openapi_types.UUID, body AddCollectionItemsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddCollectionItemsRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7832,6 +8326,382 @@ func NewListSimilarVideosRequest(server string, id VideoIdPath, params *ListSimi
 	return req, nil
 }
 
+// NewListCollectionsRequest constructs an http.Request for the ListCollections method
+func NewListCollectionsRequest(server string, params *ListCollectionsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/collections")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ApiKeyId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "api_key_id", *params.ApiKeyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateCollectionRequest calls the generic CreateCollection builder with application/json body
+func NewCreateCollectionRequest(server string, body CreateCollectionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateCollectionRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateCollectionRequestWithBody constructs an http.Request for the CreateCollection method, with any body, and a specified content type
+func NewCreateCollectionRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/collections")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteCollectionRequest constructs an http.Request for the DeleteCollection method
+func NewDeleteCollectionRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/collections/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetCollectionRequest constructs an http.Request for the GetCollection method
+func NewGetCollectionRequest(server string, id openapi_types.UUID, params *GetCollectionParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/collections/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateCollectionRequest calls the generic UpdateCollection builder with application/json body
+func NewUpdateCollectionRequest(server string, id openapi_types.UUID, body UpdateCollectionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateCollectionRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewUpdateCollectionRequestWithBody constructs an http.Request for the UpdateCollection method, with any body, and a specified content type
+func NewUpdateCollectionRequestWithBody(server string, id openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/collections/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewRemoveCollectionItemRequest constructs an http.Request for the RemoveCollectionItem method
+func NewRemoveCollectionItemRequest(server string, id openapi_types.UUID, params *RemoveCollectionItemParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/collections/%s/items", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "video_id", params.VideoId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAddCollectionItemsRequest calls the generic AddCollectionItems builder with application/json body
+func NewAddCollectionItemsRequest(server string, id openapi_types.UUID, body AddCollectionItemsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAddCollectionItemsRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewAddCollectionItemsRequestWithBody constructs an http.Request for the AddCollectionItems method, with any body, and a specified content type
+func NewAddCollectionItemsRequestWithBody(server string, id openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/collections/%s/items", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewDownloadPurchaseRequest constructs an http.Request for the DownloadPurchase method
 func NewDownloadPurchaseRequest(server string, purchaseId openapi_types.UUID, params *DownloadPurchaseParams) (*http.Request, error) {
 	var err error
@@ -9248,6 +10118,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// A clip that is not on sale (retired, or its media not passed by the probe) counts as unknown (404) unless the key already owns it; nothing is charged.
 	//
+	// With `collection_id` instead of `video_ids` it buys a collection the key sees, whole: every clip in it the key does not own and that is on sale, through the same purchase, all or nothing; the rest is listed in `skipped` (`retired`, `unavailable`, `already_owned`) and never charged. `Idempotency-Key` works alike.
+	//
 	// Required scope: `broll:purchase`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -9260,6 +10132,8 @@ type ClientWithResponsesInterface interface {
 	// Buys clips for the calling key from the account's shared balance, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient balance is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
 	//
 	// A clip that is not on sale (retired, or its media not passed by the probe) counts as unknown (404) unless the key already owns it; nothing is charged.
+	//
+	// With `collection_id` instead of `video_ids` it buys a collection the key sees, whole: every clip in it the key does not own and that is on sale, through the same purchase, all or nothing; the rest is listed in `skipped` (`retired`, `unavailable`, `already_owned`) and never charged. `Idempotency-Key` works alike.
 	//
 	// Required scope: `broll:purchase`.
 	//
@@ -9308,6 +10182,116 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/broll/{id}/similar (the `ListSimilarVideos` operationId).
 	ListSimilarVideosWithResponse(ctx context.Context, id VideoIdPath, params *ListSimilarVideosParams, reqEditors ...RequestEditorFn) (*ListSimilarVideosResponse, error)
+
+	// ListCollectionsWithResponse List collections
+	//
+	// The collections the key sees, newest first, paged by cursor. Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+	//
+	// Required scope: `broll:read`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/collections (the `ListCollections` operationId).
+	ListCollectionsWithResponse(ctx context.Context, params *ListCollectionsParams, reqEditors ...RequestEditorFn) (*ListCollectionsResponse, error)
+
+	// CreateCollectionWithBodyWithResponse Create a collection
+	//
+	// Makes a collection of the calling key, in its mode (a test key's is a test collection). A key holds at most 1,000 collections (409 `limit_reached`).
+	//
+	// Required scope: `broll:purchase`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/collections (the `CreateCollection` operationId).
+	CreateCollectionWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateCollectionResponse, error)
+
+	// CreateCollectionWithResponse Create a collection
+	//
+	// Makes a collection of the calling key, in its mode (a test key's is a test collection). A key holds at most 1,000 collections (409 `limit_reached`).
+	//
+	// Required scope: `broll:purchase`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/collections (the `CreateCollection` operationId).
+	CreateCollectionWithResponse(ctx context.Context, body CreateCollectionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateCollectionResponse, error)
+
+	// DeleteCollectionWithResponse Delete a collection
+	//
+	// Deletes a collection of the calling key with its items (purchases of its clips stay). Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+	//
+	// Required scope: `broll:purchase`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/collections/{id} (the `DeleteCollection` operationId).
+	DeleteCollectionWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeleteCollectionResponse, error)
+
+	// GetCollectionWithResponse Get a collection and its items
+	//
+	// The collection and a page of its clips, in the order added, as Video objects for the calling key. Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+	//
+	// Required scope: `broll:read`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/collections/{id} (the `GetCollection` operationId).
+	GetCollectionWithResponse(ctx context.Context, id openapi_types.UUID, params *GetCollectionParams, reqEditors ...RequestEditorFn) (*GetCollectionResponse, error)
+
+	// UpdateCollectionWithBodyWithResponse Rename a collection
+	//
+	// Changes the name or the description of a collection of the calling key. Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+	//
+	// Required scope: `broll:purchase`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/collections/{id} (the `UpdateCollection` operationId).
+	UpdateCollectionWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateCollectionResponse, error)
+
+	// UpdateCollectionWithResponse Rename a collection
+	//
+	// Changes the name or the description of a collection of the calling key. Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+	//
+	// Required scope: `broll:purchase`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/collections/{id} (the `UpdateCollection` operationId).
+	UpdateCollectionWithResponse(ctx context.Context, id openapi_types.UUID, body UpdateCollectionJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateCollectionResponse, error)
+
+	// RemoveCollectionItemWithResponse Remove a clip from a collection
+	//
+	// Takes a clip out; a clip the collection does not hold changes nothing (idempotent). Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+	//
+	// Required scope: `broll:purchase`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/collections/{id}/items (the `RemoveCollectionItem` operationId).
+	RemoveCollectionItemWithResponse(ctx context.Context, id openapi_types.UUID, params *RemoveCollectionItemParams, reqEditors ...RequestEditorFn) (*RemoveCollectionItemResponse, error)
+
+	// AddCollectionItemsWithBodyWithResponse Add clips to a collection
+	//
+	// Adds 1 to 50 clips on sale, in the order given; a clip already there stays where it is (idempotent). An id naming no clip on sale is 404 naming it (`unknown_video_ids`) and nothing is added; more than 5,000 clips is 409 `limit_reached` and nothing is added. The cap holds under concurrent adds. Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+	//
+	// Required scope: `broll:purchase`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/collections/{id}/items (the `AddCollectionItems` operationId).
+	AddCollectionItemsWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddCollectionItemsResponse, error)
+
+	// AddCollectionItemsWithResponse Add clips to a collection
+	//
+	// Adds 1 to 50 clips on sale, in the order given; a clip already there stays where it is (idempotent). An id naming no clip on sale is 404 naming it (`unknown_video_ids`) and nothing is added; more than 5,000 clips is 409 `limit_reached` and nothing is added. The cap holds under concurrent adds. Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+	//
+	// Required scope: `broll:purchase`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/collections/{id}/items (the `AddCollectionItems` operationId).
+	AddCollectionItemsWithResponse(ctx context.Context, id openapi_types.UUID, body AddCollectionItemsJSONRequestBody, reqEditors ...RequestEditorFn) (*AddCollectionItemsResponse, error)
 
 	// DownloadPurchaseWithResponse Download a purchased file (signed link)
 	//
@@ -12241,6 +13225,1255 @@ func (r ListSimilarVideosResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListSimilarVideosResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListCollectionsResponse200Headers the declared response headers of an HTTP 200 response for ListCollections
+type ListCollectionsResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// ListCollectionsResponse400Headers the declared response headers of an HTTP 400 response for ListCollections
+type ListCollectionsResponse400Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// ListCollectionsResponse401Headers the declared response headers of an HTTP 401 response for ListCollections
+type ListCollectionsResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      *string
+}
+
+// ListCollectionsResponse403Headers the declared response headers of an HTTP 403 response for ListCollections
+type ListCollectionsResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// ListCollectionsResponse404Headers the declared response headers of an HTTP 404 response for ListCollections
+type ListCollectionsResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// ListCollectionsResponse429Headers the declared response headers of an HTTP 429 response for ListCollections
+type ListCollectionsResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// ListCollectionsResponse500Headers the declared response headers of an HTTP 500 response for ListCollections
+type ListCollectionsResponse500Headers struct {
+	XRequestId *string
+}
+
+// ListCollectionsResponse503Headers the declared response headers of an HTTP 503 response for ListCollections
+type ListCollectionsResponse503Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
+type ListCollectionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CollectionList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListCollectionsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListCollectionsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListCollectionsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListCollectionsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListCollectionsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListCollectionsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListCollectionsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListCollectionsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListCollectionsResponse) GetJSON200() *CollectionList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListCollectionsResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListCollectionsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListCollectionsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListCollectionsResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListCollectionsResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListCollectionsResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListCollectionsResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListCollectionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListCollectionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListCollectionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListCollectionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateCollectionResponse201Headers the declared response headers of an HTTP 201 response for CreateCollection
+type CreateCollectionResponse201Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// CreateCollectionResponse400Headers the declared response headers of an HTTP 400 response for CreateCollection
+type CreateCollectionResponse400Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// CreateCollectionResponse401Headers the declared response headers of an HTTP 401 response for CreateCollection
+type CreateCollectionResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      *string
+}
+
+// CreateCollectionResponse403Headers the declared response headers of an HTTP 403 response for CreateCollection
+type CreateCollectionResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// CreateCollectionResponse409Headers the declared response headers of an HTTP 409 response for CreateCollection
+type CreateCollectionResponse409Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// CreateCollectionResponse413Headers the declared response headers of an HTTP 413 response for CreateCollection
+type CreateCollectionResponse413Headers struct {
+	XRequestId *string
+}
+
+// CreateCollectionResponse415Headers the declared response headers of an HTTP 415 response for CreateCollection
+type CreateCollectionResponse415Headers struct {
+	XRequestId *string
+}
+
+// CreateCollectionResponse429Headers the declared response headers of an HTTP 429 response for CreateCollection
+type CreateCollectionResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// CreateCollectionResponse500Headers the declared response headers of an HTTP 500 response for CreateCollection
+type CreateCollectionResponse500Headers struct {
+	XRequestId *string
+}
+
+// CreateCollectionResponse503Headers the declared response headers of an HTTP 503 response for CreateCollection
+type CreateCollectionResponse503Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
+type CreateCollectionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Collection
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *LimitReached
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateCollectionResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateCollectionResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateCollectionResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateCollectionResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateCollectionResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateCollectionResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateCollectionResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateCollectionResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateCollectionResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateCollectionResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateCollectionResponse) GetJSON201() *Collection {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreateCollectionResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateCollectionResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreateCollectionResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreateCollectionResponse) GetApplicationproblemJSON409() *LimitReached {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CreateCollectionResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CreateCollectionResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CreateCollectionResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r CreateCollectionResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateCollectionResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateCollectionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateCollectionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateCollectionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateCollectionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteCollectionResponse200Headers the declared response headers of an HTTP 200 response for DeleteCollection
+type DeleteCollectionResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// DeleteCollectionResponse400Headers the declared response headers of an HTTP 400 response for DeleteCollection
+type DeleteCollectionResponse400Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// DeleteCollectionResponse401Headers the declared response headers of an HTTP 401 response for DeleteCollection
+type DeleteCollectionResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      *string
+}
+
+// DeleteCollectionResponse403Headers the declared response headers of an HTTP 403 response for DeleteCollection
+type DeleteCollectionResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// DeleteCollectionResponse404Headers the declared response headers of an HTTP 404 response for DeleteCollection
+type DeleteCollectionResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// DeleteCollectionResponse429Headers the declared response headers of an HTTP 429 response for DeleteCollection
+type DeleteCollectionResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// DeleteCollectionResponse500Headers the declared response headers of an HTTP 500 response for DeleteCollection
+type DeleteCollectionResponse500Headers struct {
+	XRequestId *string
+}
+
+// DeleteCollectionResponse503Headers the declared response headers of an HTTP 503 response for DeleteCollection
+type DeleteCollectionResponse503Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
+type DeleteCollectionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CollectionDeleted
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteCollectionResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteCollectionResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteCollectionResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteCollectionResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteCollectionResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteCollectionResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteCollectionResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteCollectionResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteCollectionResponse) GetJSON200() *CollectionDeleted {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DeleteCollectionResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteCollectionResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteCollectionResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteCollectionResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r DeleteCollectionResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DeleteCollectionResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeleteCollectionResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteCollectionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteCollectionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteCollectionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteCollectionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCollectionResponse200Headers the declared response headers of an HTTP 200 response for GetCollection
+type GetCollectionResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// GetCollectionResponse400Headers the declared response headers of an HTTP 400 response for GetCollection
+type GetCollectionResponse400Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// GetCollectionResponse401Headers the declared response headers of an HTTP 401 response for GetCollection
+type GetCollectionResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      *string
+}
+
+// GetCollectionResponse403Headers the declared response headers of an HTTP 403 response for GetCollection
+type GetCollectionResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// GetCollectionResponse404Headers the declared response headers of an HTTP 404 response for GetCollection
+type GetCollectionResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// GetCollectionResponse429Headers the declared response headers of an HTTP 429 response for GetCollection
+type GetCollectionResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// GetCollectionResponse500Headers the declared response headers of an HTTP 500 response for GetCollection
+type GetCollectionResponse500Headers struct {
+	XRequestId *string
+}
+
+// GetCollectionResponse503Headers the declared response headers of an HTTP 503 response for GetCollection
+type GetCollectionResponse503Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
+type GetCollectionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CollectionWithItems
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCollectionResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetCollectionResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCollectionResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetCollectionResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetCollectionResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCollectionResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetCollectionResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCollectionResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCollectionResponse) GetJSON200() *CollectionWithItems {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetCollectionResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCollectionResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetCollectionResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetCollectionResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCollectionResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetCollectionResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetCollectionResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCollectionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCollectionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCollectionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCollectionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateCollectionResponse200Headers the declared response headers of an HTTP 200 response for UpdateCollection
+type UpdateCollectionResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// UpdateCollectionResponse400Headers the declared response headers of an HTTP 400 response for UpdateCollection
+type UpdateCollectionResponse400Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// UpdateCollectionResponse401Headers the declared response headers of an HTTP 401 response for UpdateCollection
+type UpdateCollectionResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      *string
+}
+
+// UpdateCollectionResponse403Headers the declared response headers of an HTTP 403 response for UpdateCollection
+type UpdateCollectionResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// UpdateCollectionResponse404Headers the declared response headers of an HTTP 404 response for UpdateCollection
+type UpdateCollectionResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// UpdateCollectionResponse413Headers the declared response headers of an HTTP 413 response for UpdateCollection
+type UpdateCollectionResponse413Headers struct {
+	XRequestId *string
+}
+
+// UpdateCollectionResponse415Headers the declared response headers of an HTTP 415 response for UpdateCollection
+type UpdateCollectionResponse415Headers struct {
+	XRequestId *string
+}
+
+// UpdateCollectionResponse429Headers the declared response headers of an HTTP 429 response for UpdateCollection
+type UpdateCollectionResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// UpdateCollectionResponse500Headers the declared response headers of an HTTP 500 response for UpdateCollection
+type UpdateCollectionResponse500Headers struct {
+	XRequestId *string
+}
+
+// UpdateCollectionResponse503Headers the declared response headers of an HTTP 503 response for UpdateCollection
+type UpdateCollectionResponse503Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
+type UpdateCollectionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Collection
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateCollectionResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *UpdateCollectionResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateCollectionResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UpdateCollectionResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *UpdateCollectionResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *UpdateCollectionResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *UpdateCollectionResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateCollectionResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *UpdateCollectionResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateCollectionResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateCollectionResponse) GetJSON200() *Collection {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r UpdateCollectionResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r UpdateCollectionResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r UpdateCollectionResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r UpdateCollectionResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r UpdateCollectionResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r UpdateCollectionResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r UpdateCollectionResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r UpdateCollectionResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r UpdateCollectionResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateCollectionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateCollectionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateCollectionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateCollectionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RemoveCollectionItemResponse200Headers the declared response headers of an HTTP 200 response for RemoveCollectionItem
+type RemoveCollectionItemResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// RemoveCollectionItemResponse400Headers the declared response headers of an HTTP 400 response for RemoveCollectionItem
+type RemoveCollectionItemResponse400Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// RemoveCollectionItemResponse401Headers the declared response headers of an HTTP 401 response for RemoveCollectionItem
+type RemoveCollectionItemResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      *string
+}
+
+// RemoveCollectionItemResponse403Headers the declared response headers of an HTTP 403 response for RemoveCollectionItem
+type RemoveCollectionItemResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// RemoveCollectionItemResponse404Headers the declared response headers of an HTTP 404 response for RemoveCollectionItem
+type RemoveCollectionItemResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// RemoveCollectionItemResponse429Headers the declared response headers of an HTTP 429 response for RemoveCollectionItem
+type RemoveCollectionItemResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// RemoveCollectionItemResponse500Headers the declared response headers of an HTTP 500 response for RemoveCollectionItem
+type RemoveCollectionItemResponse500Headers struct {
+	XRequestId *string
+}
+
+// RemoveCollectionItemResponse503Headers the declared response headers of an HTTP 503 response for RemoveCollectionItem
+type RemoveCollectionItemResponse503Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
+type RemoveCollectionItemResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Collection
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RemoveCollectionItemResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RemoveCollectionItemResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RemoveCollectionItemResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RemoveCollectionItemResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RemoveCollectionItemResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RemoveCollectionItemResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RemoveCollectionItemResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RemoveCollectionItemResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RemoveCollectionItemResponse) GetJSON200() *Collection {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RemoveCollectionItemResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RemoveCollectionItemResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RemoveCollectionItemResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RemoveCollectionItemResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r RemoveCollectionItemResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r RemoveCollectionItemResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RemoveCollectionItemResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RemoveCollectionItemResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RemoveCollectionItemResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RemoveCollectionItemResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RemoveCollectionItemResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AddCollectionItemsResponse200Headers the declared response headers of an HTTP 200 response for AddCollectionItems
+type AddCollectionItemsResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// AddCollectionItemsResponse400Headers the declared response headers of an HTTP 400 response for AddCollectionItems
+type AddCollectionItemsResponse400Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// AddCollectionItemsResponse401Headers the declared response headers of an HTTP 401 response for AddCollectionItems
+type AddCollectionItemsResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      *string
+}
+
+// AddCollectionItemsResponse403Headers the declared response headers of an HTTP 403 response for AddCollectionItems
+type AddCollectionItemsResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// AddCollectionItemsResponse404Headers the declared response headers of an HTTP 404 response for AddCollectionItems
+type AddCollectionItemsResponse404Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// AddCollectionItemsResponse409Headers the declared response headers of an HTTP 409 response for AddCollectionItems
+type AddCollectionItemsResponse409Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// AddCollectionItemsResponse413Headers the declared response headers of an HTTP 413 response for AddCollectionItems
+type AddCollectionItemsResponse413Headers struct {
+	XRequestId *string
+}
+
+// AddCollectionItemsResponse415Headers the declared response headers of an HTTP 415 response for AddCollectionItems
+type AddCollectionItemsResponse415Headers struct {
+	XRequestId *string
+}
+
+// AddCollectionItemsResponse429Headers the declared response headers of an HTTP 429 response for AddCollectionItems
+type AddCollectionItemsResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestId          *string
+}
+
+// AddCollectionItemsResponse500Headers the declared response headers of an HTTP 500 response for AddCollectionItems
+type AddCollectionItemsResponse500Headers struct {
+	XRequestId *string
+}
+
+// AddCollectionItemsResponse503Headers the declared response headers of an HTTP 503 response for AddCollectionItems
+type AddCollectionItemsResponse503Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
+type AddCollectionItemsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Collection
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *LimitReached
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AddCollectionItemsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *AddCollectionItemsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AddCollectionItemsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *AddCollectionItemsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *AddCollectionItemsResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *AddCollectionItemsResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *AddCollectionItemsResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *AddCollectionItemsResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AddCollectionItemsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *AddCollectionItemsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AddCollectionItemsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AddCollectionItemsResponse) GetJSON200() *Collection {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AddCollectionItemsResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AddCollectionItemsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r AddCollectionItemsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r AddCollectionItemsResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r AddCollectionItemsResponse) GetApplicationproblemJSON409() *LimitReached {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r AddCollectionItemsResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r AddCollectionItemsResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r AddCollectionItemsResponse) GetApplicationproblemJSON429() *RateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r AddCollectionItemsResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r AddCollectionItemsResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AddCollectionItemsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AddCollectionItemsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AddCollectionItemsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AddCollectionItemsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -15542,6 +17775,8 @@ func (c *ClientWithResponses) ListFilterValuesWithResponse(ctx context.Context, 
 //
 // A clip that is not on sale (retired, or its media not passed by the probe) counts as unknown (404) unless the key already owns it; nothing is charged.
 //
+// With `collection_id` instead of `video_ids` it buys a collection the key sees, whole: every clip in it the key does not own and that is on sale, through the same purchase, all or nothing; the rest is listed in `skipped` (`retired`, `unavailable`, `already_owned`) and never charged. `Idempotency-Key` works alike.
+//
 // Required scope: `broll:purchase`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -15560,6 +17795,8 @@ func (c *ClientWithResponses) PurchaseVideosWithBodyWithResponse(ctx context.Con
 // Buys clips for the calling key from the account's shared balance, all or nothing: an unknown id is 404 naming it (`unknown_video_ids`), an insufficient balance is 402, a wrong `expected_total` is 409; in each case nothing is charged. Clips the key already owns are returned again with a fresh link and not charged. Each purchase is a single end user's licence.
 //
 // A clip that is not on sale (retired, or its media not passed by the probe) counts as unknown (404) unless the key already owns it; nothing is charged.
+//
+// With `collection_id` instead of `video_ids` it buys a collection the key sees, whole: every clip in it the key does not own and that is on sale, through the same purchase, all or nothing; the rest is listed in `skipped` (`retired`, `unavailable`, `already_owned`) and never charged. `Idempotency-Key` works alike.
 //
 // Required scope: `broll:purchase`.
 //
@@ -15631,6 +17868,176 @@ func (c *ClientWithResponses) ListSimilarVideosWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseListSimilarVideosResponse(rsp)
+}
+
+// ListCollectionsWithResponse List collections
+//
+// The collections the key sees, newest first, paged by cursor. Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+//
+// Required scope: `broll:read`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/collections (the `ListCollections` operationId).
+func (c *ClientWithResponses) ListCollectionsWithResponse(ctx context.Context, params *ListCollectionsParams, reqEditors ...RequestEditorFn) (*ListCollectionsResponse, error) {
+	rsp, err := c.ListCollections(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListCollectionsResponse(rsp)
+}
+
+// CreateCollectionWithBodyWithResponse Create a collection
+//
+// Makes a collection of the calling key, in its mode (a test key's is a test collection). A key holds at most 1,000 collections (409 `limit_reached`).
+//
+// Required scope: `broll:purchase`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/collections (the `CreateCollection` operationId).
+func (c *ClientWithResponses) CreateCollectionWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateCollectionResponse, error) {
+	rsp, err := c.CreateCollectionWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateCollectionResponse(rsp)
+}
+
+// CreateCollectionWithResponse Create a collection
+//
+// Makes a collection of the calling key, in its mode (a test key's is a test collection). A key holds at most 1,000 collections (409 `limit_reached`).
+//
+// Required scope: `broll:purchase`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/collections (the `CreateCollection` operationId).
+func (c *ClientWithResponses) CreateCollectionWithResponse(ctx context.Context, body CreateCollectionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateCollectionResponse, error) {
+	rsp, err := c.CreateCollection(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateCollectionResponse(rsp)
+}
+
+// DeleteCollectionWithResponse Delete a collection
+//
+// Deletes a collection of the calling key with its items (purchases of its clips stay). Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+//
+// Required scope: `broll:purchase`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/collections/{id} (the `DeleteCollection` operationId).
+func (c *ClientWithResponses) DeleteCollectionWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeleteCollectionResponse, error) {
+	rsp, err := c.DeleteCollection(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteCollectionResponse(rsp)
+}
+
+// GetCollectionWithResponse Get a collection and its items
+//
+// The collection and a page of its clips, in the order added, as Video objects for the calling key. Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+//
+// Required scope: `broll:read`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/collections/{id} (the `GetCollection` operationId).
+func (c *ClientWithResponses) GetCollectionWithResponse(ctx context.Context, id openapi_types.UUID, params *GetCollectionParams, reqEditors ...RequestEditorFn) (*GetCollectionResponse, error) {
+	rsp, err := c.GetCollection(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCollectionResponse(rsp)
+}
+
+// UpdateCollectionWithBodyWithResponse Rename a collection
+//
+// Changes the name or the description of a collection of the calling key. Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+//
+// Required scope: `broll:purchase`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/collections/{id} (the `UpdateCollection` operationId).
+func (c *ClientWithResponses) UpdateCollectionWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateCollectionResponse, error) {
+	rsp, err := c.UpdateCollectionWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateCollectionResponse(rsp)
+}
+
+// UpdateCollectionWithResponse Rename a collection
+//
+// Changes the name or the description of a collection of the calling key. Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+//
+// Required scope: `broll:purchase`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/collections/{id} (the `UpdateCollection` operationId).
+func (c *ClientWithResponses) UpdateCollectionWithResponse(ctx context.Context, id openapi_types.UUID, body UpdateCollectionJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateCollectionResponse, error) {
+	rsp, err := c.UpdateCollection(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateCollectionResponse(rsp)
+}
+
+// RemoveCollectionItemWithResponse Remove a clip from a collection
+//
+// Takes a clip out; a clip the collection does not hold changes nothing (idempotent). Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+//
+// Required scope: `broll:purchase`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/collections/{id}/items (the `RemoveCollectionItem` operationId).
+func (c *ClientWithResponses) RemoveCollectionItemWithResponse(ctx context.Context, id openapi_types.UUID, params *RemoveCollectionItemParams, reqEditors ...RequestEditorFn) (*RemoveCollectionItemResponse, error) {
+	rsp, err := c.RemoveCollectionItem(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRemoveCollectionItemResponse(rsp)
+}
+
+// AddCollectionItemsWithBodyWithResponse Add clips to a collection
+//
+// Adds 1 to 50 clips on sale, in the order given; a clip already there stays where it is (idempotent). An id naming no clip on sale is 404 naming it (`unknown_video_ids`) and nothing is added; more than 5,000 clips is 409 `limit_reached` and nothing is added. The cap holds under concurrent adds. Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+//
+// Required scope: `broll:purchase`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/collections/{id}/items (the `AddCollectionItems` operationId).
+func (c *ClientWithResponses) AddCollectionItemsWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddCollectionItemsResponse, error) {
+	rsp, err := c.AddCollectionItemsWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAddCollectionItemsResponse(rsp)
+}
+
+// AddCollectionItemsWithResponse Add clips to a collection
+//
+// Adds 1 to 50 clips on sale, in the order given; a clip already there stays where it is (idempotent). An id naming no clip on sale is 404 naming it (`unknown_video_ids`) and nothing is added; more than 5,000 clips is 409 `limit_reached` and nothing is added. The cap holds under concurrent adds. Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+//
+// Required scope: `broll:purchase`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/collections/{id}/items (the `AddCollectionItems` operationId).
+func (c *ClientWithResponses) AddCollectionItemsWithResponse(ctx context.Context, id openapi_types.UUID, body AddCollectionItemsJSONRequestBody, reqEditors ...RequestEditorFn) (*AddCollectionItemsResponse, error) {
+	rsp, err := c.AddCollectionItems(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAddCollectionItemsResponse(rsp)
 }
 
 // DownloadPurchaseWithResponse Download a purchased file (signed link)
@@ -20563,6 +22970,2134 @@ func ParseListSimilarVideosResponse(rsp *http.Response) (*ListSimilarVideosRespo
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListSimilarVideosResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListCollectionsResponse parses an HTTP response from a ListCollectionsWithResponse call
+func ParseListCollectionsResponse(rsp *http.Response) (*ListCollectionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListCollectionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CollectionList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListCollectionsResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListCollectionsResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListCollectionsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListCollectionsResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListCollectionsResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListCollectionsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListCollectionsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListCollectionsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateCollectionResponse parses an HTTP response from a CreateCollectionWithResponse call
+func ParseCreateCollectionResponse(rsp *http.Response) (*CreateCollectionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateCollectionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Collection
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest LimitReached
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateCollectionResponse201Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateCollectionResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateCollectionResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateCollectionResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateCollectionResponse409Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateCollectionResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateCollectionResponse415Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateCollectionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateCollectionResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateCollectionResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteCollectionResponse parses an HTTP response from a DeleteCollectionWithResponse call
+func ParseDeleteCollectionResponse(rsp *http.Response) (*DeleteCollectionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteCollectionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CollectionDeleted
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteCollectionResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeleteCollectionResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteCollectionResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteCollectionResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteCollectionResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteCollectionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteCollectionResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteCollectionResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCollectionResponse parses an HTTP response from a GetCollectionWithResponse call
+func ParseGetCollectionResponse(rsp *http.Response) (*GetCollectionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCollectionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CollectionWithItems
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCollectionResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetCollectionResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetCollectionResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetCollectionResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetCollectionResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCollectionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetCollectionResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCollectionResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateCollectionResponse parses an HTTP response from a UpdateCollectionWithResponse call
+func ParseUpdateCollectionResponse(rsp *http.Response) (*UpdateCollectionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateCollectionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Collection
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateCollectionResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers UpdateCollectionResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers UpdateCollectionResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers UpdateCollectionResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers UpdateCollectionResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers UpdateCollectionResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers UpdateCollectionResponse415Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateCollectionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers UpdateCollectionResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateCollectionResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRemoveCollectionItemResponse parses an HTTP response from a RemoveCollectionItemWithResponse call
+func ParseRemoveCollectionItemResponse(rsp *http.Response) (*RemoveCollectionItemResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RemoveCollectionItemResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Collection
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RemoveCollectionItemResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RemoveCollectionItemResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RemoveCollectionItemResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RemoveCollectionItemResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RemoveCollectionItemResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers RemoveCollectionItemResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RemoveCollectionItemResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers RemoveCollectionItemResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAddCollectionItemsResponse parses an HTTP response from a AddCollectionItemsWithResponse call
+func ParseAddCollectionItemsResponse(rsp *http.Response) (*AddCollectionItemsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AddCollectionItemsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Collection
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest LimitReached
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers AddCollectionItemsResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers AddCollectionItemsResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers AddCollectionItemsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers AddCollectionItemsResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers AddCollectionItemsResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers AddCollectionItemsResponse409Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers AddCollectionItemsResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers AddCollectionItemsResponse415Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers AddCollectionItemsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers AddCollectionItemsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers AddCollectionItemsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

@@ -109,6 +109,8 @@ export interface paths {
          *
          *     A clip that is not on sale (retired, or its media not passed by the probe) counts as unknown (404) unless the key already owns it; nothing is charged.
          *
+         *     With `collection_id` instead of `video_ids` it buys a collection the key sees, whole: every clip in it the key does not own and that is on sale, through the same purchase, all or nothing; the rest is listed in `skipped` (`retired`, `unavailable`, `already_owned`) and never charged. `Idempotency-Key` works alike.
+         *
          *     Required scope: `broll:purchase`.
          */
         post: operations["purchaseVideos"];
@@ -916,6 +918,96 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/collections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List collections
+         * @description The collections the key sees, newest first, paged by cursor. Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+         *
+         *     Required scope: `broll:read`.
+         */
+        get: operations["listCollections"];
+        put?: never;
+        /**
+         * Create a collection
+         * @description Makes a collection of the calling key, in its mode (a test key's is a test collection). A key holds at most 1,000 collections (409 `limit_reached`).
+         *
+         *     Required scope: `broll:purchase`.
+         */
+        post: operations["createCollection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/collections/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a collection and its items
+         * @description The collection and a page of its clips, in the order added, as Video objects for the calling key. Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+         *
+         *     Required scope: `broll:read`.
+         */
+        get: operations["getCollection"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a collection
+         * @description Deletes a collection of the calling key with its items (purchases of its clips stay). Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+         *
+         *     Required scope: `broll:purchase`.
+         */
+        delete: operations["deleteCollection"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename a collection
+         * @description Changes the name or the description of a collection of the calling key. Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+         *
+         *     Required scope: `broll:purchase`.
+         */
+        patch: operations["updateCollection"];
+        trace?: never;
+    };
+    "/api/v1/collections/{id}/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Add clips to a collection
+         * @description Adds 1 to 50 clips on sale, in the order given; a clip already there stays where it is (idempotent). An id naming no clip on sale is 404 naming it (`unknown_video_ids`) and nothing is added; more than 5,000 clips is 409 `limit_reached` and nothing is added. The cap holds under concurrent adds. Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+         *
+         *     Required scope: `broll:purchase`.
+         */
+        put: operations["addCollectionItems"];
+        post?: never;
+        /**
+         * Remove a clip from a collection
+         * @description Takes a clip out; a clip the collection does not hold changes nothing (idempotent). Visibility as purchases: the key that made a collection reads and changes it; its root key reads (never changes: 403) its customer keys' live collections; anyone else, a sibling root key, another account or a test key for a live collection, gets 404.
+         *
+         *     Required scope: `broll:purchase`.
+         */
+        delete: operations["removeCollectionItem"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -926,7 +1018,7 @@ export interface components {
          * @example 10
          */
         Money: number;
-        /** @description An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase has `unknown_video_ids`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input. */
+        /** @description An error (RFC 9457 problem details). Every non-2xx response has this shape and the `application/problem+json` media type. Branch on `code`, which is stable; `detail` is for people. Some codes add members: `insufficient_credits` has `required`, `available` and `currency`; `spend_limit_exceeded` has `limit`, `spent`, `required`, `period`, `period_resets_at` (null for a `total` limit) and `currency`; `insufficient_scope` has `required_scope`; `rate_limited` has `retry_after_seconds` and `limit`; `unavailable` may have, and `not_embedded` has, `retry_after_seconds` (as its `Retry-After` header says); `not_found` on a purchase or a collection add has `unknown_video_ids`; `limit_reached` has `limit`; `invalid_request` may have `field` and `allowed_values` (or `errors` for clip imports); `price_changed` has `total` and `expected_total`; `sunset` has `sunset` and `migration_guide`; `conflict` on a retry whose first answer was not kept has `original_status`. Where `detail` or `field` repeats a value the request sent (a field name, an id, a scope, a query value), it repeats at most its first 100 characters, followed by `…`, so an error never grows with its input. */
         Problem: {
             /**
              * Format: uri
@@ -941,10 +1033,10 @@ export interface components {
             /** @description What went wrong, for a person. */
             detail: string;
             /**
-             * @description Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope`, `forbidden` and `license_revoked` (403: the last, a download link of a purchase whose licence was revoked), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed`, `upload_closed` and `not_embedded` (409; `not_embedded`: the clip of `GET /api/v1/broll/{id}/similar` has no vector of the current model yet, with `Retry-After` and `retry_after_seconds`), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503).
+             * @description Stable machine-readable code: `invalid_request` (400: malformed JSON, bad UUID, date, number or enum value, too many ids), `conflicting_search_params` (400: `search` with `semantic_search`), `unauthorized` (401), `insufficient_credits` and `spend_limit_exceeded` (402), `insufficient_scope`, `forbidden` and `license_revoked` (403: the last, a download link of a purchase whose licence was revoked), `not_found` (404: unknown or another account's resource, or unknown route), `method_not_allowed` (405: a path this document lists, with a method it does not list for it; `Allow` names those it does), `conflict`, `price_changed`, `idempotency_key_in_use`, `preview_not_ready`, `upload_incomplete`, `upload_claimed`, `upload_closed` and `not_embedded` (409; `not_embedded`: the clip of `GET /api/v1/broll/{id}/similar` has no vector of the current model yet, with `Retry-After` and `retry_after_seconds`), `idempotency_key_reused` (422: an Idempotency-Key reused with another request), `sunset` (410: a legacy route after its sunset), `payload_too_large` (413: a body over `BROLL_MAX_BODY_BYTES` after decompression), `unsupported_media_type` (415: a `Content-Encoding` other than `gzip` or `identity`), `range_not_satisfiable` (416), `rate_limited` (429), `internal` (500), `unavailable` (503). `limit_reached` (409: a key past 1,000 collections or a collection past 5,000 clips; `limit` is the cap).
              * @enum {string}
              */
-            code: "invalid_request" | "conflicting_search_params" | "unauthorized" | "insufficient_credits" | "spend_limit_exceeded" | "insufficient_scope" | "forbidden" | "license_revoked" | "not_found" | "method_not_allowed" | "conflict" | "price_changed" | "sunset" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "internal" | "unavailable" | "idempotency_key_reused" | "idempotency_key_in_use" | "preview_not_ready" | "upload_incomplete" | "upload_claimed" | "upload_closed" | "not_embedded";
+            code: "invalid_request" | "conflicting_search_params" | "unauthorized" | "insufficient_credits" | "spend_limit_exceeded" | "insufficient_scope" | "forbidden" | "license_revoked" | "not_found" | "method_not_allowed" | "conflict" | "price_changed" | "sunset" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "internal" | "unavailable" | "idempotency_key_reused" | "idempotency_key_in_use" | "preview_not_ready" | "upload_incomplete" | "upload_claimed" | "upload_closed" | "not_embedded" | "limit_reached";
             /** @description Also in the `X-Request-Id` header and in the server logs; quote it when reporting a problem. */
             request_id: string;
             /** @description The input field at fault, when there is one. */
@@ -1089,7 +1181,7 @@ export interface components {
             similarity?: number;
             /** Format: date-time */
             created_at: string;
-            /** @description Present (true) only on a retired clip the caller bought; nobody else sees retired clips. */
+            /** @description Present (true) only on a retired clip: one the caller bought, or an item of a collection (a retired clip stays in collections, is marked so and is never bought with them); nobody else sees retired clips. */
             retired?: boolean;
         };
         Pagination: {
@@ -1241,7 +1333,7 @@ export interface components {
             }[];
         };
         /**
-         * @description All or nothing. Duplicates in one request count once. There is no `source` (it comes from the key) and no `customer_email` (use one customer key per end customer); unknown fields are refused.
+         * @description Exactly one of `video_ids` and `collection_id` (both, or neither, is 400 `invalid_request` naming the field). All or nothing. Duplicates in one request count once. There is no `source` (it comes from the key) and no `customer_email` (use one customer key per end customer); unknown fields are refused.
          * @example {
          *       "video_ids": [
          *         "11111111-2222-4333-8444-555555555555",
@@ -1249,10 +1341,14 @@ export interface components {
          *       ],
          *       "expected_total": 20
          *     }
+         * @example {
+         *       "collection_id": "3b9d6c1e-2f4a-4d8b-9c7e-1a2b3c4d5e6f",
+         *       "expected_total": 45
+         *     }
          */
         PurchaseRequest: {
-            /** @description 1 to 50 distinct video ids. */
-            video_ids: string[];
+            /** @description 1 to 50 distinct video ids. Not with `collection_id`. */
+            video_ids?: string[];
             /** @description If given, the purchase happens only when its total (in USD) equals this; otherwise 409 `price_changed` and nothing is charged. */
             expected_total?: components["schemas"]["Money"];
             /**
@@ -1260,6 +1356,11 @@ export interface components {
              * @default false
              */
             dry_run?: boolean;
+            /**
+             * Format: uuid
+             * @description Buy a collection the key sees whole, instead of `video_ids`: every clip in it that the key does not own and that is on sale (live, its media passed by the probe), all or nothing, through the same purchase as `video_ids`. The others are listed in `skipped` and never charged. `expected_total` and `dry_run` work as with `video_ids`; with nothing left to buy the answer charges nothing and its total is 0.
+             */
+            collection_id?: string;
         };
         PurchaseLine: {
             /**
@@ -1319,6 +1420,8 @@ export interface components {
             dry_run: boolean;
             /** @description False for test mode (a `dsk_test_` key): paid from the account's test balance, never from the live balance. `balance` is then the test balance, and the links serve the clips' previews. */
             livemode: boolean;
+            /** @description Only on a purchase by `collection_id`: the collection's clips left out of it, in the order added. */
+            skipped?: components["schemas"]["PurchaseSkipped"][];
         };
         PurchaseVideoSummary: {
             /** Format: uuid */
@@ -2286,6 +2389,115 @@ export interface components {
                 use?: "sig";
             }[];
         };
+        /** @description A clip of a bought collection that was not bought, and why. */
+        PurchaseSkipped: {
+            /** Format: uuid */
+            video_id: string;
+            /**
+             * @description `retired`: taken off sale; `unavailable`: its media has not passed (or failed) the probe; `already_owned`: the key owns it already (not charged again).
+             * @enum {string}
+             */
+            reason: "retired" | "unavailable" | "already_owned";
+        };
+        /**
+         * @description A key's shortlist of clips.
+         * @example {
+         *       "id": "3b9d6c1e-2f4a-4d8b-9c7e-1a2b3c4d5e6f",
+         *       "api_key_id": "9c1b2a3d-4e5f-4a6b-8c7d-0e1f2a3b4c5d",
+         *       "name": "Beach reactions",
+         *       "description": "For the summer campaign",
+         *       "item_count": 3,
+         *       "created_at": "2026-03-02T10:15:00Z",
+         *       "updated_at": "2026-03-02T10:20:00Z",
+         *       "livemode": true
+         *     }
+         */
+        Collection: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The key that made it (and alone may change it).
+             */
+            api_key_id: string;
+            name: string;
+            description: string | null;
+            /** @description Clips in it (those whose media is not sound count, though `items` leaves them out). */
+            item_count: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description False for a test key's collection; live and test collections never see each other. */
+            livemode: boolean;
+        };
+        /**
+         * @example {
+         *       "name": "Beach reactions",
+         *       "description": "For the summer campaign"
+         *     }
+         */
+        CollectionCreate: {
+            /** @description 1-200 characters, trimmed, NFC; no control or bidirectional characters, not only white space. */
+            name: string;
+            description?: string | null;
+        };
+        /** @description Give `name`, `description` or both; `description: null` clears it. */
+        CollectionUpdate: {
+            name?: string;
+            description?: string | null;
+        };
+        /**
+         * @example {
+         *       "video_ids": [
+         *         "11111111-2222-4333-8444-555555555555"
+         *       ]
+         *     }
+         */
+        CollectionItemsAdd: {
+            /** @description 1 to 50 clip ids, added in this order after the clips already there; a clip already in the collection stays where it is; an id given twice counts once. */
+            video_ids: string[];
+        };
+        CollectionPagination: {
+            limit: number;
+            /** @description Another page follows (exact). */
+            has_more: boolean;
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        CollectionList: {
+            collections: components["schemas"]["Collection"][];
+            pagination: components["schemas"]["CollectionPagination"];
+        };
+        /** @description A collection and a page of its items. */
+        CollectionWithItems: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The key that made it (and alone may change it).
+             */
+            api_key_id: string;
+            name: string;
+            description: string | null;
+            /** @description Clips in it (those whose media is not sound count, though `items` leaves them out). */
+            item_count: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description False for a test key's collection; live and test collections never see each other. */
+            livemode: boolean;
+            /** @description Clips in the order added, as Video objects for the calling key (`owned`, `download_url`); a retired clip stays, with `retired: true`; a clip whose media is not sound is left out. */
+            items: components["schemas"]["Video"][];
+            pagination: components["schemas"]["CollectionPagination"];
+        };
+        CollectionDeleted: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            deleted: true;
+        };
     };
     responses: {
         /** @description Invalid input (`invalid_request`) or `search` with `semantic_search` (`conflicting_search_params`). */
@@ -2568,6 +2780,19 @@ export interface components {
         };
         /** @description The request conflicts with the resource's state (for webhooks: the calling root key already has 20 endpoints). */
         Conflict: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A cap would be passed (`limit_reached`): the calling key holds 1,000 collections, or the collection would hold more than 5,000 clips; nothing was changed. */
+        LimitReached: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -4555,6 +4780,272 @@ export interface operations {
                 };
             };
             405: components["responses"]["MethodNotAllowed"];
+        };
+    };
+    listCollections: {
+        parameters: {
+            query?: {
+                /** @description Page size: default 50; above 100 clamped to 100; below 1 or not a number is 400. */
+                limit?: number;
+                /** @description `pagination.next_cursor` of the previous page; another list's or an edited cursor is 400. */
+                cursor?: string;
+                /** @description Root keys only (a customer key gets 403): only this key's collections, the root key itself or one of its customer keys; any other id is 404. */
+                api_key_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of collections. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createCollection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CollectionCreate"];
+            };
+        };
+        responses: {
+            /** @description The new collection. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Collection"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["LimitReached"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getCollection: {
+        parameters: {
+            query?: {
+                /** @description Items per page: default 20 (as the catalog list); above 100 clamped to 100; below 1 or not a number is 400. */
+                limit?: number;
+                /** @description `pagination.next_cursor` of the previous page; another list's or an edited cursor is 400. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The collection's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The collection and a page of its items. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionWithItems"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteCollection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The collection's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionDeleted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateCollection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The collection's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CollectionUpdate"];
+            };
+        };
+        responses: {
+            /** @description The collection. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Collection"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    addCollectionItems: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The collection's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CollectionItemsAdd"];
+            };
+        };
+        responses: {
+            /** @description The collection, with its new count. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Collection"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["LimitReached"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    removeCollectionItem: {
+        parameters: {
+            query: {
+                /** @description The clip to take out. */
+                video_id: string;
+            };
+            header?: never;
+            path: {
+                /** @description The collection's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The collection, with its new count. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Collection"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
 }

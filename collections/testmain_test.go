@@ -1,0 +1,14 @@
+package collections_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"broll/internal/testkit"
+)
+
+// TestMain fails the package when a test leaves a goroutine running.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, testkit.LeakOptions()...)
+}
