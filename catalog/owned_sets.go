@@ -76,10 +76,6 @@ func (c *ownedSets) put(key uuid.UUID, e ownedSet, now time.Time) {
 	c.clips += len(e.clips)
 }
 
-// sqlOwnedClips are the clips key $1 owns, one more than maxOwnedSet at
-// most (the ownership rule: broll_owned_purchase reads the same rows).
-var sqlOwnedClips = `SELECT p.video_id FROM purchases p WHERE p.api_key_id = $1 LIMIT $2`
-
 // OwnershipsFor returns, by clip, those of videoIDs that keyID owns, as
 // Ownerships does, read from the primary; pass is the request's admission
 // pass (the zero Pass without one), under which this node's copy of the

@@ -57,6 +57,10 @@ var sqlOwnerships = `SELECT p.id AS purchase_id, p.video_id, p.price_cents AS pr
 	p.license_revoked_at IS NOT NULL AS license_revoked
 	FROM unnest($2::uuid[]) AS w(video) CROSS JOIN LATERAL ` + ownership("$1", "w.video")
 
+// sqlOwnedClips are the clips key $1 owns, $2 at most (owned_sets.go),
+// the rows broll_owned_purchase reads.
+var sqlOwnedClips = `SELECT p.video_id FROM purchases p WHERE p.api_key_id = $1 LIMIT $2`
+
 // Tiers.
 
 const (
