@@ -99,7 +99,8 @@ func TestWebhookDeliveriesContinueTheRequestsTrace(t *testing.T) {
 }
 
 // An MCP purchase runs on its request's context too: the purchase.completed
-// it writes keeps the traceparent's trace id, as a REST purchase's does.
+// it writes keeps a traceparent of the caller's trace, as a REST purchase's
+// does.
 func TestMCPPurchaseEventKeepsTheTrace(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOpts{configure: loopbackHooks})
@@ -123,7 +124,7 @@ func TestMCPPurchaseEventKeepsTheTrace(t *testing.T) {
 		WHERE account_id = $1 AND type = 'purchase.completed'`, a.ID).Scan(&got); err != nil {
 		t.Fatalf("purchase.completed: %v", err)
 	}
-	if got == nil || *got != trace {
+	if got == nil || !strings.HasPrefix(*got, "00-"+trace+"-") || len(*got) != 55 {
 		t.Fatalf("the MCP purchase's event keeps trace %v, want %s", got, trace)
 	}
 }
