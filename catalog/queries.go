@@ -172,10 +172,10 @@ const sqlStoreEmbedding = `
 	WHERE id = $1`
 
 // sqlClipsEmbeddedEvent writes the event ($1) of the clips $2 that model $3
-// made ready, if any.
+// made ready, if any, within the trace $4 ("" for none).
 const sqlClipsEmbeddedEvent = `
-	INSERT INTO webhook_events (type, data)
-	SELECT $1, jsonb_build_object('count', count(*), 'model', $3::text, 'video_ids', jsonb_agg(id ORDER BY id))
+	INSERT INTO webhook_events (type, trace_id, data)
+	SELECT $1, nullif($4, ''), jsonb_build_object('count', count(*), 'model', $3::text, 'video_ids', jsonb_agg(id ORDER BY id))
 	FROM videos WHERE id = ANY ($2) AND embedding_status = 'ready'
 	HAVING count(*) > 0`
 
