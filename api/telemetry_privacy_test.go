@@ -17,6 +17,7 @@ import (
 
 	"broll/billing/billingtest"
 	"broll/internal/telemetry"
+	"broll/wiring"
 )
 
 // TestNothingPrivateInSpans runs the money and hostile cases (purchases,
@@ -29,7 +30,7 @@ import (
 func TestNothingPrivateInSpans(t *testing.T) {
 	t.Parallel()
 	exp := tracetest.NewInMemoryExporter()
-	tp, err := telemetry.NewProvider(context.Background(), telemetry.ProviderOptions{ServiceName: "broll-api", Exporter: exp})
+	tp, err := wiring.NewTelemetry(context.Background(), telemetry.ProviderOptions{ServiceName: "broll-api", Exporter: exp})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func privateIn(spans []sdktrace.ReadOnlySpan, secrets []string) []string {
 func TestPrivateInFindsALeak(t *testing.T) {
 	t.Parallel()
 	exp := tracetest.NewInMemoryExporter()
-	tp, err := telemetry.NewProvider(context.Background(), telemetry.ProviderOptions{Exporter: exp})
+	tp, err := wiring.NewTelemetry(context.Background(), telemetry.ProviderOptions{Exporter: exp})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"broll/billing/billingtest"
 	"broll/internal/config"
 	"broll/internal/telemetry"
+	"broll/wiring"
 )
 
 // With tracing on, a request's server span is named for its route
@@ -19,7 +20,7 @@ import (
 func TestRequestSpanAndAccessLog(t *testing.T) {
 	t.Parallel()
 	exp := tracetest.NewInMemoryExporter()
-	tp, err := telemetry.NewProvider(context.Background(), telemetry.ProviderOptions{Exporter: exp})
+	tp, err := wiring.NewTelemetry(context.Background(), telemetry.ProviderOptions{Exporter: exp})
 	if err != nil {
 		t.Fatal(err)
 	}

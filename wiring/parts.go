@@ -43,6 +43,13 @@ func NewSealer(cfg config.Config) (*seal.Sealer, error) {
 	return seal.New(cfg.SigningKey.Reveal(), cfg.SigningKeyPrevious.Reveal())
 }
 
+// NewTelemetry builds the tracer provider as Open does when Options has
+// none: from the OTEL_* variables, or exporting to o.Exporter (tests).
+// Its owner shuts it down.
+func NewTelemetry(ctx context.Context, o telemetry.ProviderOptions) (*telemetry.Provider, error) {
+	return telemetry.NewProvider(ctx, o)
+}
+
 // OpenMedia opens the media store BROLL_MEDIA_STORE names: the local
 // directory or the S3 bucket (checked).
 func OpenMedia(ctx context.Context, cfg config.Config) (media.Store, error) {

@@ -242,7 +242,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (_ *Services, err e
 func (g *Services) open(ctx context.Context, service string) (err error) {
 	cfg := g.Config
 	if g.Telemetry == nil {
-		if g.Telemetry, err = telemetry.NewProvider(ctx, telemetry.ProviderOptions{ServiceName: service}); err != nil {
+		if g.Telemetry, err = NewTelemetry(ctx, telemetry.ProviderOptions{ServiceName: service}); err != nil {
 			return err
 		}
 		tp := g.Telemetry

@@ -19,7 +19,7 @@ import (
 	"broll/billing/billingtest"
 	"broll/embed/embedtest"
 	"broll/internal/testkit"
-	"broll/tenancy"
+	"broll/wiring/wiringtest"
 )
 
 // TestTracesInJaeger runs two API nodes and a worker exporting their spans
@@ -43,7 +43,7 @@ func TestTracesInJaeger(t *testing.T) {
 
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100_000})
 	buyer := acct.CustomerKey(t, pool, "buyer")
-	ops, err := tenancy.New(pool, tenancy.ServiceOptions{}).CreateOpsKey(context.Background(), "content team")
+	ops, err := wiringtest.Over(t, pool).Tenancy.CreateOpsKey(context.Background(), "content team")
 	if err != nil {
 		t.Fatal(err)
 	}
