@@ -145,7 +145,7 @@ func privateIn(spans []sdktrace.ReadOnlySpan, secrets []string) []string {
 	}
 	attrs := func(span, where string, kvs []attribute.KeyValue) {
 		for _, kv := range kvs {
-			check(span, where+" "+string(kv.Key), kv.Value.Emit())
+			check(span, where+" "+string(kv.Key), kv.Value.String())
 		}
 	}
 	for _, s := range spans {

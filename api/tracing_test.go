@@ -62,7 +62,7 @@ func TestRequestSpanAndAccessLog(t *testing.T) {
 	}
 	for _, kv := range span.Attributes {
 		if kv.Key == "http.response.status_code" && kv.Value.AsInt64() != 200 {
-			t.Errorf("status attribute %v", kv.Value.Emit())
+			t.Errorf("status attribute %v", kv.Value.String())
 		}
 	}
 }
