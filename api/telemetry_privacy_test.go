@@ -35,7 +35,7 @@ func TestNothingPrivateInSpans(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := setup(t, envOpts{telemetry: tp, configure: loopbackHooks})
-	clock := newTestClock(time.Now())
+	clock := newTestClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)) // before v0's sunset
 	legacy := e.legacyNode(t, clock)
 	var secrets []string
 	keep := func(s ...string) { secrets = append(secrets, s...) }
@@ -108,8 +108,10 @@ func TestNothingPrivateInSpans(t *testing.T) {
 	// A legacy purchase names its customer by email.
 	const email = "private.customer@example.com"
 	keep(email)
-	e.send(t, legacy, "POST", "/api/external/broll/purchase", bearerHeader(testLegacySecret),
-		map[string]any{"source": acct.Source, "video_ids": []string{vids[2].String()}, "customer_email": email})
+	if r := e.send(t, legacy, "POST", "/api/external/broll/purchase", bearerHeader(testLegacySecret),
+		map[string]any{"source": acct.Source, "video_ids": []string{vids[2].String()}, "customer_email": email}); r.status != 200 {
+		t.Fatalf("legacy purchase: %d %s", r.status, r.raw)
+	}
 
 	// MCP: a purchase and a refused call.
 	base := e.serveLoopback(t)
