@@ -53,6 +53,7 @@ func newApp(g *wiring.Services) (*fiber.App, *Warmup, error) {
 	warmup := newWarmup(g.Search, g.QueryEmbedder, g.Pool, g.Logger, cfg.WarmupTimeout, g.Metrics)
 	refuseUnknownMethods(app, cfg.BaseURL())
 	app.Use(withRequestID)
+	app.Use(newTracing(g.Telemetry).handle)
 	app.Use(cancelOnDisconnect)
 	app.Use(m.observe)
 	app.Use(recover.New())

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"go.opentelemetry.io/otel/trace"
 
 	"broll/api/dashboard"
 	"broll/billing"
@@ -42,7 +43,7 @@ func newSurfaces(g *wiring.Services, m *apiMetrics, warmup *Warmup) (x surfaces,
 	purchases := &purchasesAPI{billing: g.Billing, collections: g.Collections, tenancy: g.Tenancy, licenses: g.Licenses,
 		queryEmbedder: g.QueryEmbedder, metrics: m, now: g.Now, replay: replay}
 	tools := &mcpTools{clips: clips, purchases: purchases, catalog: g.Catalog, billing: g.Billing, licenses: g.Licenses,
-		queryEmbedder: g.QueryEmbedder, logger: g.Logger, metrics: m}
+		queryEmbedder: g.QueryEmbedder, logger: g.Logger, metrics: m, tracer: g.Telemetry.Tracer("broll/api/mcp")}
 	x = surfaces{
 		edge:        &keyEdge{auth: g.Auth, gate: g.Gate, metrics: m},
 		keys:        &keysAPI{tenancy: g.Tenancy, auth: g.Auth, gate: g.Gate, revoker: g.Revoker, usage: g.Usage, replay: replay},
@@ -202,4 +203,6 @@ type mcpTools struct {
 	queryEmbedder billing.QueryEmbedder
 	logger        *slog.Logger
 	metrics       *apiMetrics
+	// tracer starts each tool call's span (mcp_trace.go).
+	tracer trace.Tracer
 }

@@ -83,7 +83,9 @@ func addTool[In, Out any](s *mcpTools, srv *toolSet, t *mcp.Tool, scope tenancy.
 			return nil, errors.New("tool call outside an authenticated request")
 		}
 		start := time.Now()
+		ctx, span := s.startTool(ctx, t.Name)
 		res, err := call(ctx, c, req)
+		endTool(span, err)
 		s.metrics.observeTool(t.Name, err, time.Since(start))
 		if err != nil {
 			return s.toolError(c, t.Name, err), nil

@@ -22,6 +22,8 @@ import (
 	"broll/clients/go/brollclient"
 	"broll/internal/admission"
 	"broll/internal/config"
+	"broll/internal/database"
+	"broll/internal/telemetry"
 	"broll/internal/testkit"
 	"broll/wiring"
 	"broll/wiring/wiringtest"
@@ -40,6 +42,8 @@ type testEnv struct {
 	// test does as an operator (ops keys, imports, revocations from the
 	// CLI) goes through it, outside every node's caches.
 	ctl *wiring.Services
+	// telemetry traces the nodes (nil: tracing off).
+	telemetry *telemetry.Provider
 }
 
 type testNode struct {
@@ -60,6 +64,9 @@ type envOpts struct {
 	// s3 runs the nodes on the s3 media store, over a versitygw of the
 	// test's own.
 	s3 bool
+	// telemetry traces the nodes, their statements and their Redis calls
+	// (the env's pool and Redis client are then traced ones of its own).
+	telemetry *telemetry.Provider
 }
 
 // setup builds API nodes over one fresh database and one Redis key prefix,
@@ -89,7 +96,10 @@ func setup(t testing.TB, o envOpts) *testEnv {
 	if o.configure != nil {
 		o.configure(&cfg)
 	}
-	env := &testEnv{pool: pool, rdb: rdb, cfg: cfg, logs: &testkit.SyncBuffer{}}
+	if o.telemetry != nil {
+		pool, rdb = tracedStores(t, o.telemetry, dbURL, rds.URL)
+	}
+	env := &testEnv{pool: pool, rdb: rdb, cfg: cfg, logs: &testkit.SyncBuffer{}, telemetry: o.telemetry}
 	if o.s3 {
 		env.s3 = testkit.StartS3(t)
 		env.cfg.MediaStore = "s3"
@@ -102,6 +112,27 @@ func setup(t testing.TB, o envOpts) *testEnv {
 	}
 	env.media = env.nodes[0].media
 	return env
+}
+
+// tracedStores opens a pool and a Redis client of the test's own over the
+// test's database and Redis, traced by tp as a process's are.
+func tracedStores(t testing.TB, tp *telemetry.Provider, dbURL, redisURL string) (*pgxpool.Pool, *redis.Client) {
+	t.Helper()
+	pool, err := database.Open(context.Background(), dbURL, database.Tracer(tp.PoolTracer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	opts, err := redis.ParseURL(redisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opts)
+	t.Cleanup(func() { _ = rdb.Close() })
+	if err := tp.InstrumentRedis(rdb); err != nil {
+		t.Fatal(err)
+	}
+	return pool, rdb
 }
 
 // graph opens a graph over the env's database as the composition root
@@ -128,7 +159,7 @@ func (e *testEnv) graph(t testing.TB, cfg config.Config, o wiring.Options) *wiri
 // with cfg and the clock now (nil: time.Now) would be, and returns its index.
 func (e *testEnv) addNode(t testing.TB, cfg config.Config, now func() time.Time) int {
 	t.Helper()
-	g := e.graph(t, cfg, wiring.Options{Parts: wiring.APIParts, Logs: e.logs, Now: now})
+	g := e.graph(t, cfg, wiring.Options{Parts: wiring.APIParts, Logs: e.logs, Now: now, Telemetry: e.telemetry})
 	n, err := NewNode(g)
 	if err != nil {
 		t.Fatal(err)

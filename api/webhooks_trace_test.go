@@ -99,7 +99,8 @@ func TestWebhookDeliveriesContinueTheRequestsTrace(t *testing.T) {
 }
 
 // An MCP purchase runs on its request's context too: the purchase.completed
-// it writes keeps the traceparent's trace id, as a REST purchase's does.
+// it writes keeps a traceparent of the caller's trace, as a REST purchase's
+// does.
 func TestMCPPurchaseEventKeepsTheTrace(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOpts{configure: loopbackHooks})
@@ -123,7 +124,37 @@ func TestMCPPurchaseEventKeepsTheTrace(t *testing.T) {
 		WHERE account_id = $1 AND type = 'purchase.completed'`, a.ID).Scan(&got); err != nil {
 		t.Fatalf("purchase.completed: %v", err)
 	}
-	if got == nil || *got != trace {
+	if got == nil || !strings.HasPrefix(*got, "00-"+trace+"-") || len(*got) != 55 {
 		t.Fatalf("the MCP purchase's event keeps trace %v, want %s", got, trace)
+	}
+}
+
+// A legacy (v0) purchase runs on its request's context too: the
+// purchase.completed it writes keeps a traceparent of the caller's trace.
+func TestLegacyPurchaseEventKeepsTheTrace(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{configure: loopbackHooks})
+	n := e.legacyNode(t, newTestClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)))
+	a := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 100_000, Legacy: true})
+	rcv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(rcv.Close)
+	e.do(t, 0, "POST", "/api/v1/webhooks", a.RootKey.Secret, map[string]any{
+		"url": rcv.URL, "events": []string{"purchase.completed"}})
+	vids := billingtest.Videos(t, e.pool, 1, "easy")
+
+	const trace = "7e0c2b6a1f3d4c8e9a7b6c5d4e3f2a1c"
+	h := bearerHeader(testLegacySecret)
+	h["traceparent"] = "00-" + trace + "-00f067aa0ba902b7-01"
+	if r := e.send(t, n, "POST", "/api/external/broll/purchase", h,
+		map[string]any{"source": a.Source, "video_ids": []string{vids[0].String()}, "customer_email": "ann@example.com"}); r.status != 200 {
+		t.Fatalf("legacy purchase: %d %s", r.status, r.raw)
+	}
+	var got *string
+	if err := e.pool.QueryRow(t.Context(), `SELECT trace_id FROM webhook_events
+		WHERE account_id = $1 AND type = 'purchase.completed'`, a.ID).Scan(&got); err != nil {
+		t.Fatalf("purchase.completed: %v", err)
+	}
+	if got == nil || !strings.HasPrefix(*got, "00-"+trace+"-") {
+		t.Fatalf("the legacy purchase's event keeps trace %v, want one of %s", got, trace)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/trace"
 
 	"broll/billing/license"
 	"broll/internal/admission"
@@ -54,6 +55,10 @@ type batcher struct {
 	// own (nil: nothing is held).
 	admission admission.Door
 
+	// tracer starts the batches' spans when tracing is on (batch_trace.go).
+	tracer  trace.Tracer
+	tracing bool
+
 	mu     sync.Mutex
 	queues map[poolKey]*accountQueue
 }
@@ -78,7 +83,9 @@ type purchaseJob struct {
 	expected *int64
 	dry      bool
 	test     bool   // a test key's: paid from the test balance
-	trace    string // the W3C trace id of the request, "" for none (outbox.Trace)
+	trace    string // the W3C traceparent of the request, "" for none (outbox.Trace)
+	// span is the request's span, which its batch's span links to.
+	span trace.SpanContext
 	// newIDs are the ids the job's purchases get if bought, one per video,
 	// chosen once: after a lost connection the batch runs again, and the
 	// purchases it finds under these ids are this job's, already charged.
@@ -156,11 +163,11 @@ func (b *batcher) drain(pk poolKey, q *accountQueue) {
 		}
 		jobs := q.take()
 		b.mu.Unlock()
-		b.run(pk.account, jobs)
+		ctx := b.run(pk.account, jobs)
 		for _, j := range jobs {
 			close(j.done)
 		}
-		b.requestStamps(jobs)
+		b.requestStamps(ctx, jobs)
 	}
 }
 
@@ -170,12 +177,12 @@ func (b *batcher) drain(pk poolKey, q *accountQueue) {
 // (license.Stamper.RequestBatch), so this costs the purchase path a slice
 // append; a request lost on the way is made again by the first download
 // that finds no copy.
-func (b *batcher) requestStamps(jobs []*purchaseJob) {
+func (b *batcher) requestStamps(ctx context.Context, jobs []*purchaseJob) {
 	if b.stamps == nil {
 		return
 	}
 	if ids := boughtLive(jobs); len(ids) > 0 {
-		b.stamps.RequestBatch(ids)
+		b.stamps.RequestBatch(ctx, ids)
 	}
 }
 
@@ -213,14 +220,23 @@ func (q *accountQueue) take() []*purchaseJob {
 	return jobs
 }
 
-// run executes a batch, whose jobs are all live or all test, and leaves
-// each job its outcome or error. A failed
+// run executes a batch, whose jobs are all live or all test, within its
+// span, leaves each job its outcome or error, and returns the context of
+// the batch's span (what the batch asks for afterwards continues it).
+func (b *batcher) run(account uuid.UUID, jobs []*purchaseJob) context.Context {
+	ctx, span := b.startBatch(jobs)
+	defer span.End()
+	b.runAttempts(ctx, account, jobs)
+	return ctx
+}
+
+// runAttempts runs a batch and leaves each job its outcome or error. A failed
 // connection (a terminated backend, a failover) or an unanswered line runs
 // the batch again: the account lock makes the second run see whatever the
 // first committed, and the jobs' own purchase ids tell it apart from what
 // was owned before.
-func (b *batcher) run(account uuid.UUID, jobs []*purchaseJob) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+func (b *batcher) runAttempts(parent context.Context, account uuid.UUID, jobs []*purchaseJob) {
+	ctx, cancel := context.WithTimeout(parent, 30*time.Second)
 	defer cancel()
 	// What the buyers own changes with the commit: nodes stop trusting
 	// their copies of it before and copy it again after (Door.Hold), all

@@ -10,9 +10,11 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"go.opentelemetry.io/otel/trace"
 
 	"broll/internal/apperr"
 	"broll/internal/database"
+	"broll/internal/outbox"
 	"broll/internal/paging"
 )
 
@@ -64,7 +66,9 @@ func (s *Service) LegacyPurchase(ctx context.Context, b LegacyBuyer, videoIDs []
 	if b.AccountID == uuid.Nil {
 		return PurchaseResult{}, apperr.NotFoundf("unknown source")
 	}
-	return s.purchase(b.AccountID, newJob(uuid.Nil, b.CustomerEmail, ids, nil, false, false))
+	job := newJob(uuid.Nil, b.CustomerEmail, ids, nil, false, false)
+	job.trace, job.span = outbox.Trace(ctx), trace.SpanContextFromContext(ctx)
+	return s.purchase(b.AccountID, job)
 }
 
 // LegacyListParams are the query parameters of GET

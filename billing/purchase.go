@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"broll/internal/apperr"
 	"broll/internal/database"
@@ -77,7 +78,7 @@ func (s *Service) Purchase(ctx context.Context, p tenancy.Principal, req Purchas
 		return PurchaseResult{}, err
 	}
 	job := newJob(p.KeyID, "", ids, req.ExpectedTotal, req.DryRun, p.Test)
-	job.trace = outbox.Trace(ctx)
+	job.trace, job.span = outbox.Trace(ctx), trace.SpanContextFromContext(ctx)
 	return s.purchase(p.AccountID, job)
 }
 

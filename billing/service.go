@@ -7,6 +7,7 @@ import (
 	"broll/internal/admission"
 	"broll/internal/displayname"
 	"broll/internal/money"
+	"broll/internal/telemetry"
 	"broll/tenancy"
 )
 
@@ -50,11 +51,15 @@ type ServiceOptions struct {
 	// Names is the rule an account's name is checked by (the platform's
 	// name on its licences).
 	Names displayname.Rule
+	// Telemetry traces the purchase batches (batch_trace.go); nil traces
+	// none.
+	Telemetry *telemetry.Provider
 }
 
 // New returns the billing service over pool, as o says.
 func New(pool *pgxpool.Pool, o ServiceOptions) *Service {
 	b := newBatcher(pool)
 	b.lowBalance, b.testBalance, b.stamps, b.admission = o.LowBalanceThreshold, o.TestBalance, o.Stamps, o.Admission
+	b.tracer, b.tracing = o.Telemetry.Tracer("broll/billing"), o.Telemetry.On()
 	return &Service{pool: pool, links: o.Links, keys: o.Keys, batch: b, stamps: o.Stamps, names: o.Names}
 }

@@ -76,7 +76,7 @@ func (s *Service) StoreEmbeddings(ctx context.Context, model string, embs []Embe
 	}
 	// The event rides in the same batch, whose single Sync makes it one
 	// implicit transaction with the updates: it exists exactly when they do.
-	batch.Queue(sqlClipsEmbeddedEvent, outbox.ClipsEmbedded, ids, model)
+	batch.Queue(sqlClipsEmbeddedEvent, outbox.ClipsEmbedded, ids, model, outbox.Trace(ctx))
 	return s.pool.SendBatch(ctx, batch).Close()
 }
 

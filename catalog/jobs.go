@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"runtime"
@@ -9,8 +10,11 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"broll/internal/database"
+	"broll/internal/telemetry"
 )
 
 // The job outbox (table job_outbox, migration 00019). A change that needs
@@ -36,12 +40,13 @@ const (
 // talks to the queue.
 const relayBatch = 5000
 
-// recordJobs records one job of kind per clip and returns the jobs' ids.
+// recordJobs records one job of kind per clip, each keeping the trace of
+// the work that recorded it, and returns the jobs' ids.
 func recordJobs(ctx context.Context, q database.Queryer, kind string, ids []uuid.UUID) ([]int64, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	jobs, err := database.Select(ctx, q, pgx.RowTo[int64], sqlRecordJobs, kind, ids)
+	jobs, err := database.Select(ctx, q, pgx.RowTo[int64], sqlRecordJobs, kind, ids, telemetry.Traceparent(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("record %s jobs: %w", kind, err)
 	}
@@ -87,10 +92,11 @@ func (s *Service) relayBatch(ctx context.Context, only []int64) (int, error) {
 	var jobs []int64
 	var embedIDs, mediaIDs, previewIDs, reprobeIDs []uuid.UUID
 	var job int64
-	var kind string
+	var kind, traceparent, first string
 	var id uuid.UUID
-	if _, err := pgx.ForEachRow(rows, []any{&job, &kind, &id}, func() error {
+	if _, err := pgx.ForEachRow(rows, []any{&job, &kind, &id, &traceparent}, func() error {
 		jobs = append(jobs, job)
+		first = cmp.Or(first, traceparent)
 		switch kind {
 		case jobMedia:
 			mediaIDs = append(mediaIDs, id)
@@ -108,6 +114,8 @@ func (s *Service) relayBatch(ctx context.Context, only []int64) (int, error) {
 	if len(jobs) == 0 {
 		return 0, nil
 	}
+	ctx, span := s.startRelay(ctx, first, len(jobs))
+	defer span.End()
 	slices.SortFunc(embedIDs, func(a, b uuid.UUID) int { return slices.Compare(a[:], b[:]) })
 	if _, err := s.enqueue(ctx, slices.Compact(embedIDs)); err != nil {
 		return 0, fmt.Errorf("relay jobs: %w", err)
@@ -128,6 +136,22 @@ func (s *Service) relayBatch(ctx context.Context, only []int64) (int, error) {
 		return 0, fmt.Errorf("relay jobs: %w", err)
 	}
 	return len(jobs), nil
+}
+
+// startRelay starts the span of a relay that moves n jobs: within the
+// traced work that relays them (a writer relays its own jobs after its
+// commit), or else (the worker's relay of jobs left behind) as a child of
+// the span that recorded the first of them, so that the jobs' tasks carry
+// the trace of the request that wrote them.
+func (s *Service) startRelay(ctx context.Context, recorded string, n int) (context.Context, trace.Span) {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		ctx = telemetry.FromTraceparent(ctx, recorded)
+	}
+	ctx, span := s.tracer.Start(ctx, "outbox relay", trace.WithSpanKind(trace.SpanKindProducer))
+	if span.IsRecording() {
+		span.SetAttributes(attribute.Int("broll.jobs", n))
+	}
+	return ctx, span
 }
 
 // Embedding tasks are enqueued in chunks from a few goroutines, because one

@@ -176,10 +176,10 @@ const sqlStoreEmbedding = `
 	WHERE id = $1`
 
 // sqlClipsEmbeddedEvent writes the event ($1) of the clips $2 that model $3
-// made ready, if any.
+// made ready, if any, within the trace $4 ("" for none).
 const sqlClipsEmbeddedEvent = `
-	INSERT INTO webhook_events (type, data)
-	SELECT $1, jsonb_build_object('count', count(*), 'model', $3::text, 'video_ids', jsonb_agg(id ORDER BY id))
+	INSERT INTO webhook_events (type, trace_id, data)
+	SELECT $1, nullif($4, ''), jsonb_build_object('count', count(*), 'model', $3::text, 'video_ids', jsonb_agg(id ORDER BY id))
 	FROM videos WHERE id = ANY ($2) AND embedding_status = 'ready'
 	HAVING count(*) > 0`
 
@@ -259,13 +259,13 @@ const sqlMediaTrailingClips = `
 // The job outbox.
 
 const (
-	sqlRecordJobs = `INSERT INTO job_outbox (kind, video_id) SELECT $1, unnest($2::uuid[]) RETURNING id`
+	sqlRecordJobs = `INSERT INTO job_outbox (kind, video_id, traceparent) SELECT $1, unnest($2::uuid[]), nullif($3, '') RETURNING id`
 
 	// Only the jobs given (when $2 is not NULL), oldest first; rows another
 	// relay holds are skipped, not waited for. Media, preview and reprobe
 	// jobs are taken only by a queue that can run them ($3, $4, $5).
 	sqlClaimJobs = `
-		SELECT id, kind, video_id FROM job_outbox
+		SELECT id, kind, video_id, coalesce(traceparent, '') FROM job_outbox
 		WHERE ($2::bigint[] IS NULL OR id = ANY ($2))
 		  AND (kind = 'embed' OR (kind = 'media' AND $3) OR (kind = 'previews' AND $4) OR (kind = 'reprobe' AND $5))
 		ORDER BY id LIMIT $1

@@ -5,12 +5,14 @@ import (
 	"errors"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/trace"
 
 	"broll/catalog/media"
 	"broll/internal/admission"
 	"broll/internal/apperr"
 	"broll/internal/database"
 	"broll/internal/replica"
+	"broll/internal/telemetry"
 )
 
 // Service is the catalog store.
@@ -32,6 +34,8 @@ type Service struct {
 	// admission is held across every write of a clip's row, so that no
 	// node trusts a copy the write made stale; nil: no node trusts any.
 	admission admission.Door
+	// tracer starts the spans of the job outbox's relays.
+	tracer trace.Tracer
 }
 
 // ServiceOptions are what a catalog is built from. Pool is required; the zero
@@ -54,12 +58,15 @@ type ServiceOptions struct {
 	// nil: nothing, for services without Redis, whose nodes trust no copy
 	// without asking Postgres.
 	Admission admission.Door
+	// Telemetry traces the relays of the job outbox; nil traces none.
+	Telemetry *telemetry.Provider
 }
 
 // NewService returns the catalog as o says.
 func NewService(o ServiceOptions) *Service {
 	return &Service{pool: o.Pool, reads: o.Reads, media: o.Media, uploads: o.Uploads,
-		queue: o.Queue, videos: newVideoCache(), owned: newOwnedCache(), ownedSets: newOwnedSets(), admission: o.Admission}
+		queue: o.Queue, videos: newVideoCache(), owned: newOwnedCache(), ownedSets: newOwnedSets(), admission: o.Admission,
+		tracer: o.Telemetry.Tracer("broll/catalog")}
 }
 
 // Read runs fn on the pool catalog reads go to (package search reads

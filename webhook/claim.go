@@ -128,8 +128,9 @@ type claimed struct {
 	data      json.RawMessage
 	created   time.Time
 	secrets   []string
-	// trace is the W3C trace id of the request that wrote the event, ""
-	// for none: the attempt sends a traceparent that continues it.
+	// trace is the W3C traceparent of the span that wrote the event (the
+	// trace id alone for an event of an earlier release), "" for none:
+	// the attempt is a span of that trace (trace.go).
 	trace string
 }
 

@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/trace"
 
 	"broll/internal/seal"
+	"broll/internal/telemetry"
 )
 
 // Defaults of DelivererOptions.
@@ -69,6 +71,8 @@ type DelivererOptions struct {
 	// Observe, when set, is told each attempt's outcome and duration (the
 	// worker's metrics: metrics.WebhookDeliveries).
 	Observe func(outcome string, took time.Duration)
+	// Telemetry traces each attempt (trace.go); nil traces none.
+	Telemetry *telemetry.Provider
 }
 
 // Deliverer sends due deliveries. Several may run against one database:
@@ -79,6 +83,9 @@ type Deliverer struct {
 	opts   DelivererOptions
 	client *http.Client
 	now    func() time.Time
+	// tracer starts the attempts' spans when tracing is on.
+	tracer  trace.Tracer
+	tracing bool
 }
 
 // NewDeliverer returns a deliverer over pool; sealer opens the endpoints'
@@ -118,12 +125,13 @@ func NewDeliverer(pool *pgxpool.Pool, sealer *seal.Sealer, opts DelivererOptions
 			IdleConnTimeout:       90 * time.Second,
 		}
 	}
-	return &Deliverer{pool: pool, sealer: sealer, opts: opts, now: time.Now, client: &http.Client{
-		Transport: rt,
-		Timeout:   RequestTimeout,
-		// A redirect is an answer, not a 2xx: never follow it anywhere.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
+	return &Deliverer{pool: pool, sealer: sealer, opts: opts, now: time.Now,
+		tracer: opts.Telemetry.Tracer("broll/webhook"), tracing: opts.Telemetry.On(), client: &http.Client{
+			Transport: rt,
+			Timeout:   RequestTimeout,
+			// A redirect is an answer, not a 2xx: never follow it anywhere.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}}
 }
 
 // result is the outcome of one attempt.
@@ -146,7 +154,9 @@ func (c claimed) body() ([]byte, error) {
 	}{c.eventID, c.eventType, c.created.UTC(), c.livemode, c.data})
 }
 
-func (d *Deliverer) send(ctx context.Context, c claimed) result {
+func (d *Deliverer) send(ctx context.Context, c claimed) (r result) {
+	ctx, span := d.startAttempt(ctx, c)
+	defer func() { endAttempt(span, r) }()
 	start := d.now()
 	body, err := c.body()
 	if err != nil {
@@ -166,9 +176,7 @@ func (d *Deliverer) send(ctx context.Context, c claimed) result {
 	req.Header.Set("webhook-id", c.eventID)
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
 	req.Header.Set("webhook-signature", sig)
-	if c.trace != "" {
-		req.Header.Set("traceparent", traceparent(c.trace))
-	}
+	d.setTraceparent(ctx, req, c)
 	resp, err := d.client.Do(req)
 	dur := d.now().Sub(start)
 	if err != nil {
@@ -176,7 +184,7 @@ func (d *Deliverer) send(ctx context.Context, c claimed) result {
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseBytes))
 	_ = resp.Body.Close()
-	r := result{status: resp.StatusCode, duration: dur}
+	r = result{status: resp.StatusCode, duration: dur}
 	if !r.ok() {
 		r.err = "http " + strconv.Itoa(resp.StatusCode)
 	}

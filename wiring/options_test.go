@@ -17,7 +17,7 @@ import (
 // builds: the domain packages (with every package under them) and the
 // internal packages the root builds a service of.
 var domainDirs = []string{"tenancy", "billing", "catalog", "webhook", "embed",
-	"internal/idempotency", "internal/seal", "internal/tasks", "internal/replica", "internal/admission"}
+	"internal/idempotency", "internal/seal", "internal/tasks", "internal/replica", "internal/admission", "internal/telemetry"}
 
 // TestConstructorOptionsAreNamedForWhatTheyBuild holds every domain
 // package to the one way a constructor takes its options (docs/architecture.md,

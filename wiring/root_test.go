@@ -33,6 +33,7 @@ var constructors = map[string][]string{
 	"broll/internal/tasks":       {"NewAsynqQueue"},
 	"broll/internal/replica":     {"New"},
 	"broll/internal/admission":   {"NewGate"},
+	"broll/internal/telemetry":   {"NewProvider"},
 }
 
 // TestServicesAreBuiltOnlyByTheRoot: outside package wiring, a service's

@@ -41,6 +41,7 @@ import (
 	"broll/internal/replica"
 	"broll/internal/seal"
 	"broll/internal/tasks"
+	"broll/internal/telemetry"
 	"broll/tenancy"
 	"broll/webhook"
 )
@@ -111,6 +112,12 @@ type Options struct {
 	// Fonts are used, with the Fonts part, in place of loading them (they
 	// are only read, so graphs may share them).
 	Fonts *license.Fonts
+	// Telemetry traces the services; nil builds it from the OTEL_*
+	// variables (off without an OTLP endpoint), flushed by Close.
+	Telemetry *telemetry.Provider
+	// Service names the process in its traces when OTEL_SERVICE_NAME
+	// does not ("broll-api", "broll-worker").
+	Service string
 }
 
 // Services are one process's services over its stores. Open builds it
@@ -123,7 +130,11 @@ type Services struct {
 	// Metrics is the registry the process serves at /metrics (the pool's
 	// statistics registered); each adapter adds its own.
 	Metrics *prometheus.Registry
-	parts   Parts
+	// Telemetry is the process's tracer provider (no-op when tracing is
+	// off): the pool's statements and the Redis client's commands are
+	// traced when Open opened them.
+	Telemetry *telemetry.Provider
+	parts     Parts
 
 	Pool *pgxpool.Pool
 	// Reads picks the pool of the catalog's reads (Replica).
@@ -192,6 +203,9 @@ type Services struct {
 // runs (a purchase gives up after 30 s), so only a node that died holds it.
 const idempotencyStale = 2 * time.Minute
 
+// telemetryFlush bounds the export of the spans still buffered at Close.
+const telemetryFlush = 5 * time.Second
+
 // Open builds the services cfg and o describe, opening what o does not supply.
 // On error nothing it opened stays open.
 func Open(ctx context.Context, cfg config.Config, o Options) (_ *Services, err error) {
@@ -205,7 +219,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (_ *Services, err e
 		o.Now = time.Now
 	}
 	g := &Services{Config: cfg, Logger: logging.New(o.Logs, cfg.LogLevel), Now: o.Now, parts: o.Parts,
-		Pool: o.Pool, Metrics: metrics.NewRegistry()}
+		Pool: o.Pool, Metrics: metrics.NewRegistry(), Telemetry: o.Telemetry}
 	if g.Has(Redis) {
 		g.Redis = o.Redis
 	}
@@ -220,7 +234,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (_ *Services, err e
 			g.Close()
 		}
 	}()
-	if err := g.open(ctx); err != nil {
+	if err := g.open(ctx, o.Service); err != nil {
 		return nil, err
 	}
 	g.build()
@@ -228,10 +242,26 @@ func Open(ctx context.Context, cfg config.Config, o Options) (_ *Services, err e
 }
 
 // open opens the connections and checks the parts that need one.
-func (g *Services) open(ctx context.Context) (err error) {
+func (g *Services) open(ctx context.Context, service string) (err error) {
 	cfg := g.Config
+	if g.Telemetry == nil {
+		if g.Telemetry, err = NewTelemetry(ctx, telemetry.ProviderOptions{ServiceName: service}); err != nil {
+			return err
+		}
+		tp := g.Telemetry
+		g.closers = append(g.closers, func() {
+			// Close has no context: the spans still buffered get a few
+			// seconds to leave.
+			flush, cancel := context.WithTimeout(context.Background(), telemetryFlush)
+			defer cancel()
+			if err := tp.Shutdown(flush); err != nil {
+				g.Logger.Warn("traces not flushed", "error", err.Error())
+			}
+		})
+	}
 	if g.Pool == nil {
-		if g.Pool, err = database.Open(ctx, cfg.DatabaseURL, database.StatementTimeout(cfg.StatementTimeout)); err != nil {
+		if g.Pool, err = database.Open(ctx, cfg.DatabaseURL, database.StatementTimeout(cfg.StatementTimeout),
+			database.Tracer(g.Telemetry.PoolTracer())); err != nil {
 			return err
 		}
 		g.closers = append(g.closers, g.Pool.Close)
@@ -248,6 +278,9 @@ func (g *Services) open(ctx context.Context) (err error) {
 			}
 			rdb := g.Redis
 			g.closers = append(g.closers, func() { _ = rdb.Close() })
+			if err := g.Telemetry.InstrumentRedis(rdb); err != nil {
+				return fmt.Errorf("trace redis: %w", err)
+			}
 		}
 		if cfg.RedisURL != "" {
 			if g.QueueConn, err = tasks.RedisConnOpt(cfg.RedisURL); err != nil {
@@ -261,7 +294,7 @@ func (g *Services) open(ctx context.Context) (err error) {
 		}
 	}
 	if g.Has(Embedder) && g.Embedder == nil {
-		if g.Embedder, err = SelectEmbedder(ctx, cfg, g.Logger); err != nil {
+		if g.Embedder, err = selectEmbedder(ctx, cfg, g.Logger, g.Telemetry); err != nil {
 			return err
 		}
 	}
@@ -331,7 +364,8 @@ func (g *Services) build() {
 	}
 	g.Stamps = license.NewStamper(pool, stampOpts)
 	g.Billing = billing.New(pool, billing.ServiceOptions{Links: links, Keys: g.Tenancy, Names: names,
-		LowBalanceThreshold: cfg.LowBalanceThreshold, TestBalance: cfg.TestBalance, Admission: door, Stamps: g.Stamps})
+		LowBalanceThreshold: cfg.LowBalanceThreshold, TestBalance: cfg.TestBalance, Admission: door, Stamps: g.Stamps,
+		Telemetry: g.Telemetry})
 	g.Collections = collections.New(pool, g.Billing, collections.ServiceOptions{Retention: cfg.CollectionRetention})
 	if g.licenseKeys != nil {
 		g.Licenses = license.New(pool, license.ServiceOptions{Keys: g.licenseKeys, Licensor: cfg.License.LicensorName,
@@ -356,7 +390,8 @@ func (g *Services) build() {
 	if g.Media != nil {
 		g.Uploads = media.NewUploads(pool, g.Media)
 	}
-	g.Catalog = catalog.NewService(catalog.ServiceOptions{Pool: pool, Reads: g.Reads, Media: g.Media, Queue: queue, Admission: door, Uploads: g.Uploads})
+	g.Catalog = catalog.NewService(catalog.ServiceOptions{Pool: pool, Reads: g.Reads, Media: g.Media, Queue: queue, Admission: door, Uploads: g.Uploads,
+		Telemetry: g.Telemetry})
 	g.MediaJobs = mediajobs.New(g.Catalog)
 	g.Imports = imports.New(g.Catalog)
 	g.Search = search.NewService(g.Catalog, search.ServiceOptions{EfSearch: cfg.SemanticEfSearch})
@@ -371,7 +406,7 @@ func (g *Services) build() {
 			g.Deliverer = webhook.NewDeliverer(pool, g.Sealer, webhook.DelivererOptions{
 				Allow: g.allow, Logger: g.Logger.With("component", "webhooks"),
 				PollInterval: cfg.WebhookPollInterval, RetryBase: cfg.WebhookRetryBase, RetryMax: cfg.WebhookRetryMax,
-				Observe: metrics.WebhookDeliveries(g.Metrics),
+				Observe: metrics.WebhookDeliveries(g.Metrics), Telemetry: g.Telemetry,
 			})
 			metrics.WebhookLag(g.Metrics, g.Deliverer.Lag)
 		}

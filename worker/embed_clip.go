@@ -183,10 +183,12 @@ func (w *Worker) embedClips(ctx context.Context, ids []uuid.UUID) map[uuid.UUID]
 func (w *Worker) embed(ctx context.Context, texts []string) ([][]float32, error) {
 	model := w.embedder.Model()
 	w.metrics.batchSize.Observe(float64(len(texts)))
-	vecs, err := w.embedder.Embed(ctx, embed.Document, texts)
+	ectx, span := w.step(ctx, "embed", len(texts))
+	vecs, err := w.embedder.Embed(ectx, embed.Document, texts)
 	if err == nil && len(vecs) != len(texts) {
 		err = fmt.Errorf("%d vectors for %d texts", len(vecs), len(texts))
 	}
+	endStep(span, err)
 	if err != nil {
 		if ctx.Err() != nil {
 			// Shutdown or batch timeout: the tasks go back or retry; not

@@ -27,7 +27,9 @@ func (w *Worker) handleStampLicense(ctx context.Context, t *asynq.Task) error {
 		return fmt.Errorf("stamp job: payload without purchase_id: %w", asynq.SkipRetry)
 	}
 	start := time.Now()
-	outcome, err := w.stamps.Stamp(ctx, p.PurchaseID)
+	sctx, span := w.step(ctx, "stamp", 1)
+	outcome, err := w.stamps.Stamp(sctx, p.PurchaseID)
+	endStep(span, err)
 	switch {
 	case err == nil:
 		w.metrics.stampJobs.WithLabelValues(string(outcome)).Inc()

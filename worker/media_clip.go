@@ -29,7 +29,9 @@ func (w *Worker) handleProbeClips(ctx context.Context, t *asynq.Task) error {
 	}
 	start := time.Now()
 	model := w.embedder.Model()
-	clips, err := w.media.ProbePending(ctx, ids, model)
+	pctx, span := w.step(ctx, "probe", len(ids))
+	clips, err := w.media.ProbePending(pctx, ids, model)
+	endStep(span, err)
 	if err != nil {
 		return w.mediaFailed(ctx, ids, err)
 	}

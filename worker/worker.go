@@ -15,6 +15,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 
 	"broll/billing/license"
 	"broll/catalog"
@@ -22,6 +23,7 @@ import (
 	"broll/collections"
 	"broll/embed"
 	"broll/internal/tasks"
+	"broll/internal/telemetry"
 )
 
 // Defaults for the zero values of Options.
@@ -141,6 +143,10 @@ type Worker struct {
 	// previewHandlers run on a server of their own (PreviewConcurrency).
 	previewHandlers map[string]asynq.Handler
 	metrics         *workerMetrics
+	// tracer starts the spans of tasks and steps; tracing says whether it
+	// records anything, so that an untraced worker reads no payload twice.
+	tracer  trace.Tracer
+	tracing bool
 }
 
 // Deps are what a worker works with. cmd/broll-worker takes them from
@@ -168,6 +174,9 @@ type Deps struct {
 	// Logger is the worker's log unless Options.Logger names another; nil
 	// drops it.
 	Logger *slog.Logger
+	// Telemetry traces the tasks and their steps (trace.go); nil traces
+	// none.
+	Telemetry *telemetry.Provider
 }
 
 // New returns a worker over d, tuned by opts; Run starts it.
@@ -187,7 +196,8 @@ func New(d Deps, opts Options) (*Worker, error) {
 	}
 	opts.withDefaults()
 	w := &Worker{opts: opts, queue: d.Queue, prefix: d.Prefix, catalog: d.Catalog, media: d.MediaJobs, embedder: d.Embedder,
-		store: d.Catalog, logger: opts.Logger, metrics: newWorkerMetrics(opts.Metrics), collections: d.Collections}
+		store: d.Catalog, logger: opts.Logger, metrics: newWorkerMetrics(opts.Metrics), collections: d.Collections,
+		tracer: d.Telemetry.Tracer("broll/worker"), tracing: d.Telemetry.On()}
 	w.handlers = map[string]asynq.Handler{
 		tasks.TaskEmbedClips: asynq.HandlerFunc(w.handleEmbedClips),
 		tasks.TaskEmbedClip:  asynq.HandlerFunc(w.handleEmbedClips),
@@ -224,7 +234,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err := srv.Ping(); err != nil {
 		return fmt.Errorf("worker: redis: %w", err)
 	}
-	if err := srv.Start(newMux(w.handlers)); err != nil {
+	if err := srv.Start(w.newMux(w.handlers)); err != nil {
 		return fmt.Errorf("worker: start: %w", err)
 	}
 	servers := []*asynq.Server{srv}
@@ -232,7 +242,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		// Encoding previews takes a core per ffmpeg: a server of its own
 		// bounds it apart from the probing and embedding slots.
 		previews := w.newServer(ctx, rc, o.PreviewConcurrency, map[string]int{tasks.PreviewsQueue(w.prefix): 1})
-		if err := previews.Start(newMux(w.previewHandlers)); err != nil {
+		if err := previews.Start(w.newMux(w.previewHandlers)); err != nil {
 			srv.Shutdown()
 			return fmt.Errorf("worker: start: %w", err)
 		}
@@ -285,8 +295,11 @@ func (w *Worker) newServer(ctx context.Context, rc redis.UniversalClient, concur
 	})
 }
 
-func newMux(handlers map[string]asynq.Handler) *asynq.ServeMux {
+func (w *Worker) newMux(handlers map[string]asynq.Handler) *asynq.ServeMux {
 	mux := asynq.NewServeMux()
+	if w.tracing {
+		mux.Use(w.traceTasks)
+	}
 	for typ, h := range handlers {
 		mux.Handle(typ, h)
 	}

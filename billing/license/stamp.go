@@ -18,6 +18,7 @@ import (
 	"broll/catalog/media"
 	"broll/internal/apperr"
 	"broll/internal/database"
+	"broll/internal/telemetry"
 )
 
 // The licence travels with the file: the full-quality file a live
@@ -82,6 +83,9 @@ type Stamper struct {
 	mu       sync.Mutex
 	pending  []uuid.UUID
 	flushing bool
+	// trace is the traceparent of the first batch gathered since the last
+	// flush: the flush's task continues its trace.
+	trace string
 }
 
 // Batches' requests are gathered for coalesceFor and sent as one task of at
@@ -135,8 +139,9 @@ func (s *Stamper) Request(ctx context.Context, id uuid.UUID) {
 // RequestBatch asks for the stamped copies of the purchases one batch
 // committed, best effort as Request: they join those of the batches around
 // it and go to the queue together, coalesceFor later, as one task per
-// flushChunk purchases. It never waits on Redis.
-func (s *Stamper) RequestBatch(ids []uuid.UUID) {
+// flushChunk purchases. It never waits on Redis. The task continues the
+// trace of the first batch (ctx) gathered into it.
+func (s *Stamper) RequestBatch(ctx context.Context, ids []uuid.UUID) {
 	if s == nil || s.o.Queue == nil || len(ids) == 0 {
 		return
 	}
@@ -144,6 +149,9 @@ func (s *Stamper) RequestBatch(ids []uuid.UUID) {
 	defer s.mu.Unlock()
 	if len(s.pending)+len(ids) > maxPending {
 		return
+	}
+	if len(s.pending) == 0 {
+		s.trace = telemetry.Traceparent(ctx)
 	}
 	s.pending = append(s.pending, ids...)
 	if !s.flushing {
@@ -155,13 +163,13 @@ func (s *Stamper) RequestBatch(ids []uuid.UUID) {
 // flush sends what RequestBatch gathered.
 func (s *Stamper) flush() {
 	s.mu.Lock()
-	ids := s.pending
-	s.pending, s.flushing = nil, false
+	ids, traced := s.pending, telemetry.FromTraceparent(context.Background(), s.trace)
+	s.pending, s.flushing, s.trace = nil, false, ""
 	s.mu.Unlock()
 	for len(ids) > 0 {
 		chunk := ids[:min(len(ids), flushChunk)]
 		ids = ids[len(chunk):]
-		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		ctx, cancel := context.WithTimeout(traced, requestTimeout)
 		err := s.o.Queue.EnqueueStampBatch(ctx, chunk)
 		cancel()
 		if err != nil {

@@ -186,7 +186,7 @@ func (s *Service) StoreProbed(ctx context.Context, model string, clips []ProbedC
 		res.Refused = int(tag.RowsAffected())
 	}
 	if len(embedded) > 0 {
-		if _, err := tx.Exec(ctx, sqlEmbeddedEvent, outbox.ClipsEmbedded, embedded, model); err != nil {
+		if _, err := tx.Exec(ctx, sqlEmbeddedEvent, outbox.ClipsEmbedded, embedded, model, outbox.Trace(ctx)); err != nil {
 			return res, fmt.Errorf("media batch: %w", err)
 		}
 	}

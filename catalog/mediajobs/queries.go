@@ -71,10 +71,10 @@ const sqlProbedRefused = `
 	WHERE v.id = r.id AND v.media_status = 'pending' AND v.updated_at = r.read_at`
 
 // sqlEmbeddedEvent is StoreEmbeddings' event for the clips of a batch
-// that got their vector.
+// that got their vector, within the trace $4 ("" for none).
 const sqlEmbeddedEvent = `
-	INSERT INTO webhook_events (type, data)
-	SELECT $1, jsonb_build_object('count', count(*), 'model', $3::text, 'video_ids', jsonb_agg(id ORDER BY id))
+	INSERT INTO webhook_events (type, trace_id, data)
+	SELECT $1, nullif($4, ''), jsonb_build_object('count', count(*), 'model', $3::text, 'video_ids', jsonb_agg(id ORDER BY id))
 	FROM unnest($2::uuid[]) AS id
 	HAVING count(*) > 0`
 

@@ -54,7 +54,7 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	if err := cfg.RequireSigningKey(); err != nil {
 		return err
 	}
-	g, err := wiring.Open(ctx, cfg, wiring.Options{Parts: wiring.APIParts, Logs: logOut})
+	g, err := wiring.Open(ctx, cfg, wiring.Options{Parts: wiring.APIParts, Logs: logOut, Service: "broll-api"})
 	if err != nil {
 		return err
 	}

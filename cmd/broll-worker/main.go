@@ -57,7 +57,7 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 	}
 	// The catalog reads clip files (probing, previews) and queues the
 	// embedding of a clip whose probe changed its text.
-	g, err := wiring.Open(ctx, cfg, wiring.Options{Parts: wiring.WorkerParts, Logs: logOut})
+	g, err := wiring.Open(ctx, cfg, wiring.Options{Parts: wiring.WorkerParts, Logs: logOut, Service: "broll-worker"})
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 // wiring.WorkerParts.
 func workerDeps(g *wiring.Services) worker.Deps {
 	d := worker.Deps{Queue: g.QueueConn, Prefix: g.Config.RedisPrefix, Catalog: g.Catalog, MediaJobs: g.MediaJobs,
-		Embedder: g.Embedder, Logger: g.Logger, Collections: g.Collections}
+		Embedder: g.Embedder, Logger: g.Logger, Collections: g.Collections, Telemetry: g.Telemetry}
 	if g.Media != nil { // the stamped copies are files in the media store
 		d.Stamps = g.Stamps
 	}

@@ -67,6 +67,37 @@ ensure_packages() {
 	ensure_certificate_fonts
 	ensure_ollama
 	ensure_promtool
+	ensure_jaeger
+}
+
+# Jaeger: the tracing backend the cluster tests send spans to over OTLP
+# (deploy/cluster/jaeger_test.go), v2, built from its Go module at the
+# version tools/jaeger/go.mod pins (every dependency's checksum in its
+# go.sum, apart from the service's modules) into the stack folder: about
+# fifteen minutes on two cores the first time, seconds with a warm build
+# cache. The module build serves the query API but not the web UI, whose
+# assets are built with npm from the jaeger-ui repository.
+JAEGER_TOOL_DIR="$ROOT/tools/jaeger"
+jaeger_version() {
+	awk '{ if ($1 == "require") { $1 = ""; $0 = $0 } } $1 == "github.com/jaegertracing/jaeger" { print $2 }' "$JAEGER_TOOL_DIR/go.mod"
+}
+jaeger_bin() { echo "$STACK_DIR/bin/jaeger-$(jaeger_version)"; }
+
+ensure_jaeger() {
+	local bin version gobin tmp
+	version="$(jaeger_version)"
+	[ -n "$version" ] || die "tools/jaeger/go.mod pins no github.com/jaegertracing/jaeger"
+	bin="$(jaeger_bin)"
+	[ -x "$bin" ] && return 0
+	gobin="$(command -v go || echo /usr/local/go/bin/go)"
+	[ -x "$gobin" ] || die "go is needed to build jaeger"
+	log "building jaeger $version (once; about fifteen minutes)"
+	mkdir -p "$(dirname "$bin")"
+	tmp="$(mktemp -d)"
+	(cd "$JAEGER_TOOL_DIR" && GOFLAGS=-mod=readonly "$gobin" build -o "$tmp/jaeger" github.com/jaegertracing/jaeger/cmd/jaeger) ||
+		{ rm -rf "$tmp"; die "jaeger build failed"; }
+	mv "$tmp/jaeger" "$bin"
+	rm -rf "$tmp"
 }
 
 # The licence certificate's fonts (billing/license/fonts.go reads them from
@@ -406,6 +437,7 @@ write_env() {
 		BROLL_TEST_VERSITYGW=$(versitygw_bin)
 		BROLL_TEST_OLLAMA=$(ollama_bin)
 		BROLL_TEST_PROMTOOL=$(promtool_bin)
+		BROLL_TEST_JAEGER=$(jaeger_bin)
 	EOF
 	mv "$ENV_FILE.tmp" "$ENV_FILE"
 }

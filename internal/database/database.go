@@ -44,6 +44,16 @@ func StatementTimeout(d time.Duration) Option {
 	}
 }
 
+// Tracer traces every statement of the pool (telemetry's PoolTracer); nil
+// traces nothing.
+func Tracer(t pgx.QueryTracer) Option {
+	return func(cfg *pgxpool.Config) {
+		if t != nil {
+			cfg.ConnConfig.Tracer = t
+		}
+	}
+}
+
 // Open connects a pool and registers the pgvector types on each connection.
 // The schema must be migrated first (brollctl migrate).
 func Open(ctx context.Context, url string, opts ...Option) (*pgxpool.Pool, error) {

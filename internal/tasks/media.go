@@ -58,7 +58,9 @@ var (
 
 // NewMediaTask builds the media task of a batch of clips on the media
 // queue of prefix.
-func NewMediaTask(prefix string, ids []uuid.UUID) *asynq.Task { return mediaKind.task(prefix, ids) }
+func NewMediaTask(ctx context.Context, prefix string, ids []uuid.UUID) *asynq.Task {
+	return mediaKind.task(ctx, prefix, ids)
+}
 
 // EnqueueMedia queues the clips' probing, in batches.
 func (q *AsynqQueue) EnqueueMedia(ctx context.Context, ids []uuid.UUID) (int, error) {

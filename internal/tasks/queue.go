@@ -55,6 +55,7 @@ const (
 // ClipsPayload is the body of a task about a batch of clips.
 type ClipsPayload struct {
 	VideoIDs []uuid.UUID `json:"video_ids"`
+	Trace
 }
 
 // ClipPayload is the body of the one-clip tasks of earlier releases
@@ -110,15 +111,17 @@ var embedKind = kind{typ: TaskEmbedClips, base: QueueEmbed, maxRetry: EmbedMaxRe
 
 // NewEmbedTask builds the embedding task of a batch of clips on the
 // embedding queue of prefix.
-func NewEmbedTask(prefix string, ids []uuid.UUID) *asynq.Task { return embedKind.task(prefix, ids) }
+func NewEmbedTask(ctx context.Context, prefix string, ids []uuid.UUID) *asynq.Task {
+	return embedKind.task(ctx, prefix, ids)
+}
 
 // queue is the name of k's queue for prefix.
 func (k kind) queue(prefix string) string { return prefix + k.base }
 
 // task builds the task of ids on k's queue of prefix, its id the queue's
-// name and the digest of the clips (in any order).
-func (k kind) task(prefix string, ids []uuid.UUID) *asynq.Task {
-	b, _ := json.Marshal(ClipsPayload{VideoIDs: ids})
+// name and the digest of the clips (in any order), carrying ctx's trace.
+func (k kind) task(ctx context.Context, prefix string, ids []uuid.UUID) *asynq.Task {
+	b, _ := json.Marshal(ClipsPayload{VideoIDs: ids, Trace: traceOf(ctx)})
 	return asynq.NewTask(k.typ, b, asynq.Queue(k.queue(prefix)), asynq.TaskID(k.taskID(prefix, ids)),
 		asynq.MaxRetry(k.maxRetry), asynq.Timeout(k.timeout))
 }
@@ -154,7 +157,7 @@ func (q *AsynqQueue) enqueueBatches(ctx context.Context, ids []uuid.UUID, k kind
 	queue := k.queue(q.prefix)
 	done := 0
 	for chunk := range slices.Chunk(ids, q.batch) {
-		if err := q.enqueueTask(ctx, k.task(q.prefix, chunk), queue, k.taskID(q.prefix, chunk)); err != nil {
+		if err := q.enqueueTask(ctx, k.task(ctx, q.prefix, chunk), queue, k.taskID(q.prefix, chunk)); err != nil {
 			return done, err
 		}
 		done += len(chunk)

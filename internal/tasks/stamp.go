@@ -32,19 +32,21 @@ const stampTimeout = 30 * time.Minute
 // StampPayload is the body of a TaskStampLicense.
 type StampPayload struct {
 	PurchaseID uuid.UUID `json:"purchase_id"`
+	Trace
 }
 
 // StampBatchPayload is the body of a TaskStampBatch.
 type StampBatchPayload struct {
 	PurchaseIDs []uuid.UUID `json:"purchase_ids"`
+	Trace
 }
 
 // NewStampTask builds purchase id's stamp task on the media queue of prefix,
 // its id the queue's and the purchase's, so that a purchase is queued once
-// however many downloads and batches ask.
-func NewStampTask(prefix string, id uuid.UUID) *asynq.Task {
+// however many downloads and batches ask; it carries ctx's trace.
+func NewStampTask(ctx context.Context, prefix string, id uuid.UUID) *asynq.Task {
 	q := MediaQueue(prefix)
-	b, _ := json.Marshal(StampPayload{PurchaseID: id})
+	b, _ := json.Marshal(StampPayload{PurchaseID: id, Trace: traceOf(ctx)})
 	return asynq.NewTask(TaskStampLicense, b, asynq.Queue(q), asynq.TaskID(stampTaskID(q, id)),
 		asynq.MaxRetry(StampMaxRetry), asynq.Timeout(stampTimeout))
 }
@@ -55,7 +57,7 @@ func stampTaskID(queue string, id uuid.UUID) string { return queue + ":stamp:" +
 func (q *AsynqQueue) EnqueueStamps(ctx context.Context, ids []uuid.UUID) error {
 	queue := MediaQueue(q.prefix)
 	for _, id := range ids {
-		if err := q.enqueueTask(ctx, NewStampTask(q.prefix, id), queue, stampTaskID(queue, id)); err != nil {
+		if err := q.enqueueTask(ctx, NewStampTask(ctx, q.prefix, id), queue, stampTaskID(queue, id)); err != nil {
 			return err
 		}
 	}
@@ -67,7 +69,7 @@ func (q *AsynqQueue) EnqueueStampBatch(ctx context.Context, ids []uuid.UUID) err
 	if len(ids) == 0 {
 		return nil
 	}
-	b, err := json.Marshal(StampBatchPayload{PurchaseIDs: ids})
+	b, err := json.Marshal(StampBatchPayload{PurchaseIDs: ids, Trace: traceOf(ctx)})
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"broll/internal/config"
 	"broll/internal/database"
 	"broll/internal/money"
+	"broll/internal/telemetry"
 	"broll/tenancy"
 	"broll/wiring"
 )
@@ -28,7 +29,10 @@ type Scratch struct {
 	Pool   *pgxpool.Pool
 	Redis  *redis.Client
 	Config config.Config
-	close  []func()
+	// Telemetry traces the nodes, the pool and the Redis client as the
+	// OTEL_* variables say, as in a process (off without an endpoint).
+	Telemetry *telemetry.Provider
+	close     []func()
 }
 
 // OpenScratch creates and migrates the database and opens the clients.
@@ -75,7 +79,13 @@ func (s *Scratch) open(ctx context.Context, redisURL string, redisPoolSize int) 
 	if _, err := database.Migrate(ctx, s.URL, slog.New(slog.DiscardHandler)); err != nil {
 		return err
 	}
-	pool, err := database.Open(ctx, s.URL)
+	tp, err := wiring.NewTelemetry(ctx, telemetry.ProviderOptions{ServiceName: "broll-bench"})
+	if err != nil {
+		return err
+	}
+	s.Telemetry = tp
+	s.close = append(s.close, func() { _ = tp.Shutdown(context.Background()) })
+	pool, err := database.Open(ctx, s.URL, database.Tracer(tp.PoolTracer()))
 	if err != nil {
 		return err
 	}
@@ -90,6 +100,9 @@ func (s *Scratch) open(ctx context.Context, redisURL string, redisPoolSize int) 
 	}
 	s.Redis = redis.NewClient(ropts)
 	s.close = append(s.close, func() { _ = s.Redis.Close() })
+	if err := tp.InstrumentRedis(s.Redis); err != nil {
+		return err
+	}
 	mediaDir, err := os.MkdirTemp("", "broll-bench-media-")
 	if err != nil {
 		return err
@@ -124,7 +137,8 @@ func (s *Scratch) Close() {
 // for a process, over the scratch world and its Config as the benchmark
 // left it; Close closes it.
 func (s *Scratch) Services(ctx context.Context, parts wiring.Parts) (*wiring.Services, error) {
-	g, err := wiring.Open(ctx, s.Config, wiring.Options{Parts: parts, Pool: s.Pool, Redis: s.Redis})
+	g, err := wiring.Open(ctx, s.Config, wiring.Options{Parts: parts, Pool: s.Pool, Redis: s.Redis,
+		Telemetry: s.Telemetry})
 	if err != nil {
 		return nil, err
 	}
