@@ -67,7 +67,8 @@ func newSurfaces(g *wiring.Services, m *apiMetrics, warmup *Warmup) (x surfaces,
 	// The dashboard's pages are embedded templates: an error here is a
 	// broken build, not a runtime condition.
 	if x.dash, err = dashboard.New(dashboard.Deps{
-		Config: cfg, Logger: g.Logger, Tenancy: g.Tenancy, Billing: g.Billing, Licenses: g.Licenses, Webhooks: g.Webhooks, Usage: g.Usage,
+		Config: cfg, Logger: g.Logger, Tenancy: g.Tenancy, Billing: g.Billing, Collections: g.Collections, Licenses: g.Licenses,
+		Webhooks: g.Webhooks, Usage: g.Usage,
 		Gate: g.Gate, Auth: g.Auth, Revoker: g.Revoker, Sessions: g.Sessions, RequestID: requestID, Now: g.Now,
 		ClientAddr: addr,
 	}); err != nil {
