@@ -41,8 +41,8 @@ func newSurfaces(g *wiring.Services, m *apiMetrics, warmup *Warmup) (x surfaces,
 		now: g.Now, baseURL: baseURL}
 	purchases := &purchasesAPI{billing: g.Billing, collections: g.Collections, tenancy: g.Tenancy, licenses: g.Licenses,
 		queryEmbedder: g.QueryEmbedder, metrics: m, now: g.Now, replay: replay}
-	tools := &mcpTools{clips: clips, purchases: purchases, catalog: g.Catalog, billing: g.Billing, licenses: g.Licenses,
-		queryEmbedder: g.QueryEmbedder, logger: g.Logger, metrics: m}
+	tools := &mcpTools{clips: clips, purchases: purchases, catalog: g.Catalog, billing: g.Billing, collections: g.Collections,
+		licenses: g.Licenses, queryEmbedder: g.QueryEmbedder, logger: g.Logger, metrics: m}
 	x = surfaces{
 		edge:        &keyEdge{auth: g.Auth, gate: g.Gate, metrics: m},
 		keys:        &keysAPI{tenancy: g.Tenancy, auth: g.Auth, gate: g.Gate, revoker: g.Revoker, usage: g.Usage, replay: replay},
@@ -198,7 +198,9 @@ type mcpTools struct {
 	purchases *purchasesAPI
 	catalog   *catalog.Service
 	billing   *billing.Service
-	licenses  *license.Service
+	// collections keeps the assistants' shortlists (the collection tools).
+	collections *collections.Service
+	licenses    *license.Service
 	// queryEmbedder embeds the purchase listing's semantic_search texts.
 	queryEmbedder billing.QueryEmbedder
 	logger        *slog.Logger
