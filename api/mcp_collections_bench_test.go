@@ -15,7 +15,7 @@ import (
 )
 
 // BenchmarkMCPGetCollection measures get_collection next to GET
-// /api/v1/collections/{id}, the first page (50 clips) of a collection of
+// /api/v1/collections/{id}, a first page of 50 clips of a collection of
 // 5,000, as BenchmarkMCPGetBalance measures get_balance: same node, same
 // key, real HTTP on loopback, one REST call and one raw JSON-RPC call per
 // iteration; rest-ns/call, mcp-ns/call and added-ns/call.
