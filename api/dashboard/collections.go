@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"broll/collections"
+	"broll/internal/apperr"
 	"broll/tenancy"
 )
 
@@ -18,10 +19,14 @@ const collectionsPerPage = collections.DefaultPageSize
 // collectionsView is the collections page: a page of the account's
 // collections, newest first, each with the key that made it.
 type collectionsView struct {
-	Rows  []collectionRow
-	Test  bool
-	First string // the first page, when this is a later one
-	Next  string // the next page, when there is one
+	Rows []collectionRow
+	Keys []tenancy.Key // the key filter's choices
+	// KeyID is the filtered key ("" for every key); KeyName names it when
+	// Keys does not list it.
+	KeyID, KeyName string
+	Test           bool
+	First          string // the first page, when this is a later one
+	Next           string // the next page, when there is one
 }
 
 // collectionRow is one collection with the name of its key.
@@ -33,8 +38,9 @@ type collectionRow struct {
 
 // CollectionsPage lists the account's collections, read-only: the shortlists
 // its keys keep over the API and MCP, with the key that made each, its
-// clip count and when it last changed. Live collections, unless
-// ?mode=test asks for the test keys' ones; pages follow ?cursor=.
+// clip count and when it last changed; ?api_key_id= narrows it to one key
+// of the account. Live collections, unless ?mode=test asks for the test
+// keys' ones; pages follow ?cursor=.
 func (h *Dashboard) CollectionsPage(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	sess := session(c)
@@ -44,8 +50,14 @@ func (h *Dashboard) CollectionsPage(c *fiber.Ctx) error {
 	}
 	owner := tenancy.AccountOwner(sess.AccountID)
 	owner.Test = test
-	cursor := strings.TrimSpace(c.Query("cursor"))
-	page, err := h.Collections.List(ctx, owner, collections.ListQuery{Limit: collectionsPerPage, Cursor: cursor})
+	cursor, keyID := strings.TrimSpace(c.Query("cursor")), strings.TrimSpace(c.Query("api_key_id"))
+	q := collections.ListQuery{Limit: collectionsPerPage, Cursor: cursor}
+	if keyID != "" {
+		if q.KeyID, err = uuid.Parse(keyID); err != nil {
+			return apperr.InvalidField("api_key_id", "api_key_id %q is not a UUID", apperr.Clip(keyID))
+		}
+	}
+	page, err := h.Collections.List(ctx, owner, q)
 	if err != nil {
 		return err
 	}
@@ -57,7 +69,10 @@ func (h *Dashboard) CollectionsPage(c *fiber.Ctx) error {
 	for _, k := range keys {
 		byID[k.ID] = k
 	}
-	v := collectionsView{Test: test, Rows: make([]collectionRow, len(page.Collections))}
+	v := collectionsView{Test: test, Keys: keys, KeyID: keyID, Rows: make([]collectionRow, len(page.Collections))}
+	if q.KeyID != uuid.Nil {
+		v.KeyName = h.keyName(ctx, sess.AccountID, q.KeyID, keys)
+	}
 	for i, col := range page.Collections {
 		k, ok := byID[col.KeyID]
 		if !ok {
@@ -69,8 +84,16 @@ func (h *Dashboard) CollectionsPage(c *fiber.Ctx) error {
 		}
 		v.Rows[i] = collectionRow{Collection: col, KeyName: displayName(k), KeyRevoked: k.RevokedAt != nil}
 	}
+	filter := url.Values{}
+	if keyID != "" {
+		filter.Set("api_key_id", keyID)
+	}
 	link := func(cursor string) string {
-		q := modeValues(url.Values{}, test)
+		q := url.Values{}
+		if keyID != "" {
+			q.Set("api_key_id", keyID)
+		}
+		q = modeValues(q, test)
 		if cursor != "" {
 			q.Set("cursor", cursor)
 		}
@@ -87,6 +110,6 @@ func (h *Dashboard) CollectionsPage(c *fiber.Ctx) error {
 	}
 	return h.show(c, http.StatusOK, "collections", view{
 		Title: "Collections", Nav: "collections", Session: sess, Data: v,
-		Mode: newModeSwitch(Prefix+"/collections", nil, test),
+		Mode: newModeSwitch(Prefix+"/collections", filter, test),
 	})
 }

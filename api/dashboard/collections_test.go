@@ -92,7 +92,7 @@ func TestCollectionsPage(t *testing.T) {
 		}
 		for id, w := range map[uuid.UUID][]string{
 			rootCol:    {"Root shortlist", ">root<", ">1<"},
-			custCol:    {"Customer picks <b>", "Mine Co customer", ">3<", "/dashboard/purchases?api_key_id=" + mine.Customer.ID.String()},
+			custCol:    {"Customer picks <b>", "Mine Co customer", ">3<", "/dashboard/collections?api_key_id=" + mine.Customer.ID.String()},
 			siblingCol: {"Sibling root's board", "Second integration", ">0<"},
 			goneCol:    {"Left behind", "Leaving customer", "revoked", ">1<"},
 		} {
@@ -110,9 +110,9 @@ func TestCollectionsPage(t *testing.T) {
 				t.Errorf("the live page shows %q", leak)
 			}
 		}
-		// Read-only: no form on the page but signing out.
-		if n := strings.Count(p.body, "<form"); n != 2 {
-			t.Errorf("%d forms on the page, want only the two sign-out forms", n)
+		// Read-only: nothing is posted from the page but signing out.
+		if n := strings.Count(p.body, `method="post"`); n != 2 {
+			t.Errorf("%d post forms on the page, want only the two sign-out forms", n)
 		}
 	})
 
@@ -151,10 +151,35 @@ func TestCollectionsPage(t *testing.T) {
 		}
 	})
 
-	t.Run("bad input is a 4xx page", func(t *testing.T) {
-		for _, path := range []string{"/dashboard/collections?cursor=nonsense", "/dashboard/collections?mode=sandbox"} {
-			if p := b.get(t, path); p.status != http.StatusBadRequest || !strings.Contains(p.body, "<h1>") {
-				t.Errorf("%s: %d", path, p.status)
+	t.Run("narrowed to one key of the account", func(t *testing.T) {
+		for key, want := range map[uuid.UUID][]uuid.UUID{
+			revoked.ID:         {goneCol},
+			sibling.RootKey.ID: {siblingCol},
+			mine.RootKey.ID:    {rootCol},
+		} {
+			p := b.get(t, "/dashboard/collections?api_key_id="+key.String())
+			order, _ := collectionRows(p.body)
+			if p.status != http.StatusOK || len(order) != len(want) || order[0] != want[0].String() ||
+				!strings.Contains(p.body, `<option value="`+key.String()+`" selected`) {
+				t.Errorf("key %s: %d %v, want %v", key, p.status, order, want)
+			}
+		}
+		p := b.get(t, "/dashboard/collections?mode=test&api_key_id="+testKey.ID.String())
+		if order, _ := collectionRows(p.body); strings.Join(order, " ") != testCol.String() {
+			t.Errorf("the test key's: %v", order)
+		}
+	})
+
+	t.Run("bad input is a 4xx page, another account's key a 404", func(t *testing.T) {
+		for path, status := range map[string]int{
+			"/dashboard/collections?cursor=nonsense":                           http.StatusBadRequest,
+			"/dashboard/collections?mode=sandbox":                              http.StatusBadRequest,
+			"/dashboard/collections?api_key_id=alice":                          http.StatusBadRequest,
+			"/dashboard/collections?api_key_id=" + theirs.Customer.ID.String(): http.StatusNotFound,
+			"/dashboard/collections?api_key_id=" + uuid.NewString():            http.StatusNotFound,
+		} {
+			if p := b.get(t, path); p.status != status || !strings.Contains(p.body, "<h1>") || strings.Contains(p.body, "Rival shortlist") {
+				t.Errorf("%s: %d, want %d", path, p.status, status)
 			}
 		}
 	})
