@@ -41,7 +41,8 @@ func newSurfaces(g *wiring.Services, m *apiMetrics, warmup *Warmup) (x surfaces,
 		now: g.Now, baseURL: baseURL}
 	purchases := &purchasesAPI{billing: g.Billing, collections: g.Collections, tenancy: g.Tenancy, licenses: g.Licenses,
 		queryEmbedder: g.QueryEmbedder, metrics: m, now: g.Now, replay: replay}
-	tools := &mcpTools{clips: clips, purchases: purchases, catalog: g.Catalog, billing: g.Billing, collections: g.Collections,
+	colls := &collectionsAPI{collections: g.Collections, clips: clips}
+	tools := &mcpTools{clips: clips, purchases: purchases, colls: colls, catalog: g.Catalog, billing: g.Billing, collections: g.Collections,
 		licenses: g.Licenses, queryEmbedder: g.QueryEmbedder, logger: g.Logger, metrics: m}
 	x = surfaces{
 		edge:        &keyEdge{auth: g.Auth, gate: g.Gate, metrics: m},
@@ -49,7 +50,7 @@ func newSurfaces(g *wiring.Services, m *apiMetrics, warmup *Warmup) (x surfaces,
 		webhooks:    &webhooksAPI{webhooks: g.Webhooks},
 		clips:       clips,
 		purchases:   purchases,
-		collections: &collectionsAPI{collections: g.Collections, clips: clips},
+		collections: colls,
 		ops:         &opsAPI{catalog: g.Catalog, imports: g.Imports, importDir: cfg.ImportDir, logger: g.Logger},
 		uploads: &uploadsAPI{uploads: g.Uploads, media: g.Media, uploadMaxBytes: cfg.UploadMaxBytes, uploadTTL: cfg.UploadURLTTL,
 			bodyIdle: bodyIdle, baseURL: baseURL},
@@ -200,7 +201,9 @@ type mcpTools struct {
 	billing   *billing.Service
 	// collections keeps the assistants' shortlists (the collection tools).
 	collections *collections.Service
-	licenses    *license.Service
+	// colls renders a collection with its items as the REST read does.
+	colls    *collectionsAPI
+	licenses *license.Service
 	// queryEmbedder embeds the purchase listing's semantic_search texts.
 	queryEmbedder billing.QueryEmbedder
 	logger        *slog.Logger

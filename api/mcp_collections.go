@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"broll/catalog"
 	"broll/collections"
 	"broll/internal/apperr"
 	"broll/internal/displayname"
@@ -181,7 +180,7 @@ func refineGetCollectionSchema(s *jsonschema.Schema) {
 	refineCollectionPaging(s.Properties, collections.ItemsBounds)
 }
 
-func (s *mcpTools) getCollectionTool(ctx context.Context, c *fiber.Ctx, a getCollectionArgs) (collectionItemsJSON, string, error) {
+func (s *mcpTools) getCollectionTool(_ context.Context, c *fiber.Ctx, a getCollectionArgs) (collectionItemsJSON, string, error) {
 	id, err := collectionArg(a.CollectionID)
 	if err != nil {
 		return collectionItemsJSON{}, "", err
@@ -190,21 +189,12 @@ func (s *mcpTools) getCollectionTool(ctx context.Context, c *fiber.Ctx, a getCol
 	if err != nil {
 		return collectionItemsJSON{}, "", err
 	}
-	p := principal(c)
-	col, page, err := s.collections.Items(ctx, p, id, collections.ItemsQuery{Limit: pr.Limit, Cursor: pr.Cursor})
-	if err != nil {
-		return collectionItemsJSON{}, "", err
-	}
-	clips := make([]catalog.Video, len(page.Items))
-	for i, it := range page.Items {
-		clips[i] = it.Video
-	}
-	items, err := s.clips.renderVideos(c, p.KeyID, clips)
+	out, err := s.colls.collectionView(c, id, collections.ItemsQuery{Limit: pr.Limit, Cursor: pr.Cursor})
 	if err != nil {
 		return collectionItemsJSON{}, "", err
 	}
 	owned, retired := 0, 0
-	for _, v := range items {
+	for _, v := range out.Items {
 		if v.Owned {
 			owned++
 		}
@@ -213,12 +203,11 @@ func (s *mcpTools) getCollectionTool(ctx context.Context, c *fiber.Ctx, a getCol
 		}
 	}
 	summary := fmt.Sprintf("Collection %q: %s in all; %d on this page in the order added (%d owned, %d retired).",
-		col.Name, plural(col.ItemCount, "clip"), len(items), owned, retired)
-	if page.NextCursor != "" {
+		out.Name, plural(out.ItemCount, "clip"), len(out.Items), owned, retired)
+	if out.Pagination.NextCursor != nil {
 		summary += " More with cursor=pagination.next_cursor."
 	}
-	return collectionItemsJSON{collectionJSON: renderCollection(col), Items: items,
-		Pagination: keysetPagination(pr.Limit, page.HasMore, page.NextCursor)}, summary, nil
+	return out, summary, nil
 }
 
 // collectionArg reads a collection_id argument.
