@@ -42,15 +42,16 @@ func newSurfaces(g *wiring.Services, m *apiMetrics, warmup *Warmup) (x surfaces,
 		now: g.Now, baseURL: baseURL}
 	purchases := &purchasesAPI{billing: g.Billing, collections: g.Collections, tenancy: g.Tenancy, licenses: g.Licenses,
 		queryEmbedder: g.QueryEmbedder, metrics: m, now: g.Now, replay: replay}
-	tools := &mcpTools{clips: clips, purchases: purchases, catalog: g.Catalog, billing: g.Billing, licenses: g.Licenses,
-		queryEmbedder: g.QueryEmbedder, logger: g.Logger, metrics: m, tracer: g.Telemetry.Tracer("broll/api/mcp")}
+	colls := &collectionsAPI{collections: g.Collections, clips: clips}
+	tools := &mcpTools{clips: clips, purchases: purchases, colls: colls, catalog: g.Catalog, billing: g.Billing, collections: g.Collections,
+		licenses: g.Licenses, queryEmbedder: g.QueryEmbedder, logger: g.Logger, metrics: m, tracer: g.Telemetry.Tracer("broll/api/mcp")}
 	x = surfaces{
 		edge:        &keyEdge{auth: g.Auth, gate: g.Gate, metrics: m},
 		keys:        &keysAPI{tenancy: g.Tenancy, auth: g.Auth, gate: g.Gate, revoker: g.Revoker, usage: g.Usage, replay: replay},
 		webhooks:    &webhooksAPI{webhooks: g.Webhooks},
 		clips:       clips,
 		purchases:   purchases,
-		collections: &collectionsAPI{collections: g.Collections, clips: clips},
+		collections: colls,
 		ops:         &opsAPI{catalog: g.Catalog, imports: g.Imports, importDir: cfg.ImportDir, logger: g.Logger},
 		uploads: &uploadsAPI{uploads: g.Uploads, media: g.Media, uploadMaxBytes: cfg.UploadMaxBytes, uploadTTL: cfg.UploadURLTTL,
 			bodyIdle: bodyIdle, baseURL: baseURL},
@@ -68,7 +69,8 @@ func newSurfaces(g *wiring.Services, m *apiMetrics, warmup *Warmup) (x surfaces,
 	// The dashboard's pages are embedded templates: an error here is a
 	// broken build, not a runtime condition.
 	if x.dash, err = dashboard.New(dashboard.Deps{
-		Config: cfg, Logger: g.Logger, Tenancy: g.Tenancy, Billing: g.Billing, Licenses: g.Licenses, Webhooks: g.Webhooks, Usage: g.Usage,
+		Config: cfg, Logger: g.Logger, Tenancy: g.Tenancy, Billing: g.Billing, Collections: g.Collections, Licenses: g.Licenses,
+		Webhooks: g.Webhooks, Usage: g.Usage,
 		Gate: g.Gate, Auth: g.Auth, Revoker: g.Revoker, Sessions: g.Sessions, RequestID: requestID, Now: g.Now,
 		ClientAddr: addr,
 	}); err != nil {
@@ -198,7 +200,11 @@ type mcpTools struct {
 	purchases *purchasesAPI
 	catalog   *catalog.Service
 	billing   *billing.Service
-	licenses  *license.Service
+	// collections keeps the assistants' shortlists (the collection tools).
+	collections *collections.Service
+	// colls renders a collection with its items as the REST read does.
+	colls    *collectionsAPI
+	licenses *license.Service
 	// queryEmbedder embeds the purchase listing's semantic_search texts.
 	queryEmbedder billing.QueryEmbedder
 	logger        *slog.Logger

@@ -59,7 +59,11 @@ func TestMCPInitializeAndListTools(t *testing.T) {
 	for _, tool := range res.Tools {
 		tools[tool.Name] = tool
 	}
-	names := []string{"search_videos", "get_video", "find_similar_videos", "purchase_videos", "list_purchases", "get_balance"}
+	names := []string{"search_videos", "get_video", "find_similar_videos", "purchase_videos", "list_purchases", "get_balance",
+		"create_collection", "add_to_collection", "list_collections", "get_collection"}
+	// The tools that change something: a purchase spends, a collection
+	// tool writes the key's shortlist.
+	changes := []string{"purchase_videos", "create_collection", "add_to_collection"}
 	if len(tools) != len(names) {
 		t.Fatalf("tools: %v", tools)
 	}
@@ -75,13 +79,15 @@ func TestMCPInitializeAndListTools(t *testing.T) {
 		if tool.Description == "" || tool.Annotations == nil {
 			t.Errorf("%s: no description or annotations", name)
 		}
-		if readOnly := name != "purchase_videos"; tool.Annotations.ReadOnlyHint != readOnly {
+		if readOnly := !slices.Contains(changes, name); tool.Annotations.ReadOnlyHint != readOnly {
 			t.Errorf("%s: readOnlyHint %v", name, tool.Annotations.ReadOnlyHint)
 		}
-		// Every tool is safe to repeat: hosts that retry or skip approval
-		// only for idempotent tools read this flag, not readOnlyHint.
-		if !tool.Annotations.IdempotentHint {
-			t.Errorf("%s: idempotentHint false", name)
+		// Every tool but create_collection is safe to repeat: hosts that
+		// retry or skip approval only for idempotent tools read this flag,
+		// not readOnlyHint. A second create_collection makes a second
+		// collection.
+		if idempotent := name != "create_collection"; tool.Annotations.IdempotentHint != idempotent {
+			t.Errorf("%s: idempotentHint %v", name, tool.Annotations.IdempotentHint)
 		}
 		if ow := tool.Annotations.OpenWorldHint; ow == nil || *ow {
 			t.Errorf("%s: openWorldHint %v, want false (the catalog and the account are its whole world)", name, ow)
@@ -125,13 +131,38 @@ func TestMCPInitializeAndListTools(t *testing.T) {
 	if ids.Type != "array" || *ids.MaxItems != 50 || *ids.MinItems != 1 {
 		t.Errorf("video_ids schema: %+v", ids)
 	}
+	// The shortlist tools write, but spend and lose nothing: hosts need not
+	// ask the user before each add.
+	for _, name := range []string{"create_collection", "add_to_collection"} {
+		if d := tools[name].Annotations.DestructiveHint; d == nil || *d {
+			t.Errorf("%s: destructiveHint %v, want false", name, d)
+		}
+	}
+	adds := schemaOf(t, tools["add_to_collection"].InputSchema).Properties["video_ids"]
+	if adds.Type != "array" || *adds.MaxItems != 50 || *adds.MinItems != 1 {
+		t.Errorf("add_to_collection video_ids schema: %+v", adds)
+	}
+	if name := schemaOf(t, tools["create_collection"].InputSchema).Properties["name"]; name.Type != "string" ||
+		*name.MinLength != 1 || *name.MaxLength != 200 {
+		t.Errorf("create_collection name schema: %+v", name)
+	}
+	// purchase_videos takes video_ids or collection_id: neither is required
+	// by the schema, the call refuses both or neither.
+	if req := schemaOf(t, buy.InputSchema).Required; len(req) != 0 {
+		t.Errorf("purchase_videos requires %v", req)
+	}
 	// Every id argument says it is a UUID, so that a model does not pass a
 	// title or a URL where an id goes.
 	for tool, schema := range map[string]*jsonschema.Schema{
-		"get_video":           schemaOf(t, tools["get_video"].InputSchema).Properties["video_id"],
-		"find_similar_videos": schemaOf(t, tools["find_similar_videos"].InputSchema).Properties["video_id"],
-		"purchase_videos":     ids.Items,
-		"list_purchases":      schemaOf(t, tools["list_purchases"].InputSchema).Properties["api_key_id"],
+		"get_video":                     schemaOf(t, tools["get_video"].InputSchema).Properties["video_id"],
+		"find_similar_videos":           schemaOf(t, tools["find_similar_videos"].InputSchema).Properties["video_id"],
+		"purchase_videos":               ids.Items,
+		"purchase_videos collection_id": schemaOf(t, buy.InputSchema).Properties["collection_id"],
+		"list_purchases":                schemaOf(t, tools["list_purchases"].InputSchema).Properties["api_key_id"],
+		"add_to_collection":             schemaOf(t, tools["add_to_collection"].InputSchema).Properties["collection_id"],
+		"add_to_collection video_ids":   adds.Items,
+		"get_collection":                schemaOf(t, tools["get_collection"].InputSchema).Properties["collection_id"],
+		"list_collections":              schemaOf(t, tools["list_collections"].InputSchema).Properties["api_key_id"],
 	} {
 		if schema == nil || schema.Type != "string" || schema.Format != "uuid" {
 			t.Errorf("%s: id argument schema %+v, want a string of format uuid", tool, schema)
@@ -293,12 +324,17 @@ func TestMCPScopes(t *testing.T) {
 	reader := mcpMustConnect(t, base, acct.CustomerKey(t, e.pool, "reader", "broll:read").Secret)
 	billingOnly := mcpMustConnect(t, base, acct.CustomerKey(t, e.pool, "accountant", "broll:billing").Secret)
 
+	col := uuid.NewString() // refused before it is looked up
 	need := map[string]string{
 		"purchase_videos": "broll:purchase", "list_purchases": "broll:billing", "get_balance": "broll:billing",
+		"create_collection": "broll:purchase", "add_to_collection": "broll:purchase",
 	}
 	args := map[string]map[string]any{
-		"purchase_videos": {"video_ids": []string{vids[0].String()}},
-		"get_video":       {"video_id": vids[0].String()},
+		"purchase_videos":   {"video_ids": []string{vids[0].String()}},
+		"get_video":         {"video_id": vids[0].String()},
+		"create_collection": {"name": "not allowed"},
+		"add_to_collection": {"collection_id": col, "video_ids": []string{vids[0].String()}},
+		"get_collection":    {"collection_id": col},
 	}
 	for tool, scope := range need {
 		out := callToolErr(t, reader, tool, args[tool], "insufficient_scope")
@@ -308,7 +344,9 @@ func TestMCPScopes(t *testing.T) {
 	}
 	callToolOK(t, reader, "search_videos", nil)
 	callToolOK(t, reader, "get_video", args["get_video"])
-	for _, tool := range []string{"search_videos", "get_video"} {
+	callToolOK(t, reader, "list_collections", nil)
+	callToolErr(t, reader, "get_collection", args["get_collection"], "not_found")
+	for _, tool := range []string{"search_videos", "get_video", "list_collections", "get_collection"} {
 		if out := callToolErr(t, billingOnly, tool, args[tool], "insufficient_scope"); deref(out.RequiredScope) != "broll:read" {
 			t.Errorf("%s: %+v", tool, out)
 		}
@@ -316,6 +354,9 @@ func TestMCPScopes(t *testing.T) {
 	callToolOK(t, billingOnly, "get_balance", nil)
 	if r := e.do(t, 0, "GET", "/api/v1/broll/purchases", acct.RootKey.Secret, nil); decode[brollclient.PurchaseList](t, r).Summary.Count != 0 {
 		t.Fatalf("a refused purchase charged: %s", r.raw)
+	}
+	if r := e.do(t, 0, "GET", "/api/v1/collections", acct.RootKey.Secret, nil); len(decode[brollclient.CollectionList](t, r).Collections) != 0 {
+		t.Fatalf("a refused create_collection made one: %s", r.raw)
 	}
 }
 
@@ -367,11 +408,13 @@ func TestMCPToolsPerScope(t *testing.T) {
 		scopes []string
 		want   []string
 	}{
-		{[]string{"broll:read"}, []string{"search_videos", "get_video", "find_similar_videos"}},
+		{[]string{"broll:read"}, []string{"search_videos", "get_video", "find_similar_videos", "list_collections", "get_collection"}},
 		{[]string{"broll:billing"}, []string{"list_purchases", "get_balance"}},
-		{[]string{"broll:read", "broll:purchase"}, []string{"search_videos", "get_video", "find_similar_videos", "purchase_videos"}},
+		{[]string{"broll:read", "broll:purchase"}, []string{"search_videos", "get_video", "find_similar_videos", "purchase_videos",
+			"list_collections", "get_collection", "create_collection", "add_to_collection"}},
 		{[]string{"pricing:read"}, nil},
-		{nil, []string{"search_videos", "get_video", "find_similar_videos", "purchase_videos", "list_purchases", "get_balance"}}, // a customer key's default scopes
+		{nil, []string{"search_videos", "get_video", "find_similar_videos", "purchase_videos", "list_purchases", "get_balance",
+			"list_collections", "get_collection", "create_collection", "add_to_collection"}}, // a customer key's default scopes
 	}
 	for _, c := range cases {
 		key := acct.CustomerKey(t, e.pool, "scoped", c.scopes...)

@@ -57,14 +57,17 @@ func (s *mcpTools) addMCPTools(srv *toolSet) {
 
 	addTool(s, srv, &mcp.Tool{Name: "purchase_videos", Title: "Buy B-roll clips (spends the balance)",
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: &destructive, OpenWorldHint: &openWorld},
-		Description: "Buy full-quality downloads of 1 to " + strconv.Itoa(billing.MaxVideosPerPurchase) + " clips, paid from the " +
-			"account's balance; each clip costs its difficulty tier's price. Always quote first: call with dry_run=true, " +
-			"tell the user total_charged and the balance, and only once they agree call again with the same video_ids and " +
-			"expected_total set to the quoted total_charged. If a price changed in between, that call fails with " +
+		Description: "Buy full-quality downloads of 1 to " + strconv.Itoa(billing.MaxVideosPerPurchase) + " clips (video_ids), " +
+			"or of every clip of a collection this key can see that it does not own yet (collection_id; give exactly one of " +
+			"the two), paid from the account's balance; each clip costs its difficulty tier's price. Always quote first: call " +
+			"with dry_run=true, tell the user total_charged and the balance, and only once they agree call again with the same " +
+			"video_ids or collection_id and expected_total set to the quoted total_charged. If a price changed in between " +
+			"(or the collection did), that call fails with " +
 			"price_changed and charges nothing: quote again. All or nothing: an unknown id (not_found) or a short balance " +
 			"(insufficient_credits) charges nothing, and so does a purchase that would take this key past its spend limit " +
 			"(spend_limit_exceeded, with limit, spent, required and period_resets_at: tell the user; get_balance shows the limit). Clips this key already owns come back with already_owned=true and a " +
-			"fresh link and are never charged twice, so repeating a call is safe. Each purchase licenses one end user: " +
+			"fresh link and are never charged twice, so repeating a call is safe. Buying a collection lists in skipped the " +
+			"clips it did not charge (retired, unavailable or already_owned). Each purchase licenses one end user: " +
 			"the files must not be shared, resold or redistributed. A test-mode key (dsk_test_) buys from the account's test " +
 			"balance instead (livemode=false in the result): nothing real is spent and its links serve the clip's preview."},
 		tenancy.ScopeBrollPurchase, refinePurchaseSchema, s.purchaseVideosTool)
@@ -83,6 +86,8 @@ func (s *mcpTools) addMCPTools(srv *toolSet) {
 			"with when the period resets), and this month's purchases visible to the key (count and amount). " +
 			"Check it before quoting a large purchase. For a test-mode key (livemode=false) the balance is the account's test balance."},
 		tenancy.ScopeBrollBilling, nil, s.getBalanceTool)
+
+	s.addCollectionTools(srv, read)
 }
 
 // searchVideosArgs are the query parameters of GET /api/v1/broll as typed
@@ -210,10 +215,11 @@ func (s *mcpTools) getVideoTool(ctx context.Context, c *fiber.Ctx, a getVideoArg
 	return vj, summary, nil
 }
 
-// purchaseVideosArgs is purchaseInput with descriptions for the schema; the
+// purchaseVideosArgs is purchaseBody with descriptions for the schema; the
 // conversion in purchaseVideosTool keeps the two in step at compile time.
 type purchaseVideosArgs struct {
-	VideoIDs      []string     `json:"video_ids" jsonschema:"ids of the clips to buy; duplicates count once"`
+	VideoIDs      []string     `json:"video_ids,omitempty" jsonschema:"ids of the clips to buy; duplicates count once; not with collection_id"`
+	CollectionID  *string      `json:"collection_id,omitempty" jsonschema:"buy every clip of this collection that this key does not own yet and that is on sale, instead of video_ids"`
 	ExpectedTotal *json.Number `json:"expected_total,omitempty" jsonschema:"the total_charged of the dry-run quote the user accepted, in USD; the purchase fails with price_changed and charges nothing if the total differs"`
 	DryRun        bool         `json:"dry_run,omitempty" jsonschema:"true: only quote (total_charged, balance), charge nothing"`
 }
@@ -222,17 +228,17 @@ func refinePurchaseSchema(s *jsonschema.Schema) {
 	ids := s.Properties["video_ids"]
 	ids.MinItems, ids.MaxItems = jsonschema.Ptr(1), jsonschema.Ptr(billing.MaxVideosPerPurchase)
 	ids.Items.Format = "uuid"
+	s.Properties["collection_id"].Format = "uuid"
 	s.Properties["expected_total"].Minimum = jsonschema.Ptr(0.0)
 	s.Properties["dry_run"].Default = json.RawMessage("false")
 }
 
 func (s *mcpTools) purchaseVideosTool(ctx context.Context, c *fiber.Ctx, a purchaseVideosArgs) (purchaseResultJSON, string, error) {
-	req, err := purchaseInput(a).request()
+	order, err := purchaseBody(a).order()
 	if err != nil {
 		return purchaseResultJSON{}, "", err
 	}
-	res, err := s.billing.Purchase(ctx, principal(c), req)
-	s.metrics.observePurchase("mcp", res, err)
+	res, err := s.purchases.place(ctx, principal(c), order, "mcp")
 	if err != nil {
 		return purchaseResultJSON{}, "", err
 	}
@@ -252,10 +258,14 @@ func (s *mcpTools) purchaseVideosTool(ctx context.Context, c *fiber.Ctx, a purch
 			"Download links expire; ask again for fresh ones. Each clip's license.verify_url is the public proof of its "+
 			"single-user licence to give the end user.", plural(len(res.Purchases), "clip"), res.TotalCharged, owned, res.Balance)
 	}
+	if res.Skipped != nil && len(*res.Skipped) > 0 {
+		summary += fmt.Sprintf(" Skipped %s of the collection (see skipped: retired, unavailable or already owned), never charged.",
+			plural(len(*res.Skipped), "clip"))
+	}
 	if !res.Livemode {
 		summary += " Test mode: paid from the test balance; the links serve previews."
 	}
-	return renderPurchase(res, s.licenses), summary, nil
+	return res, summary, nil
 }
 
 // listPurchasesArgs are the query parameters of GET /api/v1/broll/purchases.

@@ -140,6 +140,10 @@ func (b purchaseBody) order() (purchaseOrder, error) {
 	if err != nil {
 		return purchaseOrder{}, apperr.InvalidField("collection_id", "collection_id %q is not a UUID", apperr.Clip(*b.CollectionID))
 	}
+	if id == uuid.Nil {
+		// The zero id would read as "no collection": a purchase by ids.
+		return purchaseOrder{}, apperr.InvalidField("collection_id", "collection_id %q names no collection", apperr.Clip(*b.CollectionID))
+	}
 	// The quote's fields are read as for a purchase by ids; the ids are
 	// the collection's.
 	req, err := purchaseInput{VideoIDs: []string{}, ExpectedTotal: b.ExpectedTotal, DryRun: b.DryRun}.request()

@@ -13,9 +13,10 @@ import (
 )
 
 // FuzzPurchaseBody feeds arbitrary bytes to the purchase body decoder of
-// REST (decodeBody) and of the MCP tool (decodeArgs), then to request():
+// REST (decodeBody) and of the MCP tool (decodeArgs), then to order():
 // no input may panic, every refusal must be a 400-class application error,
-// and an accepted body must give exactly the ids, total and flag it holds.
+// and an accepted body must give exactly the ids (or the collection),
+// total and flag it holds.
 // The seeds run with every `go test`; `make fuzz` explores further.
 func FuzzPurchaseBody(f *testing.F) {
 	id := uuid.NewString()
@@ -37,27 +38,42 @@ func FuzzPurchaseBody(f *testing.F) {
 		`{"video_ids": ["` + id + `"]} {}`, `{"video_ids": ["` + id + `"]}x`,
 		"\xef\xbb\xbf{}", `{"video_ids": ["\u0000"]}`, "{\"video_ids\": [\"\xff\"]}",
 		`{"video_ids": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}`,
+		`{"collection_id": "` + id + `"}`,
+		`{"collection_id": "` + id + `", "expected_total": 0, "dry_run": true}`,
+		`{"collection_id": "` + id + `", "video_ids": ["` + id + `"]}`,
+		`{"collection_id": "` + id + `", "video_ids": []}`,
+		`{"collection_id": null}`, `{"collection_id": ""}`, `{"collection_id": 7}`, `{"collection_id": "nope"}`,
+		`{"collection_id": "00000000-0000-0000-0000-000000000000"}`,
 	} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var rest purchaseInput
+		var rest purchaseBody
 		checkPurchase(t, "REST", body, decodeBody(body, &rest), rest)
 		var args purchaseVideosArgs
-		checkPurchase(t, "MCP", body, decodeArgs(body, &args), purchaseInput(args))
+		checkPurchase(t, "MCP", body, decodeArgs(body, &args), purchaseBody(args))
 	})
 }
 
-func checkPurchase(t *testing.T, via string, body []byte, decodeErr error, in purchaseInput) {
+func checkPurchase(t *testing.T, via string, body []byte, decodeErr error, in purchaseBody) {
 	t.Helper()
 	if decodeErr != nil {
 		requireClientError(t, via+" decode", body, decodeErr)
 		return
 	}
-	req, err := in.request()
+	o, err := in.order()
 	if err != nil {
-		requireClientError(t, via+" request", body, err)
+		requireClientError(t, via+" order", body, err)
 		return
+	}
+	req := o.Request
+	if (in.CollectionID != nil) != (o.CollectionID != uuid.Nil) || (in.CollectionID != nil && in.VideoIDs != nil) {
+		t.Fatalf("%s %q: collection %v from %v with ids %v", via, body, o.CollectionID, in.CollectionID, in.VideoIDs)
+	}
+	if in.CollectionID != nil {
+		if want, err := uuid.Parse(*in.CollectionID); err != nil || o.CollectionID != want || len(req.VideoIDs) != 0 {
+			t.Fatalf("%s %q: collection %s, %d ids", via, body, o.CollectionID, len(req.VideoIDs))
+		}
 	}
 	if len(req.VideoIDs) != len(in.VideoIDs) || len(req.VideoIDs) > 500 {
 		t.Fatalf("%s %q: %d ids from %d", via, body, len(req.VideoIDs), len(in.VideoIDs))
@@ -79,12 +95,12 @@ func checkPurchase(t *testing.T, via string, body []byte, decodeErr error, in pu
 	// What was accepted decodes the same way again once re-encoded: no
 	// information hides in how the body was written.
 	again, _ := json.Marshal(in)
-	var in2 purchaseInput
+	var in2 purchaseBody
 	if err := decodeBody(again, &in2); err != nil {
 		t.Fatalf("%s %q: re-encoded body %s refused: %v", via, body, again, err)
 	}
-	if req2, err := in2.request(); err != nil || len(req2.VideoIDs) != len(req.VideoIDs) {
-		t.Fatalf("%s %q: re-encoded body gives %v, %v", via, body, req2, err)
+	if o2, err := in2.order(); err != nil || len(o2.Request.VideoIDs) != len(req.VideoIDs) || o2.CollectionID != o.CollectionID {
+		t.Fatalf("%s %q: re-encoded body gives %v, %v", via, body, o2, err)
 	}
 }
 

@@ -150,6 +150,7 @@ func routes(x surfaces) []route {
 		post(page("/keys/:id/revoke"), form(dash.RevokeKey)...),
 		get(page("/purchases"), session, dash.Purchases),
 		get(page("/purchases.csv"), session, dash.PurchasesCSV),
+		get(page("/collections"), session, dash.CollectionsPage),
 		get(page("/licenses/:license_id.pdf"), session, dash.LicensePDF),
 		get(page("/balance"), session, dash.Balance),
 		get(page("/credits"), dash.BalanceMoved),

@@ -11,8 +11,10 @@ import (
 
 // Both clients installed from an empty folder outside the repository exactly
 // as their READMEs say, the READMEs' and docs/api.md's examples compiled
-// (go vet, tsc), and each README's quickstart run against a live node:
-// balance, search, dry run, purchase, download, a typed error, pagination.
+// (go vet, tsc), and each README's two quickstarts run against a live node:
+// balance, search, dry run, purchase, download, a typed error, pagination;
+// then a collection made, filled, read back and bought whole (with a
+// customer key of its own, which owns nothing yet).
 // The TypeScript client is installed twice: from its folder and from the
 // tarball npm pack makes of it.
 func TestClientsInstallFromAnEmptyFolder(t *testing.T) {
@@ -32,16 +34,18 @@ func TestClientsInstallFromAnEmptyFolder(t *testing.T) {
 		run(t, dir, goEnv, "go", "mod", "edit", "-replace", "broll/clients/go="+client)
 		run(t, dir, goEnv, "go", "get", "broll/clients/go/brollclient")
 		quick := codeBlocks(t, "go/README.md", "go", "package main")
-		if len(quick) != 1 {
-			t.Fatalf("clients/go/README.md has %d Go programs, want the quickstart alone", len(quick))
+		if len(quick) != 2 {
+			t.Fatalf("clients/go/README.md has %d Go programs, want the two quickstarts", len(quick))
 		}
 		write(t, filepath.Join(dir, "main.go"), quick[0])
+		write(t, filepath.Join(dir, "collections", "main.go"), quick[1])
 		for i, b := range codeBlocks(t, "../docs/api.md", "go", "brollclient") {
 			write(t, filepath.Join(dir, "docs", fmt.Sprint(i), "main.go"), b)
 		}
 		run(t, dir, goEnv, "go", "vet", "./...")
 		out := run(t, dir, append(goEnv, env...), "go", "run", ".")
 		quickstartRan(t, out)
+		collectionsQuickstartRan(t, run(t, dir, append(goEnv, n.customerEnv(t, "go collections quickstart")...), "go", "run", "./collections"))
 	})
 
 	ts := func(t *testing.T, install func(b tsBuilt) string) {
@@ -60,15 +64,17 @@ func TestClientsInstallFromAnEmptyFolder(t *testing.T) {
 		npmArgs := []string{"install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"}
 		run(t, dir, nil, "npm", append(npmArgs, install(b))...)
 		quick := codeBlocks(t, "ts/README.md", "ts", "@broll/client")
-		if len(quick) != 1 {
-			t.Fatalf("clients/ts/README.md has %d TypeScript programs, want the quickstart alone", len(quick))
+		if len(quick) != 2 {
+			t.Fatalf("clients/ts/README.md has %d TypeScript programs, want the two quickstarts", len(quick))
 		}
 		write(t, filepath.Join(dir, "quickstart.ts"), quick[0])
+		write(t, filepath.Join(dir, "collections.ts"), quick[1])
 		for i, b := range codeBlocks(t, "../docs/api.md", "ts", "@broll/client") {
 			write(t, filepath.Join(dir, "docs", fmt.Sprintf("example%d.ts", i)), b)
 		}
 		run(t, dir, nil, "npx", "--no-install", "tsc")
 		quickstartRan(t, run(t, dir, env, "node", "dist/quickstart.js"))
+		collectionsQuickstartRan(t, run(t, dir, n.customerEnv(t, "ts collections quickstart "+t.Name()), "node", "dist/collections.js"))
 	}
 	t.Run("typescript from its folder", func(t *testing.T) {
 		t.Parallel()
@@ -89,6 +95,18 @@ func quickstartRan(t *testing.T, out []byte) {
 		if !strings.Contains(string(out), want) {
 			t.Fatalf("the quickstart printed no %q:\n%s", want, out)
 		}
+	}
+}
+
+// collectionsQuickstartRan checks the lines of the collections quickstart,
+// run with a key that owns none of the node's 3 clips: all three added,
+// listed in order and bought, none skipped.
+func collectionsQuickstartRan(t *testing.T, out []byte) {
+	t.Helper()
+	s := string(out)
+	if !strings.Contains(s, "collection:") || !strings.Contains(s, "added: 3 clips") || strings.Count(s, "item:") != 3 ||
+		!strings.Contains(s, "bought collection: 3 clips for 15.00 USD; 0 skipped") {
+		t.Fatalf("the collections quickstart printed:\n%s", out)
 	}
 }
 

@@ -86,6 +86,21 @@ func (n liveNode) videos(t *testing.T, count int, tier string) []uuid.UUID {
 	return ids
 }
 
+// customerEnv is the environment of a program run with a new customer key
+// of the node's account, labelled label: BROLL_URL and BROLL_API_KEY.
+func (n liveNode) customerEnv(t *testing.T, label string) []string {
+	t.Helper()
+	root, err := brollclient.New(brollclient.Options{APIKey: n.rootKey, BaseURL: n.url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := root.CreateKey(context.Background(), brollclient.KeyCreate{CustomerLabel: label})
+	if err != nil {
+		t.Fatalf("customer key for %s: %v", label, err)
+	}
+	return []string{"BROLL_URL=" + n.url, "BROLL_API_KEY=" + k.ApiKey}
+}
+
 func bearer(key string) brollclient.ClientOption {
 	return brollclient.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
 		r.Header.Set("Authorization", "Bearer "+key)

@@ -12,6 +12,7 @@ import (
 
 	"broll/billing"
 	"broll/billing/license"
+	"broll/collections"
 	"broll/internal/admission"
 	"broll/internal/apperr"
 	"broll/internal/classify"
@@ -29,6 +30,8 @@ type Deps struct {
 	Logger  *slog.Logger
 	Tenancy *tenancy.Service
 	Billing *billing.Service
+	// Collections lists the keys' shortlists on the collections page.
+	Collections *collections.Service
 	// Licenses signs the certificates the purchases page links to.
 	Licenses *license.Service
 	Webhooks *webhook.Service

@@ -28,7 +28,7 @@ var assetFS embed.FS
 // pages are the page templates; each is parsed with the layout into a set
 // of its own, since every page defines the same "content" block.
 var pages = []string{"signin", "setpassword", "overview", "keys", "rootkey", "keycreated", "revoke",
-	"purchases", "balance", "webhooks", "error"}
+	"purchases", "collections", "balance", "webhooks", "error"}
 
 // view is what every page template receives.
 type view struct {

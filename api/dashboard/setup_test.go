@@ -18,6 +18,7 @@ import (
 
 	"broll/api"
 	"broll/billing/billingtest"
+	"broll/collections"
 	"broll/internal/config"
 	"broll/internal/money"
 	"broll/internal/testkit"
@@ -37,8 +38,10 @@ type env struct {
 	svc  *tenancy.Service
 	// webhooks is the node's endpoint service.
 	webhooks *webhook.Service
-	clock    *testkit.Clock
-	logs     *testkit.SyncBuffer
+	// collections is the node's collections service.
+	collections *collections.Service
+	clock       *testkit.Clock
+	logs        *testkit.SyncBuffer
 }
 
 func setup(t *testing.T, extra map[string]string) *env {
@@ -68,7 +71,8 @@ func setup(t *testing.T, extra map[string]string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{app: n.App, pool: pool, rdb: rdb, cfg: cfg, svc: g.Tenancy, webhooks: g.Webhooks, clock: clk, logs: logs}
+	return &env{app: n.App, pool: pool, rdb: rdb, cfg: cfg, svc: g.Tenancy, webhooks: g.Webhooks, collections: g.Collections,
+		clock: clk, logs: logs}
 }
 
 const password = "correct horse battery staple"

@@ -18,6 +18,7 @@ import (
 	"broll/catalog"
 	"broll/catalog/imports"
 	"broll/catalog/mediajobs"
+	"broll/collections"
 	"broll/demo"
 	"broll/internal/admission"
 	"broll/internal/apperr"
@@ -37,6 +38,8 @@ type env struct {
 	tenancy *tenancy.Service
 	billing *billing.Service
 	catalog *catalog.Service
+	// collections are the keys' shortlists of clips.
+	collections *collections.Service
 	// imports imports clips into the catalog.
 	imports *imports.Service
 	// mediaJobs reprobes the catalog's clip files.
@@ -73,7 +76,8 @@ func (c *cli) withParts(ctx context.Context, parts wiring.Parts, fn call) (any, 
 	}
 	defer g.Close()
 	return fn(ctx, &env{
-		cfg: cfg, rdb: g.Redis, tenancy: g.Tenancy, billing: g.Billing, catalog: g.Catalog, imports: g.Imports, mediaJobs: g.MediaJobs,
+		cfg: cfg, rdb: g.Redis, tenancy: g.Tenancy, billing: g.Billing, catalog: g.Catalog, collections: g.Collections,
+		imports: g.Imports, mediaJobs: g.MediaJobs,
 		sessions: g.Sessions, revoker: g.Revoker, licenses: g.Licenses, stamps: g.Stamps,
 	})
 }

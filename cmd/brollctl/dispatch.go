@@ -40,6 +40,7 @@ func (c *cli) commands() []command {
 		{"license show", "--id LICENSE_ID", 0, c.licenseShow},
 		{"license revoke", "--id LICENSE_ID --reason TEXT", 0, c.licenseRevoke},
 		{"license prune-stamped", "[--older-than 90d]", 0, c.licensePruneStamped},
+		{"collections export", "--key ID", 0, c.collectionsExport},
 		{"credits add", "--account ID --amount USD", 0, c.creditsAdd},
 		{"credits reset-test", "--account ID", 0, c.creditsResetTest},
 		{"tiers list", "", 0, c.tiersList},

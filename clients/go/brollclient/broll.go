@@ -164,6 +164,38 @@ func (b *Broll) CreateKey(ctx context.Context, req KeyCreate, editors ...Request
 	return answer(r.JSON201, r.HTTPResponse, r.Body)
 }
 
+// CreateCollection makes a collection, a shortlist of clips kept for the
+// calling key, to add clips to (AddToCollection) and buy whole later
+// (Purchase with CollectionId). Each call makes another one.
+func (b *Broll) CreateCollection(ctx context.Context, req CollectionCreate) (*Collection, error) {
+	r, err := b.API.CreateCollectionWithResponse(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.JSON201, r.HTTPResponse, r.Body)
+}
+
+// AddToCollection adds 1 to 50 clips to a collection of the calling key,
+// after the clips it holds, in the order given. A clip already there stays
+// where it is, so the call is safe to repeat.
+func (b *Broll) AddToCollection(ctx context.Context, id openapi_types.UUID, videoIDs []openapi_types.UUID) (*Collection, error) {
+	r, err := b.API.AddCollectionItemsWithResponse(ctx, id, CollectionItemsAdd{VideoIds: videoIDs})
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.JSON200, r.HTTPResponse, r.Body)
+}
+
+// Collection returns a collection with a page of its clips, in the order
+// added; see CollectionItems to walk every clip.
+func (b *Broll) Collection(ctx context.Context, id openapi_types.UUID, params *GetCollectionParams) (*CollectionWithItems, error) {
+	r, err := b.API.GetCollectionWithResponse(ctx, id, params)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.JSON200, r.HTTPResponse, r.Body)
+}
+
 // Download writes the file behind a purchase's download_url (a signed link
 // that needs no key) to w and returns the bytes written. A failed answer
 // is retried as any GET; a copy that fails halfway is not (w has part of

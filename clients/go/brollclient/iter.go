@@ -3,6 +3,8 @@ package brollclient
 import (
 	"context"
 	"iter"
+
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Videos walks every clip that params select, page after page (following
@@ -64,6 +66,37 @@ func (b *Broll) Keys(ctx context.Context, params *ListCustomerKeysParams) iter.S
 			return nil, nil, err
 		}
 		return list.Keys, list.Pagination.NextCursor, nil
+	})
+}
+
+// Collections walks the collections the calling key sees, newest first.
+func (b *Broll) Collections(ctx context.Context, params *ListCollectionsParams) iter.Seq2[Collection, error] {
+	p := ListCollectionsParams{}
+	if params != nil {
+		p = *params
+	}
+	return pages(func(cursor *string) ([]Collection, *string, error) {
+		p.Cursor = cursor
+		r, err := b.API.ListCollectionsWithResponse(ctx, &p)
+		if err != nil {
+			return nil, nil, err
+		}
+		list, err := answer(r.JSON200, r.HTTPResponse, r.Body)
+		if err != nil {
+			return nil, nil, err
+		}
+		return list.Collections, list.Pagination.NextCursor, nil
+	})
+}
+
+// CollectionItems walks every clip of a collection, in the order added.
+func (b *Broll) CollectionItems(ctx context.Context, id openapi_types.UUID) iter.Seq2[Video, error] {
+	return pages(func(cursor *string) ([]Video, *string, error) {
+		c, err := b.Collection(ctx, id, &GetCollectionParams{Cursor: cursor})
+		if err != nil {
+			return nil, nil, err
+		}
+		return c.Items, c.Pagination.NextCursor, nil
 	})
 }
 

@@ -12,6 +12,7 @@ type QueryOf<P extends keyof paths> = paths[P] extends { get: { parameters: { qu
 export type VideoQuery = QueryOf<"/api/v1/broll">;
 export type PurchaseQuery = QueryOf<"/api/v1/broll/purchases">;
 export type KeyQuery = QueryOf<"/api/v1/keys">;
+export type CollectionQuery = QueryOf<"/api/v1/collections">;
 
 export const VERSION = "1.0.0";
 
@@ -101,6 +102,21 @@ export class Broll {
     return unwrap(await this.api.POST("/api/v1/keys", { body, headers }));
   }
 
+  /** Makes a collection, a shortlist of clips kept for the calling key, to add clips to and buy whole later (purchase with collection_id). Each call makes another one. */
+  async createCollection(body: Schemas["CollectionCreate"]): Promise<Schemas["Collection"]> {
+    return unwrap(await this.api.POST("/api/v1/collections", { body }));
+  }
+
+  /** Adds 1 to 50 clips to a collection of the calling key, after those it holds; a clip already there stays where it is, so it is safe to repeat. */
+  async addToCollection(id: string, videoIds: string[]): Promise<Schemas["Collection"]> {
+    return unwrap(await this.api.PUT("/api/v1/collections/{id}/items", { params: { path: { id } }, body: { video_ids: videoIds } }));
+  }
+
+  /** A collection with a page of its clips, in the order added; see collectionItems() to walk every clip. */
+  async collection(id: string, query: { limit?: number; cursor?: string } = {}): Promise<Schemas["CollectionWithItems"]> {
+    return unwrap(await this.api.GET("/api/v1/collections/{id}", { params: { path: { id }, query } }));
+  }
+
   /** The file behind a purchase's download_url (a signed link). Use downloadResponse to stream a large one. */
   async download(downloadUrl: string): Promise<Uint8Array> {
     const res = await this.downloadResponse(downloadUrl);
@@ -137,6 +153,22 @@ export class Broll {
     yield* pages(async (cursor) => {
       const r = unwrap(await this.api.GET("/api/v1/broll/purchases", { params: { query: { ...q, cursor } } }));
       return [r.purchases, r.pagination.next_cursor];
+    });
+  }
+
+  /** Every collection the calling key sees, newest first. */
+  async *collections(query: CollectionQuery = {}): AsyncGenerator<Schemas["Collection"]> {
+    yield* pages(async (cursor) => {
+      const r = unwrap(await this.api.GET("/api/v1/collections", { params: { query: { ...query, cursor } } }));
+      return [r.collections, r.pagination.next_cursor];
+    });
+  }
+
+  /** Every clip of a collection, in the order added. */
+  async *collectionItems(id: string): AsyncGenerator<Schemas["Video"]> {
+    yield* pages(async (cursor) => {
+      const r = await this.collection(id, { cursor });
+      return [r.items, r.pagination.next_cursor];
     });
   }
 

@@ -15,6 +15,6 @@ export function createBrollClient(baseUrl: string, key: string) {
 }
 
 export { Broll, VERSION } from "./broll.js";
-export type { BrollOptions, CreateOptions, VideoQuery, PurchaseQuery, KeyQuery } from "./broll.js";
+export type { BrollOptions, CreateOptions, VideoQuery, PurchaseQuery, KeyQuery, CollectionQuery } from "./broll.js";
 export { BrollError } from "./errors.js";
 export { toCents, fromCents, formatCents } from "./money.js";
