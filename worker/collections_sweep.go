@@ -2,7 +2,7 @@ package worker
 
 import (
 	"context"
-	"time"
+	"log/slog"
 )
 
 // sweepCollections removes, every CollectionSweepInterval until ctx ends,
@@ -10,27 +10,6 @@ import (
 // (collections.Service.SweepRevoked); the first sweep runs at once. A
 // failure is logged once until a sweep works again.
 func (w *Worker) sweepCollections(ctx context.Context) {
-	t := time.NewTicker(w.opts.CollectionSweepInterval)
-	defer t.Stop()
-	failing := false
-	for {
-		n, err := w.collections.SweepRevoked(ctx, time.Now())
-		switch {
-		case err != nil && ctx.Err() == nil && !failing:
-			w.logger.Warn("collection sweep failed; the next one tries again", "err", err)
-			failing = true
-		case err == nil:
-			if failing {
-				w.logger.Info("collection sweep works again", "collections", n)
-			} else if n > 0 {
-				w.logger.Info("collection sweep removed revoked keys' collections", "collections", n)
-			}
-			failing = false
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	w.sweepEvery(ctx, sweep{name: "collection sweep", every: w.opts.CollectionSweepInterval, run: w.collections.SweepRevoked,
+		done: "collection sweep removed revoked keys' collections", level: slog.LevelInfo, field: "collections"})
 }

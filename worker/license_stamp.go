@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
@@ -78,27 +79,6 @@ func (w *Worker) handleStampBatch(ctx context.Context, t *asynq.Task) error {
 // runs at once, for what an outage before the worker's start lost. A
 // failure is logged once until a sweep works again.
 func (w *Worker) sweepStamps(ctx context.Context) {
-	t := time.NewTicker(w.opts.StampSweepInterval)
-	defer t.Stop()
-	failing := false
-	for {
-		n, err := w.stamps.SweepLost(ctx, time.Now())
-		switch {
-		case err != nil && ctx.Err() == nil && !failing:
-			w.logger.Warn("licence stamp sweep failed; the next one tries again", "err", err)
-			failing = true
-		case err == nil:
-			if failing {
-				w.logger.Info("licence stamp sweep works again", "purchases", n)
-			} else if n > 0 {
-				w.logger.Debug("licence stamp sweep asked for stamps", "purchases", n)
-			}
-			failing = false
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	w.sweepEvery(ctx, sweep{name: "licence stamp sweep", every: w.opts.StampSweepInterval, run: w.stamps.SweepLost,
+		done: "licence stamp sweep asked for stamps", level: slog.LevelDebug, field: "purchases"})
 }
