@@ -3,7 +3,6 @@ package catalog
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -34,46 +33,18 @@ const maxOwnedSet = 1_000
 // bytes a clip); past it they start again from empty.
 const maxOwnedSetClips = 200_000
 
-// ownedSets is this node's copy of the clips keys own.
-type ownedSets struct {
-	mu    sync.RWMutex
-	m     map[uuid.UUID]ownedSet
-	clips int
-}
+// ownedSets is this node's copy of the clips each key owns, weighed by
+// their number.
+type ownedSets = passCopies[uuid.UUID, ownedSet]
 
 type ownedSet struct {
 	// clips is nil for a key that owns more than maxOwnedSet clips.
-	clips   map[uuid.UUID]struct{}
-	large   bool
-	pass    string
-	expires time.Time
+	clips map[uuid.UUID]struct{}
+	large bool
 }
 
-func newOwnedSets() *ownedSets { return &ownedSets{m: map[uuid.UUID]ownedSet{}} }
-
-func (c *ownedSets) get(key uuid.UUID, v string, now time.Time) (ownedSet, bool) {
-	c.mu.RLock()
-	e, ok := c.m[key]
-	c.mu.RUnlock()
-	if !ok || e.pass != v || !now.Before(e.expires) {
-		return ownedSet{}, false
-	}
-	return e, true
-}
-
-func (c *ownedSets) put(key uuid.UUID, e ownedSet, now time.Time) {
-	e.expires = now.Add(videoCacheTTL)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if old, ok := c.m[key]; ok {
-		c.clips -= len(old.clips)
-	}
-	if c.clips+len(e.clips) > maxOwnedSetClips {
-		clear(c.m)
-		c.clips = 0
-	}
-	c.m[key] = e
-	c.clips += len(e.clips)
+func newOwnedSets() *ownedSets {
+	return newPassCopies[uuid.UUID, ownedSet](maxOwnedSetClips, func(s ownedSet) int { return len(s.clips) + 1 })
 }
 
 // OwnershipsFor returns, by clip, those of videoIDs that keyID owns, as
@@ -92,8 +63,7 @@ func (s *Service) OwnershipsFor(ctx context.Context, keyID uuid.UUID, videoIDs [
 		if set, err = s.readOwnedSet(ctx, keyID); err != nil {
 			return nil, err
 		}
-		set.pass = seen.owned
-		s.ownedSets.put(keyID, set, now)
+		s.ownedSets.put(keyID, set, seen.owned, now)
 	}
 	if set.large {
 		return Ownerships(ctx, s.pool, keyID, videoIDs)

@@ -185,23 +185,17 @@ func (c *videoCache) put(id uuid.UUID, e cachedVideo, now time.Time) {
 	c.m[id] = e
 }
 
-// ownedCache is this node's copy of which clips keys own (the purchase, or
-// none), each with the version of what the key owns that the request's
-// pass gave before the read.
+// ownedCache is this node's copy of which clips keys own (the purchase,
+// or none), under the version of what the key owns.
 type ownedCache struct {
-	mu sync.RWMutex
-	m  map[keyClip]cachedOwned
+	copies *passCopies[keyClip, uuid.NullUUID]
 }
 
 type keyClip struct{ key, clip uuid.UUID }
 
-type cachedOwned struct {
-	bought  uuid.NullUUID
-	pass    string
-	expires time.Time
+func newOwnedCache() *ownedCache {
+	return &ownedCache{copies: newPassCopies[keyClip, uuid.NullUUID](maxCachedOwned, nil)}
 }
-
-func newOwnedCache() *ownedCache { return &ownedCache{m: map[keyClip]cachedOwned{}} }
 
 // get returns key's purchase of clip as copied under version v. No key
 // owns nothing, with no copy needed.
@@ -209,21 +203,9 @@ func (c *ownedCache) get(key, clip uuid.UUID, v string, now time.Time) (uuid.Nul
 	if key == uuid.Nil {
 		return uuid.NullUUID{}, true
 	}
-	c.mu.RLock()
-	e, ok := c.m[keyClip{key, clip}]
-	c.mu.RUnlock()
-	if !ok || e.pass != v || !now.Before(e.expires) {
-		return uuid.NullUUID{}, false
-	}
-	return e.bought, true
+	return c.copies.get(keyClip{key, clip}, v, now)
 }
 
 func (c *ownedCache) put(key, clip uuid.UUID, bought uuid.NullUUID, v string, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	k := keyClip{key, clip}
-	if _, ok := c.m[k]; !ok && len(c.m) >= maxCachedOwned {
-		clear(c.m)
-	}
-	c.m[k] = cachedOwned{bought: bought, pass: v, expires: now.Add(videoCacheTTL)}
+	c.copies.put(keyClip{key, clip}, bought, v, now)
 }
