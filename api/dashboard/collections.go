@@ -44,12 +44,10 @@ type collectionRow struct {
 func (h *Dashboard) CollectionsPage(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	sess := session(c)
-	test, err := readMode(c)
+	owner, test, err := modeOwner(c)
 	if err != nil {
 		return err
 	}
-	owner := tenancy.AccountOwner(sess.AccountID)
-	owner.Test = test
 	cursor, keyID := strings.TrimSpace(c.Query("cursor")), strings.TrimSpace(c.Query("api_key_id"))
 	q := collections.ListQuery{Limit: collectionsPerPage, Cursor: cursor}
 	if keyID != "" {

@@ -26,6 +26,17 @@ func readMode(c *fiber.Ctx) (bool, error) {
 	return false, nil
 }
 
+// modeOwner is the signed-in account as a page in the asked mode reads
+// it (readMode): its owner, seeing its test keys' data when test.
+func modeOwner(c *fiber.Ctx) (owner tenancy.Principal, test bool, err error) {
+	if test, err = readMode(c); err != nil {
+		return tenancy.Principal{}, false, err
+	}
+	owner = tenancy.AccountOwner(session(c).AccountID)
+	owner.Test = test
+	return owner, test, nil
+}
+
 // newModeSwitch links the page at path in both modes, keeping its filters
 // (q without mode and page) but not its page number.
 func newModeSwitch(path string, q url.Values, test bool) *modeSwitch {

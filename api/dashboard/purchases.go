@@ -65,12 +65,10 @@ func readFilter(c *fiber.Ctx) purchaseFilter {
 func (h *Dashboard) Purchases(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	sess := session(c)
-	test, err := readMode(c)
+	owner, test, err := modeOwner(c)
 	if err != nil {
 		return err
 	}
-	owner := tenancy.AccountOwner(sess.AccountID)
-	owner.Test = test
 	f := readFilter(c)
 	// The page size is the page's own; only ?page= comes from the link.
 	page, err := paging.Parse(url.Values{"limit": {strconv.Itoa(purchasesPerPage)}, "page": {c.Query("page")}}, billing.ListBounds)
@@ -126,12 +124,10 @@ var csvHeader = []string{"purchased_at", "purchase_id", "video_id", "video_title
 // purchases only, unless ?mode=test asks for the test ones.
 func (h *Dashboard) PurchasesCSV(c *fiber.Ctx) error {
 	sess := session(c)
-	test, err := readMode(c)
+	owner, test, err := modeOwner(c)
 	if err != nil {
 		return err
 	}
-	owner := tenancy.AccountOwner(sess.AccountID)
-	owner.Test = test
 	f := readFilter(c)
 	q, err := f.params(paging.Request{}).Parse(owner)
 	if err != nil {
