@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -14,23 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"broll/internal/freeport"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 )
 
 // The fault tests stop and restart Postgres and Redis, so they get
 // instances of their own rather than the shared local stack's.
-
-// freePort asks the kernel for a port nobody listens on.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
 
 // redisServer is a redis-server process of the test's own.
 type redisServer struct {
@@ -52,7 +42,7 @@ func startRedisServer(t *testing.T, volatile bool) *redisServer {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Fatal("redis-server not installed (deploy/local/stack.sh up installs it)")
 	}
-	r := &redisServer{t: t, port: freePort(t), dir: t.TempDir(), volatile: volatile}
+	r := &redisServer{t: t, port: freeport.Must(t), dir: t.TempDir(), volatile: volatile}
 	r.start()
 	t.Cleanup(r.stop)
 	return r
@@ -111,7 +101,7 @@ func startPostgres(t *testing.T) *pgCluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &pgCluster{t: t, port: freePort(t), dir: dir, bindir: bindirs[len(bindirs)-1]}
+	c := &pgCluster{t: t, port: freeport.Must(t), dir: dir, bindir: bindirs[len(bindirs)-1]}
 	t.Cleanup(func() {
 		c.run("pg_ctl", "-D", c.data(), "-m", "immediate", "-w", "stop")
 		os.RemoveAll(dir)

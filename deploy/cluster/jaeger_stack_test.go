@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"broll/internal/freeport"
 )
 
 // jaeger is a Jaeger v2 process of the test's own: in-memory storage, an
@@ -75,7 +77,7 @@ exporters:
 func startJaeger(t *testing.T) *jaeger {
 	t.Helper()
 	dir := t.TempDir()
-	queryPort, grpcPort, otlpPort := freePort(t), freePort(t), freePort(t)
+	queryPort, grpcPort, otlpPort := freeport.Must(t), freeport.Must(t), freeport.Must(t)
 	cfg := filepath.Join(dir, "jaeger.yaml")
 	if err := os.WriteFile(cfg, fmt.Appendf(nil, jaegerConfig, queryPort, grpcPort, otlpPort), 0o600); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"broll/embed/embedtest"
+	"broll/internal/freeport"
 	"broll/internal/testkit"
 )
 
@@ -26,7 +27,7 @@ import (
 func TestRedisClusterRefused(t *testing.T) {
 	t.Parallel()
 	_, dbURL := testkit.NewPool(t)
-	port, dir := freePort(t), t.TempDir()
+	port, dir := freeport.Must(t), t.TempDir()
 	srv := exec.Command("redis-server", "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir,
 		"--save", "", "--appendonly", "no", "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"))
 	if err := srv.Start(); err != nil {

@@ -16,6 +16,7 @@ import (
 	"broll/billing/billingtest"
 	"broll/embed/embedtest"
 	"broll/internal/database"
+	"broll/internal/freeport"
 	"broll/internal/testkit"
 )
 
@@ -26,7 +27,7 @@ func (c *pgCluster) standby(t *testing.T) *pgCluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &pgCluster{t: t, port: freePort(t), dir: dir, bindir: c.bindir, asUser: c.asUser}
+	s := &pgCluster{t: t, port: freeport.Must(t), dir: dir, bindir: c.bindir, asUser: c.asUser}
 	t.Cleanup(func() {
 		s.run("pg_ctl", "-D", s.data(), "-m", "immediate", "-w", "stop")
 		os.RemoveAll(dir)

@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"broll/internal/freeport"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -49,13 +51,13 @@ func startSentinelStack(t *testing.T, downAfter time.Duration) *sentinelStack {
 		t.Fatal("redis-server not installed (deploy/local/stack.sh up installs it)")
 	}
 	s := &sentinelStack{t: t, dir: t.TempDir()}
-	pport, rport := freePort(t), freePort(t)
+	pport, rport := freeport.Must(t), freeport.Must(t)
 	s.primaryAt = net.JoinHostPort("127.0.0.1", strconv.Itoa(pport))
 	s.replicaAt = net.JoinHostPort("127.0.0.1", strconv.Itoa(rport))
 	s.primary = s.run("primary", "--port", strconv.Itoa(pport))
 	s.run("replica", "--port", strconv.Itoa(rport), "--replicaof", "127.0.0.1", strconv.Itoa(pport))
 	for i := range 3 {
-		port := freePort(t)
+		port := freeport.Must(t)
 		conf := filepath.Join(s.dir, fmt.Sprintf("sentinel-%d.conf", i))
 		// Sentinel rewrites its file (what it learnt of replicas and peers).
 		body := strings.Join([]string{

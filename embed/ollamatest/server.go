@@ -12,7 +12,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -23,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"broll/internal/freeport"
 
 	"github.com/ollama/ollama/api"
 )
@@ -77,7 +78,7 @@ func Start(t testing.TB, opts Options) *Server {
 		opts.NumParallel = 1
 	}
 	home := t.TempDir()
-	port := freePort(t)
+	port := freeport.Must(t)
 	env := map[string]string{
 		"PATH":                "/usr/bin:/bin",
 		"HOME":                home,
@@ -224,14 +225,4 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
-}
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }

@@ -3,7 +3,6 @@ package testkit
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"broll/internal/freeport"
 )
 
 // S3Server is a versitygw process of the test's own (posix backend in a
@@ -51,7 +52,7 @@ func StartS3(t testing.TB) *S3Server {
 	}
 	var lastErr error
 	for range 5 {
-		port, err := freeTCPPort()
+		port, err := freeport.Pick()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,15 +80,6 @@ func StartS3(t testing.TB) *S3Server {
 	}
 	t.Fatalf("versitygw did not start: %v", lastErr)
 	return nil
-}
-
-func freeTCPPort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // waitListening waits until the server answers HTTP or its process ends.

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"broll/deploy/bench/benchkit"
+	"broll/internal/freeport"
 )
 
 type options struct {
@@ -110,7 +111,7 @@ func run(o options) error {
 	fmt.Printf("rendered %d distinct MP4 files (with preview and thumbnail) in %s; %d import lines\n",
 		len(files), time.Since(t).Round(time.Second), o.clips)
 
-	port, err := freePort()
+	port, err := freeport.Pick()
 	if err != nil {
 		return err
 	}

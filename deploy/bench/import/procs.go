@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"broll/internal/freeport"
 )
 
 // buildBinaries builds the service's programs of the tree src into dir.
@@ -23,16 +25,6 @@ func buildBinaries(src, dir string) error {
 		return fmt.Errorf("go build: %w", err)
 	}
 	return nil
-}
-
-// freePort returns a loopback port nothing listens on now.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // proc is a started program; its output goes to a log file.
@@ -86,7 +78,7 @@ func (p *proc) stop() {
 // startRedis runs a Redis of the benchmark's own on a free port, so that
 // its queues meet no other worker of the shared stack.
 func startRedis(dir string) (*proc, string, error) {
-	port, err := freePort()
+	port, err := freeport.Pick()
 	if err != nil {
 		return nil, "", err
 	}
