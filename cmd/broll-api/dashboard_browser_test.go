@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,8 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +22,7 @@ import (
 	"broll/billing/billingtest"
 	"broll/internal/config"
 	"broll/internal/testkit"
+	"broll/internal/testkit/headless"
 	"broll/wiring/wiringtest"
 )
 
@@ -38,7 +36,7 @@ import (
 //
 // It is skipped only where no Chromium exists; `make test` installs it.
 func TestDashboardInChromium(t *testing.T) {
-	chromium := findChromium()
+	chromium := headless.Find()
 	if chromium == "" {
 		t.Skip("no Chromium on this machine: apt-get install chromium (make test and make test-browser install it)")
 	}
@@ -48,16 +46,9 @@ func TestDashboardInChromium(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.WindowSize(1280, 900),
-		chromedp.Flag("disable-gpu", true),
-		// Nothing but the node may be reached: the pages must need no CDN.
-		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
-	)...)
-	defer cancelAlloc()
-	tab, cancelTab := chromedp.NewContext(allocCtx)
-	defer cancelTab()
-	shots := newShots(t)
+	tab, closeTab := headless.NewTab(ctx, chromium)
+	defer closeTab()
+	shots := headless.NewShots(t, "dashboard-")
 
 	// The operator's one-time link: choose the password, then sign in.
 	do(t, tab, "set password",
@@ -90,7 +81,7 @@ func TestDashboardInChromium(t *testing.T) {
 		chromedp.Click(chromedp.ID("create-root")),
 		chromedp.WaitVisible(chromedp.ID("new-key")),
 	)
-	shots.take(t, tab, "key-created")
+	shots.Take(t, tab, "key-created")
 	shown := value(t, tab, "#new-key")
 	do(t, tab, "copy the key",
 		chromedp.Click(chromedp.CSS(`button[data-copy="new-key"]`)),
@@ -138,7 +129,7 @@ func TestDashboardInChromium(t *testing.T) {
 	)
 	expectText(t, tab, purchase, d.titles[0])
 	expectText(t, tab, purchase, "Customer 42")
-	shots.take(t, tab, "purchases")
+	shots.Take(t, tab, "purchases")
 
 	// The purchase's licence: its public verify page, reached from the
 	// purchases page, and its PDF certificate, read back by poppler.
@@ -152,7 +143,7 @@ func TestDashboardInChromium(t *testing.T) {
 	)
 	expectText(t, tab, "h1", d.titles[0])
 	expectText(t, tab, "dl", "Studio Forty-Two")
-	shots.take(t, tab, "license")
+	shots.Take(t, tab, "license")
 	licenseID, err := chromedp.Run(tab, chromedp.Text(chromedp.ID("license-id")))
 	if err != nil || !strings.HasPrefix(licenseID, "lic_") {
 		t.Fatalf("the licence id on its page: %q, %v", licenseID, err)
@@ -161,7 +152,7 @@ func TestDashboardInChromium(t *testing.T) {
 	if status != 200 {
 		t.Fatalf("the certificate: %d %s", status, pdf)
 	}
-	shots.pdf(t, "license-certificate", pdf)
+	shots.PDF(t, "license-certificate", pdf)
 
 	// Revoke the customer key; the API refuses it at once.
 	do(t, tab, "revoke the customer key",
@@ -169,7 +160,7 @@ func TestDashboardInChromium(t *testing.T) {
 		chromedp.Click(chromedp.Search(`//a[strong[normalize-space(.)="Production servers"]]`)),
 		chromedp.WaitVisible(chromedp.ID("create-customer")),
 	)
-	shots.take(t, tab, "root-key")
+	shots.Take(t, tab, "root-key")
 	do(t, tab, "confirm the revocation",
 		chromedp.Click(chromedp.Search(`//tr[td/strong[normalize-space(.)="Customer 42"]]//a[contains(@href, "/revoke")]`)),
 		chromedp.WaitVisible(chromedp.ID("confirm-revoke")),
@@ -186,27 +177,18 @@ func TestDashboardInChromium(t *testing.T) {
 
 	// The pages docs/dashboard.md shows, and the rest for whoever looks.
 	do(t, tab, "keys page", chromedp.Navigate(base+"/dashboard/keys"), chromedp.WaitVisible(chromedp.ID("create-root")))
-	shots.take(t, tab, "keys")
+	shots.Take(t, tab, "keys")
 	do(t, tab, "balance page", chromedp.Navigate(base+"/dashboard/balance"), chromedp.WaitVisible(chromedp.CSS("table")))
-	shots.take(t, tab, "balance")
+	shots.Take(t, tab, "balance")
 	do(t, tab, "overview", chromedp.Navigate(base+"/dashboard/"), chromedp.WaitVisible(chromedp.CSS(".chart rect")))
-	shots.take(t, tab, "overview")
+	shots.Take(t, tab, "overview")
 	if os.Getenv("BROLL_DASHBOARD_DOCS") == "1" {
-		shots.toDocs(t, map[string]string{"overview": "dashboard-overview.png", "keys": "dashboard-keys.png",
+		shots.ToDocs(t, map[string]string{"overview": "dashboard-overview.png", "keys": "dashboard-keys.png",
 			"license": "license-verify-page.png", "license-certificate": "license-certificate.png"})
 	}
 }
 
 const browserPassword = "north wind blows twice"
-
-func findChromium() string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
-}
 
 // startNode runs the real node (run, as main does) on a free port and
 // returns its base URL, which is also its BROLL_PUBLIC_URL.
@@ -373,77 +355,8 @@ func call(t *testing.T, base, method, path, key, body string) (int, []byte) {
 	return res.StatusCode, raw
 }
 
-// shots saves full-page screenshots under .artifacts/screenshots/ at the
-// repository's root.
-type shots struct {
-	root  string
-	files map[string]string
-}
-
-func newShots(t *testing.T) *shots {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
-	if err := os.MkdirAll(filepath.Join(dir, ".artifacts", "screenshots"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return &shots{root: dir, files: map[string]string{}}
-}
-
-func (s *shots) take(t *testing.T, ctx context.Context, name string) {
-	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatalf("screenshot %s: %v", name, err)
-	}
-	path := filepath.Join(s.root, ".artifacts", "screenshots", "dashboard-"+name+".png")
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s.files[name] = path
-	t.Logf("screenshot %s", path)
-}
-
-func (s *shots) toDocs(t *testing.T, names map[string]string) {
-	t.Helper()
-	for name, file := range names {
-		b, err := os.ReadFile(s.files[name])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(s.root, "docs", file), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("wrote docs/%s", file)
-	}
-}
-
 // pdf renders the first page of a PDF to PNG with poppler's pdftoppm, as a
 // screenshot of it.
-func (s *shots) pdf(t *testing.T, name string, pdf []byte) {
-	t.Helper()
-	base := filepath.Join(s.root, ".artifacts", "screenshots", "dashboard-"+name)
-	cmd := exec.Command("pdftoppm", "-png", "-r", "80", "-singlefile", "-", base)
-	cmd.Stdin = bytes.NewReader(pdf)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("pdftoppm: %v\n%s", err, out)
-	}
-	s.files[name] = base + ".png"
-	t.Logf("screenshot %s.png", base)
-}
-
 // customerID is the id of the root key's customer key labelled label.
 func customerID(t *testing.T, base, rootKey, label string) string {
 	t.Helper()
