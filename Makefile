@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
 
-.PHONY: embed-lexicon check unit clients clients-check run test test-browser docs-screenshots chromium build stack-up stack-down stack-status vet fmt-check bench-edge bench-search bench-search-users bench-search-users-1m bench-collection bench-purchase bench-warm bench-import clean fuzz lint-go
+.PHONY: embed-lexicon check unit clients clients-check run test test-browser docs-screenshots docs-trace-screenshot chromium build stack-up stack-down stack-status vet fmt-check bench-edge bench-search bench-search-users bench-search-users-1m bench-collection bench-purchase bench-warm bench-import clean fuzz lint-go
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -132,6 +132,12 @@ test-browser: stack-up chromium
 # Refreshes the dashboard screenshots of docs/dashboard.md (docs/dashboard-*.png).
 docs-screenshots: stack-up chromium
 	set -a && . .stack/env && set +a && BROLL_DASHBOARD_DOCS=1 $(GO) test -count=1 -run TestDashboardInChromium ./cmd/broll-api
+
+# JAEGER_UI: a built jaeger-ui (packages/jaeger-ui/build) of Jaeger's
+# version; see docs/operations.md, Traces.
+docs-trace-screenshot: stack-up chromium
+	@test -n "$(JAEGER_UI)" || { echo "set JAEGER_UI to a built jaeger-ui (docs/operations.md, Traces)"; exit 2; }
+	set -a && . .stack/env && set +a && BROLL_JAEGER_UI="$(JAEGER_UI)" $(GO) test -count=1 -run TestTracesInJaeger ./deploy/cluster
 
 clean:
 	rm -rf bin

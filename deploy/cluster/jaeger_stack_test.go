@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,11 +14,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"broll/internal/freeport"
+	"broll/internal/testkit/headless"
 )
 
 // jaeger is a Jaeger v2 process of the test's own: in-memory storage, an
-// OTLP/HTTP receiver and the query API, each on a free port.
+// OTLP/HTTP receiver and the query API, each on a free port. Jaeger's Go
+// module carries no UI; with BROLL_JAEGER_UI naming a built jaeger-ui
+// (packages/jaeger-ui/build of jaegertracing/jaeger-ui at Jaeger's
+// version), the query port serves it too.
 type jaeger struct {
 	otlp  string // the OTLP endpoint the services export to
 	query string // the base URL of the query API
@@ -55,7 +62,7 @@ extensions:
       endpoint: 127.0.0.1:%d
     grpc:
       endpoint: 127.0.0.1:%d
-  jaeger_storage:
+%s  jaeger_storage:
     backends:
       mem:
         memory:
@@ -79,7 +86,11 @@ func startJaeger(t *testing.T) *jaeger {
 	dir := t.TempDir()
 	queryPort, grpcPort, otlpPort := freeport.Must(t), freeport.Must(t), freeport.Must(t)
 	cfg := filepath.Join(dir, "jaeger.yaml")
-	if err := os.WriteFile(cfg, fmt.Appendf(nil, jaegerConfig, queryPort, grpcPort, otlpPort), 0o600); err != nil {
+	ui := ""
+	if assets := os.Getenv("BROLL_JAEGER_UI"); assets != "" {
+		ui = fmt.Sprintf("    ui:\n      assets_path: %q\n", assets)
+	}
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, jaegerConfig, queryPort, grpcPort, ui, otlpPort), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	logFile, err := os.Create(filepath.Join(dir, "jaeger.log"))
@@ -226,4 +237,31 @@ func spanNames(spans []jaegerSpan) string {
 	}
 	slices.Sort(names)
 	return strings.Join(names, "\n")
+}
+
+// photographTrace opens trace id in Jaeger's UI in headless Chromium, waits
+// until every span named in names shows, and writes the page to
+// docs/file: the picture docs/operations.md shows. It needs the UI
+// (BROLL_JAEGER_UI) and Chromium (`make chromium`).
+func photographTrace(t *testing.T, j *jaeger, id, file string, names []string) {
+	t.Helper()
+	chromium := headless.Find()
+	if chromium == "" {
+		t.Fatal("no Chromium on this machine: `make chromium` installs it")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	tab, closeTab := headless.NewTab(ctx, chromium)
+	defer closeTab()
+	actions := []chromedp.Action[chromedp.Void]{chromedp.Navigate(j.query + "/trace/" + id)}
+	for _, name := range names {
+		actions = append(actions, chromedp.WaitVisible(chromedp.Search(
+			fmt.Sprintf(`//*[contains(@class, "span-name")]//*[text()=%q]`, name))))
+	}
+	if err := chromedp.Do(tab, actions...); err != nil {
+		t.Fatalf("trace %s in Jaeger's UI: %v", id, err)
+	}
+	shots := headless.NewShots(t, "jaeger-")
+	shots.Take(t, tab, "trace")
+	shots.ToDocs(t, map[string]string{"trace": file})
 }

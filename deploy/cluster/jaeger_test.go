@@ -126,6 +126,11 @@ func TestTracesInJaeger(t *testing.T) {
 		{service: "broll-worker", name: "webhook delivery", tags: map[string]any{"webhook.event_type": "purchase.completed"}},
 	})
 
+	if os.Getenv("BROLL_JAEGER_UI") != "" {
+		photographTrace(t, j, purchaseTrace, "jaeger-purchase-trace.png",
+			[]string{"POST /api/v1/broll/purchase", "purchase batch", "stamp", "webhook delivery"})
+	}
+
 	for _, p := range append(nodes, w) {
 		p.stop(t)
 	}
