@@ -49,14 +49,24 @@ type Video struct {
 
 // ScanVideo reads VideoColumns followed by a nullable similarity and the
 // extra columns given.
-func ScanVideo(row pgx.Row, extra ...any) (Video, error) {
+func ScanVideo(row pgx.Row, extra ...any) (Video, error) { return scanVideo(row, nil, extra) }
+
+// scanVideo reads VideoColumns, then the row's version when version is not
+// nil (ListedColumns), a nullable similarity and the extra columns.
+func scanVideo(row pgx.Row, version *uint32, extra []any) (Video, error) {
 	var v Video
 	var cents int64
 	var modelID, modelName *string
-	dest := append([]any{&v.ID, &v.Title, &v.Description, &v.Tags, &v.Emotion, &v.Gender, &v.AgeRange,
+	dest := make([]any, 0, videoColumns+2+len(extra))
+	dest = append(dest, &v.ID, &v.Title, &v.Description, &v.Tags, &v.Emotion, &v.Gender, &v.AgeRange,
 		&v.Location, &v.MediaType, &v.Orientation, &v.DurationSeconds, &v.Width, &v.Height, &v.FPS,
 		&v.Difficulty, &cents, &v.ViralityScore, &modelID, &modelName, &v.HasPreview, &v.HasThumbnail,
-		&v.CreatedAt, &v.RetiredAt, &v.Similarity}, extra...)
+		&v.CreatedAt, &v.RetiredAt)
+	if version != nil {
+		dest = append(dest, version)
+	}
+	dest = append(dest, &v.Similarity)
+	dest = append(dest, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return v, err
 	}

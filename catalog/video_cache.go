@@ -185,6 +185,19 @@ func (c *videoCache) put(id uuid.UUID, e cachedVideo, now time.Time) {
 	c.m[id] = e
 }
 
+// keep is put for a copy read by a list (ScanListed): a copy already here
+// at the same version is left as it is, with the admission pass it was
+// made under, which the list's copy (made under none) would lose.
+func (c *videoCache) keep(id uuid.UUID, e cachedVideo, now time.Time) {
+	c.mu.RLock()
+	old, ok := c.m[id]
+	c.mu.RUnlock()
+	if ok && old.version == e.version && now.Before(old.expires) {
+		return
+	}
+	c.put(id, e, now)
+}
+
 // ownedCache is this node's copy of which clips keys own (the purchase,
 // or none), under the version of what the key owns.
 type ownedCache struct {

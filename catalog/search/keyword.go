@@ -122,7 +122,7 @@ func keywordWalkSQL(b *paging.Builder, q Query, words []string, match, rankQuery
 		ORDER BY ` + rankOrder("r").By() + `
 		LIMIT ` + b.Limit(q.Limit) + " OFFSET " + b.Arg(q.Offset) + `
 	)
-	SELECT ` + catalog.VideoColumns + `, NULL::float8, m.rank, n.n
+	SELECT ` + catalog.ListedColumns + `, NULL::float8, m.rank, n.n
 	FROM (SELECT count(*) AS n FROM ranked) n
 	LEFT JOIN page m ON true
 	LEFT JOIN videos v ON v.id = m.id
@@ -132,7 +132,7 @@ func keywordWalkSQL(b *paging.Builder, q Query, words []string, match, rankQuery
 
 // collectWalk reads keywordWalkSQL's rows: the page and the number of
 // candidates the walks found.
-func collectWalk(rows pgx.Rows, err error) ([]row, int, error) {
+func (s *Service) collectWalk(rows pgx.Rows, err error) ([]row, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
@@ -153,7 +153,7 @@ func collectWalk(rows pgx.Rows, err error) ([]row, int, error) {
 		}
 		var r row
 		var c int64
-		if r.video, err = catalog.ScanVideo(rows, &r.key, &c); err != nil {
+		if r.video, err = s.catalog.ScanListed(rows, &r.key, &c); err != nil {
 			return nil, 0, err
 		}
 		n = int(c)

@@ -71,7 +71,7 @@ func (f walkFixture) walked(t *testing.T, q Query) int {
 	if sq.walk == nil {
 		t.Fatalf("search %+v is not served by the walk", q)
 	}
-	_, n, err := collectWalk(f.Pool.Query(f.Ctx, sq.walk.sql, sq.walk.args...))
+	_, n, err := f.svc.collectWalk(f.Pool.Query(f.Ctx, sq.walk.sql, sq.walk.args...))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,9 +97,9 @@ func (s *Service) Search(ctx context.Context, q Query, qe QueryEmbedder) (Page, 
 			rows, err = s.runNearest(ctx, db, q, sq, s.hnsw(), c)
 		case sq.walk != nil:
 			var n int
-			rows, n, err = collectWalk(db.Query(ctx, sq.walk.sql, sq.walk.args...))
+			rows, n, err = s.collectWalk(db.Query(ctx, sq.walk.sql, sq.walk.args...))
 			if err == nil && n <= walkReach(q) {
-				rows, err = collectPage(db.Query(ctx, sq.page.sql, sq.page.args...))
+				rows, err = s.collectPage(db.Query(ctx, sq.page.sql, sq.page.args...))
 			}
 		default:
 			if sq.source != nil {
@@ -108,7 +108,7 @@ func (s *Service) Search(ctx context.Context, q Query, qe QueryEmbedder) (Page, 
 					return err
 				}
 			}
-			rows, err = collectPage(db.Query(ctx, sq.page.sql, sq.page.args...))
+			rows, err = s.collectPage(db.Query(ctx, sq.page.sql, sq.page.args...))
 		}
 		if err != nil {
 			return err
@@ -280,11 +280,11 @@ type estimate struct {
 const MaxCountCost = 1000
 
 // collectPage reads the rows of a page query.
-func collectPage(rows pgx.Rows, err error) ([]row, error) {
+func (s *Service) collectPage(rows pgx.Rows, err error) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, scanRow)
+	return pgx.CollectRows(rows, s.scanRow)
 }
 
 // runNearest runs a semantic search ranked by similarity: the page in
@@ -339,7 +339,7 @@ func (s *Service) nearestPage(ctx context.Context, db *pgxpool.Pool, page statem
 	if err == nil {
 		var rows pgx.Rows
 		if rows, err = br.Query(); err == nil {
-			out, err = pgx.CollectRows(rows, scanRow)
+			out, err = pgx.CollectRows(rows, s.scanRow)
 		}
 	}
 	if cerr := br.Close(); err == nil {
@@ -348,11 +348,12 @@ func (s *Service) nearestPage(ctx context.Context, db *pgxpool.Pool, page statem
 	return out, err
 }
 
-// scanRow reads catalog.VideoColumns, the similarity and the sort key.
-func scanRow(r pgx.CollectableRow) (row, error) {
+// scanRow reads catalog.ListedColumns, the similarity and the sort key;
+// the clip comes from the node's copy of its row's version when it has one.
+func (s *Service) scanRow(r pgx.CollectableRow) (row, error) {
 	var out row
 	var err error
-	out.video, err = catalog.ScanVideo(r, &out.key)
+	out.video, err = s.catalog.ScanListed(r, &out.key)
 	return out, err
 }
 

@@ -481,7 +481,7 @@ func pageRows(b *catalogtest.Catalog, tx pgx.Tx, st statement) ([]catalog.Video,
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (catalog.Video, error) {
 		var key any
-		return catalog.ScanVideo(r, &key)
+		return b.Cat.ScanListed(r, &key)
 	})
 }
 

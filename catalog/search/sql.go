@@ -253,7 +253,7 @@ func listPageSQL(b *paging.Builder, q Query, rank, similarity string) statement 
 		limit, offset = b.Limit(q.Limit), b.Arg(q.Offset)
 	}
 	order := o.By()
-	sql := "SELECT " + catalog.VideoColumns + ", " + similarity + ", " + key + `
+	sql := "SELECT " + catalog.ListedColumns + ", " + similarity + ", " + key + `
 	FROM videos v` + pageWhere + `
 	ORDER BY ` + order + `
 	LIMIT ` + limit + " OFFSET " + offset
@@ -269,7 +269,7 @@ func listPageSQL(b *paging.Builder, q Query, rank, similarity string) statement 
 		ORDER BY ` + order + `
 		LIMIT ` + limit + " OFFSET " + offset + `
 	)
-	SELECT ` + catalog.VideoColumns + ", " + similarity + `, p.key
+	SELECT ` + catalog.ListedColumns + ", " + similarity + `, p.key
 	FROM page p JOIN videos v ON v.id = p.id
 	ORDER BY ` + paging.Order{Keys: []string{"p.key"}, ID: "v.id", Desc: o.Desc}.By()
 	}
@@ -302,7 +302,7 @@ func keywordRankedSQL(b *paging.Builder, q Query, rank, similarity string) state
 	if q.after != nil {
 		after = "\n\t\tWHERE " + rankOrder("c").After(b, q.after.Keys, q.after.ID)
 	}
-	sql := "SELECT " + catalog.VideoColumns + ", " + similarity + `, m.rank
+	sql := "SELECT " + catalog.ListedColumns + ", " + similarity + `, m.rank
 	FROM (
 		SELECT c.id, c.rank FROM (` + cands + `) c` + after + `
 		ORDER BY ` + rankOrder("c").By() + `
@@ -372,7 +372,7 @@ func nearestSQL(b *paging.Builder, q Query, vec []float32) statement {
 		ORDER BY ` + dist + `
 		LIMIT ` + strconv.Itoa(before+q.Limit+1+rerankMargin) + `
 	)
-	SELECT ` + catalog.VideoColumns + `, 1 - r.distance, r.distance
+	SELECT ` + catalog.ListedColumns + `, 1 - r.distance, r.distance
 	FROM nearest n JOIN videos v ON v.id = n.id
 	CROSS JOIN LATERAL (SELECT ` + full + ` AS distance OFFSET 0) r` + after + `
 	ORDER BY ` + o.By() + `
