@@ -16,7 +16,7 @@ import (
 )
 
 type brollListJSON struct {
-	Videos     []videoJSON `json:"videos"`
+	Videos     videoList `json:"videos"`
 	Pagination struct {
 		paginationJSON
 		// TotalExact is false when total is the planner's estimate (more

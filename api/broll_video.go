@@ -45,6 +45,9 @@ type videoJSON struct {
 	// Retired is only ever true for a clip the caller bought before it was
 	// retired; nobody else sees retired clips.
 	Retired bool `json:"retired,omitempty"`
+	// encoded is this object as JSON, when it is made of the clip's row
+	// alone (clipFragments); videoList writes it in place of encoding.
+	encoded []byte
 }
 
 type modelJSON struct {
@@ -65,11 +68,13 @@ func (s *clipsAPI) renderVideos(c *fiber.Ctx, keyID uuid.UUID, videos []catalog.
 	}
 	owned := s.billing.OwnedLinks(ownerships)
 	out := make([]videoJSON, len(videos))
+	now := s.now()
 	for i, v := range videos {
 		out[i] = s.renderVideo(v)
 		if p, ok := owned[v.ID]; ok {
 			out[i].setOwned(p.Download)
 		}
+		out[i].encoded = s.fragments.of(v, &out[i], now)
 	}
 	return out, nil
 }

@@ -55,7 +55,7 @@ type collectionListJSON struct {
 // collectionItemsJSON is a collection with a page of its items.
 type collectionItemsJSON struct {
 	collectionJSON
-	Items      []videoJSON          `json:"items"`
+	Items      videoList            `json:"items"`
 	Pagination keysetPaginationJSON `json:"pagination"`
 }
 

@@ -39,7 +39,7 @@ func newSurfaces(g *wiring.Services, m *apiMetrics, warmup *Warmup) (x surfaces,
 	bodyIdle := cmp.Or(cfg.BodyIdleTimeout, 30*time.Second)
 	replay := &replayer{idem: g.Idempotency, logger: g.Logger}
 	clips := &clipsAPI{catalog: g.Catalog, search: g.Search, billing: g.Billing, queryEmbedder: g.QueryEmbedder,
-		now: g.Now, baseURL: baseURL}
+		now: g.Now, baseURL: baseURL, fragments: newClipFragments()}
 	purchases := &purchasesAPI{billing: g.Billing, collections: g.Collections, tenancy: g.Tenancy, licenses: g.Licenses,
 		queryEmbedder: g.QueryEmbedder, metrics: m, now: g.Now, replay: replay}
 	colls := &collectionsAPI{collections: g.Collections, clips: clips}
@@ -128,6 +128,8 @@ type clipsAPI struct {
 	// baseURL is the public address preview and thumbnail URLs start with.
 	baseURL string
 	tiers   tierCache
+	// fragments are the clips' Video objects as JSON, by row version.
+	fragments *clipFragments
 }
 
 // purchasesAPI is what a key buys and holds: /api/v1/broll/purchase,

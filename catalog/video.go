@@ -45,6 +45,11 @@ type Video struct {
 	// RetiredAt is set on a retired clip, which only its buyers still see
 	// (not on a clip waiting for its probe, which is not live either).
 	RetiredAt *time.Time
+	// Version is the version of the row the clip was read from (its
+	// xmin; video_cache.go), 0 where the read did not say: two Videos of
+	// one clip at one version hold the same details, so what is made of
+	// them alone may be kept under it.
+	Version uint32
 }
 
 // ScanVideo reads VideoColumns followed by a nullable similarity and the
@@ -71,6 +76,9 @@ func scanVideo(row pgx.Row, version *uint32, extra []any) (Video, error) {
 		return v, err
 	}
 	v.Price = money.Cents(cents)
+	if version != nil {
+		v.Version = *version
+	}
 	if v.Tags == nil {
 		v.Tags = []string{}
 	}

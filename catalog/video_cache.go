@@ -105,6 +105,7 @@ func (s *Service) readVideo(ctx context.Context, id, keyID uuid.UUID, seen versi
 	if err != nil {
 		return Video{}, uuid.NullUUID{}, videoErr(id, err)
 	}
+	v.Version = version
 	s.videos.put(id, cachedVideo{v: v, version: version, live: live, pass: seen.catalog}, now)
 	if seen.owned != "" && keyID != uuid.Nil {
 		s.owned.put(keyID, id, bought, seen.owned, now)

@@ -29,6 +29,10 @@ func TestGetVideo(t *testing.T) {
 		HasPreview: true, HasThumbnail: true, Description: "",
 	}
 	want.CreatedAt = v.CreatedAt
+	if v.Version == 0 {
+		t.Fatal("the clip was read without its row's version")
+	}
+	want.Version = v.Version
 	if !reflect.DeepEqual(v, want) {
 		t.Fatalf("got  %+v\nwant %+v", v, want)
 	}

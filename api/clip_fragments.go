@@ -1,0 +1,102 @@
+package api
+
+import (
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	segjson "github.com/segmentio/encoding/json"
+
+	"broll/catalog"
+)
+
+// A clip's Video object, for a key that does not own it and outside a
+// semantic search, is made of the clip's row alone (and the node's public
+// address): two reads of one clip at one row version (catalog.Video's
+// Version) give the same bytes. So a node keeps each clip's object as JSON
+// under its row's version and writes it into every page it appears on
+// (videoList), instead of encoding it again. An owned clip carries its
+// buyer's download link and a semantic result its similarity: those are
+// encoded every time.
+
+const (
+	// maxClipFragments bounds the memory of the fragments (under a
+	// kilobyte each); past it they start again from empty.
+	maxClipFragments = 20_000
+	// clipFragmentTTL bounds a fragment's life, as the catalog's copies
+	// are bounded: far below the time Postgres takes to reuse a row
+	// version's transaction id.
+	clipFragmentTTL = 10 * time.Minute
+)
+
+// clipFragments is this node's encoded Video objects, by clip.
+type clipFragments struct {
+	mu sync.RWMutex
+	m  map[uuid.UUID]clipFragment
+}
+
+type clipFragment struct {
+	version uint32
+	b       []byte
+	expires time.Time
+}
+
+func newClipFragments() *clipFragments { return &clipFragments{m: map[uuid.UUID]clipFragment{}} }
+
+// of returns j as JSON when it is made of v's row alone (v read at a known
+// version, unowned, without a similarity), from the fragment of v's
+// version or encoded now and kept; nil otherwise, and then j is encoded
+// with the page.
+func (f *clipFragments) of(v catalog.Video, j *videoJSON, now time.Time) []byte {
+	if f == nil || v.Version == 0 || v.Similarity != nil || j.Owned {
+		return nil
+	}
+	f.mu.RLock()
+	e, ok := f.m[v.ID]
+	f.mu.RUnlock()
+	if ok && e.version == v.Version && now.Before(e.expires) {
+		return e.b
+	}
+	b, err := segjson.Marshal(j)
+	if err != nil {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.m[v.ID]; !ok && len(f.m) >= maxClipFragments {
+		clear(f.m)
+	}
+	f.m[v.ID] = clipFragment{version: v.Version, b: b, expires: now.Add(clipFragmentTTL)}
+	return b
+}
+
+// videoList is a page of Video objects. Its JSON is each object's
+// fragment where it has one (clipFragments), encoded otherwise: the same
+// bytes either way (TestVideoListEncodesAsItsObjects).
+type videoList []videoJSON
+
+func (l videoList) MarshalJSON() ([]byte, error) {
+	if l == nil {
+		return []byte("null"), nil
+	}
+	n := 2
+	for i := range l {
+		n += len(l[i].encoded) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for i := range l {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if l[i].encoded != nil {
+			b = append(b, l[i].encoded...)
+			continue
+		}
+		var err error
+		if b, err = segjson.Append(b, &l[i], segjson.EscapeHTML|segjson.SortMapKeys); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, ']'), nil
+}

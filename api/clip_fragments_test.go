@@ -1,0 +1,124 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	segjson "github.com/segmentio/encoding/json"
+
+	"broll/billing"
+	"broll/catalog"
+	"broll/catalog/search"
+	"broll/internal/money"
+)
+
+// TestVideoListEncodesAsItsObjects: a page written from the clips'
+// fragments (clipFragments) is byte for byte the page encoding/json
+// writes of the same objects, through the app's encoder and through
+// encoding/json (MCP's), for hostile and random clips, owned ones and
+// semantic results (never taken from fragments) among them; a fragment is
+// used only at its clip's row version.
+func TestVideoListEncodesAsItsObjects(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	str := func() string {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			b[i] = byte(rng.IntN(256))
+		}
+		return string(b) + `<b>&"` + "\u2028مرحبا😀"
+	}
+	f := func() *float64 {
+		if rng.IntN(4) == 0 {
+			return nil
+		}
+		x := math.Float64frombits(rng.Uint64()&^(0x7ff<<52) | uint64(rng.IntN(0x7fe))<<52)
+		return &x
+	}
+	at := time.Date(2026, 11, 28, 12, 0, 0, 123456789, time.UTC)
+	frags := newClipFragments()
+	s := &clipsAPI{baseURL: "http://api.test", fragments: frags}
+	for round := range 50 {
+		var videos []videoJSON
+		for i := range 30 {
+			v := catalog.Video{ID: uuid.New(), Title: str(), Description: str(), Tags: []string{str(), str()},
+				Emotion: str(), Gender: str(), DurationSeconds: f(), FPS: f(), Difficulty: str(),
+				Price: money.Cents(rng.Int64N(1e9)), CreatedAt: at.Add(time.Duration(i) * time.Second),
+				HasThumbnail: i%2 == 0, Version: uint32(rng.IntN(3))}
+			if i%3 == 0 {
+				loc := str()
+				v.Location = &loc
+				v.Model = &catalog.VideoModel{ID: str(), Name: str()}
+			}
+			if i%7 == 0 {
+				sim := rng.Float64()*2 - 1
+				v.Similarity = &sim
+			}
+			j := s.renderVideo(v)
+			if i%5 == 0 {
+				j.setOwned(billing.Link{URL: "http://api.test/download?sig=" + str(), ExpiresAt: at})
+			}
+			// Twice: the second comes from the fragment made by the first.
+			for range 2 {
+				j.encoded = frags.of(v, &j, at)
+			}
+			if (j.encoded != nil) != (v.Version != 0 && v.Similarity == nil && !j.Owned) {
+				t.Fatalf("round %d clip %d: fragment %v for version %d, similarity %v, owned %v",
+					round, i, j.encoded != nil, v.Version, v.Similarity, j.Owned)
+			}
+			videos = append(videos, j)
+		}
+		plain := make([]videoJSON, len(videos))
+		copy(plain, videos)
+		want, err := json.Marshal(plain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, enc := range []struct {
+			name    string
+			marshal func(any) ([]byte, error)
+		}{{"segmentio", segjson.Marshal}, {"encoding/json", json.Marshal}} {
+			got, err := enc.marshal(videoList(videos))
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("round %d, %s: the page from fragments is\n%s (%v)\nencoding/json writes\n%s", round, enc.name, got, err, want)
+			}
+			page := brollList(search.Page{Limit: 30, Total: 30, TotalExact: true}, videos)
+			gotPage, err := enc.marshal(page)
+			wantPage, _ := json.Marshal(struct {
+				Videos     []videoJSON `json:"videos"`
+				Pagination any        `json:"pagination"`
+			}{plain, page.Pagination})
+			if err != nil || !bytes.Equal(gotPage, wantPage) {
+				t.Fatalf("round %d, %s: page\n%s\nwant\n%s", round, enc.name, gotPage, wantPage)
+			}
+		}
+	}
+
+	// A clip read again at another version is encoded again.
+	v := catalog.Video{ID: uuid.New(), Title: "before", Version: 5}
+	j := s.renderVideo(v)
+	frags.of(v, &j, at)
+	v.Title, v.Version = "after", 6
+	j = s.renderVideo(v)
+	if b := frags.of(v, &j, at); !bytes.Contains(b, []byte(`"after"`)) {
+		t.Fatalf("a new version of the clip got the old fragment %s", b)
+	}
+	// And an old fragment is not used past its life.
+	v.Title = "changed at the same version"
+	j = s.renderVideo(v)
+	if b := frags.of(v, &j, at.Add(clipFragmentTTL)); !bytes.Contains(b, []byte(`"changed at the same version"`)) {
+		t.Fatalf("an expired fragment was used: %s", b)
+	}
+	// An empty page is an empty array, a nil one null, as before.
+	for _, l := range []videoList{{}, nil} {
+		got, _ := segjson.Marshal(l)
+		want, _ := json.Marshal([]videoJSON(l))
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%#v: %s, want %s", l, got, want)
+		}
+	}
+}
