@@ -90,7 +90,7 @@ func TestVideoListEncodesAsItsObjects(t *testing.T) {
 			gotPage, err := enc.marshal(page)
 			wantPage, _ := json.Marshal(struct {
 				Videos     []videoJSON `json:"videos"`
-				Pagination any        `json:"pagination"`
+				Pagination any         `json:"pagination"`
 			}{plain, page.Pagination})
 			if err != nil || !bytes.Equal(gotPage, wantPage) {
 				t.Fatalf("round %d, %s: page\n%s\nwant\n%s", round, enc.name, gotPage, wantPage)
