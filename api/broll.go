@@ -53,7 +53,7 @@ func (s *clipsAPI) listBroll(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(out)
+	return sendBrollList(c, &out)
 }
 
 // searchBroll runs a catalog query for the calling key, as REST and MCP

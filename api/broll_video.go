@@ -46,7 +46,8 @@ type videoJSON struct {
 	// retired; nobody else sees retired clips.
 	Retired bool `json:"retired,omitempty"`
 	// encoded is this object as JSON, when it is made of the clip's row
-	// alone (clipFragments); videoList writes it in place of encoding.
+	// alone (clipFragments); a list answer writes it in place of encoding
+	// (videoList's appendJSON).
 	encoded []byte
 }
 

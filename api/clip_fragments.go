@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	segjson "github.com/segmentio/encoding/json"
 
@@ -15,7 +16,7 @@ import (
 // address): two reads of one clip at one row version (catalog.Video's
 // Version) give the same bytes. So a node keeps each clip's object as JSON
 // under its row's version and writes it into every page it appears on
-// (videoList), instead of encoding it again. An owned clip carries its
+// (videoList's appendJSON), instead of encoding it again. An owned clip carries its
 // buyer's download link and a semantic result its similarity: those are
 // encoded every time.
 
@@ -70,20 +71,21 @@ func (f *clipFragments) of(v catalog.Video, j *videoJSON, now time.Time) []byte 
 	return b
 }
 
-// videoList is a page of Video objects. Its JSON is each object's
-// fragment where it has one (clipFragments), encoded otherwise: the same
-// bytes either way (TestVideoListEncodesAsItsObjects).
+// videoList is a page of Video objects.
 type videoList []videoJSON
 
-func (l videoList) MarshalJSON() ([]byte, error) {
+// jsonFlags are the app's encoder's (segjson.Marshal's): what
+// encoding/json writes.
+const jsonFlags = segjson.EscapeHTML | segjson.SortMapKeys
+
+// appendJSON writes the page as json.Marshal does, each object from its
+// fragment where it has one (clipFragments): the same bytes either way
+// (TestVideoListEncodesAsItsObjects). Written straight into the answer,
+// the fragments are not parsed again, as a json.Marshaler's output is.
+func (l videoList) appendJSON(b []byte) ([]byte, error) {
 	if l == nil {
-		return []byte("null"), nil
+		return append(b, "null"...), nil
 	}
-	n := 2
-	for i := range l {
-		n += len(l[i].encoded) + 1
-	}
-	b := make([]byte, 0, n)
 	b = append(b, '[')
 	for i := range l {
 		if i > 0 {
@@ -94,9 +96,40 @@ func (l videoList) MarshalJSON() ([]byte, error) {
 			continue
 		}
 		var err error
-		if b, err = segjson.Append(b, &l[i], segjson.EscapeHTML|segjson.SortMapKeys); err != nil {
+		if b, err = segjson.Append(b, &l[i], jsonFlags); err != nil {
 			return nil, err
 		}
 	}
 	return append(b, ']'), nil
+}
+
+// appendJSON writes the list answer as json.Marshal does, its clips by
+// videoList's appendJSON.
+func (l *brollListJSON) appendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"videos":`...)
+	b, err := l.Videos.appendJSON(b)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, `,"pagination":`...)
+	if b, err = segjson.Append(b, &l.Pagination, jsonFlags); err != nil {
+		return nil, err
+	}
+	return append(b, '}'), nil
+}
+
+// sendBrollList answers with the list as c.JSON would, written by
+// appendJSON.
+func sendBrollList(c *fiber.Ctx, l *brollListJSON) error {
+	n := 256
+	for i := range l.Videos {
+		n += len(l.Videos[i].encoded) + 1
+	}
+	b, err := l.appendJSON(make([]byte, 0, n))
+	if err != nil {
+		return err
+	}
+	c.Response().SetBodyRaw(b)
+	c.Response().Header.SetContentType(fiber.MIMEApplicationJSON)
+	return nil
 }
