@@ -53,7 +53,7 @@ func (s *clipsAPI) listBroll(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return sendBrollList(c, &out)
+	return sendJSON(c, encodedSize(out.Videos), out.appendJSON)
 }
 
 // searchBroll runs a catalog query for the calling key, as REST and MCP

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"sync"
 	"time"
 
@@ -118,18 +119,43 @@ func (l *brollListJSON) appendJSON(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// sendBrollList answers with the list as c.JSON would, written by
-// appendJSON.
-func sendBrollList(c *fiber.Ctx, l *brollListJSON) error {
-	n := 256
-	for i := range l.Videos {
-		n += len(l.Videos[i].encoded) + 1
+// appendJSON writes the collection answer as json.Marshal does: the
+// collection's own fields, then its items by videoList's appendJSON.
+func (l *collectionItemsJSON) appendJSON(b []byte) ([]byte, error) {
+	b, err := segjson.Append(b, &l.collectionJSON, jsonFlags)
+	if err != nil {
+		return nil, err
 	}
-	b, err := l.appendJSON(make([]byte, 0, n))
+	if len(b) < 2 || b[len(b)-1] != '}' || b[len(b)-2] == '{' {
+		return nil, errors.New("api: a collection encoded without fields")
+	}
+	b = append(b[:len(b)-1], `,"items":`...)
+	if b, err = l.Items.appendJSON(b); err != nil {
+		return nil, err
+	}
+	b = append(b, `,"pagination":`...)
+	if b, err = segjson.Append(b, &l.Pagination, jsonFlags); err != nil {
+		return nil, err
+	}
+	return append(b, '}'), nil
+}
+
+// sendJSON answers with what appendJSON writes, as c.JSON would.
+func sendJSON(c *fiber.Ctx, size int, appendJSON func([]byte) ([]byte, error)) error {
+	b, err := appendJSON(make([]byte, 0, size))
 	if err != nil {
 		return err
 	}
 	c.Response().SetBodyRaw(b)
 	c.Response().Header.SetContentType(fiber.MIMEApplicationJSON)
 	return nil
+}
+
+// encodedSize is about the size of the answer holding videos.
+func encodedSize(videos videoList) int {
+	n := 512
+	for i := range videos {
+		n += len(videos[i].encoded) + 1
+	}
+	return n
 }

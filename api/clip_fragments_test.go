@@ -17,8 +17,8 @@ import (
 	"broll/internal/money"
 )
 
-// TestVideoListEncodesAsItsObjects: a list answer written from the clips'
-// fragments (clipFragments) is byte for byte what encoding/json writes of
+// TestVideoListEncodesAsItsObjects: a list or collection answer written
+// from the clips' fragments (clipFragments) is byte for byte what encoding/json writes of
 // the same answer, for hostile and random clips, owned ones and semantic
 // results (never taken from fragments) among them; encoded as values
 // (MCP, collections) the objects ignore their fragments; a fragment is
@@ -87,6 +87,15 @@ func TestVideoListEncodesAsItsObjects(t *testing.T) {
 		wantPage, _ := json.Marshal(page)
 		if err != nil || !bytes.Equal(gotPage, append([]byte("kept"), wantPage...)) {
 			t.Fatalf("round %d: the answer\n%s\nwant\n%s", round, gotPage, wantPage)
+		}
+		desc := str()
+		coll := collectionItemsJSON{collectionJSON: collectionJSON{ID: uuid.New(), APIKeyID: uuid.New(), Name: str(),
+			Description: &desc, ItemCount: len(videos), CreatedAt: at, UpdatedAt: at, Livemode: round%2 == 0},
+			Items: videos, Pagination: keysetPagination(30, round%2 == 1, str())}
+		gotColl, err := coll.appendJSON(nil)
+		wantColl, _ := json.Marshal(coll)
+		if err != nil || !bytes.Equal(gotColl, wantColl) {
+			t.Fatalf("round %d: the collection answer\n%s (%v)\nwant\n%s", round, gotColl, err, wantColl)
 		}
 		// MCP and the other answers encode the objects themselves, with
 		// either encoder: the fragments change nothing there.

@@ -138,7 +138,7 @@ func (s *collectionsAPI) getCollection(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(out)
+	return sendJSON(c, encodedSize(out.Items), out.appendJSON)
 }
 
 // collectionView is a collection the calling key sees with a page of its

@@ -49,9 +49,16 @@ func (s *Service) ScanListed(r pgx.CollectableRow, extra ...any) (Video, error) 
 	if ok && at == version {
 		copied := v
 		copied.Similarity = nil
-		s.videos.keep(id, cachedVideo{v: copied, version: version, live: true}, now)
+		s.videos.keep(id, cachedVideo{v: copied, version: version, live: v.RetiredAt == nil}, now)
 	}
 	return v, nil
+}
+
+// ReadListed is ScanListed for a reader without the node's copies: it
+// decodes the row whole, its version included.
+func ReadListed(r pgx.Row, extra ...any) (Video, error) {
+	var version uint32
+	return scanVideo(r, &version, extra)
 }
 
 // listedVersion reads a page row's clip id and row version from their raw

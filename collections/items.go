@@ -77,10 +77,6 @@ func (s *Service) RemoveItem(ctx context.Context, p tenancy.Principal, id, video
 // added (keyset on the position). Retired clips are listed with their
 // RetiredAt; clips whose media is not sound are left out.
 func (s *Service) Items(ctx context.Context, p tenancy.Principal, id uuid.UUID, q ItemsQuery) (Collection, ItemsPage, error) {
-	c, err := s.Get(ctx, p, id)
-	if err != nil {
-		return Collection{}, ItemsPage{}, err
-	}
 	limit := pageSize(q.Limit, DefaultItemsPageSize)
 	query := paging.Fingerprint("collection-items", id.String())
 	var after int64
@@ -93,7 +89,19 @@ func (s *Service) Items(ctx context.Context, p tenancy.Principal, id uuid.UUID, 
 		after, _ = cur.Keys[0].(int64)
 		rowsBefore = cur.N
 	}
-	rows, err := database.Select(ctx, s.pool, scanItem, itemsSQL, id, after, limit+1)
+	// The collection, if p sees it, and the page in one round trip: the
+	// page counts only when the collection came back.
+	f := &paging.Builder{}
+	f.Arg(id)
+	cond := visibleTo(p, f)
+	batch := &pgx.Batch{}
+	batch.Queue(getSQL(cond), f.Args()...)
+	batch.Queue(itemsSQL, id, after, limit+1)
+	br := s.pool.SendBatch(ctx, batch)
+	c, rows, err := readItems(br, s.scanItem)
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return Collection{}, ItemsPage{}, database.Interpret(err, notFoundMsg)
 	}
@@ -106,9 +114,33 @@ func (s *Service) Items(ctx context.Context, p tenancy.Principal, id uuid.UUID, 
 	return c, ItemsPage{Items: page, HasMore: more, NextCursor: next}, nil
 }
 
-func scanItem(row pgx.CollectableRow) (Item, error) {
+// readItems reads the collection and its page from the batch Items sent:
+// pgx.ErrNoRows when the collection is not there for the caller.
+func readItems(br pgx.BatchResults, scan pgx.RowToFunc[Item]) (Collection, []Item, error) {
+	rows, err := br.Query()
+	if err != nil {
+		return Collection{}, nil, err
+	}
+	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Collection])
+	if err != nil {
+		return Collection{}, nil, err
+	}
+	if rows, err = br.Query(); err != nil {
+		return Collection{}, nil, err
+	}
+	items, err := pgx.CollectRows(rows, scan)
+	return c, items, err
+}
+
+func (s *Service) scanItem(row pgx.CollectableRow) (Item, error) {
 	var it Item
-	v, err := catalog.ScanVideo(row, &it.position, &it.AddedAt)
+	var v catalog.Video
+	var err error
+	if s.opts.Videos != nil {
+		v, err = s.opts.Videos.ScanListed(row, &it.position, &it.AddedAt)
+	} else {
+		v, err = catalog.ReadListed(row, &it.position, &it.AddedAt)
+	}
 	it.Video = v
 	return it, err
 }

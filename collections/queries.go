@@ -94,12 +94,12 @@ const removeItemSQL = `DELETE FROM collection_items WHERE collection_id = $1 AND
 const notLive = `'infinity'::timestamptz`
 
 // itemsSQL reads a page of collection $1's items after position $2, in
-// the order added, $3 rows: the clip (catalog.VideoColumns, a NULL
+// the order added, $3 rows: the clip (catalog.ListedColumns, a NULL
 // similarity), its position and when it was added. Clips whose media is
 // not sound are left out, as from every list; retired ones stay, marked.
 // The index collection_items_order_idx gives the order and the keyset.
 var itemsSQL = `
-	SELECT ` + catalog.VideoColumns + `, NULL::float8, ci.position, ci.added_at
+	SELECT ` + catalog.ListedColumns + `, NULL::float8, ci.position, ci.added_at
 	FROM collection_items ci JOIN videos v ON v.id = ci.video_id
 	WHERE ci.collection_id = $1 AND ci.position > $2 AND v.retired_at IS DISTINCT FROM ` + notLive + `
 	ORDER BY ci.position

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/billing"
@@ -47,6 +48,16 @@ type ServiceOptions struct {
 	// Retention is how long a revoked key's collections are kept
 	// (SweepRevoked); zero is DefaultRetention.
 	Retention time.Duration
+	// Videos reads the clips of an items page (catalog.Service's
+	// ScanListed, from the node's copies where it has them); nil decodes
+	// every row (catalog.ReadListed).
+	Videos ListedScanner
+}
+
+// ListedScanner reads a clip from a row of catalog.ListedColumns followed
+// by a similarity and extra columns.
+type ListedScanner interface {
+	ScanListed(r pgx.CollectableRow, extra ...any) (catalog.Video, error)
 }
 
 // New is the collections service over pool, buying through b (billing's

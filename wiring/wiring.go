@@ -366,7 +366,6 @@ func (g *Services) build() {
 	g.Billing = billing.New(pool, billing.ServiceOptions{Links: links, Keys: g.Tenancy, Names: names,
 		LowBalanceThreshold: cfg.LowBalanceThreshold, TestBalance: cfg.TestBalance, Admission: door, Stamps: g.Stamps,
 		Telemetry: g.Telemetry})
-	g.Collections = collections.New(pool, g.Billing, collections.ServiceOptions{Retention: cfg.CollectionRetention})
 	if g.licenseKeys != nil {
 		g.Licenses = license.New(pool, license.ServiceOptions{Keys: g.licenseKeys, Licensor: cfg.License.LicensorName,
 			TermsVersion: cfg.License.TermsVersion, TermsURL: cfg.TermsLink(), BaseURL: cfg.BaseURL(), Fonts: g.Fonts, Stamps: g.Stamps})
@@ -395,6 +394,8 @@ func (g *Services) build() {
 	g.MediaJobs = mediajobs.New(g.Catalog)
 	g.Imports = imports.New(g.Catalog)
 	g.Search = search.NewService(g.Catalog, search.ServiceOptions{EfSearch: cfg.SemanticEfSearch})
+	g.Collections = collections.New(pool, g.Billing, collections.ServiceOptions{Retention: cfg.CollectionRetention,
+		Videos: g.Catalog})
 	if g.Embedder != nil {
 		g.QueryEmbedder = embed.NewCachedQueryEmbedder(g.Embedder, rdb, cfg.RedisPrefix+"qemb:",
 			embed.QueryCacheOptions{TTL: embed.DefaultQueryCacheTTL})
