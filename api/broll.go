@@ -60,7 +60,7 @@ func (s *clipsAPI) listBroll(c *fiber.Ctx) error {
 // both list clips: ownership, links and paging for that key.
 func (s *clipsAPI) searchBroll(ctx context.Context, c *fiber.Ctx, q search.Query) (search.Page, brollListJSON, error) {
 	keyID := principal(c).KeyID
-	q.KeyID = keyID
+	q.KeyID, q.Pass = keyID, pass(c)
 	var qe search.QueryEmbedder
 	if s.queryEmbedder != nil { // a nil interface, not a typed nil, when there is none
 		qe = s.queryEmbedder

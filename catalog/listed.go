@@ -1,11 +1,14 @@
 package catalog
 
 import (
+	"context"
 	"encoding/binary"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // ListedColumns are what a list or search page selects of each clip:
@@ -73,4 +76,56 @@ func listedVersion(r pgx.CollectableRow) (id uuid.UUID, version uint32, ok bool)
 	}
 	copy(id[:], raw[0])
 	return id, binary.BigEndian.Uint32(raw[videoColumns]), true
+}
+
+// ListedUnder returns the live clips ids, in that order, as the catalog's
+// version v (an admission pass's, admission.Catalog) holds them: each from
+// this node's copy made under v, the others in one read of the primary,
+// which are then copied under v (the read comes after the pass that gave
+// v, so v is a version read before it, as copies need). A clip that is not
+// live any more is left out. It serves a list a node finds in its own
+// order of the catalog under the same version (package search), whose
+// page then costs no query once its clips are copied.
+func (s *Service) ListedUnder(ctx context.Context, ids []uuid.UUID, v string) ([]Video, error) {
+	now := time.Now()
+	out := make([]Video, len(ids))
+	found := make([]bool, len(ids))
+	var missing []pgtype.UUID
+	for i, id := range ids {
+		if c, live, ok := s.videos.passed(id, v, now); ok && live {
+			out[i], found[i] = c, true
+			continue
+		}
+		missing = append(missing, pgtype.UUID{Bytes: id, Valid: true})
+	}
+	if len(missing) > 0 {
+		rows, err := s.pool.Query(ctx, sqlListedByID, missing)
+		if err != nil {
+			return nil, fmt.Errorf("listed clips: %w", err)
+		}
+		read, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Video, error) {
+			var version uint32
+			return scanVideo(r, &version, nil)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("listed clips: %w", err)
+		}
+		at := make(map[uuid.UUID]Video, len(read))
+		for _, c := range read {
+			at[c.ID] = c
+			s.videos.put(c.ID, cachedVideo{v: c, version: c.Version, live: true, pass: v}, now)
+		}
+		for i, id := range ids {
+			if !found[i] {
+				out[i], found[i] = at[id]
+			}
+		}
+	}
+	kept := out[:0]
+	for i := range out {
+		if found[i] {
+			kept = append(kept, out[i])
+		}
+	}
+	return kept, nil
 }

@@ -273,3 +273,10 @@ const (
 
 	sqlDeleteJobs = `DELETE FROM job_outbox WHERE id = ANY ($1)`
 )
+
+// sqlListedByID reads the live clips among $1 as a page row of
+// ListedColumns and a similarity (none) holds them (ListedUnder).
+const sqlListedByID = `
+	SELECT ` + ListedColumns + `, NULL::float8
+	FROM videos v
+	WHERE v.id = ANY($1) AND v.retired_at IS NULL`

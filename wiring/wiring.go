@@ -393,7 +393,11 @@ func (g *Services) build() {
 		Telemetry: g.Telemetry})
 	g.MediaJobs = mediajobs.New(g.Catalog)
 	g.Imports = imports.New(g.Catalog)
-	g.Search = search.NewService(g.Catalog, search.ServiceOptions{EfSearch: cfg.SemanticEfSearch})
+	quiet := cfg.ListingsQuiet
+	if quiet == 0 {
+		quiet = -1 // BROLL_LISTINGS_QUIET=0: no listings
+	}
+	g.Search = search.NewService(g.Catalog, search.ServiceOptions{EfSearch: cfg.SemanticEfSearch, ListingsQuiet: quiet})
 	g.Collections = collections.New(pool, g.Billing, collections.ServiceOptions{Retention: cfg.CollectionRetention,
 		Videos: g.Catalog})
 	if g.Embedder != nil {

@@ -75,3 +75,13 @@ const sqlPrewarm = `SELECT pg_prewarm($1::regclass)`
 const sqlClipState = `
 	SELECT coalesce(embedding_status = 'ready' AND embedding_model = $2, false) FROM videos
 	WHERE id = $1 AND retired_at IS NULL`
+
+// sqlListings reads what lists filter and sort by of every live clip, for
+// a node's listings (listings.go), at most $1 of them. The equality
+// filters come in listings' facet order.
+const sqlListings = `
+	SELECT id, created_at, price_cents, duration_seconds, virality_score,
+	       emotion, gender, age_range, location, media_type, orientation, difficulty, model_id
+	FROM videos
+	WHERE retired_at IS NULL
+	LIMIT $1`

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"broll/catalog"
+	"broll/internal/admission"
 	"broll/internal/apperr"
 	"broll/internal/database"
 	"broll/internal/paging"
@@ -64,6 +65,10 @@ type Query struct {
 	// Owned keeps only clips KeyID has bought (true) or has not (false).
 	Owned *bool
 	KeyID uuid.UUID
+	// Pass is the request's admission pass (the zero Pass without one):
+	// under its catalog version a list may be answered from the node's
+	// own order of the catalog (listings.go).
+	Pass admission.Pass
 	// Search is a keyword query in websearch syntax ("coffee -phone",
 	// "\"behind the wheel\"", "car or bus"); plain words also match as
 	// prefixes.

@@ -79,51 +79,22 @@ func (s *Service) Search(ctx context.Context, q Query, qe QueryEmbedder) (Page, 
 	if err := q.Validate(); err != nil {
 		return Page{}, err
 	}
-	vec, model, err := s.queryVector(ctx, q, qe)
-	if err != nil {
-		return Page{}, err
-	}
-
-	sq := buildSearch(q, vec, model)
 	var rows []row
 	var total int
-	exact := true
-	// owned depends on the caller's purchases: read it where they were made.
-	err = s.catalog.Read(ctx, q.Owned != nil, func(db *pgxpool.Pool) error {
-		c := s.newCounter(ctx, db, sq, q.Owned == nil)
+	exact, listed := true, false
+	if l := s.listingsFor(ctx, q); l != nil {
 		var err error
-		switch {
-		case q.semanticRanked():
-			rows, err = s.runNearest(ctx, db, q, sq, s.hnsw(), c)
-		case sq.walk != nil:
-			var n int
-			rows, n, err = s.collectWalk(db.Query(ctx, sq.walk.sql, sq.walk.args...))
-			if err == nil && n <= walkReach(q) {
-				rows, err = s.collectPage(db.Query(ctx, sq.page.sql, sq.page.args...))
-			}
-		default:
-			if sq.source != nil {
-				st := sq.source.statement()
-				if err := sq.source.check(db.QueryRow(ctx, st.sql, st.args...)); err != nil {
-					return err
-				}
-			}
-			rows, err = s.collectPage(db.Query(ctx, sq.page.sql, sq.page.args...))
-		}
+		rows, total, exact, listed, err = s.fromListings(ctx, q, l)
 		if err != nil {
-			return err
+			return Page{}, fmt.Errorf("search: %w", err)
 		}
-		// A last page reached by offset says how many match: no count.
-		// Not so for a ranking, whose pages end where its candidates do.
-		if q.SortBy != SortRelevance && len(rows) <= q.Limit && q.after == nil && (len(rows) > 0 || q.Offset == 0) {
-			total = q.Offset + len(rows)
-			return nil
+	}
+	if !listed {
+		var err error
+		rows, total, exact, err = s.readPage(ctx, q, qe)
+		if err != nil {
+			return Page{}, err
 		}
-		total, exact, err = c.total()
-		return err
-	})
-	if err != nil {
-		return Page{}, fmt.Errorf("search: %w", clipNotFound(q, err))
 	}
 	if len(rows) == 0 && q.Difficulty != "" {
 		if err := s.checkTier(ctx, q.Difficulty); err != nil {
@@ -139,7 +110,7 @@ func (s *Service) Search(ctx context.Context, q Query, qe QueryEmbedder) (Page, 
 	rows, p.HasMore, p.NextCursor = paging.Page(rows, q.Limit, func(last row) paging.Cursor {
 		return q.cursor(last.key, last.video.ID, offset+q.Limit)
 	})
-	if q.semanticRanked() && offset+2*q.Limit > sq.window {
+	if q.semanticRanked() && offset+2*q.Limit > MaxSemanticWindow {
 		// The next page would pass the window: no cursor to it.
 		p.NextCursor = ""
 	}
@@ -371,4 +342,52 @@ func (s *Service) checkTier(ctx context.Context, name string) error {
 		names[i] = t.Name
 	}
 	return unknownValue("difficulty", name, names)
+}
+
+// readPage reads a page of q, and its total, with the page statement.
+func (s *Service) readPage(ctx context.Context, q Query, qe QueryEmbedder) (rows []row, total int, exact bool, err error) {
+	vec, model, err := s.queryVector(ctx, q, qe)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	sq := buildSearch(q, vec, model)
+	exact = true
+	// owned depends on the caller's purchases: read it where they were made.
+	err = s.catalog.Read(ctx, q.Owned != nil, func(db *pgxpool.Pool) error {
+		c := s.newCounter(ctx, db, sq, q.Owned == nil)
+		var err error
+		switch {
+		case q.semanticRanked():
+			rows, err = s.runNearest(ctx, db, q, sq, s.hnsw(), c)
+		case sq.walk != nil:
+			var n int
+			rows, n, err = s.collectWalk(db.Query(ctx, sq.walk.sql, sq.walk.args...))
+			if err == nil && n <= walkReach(q) {
+				rows, err = s.collectPage(db.Query(ctx, sq.page.sql, sq.page.args...))
+			}
+		default:
+			if sq.source != nil {
+				st := sq.source.statement()
+				if err := sq.source.check(db.QueryRow(ctx, st.sql, st.args...)); err != nil {
+					return err
+				}
+			}
+			rows, err = s.collectPage(db.Query(ctx, sq.page.sql, sq.page.args...))
+		}
+		if err != nil {
+			return err
+		}
+		// A last page reached by offset says how many match: no count.
+		// Not so for a ranking, whose pages end where its candidates do.
+		if q.SortBy != SortRelevance && len(rows) <= q.Limit && q.after == nil && (len(rows) > 0 || q.Offset == 0) {
+			total = q.Offset + len(rows)
+			return nil
+		}
+		total, exact, err = c.total()
+		return err
+	})
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("search: %w", clipNotFound(q, err))
+	}
+	return rows, total, exact, nil
 }

@@ -1,6 +1,9 @@
 package search
 
 import (
+	"cmp"
+	"time"
+
 	"broll/catalog"
 )
 
@@ -14,6 +17,8 @@ type Service struct {
 	counts *countCache
 	// efSearch is the HNSW candidate list of a semantic search.
 	efSearch int
+	// listed is this node's order of the catalog for lists (listings.go).
+	listed *listingsHolder
 }
 
 // ServiceOptions are what a search is built with beside its catalog; the zero
@@ -24,6 +29,10 @@ type ServiceOptions struct {
 	// that search); 0: DefaultEfSearch. Recall grows with it and so does
 	// the cost of a search: see docs/performance.md for both, measured.
 	EfSearch int
+	// ListingsQuiet is how long the catalog must keep one version before
+	// the node reads it whole to answer lists from memory (listings.go);
+	// 0: listingsQuiet; negative: never.
+	ListingsQuiet time.Duration
 }
 
 // NewService returns the search of cat, reading where cat reads
@@ -33,7 +42,11 @@ func NewService(cat *catalog.Service, o ServiceOptions) *Service {
 	if o.EfSearch != 0 {
 		ef = min(max(o.EfSearch, 1), maxEfSearch)
 	}
-	return &Service{catalog: cat, counts: newCountCache(), efSearch: ef}
+	s := &Service{catalog: cat, counts: newCountCache(), efSearch: ef}
+	if o.ListingsQuiet >= 0 {
+		s.listed = newListingsHolder(cmp.Or(o.ListingsQuiet, listingsQuiet))
+	}
+	return s
 }
 
 // New returns the search of cat with the default HNSW candidate list.

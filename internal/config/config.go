@@ -104,9 +104,13 @@ type Config struct {
 	// SemanticEfSearch is the HNSW candidate list of a semantic search
 	// (pgvector's hnsw.ef_search): higher finds more of the true nearest
 	// clips, lower costs less (search.ServiceOptions.EfSearch).
-	SemanticEfSearch int           `env:"BROLL_SEMANTIC_EF_SEARCH" default:"120" range:"10,1000"`
-	RedisPrefix      string        `env:"BROLL_REDIS_PREFIX" default:"broll:"`
-	AuthCacheTTL     time.Duration `env:"BROLL_AUTH_CACHE_TTL" default:"30s" range:"0s,10m"`
+	SemanticEfSearch int `env:"BROLL_SEMANTIC_EF_SEARCH" default:"120" range:"10,1000"`
+	// ListingsQuiet is how long the catalog must keep one version before
+	// a node reads it whole to answer lists from memory; 0 turns that off
+	// (search.ServiceOptions.ListingsQuiet).
+	ListingsQuiet time.Duration `env:"BROLL_LISTINGS_QUIET" default:"1s" range:"0s,1h"`
+	RedisPrefix   string        `env:"BROLL_REDIS_PREFIX" default:"broll:"`
+	AuthCacheTTL  time.Duration `env:"BROLL_AUTH_CACHE_TTL" default:"30s" range:"0s,10m"`
 	// MCPAllowedOrigins are the browser origins (scheme://host[:port], or
 	// "*") allowed to call /api/mcp besides the service's own; requests
 	// without an Origin header (CLIs, desktop apps, servers) are unaffected.

@@ -1,0 +1,520 @@
+package search
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"math"
+	"math/bits"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"broll/internal/admission"
+)
+
+// A list (filters and a sort, no words, vector or ownership filter, paged
+// by offset) is answered, where it can be, from this node's own order of
+// the live catalog (listings) instead of a page statement: Postgres walks
+// an index past every skipped entry of a deep page, which costs more than
+// the rest of the request, where the node skips them in memory.
+//
+// The listings are made under the catalog's version an admission pass
+// gives (admission.Catalog): every write of a clip's row holds it across
+// the commit and renews it after, so while a request's pass gives the
+// version the listings were made under, no clip was added, retired or
+// changed since, and they are the catalog as Postgres holds it. A request
+// whose pass gives another version (or none) is answered by the page
+// statement, and the node makes its listings again once the catalog has
+// stayed at one version for listingsQuiet: a catalog being imported, which
+// changes many times a second, is never read whole over and over. They are
+// read from the primary (a standby may not have replayed a change its
+// version already counts), and live videoCacheTTL at most, as the clip
+// copies do, so a row written past the catalog package (a hand-made
+// UPDATE) is seen by lists no later than by id lookups.
+//
+// A page's clips come from catalog.ListedUnder: the node's copies made
+// under the same version, or one read of the primary for those it lacks.
+
+// listingsQuiet is how long the catalog must keep one version before a node
+// reads it whole for its listings.
+const listingsQuiet = time.Second
+
+// listingsTTL bounds the life of listings (videoCacheTTL's, for the same
+// reasons).
+const listingsTTL = 10 * time.Minute
+
+// maxListed is the largest catalog a node keeps listings of (about 100
+// bytes a clip); a larger one is listed by page statements.
+const maxListed = 2_000_000
+
+// maxListingScan bounds the entries one page looks at (a few hundred
+// microseconds); a filter that selects too few of them for its page in that
+// many goes to the page statement, whose indexes find rare values at once.
+const maxListingScan = 1 << 18
+
+// errUnlisted ends the read of a catalog that listings cannot order as
+// Postgres does.
+var errUnlisted = errors.New("catalog not listable")
+
+// listings is the live catalog in each sort's order, as one catalog
+// version holds it.
+type listings struct {
+	version string
+	expires time.Time
+	clips   []listedClip
+	// dicts are the values of each equality filter, by code (0: no value),
+	// and fields where each filter's code sits in listedClip.attrs.
+	dicts  [facets]map[string]uint64
+	fields [facets]field
+	// orders are the clips by each sort key (sortOrders), ascending by the
+	// key, then by id; the clips without the key (nulls) come after the
+	// others, by id.
+	orders [len(sortOrders)]order
+}
+
+// The equality filters, in attrs order.
+const (
+	facetEmotion = iota
+	facetGender
+	facetAgeRange
+	facetLocation
+	facetMediaType
+	facetOrientation
+	facetDifficulty
+	facetModel
+	facets
+)
+
+type field struct{ shift, width uint }
+
+// listedClip is what a list's filters and sorts read of a clip.
+type listedClip struct {
+	id        uuid.UUID
+	created   int64 // microseconds since 1970
+	price     int64
+	duration  float64 // NaN: none
+	virality  int32   // -1: none
+	attrs     uint64  // the codes of its equality filters' values
+	hasLength bool
+}
+
+// order is one sort's sequence of clips, with each one's attrs beside it
+// so that a filter reads them in sequence.
+type order struct {
+	pos   []int32
+	attrs []uint64
+	// keyed is how many clips have the key; the rest are after them.
+	keyed int
+}
+
+// sortOrders are the sort keys listings keep, in orders' order.
+var sortOrders = [...]string{SortCreatedAt, SortPrice, SortDuration, SortVirality}
+
+// listingsHolder is a node's listings and what it knows of the versions
+// it has seen.
+type listingsHolder struct {
+	mu       sync.Mutex
+	current  *listings
+	seen     string
+	seenAt   time.Time
+	building bool
+	quiet    time.Duration
+	// built is told of each build's end (tests); nil: nobody.
+	built func(*listings, error)
+}
+
+func newListingsHolder(quiet time.Duration) *listingsHolder { return &listingsHolder{quiet: quiet} }
+
+// at returns the listings made under version v, if the node has them; when
+// it has none and v has held for the quiet time, it starts making them.
+func (h *listingsHolder) at(v string, now time.Time, build func(v string)) *listings {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if l := h.current; l != nil && l.version == v && now.Before(l.expires) {
+		return l
+	}
+	if v != h.seen {
+		h.seen, h.seenAt = v, now
+		return nil
+	}
+	if !h.building && now.Sub(h.seenAt) >= h.quiet {
+		h.building = true
+		go build(v)
+	}
+	return nil
+}
+
+// done ends a build: l (nil after a failure) becomes the node's listings.
+func (h *listingsHolder) done(l *listings, err error) {
+	h.mu.Lock()
+	h.building = false
+	if l != nil {
+		h.current = l
+	}
+	built := h.built
+	h.mu.Unlock()
+	if built != nil {
+		built(l, err)
+	}
+}
+
+// listingsFor returns the listings q may be answered from: q is a list
+// they serve, its pass gives a catalog version, and the node has listings
+// made under it.
+func (s *Service) listingsFor(ctx context.Context, q Query) *listings {
+	if s.listed == nil || q.Search != "" || q.byVector() || q.Owned != nil || q.after != nil {
+		return nil
+	}
+	v, ok := q.Pass.Version(admission.Catalog)
+	if !ok {
+		return nil
+	}
+	return s.listed.at(v, time.Now(), func(v string) {
+		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		l, err := s.buildListings(bctx, v)
+		s.listed.done(l, err)
+	})
+}
+
+// buildListings reads the live catalog from the primary into listings
+// made under version v (read before this read, by a request's pass).
+func (s *Service) buildListings(ctx context.Context, v string) (*listings, error) {
+	l := &listings{version: v, expires: time.Now().Add(listingsTTL)}
+	for f := range l.dicts {
+		l.dicts[f] = map[string]uint64{}
+	}
+	var codes [facets][]uint64
+	err := s.catalog.Read(ctx, true, func(db *pgxpool.Pool) error {
+		l.clips, codes = l.clips[:0], [facets][]uint64{}
+		rows, err := db.Query(ctx, sqlListings, maxListed+1)
+		if err != nil {
+			return err
+		}
+		var c listedClip
+		var created time.Time
+		var price *int64
+		var duration *float64
+		var virality *int32
+		var values [facets]*string
+		dest := []any{&c.id, &created, &price, &duration, &virality}
+		for f := range values {
+			dest = append(dest, &values[f])
+		}
+		_, err = pgx.ForEachRow(rows, dest, func() error {
+			c.created = created.UnixMicro()
+			if price == nil {
+				// Only a hand-made row lacks one, which Postgres
+				// sorts apart: the page statements list it.
+				return errUnlisted
+			}
+			c.price = *price
+			c.duration, c.hasLength = math.NaN(), duration != nil
+			if duration != nil {
+				c.duration = *duration
+			}
+			c.virality = -1
+			if virality != nil {
+				c.virality = *virality
+			}
+			for f, val := range values {
+				code := uint64(0)
+				if val != nil {
+					var ok bool
+					if code, ok = l.dicts[f][*val]; !ok {
+						code = uint64(len(l.dicts[f]) + 1)
+						l.dicts[f][*val] = code
+					}
+				}
+				codes[f] = append(codes[f], code)
+			}
+			l.clips = append(l.clips, c)
+			return nil
+		})
+		return err
+	})
+	if errors.Is(err, errUnlisted) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(l.clips) > maxListed || !l.pack(codes) {
+		return nil, nil
+	}
+	for i := range l.clips {
+		if c := l.clips[i]; c.hasLength && (math.IsNaN(c.duration) || math.IsInf(c.duration, 0)) {
+			// Postgres sorts these apart from the others; leave such
+			// a catalog to the page statements.
+			return nil, nil
+		}
+	}
+	for i, by := range sortOrders {
+		l.orders[i] = l.sorted(by)
+	}
+	return l, nil
+}
+
+// pack gives each filter its bits of attrs and writes each clip's codes;
+// false when they need more than 64 bits.
+func (l *listings) pack(codes [facets][]uint64) bool {
+	var shift uint
+	for f := range l.fields {
+		w := uint(bits.Len(uint(len(l.dicts[f]))))
+		l.fields[f] = field{shift: shift, width: w}
+		shift += w
+	}
+	if shift > 64 {
+		return false
+	}
+	for i := range l.clips {
+		var a uint64
+		for f, fd := range l.fields {
+			a |= codes[f][i] << fd.shift
+		}
+		l.clips[i].attrs = a
+	}
+	return true
+}
+
+// sorted is the order of the clips by key by, ascending, ties by id, the
+// clips without the key after the others, by id.
+func (l *listings) sorted(by string) order {
+	pos := make([]int32, len(l.clips))
+	for i := range pos {
+		pos[i] = int32(i)
+	}
+	keyed := func(c *listedClip) bool {
+		switch by {
+		case SortDuration:
+			return c.hasLength
+		case SortVirality:
+			return c.virality >= 0
+		}
+		return true
+	}
+	slices.SortFunc(pos, func(a, b int32) int {
+		ca, cb := &l.clips[a], &l.clips[b]
+		ka, kb := keyed(ca), keyed(cb)
+		if ka != kb {
+			if ka {
+				return -1
+			}
+			return 1
+		}
+		if ka {
+			var c int
+			switch by {
+			case SortCreatedAt:
+				c = cmp.Compare(ca.created, cb.created)
+			case SortPrice:
+				c = cmp.Compare(ca.price, cb.price)
+			case SortDuration:
+				c = cmp.Compare(ca.duration, cb.duration)
+			case SortVirality:
+				c = cmp.Compare(ca.virality, cb.virality)
+			}
+			if c != 0 {
+				return c
+			}
+		}
+		return bytes.Compare(ca.id[:], cb.id[:])
+	})
+	o := order{pos: pos, attrs: make([]uint64, len(pos))}
+	for i, p := range pos {
+		o.attrs[i] = l.clips[p].attrs
+		if keyed(&l.clips[p]) {
+			o.keyed = i + 1
+		}
+	}
+	return o
+}
+
+// filter is a query's filters over listings: attrs&mask == want, then the
+// bounds.
+type filter struct {
+	mask, want  uint64
+	none        bool // a value no live clip has
+	minDur      *float64
+	maxDur      *float64
+	minVirality *int
+	needsClip   bool
+}
+
+func (l *listings) filter(q Query) filter {
+	var f filter
+	for fc, val := range [facets]string{q.Emotion, q.Gender, q.AgeRange, q.Location, q.MediaType,
+		q.Orientation, q.Difficulty, q.ModelID} {
+		if val == "" {
+			continue
+		}
+		code, ok := l.dicts[fc][val]
+		if !ok {
+			f.none = true
+			continue
+		}
+		fd := l.fields[fc]
+		f.mask |= (1<<fd.width - 1) << fd.shift
+		f.want |= code << fd.shift
+	}
+	f.minDur, f.maxDur, f.minVirality = q.MinDuration, q.MaxDuration, q.MinVirality
+	f.needsClip = f.minDur != nil || f.maxDur != nil || f.minVirality != nil
+	return f
+}
+
+// passes checks c against the bounds, as Postgres compares: a clip
+// without the value fails them.
+func (f *filter) passes(c *listedClip) bool {
+	if (f.minDur != nil || f.maxDur != nil) && !c.hasLength {
+		return false
+	}
+	if f.minDur != nil && c.duration < *f.minDur {
+		return false
+	}
+	if f.maxDur != nil && c.duration > *f.maxDur {
+		return false
+	}
+	return f.minVirality == nil || (c.virality >= 0 && int(c.virality) >= *f.minVirality)
+}
+
+// listedPage is what a page of listings found.
+type listedPage struct {
+	pos []int32
+	// total is the number of matches, when exact says it is known.
+	total int
+	exact bool
+}
+
+// page finds the matches from skip on, up to want of them, in the order
+// by, descending or not; then counts on up to CountBound matches. ok is
+// false when the filter passes too few entries to fill the page within
+// maxListingScan.
+func (l *listings) page(by string, desc bool, f filter, skip, want int) (p listedPage, ok bool) {
+	o := &l.orders[slices.Index(sortOrders[:], by)]
+	n := len(o.pos)
+	if f.none {
+		return listedPage{exact: true}, true
+	}
+	// at is the i-th entry in the order asked for: ascending, the keyed
+	// then the others; descending, the keyed backwards, then the others
+	// backwards (the others' key is the least of all then).
+	at := func(i int) int {
+		if !desc {
+			return i
+		}
+		if i < o.keyed {
+			return o.keyed - 1 - i
+		}
+		return n - 1 - (i - o.keyed)
+	}
+	if f.mask == 0 && !f.needsClip {
+		for i := skip; i < min(n, skip+want); i++ {
+			p.pos = append(p.pos, o.pos[at(i)])
+		}
+		return listedPage{pos: p.pos, total: n, exact: true}, true
+	}
+	matched, i := 0, 0
+	for ; i < n && len(p.pos) < want; i++ {
+		if i >= maxListingScan {
+			return listedPage{}, false
+		}
+		j := at(i)
+		if o.attrs[j]&f.mask != f.want || (f.needsClip && !f.passes(&l.clips[o.pos[j]])) {
+			continue
+		}
+		if matched >= skip {
+			p.pos = append(p.pos, o.pos[j])
+		}
+		matched++
+	}
+	// Count on, as far as a total is counted exactly.
+	for ; i < n && matched <= CountBound && i < maxListingScan; i++ {
+		j := at(i)
+		if o.attrs[j]&f.mask == f.want && (!f.needsClip || f.passes(&l.clips[o.pos[j]])) {
+			matched++
+		}
+	}
+	if i == n {
+		p.total, p.exact = matched, true
+	}
+	return p, true
+}
+
+// key is the sort key of clip pos in the order by, as the page statement
+// gives it (sortKey): a clip without the key has the one past the end of
+// the order in that direction.
+func (l *listings) key(by string, desc bool, pos int32) any {
+	c := &l.clips[pos]
+	switch by {
+	case SortPrice:
+		return c.price
+	case SortDuration:
+		switch {
+		case c.hasLength:
+			return c.duration
+		case desc:
+			return float64(-1)
+		}
+		return math.Inf(1)
+	case SortVirality:
+		switch {
+		case c.virality >= 0:
+			return c.virality
+		case desc:
+			return int32(-1)
+		}
+		return int32(101)
+	}
+	return time.UnixMicro(c.created)
+}
+
+// fromListings answers list q from l: ok is false when l cannot (a filter
+// too rare for a scan), and the page statement must. The total is exact
+// when the scan saw every match; otherwise it is the page statement's
+// (counter), which for a total past CountBound is the planner's estimate,
+// kept per filter set.
+func (s *Service) fromListings(ctx context.Context, q Query, l *listings) (rows []row, total int, exact, ok bool, err error) {
+	by, desc := q.SortBy, q.SortOrder != SortAsc
+	if by == SortRelevance {
+		by = SortCreatedAt
+	}
+	p, ok := l.page(by, desc, l.filter(q), q.Offset, q.Limit+1)
+	if !ok {
+		return nil, 0, false, false, nil
+	}
+	ids := make([]uuid.UUID, len(p.pos))
+	for i, pos := range p.pos {
+		ids[i] = l.clips[pos].id
+	}
+	videos, err := s.catalog.ListedUnder(ctx, ids, l.version)
+	if err != nil {
+		return nil, 0, false, true, err
+	}
+	if len(videos) != len(ids) {
+		// A clip left the catalog without moving its version (a
+		// hand-made change): the page statement answers.
+		return nil, 0, false, false, nil
+	}
+	rows = make([]row, len(videos))
+	for i, v := range videos {
+		rows[i] = row{video: v, key: l.key(by, desc, p.pos[i])}
+	}
+	switch {
+	case p.exact:
+		return rows, p.total, true, true, nil
+	case len(rows) <= q.Limit && (len(rows) > 0 || q.Offset == 0):
+		return rows, q.Offset + len(rows), true, true, nil
+	}
+	err = s.catalog.Read(ctx, false, func(db *pgxpool.Pool) error {
+		var err error
+		total, exact, err = s.newCounter(ctx, db, buildSearch(q, nil, ""), true).total()
+		return err
+	})
+	return rows, total, exact, true, err
+}
