@@ -1,9 +1,8 @@
 package search
 
 import (
-	"bytes"
-	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"math"
 	"math/bits"
@@ -124,15 +123,22 @@ type listingsHolder struct {
 	seen     string
 	seenAt   time.Time
 	building bool
-	quiet    time.Duration
-	// built is told of each build's end (tests); nil: nobody.
-	built func(*listings, error)
+	// tried is the version of the last build, which is not made again
+	// before retryAt (a catalog listings cannot hold, a failed read).
+	tried   string
+	retryAt time.Time
+	quiet   time.Duration
 }
 
 func newListingsHolder(quiet time.Duration) *listingsHolder { return &listingsHolder{quiet: quiet} }
 
+// listingsRetry is how soon a build that failed is tried again under the
+// same version.
+const listingsRetry = 10 * time.Second
+
 // at returns the listings made under version v, if the node has them; when
-// it has none and v has held for the quiet time, it starts making them.
+// it has none and v has held for the quiet time (or the node never made
+// any), it starts making them, once per version.
 func (h *listingsHolder) at(v string, now time.Time, build func(v string)) *listings {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -141,27 +147,33 @@ func (h *listingsHolder) at(v string, now time.Time, build func(v string)) *list
 	}
 	if v != h.seen {
 		h.seen, h.seenAt = v, now
+	}
+	if h.building || (v == h.tried && now.Before(h.retryAt)) {
 		return nil
 	}
-	if !h.building && now.Sub(h.seenAt) >= h.quiet {
-		h.building = true
+	// A node that never made listings makes them at once: a catalog
+	// being changed still waits, as its version moves before they are
+	// made, and the node's next ones wait for quiet.
+	if h.tried == "" || now.Sub(h.seenAt) >= h.quiet {
+		h.building, h.tried, h.retryAt = true, v, now.Add(listingsTTL)
 		go build(v)
 	}
 	return nil
 }
 
-// done ends a build: l (nil after a failure) becomes the node's listings.
+// done ends a build: l becomes the node's listings. A build that failed
+// (err) is tried again after listingsRetry; one that found a catalog
+// listings cannot hold (nil, no error) waits for another version.
 func (h *listingsHolder) done(l *listings, err error) {
 	h.mu.Lock()
 	h.building = false
 	if l != nil {
 		h.current = l
 	}
-	built := h.built
-	h.mu.Unlock()
-	if built != nil {
-		built(l, err)
+	if err != nil {
+		h.retryAt = time.Now().Add(listingsRetry)
 	}
+	h.mu.Unlock()
 }
 
 // listingsFor returns the listings q may be answered from: q is a list
@@ -197,47 +209,15 @@ func (s *Service) buildListings(ctx context.Context, v string) (*listings, error
 		if err != nil {
 			return err
 		}
-		var c listedClip
-		var created time.Time
-		var price *int64
-		var duration *float64
-		var virality *int32
-		var values [facets]*string
-		dest := []any{&c.id, &created, &price, &duration, &virality}
-		for f := range values {
-			dest = append(dest, &values[f])
-		}
-		_, err = pgx.ForEachRow(rows, dest, func() error {
-			c.created = created.UnixMicro()
-			if price == nil {
-				// Only a hand-made row lacks one, which Postgres
-				// sorts apart: the page statements list it.
-				return errUnlisted
-			}
-			c.price = *price
-			c.duration, c.hasLength = math.NaN(), duration != nil
-			if duration != nil {
-				c.duration = *duration
-			}
-			c.virality = -1
-			if virality != nil {
-				c.virality = *virality
-			}
-			for f, val := range values {
-				code := uint64(0)
-				if val != nil {
-					var ok bool
-					if code, ok = l.dicts[f][*val]; !ok {
-						code = uint64(len(l.dicts[f]) + 1)
-						l.dicts[f][*val] = code
-					}
-				}
-				codes[f] = append(codes[f], code)
+		defer rows.Close()
+		for rows.Next() {
+			c, err := l.decode(rows, &codes)
+			if err != nil {
+				return err
 			}
 			l.clips = append(l.clips, c)
-			return nil
-		})
-		return err
+		}
+		return rows.Err()
 	})
 	if errors.Is(err, errUnlisted) {
 		return nil, nil
@@ -248,18 +228,78 @@ func (s *Service) buildListings(ctx context.Context, v string) (*listings, error
 	if len(l.clips) > maxListed || !l.pack(codes) {
 		return nil, nil
 	}
-	for i := range l.clips {
-		if c := l.clips[i]; c.hasLength && (math.IsNaN(c.duration) || math.IsInf(c.duration, 0)) {
-			// Postgres sorts these apart from the others; leave such
-			// a catalog to the page statements.
-			return nil, nil
-		}
-	}
+	byID := l.byID()
 	for i, by := range sortOrders {
-		l.orders[i] = l.sorted(by)
+		l.orders[i] = l.sorted(by, byID)
 	}
 	return l, nil
 }
+
+// decode reads a row of sqlListings from its binary values (a million rows
+// decoded through Scan cost seconds of allocations), adding its filter
+// values' codes to codes. A row in another format, or one Postgres would
+// order apart from what listings model (no price, an infinite time, a
+// duration that is not finite), is errUnlisted.
+func (l *listings) decode(rows pgx.Rows, codes *[facets][]uint64) (listedClip, error) {
+	var c listedClip
+	raw, fields := rows.RawValues(), rows.FieldDescriptions()
+	if len(raw) != 5+facets {
+		return c, errUnlisted
+	}
+	// The filter values are text, the same bytes in either format.
+	for _, f := range fields[:5] {
+		if f.Format != pgx.BinaryFormatCode {
+			return c, errUnlisted
+		}
+	}
+	if len(raw[0]) != 16 || len(raw[1]) != 8 || len(raw[2]) != 8 {
+		return c, errUnlisted
+	}
+	copy(c.id[:], raw[0])
+	// timestamptz: microseconds since 2000-01-01 UTC; the extremes are
+	// -infinity and infinity.
+	at := int64(binary.BigEndian.Uint64(raw[1]))
+	if at == math.MaxInt64 || at == math.MinInt64 {
+		return c, errUnlisted
+	}
+	c.created = at + postgresEpochMicros
+	c.price = int64(binary.BigEndian.Uint64(raw[2]))
+	c.duration, c.hasLength = math.NaN(), raw[3] != nil
+	if c.hasLength {
+		if len(raw[3]) != 8 {
+			return c, errUnlisted
+		}
+		c.duration = math.Float64frombits(binary.BigEndian.Uint64(raw[3]))
+		if math.IsNaN(c.duration) || math.IsInf(c.duration, 0) || c.duration < 0 {
+			return c, errUnlisted
+		}
+		if c.duration == 0 {
+			c.duration = 0 // -0 orders as 0 in Postgres
+		}
+	}
+	c.virality = -1
+	if raw[4] != nil {
+		if len(raw[4]) != 4 {
+			return c, errUnlisted
+		}
+		c.virality = int32(binary.BigEndian.Uint32(raw[4]))
+	}
+	for f := range facets {
+		val, code := raw[5+f], uint64(0)
+		if val != nil {
+			var ok bool
+			if code, ok = l.dicts[f][string(val)]; !ok {
+				code = uint64(len(l.dicts[f]) + 1)
+				l.dicts[f][string(val)] = code
+			}
+		}
+		codes[f] = append(codes[f], code)
+	}
+	return c, nil
+}
+
+// postgresEpochMicros is 2000-01-01 UTC in microseconds since 1970.
+const postgresEpochMicros = 946_684_800_000_000
 
 // pack gives each filter its bits of attrs and writes each clip's codes;
 // false when they need more than 64 bits.
@@ -284,56 +324,102 @@ func (l *listings) pack(codes [facets][]uint64) bool {
 }
 
 // sorted is the order of the clips by key by, ascending, ties by id, the
-// clips without the key after the others, by id.
-func (l *listings) sorted(by string) order {
+// clips without the key after the others, by id: a stable radix sort by
+// the key of byID, the clips in id order.
+func (l *listings) sorted(by string, byID []int32) order {
+	keys := make([]uint64, len(byID))
+	keyed := 0
+	for i, p := range byID {
+		c := &l.clips[p]
+		var k uint64
+		switch by {
+		case SortCreatedAt:
+			k = uint64(c.created) ^ 1<<63 // signed order as unsigned
+		case SortPrice:
+			k = uint64(c.price) ^ 1<<63
+		case SortDuration:
+			// A finite duration of at least 0 (decode): its bits
+			// order as the numbers do, and below NaN's, which
+			// stands for none.
+			k = math.Float64bits(c.duration)
+		case SortVirality:
+			k = uint64(uint32(c.virality)) // none (-1) after 0-100
+		}
+		keys[i] = k
+		if l.hasKey(c, by) {
+			keyed++
+		}
+	}
+	pos := slices.Clone(byID)
+	radixSort(keys, pos)
+	o := order{pos: pos, attrs: make([]uint64, len(pos)), keyed: keyed}
+	for i, p := range pos {
+		o.attrs[i] = l.clips[p].attrs
+	}
+	return o
+}
+
+// hasKey says whether c has the sort key by.
+func (l *listings) hasKey(c *listedClip, by string) bool {
+	switch by {
+	case SortDuration:
+		return c.hasLength
+	case SortVirality:
+		return c.virality >= 0
+	}
+	return true
+}
+
+// byID is the clips' positions in the order of their ids (as Postgres
+// compares uuids: bytewise).
+func (l *listings) byID() []int32 {
 	pos := make([]int32, len(l.clips))
 	for i := range pos {
 		pos[i] = int32(i)
 	}
-	keyed := func(c *listedClip) bool {
-		switch by {
-		case SortDuration:
-			return c.hasLength
-		case SortVirality:
-			return c.virality >= 0
-		}
-		return true
+	lo, hi := make([]uint64, len(pos)), make([]uint64, len(pos))
+	for i := range l.clips {
+		id := l.clips[i].id
+		lo[i], hi[i] = binary.BigEndian.Uint64(id[8:]), binary.BigEndian.Uint64(id[:8])
 	}
-	slices.SortFunc(pos, func(a, b int32) int {
-		ca, cb := &l.clips[a], &l.clips[b]
-		ka, kb := keyed(ca), keyed(cb)
-		if ka != kb {
-			if ka {
-				return -1
-			}
-			return 1
-		}
-		if ka {
-			var c int
-			switch by {
-			case SortCreatedAt:
-				c = cmp.Compare(ca.created, cb.created)
-			case SortPrice:
-				c = cmp.Compare(ca.price, cb.price)
-			case SortDuration:
-				c = cmp.Compare(ca.duration, cb.duration)
-			case SortVirality:
-				c = cmp.Compare(ca.virality, cb.virality)
-			}
-			if c != 0 {
-				return c
-			}
-		}
-		return bytes.Compare(ca.id[:], cb.id[:])
-	})
-	o := order{pos: pos, attrs: make([]uint64, len(pos))}
+	radixSort(lo, pos)
 	for i, p := range pos {
-		o.attrs[i] = l.clips[p].attrs
-		if keyed(&l.clips[p]) {
-			o.keyed = i + 1
-		}
+		lo[i] = hi[p]
 	}
-	return o
+	radixSort(lo, pos)
+	return pos
+}
+
+// radixSort sorts pos by keys (keys[i] is pos[i]'s), stably, in place: a
+// least significant digit radix sort, a byte a pass, each pass that would
+// not move anything skipped.
+func radixSort(keys []uint64, pos []int32) {
+	n := len(keys)
+	outK, outP := keys, pos
+	k2, p2 := make([]uint64, n), make([]int32, n)
+	for shift := uint(0); shift < 64; shift += 8 {
+		var count [257]int
+		for _, k := range keys {
+			count[(k>>shift&0xff)+1]++
+		}
+		if slices.Contains(count[1:], n) {
+			continue
+		}
+		for b := 1; b < 257; b++ {
+			count[b] += count[b-1]
+		}
+		for i, k := range keys {
+			b := k >> shift & 0xff
+			k2[count[b]], p2[count[b]] = k, pos[i]
+			count[b]++
+		}
+		keys, k2 = k2, keys
+		pos, p2 = p2, pos
+	}
+	if n > 0 && &pos[0] != &outP[0] {
+		copy(outK, keys)
+		copy(outP, pos)
+	}
 }
 
 // filter is a query's filters over listings: attrs&mask == want, then the

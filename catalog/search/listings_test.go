@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -119,27 +120,43 @@ func TestListingsAreMadeUnderAQuietVersion(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	builds := make(chan string, 4)
 	build := func(v string) { builds <- v }
-	if h.at("a", t0, build) != nil || h.at("a", t0.Add(500*time.Millisecond), build) != nil {
+	none := func(t *testing.T, when string) {
+		t.Helper()
+		select {
+		case v := <-builds:
+			t.Fatalf("%s: a build of %q", when, v)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	// A node that never had listings makes them at once.
+	if h.at("a", t0, build) != nil {
 		t.Fatal("listings before any were made")
 	}
-	if h.at("b", t0.Add(1500*time.Millisecond), build) != nil {
-		t.Fatal("listings for a new version")
+	if v := <-builds; v != "a" {
+		t.Fatalf("built %q, want a", v)
 	}
-	select {
-	case v := <-builds:
-		t.Fatalf("a build of %q before its version held for the quiet time", v)
-	case <-time.After(20 * time.Millisecond):
+	h.at("a", t0.Add(100*time.Millisecond), build) // one build at a time
+	none(t, "while one ran")
+	first := &listings{version: "a", expires: t0.Add(time.Hour)}
+	h.done(first, nil)
+	if h.at("a", t0.Add(200*time.Millisecond), build) != first {
+		t.Fatal("the listings made under a are not used under a")
 	}
-	h.at("b", t0.Add(2600*time.Millisecond), build)
-	h.at("b", t0.Add(2700*time.Millisecond), build) // one build at a time
+	// Out of date, they are made again once the version held quiet.
+	if h.at("b", t0.Add(500*time.Millisecond), build) != nil || h.at("b", t0.Add(1400*time.Millisecond), build) != nil {
+		t.Fatal("the listings made under a are used under b")
+	}
+	none(t, "before b held for the quiet time")
+	h.at("b", t0.Add(1600*time.Millisecond), build)
 	if v := <-builds; v != "b" {
 		t.Fatalf("built %q, want b", v)
 	}
-	select {
-	case v := <-builds:
-		t.Fatalf("a second build (%q) while one ran", v)
-	case <-time.After(20 * time.Millisecond):
-	}
+	h.at("b", t0.Add(1700*time.Millisecond), build)
+	none(t, "while one ran")
+	// A catalog listings cannot hold is not read again under its version.
+	h.done(nil, nil)
+	h.at("b", t0.Add(5*time.Second), build)
+	none(t, "under the version whose catalog they cannot hold")
 	l := &listings{version: "b", expires: t0.Add(time.Hour)}
 	h.done(l, nil)
 	if h.at("b", t0.Add(3*time.Second), build) != l {
@@ -150,5 +167,33 @@ func TestListingsAreMadeUnderAQuietVersion(t *testing.T) {
 	}
 	if h.at("b", t0.Add(2*time.Hour), build) != nil {
 		t.Fatal("listings used past their life")
+	}
+}
+
+// radixSort orders as a stable sort by key does.
+func TestRadixSortIsAStableSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for _, n := range []int{0, 1, 2, 17, 1000, 5000} {
+		for _, spread := range []uint64{1, 3, 1 << 20, 1<<64 - 1} {
+			keys, pos := make([]uint64, n), make([]int32, n)
+			for i := range keys {
+				keys[i], pos[i] = rng.Uint64()%spread, int32(i)
+				if spread == 1<<64-1 {
+					keys[i] = rng.Uint64()
+				}
+			}
+			want := slices.Clone(pos)
+			slices.SortStableFunc(want, func(a, b int32) int { return cmp.Compare(keys[a], keys[b]) })
+			sorted := slices.Clone(keys)
+			radixSort(sorted, pos)
+			if !slices.Equal(pos, want) {
+				t.Fatalf("n %d spread %d: radix order differs from a stable sort", n, spread)
+			}
+			for i, p := range pos {
+				if sorted[i] != keys[p] {
+					t.Fatalf("n %d spread %d: key %d does not follow its clip", n, spread, i)
+				}
+			}
+		}
 	}
 }
