@@ -205,7 +205,18 @@ func (s *Service) buildListings(ctx context.Context, v string) (*listings, error
 	var codes [facets][]uint64
 	err := s.catalog.Read(ctx, true, func(db *pgxpool.Pool) error {
 		l.clips, codes = l.clips[:0], [facets][]uint64{}
-		rows, err := db.Query(ctx, sqlListings, maxListed+1)
+		// In a transaction that gives up a lock it would wait for (a
+		// migration's, say): nobody waits for this read, which is made
+		// again later.
+		tx, err := db.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = tx.Rollback(ctx) }()
+		if _, err := tx.Exec(ctx, sqlListingsLockTimeout); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, sqlListings, maxListed+1)
 		if err != nil {
 			return err
 		}

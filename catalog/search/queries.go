@@ -85,3 +85,8 @@ const sqlListings = `
 	FROM videos
 	WHERE retired_at IS NULL
 	LIMIT $1`
+
+// sqlListingsLockTimeout bounds how long the read of listings waits for a
+// lock on videos (an exclusive one, as a migration takes): a read nobody
+// waits for gives up, and is tried again later.
+const sqlListingsLockTimeout = `SELECT set_config('lock_timeout', '200ms', true)`
