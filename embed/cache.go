@@ -42,13 +42,8 @@ type QueryCacheOptions struct {
 }
 
 // NewCachedQueryEmbedder returns a cache over e in rdb under keys starting
-// with prefix. rdb may be nil (no caching). The built-in embedder is not
-// cached: it makes a query's vector in this process in about 30 µs, less
-// than a round trip to Redis for it costs the node, and Redis besides.
+// with prefix. rdb may be nil (no caching).
 func NewCachedQueryEmbedder(e Embedder, rdb *redis.Client, prefix string, o QueryCacheOptions) *QueryCache {
-	if _, local := e.(*Builtin); local {
-		rdb = nil
-	}
 	ttl := o.TTL
 	if ttl <= 0 {
 		ttl = DefaultQueryCacheTTL

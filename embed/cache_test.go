@@ -175,31 +175,3 @@ func TestQueryCacheWithoutRedis(t *testing.T) {
 		t.Errorf("model = %q", c.Model())
 	}
 }
-
-// The built-in embedder, cheaper than a Redis round trip, is not cached:
-// its queries leave nothing in Redis and come back the same.
-func TestQueryCacheLeavesTheBuiltinEmbedderUncached(t *testing.T) {
-	t.Parallel()
-	rds := testkit.Redis(t)
-	ctx := context.Background()
-	builtin := embed.NewBuiltin()
-	c := embed.NewCachedQueryEmbedder(builtin, rds.Client, rds.Prefix+"qcache:", embed.QueryCacheOptions{})
-	first, err := c.EmbedQuery(ctx, "woman laughing on a couch")
-	if err != nil {
-		t.Fatal(err)
-	}
-	again, err := c.EmbedQuery(ctx, "Woman  laughing on a COUCH")
-	if err != nil || !slices.Equal(first, again) {
-		t.Fatalf("the same query twice: %v (equal %v)", err, slices.Equal(first, again))
-	}
-	keys, err := rds.Client.Keys(ctx, rds.Prefix+"qcache:*").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(keys) != 0 {
-		t.Fatalf("the built-in embedder's queries were cached in Redis: %v", keys)
-	}
-	if c.Model() != builtin.Model() {
-		t.Fatalf("model %q, want %q", c.Model(), builtin.Model())
-	}
-}
