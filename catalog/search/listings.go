@@ -1,12 +1,15 @@
 package search
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"math"
 	"math/bits"
 	"slices"
+	"sort"
 	"sync"
 	"time"
 
@@ -180,7 +183,7 @@ func (h *listingsHolder) done(l *listings, err error) {
 // they serve, its pass gives a catalog version, and the node has listings
 // made under it.
 func (s *Service) listingsFor(ctx context.Context, q Query) *listings {
-	if s.listed == nil || q.Search != "" || q.byVector() || q.Owned != nil || q.after != nil {
+	if s.listed == nil || q.Search != "" || q.byVector() || q.Owned != nil {
 		return nil
 	}
 	v, ok := q.Pass.Version(admission.Catalog)
@@ -488,40 +491,44 @@ type listedPage struct {
 	exact bool
 }
 
-// page finds the matches from skip on, up to want of them, in the order
-// by, descending or not; then counts on up to CountBound matches. ok is
-// false when the filter passes too few entries to fill the page within
-// maxListingScan.
-func (l *listings) page(by string, desc bool, f filter, skip, want int) (p listedPage, ok bool) {
-	o := &l.orders[slices.Index(sortOrders[:], by)]
+// at is the i-th entry of the order, ascending or descending: ascending,
+// the keyed then the others; descending, the keyed backwards, then the
+// others backwards (the others' key is the least of all then).
+func (o *order) at(i int, desc bool) int {
+	if !desc {
+		return i
+	}
+	if i < o.keyed {
+		return o.keyed - 1 - i
+	}
+	return len(o.pos) - 1 - (i - o.keyed)
+}
+
+func (l *listings) order(by string) *order { return &l.orders[slices.Index(sortOrders[:], by)] }
+
+// page finds the matches from the from-th entry of the order by
+// (descending or not) on, skipping skip of them, up to want; then counts
+// on up to CountBound matches. total counts the matches from the from-th
+// entry, exact when the scan reached the end. ok is false when the filter
+// passes too few entries to fill the page within maxListingScan.
+func (l *listings) page(by string, desc bool, f filter, from, skip, want int) (p listedPage, ok bool) {
+	o := l.order(by)
 	n := len(o.pos)
 	if f.none {
 		return listedPage{exact: true}, true
 	}
-	// at is the i-th entry in the order asked for: ascending, the keyed
-	// then the others; descending, the keyed backwards, then the others
-	// backwards (the others' key is the least of all then).
-	at := func(i int) int {
-		if !desc {
-			return i
-		}
-		if i < o.keyed {
-			return o.keyed - 1 - i
-		}
-		return n - 1 - (i - o.keyed)
-	}
 	if f.mask == 0 && !f.needsClip {
-		for i := skip; i < min(n, skip+want); i++ {
-			p.pos = append(p.pos, o.pos[at(i)])
+		for i := from + skip; i < min(n, from+skip+want); i++ {
+			p.pos = append(p.pos, o.pos[o.at(i, desc)])
 		}
-		return listedPage{pos: p.pos, total: n, exact: true}, true
+		return listedPage{pos: p.pos, total: n - from, exact: true}, true
 	}
-	matched, i := 0, 0
+	matched, i := 0, from
 	for ; i < n && len(p.pos) < want; i++ {
-		if i >= maxListingScan {
+		if i-from >= maxListingScan {
 			return listedPage{}, false
 		}
-		j := at(i)
+		j := o.at(i, desc)
 		if o.attrs[j]&f.mask != f.want || (f.needsClip && !f.passes(&l.clips[o.pos[j]])) {
 			continue
 		}
@@ -531,8 +538,8 @@ func (l *listings) page(by string, desc bool, f filter, skip, want int) (p liste
 		matched++
 	}
 	// Count on, as far as a total is counted exactly.
-	for ; i < n && matched <= CountBound && i < maxListingScan; i++ {
-		j := at(i)
+	for ; i < n && matched <= CountBound && i-from < maxListingScan; i++ {
+		j := o.at(i, desc)
 		if o.attrs[j]&f.mask == f.want && (!f.needsClip || f.passes(&l.clips[o.pos[j]])) {
 			matched++
 		}
@@ -541,6 +548,53 @@ func (l *listings) page(by string, desc bool, f filter, skip, want int) (p liste
 		p.total, p.exact = matched, true
 	}
 	return p, true
+}
+
+// after is the index in the order by (descending or not) of the first
+// entry past a cursor's sort key and id, as the page statement's keyset
+// condition (paging.Order.After) finds it; ok is false for a key of
+// another type than the sort's.
+func (l *listings) after(by string, desc bool, key any, id uuid.UUID) (int, bool) {
+	o := l.order(by)
+	valid := true
+	i := sort.Search(len(o.pos), func(i int) bool {
+		pos := o.pos[o.at(i, desc)]
+		c, ok := compareKeys(l.key(by, desc, pos), key)
+		valid = valid && ok
+		if c == 0 {
+			c = bytes.Compare(l.clips[pos].id[:], id[:])
+		}
+		if desc {
+			return c < 0
+		}
+		return c > 0
+	})
+	return i, valid
+}
+
+// compareKeys compares an entry's sort key with a cursor's, as Postgres
+// compares the column with the argument: times at microseconds (as pgx
+// sends them), whole numbers as int8, durations as float8.
+func compareKeys(entry, cursor any) (int, bool) {
+	switch e := entry.(type) {
+	case time.Time:
+		c, ok := cursor.(time.Time)
+		return cmp.Compare(e.UnixMicro(), c.Unix()*1_000_000+int64(c.Nanosecond())/1000), ok
+	case float64:
+		c, ok := cursor.(float64)
+		return cmp.Compare(e, c), ok
+	case int64, int32:
+		c, ok := cursor.(int64)
+		return cmp.Compare(toInt64(e), c), ok
+	}
+	return 0, false
+}
+
+func toInt64(v any) int64 {
+	if i, ok := v.(int32); ok {
+		return int64(i)
+	}
+	return v.(int64)
 }
 
 // key is the sort key of clip pos in the order by, as the page statement
@@ -581,9 +635,22 @@ func (s *Service) fromListings(ctx context.Context, q Query, l *listings) (rows 
 	if by == SortRelevance {
 		by = SortCreatedAt
 	}
-	p, ok := l.page(by, desc, l.filter(q), q.Offset, q.Limit+1)
+	from := 0
+	if q.after != nil {
+		var known bool
+		if from, known = l.after(by, desc, q.after.Keys[0], q.after.ID); !known {
+			return nil, 0, false, false, nil
+		}
+	}
+	f := l.filter(q)
+	p, ok := l.page(by, desc, f, from, q.Offset, q.Limit+1)
 	if !ok {
 		return nil, 0, false, false, nil
+	}
+	if q.after != nil && !f.none {
+		// The scan began at the cursor and saw only the matches after
+		// it: without a filter, every clip matches.
+		p.exact, p.total = f.mask == 0 && !f.needsClip, len(l.clips)
 	}
 	ids := make([]uuid.UUID, len(p.pos))
 	for i, pos := range p.pos {
@@ -605,7 +672,7 @@ func (s *Service) fromListings(ctx context.Context, q Query, l *listings) (rows 
 	switch {
 	case p.exact:
 		return rows, p.total, true, true, nil
-	case len(rows) <= q.Limit && (len(rows) > 0 || q.Offset == 0):
+	case q.after == nil && len(rows) <= q.Limit && (len(rows) > 0 || q.Offset == 0):
 		return rows, q.Offset + len(rows), true, true, nil
 	}
 	err = s.catalog.Read(ctx, false, func(db *pgxpool.Pool) error {

@@ -11,9 +11,9 @@ import (
 	"broll/internal/paging"
 )
 
-// Listings answer a list as the page statement does: the same clips in the
-// same order, the same sort keys (so the same cursors), and the same total
-// wherever the statement's is exact; against Postgres as the reference, on
+// Listings answer a list as the page statement does, by offset and by
+// cursor: the same clips in the same order, the same sort keys (so the same
+// cursors), and the same total wherever the statement's is exact; against Postgres as the reference, on
 // the fixture's catalog with ties on created_at, clips without a duration,
 // a virality score, an age range or a model, over random filters, sorts and
 // pages.
@@ -42,7 +42,7 @@ func TestListingsListAsThePageStatementsDo(t *testing.T) {
 		}
 		return nil
 	}
-	compared, nonEmpty := 0, 0
+	compared, nonEmpty, cursors := 0, 0, 0
 	for range 600 {
 		rare := func(v string) string {
 			if rng.IntN(6) == 0 {
@@ -80,25 +80,56 @@ func TestListingsListAsThePageStatementsDo(t *testing.T) {
 		if err != nil || !ok {
 			t.Fatalf("%+v: listings answered %v, %v", q, ok, err)
 		}
-		name := fmt.Sprintf("%+v", q)
-		if !slices.EqualFunc(got, want, func(a, b row) bool {
-			return a.video.ID == b.video.ID && keyText(a.key) == keyText(b.key) && sameClip(a.video, b.video)
-		}) {
-			t.Fatalf("%s:\nlistings  %v\nstatement %v", name, rowsText(got), rowsText(want))
-		}
-		if wExact && (!gExact || gTotal != wTotal) {
-			t.Fatalf("%s: total %d (exact %v), the statement's %d (exact)", name, gTotal, gExact, wTotal)
-		}
-		if !gExact && (wExact || gTotal != wTotal) {
-			t.Fatalf("%s: total %d (estimate), the statement's %d (exact %v)", name, gTotal, wTotal, wExact)
-		}
+		compare(t, fmt.Sprintf("%+v", q), got, want, gTotal, wTotal, gExact, wExact)
 		compared++
 		if len(want) > 0 {
 			nonEmpty++
 		}
+		if len(want) < 2 {
+			continue
+		}
+		// The page after a row of this one, by cursor, as a client
+		// following next_cursor asks for it.
+		last := want[rng.IntN(min(len(want), q.Limit))]
+		next := q
+		next.Offset, next.after = 0, nil
+		next.Cursor = q.cursor(last.key, last.video.ID, q.Offset+q.Limit).Encode()
+		if err := next.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		want, wTotal, wExact, err = f.svc.readPage(f.Ctx, next, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, gTotal, gExact, ok, err = f.svc.fromListings(f.Ctx, next, l)
+		if err != nil || !ok {
+			t.Fatalf("%+v: listings answered %v, %v", next, ok, err)
+		}
+		compare(t, fmt.Sprintf("%+v after %s", q, last.video.Title), got, want, gTotal, wTotal, gExact, wExact)
+		cursors++
+	}
+	if cursors < compared/4 {
+		t.Fatalf("only %d of %d lists were followed by cursor", cursors, compared)
 	}
 	if nonEmpty < compared/3 {
 		t.Fatalf("only %d of %d pages held clips: the comparison tests little", nonEmpty, compared)
+	}
+}
+
+// compare fails t unless the listings' page (got) is the statement's (want),
+// and their totals agree wherever the statement's is exact.
+func compare(t *testing.T, name string, got, want []row, gTotal, wTotal int, gExact, wExact bool) {
+	t.Helper()
+	if !slices.EqualFunc(got, want, func(a, b row) bool {
+		return a.video.ID == b.video.ID && keyText(a.key) == keyText(b.key) && sameClip(a.video, b.video)
+	}) {
+		t.Fatalf("%s:\nlistings  %v\nstatement %v", name, rowsText(got), rowsText(want))
+	}
+	if wExact && (!gExact || gTotal != wTotal) {
+		t.Fatalf("%s: total %d (exact %v), the statement's %d (exact)", name, gTotal, gExact, wTotal)
+	}
+	if !gExact && (wExact || gTotal != wTotal) {
+		t.Fatalf("%s: total %d (estimate), the statement's %d (exact %v)", name, gTotal, wTotal, wExact)
 	}
 }
 
