@@ -21,7 +21,7 @@ import (
 )
 
 // A list (filters and a sort, no words, vector or ownership filter, paged
-// by offset) is answered, where it can be, from this node's own order of
+// by offset or cursor) is answered, where it can be, from this node's own order of
 // the live catalog (listings) instead of a page statement: Postgres walks
 // an index past every skipped entry of a deep page, which costs more than
 // the rest of the request, where the node skips them in memory.
