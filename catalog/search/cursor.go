@@ -1,6 +1,7 @@
 package search
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/google/uuid"
@@ -61,6 +62,11 @@ func (q Query) readCursor() (paging.Cursor, error) {
 	c, err := paging.ReadCursor(q.Cursor, q.fingerprint(), q.keyKind())
 	if err != nil {
 		return c, err
+	}
+	if k, ok := c.Keys[0].(int64); ok && q.SortBy == SortVirality && (k < math.MinInt32 || k > math.MaxInt32) {
+		// The virality key is an int4 in SQL: no row's is out of its
+		// range, and Postgres would refuse the argument.
+		return paging.Cursor{}, paging.BadCursor()
 	}
 	if q.semanticRanked() && c.N > MaxSemanticWindow-q.Limit {
 		return c, apperr.InvalidField("cursor", "%s are paged up to the %d most similar clips; "+

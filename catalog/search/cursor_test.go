@@ -13,6 +13,7 @@ import (
 	"broll/catalog/catalogtest"
 	"broll/catalog/imports"
 	"broll/internal/apperr"
+	"broll/internal/paging"
 )
 
 // walk pages through q with cursors of limit rows and returns the keys of
@@ -198,4 +199,30 @@ func TestTotalsEstimatePastTheBound(t *testing.T) {
 		t.Fatalf("clips without a price: %d (%v)", unpriced, err)
 	}
 	_ = uuid.Nil
+}
+
+// A cursor a client made with a virality key past int4's range, which no
+// clip has and Postgres refuses as an argument, is a bad cursor (400), not
+// a failed statement: found comparing the node's listings with the page
+// statement on cursors at the ends of each key's range.
+func TestViralityCursorBeyondInt4IsBad(t *testing.T) {
+	t.Parallel()
+	for _, k := range []int64{1 << 31, -1<<31 - 1, 1<<63 - 1} {
+		q := Query{SortBy: SortVirality, Limit: 5}
+		if err := q.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		q.Cursor = paging.Cursor{Query: q.fingerprint(), Keys: []any{k}, ID: uuid.New(), N: 5}.Encode()
+		err := q.Validate()
+		var ae *apperr.Error
+		if !errors.As(err, &ae) || ae.Code != apperr.Invalid || ae.Field != "cursor" {
+			t.Fatalf("virality key %d: %v, want an invalid cursor", k, err)
+		}
+	}
+	q := Query{SortBy: SortVirality, Limit: 5}
+	_ = q.Validate()
+	q.Cursor = paging.Cursor{Query: q.fingerprint(), Keys: []any{int64(1<<31 - 1)}, ID: uuid.New(), N: 5}.Encode()
+	if err := q.Validate(); err != nil {
+		t.Fatalf("virality key at int4's end: %v", err)
+	}
 }

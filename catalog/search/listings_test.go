@@ -3,10 +3,13 @@ package search
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"broll/internal/paging"
 )
@@ -107,6 +110,40 @@ func TestListingsListAsThePageStatementsDo(t *testing.T) {
 		}
 		compare(t, fmt.Sprintf("%+v after %s", q, last.video.Title), got, want, gTotal, wTotal, gExact, wExact)
 		cursors++
+	}
+	// Cursors a client made itself, with keys at the ends of each sort's
+	// range (the cursor is a query's fingerprint and its keys, which
+	// ReadCursor checks but does not bound).
+	extremes := map[string][]any{
+		SortDuration:  {math.Inf(1), math.Inf(-1), 1e308, math.Copysign(0, -1), -1.0, 12.5},
+		SortVirality:  {int64(math.MaxInt32), int64(math.MinInt32), int64(-1), int64(101), int64(50)},
+		SortPrice:     {int64(math.MaxInt64), int64(-1), int64(1000)},
+		SortCreatedAt: {time.Unix(0, 0), time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), time.Now().Add(-90 * time.Minute)},
+	}
+	for by, keys := range extremes {
+		for _, order := range []string{SortAsc, SortDesc} {
+			for _, k := range keys {
+				for _, id := range []string{"00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff"} {
+					q := Query{SortBy: by, SortOrder: order, Limit: 5}
+					if err := q.Validate(); err != nil {
+						t.Fatal(err)
+					}
+					q.Cursor = paging.Cursor{Query: q.fingerprint(), Keys: []any{k}, ID: uuid.MustParse(id), N: 5}.Encode()
+					if err := q.Validate(); err != nil {
+						t.Fatalf("%s %s after %v: %v", by, order, k, err)
+					}
+					want, wTotal, wExact, err := f.svc.readPage(f.Ctx, q, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, gTotal, gExact, ok, err := f.svc.fromListings(f.Ctx, q, l)
+					if err != nil || !ok {
+						t.Fatalf("%s %s after %v: listings answered %v, %v", by, order, k, ok, err)
+					}
+					compare(t, fmt.Sprintf("%s %s after %v, %s", by, order, k, id), got, want, gTotal, wTotal, gExact, wExact)
+				}
+			}
+		}
 	}
 	if cursors < compared/4 {
 		t.Fatalf("only %d of %d lists were followed by cursor", cursors, compared)
