@@ -76,7 +76,8 @@ func (s *replayer) idempotent(c *fiber.Ctx, req any, do func() error) error {
 	resp := idempotency.Response{Status: status, ContentType: string(c.Response().Header.ContentType()),
 		Body: bytes.Clone(c.Response().Body())}
 	if err := claim.Finish(settle, resp); err != nil {
-		// The answer stands; a retry will wait for the claim to go stale.
+		// The answer stands, unkept: the claim's lock is let go, so a retry
+		// runs the request anew (a purchase retried so is charged once).
 		s.logger.Warn("idempotent response not stored", "request_id", requestID(c), "error", err.Error())
 	}
 	return nil

@@ -20,16 +20,25 @@ const storedSQL = `SELECT request_hash, status, coalesce(content_type, ''), body
 	WHERE api_key_id = $1 AND idem_key = $2`
 
 // claimSQL writes the key's row for request $3 and returns its token (the
-// row's created_at): a new row, or one expired (older than $4), or one
-// unfinished whose owner is gone ($6: this session got the lock, so no one
-// else holds it) or stale (older than $5). No row: the key is someone
-// else's.
+// row's created_at), run only while this session holds the key's lock: a
+// new row, or one expired (older than $4), or one unfinished, whose owner
+// is gone (every owner holds the lock while it runs, so none does now). No
+// row: the key's request has finished and its answer is stored.
 const claimSQL = `
 	INSERT INTO idempotency_keys AS i (api_key_id, idem_key, request_hash) VALUES ($1, $2, $3)
 	ON CONFLICT (api_key_id, idem_key) DO UPDATE
 	SET request_hash = EXCLUDED.request_hash, status = NULL, content_type = NULL, body = NULL, created_at = now()
-	WHERE i.created_at < now() - $4::interval
-	   OR (i.status IS NULL AND ($6 OR i.created_at < now() - $5::interval))
+	WHERE i.created_at < now() - $4::interval OR i.status IS NULL
+	RETURNING created_at`
+
+// staleSQL takes over the key's row for request $3 when its request has
+// run unfinished for longer than $4 although the key's lock is held (a
+// session the server keeps for a client it cannot reach), and returns its
+// token. It never inserts: a request without the lock must not write a
+// row that the lock's holder would then take for an orphan.
+const staleSQL = `
+	UPDATE idempotency_keys SET request_hash = $3, status = NULL, content_type = NULL, body = NULL, created_at = now()
+	WHERE api_key_id = $1 AND idem_key = $2 AND status IS NULL AND created_at < now() - $4::interval
 	RETURNING created_at`
 
 // finishSQL stores the answer ($5 status, $6 content type, $7 sealed body)

@@ -9,7 +9,9 @@
 // lock says the owner is alive. A node that crashed, or a primary that went
 // away in a failover, takes its sessions and so its locks with it, and the
 // next retry finds the row unlocked and runs the request at once instead of
-// waiting for the row to go stale.
+// waiting for the row to go stale. Only the lock's holder writes a new row
+// or takes over an unfinished one; without the lock a request only waits,
+// or takes over a row left unfinished past the stale time.
 package idempotency
 
 import (
@@ -87,8 +89,10 @@ type Claim struct {
 	keyID uuid.UUID
 	key   string
 	hash  []byte
-	// conn holds the key's advisory lock while the request runs.
-	conn *pgxpool.Conn
+	// conn holds the key's advisory lock while the request runs (unless
+	// locked is false: a stale row taken over while its lock was held).
+	conn   *pgxpool.Conn
+	locked bool
 	// token is the row's created_at as this claim wrote it: an owner that
 	// lost its claim to a retry settles nothing of the retry's.
 	token time.Time
@@ -170,8 +174,9 @@ func (s *Store) try(ctx context.Context, keyID uuid.UUID, key string, hash []byt
 
 // claim takes the key's lock on a connection of its own and, holding it,
 // writes the row: a new one, an expired one, or an unfinished one whose
-// owner is gone (nobody held the lock) or stale. Nil, nil when the key is
-// someone else's: the caller reads the row.
+// owner is gone (it held the lock while it ran). Without the lock it only
+// takes over a stale row. Nil, nil when the key is someone else's: the
+// caller reads the row.
 func (s *Store) claim(ctx context.Context, keyID uuid.UUID, key string, hash []byte) (*Claim, error) {
 	select {
 	case s.owners <- struct{}{}:
@@ -184,15 +189,16 @@ func (s *Store) claim(ctx context.Context, keyID uuid.UUID, key string, hash []b
 		return nil, err
 	}
 	c := &Claim{store: s, keyID: keyID, key: key, hash: hash, conn: conn}
-	var locked bool
-	err = conn.QueryRow(ctx, tryLockSQL, keyID, key).Scan(&locked)
-	if err == nil {
-		err = conn.QueryRow(ctx, claimSQL, keyID, key, hash, TTL, s.stale, locked).Scan(&c.token)
+	err = conn.QueryRow(ctx, tryLockSQL, keyID, key).Scan(&c.locked)
+	if err == nil && c.locked {
+		err = conn.QueryRow(ctx, claimSQL, keyID, key, hash, TTL).Scan(&c.token)
+	} else if err == nil {
+		err = conn.QueryRow(ctx, staleSQL, keyID, key, hash, s.stale).Scan(&c.token)
 	}
 	if err == nil {
 		return c, nil
 	}
-	c.done(ctx, locked)
+	c.done(ctx)
 	if database.NoRows(err) {
 		return nil, nil
 	}
@@ -201,14 +207,14 @@ func (s *Store) claim(ctx context.Context, keyID uuid.UUID, key string, hash []b
 
 // done gives the claim's connection back, unlocked. A connection that
 // cannot say it unlocked is closed instead, which frees its locks.
-func (c *Claim) done(ctx context.Context, locked bool) {
+func (c *Claim) done(ctx context.Context) {
 	if c.conn == nil {
 		return
 	}
 	conn := c.conn
 	c.conn = nil
 	defer func() { <-c.store.owners }()
-	if locked && !conn.Conn().IsClosed() {
+	if c.locked && !conn.Conn().IsClosed() {
 		var unlocked bool
 		if err := conn.QueryRow(ctx, unlockSQL, c.keyID, c.key).Scan(&unlocked); err != nil || !unlocked {
 			_ = conn.Conn().Close(ctx)
@@ -245,7 +251,7 @@ func (c *Claim) settle(ctx context.Context, sql string, args ...any) error {
 		return errors.New("idempotency claim already settled")
 	}
 	_, err := c.conn.Exec(ctx, sql, args...)
-	c.done(ctx, true)
+	c.done(ctx)
 	return err
 }
 
