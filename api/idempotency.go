@@ -22,8 +22,9 @@ import (
 // two bodies are one request exactly when the handler would do the same
 // with them, however their members are ordered, spelt or spaced, and a
 // body refused as invalid never reaches here, claims no key and can be
-// corrected and sent again under the same key. Server errors (5xx) are not
-// stored: the key is released and a retry runs anew (a purchase retried so
+// corrected and sent again under the same key. Server errors (5xx), and
+// requests whose client left before their answer (499), are not stored:
+// the key is released and a retry runs anew (a purchase retried so
 // is still charged once: a key owns a clip once). The answer is kept
 // sealed; one over idempotency.MaxBody is not kept, and a retry gets 409
 // conflict rather than a second run.
@@ -67,7 +68,7 @@ func (s *replayer) idempotent(c *fiber.Ctx, req any, do func() error) error {
 		}
 	}
 	status := c.Response().StatusCode()
-	if status >= 500 {
+	if status >= 500 || status == StatusClientClosedRequest {
 		if err := claim.Release(settle); err != nil {
 			s.logger.Warn("idempotency key not released", "request_id", requestID(c), "error", err.Error())
 		}

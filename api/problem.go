@@ -1,6 +1,8 @@
 package api
 
 import (
+	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -46,6 +48,12 @@ var titles = map[apperr.Code]string{
 // "internal error": no SQL, stack or secret reaches a client.
 func errorHandler(logger *slog.Logger, baseURL string) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
+		if clientLeft(c, err) {
+			// Nobody reads this answer. 499 keeps it out of the 5xx
+			// figures and the error log, where it is no server's fault.
+			c.Status(StatusClientClosedRequest)
+			return nil
+		}
 		out := classify.Error(err)
 		ae := out.Err
 		if !out.Known {
@@ -102,4 +110,15 @@ func writeProblem(c *fiber.Ctx, baseURL string, ae *apperr.Error) error {
 	}
 	c.Set(fiber.HeaderContentType, "application/problem+json")
 	return nil
+}
+
+// StatusClientClosedRequest is the status recorded (in the access log and
+// the request metrics) for a request whose client closed its connection
+// before the answer was ready: nginx's 499. No client ever receives it.
+const StatusClientClosedRequest = 499
+
+// clientLeft reports whether err is the request's own context ending
+// because its client closed the connection (cancelOnDisconnect).
+func clientLeft(c *fiber.Ctx, err error) bool {
+	return errors.Is(err, context.Canceled) && errors.Is(c.UserContext().Err(), context.Canceled)
 }
