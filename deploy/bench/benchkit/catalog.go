@@ -189,9 +189,18 @@ func EmbedCatalog(ctx context.Context, pool *pgxpool.Pool, e embed.Embedder, n i
 // and no queue (clips stay pending: a benchmark embeds them itself),
 // storing media under mediaDir ("": none). Close closes it.
 func OpenCatalog(ctx context.Context, pool *pgxpool.Pool, mediaDir string) (*wiring.Services, error) {
+	return OpenCatalogWith(ctx, pool, mediaDir, nil)
+}
+
+// OpenCatalogWith is OpenCatalog with configure (nil: none) applied to the
+// configuration first, to measure the services under other settings.
+func OpenCatalogWith(ctx context.Context, pool *pgxpool.Pool, mediaDir string, configure func(*config.Config)) (*wiring.Services, error) {
 	cfg, o := config.Defaults(), wiring.Options{Pool: pool}
 	if mediaDir != "" {
 		cfg.MediaDir, o.Parts = mediaDir, wiring.Media
+	}
+	if configure != nil {
+		configure(&cfg)
 	}
 	return wiring.Open(ctx, cfg, o)
 }

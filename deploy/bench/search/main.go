@@ -33,6 +33,7 @@ import (
 
 	"broll/catalog/search"
 	"broll/deploy/bench/benchkit"
+	"broll/internal/config"
 )
 
 type options struct {
@@ -53,7 +54,7 @@ func main() {
 	flag.IntVar(&o.importVideos, "import", 10_000, "clips sent through the real import path")
 	flag.IntVar(&o.queries, "queries", 200, "queries per scenario")
 	flag.IntVar(&o.k, "k", 10, "results per query (recall@k)")
-	flag.StringVar(&ef, "ef-search", "100,120,150", "hnsw.ef_search values to measure the raw index query at (catalog.Search uses its own, 120)")
+	flag.StringVar(&ef, "ef-search", "100,120,150", "hnsw.ef_search values to measure the raw index query and the catalog's search (its BROLL_SEMANTIC_EF_SEARCH) at")
 	flag.IntVar(&o.m, "m", 0, "rebuild the index WITH (m = ...) instead of the migration's parameters")
 	flag.IntVar(&o.efConstruction, "ef-construction", 0, "rebuild the index WITH (ef_construction = ...)")
 	flag.StringVar(&o.data, "data", "lowrank", "vector distribution: lowrank (like embeddings) or uniform (worst case)")
@@ -150,10 +151,17 @@ func run(o options) error {
 	fmt.Printf("sizes: table %s, whole-catalog HNSW index %s, per-emotion HNSW indexes %s, shared_buffers %s\n",
 		table, index, emotionIndexes, buffers)
 
-	g, err := benchkit.OpenCatalog(ctx, pool, "")
-	if err != nil {
-		return err
+	// The catalog's own search at each -ef-search value (its
+	// BROLL_SEMANTIC_EF_SEARCH), so recall and cost are measured on the
+	// API's path: the candidates beyond the page, re-ranked by full vectors.
+	var svcs []*search.Service
+	for _, ef := range o.efSearch {
+		g, err := benchkit.OpenCatalogWith(ctx, pool, "", func(c *config.Config) { c.SemanticEfSearch = ef })
+		if err != nil {
+			return err
+		}
+		defer g.Close()
+		svcs = append(svcs, g.Search)
 	}
-	defer g.Close()
-	return measureSearch(ctx, pool, g.Search, o, vecs.withSeed(o.seed+1))
+	return measureSearch(ctx, pool, svcs, o, vecs.withSeed(o.seed+1))
 }

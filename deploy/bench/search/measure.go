@@ -137,7 +137,7 @@ type fixedEmbedder struct{ vec []float32 }
 func (f *fixedEmbedder) EmbedQuery(context.Context, string) ([]float32, error) { return f.vec, nil }
 func (f *fixedEmbedder) Model() string                                         { return benchModel }
 
-func measureSearch(ctx context.Context, pool *pgxpool.Pool, svc *search.Service, o options, vecs *vectorSource) error {
+func measureSearch(ctx context.Context, pool *pgxpool.Pool, svcs []*search.Service, o options, vecs *vectorSource) error {
 	rng := rand.New(rand.NewPCG(o.seed, 4))
 	queries := make([][]float32, o.queries)
 	for i := range queries {
@@ -188,27 +188,29 @@ func measureSearch(ctx context.Context, pool *pgxpool.Pool, svc *search.Service,
 			fmt.Printf("  %-44s one query touched %d buffers, %d of them read from outside shared_buffers\n", "", hit+read, read)
 		}
 
-		// The whole catalog search as the API runs it: index settings, the
-		// nearest query with the clip rows, the capped count, the exact
-		// fallback when needed.
-		var s stats
-		for i, q := range queries {
-			cq := sc.query(vals[i])
-			cq.SemanticSearch, cq.Limit = "bench", o.k
-			start := time.Now()
-			page, err := svc.Search(ctx, cq, &fixedEmbedder{vec: q})
-			if err != nil {
-				return fmt.Errorf("catalog search %s: %w", sc.name, err)
+		// The whole catalog search as the API runs it, at each ef_search:
+		// index settings, the nearest query with the clip rows, the capped
+		// count, the exact fallback when needed.
+		for n, svc := range svcs {
+			var s stats
+			for i, q := range queries {
+				cq := sc.query(vals[i])
+				cq.SemanticSearch, cq.Limit = "bench", o.k
+				start := time.Now()
+				page, err := svc.Search(ctx, cq, &fixedEmbedder{vec: q})
+				if err != nil {
+					return fmt.Errorf("catalog search %s: %w", sc.name, err)
+				}
+				ids := make([]uuid.UUID, len(page.Videos))
+				for j, v := range page.Videos {
+					ids[j] = v.ID
+				}
+				s.add(time.Since(start), ids, exact[i], o.k)
 			}
-			ids := make([]uuid.UUID, len(page.Videos))
-			for j, v := range page.Videos {
-				ids[j] = v.ID
-			}
-			s.add(time.Since(start), ids, exact[i], o.k)
+			s.report(fmt.Sprintf("%s catalog.Search ef=%d", sc.name, o.efSearch[n]))
 		}
-		s.report(sc.name + " catalog.Search")
 	}
-	return otherQueries(ctx, svc)
+	return otherQueries(ctx, svcs[len(svcs)-1])
 }
 
 // explain prints whether the filtered query walks the HNSW index.
