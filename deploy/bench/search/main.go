@@ -34,6 +34,7 @@ import (
 	"broll/catalog/search"
 	"broll/deploy/bench/benchkit"
 	"broll/internal/config"
+	"broll/wiring"
 )
 
 type options struct {
@@ -155,13 +156,18 @@ func run(o options) error {
 	// BROLL_SEMANTIC_EF_SEARCH), so recall and cost are measured on the
 	// API's path: the candidates beyond the page, re-ranked by full vectors.
 	var svcs []*search.Service
+	var graphs []*wiring.Services
+	defer func() {
+		for _, g := range graphs {
+			g.Close()
+		}
+	}()
 	for _, ef := range o.efSearch {
 		g, err := benchkit.OpenCatalogWith(ctx, pool, "", func(c *config.Config) { c.SemanticEfSearch = ef })
 		if err != nil {
 			return err
 		}
-		defer g.Close()
-		svcs = append(svcs, g.Search)
+		graphs, svcs = append(graphs, g), append(svcs, g.Search)
 	}
 	return measureSearch(ctx, pool, svcs, o, vecs.withSeed(o.seed+1))
 }
