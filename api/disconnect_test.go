@@ -1,37 +1,19 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
+	"broll/internal/testkit"
 )
-
-// lockedBuffer is a log sink the server and the test may use at once.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestClientThatLeavesIsNotAServerError: over a real socket, a client
 // that closes its connection while its request runs cancels the
@@ -39,7 +21,7 @@ func (b *lockedBuffer) String() string {
 // 499 with nothing in the error log, not as a 500 "internal error". A
 // cancelled context the client did not cause is still a 500.
 func TestClientThatLeavesIsNotAServerError(t *testing.T) {
-	var logs lockedBuffer
+	var logs testkit.SyncBuffer
 	app := fiber.New(fiber.Config{ErrorHandler: errorHandler(slog.New(slog.NewTextHandler(&logs, nil)), "http://api.test")})
 	statuses := make(chan int, 4)
 	app.Use(func(c *fiber.Ctx) error { // records the final status, as apiMetrics.observe does
