@@ -5,11 +5,10 @@ package idempotency
 // Idempotency-Key) throughout.
 
 // lockKey names a key's advisory lock from $1 (the API key id) and $2 (the
-// Idempotency-Key). Two keys sharing a lock only make one wait.
-const lockKey = `hashtextextended('broll:idem:' || $1::text || ':' || $2::text, 0)`
-
-// tryLockSQL takes the key's lock on this session if it is free.
-const tryLockSQL = `SELECT pg_try_advisory_lock(` + lockKey + `)`
+// Idempotency-Key). Two keys sharing a lock only make one wait. The id is
+// written as uuid's text (lower case, with hyphens), as nodes of the
+// builds before wrote it (they sent it as text).
+const lockKey = `hashtextextended('broll:idem:' || $1::uuid::text || ':' || $2::text, 0)`
 
 // unlockSQL lets the key's lock go; false if this session did not hold it.
 const unlockSQL = `SELECT pg_advisory_unlock(` + lockKey + `)`
@@ -19,27 +18,32 @@ const unlockSQL = `SELECT pg_advisory_unlock(` + lockKey + `)`
 const storedSQL = `SELECT request_hash, status, coalesce(content_type, ''), body FROM idempotency_keys
 	WHERE api_key_id = $1 AND idem_key = $2`
 
-// claimSQL writes the key's row for request $3 and returns its token (the
-// row's created_at), run only while this session holds the key's lock: a
-// new row, or one expired (older than $4), or one unfinished, whose owner
-// is gone (every owner holds the lock while it runs, so none does now). No
-// row: the key's request has finished and its answer is stored.
+// claimSQL tries the key's lock on this session and claims the key's row
+// for request $3, in one statement, returning whether the lock was taken
+// and the claim's token (the row's created_at; NULL: no claim, the key is
+// someone else's or answered). With the lock it writes a new row, or takes
+// over one expired (older than $4) or unfinished, whose owner is gone:
+// every owner holds the lock while it runs, so none does now. Without the
+// lock it only takes over a row left unfinished for longer than $5 (its
+// owner's session kept by a server that cannot reach its client), and
+// never inserts: a row written without the lock would be taken by the
+// lock's holder for an orphan, and two requests would run.
 const claimSQL = `
-	INSERT INTO idempotency_keys AS i (api_key_id, idem_key, request_hash) VALUES ($1, $2, $3)
-	ON CONFLICT (api_key_id, idem_key) DO UPDATE
-	SET request_hash = EXCLUDED.request_hash, status = NULL, content_type = NULL, body = NULL, created_at = now()
-	WHERE i.created_at < now() - $4::interval OR i.status IS NULL
-	RETURNING created_at`
-
-// staleSQL takes over the key's row for request $3 when its request has
-// run unfinished for longer than $4 although the key's lock is held (a
-// session the server keeps for a client it cannot reach), and returns its
-// token. It never inserts: a request without the lock must not write a
-// row that the lock's holder would then take for an orphan.
-const staleSQL = `
-	UPDATE idempotency_keys SET request_hash = $3, status = NULL, content_type = NULL, body = NULL, created_at = now()
-	WHERE api_key_id = $1 AND idem_key = $2 AND status IS NULL AND created_at < now() - $4::interval
-	RETURNING created_at`
+	WITH l AS MATERIALIZED (SELECT pg_try_advisory_lock(` + lockKey + `) AS locked),
+	mine AS (
+		INSERT INTO idempotency_keys AS i (api_key_id, idem_key, request_hash)
+		SELECT $1, $2, $3 FROM l WHERE l.locked
+		ON CONFLICT (api_key_id, idem_key) DO UPDATE
+		SET request_hash = EXCLUDED.request_hash, status = NULL, content_type = NULL, body = NULL, created_at = now()
+		WHERE i.created_at < now() - $4::interval OR i.status IS NULL
+		RETURNING i.created_at
+	), stale AS (
+		UPDATE idempotency_keys SET request_hash = $3, status = NULL, content_type = NULL, body = NULL, created_at = now()
+		WHERE api_key_id = $1 AND idem_key = $2 AND status IS NULL AND created_at < now() - $5::interval
+		  AND NOT (SELECT locked FROM l)
+		RETURNING created_at
+	)
+	SELECT l.locked, coalesce((SELECT created_at FROM mine), (SELECT created_at FROM stale)) FROM l`
 
 // finishSQL stores the answer ($5 status, $6 content type, $7 sealed body)
 // of the claim on the row of request $3 with token $4, if still unfinished.

@@ -172,11 +172,11 @@ func (s *Store) try(ctx context.Context, keyID uuid.UUID, key string, hash []byt
 	return nil, &r, nil
 }
 
-// claim takes the key's lock on a connection of its own and, holding it,
-// writes the row: a new one, an expired one, or an unfinished one whose
-// owner is gone (it held the lock while it ran). Without the lock it only
-// takes over a stale row. Nil, nil when the key is someone else's: the
-// caller reads the row.
+// claim tries the key's lock on a connection of its own and, in the same
+// statement, claims the row (claimSQL): with the lock a new row, an
+// expired one or an unfinished one whose owner is gone; without it only a
+// stale one. Nil, nil when the key is someone else's: the caller reads
+// the row.
 func (s *Store) claim(ctx context.Context, keyID uuid.UUID, key string, hash []byte) (*Claim, error) {
 	select {
 	case s.owners <- struct{}{}:
@@ -189,19 +189,19 @@ func (s *Store) claim(ctx context.Context, keyID uuid.UUID, key string, hash []b
 		return nil, err
 	}
 	c := &Claim{store: s, keyID: keyID, key: key, hash: hash, conn: conn}
-	err = conn.QueryRow(ctx, tryLockSQL, keyID, key).Scan(&c.locked)
-	if err == nil && c.locked {
-		err = conn.QueryRow(ctx, claimSQL, keyID, key, hash, TTL).Scan(&c.token)
-	} else if err == nil {
-		err = conn.QueryRow(ctx, staleSQL, keyID, key, hash, s.stale).Scan(&c.token)
-	}
-	if err == nil {
+	var token *time.Time
+	err = conn.QueryRow(ctx, claimSQL, keyID, key, hash, TTL, s.stale).Scan(&c.locked, &token)
+	if err == nil && token != nil {
+		c.token = *token
 		return c, nil
 	}
-	c.done(ctx)
-	if database.NoRows(err) {
-		return nil, nil
+	if err != nil {
+		// The statement may have failed after it took the lock, which a
+		// failed statement does not give back: done unlocks, or closes the
+		// connection when there was nothing to unlock.
+		c.locked = true
 	}
+	c.done(ctx)
 	return nil, err
 }
 

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"broll/billing/billingtest"
 	"broll/internal/idempotency"
 	"broll/internal/testkit"
@@ -72,5 +74,26 @@ func TestExpiry(t *testing.T) {
 	var old int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM idempotency_keys WHERE idem_key LIKE 'old-%'`).Scan(&old); err != nil || old != 0 {
 		t.Fatalf("%d expired rows left (%v)", old, err)
+	}
+}
+
+// TestLockNameAsBefore: the key's lock is named from the API key id as
+// uuid's text, which must be the text the builds before sent (the id as a
+// text argument): during a rolling deploy, nodes of both builds take the
+// same lock for a key.
+func TestLockNameAsBefore(t *testing.T) {
+	t.Parallel()
+	pool, _ := testkit.NewPool(t)
+	for _, id := range []uuid.UUID{uuid.New(), uuid.MustParse("ABCDEF01-2345-6789-ABCD-EF0123456789"), uuid.Nil} {
+		var same bool
+		if err := pool.QueryRow(context.Background(),
+			`SELECT hashtextextended('broll:idem:' || $1::text || ':' || $2::text, 0) =
+			        hashtextextended('broll:idem:' || $3::uuid::text || ':' || $2::text, 0)`,
+			id, "k", id).Scan(&same); err != nil {
+			t.Fatal(err)
+		}
+		if !same {
+			t.Fatalf("key %s: the lock's name differs from the one the builds before took", id)
+		}
 	}
 }
