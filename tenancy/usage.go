@@ -121,6 +121,13 @@ return {redis.call('GET', KEYS[7]), redis.call('HGETALL', KEYS[4]), redis.call('
         redis.call('HGETALL', KEYS[6])}
 `)
 
+// dropBatch deletes the batch keys KEYS[1..4] (KEYS[4] the batch id) if
+// the batch is still ARGV[1]: a flusher whose lock lapsed must not delete
+// a batch taken after its own.
+var dropBatch = redis.NewScript(`
+if redis.call('GET', KEYS[4]) == ARGV[1] then return redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4]) end
+return 0`)
+
 var releaseLock = redis.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`)
@@ -237,7 +244,7 @@ func (u *Usage) flushBatch(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("usage flush: %w", err)
 	}
-	return u.rdb.Del(ctx, keys[3:7]...).Err()
+	return dropBatch.Run(ctx, u.rdb, keys[3:7], batchID).Err()
 }
 
 func (u *Usage) flushLocal(ctx context.Context) error {
