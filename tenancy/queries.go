@@ -214,6 +214,9 @@ const usersSQL = `SELECT ` + userColumns + ` FROM dashboard_users
 // credentialsSQL reads the user with email $1 and its password hash.
 const credentialsSQL = `SELECT ` + userColumns + `, password_hash FROM dashboard_users WHERE email = $1`
 
+// passwordIsSQL reports whether user $1's password hash is still $2.
+const passwordIsSQL = `SELECT password_hash IS NOT DISTINCT FROM $2 FROM dashboard_users WHERE id = $1`
+
 // recordSignInSQL notes user $1's sign-in at $2.
 const recordSignInSQL = `UPDATE dashboard_users SET last_sign_in_at = $2 WHERE id = $1`
 

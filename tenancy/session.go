@@ -257,8 +257,10 @@ func (s *Sessions) End(ctx context.Context, token string) error {
 }
 
 // endAll deletes every session in a user's index and the index itself, in
-// one step, so that a sign-in racing with it is either ended or not yet
-// begun.
+// one step, so that a session written before it is ended. A sign-in that
+// verified a password a reset then replaced writes its session after this
+// ran: it reads the hash again once its session exists and ends it
+// (Sessions.SignIn).
 var endAll = redis.NewScript(`
 local hashes = redis.call('SMEMBERS', KEYS[1])
 local n = 0

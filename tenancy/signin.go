@@ -46,7 +46,7 @@ func (s *Sessions) SignIn(ctx context.Context, email, password, clientAddr strin
 	if err != nil {
 		return Session{}, "", err
 	}
-	u, err := s.users.CheckCredentials(ctx, email, password)
+	u, hash, err := s.users.checkCredentials(ctx, email, password)
 	if apperr.CodeOf(err) == apperr.Unauthorized {
 		if lockErr := s.recordFailure(ctx, emailID, attempt); lockErr != nil {
 			return Session{}, "", lockErr
@@ -63,6 +63,15 @@ func (s *Sessions) SignIn(ctx context.Context, email, password, clientAddr strin
 	sess, token, err := s.start(ctx, u)
 	if err != nil {
 		return Session{}, "", err
+	}
+	// A reset committed after the hash was read ends every session: ours
+	// too if it is written by then; otherwise we see the new hash here.
+	if same, err := s.users.passwordIs(ctx, u.ID, hash); err != nil || !same {
+		_ = s.End(context.WithoutCancel(ctx), token)
+		if err != nil {
+			return Session{}, "", fmt.Errorf("sign in: %w", err)
+		}
+		return Session{}, "", errBadCredentials
 	}
 	if err := s.users.RecordSignIn(ctx, u.ID, s.opts.Now()); err != nil {
 		return Session{}, "", fmt.Errorf("sign in: %w", err)

@@ -212,29 +212,47 @@ const dummyHash = "$argon2id$v=19$m=19456,t=2,p=1$uFE6AumC/wRVqw0YKbwCyw$gFvPNuv
 // CheckCredentials returns the user whose email and password these are, or
 // unauthorized. Throttling is the caller's (Sessions.SignIn).
 func (s *Service) CheckCredentials(ctx context.Context, email, password string) (User, error) {
+	u, _, err := s.checkCredentials(ctx, email, password)
+	return u, err
+}
+
+// passwordIs reports whether user id's password hash is still hash: a
+// sign-in checks it once its session exists (Sessions.SignIn).
+func (s *Service) passwordIs(ctx context.Context, id uuid.UUID, hash string) (bool, error) {
+	var same bool
+	err := s.pool.QueryRow(ctx, passwordIsSQL, id, hash).Scan(&same)
+	if database.NoRows(err) {
+		return false, nil
+	}
+	return same, err
+}
+
+// checkCredentials is CheckCredentials, also returning the password hash
+// the password was verified against.
+func (s *Service) checkCredentials(ctx context.Context, email, password string) (User, string, error) {
 	email, err := NormalizeEmail(email)
 	if err != nil || password == "" || len(password) > 4*MaxPasswordLength {
-		return User{}, s.failSlowly(ctx, password)
+		return User{}, "", s.failSlowly(ctx, password)
 	}
 	c, err := database.SelectOne(ctx, s.pool, pgx.RowToStructByName[credentials], credentialsSQL, email)
 	if err != nil && !database.NoRows(err) {
-		return User{}, fmt.Errorf("check credentials: %w", err)
+		return User{}, "", fmt.Errorf("check credentials: %w", err)
 	}
 	if c.PasswordHash == nil {
-		return User{}, s.failSlowly(ctx, password)
+		return User{}, "", s.failSlowly(ctx, password)
 	}
 	u := c.User
 	var ok bool
 	if werr := s.hashing.run(ctx, func() { ok, err = VerifyPassword(*c.PasswordHash, password) }); werr != nil {
-		return User{}, werr
+		return User{}, "", werr
 	}
 	if err != nil {
-		return User{}, fmt.Errorf("check credentials: user %s: %w", u.ID, err)
+		return User{}, "", fmt.Errorf("check credentials: user %s: %w", u.ID, err)
 	}
 	if !ok {
-		return User{}, errBadCredentials
+		return User{}, "", errBadCredentials
 	}
-	return u, nil
+	return u, *c.PasswordHash, nil
 }
 
 // failSlowly verifies password against dummyHash, so that an answer for a
