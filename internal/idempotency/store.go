@@ -9,9 +9,11 @@
 // lock says the owner is alive. A node that crashed, or a primary that went
 // away in a failover, takes its sessions and so its locks with it, and the
 // next retry finds the row unlocked and runs the request at once instead of
-// waiting for the row to go stale. Only the lock's holder writes a new row
-// or takes over an unfinished one; without the lock a request only waits,
-// or takes over a row left unfinished past the stale time.
+// waiting for the row to go stale. Nobody runs without the lock: only its
+// holder writes a new row or takes over an unfinished one. A row left
+// unfinished past the stale time while its lock is still held (a session
+// the server keeps for a client it cannot reach) is taken over by ending
+// that session, which lets the lock go, and taking the lock.
 package idempotency
 
 import (
