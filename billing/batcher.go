@@ -242,12 +242,14 @@ func (b *batcher) runAttempts(parent context.Context, account uuid.UUID, jobs []
 	// their copies of it before and copy it again after (Door.Hold), all
 	// of the batch's buyers in one call each way, and before any buyer has
 	// its answer, so a request's next read sees its own purchase. A batch
-	// gives up (30 s) well before a hold lapses.
+	// gives up (30 s) well before a hold lapses. A batch whose last attempt
+	// ended with its outcome unknown leaves the hold to lapse instead: that
+	// attempt may still commit after the batch gave up (Hold.Settle).
+	var err error
 	if subjects := ownedBy(jobs); b.admission != nil && len(subjects) > 0 {
 		h := b.admission.Hold(ctx, subjects...)
-		defer h.Release(ctx)
+		defer func() { h.Settle(ctx, database.CommitOutcomeUnknown(err)) }()
 	}
-	var err error
 	for attempt := 0; attempt < attempts; attempt++ {
 		if attempt > 0 {
 			time.Sleep(retryPause << (attempt - 1))
@@ -263,13 +265,14 @@ func (b *batcher) runAttempts(parent context.Context, account uuid.UUID, jobs []
 			break
 		}
 	}
+	failed := err
 	if err == nil || database.IsUnavailable(err) || database.IsRetryable(err) {
 		// Whether the last attempt committed is unknown; a retry of the
 		// same request is answered from what is stored, never charged twice.
-		err = apperr.New(apperr.Unavailable, "the purchase could not be confirmed; retry shortly")
+		failed = apperr.New(apperr.Unavailable, "the purchase could not be confirmed; retry shortly")
 	}
 	for _, j := range jobs {
-		j.err = err
+		j.err = failed
 	}
 }
 

@@ -5,10 +5,41 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
+	"broll/internal/admission"
+	"broll/internal/apperr"
 	"broll/internal/testkit"
 	"broll/tenancy"
 )
+
+// batchFixture is a fresh database with an account holding 100.00, one
+// customer key of it (and its root key's id) and n clips at 2.50 for sale.
+func batchFixture(t *testing.T, n int) (pool *pgxpool.Pool, account, root, key uuid.UUID, videos []uuid.UUID) {
+	t.Helper()
+	pool, _ = testkit.NewPool(t)
+	ctx := context.Background()
+	opened, err := New(pool, ServiceOptions{LowBalanceThreshold: DefaultLowBalanceThreshold, TestBalance: DefaultTestBalance}).OpenAccount(ctx, "Test", "batch", 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := tenancy.Principal{KeyID: opened.RootKey.ID, AccountID: opened.Account.ID, RootKeyID: opened.RootKey.ID,
+		Kind: tenancy.KindRoot, Scopes: opened.RootKey.Scopes}
+	k, err := tenancy.New(pool, tenancy.ServiceOptions{}).CreateCustomerKey(ctx, owner, "k", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	videos = make([]uuid.UUID, n)
+	for i := range videos {
+		videos[i] = uuid.New()
+	}
+	if _, err := pool.Exec(ctx, `
+		INSERT INTO videos (id, title, emotion, gender, difficulty, media_key)
+		SELECT id, 'clip', 'happy', 'female', 'easy', 'clips/x' FROM unnest($1::uuid[]) AS id`, videos); err != nil {
+		t.Fatal(err)
+	}
+	return pool, opened.Account.ID, opened.RootKey.ID, k.ID, videos
+}
 
 // TestBatchRunAgainAfterLostAnswer: a batch that committed but whose answer
 // was lost with its connection runs again; the second run must report the
@@ -16,36 +47,19 @@ import (
 // before, not charged twice), because they carry the job's own ids.
 func TestBatchRunAgainAfterLostAnswer(t *testing.T) {
 	t.Parallel()
-	pool, _ := testkit.NewPool(t)
+	pool, account, _, key, videos := batchFixture(t, 2)
 	ctx := context.Background()
-	opened, err := New(pool, ServiceOptions{LowBalanceThreshold: DefaultLowBalanceThreshold, TestBalance: DefaultTestBalance}).OpenAccount(ctx, "Test", "lost-answer", 10000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	acct := opened.Account
-	root := tenancy.Principal{KeyID: opened.RootKey.ID, AccountID: acct.ID, RootKeyID: opened.RootKey.ID,
-		Kind: tenancy.KindRoot, Scopes: opened.RootKey.Scopes}
-	key, err := tenancy.New(pool, tenancy.ServiceOptions{}).CreateCustomerKey(ctx, root, "k", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	videos := []uuid.UUID{uuid.New(), uuid.New()}
-	if _, err := pool.Exec(ctx, `
-		INSERT INTO videos (id, title, emotion, gender, difficulty, media_key)
-		SELECT id, 'clip', 'happy', 'female', 'easy', 'clips/x' FROM unnest($1::uuid[]) AS id`, videos); err != nil {
-		t.Fatal(err)
-	}
-	owned := newJob(key.ID, "", videos[:1], nil, false, false)
+	owned := newJob(key, "", videos[:1], nil, false, false)
 	b := newBatcher(pool)
-	if complete, err := b.exec(ctx, acct.ID, []*purchaseJob{owned}); err != nil || !complete {
+	if complete, err := b.exec(ctx, account, []*purchaseJob{owned}); err != nil || !complete {
 		t.Fatalf("first purchase: %v %v", complete, err)
 	}
 
-	job := newJob(key.ID, "", videos, nil, false, false)
-	if _, err := b.exec(ctx, acct.ID, []*purchaseJob{job}); err != nil { // committed; its answer "lost"
+	job := newJob(key, "", videos, nil, false, false)
+	if _, err := b.exec(ctx, account, []*purchaseJob{job}); err != nil { // committed; its answer "lost"
 		t.Fatal(err)
 	}
-	complete, err := b.exec(ctx, acct.ID, []*purchaseJob{job})
+	complete, err := b.exec(ctx, account, []*purchaseJob{job})
 	if err != nil || !complete {
 		t.Fatalf("second run: %v %v", complete, err)
 	}
@@ -56,5 +70,51 @@ func TestBatchRunAgainAfterLostAnswer(t *testing.T) {
 	if res.TotalCharged != 500 || res.Balance != 9000 || !res.Purchases[0].AlreadyOwned || res.Purchases[1].AlreadyOwned ||
 		res.Purchases[1].PurchaseID != job.newIDs[1] || res.Purchases[0].PurchaseID == uuid.Nil {
 		t.Fatalf("after the second run: %+v", res)
+	}
+}
+
+// TestUnconfirmedBatchLeavesWhatItsBuyersOwnHeld: a batch that committed
+// releases its hold on what its buyers own at once. One whose every
+// attempt ended without an answer ("could not be confirmed") leaves the
+// hold to lapse: its last attempt may still commit, and a release before
+// that would let nodes copy what the buyer owned before it under the new
+// token, and show the clip unowned until the buyer's next purchase.
+func TestUnconfirmedBatchLeavesWhatItsBuyersOwnHeld(t *testing.T) {
+	t.Parallel()
+	pool, account, root, key, videos := batchFixture(t, 2)
+	ks := testkit.Redis(t)
+	gate := admission.NewGate(ks.Client, ks.Prefix, nil, admission.GateOptions{})
+	defer gate.Close()
+	b := newBatcher(pool)
+	b.admission = gate
+	ctx := context.Background()
+	// held: another node's admission of the buyer lets it trust no copy
+	// of what the buyer owns.
+	other := admission.NewGate(ks.Client, ks.Prefix, tenancy.NewUsage(pool, ks.Client, ks.Prefix), admission.GateOptions{PerMinute: 1000})
+	defer other.Close()
+	held := func() bool {
+		t.Helper()
+		d, err := other.Admit(ctx, admission.Caller{KeyID: key, RootKeyID: root})
+		if err != nil || !d.Allowed {
+			t.Fatalf("admission: %+v %v", d, err)
+		}
+		_, trusted := d.Pass.Version(admission.Owned(key))
+		return !trusted
+	}
+
+	bought := newJob(key, "", videos[:1], nil, false, false)
+	b.runAttempts(ctx, account, []*purchaseJob{bought})
+	if bought.err != nil || held() {
+		t.Fatalf("a committed batch: error %v, what the buyer owns held after it %v", bought.err, held())
+	}
+
+	testkit.CommitTrap(t, pool, "purchases", testkit.CommitEndsSession)
+	lost := newJob(key, "", videos[1:], nil, false, false)
+	b.runAttempts(ctx, account, []*purchaseJob{lost})
+	if apperr.CodeOf(lost.err) != apperr.Unavailable {
+		t.Fatalf("a batch whose every attempt lost its session: %v, want unavailable", lost.err)
+	}
+	if !held() {
+		t.Error("what the buyer owns was released after a batch that could not be confirmed")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"broll/internal/admission"
+	"broll/internal/database"
 )
 
 // Every write of a clip's row commits through commit or inTx, which hold
@@ -13,13 +14,18 @@ import (
 // trusting their copies of clip details (VideoForKey) before the change
 // can be read, and copy them again after.
 
-// commit commits tx with the catalog held across the commit.
+// commit commits tx with the catalog held across the commit. A commit
+// whose outcome is unknown (its connection lost mid-commit: the server may
+// land it a moment later) leaves the hold to lapse rather than release it
+// before the change can be read (admission.Hold.Settle).
 func (s *Service) commit(ctx context.Context, tx pgx.Tx) error {
-	if s.admission != nil {
-		h := s.admission.Hold(ctx, admission.Catalog)
-		defer h.Release(ctx)
+	if s.admission == nil {
+		return tx.Commit(ctx)
 	}
-	return tx.Commit(ctx)
+	h := s.admission.Hold(ctx, admission.Catalog)
+	err := tx.Commit(ctx)
+	h.Settle(ctx, database.CommitOutcomeUnknown(err))
+	return err
 }
 
 // inTx runs fn in a transaction that commits through commit.

@@ -50,6 +50,18 @@ type Hold struct{ h marks.Hold }
 // in the background.
 func (h Hold) Release(ctx context.Context) { h.h.Release(ctx) }
 
+// Settle ends the hold after its change's commit: released when the
+// commit's outcome is known (it committed, or surely did not), left to
+// lapse when unknown is true (database.CommitOutcomeUnknown), since the
+// commit may still land after a release.
+func (h Hold) Settle(ctx context.Context, unknown bool) {
+	if unknown {
+		h.h.Lapse(ctx)
+		return
+	}
+	h.h.Release(ctx)
+}
+
 // Hold holds subjects across a change (Door.Hold): this process's passes
 // issued before stop trusting them at once, and every node's once Redis
 // has the hold. A nil Gate (services without Redis, whose nodes trust

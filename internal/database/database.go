@@ -234,6 +234,36 @@ func IsUnavailable(err error) bool {
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
+// CommitOutcomeUnknown reports an error of a commit (or of a statement
+// that commits by itself) after which the transaction may have committed
+// or not: the commit was sent and no answer says which. The connection was
+// lost, the caller's context ended while it waited (pgx then drops the
+// connection, and the server goes on with the commit), or the server ended
+// the session (FATAL), which it may do after the commit's record is
+// written, while the commit waits for a synchronous standby. An ERROR
+// from the server rolled the transaction back, and an error before
+// anything was sent (no connection, a context already ended) changed
+// nothing: both are known outcomes.
+func CommitOutcomeUnknown(err error) bool {
+	if err == nil || errors.Is(err, pgx.ErrTxCommitRollback) || pgconn.SafeToRetry(err) ||
+		errors.Is(err, puddle.ErrClosedPool) {
+		return false
+	}
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		severity := pgErr.SeverityUnlocalized
+		if severity == "" {
+			severity = pgErr.Severity
+		}
+		return severity == "FATAL" || severity == "PANIC"
+	}
+	return true
+}
+
 // IsUniqueViolation reports a 23505 error, optionally on a named constraint.
 func IsUniqueViolation(err error, constraint string) bool {
 	var pgErr *pgconn.PgError

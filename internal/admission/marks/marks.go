@@ -139,6 +139,8 @@ type Hold struct {
 	m      *Marks
 	holder string
 	names  []string
+	// held is whether Redis took the hold (Lapse).
+	held bool
 }
 
 // Hold holds the named marks: call it right before the commit of a change
@@ -157,7 +159,9 @@ func (m *Marks) Hold(ctx context.Context, names ...string) Hold {
 	}
 	if err := holdScript.Run(ctx, m.rdb, m.keys(names), args...).Err(); err != nil {
 		m.logger.Warn("marks: could not hold before a change; releasing after it", "marks", names, "error", err.Error())
+		return h
 	}
+	h.held = true
 	return h
 }
 
@@ -184,6 +188,27 @@ func (h Hold) Release(ctx context.Context) {
 		h.m.retries.Add(1)
 		go h.m.retry(h.names, h.holder)
 	}
+}
+
+// Lapse ends the hold without releasing it, for a change whose commit may
+// or may not have landed (its connection was lost while it committed, and
+// the server may still be committing it): the marks stay held until
+// HoldFor has passed, long after the transaction ended either way, and no
+// node copies under them meanwhile, as when a writer dies before its
+// release. A release now could come before a late commit lands: nodes
+// would copy what was there before it under the new token and trust that
+// copy until the next change. A hold Redis never took has nothing to
+// lapse, so it is released as Release does.
+func (h Hold) Lapse(ctx context.Context) {
+	if h.m == nil || len(h.names) == 0 {
+		return
+	}
+	if !h.held {
+		h.Release(ctx)
+		return
+	}
+	h.m.logger.Warn("marks: a change's commit is unconfirmed; its hold lapses by itself",
+		"marks", h.names, "lapses_in", HoldFor.String())
 }
 
 func (m *Marks) release(ctx context.Context, names []string, holder string) error {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -100,4 +101,53 @@ func TestHoldOfNothing(t *testing.T) {
 	}
 	var none *marks.Marks
 	none.Hold(ctx, marks.Catalog).Release(ctx) // a graph without Redis
+}
+
+// TestLapseLeavesTheMarkHeld: a change whose commit is unconfirmed ends
+// its hold without a release. The mark stays held, its token the one the
+// hold wrote, until HoldFor has passed, as a dead writer's would; a hold
+// Redis never took is released instead (there is nothing to lapse).
+func TestLapseLeavesTheMarkHeld(t *testing.T) {
+	ks := testkit.Redis(t)
+	ctx := context.Background()
+	m := marks.New(ks.Client, ks.Prefix, marks.MarksOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	defer m.Close()
+
+	h := m.Hold(ctx, marks.Catalog)
+	during, err := ks.Client.Get(ctx, marks.TokenKey(ks.Prefix, marks.Catalog)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Lapse(ctx)
+	now := testkit.RedisNow(t, ks.Client)
+	holds, err := ks.Client.ZRangeWithScores(ctx, marks.HeldKey(ks.Prefix, marks.Catalog), 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(holds) != 1 {
+		t.Fatalf("holds after a lapse: %v, want the one", holds)
+	}
+	if left := time.Duration(int64(holds[0].Score)-now.UnixMilli()) * time.Millisecond; left < marks.HoldFor-time.Minute || left > marks.HoldFor {
+		t.Errorf("the hold lapses in %v, want about %v", left, marks.HoldFor)
+	}
+	if tok, err := ks.Client.Get(ctx, marks.TokenKey(ks.Prefix, marks.Catalog)).Result(); err != nil || tok != during {
+		t.Errorf("token %q (%v) after a lapse, want the hold's %q", tok, err, during)
+	}
+
+	// A hold that never reached Redis (its caller's context had ended):
+	// the lapse releases it, giving the mark a new token.
+	other := marks.Owned(uuid.New())
+	if err := ks.Client.Set(ctx, marks.TokenKey(ks.Prefix, other), "before", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	h = m.Hold(gone, other)
+	if tok, _ := ks.Client.Get(ctx, marks.TokenKey(ks.Prefix, other)).Result(); tok != "before" {
+		t.Fatalf("a hold under an ended context reached Redis (token %q)", tok)
+	}
+	h.Lapse(gone)
+	if tok, _ := ks.Client.Get(ctx, marks.TokenKey(ks.Prefix, other)).Result(); tok == "before" {
+		t.Error("a hold Redis never took was not released by its lapse: the token is unchanged")
+	}
 }
