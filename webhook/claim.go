@@ -90,7 +90,7 @@ func (d *Deliverer) attempt(ctx context.Context, c claimed) {
 	res := d.send(ctx, c)
 	rctx := context.WithoutCancel(ctx)
 	if ctx.Err() != nil && res.status == 0 {
-		if _, err := d.pool.Exec(rctx, releaseSQL, c.id); err != nil {
+		if _, err := d.pool.Exec(rctx, releaseSQL, c.id, c.attempts); err != nil {
 			d.opts.Logger.Warn("webhook release", "delivery", c.id, "err", err)
 		}
 		return

@@ -210,7 +210,7 @@ func (d *Deliverer) record(ctx context.Context, c claimed, r result) error {
 		status = &r.status
 	}
 	_, err := d.pool.Exec(ctx, recordSQL, c.id, c.endpoint, status, int(r.duration.Milliseconds()), r.err, r.ok(),
-		d.backoff(c.attempts), d.opts.GiveUpAfter, humanDuration(d.opts.GiveUpAfter))
+		d.backoff(c.attempts), d.opts.GiveUpAfter, humanDuration(d.opts.GiveUpAfter), c.attempts)
 	if err != nil {
 		return fmt.Errorf("record delivery: %w", err)
 	}

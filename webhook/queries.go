@@ -162,15 +162,22 @@ SELECT c.id, c.endpoint_id::text, e.url, c.attempts, ev.id, ev.type, ev.livemode
 FROM c JOIN webhook_endpoints e ON e.id = c.endpoint_id JOIN webhook_events ev ON ev.id = c.event_id`
 
 // releaseSQL gives claimed delivery $1 back undone, due at once, its
-// attempt not counted: the worker stopped in the middle of it.
+// attempt not counted: the worker stopped in the middle of it. $2 is the
+// claim's attempt number: a delivery claimed again since (the lease
+// lapsed while this worker stalled) is the new claimer's, and stays so.
 const releaseSQL = `UPDATE webhook_deliveries SET attempts = greatest(attempts - 1, 0),
-	next_attempt_at = now(), leased_until = NULL WHERE id = $1 AND state = 'pending'`
+	next_attempt_at = now(), leased_until = NULL WHERE id = $1 AND state = 'pending' AND attempts = $2`
 
 // recordSQL logs an attempt and moves its delivery and endpoint on, in one
 // statement; a delivery given up meanwhile (its root key was revoked) is
 // not made pending again: $1 delivery, $2 endpoint, $3 status (NULL: none), $4 ms,
 // $5 error, $6 success, $7 pause before the next attempt, $8 how long to
-// retry and to tolerate an endpoint's failures, $9 that time in words.
+// retry and to tolerate an endpoint's failures, $9 that time in words, $10
+// the claim's attempt number. A failed attempt whose delivery was claimed
+// again since (this worker stalled past its lease) leaves the delivery to
+// its new claimer: clearing that claimer's lease or rescheduling the
+// delivery would let a third worker send it while the second still does.
+// A success is recorded whoever holds the delivery: it arrived.
 const recordSQL = `
 WITH log AS (
     INSERT INTO webhook_attempts (delivery_id, endpoint_id, status_code, duration_ms, error)
@@ -183,7 +190,7 @@ WITH log AS (
         delivered_at = CASE WHEN $6 THEN now() END,
         leased_until = NULL,
         next_attempt_at = CASE WHEN $6 THEN next_attempt_at ELSE now() + $7::interval END
-    WHERE id = $1
+    WHERE id = $1 AND ($6 OR attempts = $10)
 )
 UPDATE webhook_endpoints SET
     failing_since = CASE WHEN $6 THEN NULL ELSE coalesce(failing_since, now()) END,
