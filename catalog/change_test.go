@@ -32,10 +32,19 @@ func TestUnconfirmedCommitLeavesTheCatalogHeld(t *testing.T) {
 	}
 	testkit.CommitTrap(t, pool, "slow", testkit.CommitSleeps)
 	testkit.CommitTrap(t, pool, "refused", testkit.CommitFails)
-	change := func(ctx context.Context, table string) error {
+	// change writes a row of table through the catalog's commit; giveUp,
+	// when not 0, cancels its context that long after the commit was sent.
+	change := func(table string, giveUp time.Duration) error {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
 		return svc.InTx(ctx, func(tx pgx.Tx) error {
-			_, err := tx.Exec(ctx, `INSERT INTO `+table+` VALUES (1)`)
-			return err
+			if _, err := tx.Exec(ctx, `INSERT INTO `+table+` VALUES (1)`); err != nil {
+				return err
+			}
+			if giveUp > 0 {
+				time.AfterFunc(giveUp, cancel) // the commit follows at once
+			}
+			return nil
 		})
 	}
 	// held: another node's admission lets it trust no copy of a clip.
@@ -52,16 +61,14 @@ func TestUnconfirmedCommitLeavesTheCatalogHeld(t *testing.T) {
 		return !trusted
 	}
 
-	if err := change(ctx, "slow"); err != nil || held() {
+	if err := change("slow", 0); err != nil || held() {
 		t.Fatalf("a committed change: error %v, catalog held after it %v", err, held())
 	}
-	if err := change(ctx, "refused"); err == nil || held() {
+	if err := change("refused", 0); err == nil || held() {
 		t.Fatalf("a change refused at commit: error %v, catalog held after it %v", err, held())
 	}
 
-	leaving, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-	defer cancel()
-	if err := change(leaving, "slow"); err == nil {
+	if err := change("slow", 200*time.Millisecond); err == nil {
 		t.Fatal("a commit given up on returned no error")
 	}
 	if !held() {

@@ -49,7 +49,13 @@ func TestStalledWorkerKeepsOffTheNextClaim(t *testing.T) {
 
 	var wg sync.WaitGroup
 	wg.Go(func() { deliver(webhook.NewDeliverer(b.pool, b.sealer, stalled)) })
-	time.Sleep(800 * time.Millisecond) // the stalled worker's lease has lapsed
+	// The stalled worker is sending, and its lease (taken before) has
+	// lapsed: the next worker claims the delivery.
+	deadline := time.Now().Add(10 * time.Second)
+	for len(rcv.messages()) < 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(700 * time.Millisecond)
 	wg.Go(func() { deliver(webhook.NewDeliverer(b.pool, b.sealer, opts)) })
 	wg.Go(func() {
 		defer close(second)

@@ -32,8 +32,9 @@ func TestCommitOutcomeUnknown(t *testing.T) {
 		testkit.CommitTrap(t, pool, a, a)
 	}
 	// commitTo commits, under ctx, a transaction that inserted a row into
-	// table, and returns the commit's error.
-	commitTo := func(t *testing.T, ctx context.Context, table string) error {
+	// table, and returns the commit's error; giveUp, when not 0, cancels
+	// ctx that long after the commit was sent.
+	commitTo := func(t *testing.T, ctx context.Context, table string, giveUp time.Duration) error {
 		t.Helper()
 		tx, err := pool.Begin(context.Background())
 		if err != nil {
@@ -43,6 +44,11 @@ func TestCommitOutcomeUnknown(t *testing.T) {
 		if _, err := tx.Exec(context.Background(), `INSERT INTO `+table+` VALUES (1)`); err != nil {
 			t.Fatal(err)
 		}
+		if giveUp > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer time.AfterFunc(giveUp, cancel).Stop()
+		}
 		return tx.Commit(ctx)
 	}
 	landed := func(t *testing.T, table string) bool {
@@ -50,11 +56,11 @@ func TestCommitOutcomeUnknown(t *testing.T) {
 		return testkit.Count(t, pool, `SELECT count(*) FROM `+table) == 1
 	}
 
-	if database.CommitOutcomeUnknown(commitTo(t, ctx, "plain")) {
+	if database.CommitOutcomeUnknown(commitTo(t, ctx, "plain", 0)) {
 		t.Error("a commit that succeeded is unknown")
 	}
 
-	err := commitTo(t, ctx, "fails")
+	err := commitTo(t, ctx, "fails", 0)
 	if err == nil || database.CommitOutcomeUnknown(err) || landed(t, "fails") {
 		t.Errorf("refused at commit: error %v, unknown %v, landed %v; want a known rollback",
 			err, database.CommitOutcomeUnknown(err), landed(t, "fails"))
@@ -65,7 +71,7 @@ func TestCommitOutcomeUnknown(t *testing.T) {
 	if _, err := pool.Exec(ctx, `TRUNCATE plain`); err != nil {
 		t.Fatal(err)
 	}
-	err = commitTo(t, gone, "plain")
+	err = commitTo(t, gone, "plain", 0)
 	if err == nil || database.CommitOutcomeUnknown(err) {
 		t.Errorf("a commit under a context already ended: error %v, unknown %v; want known (never sent)",
 			err, database.CommitOutcomeUnknown(err))
@@ -76,9 +82,7 @@ func TestCommitOutcomeUnknown(t *testing.T) {
 		t.Errorf("the commit of a failed transaction: error %v, unknown %v", err, database.CommitOutcomeUnknown(err))
 	}
 
-	leaving, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-	defer cancel()
-	err = commitTo(t, leaving, "sleeps")
+	err = commitTo(t, ctx, "sleeps", 200*time.Millisecond)
 	if err == nil || !database.CommitOutcomeUnknown(err) {
 		t.Fatalf("a commit given up on while the server committed: error %v, unknown %v; want unknown",
 			err, database.CommitOutcomeUnknown(err))
@@ -92,7 +96,7 @@ func TestCommitOutcomeUnknown(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
-	err = commitTo(t, ctx, "ends")
+	err = commitTo(t, ctx, "ends", 0)
 	if err == nil || !database.CommitOutcomeUnknown(err) {
 		t.Errorf("a commit whose session the server ended: error %v, unknown %v; want unknown",
 			err, database.CommitOutcomeUnknown(err))
