@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"errors"
 
 	"github.com/jackc/pgx/v5"
 
@@ -20,11 +21,11 @@ import (
 // before the change can be read (admission.Hold.Settle).
 func (s *Service) commit(ctx context.Context, tx pgx.Tx) error {
 	if s.admission == nil {
-		return tx.Commit(ctx)
+		return database.Commit(ctx, tx)
 	}
 	h := s.admission.Hold(ctx, admission.Catalog)
-	err := tx.Commit(ctx)
-	h.Settle(ctx, database.CommitOutcomeUnknown(err))
+	err := database.Commit(ctx, tx)
+	h.Settle(ctx, errors.Is(err, database.ErrCommitUnconfirmed))
 	return err
 }
 

@@ -2,6 +2,7 @@ package tenancy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -66,20 +67,39 @@ func NewRevoker(svc *Service, rdb *redis.Client, prefix string, auth *Authentica
 // until a retry (revocation is idempotent) writes them.
 var errMarkersPending = apperr.New(apperr.Unavailable, "key revoked in the database but not yet on every node; retry the request")
 
+// errRevocationUnconfirmed is returned when the transaction revoking the
+// keys may or may not have committed (its connection was lost while it
+// committed): the keys are refused everywhere all the same, and a retry
+// finishes the rows.
+var errRevocationUnconfirmed = apperr.New(apperr.Unavailable,
+	"the revocation could not be confirmed; the key is refused on every node, retry the request to finish it")
+
 // Revoke revokes the key id within scope; a root key takes its customer
 // keys with it. Revoking again keeps the first time and writes no second
 // event, but writes the markers again, which is how a failed attempt is
-// finished.
+// finished. A revocation whose commit's outcome is unknown writes the
+// markers anyway and fails: it fails closed, since the commit may land a
+// moment later, and nodes would otherwise accept the keys from their
+// caches until those lapse.
 func (r *Revoker) Revoke(ctx context.Context, scope RevokeScope, id uuid.UUID) (Revocation, error) {
 	rev, err := r.svc.revokeRows(ctx, scope, id)
-	if err != nil {
+	unconfirmed := errors.Is(err, database.ErrCommitUnconfirmed)
+	if err != nil && !unconfirmed {
 		return Revocation{}, err
 	}
+	// The commit may have landed whatever the caller does next.
+	ctx = context.WithoutCancel(ctx)
 	if err := admission.MarkRevoked(ctx, r.rdb, r.prefix, rev.Revoked...); err != nil {
+		if unconfirmed {
+			return Revocation{}, errRevocationUnconfirmed
+		}
 		return rev, fmt.Errorf("%w: %w", errMarkersPending, err)
 	}
 	if r.auth != nil {
 		r.auth.Forget(rev.Revoked...)
+	}
+	if unconfirmed {
+		return Revocation{}, errRevocationUnconfirmed
 	}
 	return rev, nil
 }
@@ -106,6 +126,9 @@ func (s *Service) revokeRows(ctx context.Context, scope RevokeScope, id uuid.UUI
 		_, err = tx.Exec(ctx, keyRevokedEventsSQL, rev.Revoked, outbox.KeyRevoked, outbox.Trace(ctx))
 		return err
 	})
+	if errors.Is(err, database.ErrCommitUnconfirmed) {
+		return rev, err // what it would have revoked, for Revoke to refuse
+	}
 	if err != nil {
 		return Revocation{}, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"broll/internal/admission"
 	"broll/internal/apperr"
+	"broll/internal/testkit"
 )
 
 // node is one API node's view of keys: its own auth cache and gate over the
@@ -162,5 +163,46 @@ func TestRevokerWithoutRedis(t *testing.T) {
 	}
 	if n, err := b.rdb.Exists(ctx, revokedKey(b.prefix, k.ID)).Result(); err != nil || n != 1 {
 		t.Fatalf("marker after the retry: %d %v", n, err)
+	}
+}
+
+// TestUnconfirmedRevocationFailsClosed: a revocation whose commit's
+// outcome is unknown (the session ended while it committed) answers that
+// it could not be confirmed, and the key is refused at once by a node
+// that holds it in its cache all the same: the commit may land a moment
+// later, and the key must not live on in caches meanwhile. A retry
+// finishes the rows.
+func TestUnconfirmedRevocationFailsClosed(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	root := b.account(t)
+	k, err := b.svc.CreateCustomerKey(ctx, root, "doomed", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := b.node()
+	if !other.admits(t, k.Secret) {
+		t.Fatal("refused before any revocation")
+	}
+	revoker := NewRevoker(b.svc, b.rdb, b.prefix, nil)
+	testkit.CommitTrap(t, b.pool, "api_keys", testkit.CommitEndsSession)
+	_, err = revoker.Revoke(ctx, CustomerKeysOf(root), k.ID)
+	if err == nil {
+		t.Fatal("a revocation whose session ended at commit succeeded")
+	}
+	if apperr.CodeOf(err) != apperr.Unavailable {
+		t.Errorf("a revocation whose session ended at commit: %v, want unavailable", err)
+	}
+	if other.admits(t, k.Secret) {
+		t.Error("a node accepted the key from its cache after an unconfirmed revocation")
+	}
+
+	if _, err := b.pool.Exec(ctx, `DROP TRIGGER commit_trap ON api_keys`); err != nil {
+		t.Fatal(err)
+	}
+	rev, err := revoker.Revoke(ctx, CustomerKeysOf(root), k.ID)
+	if err != nil || rev.Key.RevokedAt == nil {
+		t.Fatalf("the retry: %+v %v", rev, err)
 	}
 }

@@ -234,6 +234,21 @@ func IsUnavailable(err error) bool {
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
+// ErrCommitUnconfirmed marks a commit error after which the transaction
+// may have committed or not (CommitOutcomeUnknown): Commit and InTx wrap
+// such errors with it, so that a caller can act on either outcome.
+var ErrCommitUnconfirmed = errors.New("the commit's outcome is unknown")
+
+// Commit commits tx, wrapping an error whose outcome is unknown with
+// ErrCommitUnconfirmed.
+func Commit(ctx context.Context, tx pgx.Tx) error {
+	err := tx.Commit(ctx)
+	if CommitOutcomeUnknown(err) {
+		return fmt.Errorf("%w: %w", ErrCommitUnconfirmed, err)
+	}
+	return err
+}
+
 // CommitOutcomeUnknown reports an error of a commit (or of a statement
 // that commits by itself) after which the transaction may have committed
 // or not: the commit was sent and no answer says which. The connection was
@@ -273,7 +288,8 @@ func IsUniqueViolation(err error, constraint string) bool {
 	return constraint == "" || pgErr.ConstraintName == constraint
 }
 
-// InTx runs fn in a transaction, committing on nil and rolling back otherwise.
+// InTx runs fn in a transaction, committing on nil and rolling back
+// otherwise. A commit whose outcome is unknown is ErrCommitUnconfirmed.
 func InTx(ctx context.Context, pool *pgxpool.Pool, fn func(pgx.Tx) error) error {
 	tx, err := pool.Begin(ctx)
 	if err != nil {
@@ -283,7 +299,7 @@ func InTx(ctx context.Context, pool *pgxpool.Pool, fn func(pgx.Tx) error) error 
 	if err := fn(tx); err != nil {
 		return err
 	}
-	return tx.Commit(ctx)
+	return Commit(ctx, tx)
 }
 
 // IsRetryable reports errors after which the same transaction may simply be
