@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -47,6 +48,11 @@ func (s *Service) OpenAccount(ctx context.Context, name, source string, opening 
 	return out, err
 }
 
+// errTopUpUnconfirmed answers a top-up whose commit's outcome is unknown:
+// adding it again blindly could credit the account twice.
+var errTopUpUnconfirmed = apperr.New(apperr.Unavailable,
+	"the top-up could not be confirmed: it may have been applied; read the account's ledger before adding it again")
+
 // TopUp adds amount to an account's balance and records it in the ledger
 // as a top-up.
 func (s *Service) TopUp(ctx context.Context, accountID uuid.UUID, amount money.Cents, note string) (money.Cents, error) {
@@ -59,6 +65,9 @@ func (s *Service) TopUp(ctx context.Context, accountID uuid.UUID, amount money.C
 		balance, err = topUp(ctx, tx, accountID, amount, note)
 		return err
 	})
+	if errors.Is(err, database.ErrCommitUnconfirmed) {
+		return 0, errTopUpUnconfirmed
+	}
 	return money.Cents(balance), err
 }
 
