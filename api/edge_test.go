@@ -214,8 +214,8 @@ func TestRevocationIsImmediateOnEveryNode(t *testing.T) {
 	}
 
 	// Revoking the root (operator CLI path) takes its customer keys on both nodes.
-	revoker := e.ctl.Revoker
-	if _, err := revoker.Revoke(context.Background(), tenancy.RevokeScope{}, acct.RootKey.ID); err != nil {
+	keyChanges := e.ctl.KeyChanges
+	if _, err := keyChanges.Revoke(context.Background(), tenancy.KeyScope{}, acct.RootKey.ID); err != nil {
 		t.Fatal(err)
 	}
 	for n := 0; n < 2; n++ {
@@ -351,9 +351,9 @@ func TestRedisDownFallsBack(t *testing.T) {
 		t.Fatal("fallback not logged")
 	}
 	// Revocation still holds without Redis: the database is asked directly.
-	// The revoker says its markers are not written, and the rows are revoked.
-	revoker := e.graph(t, e.cfg, wiring.Options{Parts: wiring.CLIParts, Redis: dead}).Revoker
-	if _, err := revoker.Revoke(context.Background(), tenancy.RevokeScope{}, k.ID); apperr.CodeOf(err) != apperr.Unavailable {
+	// The keyChanges says its markers are not written, and the rows are revoked.
+	keyChanges := e.graph(t, e.cfg, wiring.Options{Parts: wiring.CLIParts, Redis: dead}).KeyChanges
+	if _, err := keyChanges.Revoke(context.Background(), tenancy.KeyScope{}, k.ID); apperr.CodeOf(err) != apperr.Unavailable {
 		t.Fatalf("revoke without Redis: %v", err)
 	}
 	if r := e.do(t, 0, "GET", "/api/v1/pricing", k.Secret, nil); r.status != 401 {

@@ -47,7 +47,7 @@ func newSurfaces(g *wiring.Services, m *apiMetrics, warmup *Warmup) (x surfaces,
 		licenses: g.Licenses, queryEmbedder: g.QueryEmbedder, logger: g.Logger, metrics: m, tracer: g.Telemetry.Tracer("broll/api/mcp")}
 	x = surfaces{
 		edge:        &keyEdge{auth: g.Auth, gate: g.Gate, metrics: m},
-		keys:        &keysAPI{tenancy: g.Tenancy, auth: g.Auth, gate: g.Gate, revoker: g.Revoker, usage: g.Usage, replay: replay},
+		keys:        &keysAPI{tenancy: g.Tenancy, keyChanges: g.KeyChanges, usage: g.Usage, replay: replay},
 		webhooks:    &webhooksAPI{webhooks: g.Webhooks},
 		clips:       clips,
 		purchases:   purchases,
@@ -71,7 +71,7 @@ func newSurfaces(g *wiring.Services, m *apiMetrics, warmup *Warmup) (x surfaces,
 	if x.dash, err = dashboard.New(dashboard.Deps{
 		Config: cfg, Logger: g.Logger, Tenancy: g.Tenancy, Billing: g.Billing, Collections: g.Collections, Licenses: g.Licenses,
 		Webhooks: g.Webhooks, Usage: g.Usage,
-		Gate: g.Gate, Auth: g.Auth, Revoker: g.Revoker, Sessions: g.Sessions, RequestID: requestID, Now: g.Now,
+		KeyChanges: g.KeyChanges, Sessions: g.Sessions, RequestID: requestID, Now: g.Now,
 		ClientAddr: addr,
 	}); err != nil {
 		return surfaces{}, fmt.Errorf("api: %w", err)
@@ -99,11 +99,9 @@ type replayer struct {
 // keysAPI is /api/v1/keys: a root key's customer keys.
 type keysAPI struct {
 	tenancy *tenancy.Service
-	// auth and gate forget a changed key's cached settings on every node.
-	auth *tenancy.Authenticator
-	gate *admission.Gate
-	// revoker revokes keys everywhere at once (rows, markers, cache).
-	revoker *tenancy.Revoker
+	// keyChanges changes and revokes keys everywhere at once (rows,
+	// markers, cache).
+	keyChanges *tenancy.KeyChanges
 	// usage adds the counts not yet flushed to a listing.
 	usage  *tenancy.Usage
 	replay *replayer

@@ -237,14 +237,14 @@ func (s *keysAPI) updateKey(c *fiber.Ctx) error {
 	if u.SpendLimit, err = req.SpendLimit.Value.limit(); err != nil {
 		return err
 	}
-	k, err := s.tenancy.UpdateCustomerKey(c.UserContext(), principal(c), id, u)
+	p := principal(c)
+	if p.Kind != tenancy.KindRoot {
+		return apperr.New(apperr.Forbidden, "only a root key can change customer keys")
+	}
+	k, err := s.keyChanges.Update(c.UserContext(), tenancy.CustomerKeysOf(p), id, u)
 	if err != nil {
 		return err
 	}
-	if err := s.gate.MarkChanged(c.UserContext(), k.ID, k.SettingsVersion); err != nil {
-		return apperr.New(apperr.Unavailable, "key changed in the database but not yet on every node; retry the request")
-	}
-	s.auth.Forget(k.ID)
 	return c.JSON(fiber.Map{"success": true, "key": renderKey(k)})
 }
 
@@ -253,7 +253,7 @@ func (s *keysAPI) revokeKey(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	rev, err := s.revoker.Revoke(c.UserContext(), tenancy.CustomerKeysOf(principal(c)), id)
+	rev, err := s.keyChanges.Revoke(c.UserContext(), tenancy.CustomerKeysOf(principal(c)), id)
 	if err != nil {
 		return err
 	}

@@ -11,8 +11,11 @@ import (
 	"broll/billing"
 	"broll/billing/billingtest"
 	"broll/internal/apperr"
+	"broll/internal/config"
 	"broll/internal/money"
+	"broll/internal/testkit"
 	"broll/tenancy"
+	"broll/wiring"
 	"broll/wiring/wiringtest"
 )
 
@@ -137,7 +140,10 @@ func TestSpendLimitConcurrency(t *testing.T) {
 func TestSpendLimitPeriodsAndChanges(t *testing.T) {
 	t.Parallel()
 	pool, ctx, svc := setup(t)
-	ten := wiringtest.Over(t, pool).Tenancy
+	rds := testkit.Redis(t)
+	cfg := config.Defaults()
+	cfg.RedisPrefix = rds.Prefix
+	keys := wiringtest.Open(t, cfg, wiring.Options{Parts: wiring.Redis, Pool: pool, Redis: rds.Client}).KeyChanges
 	acct := billingtest.NewAccount(t, pool, billingtest.AccountOpts{Credits: 100_000})
 	ik := acct.CustomerKey(t, pool, "later limited")
 	key := billingtest.Principal(acct, ik)
@@ -150,7 +156,7 @@ func TestSpendLimitPeriodsAndChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	set := func(l *tenancy.SpendLimit) tenancy.Key {
-		k, err := ten.UpdateCustomerKey(ctx, acct.Root, ik.ID, tenancy.KeyUpdate{SpendLimitSet: true, SpendLimit: l})
+		k, err := keys.Update(ctx, tenancy.CustomerKeysOf(acct.Root), ik.ID, tenancy.KeyUpdate{SpendLimitSet: true, SpendLimit: l})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,7 +193,7 @@ func TestSpendLimitPeriodsAndChanges(t *testing.T) {
 	}
 	// A key of another root cannot be changed through this one.
 	other := billingtest.NewAccount(t, pool, billingtest.AccountOpts{})
-	if _, err := ten.UpdateCustomerKey(ctx, other.Root, ik.ID, tenancy.KeyUpdate{SpendLimitSet: true}); apperr.CodeOf(err) != apperr.NotFound {
+	if _, err := keys.Update(ctx, tenancy.CustomerKeysOf(other.Root), ik.ID, tenancy.KeyUpdate{SpendLimitSet: true}); apperr.CodeOf(err) != apperr.NotFound {
 		t.Fatalf("another account's PATCH: %v", err)
 	}
 }

@@ -159,8 +159,8 @@ func TestRevokedKeyPurchaseHasNoLink(t *testing.T) {
 	rds := testkit.Redis(t)
 	cfg := config.Defaults()
 	cfg.RedisPrefix = rds.Prefix
-	revoker := wiringtest.Open(t, cfg, wiring.Options{Parts: wiring.Redis, Pool: pool, Redis: rds.Client}).Revoker
-	if _, err := revoker.Revoke(ctx, tenancy.KeysOfAccount(a.ID), gone.ID); err != nil {
+	keyChanges := wiringtest.Open(t, cfg, wiring.Options{Parts: wiring.Redis, Pool: pool, Redis: rds.Client}).KeyChanges
+	if _, err := keyChanges.Revoke(ctx, tenancy.KeysOfAccount(a.ID), gone.ID); err != nil {
 		t.Fatal(err)
 	}
 	q, _ := billing.ListParams{}.Parse(a.Root)

@@ -84,28 +84,9 @@ type KeyUpdate struct {
 	LicenseeName    *string
 }
 
-// UpdateCustomerKey changes one customer key of the calling root key. Every
-// change bumps the key's settings version, which the caller publishes
-// (admission.Gate.MarkChanged) so that every node drops its cached copy of the key.
-func (s *Service) UpdateCustomerKey(ctx context.Context, root Principal, id uuid.UUID, u KeyUpdate) (Key, error) {
-	if root.Kind != KindRoot {
-		return Key{}, apperr.New(apperr.Forbidden, "only a root key can change customer keys")
-	}
-	return s.updateKey(ctx, id, uuid.NullUUID{UUID: root.AccountID, Valid: true}, uuid.NullUUID{UUID: root.KeyID, Valid: true}, u)
-}
-
-// UpdateKey is UpdateCustomerKey for any customer key (operator use).
-func (s *Service) UpdateKey(ctx context.Context, id uuid.UUID, u KeyUpdate) (Key, error) {
-	return s.updateKey(ctx, id, uuid.NullUUID{}, uuid.NullUUID{}, u)
-}
-
-// UpdateAccountKey is UpdateCustomerKey for any customer key of one
-// account (the dashboard): another account's key is not_found.
-func (s *Service) UpdateAccountKey(ctx context.Context, accountID, id uuid.UUID, u KeyUpdate) (Key, error) {
-	return s.updateKey(ctx, id, uuid.NullUUID{UUID: accountID, Valid: true}, uuid.NullUUID{}, u)
-}
-
 // updateKey changes a customer key, of the account and root given (if).
+// Every change bumps the key's settings version, which KeyChanges.Update
+// publishes so that every node drops its cached copy of the key.
 func (s *Service) updateKey(ctx context.Context, id uuid.UUID, account, root uuid.NullUUID, u KeyUpdate) (Key, error) {
 	var label *string
 	if u.Label != nil {

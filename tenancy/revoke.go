@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/redis/go-redis/v9"
 
 	"broll/internal/admission"
 	"broll/internal/apperr"
@@ -15,51 +14,10 @@ import (
 	"broll/internal/outbox"
 )
 
-// RevokeScope bounds the keys one revocation may reach: the REST API
-// revokes a customer key of the calling root key, the dashboard any key of
-// the signed-in account, the operator CLI any key (the zero scope). A key
-// outside the scope is not_found, like an unknown one.
-type RevokeScope struct {
-	AccountID uuid.NullUUID
-	ParentID  uuid.NullUUID
-}
-
-// CustomerKeysOf is the scope of a root key revoking its customer keys.
-func CustomerKeysOf(root Principal) RevokeScope {
-	return RevokeScope{
-		AccountID: uuid.NullUUID{UUID: root.AccountID, Valid: true},
-		ParentID:  uuid.NullUUID{UUID: root.KeyID, Valid: true},
-	}
-}
-
-// KeysOfAccount is the scope of every key of one account.
-func KeysOfAccount(accountID uuid.UUID) RevokeScope {
-	return RevokeScope{AccountID: uuid.NullUUID{UUID: accountID, Valid: true}}
-}
-
 // Revocation is what one revocation did.
 type Revocation struct {
 	Key     Key         // the key named, as revoked (the first revocation's time)
 	Revoked []uuid.UUID // it and, for a root key, its customer keys
-}
-
-// Revoker revokes keys everywhere at once: the rows and their key.revoked
-// events in one transaction, then the Redis markers every API node checks
-// on each request (whatever its auth cache holds), then this process's own
-// auth cache. Every surface revokes through it, so none can leave a step
-// out.
-type Revoker struct {
-	svc    *Service
-	rdb    *redis.Client
-	prefix string
-	// auth is this process's authenticator; nil: no cache to forget.
-	auth *Authenticator
-}
-
-// NewRevoker returns the revoker of svc's keys, writing markers under
-// prefix in rdb and forgetting revoked keys in auth (nil: no cache).
-func NewRevoker(svc *Service, rdb *redis.Client, prefix string, auth *Authenticator) *Revoker {
-	return &Revoker{svc: svc, rdb: rdb, prefix: prefix, auth: auth}
 }
 
 // errMarkersPending is returned when the rows are revoked but the markers
@@ -81,7 +39,7 @@ var errRevocationUnconfirmed = apperr.New(apperr.Unavailable,
 // markers anyway and fails: it fails closed, since the commit may land a
 // moment later, and nodes would otherwise accept the keys from their
 // caches until those lapse.
-func (r *Revoker) Revoke(ctx context.Context, scope RevokeScope, id uuid.UUID) (Revocation, error) {
+func (r *KeyChanges) Revoke(ctx context.Context, scope KeyScope, id uuid.UUID) (Revocation, error) {
 	rev, err := r.svc.revokeRows(ctx, scope, id)
 	unconfirmed := errors.Is(err, database.ErrCommitUnconfirmed)
 	if err != nil && !unconfirmed {
@@ -108,7 +66,7 @@ func (r *Revoker) Revoke(ctx context.Context, scope RevokeScope, id uuid.UUID) (
 // writes key.revoked for those this call revoked, in one transaction; a
 // root key's webhook endpoints end in it too (the trigger of
 // migrations/functions/webhook_root_revoked.sql on the key's row).
-func (s *Service) revokeRows(ctx context.Context, scope RevokeScope, id uuid.UUID) (Revocation, error) {
+func (s *Service) revokeRows(ctx context.Context, scope KeyScope, id uuid.UUID) (Revocation, error) {
 	var rev Revocation
 	err := database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		k, err := scanKey(tx.QueryRow(ctx, revokeKeySQL, id, scope.AccountID, scope.ParentID))

@@ -68,10 +68,10 @@ func TestRevokerReachesEveryNode(t *testing.T) {
 			}
 		}
 	}
-	revoker := NewRevoker(b.svc, b.rdb, b.prefix, a.auth)
+	keyChanges := NewKeyChanges(b.svc, b.rdb, b.prefix, a.auth)
 
 	t.Run("customer key", func(t *testing.T) {
-		rev, err := revoker.Revoke(ctx, CustomerKeysOf(root), gone.ID)
+		rev, err := keyChanges.Revoke(ctx, CustomerKeysOf(root), gone.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +95,7 @@ func TestRevokerReachesEveryNode(t *testing.T) {
 
 	t.Run("again keeps the first time", func(t *testing.T) {
 		first, _ := b.svc.GetKey(ctx, gone.ID)
-		rev, err := revoker.Revoke(ctx, CustomerKeysOf(root), gone.ID)
+		rev, err := keyChanges.Revoke(ctx, CustomerKeysOf(root), gone.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,10 +106,10 @@ func TestRevokerReachesEveryNode(t *testing.T) {
 
 	t.Run("out of scope is not found", func(t *testing.T) {
 		stranger := b.account(t)
-		if _, err := revoker.Revoke(ctx, CustomerKeysOf(stranger), kept.ID); apperr.CodeOf(err) != apperr.NotFound {
+		if _, err := keyChanges.Revoke(ctx, CustomerKeysOf(stranger), kept.ID); apperr.CodeOf(err) != apperr.NotFound {
 			t.Fatalf("another account's root: %v", err)
 		}
-		if _, err := revoker.Revoke(ctx, KeysOfAccount(root.AccountID), uuid.New()); apperr.CodeOf(err) != apperr.NotFound {
+		if _, err := keyChanges.Revoke(ctx, KeysOfAccount(root.AccountID), uuid.New()); apperr.CodeOf(err) != apperr.NotFound {
 			t.Fatalf("unknown key: %v", err)
 		}
 		if !other.admits(t, kept.Secret) {
@@ -118,7 +118,7 @@ func TestRevokerReachesEveryNode(t *testing.T) {
 	})
 
 	t.Run("root key takes its customer keys", func(t *testing.T) {
-		rev, err := revoker.Revoke(ctx, KeysOfAccount(root.AccountID), root.KeyID)
+		rev, err := keyChanges.Revoke(ctx, KeysOfAccount(root.AccountID), root.KeyID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,14 +151,14 @@ func TestRevokerWithoutRedis(t *testing.T) {
 	}
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	t.Cleanup(func() { _ = dead.Close() })
-	_, err = NewRevoker(b.svc, dead, b.prefix, nil).Revoke(ctx, CustomerKeysOf(root), k.ID)
+	_, err = NewKeyChanges(b.svc, dead, b.prefix, nil).Revoke(ctx, CustomerKeysOf(root), k.ID)
 	if apperr.CodeOf(err) != apperr.Unavailable {
 		t.Fatalf("revoke without Redis: %v", err)
 	}
 	if row, err := b.svc.GetKey(ctx, k.ID); err != nil || row.RevokedAt == nil {
 		t.Fatalf("row: %+v %v", row, err)
 	}
-	if _, err := NewRevoker(b.svc, b.rdb, b.prefix, nil).Revoke(ctx, CustomerKeysOf(root), k.ID); err != nil {
+	if _, err := NewKeyChanges(b.svc, b.rdb, b.prefix, nil).Revoke(ctx, CustomerKeysOf(root), k.ID); err != nil {
 		t.Fatalf("retry: %v", err)
 	}
 	if n, err := b.rdb.Exists(ctx, revokedKey(b.prefix, k.ID)).Result(); err != nil || n != 1 {
@@ -185,9 +185,9 @@ func TestUnconfirmedRevocationFailsClosed(t *testing.T) {
 	if !other.admits(t, k.Secret) {
 		t.Fatal("refused before any revocation")
 	}
-	revoker := NewRevoker(b.svc, b.rdb, b.prefix, nil)
+	keyChanges := NewKeyChanges(b.svc, b.rdb, b.prefix, nil)
 	testkit.CommitTrap(t, b.pool, "api_keys", testkit.CommitEndsSession)
-	_, err = revoker.Revoke(ctx, CustomerKeysOf(root), k.ID)
+	_, err = keyChanges.Revoke(ctx, CustomerKeysOf(root), k.ID)
 	if err == nil {
 		t.Fatal("a revocation whose session ended at commit succeeded")
 	}
@@ -201,8 +201,56 @@ func TestUnconfirmedRevocationFailsClosed(t *testing.T) {
 	if _, err := b.pool.Exec(ctx, `DROP TRIGGER commit_trap ON api_keys`); err != nil {
 		t.Fatal(err)
 	}
-	rev, err := revoker.Revoke(ctx, CustomerKeysOf(root), k.ID)
+	rev, err := keyChanges.Revoke(ctx, CustomerKeysOf(root), k.ID)
 	if err != nil || rev.Key.RevokedAt == nil {
 		t.Fatalf("the retry: %+v %v", rev, err)
+	}
+}
+
+// TestKeySettingsReachEveryNode: a change of a customer key's settings
+// through KeyChanges is seen by another node's next admission of the key
+// (its cached copy is stale), and this process's cache forgets the key; a
+// key outside the scope is not_found and changes nothing.
+func TestKeySettingsReachEveryNode(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	root := b.account(t)
+	k, err := b.svc.CreateCustomerKey(ctx, root, "limited later", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, other := b.node(), b.node()
+	admit := func(n node) admission.Decision {
+		t.Helper()
+		p, err := n.auth.Authenticate(ctx, k.Secret, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := n.gate.Admit(ctx, p.Caller())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	if admit(a).Stale || admit(other).Stale {
+		t.Fatal("stale before any change")
+	}
+	changes := NewKeyChanges(b.svc, b.rdb, b.prefix, a.auth)
+	rate := 7
+	changed, err := changes.Update(ctx, CustomerKeysOf(root), k.ID, KeyUpdate{RateLimitSet: true, RateLimit: &rate})
+	if err != nil || changed.RateLimitPerMinute == nil || *changed.RateLimitPerMinute != 7 {
+		t.Fatalf("update: %+v %v", changed, err)
+	}
+	if !admit(other).Stale {
+		t.Error("another node's cached copy of the key is not stale after the change")
+	}
+	if p, err := a.auth.Authenticate(ctx, k.Secret, true); err != nil || p.RateLimitPerMinute != 7 {
+		t.Errorf("this node still caches the old settings: %+v %v", p, err)
+	}
+
+	stranger := b.account(t)
+	if _, err := changes.Update(ctx, CustomerKeysOf(stranger), k.ID, KeyUpdate{RateLimitSet: true}); apperr.CodeOf(err) != apperr.NotFound {
+		t.Errorf("another root's change: %v, want not_found", err)
 	}
 }

@@ -59,7 +59,7 @@ func TestEndpointCapIsPerRootKey(t *testing.T) {
 	makeEndpoints(t, b.hooks, thirdOwner, 20)
 	rds := testkit.Redis(t)
 	g := b.services(t, rds.Client, func(c *config.Config) { c.RedisPrefix = rds.Prefix })
-	if _, err := g.Revoker.Revoke(ctx, tenancy.KeysOfAccount(b.acct.ID), third.RootKey.ID); err != nil {
+	if _, err := g.KeyChanges.Revoke(ctx, tenancy.KeysOfAccount(b.acct.ID), third.RootKey.ID); err != nil {
 		t.Fatal(err)
 	}
 	var counted int

@@ -94,11 +94,11 @@ func TestEveryEventTypeArrivesSigned(t *testing.T) {
 			t.Fatalf("purchase over the limit: %v", err)
 		}
 	}
-	revoker := g.Revoker
-	if _, err := revoker.Revoke(ctx, tenancy.CustomerKeysOf(b.acct.Root), key.ID); err != nil {
+	keyChanges := g.KeyChanges
+	if _, err := keyChanges.Revoke(ctx, tenancy.CustomerKeysOf(b.acct.Root), key.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := revoker.Revoke(ctx, tenancy.CustomerKeysOf(b.acct.Root), key.ID); err != nil { // again: no second event
+	if _, err := keyChanges.Revoke(ctx, tenancy.CustomerKeysOf(b.acct.Root), key.ID); err != nil { // again: no second event
 		t.Fatal(err)
 	}
 	err = g.Catalog.StoreEmbeddings(ctx, "test-model",

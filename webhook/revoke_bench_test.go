@@ -13,7 +13,7 @@ import (
 )
 
 // BenchmarkRevokeRoot is one root key's revocation through tenancy's
-// Revoker (the rows, key.revoked, the Redis markers), for a root key with
+// KeyChanges (the rows, key.revoked, the Redis markers), for a root key with
 // no endpoint, with 20, and with 20 that have 500 deliveries pending each:
 // its revocation ends the endpoints in its transaction, and its cost must
 // not grow with their backlog (the worker gives the deliveries up later):
@@ -43,7 +43,7 @@ func BenchmarkRevokeRoot(b *testing.B) {
 					}
 				}
 				b.StartTimer()
-				if _, err := g.Revoker.Revoke(ctx, tenancy.RevokeScope{}, root.RootKey.ID); err != nil {
+				if _, err := g.KeyChanges.Revoke(ctx, tenancy.KeyScope{}, root.RootKey.ID); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -113,7 +113,7 @@ func TestRevokedRootEndpointGetsNoDelivery(t *testing.T) {
 		gone.ID).Scan(&queued); err != nil || queued != 1 {
 		t.Fatalf("%d deliveries queued for the endpoint before the revocation, want 1 (%v)", queued, err)
 	}
-	if _, err := g.Revoker.Revoke(ctx, tenancy.RevokeScope{}, second.RootKey.ID); err != nil {
+	if _, err := g.KeyChanges.Revoke(ctx, tenancy.KeyScope{}, second.RootKey.ID); err != nil {
 		t.Fatal(err)
 	}
 	crossLowBalance(t, b, g, b.acct.Root, videos[2])
@@ -199,7 +199,7 @@ func TestAttemptInFlightAtRevocationIsNotRetried(t *testing.T) {
 		sent <- err
 	}()
 	waitMessages(t, rcv, 1) // the attempt is at the receiver, unanswered
-	if _, err := g.Revoker.Revoke(ctx, tenancy.RevokeScope{}, second.RootKey.ID); err != nil {
+	if _, err := g.KeyChanges.Revoke(ctx, tenancy.KeyScope{}, second.RootKey.ID); err != nil {
 		t.Fatal(err)
 	}
 	close(release)

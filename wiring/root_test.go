@@ -17,7 +17,7 @@ import (
 // the composition root calls; depguard cannot see calls, so this test
 // keeps them there.
 var constructors = map[string][]string{
-	"broll/tenancy":              {"New", "NewAuthenticator", "NewUsage", "NewSessions", "NewRevoker"},
+	"broll/tenancy":              {"New", "NewAuthenticator", "NewUsage", "NewSessions", "NewKeyChanges"},
 	"broll/billing":              {"New", "NewSigner", "NewDownloadLimiter"},
 	"broll/billing/license":      {"New", "NewStamper", "NewLookupLimiter", "NewKeyring", "LoadFonts"},
 	"broll/catalog":              {"NewService"},
@@ -104,7 +104,7 @@ import (
 	"broll/internal/seal"
 )
 
-var hook = ten.NewRevoker
+var hook = ten.NewKeyChanges
 
 func f() {
 	_ = ten.New(nil, ten.ServiceOptions{})
@@ -118,7 +118,7 @@ func f() {
 	for _, c := range constructorCalls(t, "p/p.go", []byte(src)) {
 		got = append(got, c.where)
 	}
-	want := []string{"p/p.go:9: broll/tenancy.NewRevoker", "p/p.go:12: broll/tenancy.New",
+	want := []string{"p/p.go:9: broll/tenancy.NewKeyChanges", "p/p.go:12: broll/tenancy.New",
 		"p/p.go:13: broll/billing.New", "p/p.go:14: broll/internal/seal.New"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("found %q, want %q", got, want)

@@ -162,12 +162,12 @@ type Services struct {
 	// Gate admits requests (rate limit, revocation markers) and counts
 	// them in Usage; whoever serves requests runs Usage.Run to flush. The
 	// catalog and billing hold it across their changes (admission.Door).
-	Gate      *admission.Gate
-	Usage     *tenancy.Usage
-	Sessions  *tenancy.Sessions
-	Revoker   *tenancy.Revoker
-	Billing   *billing.Service
-	Downloads *billing.DownloadLimiter
+	Gate       *admission.Gate
+	Usage      *tenancy.Usage
+	Sessions   *tenancy.Sessions
+	KeyChanges *tenancy.KeyChanges
+	Billing    *billing.Service
+	Downloads  *billing.DownloadLimiter
 	// Collections is the keys' shortlists of clips, bought through Billing.
 	Collections *collections.Service
 	// Licenses reads, signs and revokes the purchases' licences; nil when
@@ -378,7 +378,7 @@ func (g *Services) build() {
 			MaxFailures: cfg.SignInMaxFailures, Lockout: cfg.SignInLockout, Now: g.Now,
 			GlobalAttempts: redis_rate.PerMinute(cfg.SignInGlobalPerMinute),
 		})
-		g.Revoker = tenancy.NewRevoker(g.Tenancy, rdb, cfg.RedisPrefix, g.Auth)
+		g.KeyChanges = tenancy.NewKeyChanges(g.Tenancy, rdb, cfg.RedisPrefix, g.Auth)
 		g.Downloads = billing.NewDownloadLimiter(rdb, cfg.RedisPrefix, billing.DownloadLimiterOptions{
 			PerPurchase: cfg.DownloadsPerPurchasePerMinute, PerAddress: cfg.DownloadsPerAddressPerMinute,
 		})

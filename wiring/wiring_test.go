@@ -30,7 +30,7 @@ func TestOpenBuildsThePartsAskedFor(t *testing.T) {
 	}
 	built := func(g *wiring.Services) map[string]bool {
 		return map[string]bool{
-			"Redis": g.Redis != nil && g.Gate != nil && g.Usage != nil && g.Sessions != nil && g.Revoker != nil &&
+			"Redis": g.Redis != nil && g.Gate != nil && g.Usage != nil && g.Sessions != nil && g.KeyChanges != nil &&
 				g.Downloads != nil && g.Queue != nil && g.QueueConn != nil,
 			"Media":    g.Media != nil,
 			"Embedder": g.Embedder != nil && g.QueryEmbedder != nil,

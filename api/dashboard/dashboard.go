@@ -13,7 +13,6 @@ import (
 	"broll/billing"
 	"broll/billing/license"
 	"broll/collections"
-	"broll/internal/admission"
 	"broll/internal/apperr"
 	"broll/internal/classify"
 	"broll/internal/config"
@@ -36,10 +35,9 @@ type Deps struct {
 	Licenses *license.Service
 	Webhooks *webhook.Service
 	Usage    *tenancy.Usage
-	Gate     *admission.Gate
-	Auth     *tenancy.Authenticator
-	Revoker  *tenancy.Revoker
-	Sessions *tenancy.Sessions
+	// KeyChanges changes and revokes keys on every node at once.
+	KeyChanges *tenancy.KeyChanges
+	Sessions   *tenancy.Sessions
 	// RequestID returns the request's id, shown on error pages.
 	RequestID func(*fiber.Ctx) string
 	// ClientAddr returns the client's address (through trusted proxies),

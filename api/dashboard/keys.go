@@ -160,14 +160,10 @@ func (h *Dashboard) SetLimits(c *fiber.Ctx) error {
 		}
 		u.RateLimit = &n
 	}
-	k, err := h.Tenancy.UpdateAccountKey(ctx, sess.AccountID, id, u)
+	k, err := h.KeyChanges.Update(ctx, tenancy.KeysOfAccount(sess.AccountID), id, u)
 	if err != nil {
 		return err
 	}
-	if err := h.Gate.MarkChanged(ctx, k.ID, k.SettingsVersion); err != nil {
-		return apperr.New(apperr.Unavailable, "the limits are saved in the database but not yet on every API node; submit the form again")
-	}
-	h.Auth.Forget(k.ID)
 	h.Logger.Info("dashboard: key limits changed", "request_id", h.RequestID(c), "account_id", sess.AccountID,
 		"user_id", sess.UserID, "key_id", k.ID)
 	return c.Redirect(backFrom(k)+"?m=limits", fiber.StatusSeeOther)
@@ -214,7 +210,7 @@ func (h *Dashboard) RevokeKey(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	rev, err := h.Revoker.Revoke(ctx, tenancy.KeysOfAccount(sess.AccountID), id)
+	rev, err := h.KeyChanges.Revoke(ctx, tenancy.KeysOfAccount(sess.AccountID), id)
 	if err != nil {
 		return err
 	}

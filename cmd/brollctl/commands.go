@@ -20,7 +20,6 @@ import (
 	"broll/catalog/mediajobs"
 	"broll/collections"
 	"broll/demo"
-	"broll/internal/admission"
 	"broll/internal/apperr"
 	"broll/internal/config"
 	"broll/internal/database"
@@ -46,9 +45,9 @@ type env struct {
 	mediaJobs *mediajobs.Service
 	// sessions are the dashboard's, which a password reset ends.
 	sessions *tenancy.Sessions
-	// revoker revokes keys everywhere: this process has no auth cache
+	// keyChanges revokes keys everywhere: this process has no auth cache
 	// that matters, and the markers reach the API nodes' caches.
-	revoker *tenancy.Revoker
+	keyChanges *tenancy.KeyChanges
 	// licenses is nil without a signing secret (BROLL_SIGNING_KEY or
 	// BROLL_LICENSE_SIGNING_KEY).
 	licenses *license.Service
@@ -78,7 +77,7 @@ func (c *cli) withParts(ctx context.Context, parts wiring.Parts, fn call) (any, 
 	return fn(ctx, &env{
 		cfg: cfg, rdb: g.Redis, tenancy: g.Tenancy, billing: g.Billing, catalog: g.Catalog, collections: g.Collections,
 		imports: g.Imports, mediaJobs: g.MediaJobs,
-		sessions: g.Sessions, revoker: g.Revoker, licenses: g.Licenses, stamps: g.Stamps,
+		sessions: g.Sessions, keyChanges: g.KeyChanges, licenses: g.Licenses, stamps: g.Stamps,
 	})
 }
 
@@ -196,7 +195,7 @@ func (c *cli) keyCreateOps(f *flags) action {
 func (c *cli) keyRevoke(f *flags) action {
 	id := f.id("id")
 	return c.opened(func(ctx context.Context, e *env) (any, error) {
-		rev, err := e.revoker.Revoke(ctx, tenancy.RevokeScope{}, *id)
+		rev, err := e.keyChanges.Revoke(ctx, tenancy.KeyScope{}, *id)
 		if err != nil {
 			return nil, err
 		}
@@ -244,12 +243,9 @@ func (c *cli) keyLimit(f *flags) action {
 			return nil, usageErr("key limit needs --spend, --no-spend-limit, --rate or --default-rate")
 		}
 		return c.with(ctx, func(ctx context.Context, e *env) (any, error) {
-			k, err := e.tenancy.UpdateKey(ctx, *id, u)
+			k, err := e.keyChanges.Update(ctx, tenancy.KeyScope{}, *id, u)
 			if err != nil {
 				return nil, err
-			}
-			if err := admission.MarkChanged(ctx, e.rdb, e.cfg.RedisPrefix, k.ID, k.SettingsVersion); err != nil {
-				return nil, fmt.Errorf("changed in the database, but not yet on every API node (run again): %w", err)
 			}
 			out := map[string]any{"id": k.ID, "spend_limit": nil, "spent": k.Spent.Amount,
 				"rate_limit_per_minute": k.RateLimitPerMinute}

@@ -13,7 +13,8 @@ import (
 
 // The markers every admission reads beside the rate limit: a key's
 // revocation marker and its settings marker. Their writers are tenancy's
-// (the Revoker, a PATCH of a key), through the functions here.
+// (KeyChanges: a revocation, a change of a key's settings), through the
+// functions here.
 
 func revokedKey(prefix string, id uuid.UUID) string { return prefix + "revoked:" + id.String() }
 
@@ -35,7 +36,7 @@ func MarkChanged(ctx context.Context, rdb *redis.Client, prefix string, id uuid.
 }
 
 // MarkRevoked writes revocation markers so that every node refuses the keys
-// on their next request, whatever their caches hold (tenancy's Revoker
+// on their next request, whatever their caches hold (tenancy's KeyChanges
 // writes them). Markers outlive every cache entry by far; after they
 // expire the database says the same.
 func MarkRevoked(ctx context.Context, rdb *redis.Client, prefix string, ids ...uuid.UUID) error {
