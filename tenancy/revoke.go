@@ -39,22 +39,22 @@ var errRevocationUnconfirmed = apperr.New(apperr.Unavailable,
 // markers anyway and fails: it fails closed, since the commit may land a
 // moment later, and nodes would otherwise accept the keys from their
 // caches until those lapse.
-func (r *KeyChanges) Revoke(ctx context.Context, scope KeyScope, id uuid.UUID) (Revocation, error) {
-	rev, err := r.svc.revokeRows(ctx, scope, id)
+func (c *KeyChanges) Revoke(ctx context.Context, scope KeyScope, id uuid.UUID) (Revocation, error) {
+	rev, err := c.svc.revokeRows(ctx, scope, id)
 	unconfirmed := errors.Is(err, database.ErrCommitUnconfirmed)
 	if err != nil && !unconfirmed {
 		return Revocation{}, err
 	}
 	// The commit may have landed whatever the caller does next.
 	ctx = context.WithoutCancel(ctx)
-	if err := admission.MarkRevoked(ctx, r.rdb, r.prefix, rev.Revoked...); err != nil {
+	if err := admission.MarkRevoked(ctx, c.rdb, c.prefix, rev.Revoked...); err != nil {
 		if unconfirmed {
 			return Revocation{}, errRevocationUnconfirmed
 		}
 		return rev, fmt.Errorf("%w: %w", errMarkersPending, err)
 	}
-	if r.auth != nil {
-		r.auth.Forget(rev.Revoked...)
+	if c.auth != nil {
+		c.auth.Forget(rev.Revoked...)
 	}
 	if unconfirmed {
 		return Revocation{}, errRevocationUnconfirmed
