@@ -186,7 +186,7 @@ func TestUnconfirmedRevocationFailsClosed(t *testing.T) {
 		t.Fatal("refused before any revocation")
 	}
 	keyChanges := NewKeyChanges(b.svc, b.rdb, b.prefix, nil)
-	testkit.CommitTrap(t, b.pool, "api_keys", testkit.CommitEndsSession)
+	untrap := testkit.CommitTrap(t, b.pool, "api_keys", testkit.CommitEndsSession)
 	_, err = keyChanges.Revoke(ctx, CustomerKeysOf(root), k.ID)
 	if err == nil {
 		t.Fatal("a revocation whose session ended at commit succeeded")
@@ -198,9 +198,7 @@ func TestUnconfirmedRevocationFailsClosed(t *testing.T) {
 		t.Error("a node accepted the key from its cache after an unconfirmed revocation")
 	}
 
-	if _, err := b.pool.Exec(ctx, `DROP TRIGGER commit_trap ON api_keys`); err != nil {
-		t.Fatal(err)
-	}
+	untrap()
 	rev, err := keyChanges.Revoke(ctx, CustomerKeysOf(root), k.ID)
 	if err != nil || rev.Key.RevokedAt == nil {
 		t.Fatalf("the retry: %+v %v", rev, err)

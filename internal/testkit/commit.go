@@ -29,8 +29,8 @@ const (
 // CommitTrap makes every transaction that inserts or updates a row of
 // table, in pool's database, do action at its commit (a deferred
 // constraint trigger), for tests of what a caller does when a commit
-// fails in one of those ways.
-func CommitTrap(t testing.TB, pool *pgxpool.Pool, table, action string) {
+// fails in one of those ways. The function it returns removes the trap.
+func CommitTrap(t testing.TB, pool *pgxpool.Pool, table, action string) (remove func()) {
 	t.Helper()
 	body := map[string]string{
 		CommitSleeps: `BEGIN
@@ -54,5 +54,11 @@ func CommitTrap(t testing.TB, pool *pgxpool.Pool, table, action string) {
         DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ` + fn + `();`
 	if _, err := pool.Exec(context.Background(), sql); err != nil {
 		t.Fatalf("CommitTrap on %s: %v", table, err)
+	}
+	return func() {
+		t.Helper()
+		if _, err := pool.Exec(context.Background(), `DROP TRIGGER commit_trap ON `+pgx.Identifier{table}.Sanitize()); err != nil {
+			t.Fatalf("remove the CommitTrap on %s: %v", table, err)
+		}
 	}
 }
