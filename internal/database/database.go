@@ -258,7 +258,9 @@ func Commit(ctx context.Context, tx pgx.Tx) error {
 // written, while the commit waits for a synchronous standby. An ERROR
 // from the server rolled the transaction back, and an error before
 // anything was sent (no connection, a context already ended) changed
-// nothing: both are known outcomes.
+// nothing: both are known outcomes. A context that ends while the pool
+// has no connection to hand over counts as unknown: pgx returns the same
+// bare context error as for one that ended mid-commit.
 func CommitOutcomeUnknown(err error) bool {
 	if err == nil || errors.Is(err, pgx.ErrTxCommitRollback) || pgconn.SafeToRetry(err) ||
 		errors.Is(err, puddle.ErrClosedPool) {
