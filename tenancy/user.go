@@ -3,6 +3,7 @@ package tenancy
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -113,7 +114,9 @@ func (s *Service) CreateUser(ctx context.Context, accountID uuid.UUID, email str
 
 // ResetUser clears a user's password (it stops working at once) and returns a
 // new one-time link; older links stop working too. The caller ends the
-// user's sessions (Sessions.EndAll).
+// user's sessions (Sessions.EndAll). When the commit cannot be confirmed
+// (database.ErrCommitUnconfirmed) the link carries only its User, whose
+// sessions the caller ends all the same: the reset may land a moment later.
 func (s *Service) ResetUser(ctx context.Context, email string, now time.Time, ttl time.Duration) (PasswordLink, error) {
 	return s.userLink(ctx, "reset user", email, now, ttl, func(tx pgx.Tx, email string) (User, error) {
 		u, err := database.SelectOne(ctx, tx, userRow, resetUserSQL, email)
@@ -130,14 +133,21 @@ func (s *Service) userLink(ctx context.Context, op, email string, now time.Time,
 		return PasswordLink{}, err
 	}
 	var out PasswordLink
+	var who User
 	err = database.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		u, err := user(tx, email)
 		if err != nil {
 			return err
 		}
+		who = u
 		out, err = issueLink(ctx, tx, u, now, ttl)
 		return err
 	})
+	if errors.Is(err, database.ErrCommitUnconfirmed) {
+		// No link to give, but the user it was for: a caller may act on
+		// either outcome (ResetUser).
+		return PasswordLink{User: who}, fmt.Errorf("%s: %w", op, err)
+	}
 	if err != nil {
 		return PasswordLink{}, fmt.Errorf("%s: %w", op, err)
 	}

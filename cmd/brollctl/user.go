@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"time"
 
 	"github.com/google/uuid"
 
+	"broll/internal/database"
 	"broll/tenancy"
 )
 
@@ -60,6 +62,15 @@ func (c *cli) userReset(f *flags) action {
 	email := f.required("email", "the user's email", "--email is required")
 	return c.opened(func(ctx context.Context, e *env) (any, error) {
 		link, err := e.tenancy.ResetUser(ctx, *email, time.Now(), e.cfg.PasswordLinkTTL)
+		if errors.Is(err, database.ErrCommitUnconfirmed) && link.User.ID != uuid.Nil {
+			// Fail closed: the reset may land a moment later, and the
+			// sessions of the old password must not outlive it.
+			if _, endErr := e.sessions.EndAll(ctx, link.User.ID); endErr != nil {
+				return nil, fmt.Errorf("the reset could not be confirmed and the user's sessions could not be ended "+
+					"(run again): %w", endErr)
+			}
+			return nil, errors.New("the reset could not be confirmed: the user's sessions are ended; run again for a new link")
+		}
 		if err != nil {
 			return nil, err
 		}
