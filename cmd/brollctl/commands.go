@@ -45,7 +45,7 @@ type env struct {
 	mediaJobs *mediajobs.Service
 	// sessions are the dashboard's, which a password reset ends.
 	sessions *tenancy.Sessions
-	// keyChanges revokes keys everywhere: this process has no auth cache
+	// keyChanges changes and revokes keys everywhere: this process has no auth cache
 	// that matters, and the markers reach the API nodes' caches.
 	keyChanges *tenancy.KeyChanges
 	// licenses is nil without a signing secret (BROLL_SIGNING_KEY or
