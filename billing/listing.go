@@ -269,8 +269,9 @@ func (s *Service) ListPurchases(ctx context.Context, p tenancy.Principal, q List
 			return Listing{}, apperr.New(apperr.Unavailable, "semantic search is unavailable right now; retry shortly")
 		}
 		// Only vectors of the query's model compare; the floor keeps a
-		// search for something never bought from listing everything.
-		similarity = "(1 - (v.embedding <=> " + f.Arg(pgvector.NewVector(vec)) + "))"
+		// search for something never bought from listing everything. The
+		// similarity is the catalog search's: by the stored halfvecs.
+		similarity = "(1 - (v.embedding_half <=> " + f.Arg(pgvector.NewHalfVector(vec)) + "::halfvec(768)))"
 		f.Where("v.embedding_model = "+f.Arg(embedder.Model()),
 			similarity+" >= "+f.Arg(embedder.RelevanceFloor()))
 	}

@@ -43,26 +43,26 @@ const sqlExactScan = `
 // The warm-up (warm.go).
 
 // sqlWarmRelations lists what searches read, most needed first: the HNSW
-// graphs (the whole catalog's first), the clip rows, the indexes of
-// videos that lists, sorts and the id lookup read, the keyword postings,
-// then the out-of-line vectors and their index (a semantic search re-ranks
-// its candidates by them). Each with its size, and the room there is:
-// PrewarmShare ($1) of shared_buffers.
+// graphs of the stored halfvecs (the whole catalog's first), the clip
+// rows, which hold those halfvecs, the indexes of videos that lists, sorts
+// and the id lookup read, then the keyword postings. Not the expression
+// graphs the release before walked (migration 00031 keeps them for it) nor
+// the out-of-line full vectors: no search reads them. Each with its size,
+// and the room there is: PrewarmShare ($1) of shared_buffers.
 const sqlWarmRelations = `
 	WITH rels AS (
 		SELECT i.indexrelid AS rel, CASE WHEN a.amname = 'hnsw' THEN 0 ELSE 2 END AS rank
 		FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
 		WHERE i.indrelid = 'videos'::regclass AND i.indisvalid AND i.indisready AND a.amname <> 'gin'
+		  AND (a.amname <> 'hnsw' OR i.indkey[0] = (SELECT attnum FROM pg_attribute
+		       WHERE attrelid = 'videos'::regclass AND attname = 'embedding_half'))
 		UNION ALL SELECT 'videos'::regclass, 1
 		UNION ALL SELECT i.indexrelid, 3 FROM pg_index i WHERE i.indrelid = 'video_terms'::regclass AND i.indisvalid
-		UNION ALL SELECT reltoastrelid, 4 FROM pg_class WHERE oid = 'videos'::regclass AND reltoastrelid <> 0
-		UNION ALL SELECT i.indexrelid, 5 FROM pg_index i JOIN pg_class t ON t.reltoastrelid = i.indrelid
-			WHERE t.oid = 'videos'::regclass
 	)
 	SELECT rel::regclass::text, pg_relation_size(rel),
 	       (SELECT setting::bigint * 8192 FROM pg_settings WHERE name = 'shared_buffers') * $1::float8
 	FROM rels
-	ORDER BY rank, rel <> 'videos_embedding_hnsw'::regclass, rel::regclass::text`
+	ORDER BY rank, rel <> 'videos_half_hnsw'::regclass, rel::regclass::text`
 
 // sqlPrewarmInstalled says whether pg_prewarm can be called.
 const sqlPrewarmInstalled = `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_prewarm')`

@@ -276,7 +276,7 @@ func TestSemanticSearchFillsFilteredPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(plan, "Index Scan using videos_embedding_hnsw on") {
+	if !strings.Contains(plan, "Index Scan using videos_half_hnsw on") {
 		t.Fatalf("plan does not walk the whole-catalog HNSW index:\n%s", plan)
 	}
 
@@ -316,7 +316,7 @@ func TestSemanticSearchFillsFilteredPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(plan, "videos_embedding_hnsw_angry") {
+	if !strings.Contains(plan, "videos_half_hnsw_angry") {
 		t.Fatalf("an emotion filter does not use its own index:\n%s", plan)
 	}
 	p, err = svc.Search(b.Ctx, q, qe)
@@ -460,7 +460,7 @@ func TestSemanticPlanMadeOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(plan, "videos_embedding_hnsw_angry") {
+	if !strings.Contains(plan, "videos_half_hnsw_angry") {
 		t.Fatalf("the plan made once does not walk the emotion's graph:\n%s", plan)
 	}
 }

@@ -169,7 +169,7 @@ func TestSimilarWalksTheIndex(t *testing.T) {
 			return err
 		}
 		plan, err := explainSQL(b, tx, sq.page)
-		if err == nil && !strings.Contains(plan, "Index Scan using videos_embedding_hnsw on") {
+		if err == nil && !strings.Contains(plan, "Index Scan using videos_half_hnsw on") {
 			t.Errorf("the neighbours do not walk the HNSW index:\n%s", plan)
 		}
 		return err

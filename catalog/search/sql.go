@@ -101,7 +101,7 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 	sq := searchSQL{count: count, estimate: estimate, window: MaxResultWindow, source: source}
 	similarity := "NULL::float8"
 	if q.byVector() {
-		similarity = "1 - (v.embedding <=> " + vectorSQL(b, q, vec, false) + ")"
+		similarity = "1 - (v.embedding_half <=> " + vectorSQL(b, q, vec) + ")"
 	}
 	if rank != "" && q.SortBy == SortRelevance {
 		// The words alone (and the retired check): the walk serves it.
@@ -332,75 +332,67 @@ const CountBound = 1000
 
 // nearestSQL finds the clips nearest to the query vector. The inner query
 // is the shape the HNSW index serves (ORDER BY distance LIMIT n over videos
-// alone, the filters checked as the index yields rows); with iterative
-// scans in relaxed order it may return them slightly out of order, and the
-// graphs hold halfvec copies (migration 00005), whose distance differs from
-// the full vector's in the third decimal. So the index query takes
-// rerankMargin candidates more than the page, and the outer query ranks
-// them by the full vector's distance: that order, the similarity shown and
-// the cursor all use it, and a near-tie the halfvec rounding swapped across
-// the page's edge is put back. MATERIALIZED keeps the planner from merging
-// the two, which would hide the LIMIT from the index scan; the distance is
-// a LATERAL subquery (OFFSET 0 keeps it one) so each candidate's full
-// vector is read from TOAST and compared once. After a cursor the walk
-// takes the clips up to it again (they are at most the window) and the
-// outer query passes over them.
+// alone, the filters checked as the index yields rows) on the clips'
+// stored halfvecs (embedding_half, migration 00031), and yields each
+// candidate's distance, which Postgres computes anyway for the ORDER BY
+// from the halfvec in the row. With iterative scans in relaxed order the
+// walk may yield them slightly out of order, so it takes rerankMargin
+// candidates more than the page and the outer query puts them in order:
+// by that distance, then id. The order, the similarity shown and the
+// cursor all use the halfvec distance, one deterministic value per clip and
+// query, so pages meet without gaps or repeats; it is within about 1e-4 of
+// the full vector's (docs/api.md). MATERIALIZED keeps the planner from
+// merging the two, which would hide the LIMIT from the index scan. After a
+// cursor the walk takes the clips up to it again (they are at most the
+// window) and the outer query passes over them.
 //
 // The index query's LIMIT is written into the text, as the emotion is
 // (buildSearch), so that a plan made once, without the arguments, still
 // sees how few rows it wants and which graph serves them: see
 // searchSQL.planOnce.
 func nearestSQL(b *paging.Builder, q Query, vec []float32) statement {
-	dist := "v.embedding::halfvec(768) <=> " + vectorSQL(b, q, vec, true)
+	dist := "v.embedding_half <=> " + vectorSQL(b, q, vec)
 	before := q.Offset
 	if q.after != nil {
 		before = q.after.N
 	}
 	inner := b.And()
-	full := "v.embedding <=> " + vectorSQL(b, q, vec, false)
 	// Nearest first, ties by id.
-	o := paging.Order{Keys: []string{"r.distance"}, ID: "v.id"}
+	o := paging.Order{Keys: []string{"n.distance"}, ID: "v.id"}
 	after := ""
 	if q.after != nil {
 		after = "\n\tWHERE " + o.After(b, q.after.Keys, q.after.ID)
 	}
 	sql := `
 	WITH nearest AS MATERIALIZED (
-		SELECT v.id
+		SELECT v.id, ` + dist + ` AS distance
 		FROM videos v
 		WHERE ` + inner + `
-		ORDER BY ` + dist + `
+		ORDER BY 2
 		LIMIT ` + strconv.Itoa(before+q.Limit+1+rerankMargin) + `
 	)
-	SELECT ` + catalog.ListedColumns + `, 1 - r.distance, r.distance
-	FROM nearest n JOIN videos v ON v.id = n.id
-	CROSS JOIN LATERAL (SELECT ` + full + ` AS distance OFFSET 0) r` + after + `
+	SELECT ` + catalog.ListedColumns + `, 1 - n.distance, n.distance
+	FROM nearest n JOIN videos v ON v.id = n.id` + after + `
 	ORDER BY ` + o.By() + `
 	LIMIT ` + b.Limit(q.Limit) + ` OFFSET ` + b.Arg(q.Offset)
 	return statement{sql: sql, args: b.Args()}
 }
 
-// vectorSQL is the query's vector in SQL, as a halfvec (half: what the
-// graphs hold) or a vector (what ranks the candidates): an argument
-// holding a text's embedding, or, for q.SimilarTo, a subquery reading the
-// clip's stored vector, which Postgres runs once (an InitPlan) before the
-// walk. So the clip's vector is read in the page's own round trip, and
-// the statements are otherwise the semantic search's.
-func vectorSQL(b *paging.Builder, q Query, vec []float32, half bool) string {
-	switch {
-	case q.SimilarTo != uuid.Nil && half:
-		return "(SELECT s.embedding::halfvec(768) FROM videos s WHERE s.id = " + b.Arg(q.SimilarTo) + ")"
-	case q.SimilarTo != uuid.Nil:
-		return "(SELECT s.embedding FROM videos s WHERE s.id = " + b.Arg(q.SimilarTo) + ")"
-	case half:
-		return b.Arg(pgvector.NewHalfVector(vec)) + "::halfvec(768)"
+// vectorSQL is the query's vector in SQL, as a halfvec (what the graphs
+// hold): an argument holding a text's embedding, or, for q.SimilarTo, a
+// subquery reading the clip's stored halfvec, which Postgres runs once (an
+// InitPlan) before the walk. So the clip's vector is read in the page's
+// own round trip, and the statements are otherwise the semantic search's.
+func vectorSQL(b *paging.Builder, q Query, vec []float32) string {
+	if q.SimilarTo != uuid.Nil {
+		return "(SELECT s.embedding_half FROM videos s WHERE s.id = " + b.Arg(q.SimilarTo) + ")"
 	}
-	return b.Arg(pgvector.NewVector(vec))
+	return b.Arg(pgvector.NewHalfVector(vec)) + "::halfvec(768)"
 }
 
 // rerankMargin is how many candidates beyond the page the index query
-// yields for the ranking by the full vector: more than the near-ties the
-// halfvec rounding can swap across a page's edge.
+// yields, for the outer query to put in order: more than a relaxed-order
+// walk yields out of place.
 const rerankMargin = 10
 
 // sortKey is the sort key of a listing and its direction; the listing is

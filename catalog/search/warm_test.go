@@ -36,13 +36,16 @@ func TestWarmWalksEveryGraph(t *testing.T) {
 
 	graphs := textColumn(t, b, `
 		SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
-		WHERE i.indrelid = 'videos'::regclass AND a.amname = 'hnsw' ORDER BY c.relname`)
+		WHERE i.indrelid = 'videos'::regclass AND a.amname = 'hnsw' AND c.relname LIKE 'videos\_half\_hnsw%' ORDER BY c.relname`)
+	if len(graphs) != 1+len(catalog.Emotions()) {
+		t.Fatalf("graphs of the stored halfvecs: %v", graphs)
+	}
 	var installed bool
 	if err := b.Pool.QueryRow(b.Ctx, sqlPrewarmInstalled).Scan(&installed); err != nil {
 		t.Fatal(err)
 	}
 	if installed {
-		if rep.PrewarmedBytes == 0 || len(rep.Relations) == 0 || rep.Relations[0] != "videos_embedding_hnsw" {
+		if rep.PrewarmedBytes == 0 || len(rep.Relations) == 0 || rep.Relations[0] != "videos_half_hnsw" {
 			t.Fatalf("pg_prewarm is installed; prewarmed %d bytes: %v, want the whole catalog's graph first", rep.PrewarmedBytes, rep.Relations)
 		}
 		for _, g := range graphs {

@@ -142,8 +142,8 @@ func run(o options) error {
 	fmt.Printf("BenchmarkIndexBuild/emotion 1 %d ns/op\n", load.builtEmotion.Nanoseconds())
 	var table, index, emotionIndexes, buffers string
 	if err := pool.QueryRow(ctx, `
-		SELECT pg_size_pretty(pg_table_size('videos')), pg_size_pretty(pg_relation_size('videos_embedding_hnsw')),
-		       pg_size_pretty(coalesce(sum(pg_relation_size(i.indexrelid)) FILTER (WHERE c.relname LIKE 'videos_embedding_hnsw_%'), 0)),
+		SELECT pg_size_pretty(pg_table_size('videos')), pg_size_pretty(pg_relation_size('videos_half_hnsw')),
+		       pg_size_pretty(coalesce(sum(pg_relation_size(i.indexrelid)) FILTER (WHERE c.relname LIKE 'videos\_half\_hnsw\_%'), 0)),
 		       current_setting('shared_buffers')
 		FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = 'videos'::regclass`).
 		Scan(&table, &index, &emotionIndexes, &buffers); err != nil {
@@ -154,7 +154,8 @@ func run(o options) error {
 
 	// The catalog's own search at each -ef-search value (its
 	// BROLL_SEMANTIC_EF_SEARCH), so recall and cost are measured on the
-	// API's path: the candidates beyond the page, re-ranked by full vectors.
+	// API's path: the candidates beyond the page put in order by their halfvec
+	// distances.
 	var svcs []*search.Service
 	var graphs []*wiring.Services
 	defer func() {

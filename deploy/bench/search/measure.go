@@ -24,11 +24,11 @@ import (
 // sqlNearest has the shape of the catalog's semantic query (nearestSQL):
 // the index serves ORDER BY distance LIMIT k over videos with the filters
 // checked as it yields rows, and the outer query sorts again. The distance
-// is the graphs' own, of halfvec copies (migration 00005): by the full
+// is the graphs' own, of the stored halfvecs (migration 00031): by the full
 // vector no index serves the order, and the "index" rows would be scans.
 const sqlNearest = `
 	WITH nearest AS MATERIALIZED (
-		SELECT v.id, v.embedding::halfvec(768) <=> ($1::vector)::halfvec(768) AS distance FROM videos v
+		SELECT v.id, v.embedding_half <=> ($1::vector)::halfvec(768) AS distance FROM videos v
 		WHERE v.retired_at IS NULL AND v.embedding_status = 'ready' AND v.embedding_model = $2 %s
 		ORDER BY distance LIMIT $3
 	)
@@ -225,8 +225,8 @@ func explain(ctx context.Context, pool *pgxpool.Pool, o options, q []float32) er
 		if err != nil {
 			return err
 		}
-		fmt.Printf("filtered query plan uses videos_embedding_hnsw: %v\n",
-			strings.Contains(strings.Join(plan, "\n"), "videos_embedding_hnsw"))
+		fmt.Printf("filtered query plan uses videos_half_hnsw: %v\n",
+			strings.Contains(strings.Join(plan, "\n"), "videos_half_hnsw"))
 		return nil
 	})
 }
