@@ -333,7 +333,7 @@ func similarRecall(ctx context.Context, pool *pgxpool.Pool, base, key, model str
 			return 0, fmt.Errorf("similar: status %d", res.StatusCode)
 		}
 		var vec pgvector.Vector
-		if err := pool.QueryRow(ctx, `SELECT embedding FROM videos WHERE id = $1`, id).Scan(&vec); err != nil {
+		if err := pool.QueryRow(ctx, `SELECT embedding_half::vector(768) FROM videos WHERE id = $1`, id).Scan(&vec); err != nil {
 			return 0, err
 		}
 		exact, err := exactSimilarities(ctx, pool, vec.Slice(), model, v.Get("emotion"), v.Get("gender"), id, 10)
@@ -411,7 +411,10 @@ func semanticRecall(ctx context.Context, pool *pgxpool.Pool, base, key string, e
 }
 
 // exactSimilarities returns the k highest similarities by exact scan,
-// clip exclude left out.
+// clip exclude left out, by the distance the service ranks by: of the
+// stored halfvecs (migration 00031), so recall measures what the graph
+// walk misses. The full vectors' similarities are within about 1e-4 of
+// them (docs/api.md).
 func exactSimilarities(ctx context.Context, pool *pgxpool.Pool, vec []float32, model, emotion, gender string, exclude uuid.UUID, k int) ([]float64, error) {
 	var out []float64
 	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
@@ -420,10 +423,10 @@ func exactSimilarities(ctx context.Context, pool *pgxpool.Pool, vec []float32, m
 		}
 		var err error
 		out, err = database.Select(ctx, tx, pgx.RowTo[float64], `
-			SELECT 1 - (embedding <=> $1) FROM videos
+			SELECT 1 - (embedding_half <=> $1::halfvec(768)) FROM videos
 			WHERE retired_at IS NULL AND embedding_status = 'ready' AND embedding_model = $2
 			  AND ($3 = '' OR emotion = $3) AND ($4 = '' OR gender = $4) AND id <> $5
-			ORDER BY embedding <=> $1 LIMIT `+strconv.Itoa(k), pgvector.NewVector(vec), model, emotion, gender, exclude)
+			ORDER BY 1 DESC LIMIT `+strconv.Itoa(k), pgvector.NewHalfVector(vec), model, emotion, gender, exclude)
 		return err
 	})
 	return out, err
