@@ -22,6 +22,10 @@ const ListedColumns = VideoColumns + `, v.xmin`
 // version in a row of ListedColumns.
 const videoColumns = 23
 
+// ListedColumnCount is how many columns ListedColumns names, for a query
+// that selects them in a subquery and names them to select them again.
+const ListedColumnCount = videoColumns + 1
+
 // ScanListed reads a page row of ListedColumns, a nullable similarity and
 // the extra columns given. A clip this node has a copy of at the row's
 // version is taken from the copy, and only the similarity and the extra

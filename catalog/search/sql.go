@@ -333,18 +333,19 @@ const CountBound = 1000
 // nearestSQL finds the clips nearest to the query vector. The inner query
 // is the shape the HNSW index serves (ORDER BY distance LIMIT n over videos
 // alone, the filters checked as the index yields rows) on the clips'
-// stored halfvecs (embedding_half, migration 00031), and yields each
-// candidate's distance, which Postgres computes anyway for the ORDER BY
-// from the halfvec in the row. With iterative scans in relaxed order the
-// walk may yield them slightly out of order, so it takes rerankMargin
-// candidates more than the page and the outer query puts them in order:
-// by that distance, then id. The order, the similarity shown and the
-// cursor all use the halfvec distance, one deterministic value per clip and
-// query, so pages meet without gaps or repeats; it is within about 1e-4 of
-// the full vector's (docs/api.md). MATERIALIZED keeps the planner from
-// merging the two, which would hide the LIMIT from the index scan. After a
-// cursor the walk takes the clips up to it again (they are at most the
-// window) and the outer query passes over them.
+// stored halfvecs (embedding_half, migration 00031). It yields each
+// candidate whole (the columns a page shows, read from the row the walk
+// has already fetched) with its distance, which Postgres computes anyway
+// for the ORDER BY from the halfvec in that row. With iterative scans in
+// relaxed order the walk may yield them slightly out of order, so it takes
+// rerankMargin candidates more than the page and the outer query puts
+// them in order: by that distance, then id. The order, the similarity
+// shown and the cursor all use the halfvec distance, one deterministic
+// value per clip and query, so pages meet without gaps or repeats; it is
+// within about 1e-4 of the full vector's (docs/api.md). MATERIALIZED keeps
+// the planner from merging the two, which would hide the LIMIT from the
+// index scan. After a cursor the walk takes the clips up to it again (they
+// are at most the window) and the outer query passes over them.
 //
 // The index query's LIMIT is written into the text, as the emotion is
 // (buildSearch), so that a plan made once, without the arguments, still
@@ -357,22 +358,27 @@ func nearestSQL(b *paging.Builder, q Query, vec []float32) statement {
 		before = q.after.N
 	}
 	inner := b.And()
+	// The candidates' columns, named c1 (the id) to cN.
+	names := make([]string, catalog.ListedColumnCount)
+	for i := range names {
+		names[i] = "n.c" + strconv.Itoa(i+1)
+	}
 	// Nearest first, ties by id.
-	o := paging.Order{Keys: []string{"n.distance"}, ID: "v.id"}
+	o := paging.Order{Keys: []string{"n.distance"}, ID: names[0]}
 	after := ""
 	if q.after != nil {
 		after = "\n\tWHERE " + o.After(b, q.after.Keys, q.after.ID)
 	}
 	sql := `
-	WITH nearest AS MATERIALIZED (
-		SELECT v.id, ` + dist + ` AS distance
+	WITH nearest (` + strings.ReplaceAll(strings.Join(names, ", "), "n.", "") + `, distance) AS MATERIALIZED (
+		SELECT ` + catalog.ListedColumns + `, ` + dist + `
 		FROM videos v
 		WHERE ` + inner + `
-		ORDER BY 2
+		ORDER BY ` + dist + `
 		LIMIT ` + strconv.Itoa(before+q.Limit+1+rerankMargin) + `
 	)
-	SELECT ` + catalog.ListedColumns + `, 1 - n.distance, n.distance
-	FROM nearest n JOIN videos v ON v.id = n.id` + after + `
+	SELECT ` + strings.Join(names, ", ") + `, 1 - n.distance, n.distance
+	FROM nearest n` + after + `
 	ORDER BY ` + o.By() + `
 	LIMIT ` + b.Limit(q.Limit) + ` OFFSET ` + b.Arg(q.Offset)
 	return statement{sql: sql, args: b.Args()}
