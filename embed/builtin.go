@@ -197,10 +197,6 @@ func addHit(hits []conceptHit, h conceptHit) []conceptHit {
 // Model names the vectors this embedder makes.
 func (b *Builtin) Model() string { return builtinModel }
 
-// InProcess says the vectors are made in the process, in microseconds: a
-// query cache in Redis would cost more than it saves (QueryCache).
-func (b *Builtin) InProcess() bool { return true }
-
 // Embed makes the same kind of features of a query and of a document; only
 // how a word outside the vocabulary joins a concept differs by kind (see
 // addMeanings).

@@ -42,25 +42,13 @@ type QueryCacheOptions struct {
 }
 
 // NewCachedQueryEmbedder returns a cache over e in rdb under keys starting
-// with prefix. rdb may be nil (no caching). An embedder that makes a
-// query's vector in the process (InProcess, as the built-in one does in
-// 15-20 µs) is not cached: a Redis round trip for its 3 KiB vector costs
-// the node and Redis more than the embedding (docs/performance.md).
+// with prefix. rdb may be nil (no caching).
 func NewCachedQueryEmbedder(e Embedder, rdb *redis.Client, prefix string, o QueryCacheOptions) *QueryCache {
 	ttl := o.TTL
 	if ttl <= 0 {
 		ttl = DefaultQueryCacheTTL
 	}
-	if p, ok := e.(inProcess); ok && p.InProcess() {
-		rdb = nil
-	}
 	return &QueryCache{embedder: e, rdb: rdb, prefix: prefix, ttl: ttl}
-}
-
-// inProcess is an Embedder that makes vectors in the process, in
-// microseconds, without a model server.
-type inProcess interface {
-	InProcess() bool
 }
 
 // Model names the vectors EmbedQuery returns.

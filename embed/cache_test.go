@@ -175,22 +175,3 @@ func TestQueryCacheWithoutRedis(t *testing.T) {
 		t.Errorf("model = %q", c.Model())
 	}
 }
-
-// TestQueryCacheSkipsInProcessEmbedders: the built-in embedder's vectors
-// are made again rather than kept in Redis, which would cost more.
-func TestQueryCacheSkipsInProcessEmbedders(t *testing.T) {
-	t.Parallel()
-	rds := testkit.Redis(t)
-	c := embed.NewCachedQueryEmbedder(embed.NewBuiltin(), rds.Client, rds.Prefix+"q:", embed.QueryCacheOptions{})
-	v, err := c.EmbedQuery(context.Background(), "Woman laughing in a car")
-	if err != nil || len(v) != embed.Dimensions {
-		t.Fatalf("%d dims, %v", len(v), err)
-	}
-	keys, err := rds.Client.Keys(context.Background(), rds.Prefix+"q:*").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(keys) != 0 {
-		t.Fatalf("the built-in embedder's vectors were cached: %v", keys)
-	}
-}
