@@ -5,13 +5,8 @@ import (
 	"log/slog"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
-
 	"broll/internal/database"
 	"broll/internal/testkit"
-	"broll/migrations"
 )
 
 // A database of the release before revocation ended endpoints (schema
@@ -20,23 +15,10 @@ import (
 // does, and leaves a live root key's endpoint alone.
 func TestMigrateEndsEndpointsOfRootKeysRevokedBefore(t *testing.T) {
 	t.Parallel()
-	url := testkit.NewEmptyDatabase(t)
+	url, db := testkit.DatabaseAt(t, 25)
 	ctx := context.Background()
-	cfg, err := pgx.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := stdlib.OpenDB(*cfg)
-	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS, goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 25); err != nil {
-		t.Fatalf("migrate to the release before: %v", err)
-	}
 	var revokedEp, liveEp string
-	err = db.QueryRowContext(ctx, `
+	err := db.QueryRowContext(ctx, `
 		WITH a AS (INSERT INTO accounts (name, source) VALUES ('Before Co', 'before-co') RETURNING id),
 		k AS (INSERT INTO api_keys (account_id, kind, scopes, key_hash, key_prefix, revoked_at)
 		      SELECT a.id, 'root', '{webhooks:manage}', decode(v.h, 'hex'), 'dsk_' || v.h, v.r

@@ -6,13 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
-
 	"broll/internal/database"
 	"broll/internal/testkit"
-	"broll/migrations"
 )
 
 // TestMigrateAppliesFunctions: migrate installs the function files and, run
@@ -67,21 +62,8 @@ func TestMigrateAppliesFunctions(t *testing.T) {
 // a form with other arguments, so 00021 drops the old one.
 func TestMigrateFromBeforeTestMode(t *testing.T) {
 	t.Parallel()
-	url := testkit.NewEmptyDatabase(t)
+	url, db := testkit.DatabaseAt(t, 11)
 	ctx := context.Background()
-	cfg, err := pgx.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := stdlib.OpenDB(*cfg)
-	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS, goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 11); err != nil {
-		t.Fatalf("migrate to the release before test mode: %v", err)
-	}
 	// That release's function: its arguments and result, a stand-in body.
 	if _, err := db.ExecContext(ctx, `CREATE FUNCTION broll_purchase_batch(
 		in_account uuid, in_key uuid[], in_email text[], in_expected bigint[], in_dry boolean[],

@@ -7,12 +7,9 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
 
 	"broll/internal/database"
 	"broll/internal/testkit"
-	"broll/migrations"
 )
 
 // TestMigrateBackfillsHalfVectors: a catalog embedded before migration
@@ -20,21 +17,8 @@ import (
 // expression graphs held, and semantic searches walk the new graphs.
 func TestMigrateBackfillsHalfVectors(t *testing.T) {
 	t.Parallel()
-	url := testkit.NewEmptyDatabase(t)
+	url, db := testkit.DatabaseAt(t, 30)
 	ctx := context.Background()
-	cfg, err := pgx.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := stdlib.OpenDB(*cfg)
-	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS, goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 30); err != nil {
-		t.Fatalf("migrate to the release before 00031: %v", err)
-	}
 	// Twenty clips with vectors, one without, as that release wrote them.
 	if _, err := db.ExecContext(ctx, `
 		INSERT INTO videos (title, emotion, gender, difficulty, media_key, media_status,

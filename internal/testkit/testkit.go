@@ -6,6 +6,7 @@ package testkit
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"io/fs"
@@ -19,6 +20,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
 
 	"broll/internal/database"
 	"broll/migrations"
@@ -97,6 +100,31 @@ func NewEmptyDatabase(t testing.TB) string {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	return createDatabase(t, ctx, DatabaseURL(t), "")
+}
+
+// DatabaseAt creates a database migrated up to schema version (no function
+// files: a release's own are the test's to create), for a test of what
+// migrating a database of an earlier release does. It returns its URL and
+// a database/sql handle, closed and dropped when the test ends.
+func DatabaseAt(t testing.TB, version int64) (string, *sql.DB) {
+	t.Helper()
+	url := NewEmptyDatabase(t)
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := stdlib.OpenDB(*cfg)
+	t.Cleanup(func() { _ = db.Close() })
+	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := p.UpTo(ctx, version); err != nil {
+		t.Fatalf("migrate to version %d: %v", version, err)
+	}
+	return url, db
 }
 
 func createDatabase(t testing.TB, ctx context.Context, admin, options string) string {
