@@ -361,23 +361,23 @@ func nearestSQL(b *paging.Builder, q Query, vec []float32) statement {
 	// The candidates' columns, named c1 (the id) to cN.
 	names := make([]string, catalog.ListedColumnCount)
 	for i := range names {
-		names[i] = "n.c" + strconv.Itoa(i+1)
+		names[i] = "c" + strconv.Itoa(i+1)
 	}
 	// Nearest first, ties by id.
-	o := paging.Order{Keys: []string{"n.distance"}, ID: names[0]}
+	o := paging.Order{Keys: []string{"n.distance"}, ID: "n.c1"}
 	after := ""
 	if q.after != nil {
 		after = "\n\tWHERE " + o.After(b, q.after.Keys, q.after.ID)
 	}
 	sql := `
-	WITH nearest (` + strings.ReplaceAll(strings.Join(names, ", "), "n.", "") + `, distance) AS MATERIALIZED (
+	WITH nearest (` + strings.Join(names, ", ") + `, distance) AS MATERIALIZED (
 		SELECT ` + catalog.ListedColumns + `, ` + dist + `
 		FROM videos v
 		WHERE ` + inner + `
 		ORDER BY ` + dist + `
 		LIMIT ` + strconv.Itoa(before+q.Limit+1+rerankMargin) + `
 	)
-	SELECT ` + strings.Join(names, ", ") + `, 1 - n.distance, n.distance
+	SELECT n.` + strings.Join(names, ", n.") + `, 1 - n.distance, n.distance
 	FROM nearest n` + after + `
 	ORDER BY ` + o.By() + `
 	LIMIT ` + b.Limit(q.Limit) + ` OFFSET ` + b.Arg(q.Offset)
