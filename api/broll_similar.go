@@ -18,6 +18,9 @@ func (s *clipsAPI) similarBroll(c *fiber.Ctx) error {
 	if err != nil {
 		return apperr.InvalidField("id", "video id %q is not a UUID", apperr.Clip(c.Params("id")))
 	}
+	if err := search.CheckSimilarTo(id); err != nil {
+		return err
+	}
 	values, err := url.ParseQuery(string(c.Request().URI().QueryString()))
 	if err != nil {
 		return apperr.New(apperr.Invalid, "malformed query string")

@@ -293,6 +293,7 @@ func TestSimilarBrollOverHTTP(t *testing.T) {
 			field  string
 		}{
 			{"unknown", path(uuid.New(), ""), 404, "not_found", ""},
+			{"the nil UUID", path(uuid.Nil, ""), 404, "not_found", ""},
 			{"retired", path(sc.retired, ""), 404, "not_found", ""},
 			{"media not sound", path(sc.unsound, ""), 404, "not_found", ""},
 			{"not a UUID", "/api/v1/broll/not-a-uuid/similar", 400, "invalid_request", "id"},
@@ -366,6 +367,7 @@ func TestSimilarBrollOverHTTP(t *testing.T) {
 			t.Errorf("not_embedded is worth a retry: %+v", pending)
 		}
 		callToolErr(t, cs, "find_similar_videos", map[string]any{"video_id": sc.retired.String()}, "not_found")
+		callToolErr(t, cs, "find_similar_videos", map[string]any{"video_id": uuid.Nil.String()}, "not_found")
 		if bad := callToolErr(t, cs, "find_similar_videos", map[string]any{"video_id": "a title"}, "invalid_request"); deref(bad.Field) != "video_id" {
 			t.Errorf("field %v", bad.Field)
 		}

@@ -41,6 +41,9 @@ func (a findSimilarArgs) query() (search.Query, error) {
 	if err != nil {
 		return search.Query{}, apperr.InvalidField("video_id", "video_id %q is not a UUID", apperr.Clip(a.VideoID))
 	}
+	if err := search.CheckSimilarTo(id); err != nil {
+		return search.Query{}, err
+	}
 	q := search.Query{SimilarTo: id, Emotion: a.Emotion, Gender: a.Gender, AgeRange: a.AgeRange, Location: a.Location,
 		MediaType: a.MediaType, Orientation: a.Orientation, Difficulty: a.Difficulty, ModelID: a.ModelID,
 		MinDuration: a.MinDuration, MaxDuration: a.MaxDuration, MinVirality: a.MinVirality, Owned: a.Owned}

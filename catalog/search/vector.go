@@ -74,6 +74,16 @@ func (c clipSource) check(r pgx.Row) error {
 	return nil
 }
 
+// CheckSimilarTo refuses "more like" the nil UUID as the clip it names:
+// no clip has it (ids are random), and Query.SimilarTo cannot tell it from
+// no clip at all, so the query would be the catalog's plain list.
+func CheckSimilarTo(id uuid.UUID) error {
+	if id == uuid.Nil {
+		return apperr.NotFoundf("video %s not found", id)
+	}
+	return nil
+}
+
 // clipNotFound turns a clip source's missing row into not_found.
 func clipNotFound(q Query, err error) error {
 	if q.SimilarTo != uuid.Nil && database.NoRows(err) {
