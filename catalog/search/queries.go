@@ -45,17 +45,14 @@ const sqlExactScan = `
 // sqlWarmRelations lists what searches read, most needed first: the HNSW
 // graphs of the stored halfvecs (the whole catalog's first), the clip
 // rows, which hold those halfvecs, the indexes of videos that lists, sorts
-// and the id lookup read, then the keyword postings. Not the expression
-// graphs the release before walked (migration 00031 keeps them for it) nor
-// the out-of-line full vectors: no search reads them. Each with its size,
-// and the room there is: PrewarmShare ($1) of shared_buffers.
+// and the id lookup read, then the keyword postings. Not the out-of-line
+// full vectors: no search reads them. Each with its size, and the room
+// there is: PrewarmShare ($1) of shared_buffers.
 const sqlWarmRelations = `
 	WITH rels AS (
 		SELECT i.indexrelid AS rel, CASE WHEN a.amname = 'hnsw' THEN 0 ELSE 2 END AS rank
 		FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
 		WHERE i.indrelid = 'videos'::regclass AND i.indisvalid AND i.indisready AND a.amname <> 'gin'
-		  AND (a.amname <> 'hnsw' OR i.indkey[0] = (SELECT attnum FROM pg_attribute
-		       WHERE attrelid = 'videos'::regclass AND attname = 'embedding_half'))
 		UNION ALL SELECT 'videos'::regclass, 1
 		UNION ALL SELECT i.indexrelid, 3 FROM pg_index i WHERE i.indrelid = 'video_terms'::regclass AND i.indisvalid
 	)

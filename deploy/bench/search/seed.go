@@ -268,11 +268,7 @@ func loadCatalog(ctx context.Context, pool *pgxpool.Pool, o options, vecs *vecto
 		return res, err
 	}
 	for _, ix := range indexes {
-		// The graphs searches walk are those of the stored halfvecs
-		// (migration 00031); the expression graphs beside them, which the
-		// release before walks, are made again as they are, untimed.
-		half := strings.HasPrefix(ix.name, "videos_half_hnsw")
-		whole := ix.name == "videos_half_hnsw" || ix.name == "videos_embedding_hnsw"
+		whole := ix.name == "videos_half_hnsw"
 		if !whole && !o.emotionIndexes {
 			continue
 		}
@@ -282,7 +278,6 @@ func loadCatalog(ctx context.Context, pool *pgxpool.Pool, o options, vecs *vecto
 			return res, err
 		}
 		switch {
-		case !half:
 		case whole:
 			res.builtWhole, res.wholeDef = time.Since(start), def
 		default:
