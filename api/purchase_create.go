@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -183,7 +184,7 @@ func (s *purchasesAPI) place(ctx context.Context, p tenancy.Principal, o purchas
 		return renderPurchase(res, s.licenses), nil
 	}
 	res, err := s.collections.Buy(ctx, p, collections.BuyRequest{CollectionID: o.CollectionID,
-		ExpectedTotal: o.Request.ExpectedTotal, DryRun: o.Request.DryRun})
+		ExpectedTotal: o.Request.ExpectedTotal, DryRun: o.Request.DryRun, RetryKey: o.Request.RetryKey})
 	s.metrics.observePurchase(surface, res.PurchaseResult, err)
 	if err != nil {
 		return purchaseResultJSON{}, err
@@ -203,6 +204,10 @@ func (s *purchasesAPI) purchase(c *fiber.Ctx) error {
 		return err
 	}
 	return s.replay.idempotent(c, order.fingerprinted(), func() error {
+		// Run again after an answer that was not kept (a 5xx, a client
+		// gone), the request finds the purchases its first run made by
+		// their ids, which derive from its Idempotency-Key.
+		order.Request.RetryKey = strings.Clone(c.Get("Idempotency-Key"))
 		out, err := s.place(c.UserContext(), principal(c), order, "v1")
 		if err != nil {
 			return err

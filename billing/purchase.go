@@ -32,6 +32,31 @@ type PurchaseRequest struct {
 	// an empty purchase (nothing charged, the balance shown) rather than a
 	// bad request.
 	Bulk bool
+	// RetryKey is the client's Idempotency-Key, when the request has one.
+	// Each line's purchase id is then derived from it (RetryPurchaseID),
+	// so the same request run again after an answer the client never got
+	// (a 503 "could not be confirmed", a dropped connection) finds the
+	// purchases it made and answers them as bought, with their charge, as
+	// the first run would have; without it they come back already owned.
+	// It is not part of the request's fingerprint.
+	RetryKey string `json:"-"`
+}
+
+// retrySpace is the namespace of the purchase ids RetryPurchaseID derives.
+var retrySpace = uuid.MustParse("6f0d2a0e-4c1b-5e8a-9b7d-3c2f1e0a9b84")
+
+// RetryPurchaseID is the purchase id of video bought by key in the request
+// whose Idempotency-Key is retryKey: a name-based (SHA-1) UUID of the three,
+// so it is the same in every run of that request and differs for every
+// other key, request and clip. A clip a key owns has one purchases row, so
+// a derived id already taken is always this key's purchase of this clip.
+func RetryPurchaseID(key uuid.UUID, retryKey string, video uuid.UUID) uuid.UUID {
+	name := make([]byte, 0, 32+len(retryKey)+1)
+	name = append(name, key[:]...)
+	name = append(name, video[:]...)
+	name = append(name, 0)
+	name = append(name, retryKey...)
+	return uuid.NewSHA1(retrySpace, name)
 }
 
 // PurchasedVideo is one line of a purchase result.
@@ -78,6 +103,11 @@ func (s *Service) Purchase(ctx context.Context, p tenancy.Principal, req Purchas
 		return PurchaseResult{}, err
 	}
 	job := newJob(p.KeyID, "", ids, req.ExpectedTotal, req.DryRun, p.Test)
+	if req.RetryKey != "" && p.KeyID != uuid.Nil {
+		for i, id := range ids {
+			job.newIDs[i] = RetryPurchaseID(p.KeyID, req.RetryKey, id)
+		}
+	}
 	job.trace, job.span = outbox.Trace(ctx), trace.SpanContextFromContext(ctx)
 	return s.purchase(p.AccountID, job)
 }

@@ -35,6 +35,13 @@ func OwnsSQL(key, video string) string {
 	return "EXISTS (SELECT 1 FROM " + ownership(key, video) + ")"
 }
 
+// OwningPurchaseSQL is the id of the purchase by which the key key owns the
+// clip video, NULL when it does not own it: a scalar subquery (a key owns a
+// clip through at most one purchase).
+func OwningPurchaseSQL(key, video string) string {
+	return "(SELECT p.id FROM " + ownership(key, video) + ")"
+}
+
 // Ownership is a clip a key owns and the purchase that makes it so.
 type Ownership struct {
 	PurchaseID  uuid.UUID   `db:"purchase_id"`

@@ -38,6 +38,7 @@ func (s *Service) Buy(ctx context.Context, p tenancy.Principal, req BuyRequest) 
 type buyLine struct {
 	VideoID uuid.UUID
 	Skip    string
+	OwnedBy *uuid.UUID
 }
 
 func (s *Service) buyOnce(ctx context.Context, p tenancy.Principal, req BuyRequest) (BuyResult, error) {
@@ -48,6 +49,12 @@ func (s *Service) buyOnce(ctx context.Context, p tenancy.Principal, req BuyReque
 	buy := make([]uuid.UUID, 0, len(lines))
 	skipped := []Skipped{}
 	for _, l := range lines {
+		if l.Skip == SkipAlreadyOwned && l.OwnedBy != nil && req.RetryKey != "" &&
+			*l.OwnedBy == billing.RetryPurchaseID(p.KeyID, req.RetryKey, l.VideoID) {
+			// Bought by an earlier run of this very request: billing
+			// answers it as bought, with its charge, as that run would have.
+			l.Skip = ""
+		}
 		if l.Skip == "" {
 			buy = append(buy, l.VideoID)
 		} else {
@@ -55,7 +62,7 @@ func (s *Service) buyOnce(ctx context.Context, p tenancy.Principal, req BuyReque
 		}
 	}
 	res, err := s.billing.Purchase(ctx, p, billing.PurchaseRequest{VideoIDs: buy, ExpectedTotal: req.ExpectedTotal,
-		DryRun: req.DryRun, Bulk: true})
+		DryRun: req.DryRun, Bulk: true, RetryKey: req.RetryKey})
 	if err != nil {
 		return BuyResult{}, err
 	}

@@ -143,6 +143,10 @@ type BuyRequest struct {
 	CollectionID  uuid.UUID
 	ExpectedTotal *money.Cents
 	DryRun        bool
+	// RetryKey is the request's Idempotency-Key (billing.PurchaseRequest):
+	// a clip this very request bought in an earlier run is bought again in
+	// the answer, not skipped as already owned.
+	RetryKey string
 }
 
 // Skip reasons: why a clip of a bought collection was not bought.
