@@ -74,6 +74,26 @@ func waitMessages(t *testing.T, rcv *receiver, n int) {
 	}
 }
 
+// waitNonePending waits until endpoint has no pending delivery.
+func waitNonePending(t *testing.T, b bundle, endpoint uuid.UUID) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var pending int
+		if err := b.pool.QueryRow(context.Background(), `SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1 AND state = 'pending'`,
+			endpoint).Scan(&pending); err != nil {
+			t.Fatal(err)
+		}
+		if pending == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d deliveries still pending for endpoint %s after 30s", pending, endpoint)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // Revoking a root key ends its endpoints' deliveries in the revocation's
 // own transaction: a balance.low queued for its endpoint just before the
 // revocation and one written after it never reach its receiver, while the
@@ -103,6 +123,9 @@ func TestRevokedRootEndpointGetsNoDelivery(t *testing.T) {
 	crossLowBalance(t, b, g, b.acct.Root, videos[0])
 	waitMessages(t, live, 1)
 	waitMessages(t, revoked, 1)
+	// A receiver can have its message before the loop records it sent: stop
+	// only once it has, or the stop may leave that delivery pending.
+	waitNonePending(t, b, gone.ID)
 	stop()
 
 	// Queued while no worker runs, then the root key is revoked (as
