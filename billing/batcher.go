@@ -92,6 +92,10 @@ type purchaseJob struct {
 	newIDs []uuid.UUID
 	// newLicenses are the licence ids of those purchases, chosen with them.
 	newLicenses []string
+	// retryKey is the request's Idempotency-Key when newIDs derive from it
+	// (RetryPurchaseID): such an id counts as this job's only within
+	// RetryWindow of its purchase.
+	retryKey string
 
 	out  outcome
 	err  error

@@ -9,6 +9,7 @@ import (
 
 	"broll/internal/apperr"
 	"broll/internal/database"
+	"broll/internal/idempotency"
 	"broll/internal/money"
 	"broll/internal/outbox"
 	"broll/tenancy"
@@ -40,6 +41,19 @@ type PurchaseRequest struct {
 	// the first run would have; without it they come back already owned.
 	// It is not part of the request's fingerprint.
 	RetryKey string `json:"-"`
+}
+
+// RetryWindow is how long a purchase id derived from an Idempotency-Key
+// stands for the request that made it: a minute short of how long the
+// key is kept (idempotency.TTL), past which the same key names a new
+// request, which must see the clip as already owned, not bought by it.
+const RetryWindow = idempotency.TTL - time.Minute
+
+// BoughtByRetry says whether the purchase id (made at purchasedAt) by
+// which key owns video was made by an earlier run of the request whose
+// Idempotency-Key is retryKey, as seen at now.
+func BoughtByRetry(key uuid.UUID, retryKey string, video, id uuid.UUID, purchasedAt, now time.Time) bool {
+	return retryKey != "" && id == RetryPurchaseID(key, retryKey, video) && now.Sub(purchasedAt) < RetryWindow
 }
 
 // retrySpace is the namespace of the purchase ids RetryPurchaseID derives.
@@ -107,6 +121,7 @@ func (s *Service) Purchase(ctx context.Context, p tenancy.Principal, req Purchas
 		for i, id := range ids {
 			job.newIDs[i] = RetryPurchaseID(p.KeyID, req.RetryKey, id)
 		}
+		job.retryKey = req.RetryKey
 	}
 	job.trace, job.span = outbox.Trace(ctx), trace.SpanContextFromContext(ctx)
 	return s.purchase(p.AccountID, job)

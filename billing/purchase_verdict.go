@@ -50,11 +50,20 @@ type spendLimit struct {
 func (j *purchaseJob) answer() (PurchaseResult, error) {
 	o := j.out
 	out := PurchaseResult{Balance: o.balance, DryRun: j.dry, Livemode: !j.test}
-	// At most MaxVideosPerPurchase ids each: a scan is as quick as a set.
-	mine := func(id uuid.UUID) bool { return slices.Contains(j.newIDs, id) }
+	// A scan of newIDs is as quick as a set at MaxVideosPerPurchase. An
+	// id derived from an Idempotency-Key (retryKey) counts only within
+	// RetryWindow: an older purchase under it was a request whose key has
+	// expired since, and this one is a new request.
+	now := time.Now()
+	mine := func(pv PurchasedVideo) bool {
+		if pv.PurchaseID == uuid.Nil || !slices.Contains(j.newIDs, pv.PurchaseID) {
+			return false
+		}
+		return j.retryKey == "" || now.Sub(pv.PurchasedAt) < RetryWindow
+	}
 	bought := false
 	for _, id := range j.ids {
-		if pv, ok := o.lines[id]; ok && pv.PurchaseID != uuid.Nil && mine(pv.PurchaseID) {
+		if pv, ok := o.lines[id]; ok && mine(pv) {
 			bought = true
 		}
 	}
@@ -72,7 +81,7 @@ func (j *purchaseJob) answer() (PurchaseResult, error) {
 			if !pv.AlreadyOwned {
 				out.TotalCharged += pv.PricePaid
 			}
-		case mine(pv.PurchaseID):
+		case mine(pv):
 			out.TotalCharged += pv.PricePaid
 		default:
 			pv.AlreadyOwned = true

@@ -2,9 +2,11 @@ package billing_test
 
 import (
 	"testing"
+	"time"
 
 	"broll/billing"
 	"broll/billing/billingtest"
+	"broll/internal/apperr"
 	"broll/internal/money"
 )
 
@@ -52,6 +54,26 @@ func TestRetryKeyAnswersTheFirstRun(t *testing.T) {
 	}
 	if got := checkInvariants(t, pool, acct.ID); got != 8500 {
 		t.Fatalf("balance %v, want 85.00 (three clips charged once each)", got)
+	}
+	// Past the key's life the same Idempotency-Key is a new request: the
+	// clips are already owned, and its expected_total is held against 0.
+	if _, err := pool.Exec(ctx, `UPDATE purchases SET purchased_at = purchased_at - interval '24 hours' WHERE api_key_id = $1`,
+		alice.KeyID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Purchase(ctx, alice, req); code(err) != apperr.PriceChanged {
+		t.Fatalf("same Idempotency-Key after its life, with expected_total: %v", err)
+	}
+	late, err := svc.Purchase(ctx, alice, billing.PurchaseRequest{VideoIDs: clips, RetryKey: "order-7"})
+	if err != nil || late.TotalCharged != 0 || !late.Purchases[0].AlreadyOwned || !late.Purchases[1].AlreadyOwned {
+		t.Fatalf("same Idempotency-Key after its life: %+v %v", late, err)
+	}
+	id, at := first.Purchases[0].PurchaseID, first.Purchases[0].PurchasedAt
+	if !billing.BoughtByRetry(alice.KeyID, "order-7", clips[0], id, at, at.Add(billing.RetryWindow-time.Second)) ||
+		billing.BoughtByRetry(alice.KeyID, "order-7", clips[0], id, at, at.Add(billing.RetryWindow)) ||
+		billing.BoughtByRetry(alice.KeyID, "", clips[0], id, at, at) ||
+		billing.BoughtByRetry(bob.KeyID, "order-7", clips[0], id, at, at) {
+		t.Fatal("BoughtByRetry: only this key's id under this Idempotency-Key, within RetryWindow")
 	}
 	if billing.RetryPurchaseID(alice.KeyID, "order-7", clips[0]) != first.Purchases[0].PurchaseID ||
 		billing.RetryPurchaseID(alice.KeyID, "order-7", clips[1]) == first.Purchases[0].PurchaseID ||

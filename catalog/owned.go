@@ -35,12 +35,10 @@ func OwnsSQL(key, video string) string {
 	return "EXISTS (SELECT 1 FROM " + ownership(key, video) + ")"
 }
 
-// OwningPurchaseSQL is the id of the purchase by which the key key owns the
-// clip video, NULL when it does not own it: a scalar subquery (a key owns a
-// clip through at most one purchase).
-func OwningPurchaseSQL(key, video string) string {
-	return "(SELECT p.id FROM " + ownership(key, video) + ")"
-}
+// OwnershipSQL is the purchase p (a purchases row) by which the key key
+// owns the clip video, for a FROM or a LATERAL join: no row when it does
+// not own it, one when it does.
+func OwnershipSQL(key, video string) string { return ownership(key, video) }
 
 // Ownership is a clip a key owns and the purchase that makes it so.
 type Ownership struct {

@@ -2,6 +2,7 @@ package collections
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -38,7 +39,9 @@ func (s *Service) Buy(ctx context.Context, p tenancy.Principal, req BuyRequest) 
 type buyLine struct {
 	VideoID uuid.UUID
 	Skip    string
+	// OwnedBy and OwnedAt are the purchase by which the key owns the clip.
 	OwnedBy *uuid.UUID
+	OwnedAt *time.Time
 }
 
 func (s *Service) buyOnce(ctx context.Context, p tenancy.Principal, req BuyRequest) (BuyResult, error) {
@@ -49,8 +52,8 @@ func (s *Service) buyOnce(ctx context.Context, p tenancy.Principal, req BuyReque
 	buy := make([]uuid.UUID, 0, len(lines))
 	skipped := []Skipped{}
 	for _, l := range lines {
-		if l.Skip == SkipAlreadyOwned && l.OwnedBy != nil && req.RetryKey != "" &&
-			*l.OwnedBy == billing.RetryPurchaseID(p.KeyID, req.RetryKey, l.VideoID) {
+		if l.Skip == SkipAlreadyOwned && l.OwnedBy != nil &&
+			billing.BoughtByRetry(p.KeyID, req.RetryKey, l.VideoID, *l.OwnedBy, *l.OwnedAt, time.Now()) {
 			// Bought by an earlier run of this very request: billing
 			// answers it as bought, with its charge, as that run would have.
 			l.Skip = ""

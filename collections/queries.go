@@ -108,20 +108,18 @@ var itemsSQL = `
 // buyLinesSQL is every clip of collection $1 in the order added, with why
 // key $2 would not buy it: already_owned (whatever became of the clip),
 // retired, unavailable (its media not passed by the probe), or an empty
-// reason to buy; and the purchase by which the key owns it, if it does.
+// reason to buy; and the purchase by which the key owns it, if it does
+// (its id and time).
 var buyLinesSQL = `
-	SELECT l.video_id, CASE
-		WHEN l.owned_by IS NOT NULL THEN '` + SkipAlreadyOwned + `'
-		WHEN l.retired_at IS NOT NULL AND l.retired_at <> ` + notLive + ` THEN '` + SkipRetired + `'
-		WHEN l.retired_at IS NOT NULL OR l.media_status <> 'ready' THEN '` + SkipUnavailable + `'
-		ELSE '' END, l.owned_by
-	FROM (
-		SELECT ci.video_id, ci.position, v.retired_at, v.media_status,
-		       ` + catalog.OwningPurchaseSQL("$2", "ci.video_id") + ` AS owned_by
-		FROM collection_items ci JOIN videos v ON v.id = ci.video_id
-		WHERE ci.collection_id = $1
-	) l
-	ORDER BY l.position`
+	SELECT ci.video_id, CASE
+		WHEN o.id IS NOT NULL THEN '` + SkipAlreadyOwned + `'
+		WHEN v.retired_at IS NOT NULL AND v.retired_at <> ` + notLive + ` THEN '` + SkipRetired + `'
+		WHEN v.retired_at IS NOT NULL OR v.media_status <> 'ready' THEN '` + SkipUnavailable + `'
+		ELSE '' END, o.id, o.purchased_at
+	FROM collection_items ci JOIN videos v ON v.id = ci.video_id
+	LEFT JOIN LATERAL (SELECT p.id, p.purchased_at FROM ` + catalog.OwnershipSQL("$2", "ci.video_id") + `) o ON true
+	WHERE ci.collection_id = $1
+	ORDER BY ci.position`
 
 // sweepSQL removes up to $2 collections of keys revoked before $1 (their
 // items go with them), and the counts of such keys left with none; the
