@@ -77,10 +77,11 @@ func keywordWalkSQL(b *paging.Builder, q Query, words []string, match, rankQuery
 	if q.after != nil {
 		after = "\n\t\tWHERE " + rankOrder("r").After(b, q.after.Keys, q.after.ID)
 	}
-	// Each posting carries its clip's words (doc, migration 00015), so a
-	// walk checks the clips it passes against the whole query in the walk
-	// index alone and stops at its LIMIT; only the candidates' rows are
-	// read, to rank them. ts_match_vq is @@ as a function, which no index
+	// Each posting carries its clip's whole search_tsv (doc, migrations
+	// 00015 and 00033), so a walk checks the clips it passes against the
+	// whole query in the walk index alone and stops at its LIMIT, and the
+	// candidates are ranked from the same postings: videos is read for the
+	// page's rows only (a retired clip has no postings). ts_match_vq is @@ as a function, which no index
 	// serves, so the planner cannot turn the walk around into a full-text
 	// scan of every match. The query and the rank's query are made once
 	// (the query CTE), not once per clip: a reused (generic) plan does not
@@ -104,8 +105,8 @@ func keywordWalkSQL(b *paging.Builder, q Query, words []string, match, rankQuery
 	), query AS MATERIALIZED (
 		SELECT ` + match + ` AS match, ` + rankQuery + ` AS rank
 	), candidates AS MATERIALIZED (
-		SELECT DISTINCT m.video_id FROM lexemes x CROSS JOIN LATERAL (
-			SELECT p.video_id FROM (
+		SELECT DISTINCT ON (m.video_id) m.video_id, m.doc FROM lexemes x CROSS JOIN LATERAL (
+			SELECT p.video_id, p.doc FROM (
 				SELECT t.video_id, t.impact, t.doc FROM video_terms t WHERE t.lexeme = x.lexeme
 				ORDER BY t.impact DESC, t.video_id DESC
 				LIMIT ` + strconv.Itoa(keywordWalkCap) + `
@@ -115,8 +116,8 @@ func keywordWalkSQL(b *paging.Builder, q Query, words []string, match, rankQuery
 			LIMIT ` + strconv.Itoa(walkDepth(q, len(words))) + `
 		) m
 	), ranked AS (
-		SELECT v.id, ts_rank(v.search_tsv, (SELECT rank FROM query)) AS rank
-		FROM candidates c JOIN videos v ON v.id = c.video_id AND v.retired_at IS NULL
+		SELECT c.video_id AS id, ts_rank(c.doc, (SELECT rank FROM query)) AS rank
+		FROM candidates c
 	), page AS (
 		SELECT r.id, r.rank FROM ranked r` + after + `
 		ORDER BY ` + rankOrder("r").By() + `
