@@ -89,7 +89,8 @@ func listedVersion(r pgx.CollectableRow) (id uuid.UUID, version uint32, ok bool)
 // v, so v is a version read before it, as copies need). A clip that is not
 // live any more is left out. It serves a list a node finds in its own
 // order of the catalog under the same version (package search), whose
-// page then costs no query once its clips are copied.
+// page then costs no query once its clips are copied, and a keyword
+// search's walk, which then reads the page's ids alone.
 func (s *Service) ListedUnder(ctx context.Context, ids []uuid.UUID, v string) ([]Video, error) {
 	now := time.Now()
 	out := make([]Video, len(ids))

@@ -1,9 +1,13 @@
 package search
 
 import (
+	"context"
 	"strconv"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/catalog"
 	"broll/internal/paging"
@@ -71,8 +75,10 @@ func walkDepth(q Query, words int) int {
 // the tsquery every result satisfies and rankQuery the one its relevance is
 // ranked by (ts_rank), both as already built on b. The last column of every row is the number of
 // candidates; when the page is empty one row carries only that count
-// (collectWalk).
-func keywordWalkSQL(b *paging.Builder, q Query, words []string, match, rankQuery string) statement {
+// (collectWalk). With idsOnly each row is the clip's id and rank alone,
+// for a node that takes the clips from its copies (walkUnder), and the
+// statement reads no row of videos.
+func keywordWalkSQL(b *paging.Builder, q Query, words []string, match, rankQuery string, idsOnly bool) statement {
 	after := ""
 	if q.after != nil {
 		after = "\n\t\tWHERE " + rankOrder("r").After(b, q.after.Keys, q.after.ID)
@@ -123,11 +129,21 @@ func keywordWalkSQL(b *paging.Builder, q Query, words []string, match, rankQuery
 		ORDER BY ` + rankOrder("r").By() + `
 		LIMIT ` + b.Limit(q.Limit) + " OFFSET " + b.Arg(q.Offset) + `
 	)
+	`
+	if idsOnly {
+		sql += `
+	SELECT m.id, m.rank, n.n
+	FROM (SELECT count(*) AS n FROM ranked) n
+	LEFT JOIN page m ON true
+	ORDER BY m.rank DESC, m.id DESC`
+	} else {
+		sql += `
 	SELECT ` + catalog.ListedColumns + `, NULL::float8, m.rank, n.n
 	FROM (SELECT count(*) AS n FROM ranked) n
 	LEFT JOIN page m ON true
 	LEFT JOIN videos v ON v.id = m.id
 	ORDER BY m.rank DESC, v.id DESC`
+	}
 	return statement{sql: sql, args: b.Args()}
 }
 
@@ -161,4 +177,41 @@ func (s *Service) collectWalk(rows pgx.Rows, err error) ([]row, int, error) {
 		out = append(out, r)
 	}
 	return out, n, rows.Err()
+}
+
+// walkUnder runs the walk for its page's ids and ranks alone (walk is
+// keywordWalkSQL's idsOnly form) and takes the clips from this node's
+// copies made under catalog version v, which the request's admission pass
+// gave (catalog.ListedUnder), as lists do: Postgres then reads no row of
+// videos, and sends none. ok is false when a clip the walk found is not
+// live under v (a standby behind the primary): the full walk answers.
+func (s *Service) walkUnder(ctx context.Context, db *pgxpool.Pool, walk statement, v string) (out []row, n int, ok bool, err error) {
+	var ids []uuid.UUID
+	var ranks []float32
+	rows, err := db.Query(ctx, walk.sql, walk.args...)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	var id pgtype.UUID
+	var rank pgtype.Float4
+	var count int64
+	_, err = pgx.ForEachRow(rows, []any{&id, &rank, &count}, func() error {
+		n = int(count)
+		if id.Valid {
+			ids, ranks = append(ids, id.Bytes), append(ranks, rank.Float32)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, false, err
+	}
+	videos, err := s.catalog.ListedUnder(ctx, ids, v)
+	if err != nil || len(videos) != len(ids) {
+		return nil, 0, false, err
+	}
+	out = make([]row, len(videos))
+	for i, c := range videos {
+		out[i] = row{video: c, key: ranks[i]}
+	}
+	return out, n, true, nil
 }

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 
@@ -242,5 +243,77 @@ func TestKeywordPostingsFollowTheClip(t *testing.T) {
 	var left int
 	if err := f.Pool.QueryRow(f.Ctx, `SELECT count(*) FROM video_terms WHERE video_id = $1`, id).Scan(&left); err != nil || left != 0 {
 		t.Fatalf("a retired clip keeps %d postings (%v)", left, err)
+	}
+}
+
+// TestKeywordWalkFromCopies: the walk's ids-only form, its clips taken
+// from the node's copies under a catalog version (walkUnder), gives the
+// page the full walk gives, clip for clip, with the same ranks (so the
+// same cursors) and the same count of candidates, whether the copies are
+// there yet or not; and a clip the walk finds that is not live under the
+// version (as on a standby behind the primary) hands the page back to the
+// full walk.
+func TestKeywordWalkFromCopies(t *testing.T) {
+	t.Parallel()
+	f := newWalkFixture(t)
+	compare := func(q Query, v string) {
+		t.Helper()
+		if err := q.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		sq := buildSearch(q, nil, "")
+		if sq.walk == nil || sq.walkIDs == nil {
+			t.Fatalf("%+v is not walked", q)
+		}
+		want, wn, err := f.svc.collectWalk(f.Pool.Query(f.Ctx, sq.walk.sql, sq.walk.args...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, gn, ok, err := f.svc.walkUnder(f.Ctx, f.Pool, *sq.walkIDs, v)
+		if err != nil || !ok {
+			t.Fatalf("%+v: walkUnder ok %v, %v", q, ok, err)
+		}
+		if gn != wn || len(got) != len(want) {
+			t.Fatalf("%+v: %d rows of %d candidates, want %d of %d", q, len(got), gn, len(want), wn)
+		}
+		for i := range want {
+			if !reflect.DeepEqual(got[i].video, want[i].video) || got[i].key != want[i].key {
+				t.Fatalf("%+v: row %d is %s (rank %v), want %s (rank %v)", q, i,
+					got[i].video.ID, got[i].key, want[i].video.ID, want[i].key)
+			}
+		}
+	}
+	queries := []Query{
+		{Search: "sunset"}, {Search: "sunset", Limit: 7, Offset: 30}, {Search: "sunset beach"},
+		{Search: "suns"}, {Search: "sunset beach", Limit: 100}, {Search: "sunset zebra"}, {Search: "nothingmatches"},
+	}
+	for _, v := range []string{"v1", "v1", "v2"} {
+		for _, q := range queries {
+			compare(q, v)
+		}
+	}
+	// A page by cursor, from the copies.
+	p, err := f.svc.Search(f.Ctx, Query{Search: "sunset", Limit: 9}, nil)
+	if err != nil || p.NextCursor == "" {
+		t.Fatalf("first page: %v, cursor %q", err, p.NextCursor)
+	}
+	compare(Query{Search: "sunset", Limit: 9, Cursor: p.NextCursor}, "v1")
+
+	// A posting left for a retired clip: the best match, retired.
+	id := p.Videos[0].ID
+	if _, err := f.Cat.Retire(f.Ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Pool.Exec(f.Ctx, `
+		INSERT INTO video_terms (lexeme, impact, video_id, doc)
+		SELECT 'sunset', 100, id, search_tsv FROM videos WHERE id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	q := Query{Search: "sunset"}
+	if err := q.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok, err := f.svc.walkUnder(f.Ctx, f.Pool, *buildSearch(q, nil, "").walkIDs, "v3"); ok || err != nil {
+		t.Fatalf("a clip not live under the version: ok %v, %v", ok, err)
 	}
 }

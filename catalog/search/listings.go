@@ -186,6 +186,12 @@ func (s *Service) listingsFor(ctx context.Context, q Query) *listings {
 	if s.listed == nil || q.Search != "" || q.byVector() || q.Owned != nil {
 		return nil
 	}
+	return s.listingsUnder(ctx, q)
+}
+
+// listingsUnder returns the node's listings made under the catalog version
+// q's pass gives, if it has them, and starts making them if not (at).
+func (s *Service) listingsUnder(ctx context.Context, q Query) *listings {
 	v, ok := q.Pass.Version(admission.Catalog)
 	if !ok {
 		return nil
@@ -196,6 +202,21 @@ func (s *Service) listingsFor(ctx context.Context, q Query) *listings {
 		l, err := s.buildListings(bctx, v)
 		s.listed.done(l, err)
 	})
+}
+
+// quietVersion is the catalog version q's pass gives when this node has
+// listings made under it: the catalog has not changed since (listings
+// wait for a quiet catalog), so the node's copies of its clips under that
+// version are there to be taken (walkUnder) instead of read again. A
+// catalog being changed has none, and its pages read the clips' rows.
+func (s *Service) quietVersion(ctx context.Context, q Query) (string, bool) {
+	if s.listed == nil {
+		return "", false
+	}
+	if l := s.listingsUnder(ctx, q); l != nil {
+		return l.version, true
+	}
+	return "", false
 }
 
 // buildListings reads the live catalog from the primary into listings

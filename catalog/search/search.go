@@ -361,7 +361,13 @@ func (s *Service) readPage(ctx context.Context, q Query, qe QueryEmbedder) (rows
 			rows, err = s.runNearest(ctx, db, q, sq, s.hnsw(), c)
 		case sq.walk != nil:
 			var n int
-			rows, n, err = s.collectWalk(db.Query(ctx, sq.walk.sql, sq.walk.args...))
+			walked := false
+			if v, ok := s.quietVersion(ctx, q); ok {
+				rows, n, walked, err = s.walkUnder(ctx, db, *sq.walkIDs, v)
+			}
+			if err == nil && !walked {
+				rows, n, err = s.collectWalk(db.Query(ctx, sq.walk.sql, sq.walk.args...))
+			}
 			if err == nil && n <= walkReach(q) {
 				rows, err = s.collectPage(db.Query(ctx, sq.page.sql, sq.page.args...))
 			}

@@ -33,9 +33,10 @@ type statement struct {
 type searchSQL struct {
 	page statement
 	// walk, when set, is the page read from video_terms (keywordWalkSQL),
-	// tried before page.
-	walk  *statement
-	count statement
+	// tried before page; walkIDs is its form that reads the page's ids
+	// alone (walkUnder).
+	walk, walkIDs *statement
+	count         statement
 	// estimate is EXPLAIN of count: how many rows match and what the
 	// count would cost, without running it.
 	estimate statement
@@ -106,10 +107,11 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 	if rank != "" && q.SortBy == SortRelevance {
 		// The words alone (and the retired check): the walk serves it.
 		if q.SemanticSearch == "" && kw.cond >= 0 && b.Len() == 2 {
-			w := b.Clone()
 			words := prefixTerms(q.Search)
-			st := keywordWalkSQL(w, q, words[:min(len(words), keywordWalkWords)], kw.prefix, rankQuery)
-			sq.walk = &st
+			words = words[:min(len(words), keywordWalkWords)]
+			st := keywordWalkSQL(b.Clone(), q, words, kw.prefix, rankQuery, false)
+			ids := keywordWalkSQL(b.Clone(), q, words, kw.prefix, rankQuery, true)
+			sq.walk, sq.walkIDs = &st, &ids
 		}
 		sq.page = keywordRankedSQL(b, q, rank, similarity)
 		return sq
