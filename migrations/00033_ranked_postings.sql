@@ -17,8 +17,8 @@
 -- The release before reads doc only to match, so it runs on either form.
 -- As in 00015, the table is rebuilt beside the old one while videos is
 -- locked against writes (SHARE: searches and other reads go on), so that
--- no clip changes between the copy and the new triggers: a few seconds
--- per 100,000 clips.
+-- no clip changes between the copy and the new triggers: 4 s at 100,000
+-- clips, 47 s at 1,000,000 on two cores.
 LOCK TABLE videos IN SHARE MODE;
 
 CREATE TABLE video_terms_next (
