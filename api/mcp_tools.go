@@ -17,6 +17,7 @@ import (
 	"broll/catalog"
 	"broll/catalog/search"
 	"broll/internal/apperr"
+	"broll/internal/idempotency"
 	"broll/internal/paging"
 	"broll/tenancy"
 )
@@ -66,7 +67,9 @@ func (s *mcpTools) addMCPTools(srv *toolSet) {
 			"price_changed and charges nothing: quote again. All or nothing: an unknown id (not_found) or a short balance " +
 			"(insufficient_credits) charges nothing, and so does a purchase that would take this key past its spend limit " +
 			"(spend_limit_exceeded, with limit, spent, required and period_resets_at: tell the user; get_balance shows the limit). Clips this key already owns come back with already_owned=true and a " +
-			"fresh link and are never charged twice, so repeating a call is safe. Buying a collection lists in skipped the " +
+			"fresh link and are never charged twice, so repeating a call is safe; give each purchase an idempotency_key of your " +
+			"own and repeat a call whose answer was lost with the same key and arguments, and it answers that call's purchases " +
+			"(same purchase ids and total_charged) instead of already_owned. Buying a collection lists in skipped the " +
 			"clips it did not charge (retired, unavailable or already_owned). Each purchase licenses one end user: " +
 			"the files must not be shared, resold or redistributed. A test-mode key (dsk_test_) buys from the account's test " +
 			"balance instead (livemode=false in the result): nothing real is spent and its links serve the clip's preview."},
@@ -222,6 +225,15 @@ type purchaseVideosArgs struct {
 	CollectionID  *string      `json:"collection_id,omitempty" jsonschema:"buy every clip of this collection that this key does not own yet and that is on sale, instead of video_ids"`
 	ExpectedTotal *json.Number `json:"expected_total,omitempty" jsonschema:"the total_charged of the dry-run quote the user accepted, in USD; the purchase fails with price_changed and charges nothing if the total differs"`
 	DryRun        bool         `json:"dry_run,omitempty" jsonschema:"true: only quote (total_charged, balance), charge nothing"`
+	// IdempotencyKey is REST's Idempotency-Key as an argument, for the
+	// purchase ids alone (billing.RetryPurchaseID): no answer is kept.
+	IdempotencyKey string `json:"idempotency_key,omitempty" jsonschema:"a key you make for this one purchase (a UUID, say) and send again only when you repeat this same call because its answer was lost: the repeat then returns the first call's purchases as bought by it (same purchase ids and total_charged) instead of already_owned with total_charged 0; nothing is ever charged twice either way"`
+}
+
+// body is the REST body the arguments stand for (the idempotency key aside,
+// which REST takes as a header).
+func (a purchaseVideosArgs) body() purchaseBody {
+	return purchaseBody{VideoIDs: a.VideoIDs, CollectionID: a.CollectionID, ExpectedTotal: a.ExpectedTotal, DryRun: a.DryRun}
 }
 
 func refinePurchaseSchema(s *jsonschema.Schema) {
@@ -231,12 +243,23 @@ func refinePurchaseSchema(s *jsonschema.Schema) {
 	s.Properties["collection_id"].Format = "uuid"
 	s.Properties["expected_total"].Minimum = jsonschema.Ptr(0.0)
 	s.Properties["dry_run"].Default = json.RawMessage("false")
+	key := s.Properties["idempotency_key"]
+	key.MinLength, key.MaxLength, key.Pattern = jsonschema.Ptr(1), jsonschema.Ptr(255), `^[\x20-\x7e]+$`
 }
 
 func (s *mcpTools) purchaseVideosTool(ctx context.Context, c *fiber.Ctx, a purchaseVideosArgs) (purchaseResultJSON, string, error) {
-	order, err := purchaseBody(a).order()
+	order, err := a.body().order()
 	if err != nil {
 		return purchaseResultJSON{}, "", err
+	}
+	if a.IdempotencyKey != "" {
+		if !idempotency.Valid(a.IdempotencyKey) {
+			return purchaseResultJSON{}, "", apperr.InvalidField("idempotency_key",
+				"idempotency_key must be 1 to 255 printable ASCII characters")
+		}
+		// As a REST purchase run again under its Idempotency-Key: the
+		// purchases a first call made under this key are this call's.
+		order.Request.RetryKey = a.IdempotencyKey
 	}
 	res, err := s.purchases.place(ctx, principal(c), order, "mcp")
 	if err != nil {

@@ -51,7 +51,7 @@ func FuzzPurchaseBody(f *testing.F) {
 		var rest purchaseBody
 		checkPurchase(t, "REST", body, decodeBody(body, &rest), rest)
 		var args purchaseVideosArgs
-		checkPurchase(t, "MCP", body, decodeArgs(body, &args), purchaseBody(args))
+		checkPurchase(t, "MCP", body, decodeArgs(body, &args), args.body())
 	})
 }
 
