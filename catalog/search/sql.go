@@ -36,7 +36,10 @@ type searchSQL struct {
 	// tried before page; walkIDs is its form that reads the page's ids
 	// alone (walkUnder).
 	walk, walkIDs *statement
-	count         statement
+	// pageIDs, for a semantic ranking, is page's form that reads the
+	// page's ids alone (nearestUnder).
+	pageIDs statement
+	count   statement
 	// estimate is EXPLAIN of count: how many rows match and what the
 	// count would cost, without running it.
 	estimate statement
@@ -96,8 +99,8 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 		source = &clipSource{id: q.SimilarTo, model: model}
 	}
 	if q.semanticRanked() {
-		return searchSQL{page: nearestSQL(b, q, vec), count: count, estimate: estimate, window: MaxSemanticWindow,
-			planOnce: q.plainFilters(), source: source}
+		return searchSQL{page: nearestSQL(b.Clone(), q, vec, false), pageIDs: nearestSQL(b, q, vec, true),
+			count: count, estimate: estimate, window: MaxSemanticWindow, planOnce: q.plainFilters(), source: source}
 	}
 	sq := searchSQL{count: count, estimate: estimate, window: MaxResultWindow, source: source}
 	similarity := "NULL::float8"
@@ -353,7 +356,10 @@ const CountBound = 1000
 // (buildSearch), so that a plan made once, without the arguments, still
 // sees how few rows it wants and which graph serves them: see
 // searchSQL.planOnce.
-func nearestSQL(b *paging.Builder, q Query, vec []float32) statement {
+//
+// With idsOnly each row is the clip's id, similarity and distance alone,
+// for a node that takes the clips from its copies (nearestUnder).
+func nearestSQL(b *paging.Builder, q Query, vec []float32, idsOnly bool) statement {
 	dist := "v.embedding_half <=> " + vectorSQL(b, q, vec)
 	before := q.Offset
 	if q.after != nil {
@@ -361,7 +367,11 @@ func nearestSQL(b *paging.Builder, q Query, vec []float32) statement {
 	}
 	inner := b.And()
 	// The candidates' columns, named c1 (the id) to cN.
+	columns := catalog.ListedColumns
 	names := make([]string, catalog.ListedColumnCount)
+	if idsOnly {
+		columns, names = "v.id", names[:1]
+	}
 	for i := range names {
 		names[i] = "c" + strconv.Itoa(i+1)
 	}
@@ -373,7 +383,7 @@ func nearestSQL(b *paging.Builder, q Query, vec []float32) statement {
 	}
 	sql := `
 	WITH nearest (` + strings.Join(names, ", ") + `, distance) AS MATERIALIZED (
-		SELECT ` + catalog.ListedColumns + `, ` + dist + `
+		SELECT ` + columns + `, ` + dist + `
 		FROM videos v
 		WHERE ` + inner + `
 		ORDER BY ` + dist + `
