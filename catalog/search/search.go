@@ -6,7 +6,6 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -272,16 +271,7 @@ func (s *Service) runNearest(ctx context.Context, db *pgxpool.Pool, q Query, sq 
 	if sq.planOnce {
 		planning = "force_generic_plan"
 	}
-	settings := []any{efSearch, strconv.Itoa(hs.maxScanTuples), planning}
-	var rows []row
-	var err error
-	listed := false
-	if v, ok := s.quietVersion(ctx, q); ok {
-		rows, listed, err = s.nearestUnder(ctx, db, sq.pageIDs, sq.source, v, settings)
-	}
-	if err == nil && !listed {
-		rows, err = s.nearestPage(ctx, db, sq.page, sq.source, s.collectRows, sqlHNSWSettings, settings...)
-	}
+	rows, err := s.nearestPage(ctx, db, sq.page, sq.source, sqlHNSWSettings, efSearch, strconv.Itoa(hs.maxScanTuples), planning)
 	if err != nil || len(rows) > q.Limit {
 		return rows, err
 	}
@@ -290,50 +280,9 @@ func (s *Service) runNearest(ctx context.Context, db *pgxpool.Pool, q Query, sq 
 	// for filters few clips pass, so few are sorted.
 	total, _, err := c.total()
 	if err == nil && total > offset+len(rows) {
-		rows, err = s.nearestPage(ctx, db, sq.page, nil, s.collectRows, sqlExactScan)
+		rows, err = s.nearestPage(ctx, db, sq.page, nil, sqlExactScan)
 	}
 	return rows, err
-}
-
-// collectRows reads a page's rows (scanRow).
-func (s *Service) collectRows(rows pgx.Rows) ([]row, error) {
-	return pgx.CollectRows(rows, s.scanRow)
-}
-
-// nearestUnder runs a semantic page in its ids-only form (pageIDs) and
-// takes the clips from this node's copies made under catalog version v,
-// which the request's pass gave (catalog.ListedUnder), as keyword walks
-// and lists do: Postgres sends no clip's columns. listed is false when a
-// clip the page found is not live under v (a standby behind the primary):
-// the full page answers.
-func (s *Service) nearestUnder(ctx context.Context, db *pgxpool.Pool, pageIDs statement, source *clipSource, v string,
-	settings []any) (out []row, listed bool, err error) {
-	var ids []uuid.UUID
-	var sims, dists []float64
-	_, err = s.nearestPage(ctx, db, pageIDs, source, func(rows pgx.Rows) ([]row, error) {
-		var id uuid.UUID
-		var sim, dist float64
-		_, err := pgx.ForEachRow(rows, []any{&id, &sim, &dist}, func() error {
-			ids, sims, dists = append(ids, id), append(sims, sim), append(dists, dist)
-			return nil
-		})
-		return nil, err
-	}, sqlHNSWSettings, settings...)
-	if err != nil {
-		return nil, false, err
-	}
-	// The batch's connection is back in the pool before the copies are
-	// read: a read of the clips the node lacks takes one of its own.
-	videos, err := s.catalog.ListedUnder(ctx, ids, v)
-	if err != nil || len(videos) != len(ids) {
-		return nil, false, err
-	}
-	out = make([]row, len(videos))
-	for i, c := range videos {
-		c.Similarity = &sims[i]
-		out[i] = row{video: c, key: dists[i]}
-	}
-	return out, true, nil
 }
 
 // nearestPage runs the page query after a settings statement, both in one
@@ -344,7 +293,7 @@ func (s *Service) nearestUnder(ctx context.Context, db *pgxpool.Pool, pageIDs st
 // clip whose vector is the query (source, when not nil) rides in the same
 // round trip, before the page, whose rows are used only if it passes.
 func (s *Service) nearestPage(ctx context.Context, db *pgxpool.Pool, page statement, source *clipSource,
-	collect func(pgx.Rows) ([]row, error), settings string, args ...any) ([]row, error) {
+	settings string, args ...any) ([]row, error) {
 	batch := &pgx.Batch{}
 	batch.Queue(settings, args...)
 	if source != nil {
@@ -361,7 +310,7 @@ func (s *Service) nearestPage(ctx context.Context, db *pgxpool.Pool, page statem
 	if err == nil {
 		var rows pgx.Rows
 		if rows, err = br.Query(); err == nil {
-			out, err = collect(rows)
+			out, err = pgx.CollectRows(rows, s.scanRow)
 		}
 	}
 	if cerr := br.Close(); err == nil {

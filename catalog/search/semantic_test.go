@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -517,77 +516,4 @@ func recall(got []catalog.Video, want []uuid.UUID) float64 {
 		}
 	}
 	return float64(hits) / float64(len(want))
-}
-
-// TestSemanticPageFromCopies: a semantic page in its ids-only form, its
-// clips taken from the node's copies under a catalog version
-// (nearestUnder), is the full page clip for clip, with the same
-// similarities and distances (so the same cursors), whether the copies are
-// there yet or not, for text queries and a clip's neighbours, filtered or
-// not, by offset and by cursor; and a neighbour query of a clip that is
-// not there fails the same way.
-func TestSemanticPageFromCopies(t *testing.T) {
-	t.Parallel()
-	b := catalogtest.New(t, nil)
-	vecs := bulkClips(t, b, 300, 5)
-	svc, pool := indexOnly(t, b)
-	query := randomUnit(rand.New(rand.NewPCG(42, 1)))
-	var clip uuid.UUID
-	for id := range vecs {
-		clip = id
-		break
-	}
-	settings := []any{"120", "20000", "force_custom_plan"}
-	sim := func(v catalog.Video) any {
-		if v.Similarity == nil {
-			return nil
-		}
-		return *v.Similarity
-	}
-	compare := func(q Query, v string) {
-		t.Helper()
-		if err := q.Validate(); err != nil {
-			t.Fatal(err)
-		}
-		vec := query
-		if q.SimilarTo != uuid.Nil {
-			vec = nil
-		}
-		sq := buildSearch(q, vec, "random")
-		want, werr := svc.nearestPage(b.Ctx, pool, sq.page, sq.source, svc.collectRows, sqlHNSWSettings, settings...)
-		got, listed, gerr := svc.nearestUnder(b.Ctx, pool, sq.pageIDs, sq.source, v, settings)
-		if werr != nil || gerr != nil {
-			if werr == nil || gerr == nil || werr.Error() != gerr.Error() {
-				t.Fatalf("%+v: full page %v, from copies %v", q, werr, gerr)
-			}
-			return
-		}
-		if !listed || len(got) != len(want) || len(want) == 0 {
-			t.Fatalf("%+v: listed %v, %d rows, want %d", q, listed, len(got), len(want))
-		}
-		for i := range want {
-			if !reflect.DeepEqual(got[i].video, want[i].video) || got[i].key != want[i].key {
-				t.Fatalf("%+v: row %d is %s (similarity %v, key %v), want %s (%v, %v)", q, i, got[i].video.ID,
-					sim(got[i].video), got[i].key, want[i].video.ID, sim(want[i].video), want[i].key)
-			}
-		}
-	}
-	first, err := svc.Search(b.Ctx, Query{SemanticSearch: "anything", Limit: 7}, stubEmbedder{model: "random", vec: query})
-	if err != nil || first.NextCursor == "" {
-		t.Fatalf("first page: %v, cursor %q", err, first.NextCursor)
-	}
-	queries := []Query{
-		{SemanticSearch: "anything", Limit: 7},
-		{SemanticSearch: "anything", Limit: 7, Offset: 14},
-		{SemanticSearch: "anything", Limit: 7, Cursor: first.NextCursor},
-		{SemanticSearch: "anything", Emotion: "happy", Gender: "female", Limit: 5},
-		{SimilarTo: clip, Limit: 10},
-		{SimilarTo: clip, Gender: "male", Limit: 10},
-		{SimilarTo: uuid.New(), Limit: 10},
-	}
-	for _, v := range []string{"v1", "v1", "v2"} {
-		for _, q := range queries {
-			compare(q, v)
-		}
-	}
 }

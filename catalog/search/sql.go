@@ -36,10 +36,7 @@ type searchSQL struct {
 	// tried before page; walkIDs is its form that reads the page's ids
 	// alone (walkUnder).
 	walk, walkIDs *statement
-	// pageIDs, for a semantic ranking, is page's form that reads the
-	// page's ids alone (nearestUnder).
-	pageIDs statement
-	count   statement
+	count         statement
 	// estimate is EXPLAIN of count: how many rows match and what the
 	// count would cost, without running it.
 	estimate statement
@@ -99,8 +96,8 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 		source = &clipSource{id: q.SimilarTo, model: model}
 	}
 	if q.semanticRanked() {
-		return searchSQL{page: nearestSQL(b.Clone(), q, vec, false), pageIDs: nearestSQL(b, q, vec, true),
-			count: count, estimate: estimate, window: MaxSemanticWindow, planOnce: q.plainFilters(), source: source}
+		return searchSQL{page: nearestSQL(b, q, vec), count: count, estimate: estimate, window: MaxSemanticWindow,
+			planOnce: q.plainFilters(), source: source}
 	}
 	sq := searchSQL{count: count, estimate: estimate, window: MaxResultWindow, source: source}
 	similarity := "NULL::float8"
@@ -356,10 +353,7 @@ const CountBound = 1000
 // (buildSearch), so that a plan made once, without the arguments, still
 // sees how few rows it wants and which graph serves them: see
 // searchSQL.planOnce.
-//
-// With idsOnly each row is the clip's id, similarity and distance alone,
-// for a node that takes the clips from its copies (nearestUnder).
-func nearestSQL(b *paging.Builder, q Query, vec []float32, idsOnly bool) statement {
+func nearestSQL(b *paging.Builder, q Query, vec []float32) statement {
 	dist := "v.embedding_half <=> " + vectorSQL(b, q, vec)
 	before := q.Offset
 	if q.after != nil {
@@ -367,11 +361,7 @@ func nearestSQL(b *paging.Builder, q Query, vec []float32, idsOnly bool) stateme
 	}
 	inner := b.And()
 	// The candidates' columns, named c1 (the id) to cN.
-	columns := catalog.ListedColumns
 	names := make([]string, catalog.ListedColumnCount)
-	if idsOnly {
-		columns, names = "v.id", names[:1]
-	}
 	for i := range names {
 		names[i] = "c" + strconv.Itoa(i+1)
 	}
@@ -383,7 +373,7 @@ func nearestSQL(b *paging.Builder, q Query, vec []float32, idsOnly bool) stateme
 	}
 	sql := `
 	WITH nearest (` + strings.Join(names, ", ") + `, distance) AS MATERIALIZED (
-		SELECT ` + columns + `, ` + dist + `
+		SELECT ` + catalog.ListedColumns + `, ` + dist + `
 		FROM videos v
 		WHERE ` + inner + `
 		ORDER BY ` + dist + `
