@@ -185,6 +185,13 @@ func (s *Service) collectWalk(rows pgx.Rows, err error) ([]row, int, error) {
 // gave (catalog.ListedUnder), as lists do: Postgres then reads no row of
 // videos, and sends none. ok is false when a clip the walk found is not
 // live under v (a standby behind the primary): the full walk answers.
+//
+// The clips are as the version the request was admitted under holds them,
+// as a list's are; which clips match, and their ranks, are the walk's own
+// reading. Only a write committed between the two, after the request was
+// admitted, can tell them apart: that request may show a clip the write
+// made match with its columns from before the write. A write committed
+// before the admission has moved the version, and the full walk answers.
 func (s *Service) walkUnder(ctx context.Context, db *pgxpool.Pool, walk statement, v string) (out []row, n int, ok bool, err error) {
 	var ids []uuid.UUID
 	var ranks []float32
