@@ -85,3 +85,72 @@ func TestListsFromListingsSeeEveryChangeAtOnce(t *testing.T) {
 	fromListings(t, 0)
 	check(t, 0, "from the listings made again")
 }
+
+// TestKeywordWalksFromCopiesSeeEveryChangeAtOnce: on a catalog that has
+// kept one version, a keyword search served by the walk takes its clips
+// from the node's copies under that version (a row changed by hand, which
+// moves no version, still shows as it was: that shows the copies answer).
+// A clip retired and a tier repriced through the catalog show on the next
+// search of every node, and again once the node answers from copies made
+// afterwards.
+func TestKeywordWalksFromCopiesSeeEveryChangeAtOnce(t *testing.T) {
+	t.Parallel()
+	// A rate limit no loop below reaches, however slow the machine.
+	e := setup(t, envOpts{nodes: 2, perMinute: 100000, configure: func(c *config.Config) { c.ListingsQuiet = time.Millisecond }})
+	acct := billingtest.NewAccount(t, e.pool, billingtest.AccountOpts{Credits: 100000})
+	key := acct.CustomerKey(t, e.pool, "searcher")
+	vids := billingtest.Videos(t, e.pool, 6, "easy")
+	// Every clip's title has "clip": with a limit of 2 the walk finds more
+	// candidates than the page and serves it.
+	search := func(t *testing.T, n int) []brollclient.Video {
+		t.Helper()
+		return expect[brollclient.VideoList](t, e.do(t, n, "GET", "/api/v1/broll?search=clip&limit=2", key.Secret, nil), 200).Videos
+	}
+	ctx := context.Background()
+	fromCopies := func(t *testing.T, n int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for i := 0; time.Now().Before(deadline); i++ {
+			score := 1 + i%100
+			top := search(t, n)[0].Id
+			if _, err := e.pool.Exec(ctx, `UPDATE videos SET virality_score = $2 WHERE id = $1`, top, score); err != nil {
+				t.Fatal(err)
+			}
+			if v := search(t, n)[0]; v.Id == top && (v.ViralityScore == nil || *v.ViralityScore != score) {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatalf("node %d never answered a keyword walk from its copies", n)
+	}
+	fromCopies(t, 0)
+	fromCopies(t, 1)
+
+	top := search(t, 0)[0].Id
+	if _, err := e.ctl.Catalog.Retire(ctx, top); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.ctl.Catalog.SetTier(ctx, "easy", 777); err != nil {
+		t.Fatal(err)
+	}
+	check := func(t *testing.T, n int, when string) {
+		t.Helper()
+		vs := search(t, n)
+		if len(vs) != 2 {
+			t.Fatalf("node %d %s: %d clips, want 2", n, when, len(vs))
+		}
+		for _, v := range vs {
+			if v.Id == top {
+				t.Fatalf("node %d %s: the retired clip is found", n, when)
+			}
+			if !slices.Contains(vids, v.Id) || v.Price != 7.77 {
+				t.Fatalf("node %d %s: %s found at %v, want 7.77", n, when, v.Id, v.Price)
+			}
+		}
+	}
+	for n := range 2 {
+		check(t, n, "right after the changes")
+	}
+	fromCopies(t, 0)
+	check(t, 0, "from copies made again")
+}
