@@ -70,11 +70,11 @@ func TestMCPPurchaseIdempotencyKey(t *testing.T) {
 		t.Fatalf("collection: first %+v, again %+v", c1, c2)
 	}
 
-	for _, key := range []string{"tab\there", strings.Repeat("k", 256), "naïve"} {
+	for _, key := range []any{"tab\there", strings.Repeat("k", 256), "naïve", "a\x00b", "\xed\xa0\x80", 123, true, []string{"a"}} {
 		out := callToolErr(t, cs, "purchase_videos", map[string]any{"video_ids": []string{vids[2].String()}, "idempotency_key": key},
 			"invalid_request")
 		if deref(out.Field) != "idempotency_key" {
-			t.Errorf("key %q: field %v", key, out.Field)
+			t.Errorf("key %#v: field %v", key, out.Field)
 		}
 	}
 	if bal := decode[brollclient.Balance](t, callToolOK(t, cs, "get_balance", nil)); bal.Balance != 20 || bal.MonthToDate.Purchases != 3 {
