@@ -322,15 +322,17 @@ func (b *batcher) exec(ctx context.Context, account uuid.UUID, jobs []*purchaseJ
 	expected := make([]*int64, len(jobs))
 	dry := make([]bool, len(jobs))
 	var lineJob []int32
-	var lineVideo, lineID []uuid.UUID
+	// pgtype.UUIDs go out in binary; a uuid.UUID would be written through
+	// its text form (driver.Valuer), several allocations a line.
+	var lineVideo, lineID []pgtype.UUID
 	var lineLicense []string
 	for i, j := range jobs {
 		keys[i] = pgtype.UUID{Bytes: j.key, Valid: j.key != uuid.Nil}
 		emails[i], expected[i], dry[i] = j.email, j.expected, j.dry
 		for n, id := range j.ids {
 			lineJob = append(lineJob, int32(i))
-			lineVideo = append(lineVideo, id)
-			lineID = append(lineID, j.newIDs[n])
+			lineVideo = append(lineVideo, pgtype.UUID{Bytes: id, Valid: true})
+			lineID = append(lineID, pgtype.UUID{Bytes: j.newIDs[n], Valid: true})
 			lineLicense = append(lineLicense, j.newLicenses[n])
 		}
 		j.out, j.err = outcome{lines: make(map[uuid.UUID]PurchasedVideo, len(j.ids))}, nil

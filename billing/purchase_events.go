@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"broll/internal/money"
 	"broll/internal/outbox"
@@ -31,7 +32,7 @@ func eventID(typ string, purchase uuid.UUID) string {
 // nothing and add no lines.
 func queuePurchaseEvents(pb *pgx.Batch, account uuid.UUID, jobs []*purchaseJob, threshold money.Cents, test bool) {
 	var events, traces []string
-	var ids []uuid.UUID
+	var ids []pgtype.UUID // in binary, as the batch statement's ids
 	for _, j := range jobs {
 		if j.dry || len(j.newIDs) == 0 {
 			continue
@@ -39,13 +40,13 @@ func queuePurchaseEvents(pb *pgx.Batch, account uuid.UUID, jobs []*purchaseJob, 
 		ev := eventID(outbox.PurchaseCompleted, j.newIDs[0])
 		for _, id := range j.newIDs {
 			events = append(events, ev)
-			ids = append(ids, id)
+			ids = append(ids, pgtype.UUID{Bytes: id, Valid: true})
 			traces = append(traces, j.trace)
 		}
 	}
 	low := ""
 	if len(ids) > 0 {
-		low = eventID(outbox.BalanceLow, ids[0])
+		low = eventID(outbox.BalanceLow, ids[0].Bytes)
 	}
 	pb.Queue(purchaseEventsSQL, account, events, ids, low, int64(threshold), !test, traces)
 }
