@@ -13,8 +13,8 @@ import (
 	"broll/internal/paging"
 )
 
-// A keyword search ranked by relevance, with no filter beside its words, is
-// served from video_terms (migration 00013), where each word's clips are
+// A keyword search ranked by relevance (with plain filters or none, not
+// by meaning nor by what the key owns) is served from video_terms (migration 00013), where each word's clips are
 // indexed best first: for each of the query's first keywordWalkWords words
 // (and, as a word is also a prefix, up to keywordExpansions indexed words
 // it begins) the search
@@ -31,12 +31,17 @@ import (
 // page's cursor and is then not shown, which is the price of not ranking
 // every match.
 //
+// A search with filters walks the same way and checks each clip that
+// matches the words against the filters, in its row: only the first
+// walkProbes matches of each walk are checked, so a
+// filter few clips pass costs a bounded number of row reads before the
+// full-text index answers instead.
+//
 // When the walks find too few candidates to fill the page, the words
-// are rare together (or alone) and the full-text index, which then has few
-// matches to hand back, serves the search instead (keywordRankedSQL). With
-// filters the walk could pass over many clips the filters refuse, so
-// filtered keyword searches use the full-text index, which combines with
-// the filters'.
+// are rare together (or alone), or the filters pass few of their clips,
+// and the full-text index, which then has few matches to hand back,
+// serves the search instead (keywordRankedSQL), combined with the
+// filters' indexes.
 const (
 	// keywordWalkWords is how many of the query's words are walked. Every
 	// match has all of them, so the first words' walks find candidates
@@ -51,7 +56,18 @@ const (
 	// for as a prefix ("cook" also walks "cookbook" and "cooki"), taken
 	// in byte order from the word itself.
 	keywordExpansions = 4
+	// keywordFilterProbes is how many of a walk's matches, at least, are
+	// checked against a filtered search's filters: with a filter that a
+	// tenth of the clips pass, enough to fill a first page.
+	keywordFilterProbes = 250
 )
+
+// walkProbes is how many of each walk's matches a filtered search checks
+// against its filters: ten times what the walk keeps, at least
+// keywordFilterProbes, at most the walk itself.
+func walkProbes(depth int) int {
+	return min(max(keywordFilterProbes, 10*depth), keywordWalkCap)
+}
 
 // walkReach is how far into the ranking a page reaches.
 func walkReach(q Query) int {
@@ -73,15 +89,33 @@ func walkDepth(q Query, words int) int {
 // keywordWalkSQL is the page of a ranked keyword search read from
 // video_terms. words are the query's words as typed (prefixTerms); match is
 // the tsquery every result satisfies and rankQuery the one its relevance is
-// ranked by (ts_rank), both as already built on b. The last column of every row is the number of
+// ranked by (ts_rank), both as already built on b; filter is the search's
+// other conditions on the clip's row (v), as built on b ("" for none). The last column of every row is the number of
 // candidates; when the page is empty one row carries only that count
 // (collectWalk). With idsOnly each row is the clip's id and rank alone,
 // for a node that takes the clips from its copies (walkUnder), and the
 // statement reads no row of videos.
-func keywordWalkSQL(b *paging.Builder, q Query, words []string, match, rankQuery string, idsOnly bool) statement {
+func keywordWalkSQL(b *paging.Builder, q Query, words []string, match, rankQuery, filter string, idsOnly bool) statement {
 	after := ""
 	if q.after != nil {
 		after = "\n\t\tWHERE " + rankOrder("r").After(b, q.after.Keys, q.after.ID)
+	}
+	depth := walkDepth(q, len(words))
+	// A walk's matches, best first: all it looks at, or with filters the
+	// first walkProbes of them, each then checked in its clip's row.
+	walked := `
+				SELECT t.video_id, t.impact, t.doc FROM video_terms t WHERE t.lexeme = x.lexeme
+				ORDER BY t.impact DESC, t.video_id DESC
+				LIMIT ` + strconv.Itoa(keywordWalkCap) + `
+			) p
+			WHERE ts_match_vq(p.doc, (SELECT match FROM query))`
+	if filter != "" {
+		walked = `
+				SELECT p.video_id, p.impact, p.doc FROM (` + walked + `
+				ORDER BY p.impact DESC, p.video_id DESC
+				LIMIT ` + strconv.Itoa(walkProbes(depth)) + `
+			) p
+			WHERE EXISTS (SELECT 1 FROM videos v WHERE v.id = p.video_id AND ` + filter + `)`
 	}
 	// Each posting carries its clip's whole search_tsv (doc, migrations
 	// 00015 and 00033), so a walk checks the clips it passes against the
@@ -91,7 +125,12 @@ func keywordWalkSQL(b *paging.Builder, q Query, words []string, match, rankQuery
 	// serves, so the planner cannot turn the walk around into a full-text
 	// scan of every match. The query and the rank's query are made once
 	// (the query CTE), not once per clip: a reused (generic) plan does not
-	// fold them into constants.
+	// fold them into constants. The page's bounds are written into the
+	// text, as the walk's are (and listPageSQL's): a plan made without the
+	// arguments then costs what the plans made with them do, and
+	// Postgres keeps it instead of planning every walk again, which with
+	// filters (videos and its indexes in the plan) costs more than the
+	// walk itself.
 	sql := `
 	WITH words AS (
 		SELECT DISTINCT l.lexeme COLLATE "C" AS lo
@@ -112,14 +151,9 @@ func keywordWalkSQL(b *paging.Builder, q Query, words []string, match, rankQuery
 		SELECT ` + match + ` AS match, ` + rankQuery + ` AS rank
 	), candidates AS MATERIALIZED (
 		SELECT DISTINCT ON (m.video_id) m.video_id, m.doc FROM lexemes x CROSS JOIN LATERAL (
-			SELECT p.video_id, p.doc FROM (
-				SELECT t.video_id, t.impact, t.doc FROM video_terms t WHERE t.lexeme = x.lexeme
-				ORDER BY t.impact DESC, t.video_id DESC
-				LIMIT ` + strconv.Itoa(keywordWalkCap) + `
-			) p
-			WHERE ts_match_vq(p.doc, (SELECT match FROM query))
+			SELECT p.video_id, p.doc FROM (` + walked + `
 			ORDER BY p.impact DESC, p.video_id DESC
-			LIMIT ` + strconv.Itoa(walkDepth(q, len(words))) + `
+			LIMIT ` + strconv.Itoa(depth) + `
 		) m
 	), ranked AS (
 		SELECT c.video_id AS id, ts_rank(c.doc, (SELECT rank FROM query)) AS rank
@@ -127,7 +161,7 @@ func keywordWalkSQL(b *paging.Builder, q Query, words []string, match, rankQuery
 	), page AS (
 		SELECT r.id, r.rank FROM ranked r` + after + `
 		ORDER BY ` + rankOrder("r").By() + `
-		LIMIT ` + b.Limit(q.Limit) + " OFFSET " + b.Arg(q.Offset) + `
+		LIMIT ` + strconv.Itoa(q.Limit+1) + " OFFSET " + strconv.Itoa(q.Offset) + `
 	)
 	`
 	if idsOnly {

@@ -42,9 +42,16 @@ func newWalkFixture(t *testing.T) walkFixture {
 // ranked as the catalog ranks them, by a scan of the whole table.
 func (f walkFixture) ranked(t *testing.T, search string) []uuid.UUID {
 	t.Helper()
+	return f.rankedWhere(t, search, "true")
+}
+
+// rankedWhere is ranked of the clips that also meet cond, an SQL condition
+// on videos written by the test.
+func (f walkFixture) rankedWhere(t *testing.T, search, cond string) []uuid.UUID {
+	t.Helper()
 	rows, err := f.Pool.Query(f.Ctx, `
 		SELECT id FROM videos
-		WHERE retired_at IS NULL AND search_tsv @@ to_tsquery('english', $2)
+		WHERE retired_at IS NULL AND search_tsv @@ to_tsquery('english', $2) AND `+cond+`
 		ORDER BY ts_rank(search_tsv, websearch_to_tsquery('english', $1) || to_tsquery('english', $2)) DESC, id DESC`,
 		search, prefixTSQuery(search))
 	if err != nil {
@@ -174,14 +181,64 @@ func TestKeywordWalk(t *testing.T) {
 		t.Errorf("sunset zebra: %v, want %v", got, zebra)
 	}
 
-	// Filters take the full-text path, combined with the filters' indexes.
-	if q := (Query{Search: "sunset", Gender: "female"}); q.Validate() == nil && buildSearch(q, nil, "").walk != nil {
-		t.Error("a filtered keyword search is walked")
+	// Filters are walked too, each match checked in its row: one word's
+	// first page is the exact best twenty that pass, and paging by cursor
+	// reaches every one of them in rank order.
+	female := f.rankedWhere(t, "sunset", "gender = 'female'")
+	if len(female) < 2*DefaultLimit {
+		t.Fatalf("fixture: %d female sunset clips", len(female))
 	}
-	for _, v := range search(Query{Search: "sunset", Gender: "female", Limit: 100}).Videos {
-		if v.Gender != "female" {
-			t.Fatalf("filter ignored: %s is %s", v.ID, v.Gender)
+	if n := f.walked(t, Query{Search: "sunset", Gender: "female"}); n <= DefaultLimit {
+		t.Fatalf("filtered walk found %d candidates", n)
+	}
+	if got := ids(search(Query{Search: "sunset", Gender: "female"}).Videos); !slices.Equal(got, female[:DefaultLimit]) {
+		t.Fatalf("sunset, female: first page\n got %v\nwant %v", got, female[:DefaultLimit])
+	}
+	order = order[:0]
+	for cursor, pages := "", 0; ; pages++ {
+		if pages > 20 {
+			t.Fatal("paging does not end")
 		}
+		p := search(Query{Search: "sunset", Gender: "female", Cursor: cursor, Limit: 15})
+		order = append(order, ids(p.Videos)...)
+		if p.NextCursor == "" {
+			break
+		}
+		cursor = p.NextCursor
+	}
+	if !slices.Equal(order, female) {
+		t.Errorf("sunset, female: paged %v\nwant %v", order, female)
+	}
+	// By offset, two words: every result passes and matches, best first.
+	beachFemale := f.rankedWhere(t, "sunset beach", "gender = 'female'")
+	p = search(Query{Search: "sunset beach", Gender: "female", Limit: 5, Offset: 5})
+	for i, v := range p.Videos {
+		if v.Gender != "female" || !slices.Contains(beachFemale, v.ID) {
+			t.Fatalf("sunset beach, female: %s (%s) does not pass", v.ID, v.Gender)
+		}
+		if i > 0 && slices.Index(beachFemale, v.ID) < slices.Index(beachFemale, p.Videos[i-1].ID) {
+			t.Errorf("sunset beach, female: result %d out of rank order", i)
+		}
+	}
+
+	// A filter that few matches pass: the walks find too few and the
+	// full-text index answers, with every one of them.
+	if _, err := f.Pool.Exec(f.Ctx, `
+		UPDATE videos SET emotion = 'happy' WHERE id IN (
+			SELECT id FROM videos WHERE search_tsv @@ to_tsquery('english', 'sunset') ORDER BY id LIMIT 4)`); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.walked(t, Query{Search: "sunset", Emotion: "happy"}); n != 4 {
+		t.Fatalf("sunset, happy: the walk found %d candidates, want the 4", n)
+	}
+	happy := f.rankedWhere(t, "sunset", "emotion = 'happy'")
+	if got := ids(search(Query{Search: "sunset", Emotion: "happy"}).Videos); len(happy) != 4 || !slices.Equal(got, happy) {
+		t.Errorf("sunset, happy: %v, want %v", got, happy)
+	}
+	// What the key owns is not walked: it is read where purchases are.
+	owned := true
+	if q := (Query{Search: "sunset", Owned: &owned, KeyID: uuid.New()}); q.Validate() == nil && buildSearch(q, nil, "").walk != nil {
+		t.Error("an owned keyword search is walked")
 	}
 }
 
@@ -286,6 +343,7 @@ func TestKeywordWalkFromCopies(t *testing.T) {
 	queries := []Query{
 		{Search: "sunset"}, {Search: "sunset", Limit: 7, Offset: 30}, {Search: "sunset beach"},
 		{Search: "suns"}, {Search: "sunset beach", Limit: 100}, {Search: "sunset zebra"}, {Search: "nothingmatches"},
+		{Search: "sunset", Gender: "male"}, {Search: "sunset beach", Gender: "female", Limit: 4, Offset: 3},
 	}
 	for _, v := range []string{"v1", "v1", "v2"} {
 		for _, q := range queries {

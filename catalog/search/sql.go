@@ -105,12 +105,15 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 		similarity = "1 - (v.embedding_half <=> " + vectorSQL(b, q, vec) + ")"
 	}
 	if rank != "" && q.SortBy == SortRelevance {
-		// The words alone (and the retired check): the walk serves it.
-		if q.SemanticSearch == "" && kw.cond >= 0 && b.Len() == 2 {
+		// The words (and the retired check), with or without plain
+		// filters before them (addFilters): the walk serves it. Nothing
+		// follows the words' condition but what a ranking by meaning adds.
+		if q.SemanticSearch == "" && kw.cond >= 0 && b.Len() == kw.cond+1 && q.Owned == nil {
 			words := prefixTerms(q.Search)
 			words = words[:min(len(words), keywordWalkWords)]
-			st := keywordWalkSQL(b.Clone(), q, words, kw.prefix, rankQuery, false)
-			ids := keywordWalkSQL(b.Clone(), q, words, kw.prefix, rankQuery, true)
+			filter := b.AndOf(1, kw.cond)
+			st := keywordWalkSQL(b.Clone(), q, words, kw.prefix, rankQuery, filter, false)
+			ids := keywordWalkSQL(b.Clone(), q, words, kw.prefix, rankQuery, filter, true)
 			sq.walk, sq.walkIDs = &st, &ids
 		}
 		sq.page = keywordRankedSQL(b, q, rank, similarity)

@@ -27,6 +27,10 @@ func (b *Builder) Where(conds ...string) { b.conds = append(b.conds, conds...) }
 // And is the conditions joined, for a WHERE or a JOIN's ON.
 func (b *Builder) And() string { return strings.Join(b.conds, " AND ") }
 
+// AndOf is the conditions from the i-th up to (not including) the j-th,
+// joined as And joins them all ("" when there are none).
+func (b *Builder) AndOf(i, j int) string { return strings.Join(b.conds[i:j], " AND ") }
+
 // Args are the statement's arguments, in placeholder order.
 func (b *Builder) Args() []any { return b.args }
 
