@@ -14,8 +14,8 @@ import (
 )
 
 // A keyword search ranked by relevance (with plain filters or none, not
-// by meaning nor by what the key owns) is served from video_terms (migration 00013), where each word's clips are
-// indexed best first: for each of the query's first keywordWalkWords words
+// by meaning nor by what the key owns) is served from video_terms
+// (migration 00013), where each word's clips are indexed best first: for each of the query's first keywordWalkWords words
 // (and, as a word is also a prefix, up to keywordExpansions indexed words
 // it begins) the search
 // walks that word's clips in order of impact, keeps those that match the
@@ -94,7 +94,7 @@ func walkDepth(q Query, words int) int {
 // candidates; when the page is empty one row carries only that count
 // (collectWalk). With idsOnly each row is the clip's id and rank alone,
 // for a node that takes the clips from its copies (walkUnder), and the
-// statement reads no row of videos.
+// statement reads no row of videos but those it checks against filters.
 func keywordWalkSQL(b *paging.Builder, q Query, words []string, match, rankQuery, filter string, idsOnly bool) statement {
 	after := ""
 	if q.after != nil {
