@@ -31,11 +31,11 @@ import (
 // page's cursor and is then not shown, which is the price of not ranking
 // every match.
 //
-// A search with filters walks the same way and checks each clip that
-// matches the words against the filters, in its row: only the first
-// walkProbes matches of each walk are checked, so a
-// filter few clips pass costs a bounded number of row reads before the
-// full-text index answers instead.
+// A search with filters walks the same way, up to keywordFilteredWalkCap
+// clips, and checks each clip that matches the words against the
+// filters, in its row: only the first walkProbes matches of each walk are
+// checked, so a filter few clips pass costs a bounded number of row
+// reads before the full-text index answers instead.
 //
 // When the walks find too few candidates to fill the page, the words
 // are rare together (or alone), or the filters pass few of their clips,
@@ -56,17 +56,24 @@ const (
 	// for as a prefix ("cook" also walks "cookbook" and "cooki"), taken
 	// in byte order from the word itself.
 	keywordExpansions = 4
+	// keywordFilteredWalkCap is keywordWalkCap for a search with filters:
+	// the walk's own entries are cheap (the walk index alone), and a
+	// filter that one clip in thirteen passes (an emotion) needs that many
+	// more of them to fill a page. A walk reads no further than it needs,
+	// so filters most clips pass walk no deeper than before.
+	keywordFilteredWalkCap = 4000
 	// keywordFilterProbes is how many of a walk's matches, at least, are
-	// checked against a filtered search's filters: with a filter that a
-	// tenth of the clips pass, enough to fill a first page.
-	keywordFilterProbes = 250
+	// checked against a filtered search's filters, each a read of the
+	// clip's row: with a filter that one clip in thirteen passes, enough
+	// to fill a first page.
+	keywordFilterProbes = 600
 )
 
 // walkProbes is how many of each walk's matches a filtered search checks
 // against its filters: ten times what the walk keeps, at least
-// keywordFilterProbes, at most the walk itself.
+// keywordFilterProbes, at most all the walk looks at.
 func walkProbes(depth int) int {
-	return min(max(keywordFilterProbes, 10*depth), keywordWalkCap)
+	return min(max(keywordFilterProbes, 10*depth), keywordFilteredWalkCap)
 }
 
 // walkReach is how far into the ranking a page reaches.
@@ -103,10 +110,14 @@ func keywordWalkSQL(b *paging.Builder, q Query, words []string, match, rankQuery
 	depth := walkDepth(q, len(words))
 	// A walk's matches, best first: all it looks at, or with filters the
 	// first walkProbes of them, each then checked in its clip's row.
+	reach := keywordWalkCap
+	if filter != "" {
+		reach = keywordFilteredWalkCap
+	}
 	walked := `
 				SELECT t.video_id, t.impact, t.doc FROM video_terms t WHERE t.lexeme = x.lexeme
 				ORDER BY t.impact DESC, t.video_id DESC
-				LIMIT ` + strconv.Itoa(keywordWalkCap) + `
+				LIMIT ` + strconv.Itoa(reach) + `
 			) p
 			WHERE ts_match_vq(p.doc, (SELECT match FROM query))`
 	if filter != "" {
