@@ -33,9 +33,10 @@ import (
 //
 // A search with filters walks the same way, up to keywordFilteredWalkCap
 // clips, and checks each clip that matches the words against the
-// filters, in its row: only the first walkProbes matches of each walk are
-// checked, so a filter few clips pass costs a bounded number of row
-// reads before the full-text index answers instead.
+// filters in the posting, which holds the clip's filter columns
+// (migration 00034): a filter costs the walk no read of videos, and a
+// filter few clips pass costs a bounded walk before the full-text index
+// answers instead.
 //
 // When the walks find too few candidates to fill the page, the words
 // are rare together (or alone), or the filters pass few of their clips,
@@ -57,24 +58,12 @@ const (
 	// in byte order from the word itself.
 	keywordExpansions = 4
 	// keywordFilteredWalkCap is keywordWalkCap for a search with filters:
-	// the walk's own entries are cheap (the walk index alone), and a
-	// filter that one clip in thirteen passes (an emotion) needs that many
-	// more of them to fill a page. A walk reads no further than it needs,
-	// so filters most clips pass walk no deeper than before.
+	// the walk's entries are cheap (the walk index alone, filters
+	// included), and filters that few clips pass need more of them to
+	// fill a page. A walk reads no further than it needs, so filters
+	// most clips pass walk no deeper than without them.
 	keywordFilteredWalkCap = 4000
-	// keywordFilterProbes is how many of a walk's matches, at least, are
-	// checked against a filtered search's filters, each a read of the
-	// clip's row: with a filter that one clip in thirteen passes, enough
-	// to fill a first page.
-	keywordFilterProbes = 600
 )
-
-// walkProbes is how many of each walk's matches a filtered search checks
-// against its filters: ten times what the walk keeps, at least
-// keywordFilterProbes, at most all the walk looks at.
-func walkProbes(depth int) int {
-	return min(max(keywordFilterProbes, 10*depth), keywordFilteredWalkCap)
-}
 
 // walkReach is how far into the ranking a page reaches.
 func walkReach(q Query) int {
@@ -101,33 +90,36 @@ func walkDepth(q Query, words int) int {
 // candidates; when the page is empty one row carries only that count
 // (collectWalk). With idsOnly each row is the clip's id and rank alone,
 // for a node that takes the clips from its copies (walkUnder), and the
-// statement reads no row of videos but those it checks against filters.
+// statement reads no row of videos.
 func keywordWalkSQL(b *paging.Builder, q Query, words []string, match, rankQuery, filter string, idsOnly bool) statement {
 	after := ""
 	if q.after != nil {
 		after = "\n\t\tWHERE " + rankOrder("r").After(b, q.after.Keys, q.after.ID)
 	}
 	depth := walkDepth(q, len(words))
-	// A walk's matches, best first: all it looks at, or with filters the
-	// first walkProbes of them, each then checked in its clip's row.
+	// A walk's matches, best first: of the word's first reach postings,
+	// those with the whole query and, with filters, those that pass them.
+	// The filters name the clip's columns as v, and each posting holds
+	// those columns (migration 00034), so they are checked in the walk
+	// index alone, as the words are.
 	reach := keywordWalkCap
 	if filter != "" {
 		reach = keywordFilteredWalkCap
+		filter += " AND "
+	}
+	// An emotion, which about one clip in thirteen has, is walked in its
+	// own order of each word's postings (video_terms_walk_emotion).
+	emotion := ""
+	if q.Emotion != "" {
+		emotion = " AND t.emotion = " + b.Arg(q.Emotion)
 	}
 	walked := `
-				SELECT t.video_id, t.impact, t.doc FROM video_terms t WHERE t.lexeme = x.lexeme
-				ORDER BY t.impact DESC, t.video_id DESC
-				LIMIT ` + strconv.Itoa(reach) + `
-			) p
-			WHERE ts_match_vq(p.doc, (SELECT match FROM query))`
-	if filter != "" {
-		walked = `
-				SELECT p.video_id, p.impact, p.doc FROM (` + walked + `
-				ORDER BY p.impact DESC, p.video_id DESC
-				LIMIT ` + strconv.Itoa(walkProbes(depth)) + `
-			) p
-			WHERE EXISTS (SELECT 1 FROM videos v WHERE v.id = p.video_id AND ` + filter + `)`
-	}
+				SELECT v.video_id, v.impact, v.doc FROM (
+					SELECT t.* FROM video_terms t WHERE t.lexeme = x.lexeme` + emotion + `
+					ORDER BY t.impact DESC, t.video_id DESC
+					LIMIT ` + strconv.Itoa(reach) + `
+				) v
+				WHERE ` + filter + `ts_match_vq(v.doc, (SELECT match FROM query))`
 	// Each posting carries its clip's whole search_tsv (doc, migrations
 	// 00015 and 00033), so a walk checks the clips it passes against the
 	// whole query in the walk index alone and stops at its LIMIT, and the
@@ -139,9 +131,8 @@ func keywordWalkSQL(b *paging.Builder, q Query, words []string, match, rankQuery
 	// fold them into constants. The page's bounds are written into the
 	// text, as the walk's are (and listPageSQL's): a plan made without the
 	// arguments then costs what the plans made with them do, and
-	// Postgres keeps it instead of planning every walk again, which with
-	// filters (videos and its indexes in the plan) costs more than the
-	// walk itself.
+	// Postgres keeps it instead of planning every walk again, which
+	// costs more than the walk itself.
 	sql := `
 	WITH words AS (
 		SELECT DISTINCT l.lexeme COLLATE "C" AS lo
@@ -162,8 +153,9 @@ func keywordWalkSQL(b *paging.Builder, q Query, words []string, match, rankQuery
 		SELECT ` + match + ` AS match, ` + rankQuery + ` AS rank
 	), candidates AS MATERIALIZED (
 		SELECT DISTINCT ON (m.video_id) m.video_id, m.doc FROM lexemes x CROSS JOIN LATERAL (
-			SELECT p.video_id, p.doc FROM (` + walked + `
-			ORDER BY p.impact DESC, p.video_id DESC
+			SELECT w.video_id, w.doc FROM (` + walked + `
+			) w
+			ORDER BY w.impact DESC, w.video_id DESC
 			LIMIT ` + strconv.Itoa(depth) + `
 		) m
 	), ranked AS (

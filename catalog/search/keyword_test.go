@@ -363,8 +363,8 @@ func TestKeywordWalkFromCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := f.Pool.Exec(f.Ctx, `
-		INSERT INTO video_terms (lexeme, impact, video_id, doc)
-		SELECT 'sunset', 100, id, search_tsv FROM videos WHERE id = $1`, id); err != nil {
+		INSERT INTO video_terms (lexeme, impact, video_id, doc, emotion, gender, media_type, difficulty)
+		SELECT 'sunset', 100, id, search_tsv, emotion, gender, media_type, difficulty FROM videos WHERE id = $1`, id); err != nil {
 		t.Fatal(err)
 	}
 	q := Query{Search: "sunset"}
@@ -373,5 +373,125 @@ func TestKeywordWalkFromCopies(t *testing.T) {
 	}
 	if _, _, ok, err := f.svc.walkUnder(f.Ctx, f.Pool, *buildSearch(q, nil, "").walkIDs, "v3"); ok || err != nil {
 		t.Fatalf("a clip not live under the version: ok %v, %v", ok, err)
+	}
+}
+
+// TestKeywordWalkChecksEveryFilter: each filter a search takes, alone and
+// two narrow ones together, is checked by the walk in the postings
+// (migration 00034), and the first page is exactly the best clips that
+// pass, as a scan of videos ranks them; filters many clips pass are
+// answered by the walk itself, not the full-text index.
+func TestKeywordWalkChecksEveryFilter(t *testing.T) {
+	t.Parallel()
+	f := newWalkFixture(t)
+	// Spread every filtered column over the clips, each by its own
+	// pattern so that they do not move together.
+	if _, err := f.Pool.Exec(f.Ctx, `
+		WITH n AS (SELECT id, row_number() OVER (ORDER BY id) AS i FROM videos)
+		UPDATE videos v SET
+		    emotion = CASE WHEN n.i % 17 = 0 THEN 'happy' ELSE v.emotion END,
+		    age_range = (ARRAY['18-24', '25-34', '35-44', NULL])[n.i % 4 + 1],
+		    location = CASE WHEN n.i % 5 < 3 THEN 'oslo' WHEN n.i % 5 = 3 THEN 'lisbon' END,
+		    media_type = CASE WHEN n.i % 11 = 0 THEN 'image' ELSE 'video' END,
+		    orientation = (ARRAY['vertical', 'horizontal', 'square'])[n.i % 3 + 1],
+		    difficulty = (ARRAY['easy', 'medium', 'hard'])[n.i % 13 % 3 + 1],
+		    model_id = CASE WHEN n.i % 3 = 0 THEN 'model-1' WHEN n.i % 3 = 1 THEN 'model-2' END,
+		    duration_seconds = CASE WHEN n.i % 11 = 0 THEN NULL ELSE 1 + n.i % 17 END,
+		    virality_score = CASE WHEN n.i % 19 = 0 THEN NULL ELSE n.i % 100 END
+		FROM n WHERE v.id = n.id`); err != nil {
+		t.Fatal(err)
+	}
+	dur, vir := 4.0, 30
+	maxDur := 12.5
+	cases := []struct {
+		q      Query
+		cond   string
+		walked bool // the walk alone fills the page
+	}{
+		{Query{Search: "sunset", Emotion: "happy"}, "emotion = 'happy'", false},
+		{Query{Search: "sunset", Gender: "female"}, "gender = 'female'", true},
+		{Query{Search: "sunset", AgeRange: "25-34"}, "age_range = '25-34'", true},
+		{Query{Search: "sunset", Location: "oslo"}, "location = 'oslo'", true},
+		{Query{Search: "sunset", MediaType: "video"}, "media_type = 'video'", true},
+		{Query{Search: "sunset", Orientation: "square"}, "orientation = 'square'", true},
+		{Query{Search: "sunset", Difficulty: "medium"}, "difficulty = 'medium'", true},
+		{Query{Search: "sunset", ModelID: "model-2"}, "model_id = 'model-2'", true},
+		{Query{Search: "sunset", MinDuration: &dur}, "duration_seconds >= 4", true},
+		{Query{Search: "sunset", MaxDuration: &maxDur}, "duration_seconds <= 12.5", true},
+		{Query{Search: "sunset", MinVirality: &vir}, "virality_score >= 30", true},
+		{Query{Search: "sunset beach", Orientation: "vertical", Location: "Oslo"},
+			"orientation = 'vertical' AND location = 'oslo'", false},
+		{Query{Search: "sunset", Emotion: "happy", Gender: "male"}, "emotion = 'happy' AND gender = 'male'", false},
+		{Query{Search: "sunset", Gender: "male", MinDuration: &dur, MinVirality: &vir},
+			"gender = 'male' AND duration_seconds >= 4 AND virality_score >= 30", true},
+		{Query{Search: "sunset", MinDuration: &dur, MaxDuration: &maxDur, MinVirality: &vir},
+			"duration_seconds BETWEEN 4 AND 12.5 AND virality_score >= 30", true},
+	}
+	for _, c := range cases {
+		want := f.rankedWhere(t, c.q.Search, c.cond)
+		if len(want) == 0 {
+			t.Fatalf("fixture: nothing passes %s", c.cond)
+		}
+		if n := f.walked(t, c.q); (n > DefaultLimit) != c.walked {
+			t.Errorf("%s: the walk found %d candidates", c.cond, n)
+		}
+		p, err := f.svc.Search(f.Ctx, c.q, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.cond, err)
+		}
+		if got := ids(p.Videos); !slices.Equal(got, want[:min(len(want), DefaultLimit)]) {
+			t.Errorf("%s: first page\n got %v\nwant %v", c.cond, got, want[:min(len(want), DefaultLimit)])
+		}
+	}
+}
+
+// TestKeywordPostingsFollowTheFilters: a change of what a search filters
+// by, with the clip's words unchanged, reaches the clip's postings at once
+// (the update trigger, migration 00034), so a filtered walk sees the clip
+// as it is.
+func TestKeywordPostingsFollowTheFilters(t *testing.T) {
+	t.Parallel()
+	f := newWalkFixture(t)
+	first := f.rankedWhere(t, "sunset", "gender = 'female'")[0]
+	inFirstPage := func(q Query) bool {
+		t.Helper()
+		p, err := f.svc.Search(f.Ctx, q, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.Contains(ids(p.Videos), first)
+	}
+	if !inFirstPage(Query{Search: "sunset", Gender: "female"}) || inFirstPage(Query{Search: "sunset", Gender: "male", Limit: 100}) {
+		t.Fatal("fixture: the best female clip is not where it should be")
+	}
+	if _, err := f.Pool.Exec(f.Ctx, `
+		UPDATE videos SET gender = 'male', orientation = 'vertical', age_range = '55+', model_id = 'model-9',
+		                  duration_seconds = 3.5, virality_score = 7
+		WHERE id = $1`, first); err != nil {
+		t.Fatal(err)
+	}
+	if inFirstPage(Query{Search: "sunset", Gender: "female"}) {
+		t.Error("the clip is still found as female")
+	}
+	low, high := 3.0, 4.0
+	vir := 5
+	for _, q := range []Query{
+		{Search: "sunset", Gender: "male", Orientation: "vertical"},
+		{Search: "sunset", AgeRange: "55+"},
+		{Search: "sunset", ModelID: "model-9"},
+		{Search: "sunset", MinDuration: &low, MaxDuration: &high, MinVirality: &vir},
+	} {
+		if !inFirstPage(q) {
+			t.Errorf("%+v: the changed clip is not found", q)
+		}
+	}
+	var stale int
+	if err := f.Pool.QueryRow(f.Ctx, `
+		SELECT count(*) FROM video_terms t JOIN videos v ON v.id = t.video_id
+		WHERE (t.emotion, t.gender, t.age_range, t.location, t.media_type, t.orientation, t.difficulty, t.model_id,
+		       t.duration_seconds, t.virality_score)
+		      IS DISTINCT FROM (v.emotion, v.gender, v.age_range, v.location, v.media_type, v.orientation, v.difficulty,
+		       v.model_id, v.duration_seconds, v.virality_score)`).Scan(&stale); err != nil || stale != 0 {
+		t.Fatalf("%d postings differ from their clip (%v)", stale, err)
 	}
 }
