@@ -289,6 +289,10 @@ func queryClasses(ids, embedded []uuid.UUID) []queryClass {
 		{name: "keyword search + a filter", path: func(rng *rand.Rand) string {
 			return q(url.Values{"search": {pick(rng, keywordWhat) + " " + pick(rng, keywordWhere)}, "gender": {pick(rng, genders)}})
 		}},
+		{name: "keyword search + two filters", path: func(rng *rand.Rand) string {
+			return q(url.Values{"search": {pick(rng, keywordWhat) + " " + pick(rng, keywordWhere)},
+				"emotion": {pick(rng, emotions)}, "gender": {pick(rng, genders)}})
+		}},
 		{name: "keyword prefix", path: func(rng *rand.Rand) string {
 			w := pick(rng, keywordPrefixOf)
 			return q(url.Values{"search": {w[:3+rng.IntN(min(3, len(w)-2))]}})
