@@ -1,8 +1,11 @@
 package search
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -376,16 +379,11 @@ func TestKeywordWalkFromCopies(t *testing.T) {
 	}
 }
 
-// TestKeywordWalkChecksEveryFilter: each filter a search takes, alone and
-// two narrow ones together, is checked by the walk in the postings
-// (migration 00034), and the first page is exactly the best clips that
-// pass, as a scan of videos ranks them; filters many clips pass are
-// answered by the walk itself, not the full-text index.
-func TestKeywordWalkChecksEveryFilter(t *testing.T) {
-	t.Parallel()
-	f := newWalkFixture(t)
-	// Spread every filtered column over the clips, each by its own
-	// pattern so that they do not move together.
+// spreadFilters gives every filtered column of the fixture's clips values,
+// each by its own pattern so that they do not move together, NULLs among
+// them.
+func (f walkFixture) spreadFilters(t *testing.T) {
+	t.Helper()
 	if _, err := f.Pool.Exec(f.Ctx, `
 		WITH n AS (SELECT id, row_number() OVER (ORDER BY id) AS i FROM videos)
 		UPDATE videos v SET
@@ -401,6 +399,17 @@ func TestKeywordWalkChecksEveryFilter(t *testing.T) {
 		FROM n WHERE v.id = n.id`); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestKeywordWalkChecksEveryFilter: each filter a search takes, alone and
+// two narrow ones together, is checked by the walk in the postings
+// (migration 00034), and the first page is exactly the best clips that
+// pass, as a scan of videos ranks them; filters many clips pass are
+// answered by the walk itself, not the full-text index.
+func TestKeywordWalkChecksEveryFilter(t *testing.T) {
+	t.Parallel()
+	f := newWalkFixture(t)
+	f.spreadFilters(t)
 	dur, vir := 4.0, 30
 	maxDur := 12.5
 	cases := []struct {
@@ -494,4 +503,90 @@ func TestKeywordPostingsFollowTheFilters(t *testing.T) {
 		       v.model_id, v.duration_seconds, v.virality_score)`).Scan(&stale); err != nil || stale != 0 {
 		t.Fatalf("%d postings differ from their clip (%v)", stale, err)
 	}
+}
+
+// TestKeywordWalkRandomFilters runs random searches, each with a random
+// set of the filters (values nothing has among them), and holds each
+// first page to a scan of videos: as many clips as pass, up to the page;
+// each one a match that passes, in rank order; for one word (or a
+// prefix), exactly the best that pass. A filter checked on a posting
+// must agree with the same filter on the clip's row, NULLs included.
+func TestKeywordWalkRandomFilters(t *testing.T) {
+	t.Parallel()
+	f := newWalkFixture(t)
+	f.spreadFilters(t)
+	rng := rand.New(rand.NewPCG(57, 34))
+	pick := func(vs ...string) string { return vs[rng.IntN(len(vs))] }
+	walked := 0 // searches whose page the walk filled
+	for i := 0; i < 150; i++ {
+		q := Query{Search: pick("sunset", "suns", "evening", "beach", "golden", "sunset beach", "quiet evening", "sunset golden")}
+		var conds []string
+		eq := func(field *string, col string, vs ...string) {
+			if rng.IntN(6) == 0 {
+				*field = pick(vs...)
+				conds = append(conds, fmt.Sprintf("%s = '%s'", col, *field))
+			}
+		}
+		eq(&q.Emotion, "emotion", "happy", "neutral", "sad")
+		eq(&q.Gender, "gender", "female", "male", "non_binary")
+		eq(&q.AgeRange, "age_range", "18-24", "25-34", "35-44", "55+")
+		eq(&q.Location, "location", "oslo", "lisbon", "paris")
+		eq(&q.MediaType, "media_type", "video", "image")
+		eq(&q.Orientation, "orientation", "vertical", "horizontal", "square")
+		eq(&q.Difficulty, "difficulty", "easy", "medium", "hard")
+		eq(&q.ModelID, "model_id", "model-1", "model-2", "model-3")
+		if rng.IntN(8) == 0 {
+			d := []float64{1, 5.5, 12}[rng.IntN(3)]
+			q.MinDuration = &d
+			conds = append(conds, fmt.Sprintf("duration_seconds >= %v", d))
+		}
+		if rng.IntN(8) == 0 {
+			d := []float64{3, 9, 20}[rng.IntN(3)]
+			if q.MinDuration != nil {
+				d = max(d, *q.MinDuration)
+			}
+			q.MaxDuration = &d
+			conds = append(conds, fmt.Sprintf("duration_seconds <= %v", d))
+		}
+		if rng.IntN(8) == 0 {
+			v := []int{0, 50, 90}[rng.IntN(3)]
+			q.MinVirality = &v
+			conds = append(conds, fmt.Sprintf("virality_score >= %d", v))
+		}
+		cond := "true"
+		if len(conds) > 0 {
+			cond = strings.Join(conds, " AND ")
+		}
+		want := f.rankedWhere(t, q.Search, cond)
+		if err := q.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if f.walked(t, q) > DefaultLimit {
+			walked++
+		}
+		p, err := f.svc.Search(f.Ctx, q, nil)
+		if err != nil {
+			t.Fatalf("%q where %s: %v", q.Search, cond, err)
+		}
+		got := ids(p.Videos)
+		if len(got) != min(len(want), DefaultLimit) {
+			t.Fatalf("%q where %s: %d results, %d pass", q.Search, cond, len(got), len(want))
+		}
+		if !strings.Contains(q.Search, " ") {
+			if !slices.Equal(got, want[:len(got)]) {
+				t.Fatalf("%q where %s: first page\n got %v\nwant %v", q.Search, cond, got, want[:len(got)])
+			}
+			continue
+		}
+		for j, id := range got {
+			k := slices.Index(want, id)
+			if k < 0 || (j > 0 && k < slices.Index(want, got[j-1])) {
+				t.Fatalf("%q where %s: result %d (%s) does not pass or is out of rank order", q.Search, cond, j, id)
+			}
+		}
+	}
+	if walked < 30 {
+		t.Errorf("only %d of the searches were walked", walked)
+	}
+	t.Logf("%d of 150 searches walked", walked)
 }
