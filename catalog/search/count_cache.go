@@ -20,6 +20,12 @@ import (
 // filter values (GET /broll/filters); exact totals are always counted
 // afresh, and searches whose total depends on the caller's own purchases
 // (owned) are never cached.
+//
+// It also keeps the planner's estimates a keyword search with filters
+// composes its total from (composedParts): the words' alone, the filters'
+// alone and the live catalog's, each under its own key, so that a search
+// whose words and filters were each seen moments ago, in other company,
+// asks the planner nothing.
 type countCache struct {
 	mu      sync.Mutex
 	entries map[string]countEntry
@@ -29,7 +35,9 @@ type countCache struct {
 type countEntry struct {
 	total int
 	exact bool
-	at    time.Time
+	// scan is a kept estimate's cost of reading every match (estimate.scan).
+	scan float64
+	at   time.Time
 }
 
 const (
@@ -64,6 +72,25 @@ func (c *countCache) get(key string) (countEntry, bool) {
 }
 
 func (c *countCache) put(key string, total int, exact bool) {
+	c.keep(key, countEntry{total: total, exact: exact})
+}
+
+// estimateKey names a planner estimate kept on its own (composedParts),
+// apart from the totals kept under countKey.
+func estimateKey(st statement) string { return "estimate\x00" + countKey(st) }
+
+// getEstimate returns the kept planner estimate of st.
+func (c *countCache) getEstimate(st statement) (estimate, bool) {
+	e, ok := c.get(estimateKey(st))
+	return estimate{rows: e.total, scan: e.scan}, ok
+}
+
+// putEstimate keeps the planner's estimate of st.
+func (c *countCache) putEstimate(st statement, e estimate) {
+	c.keep(estimateKey(st), countEntry{total: e.rows, scan: e.scan})
+}
+
+func (c *countCache) keep(key string, e countEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.now()
@@ -73,14 +100,17 @@ func (c *countCache) put(key string, total int, exact bool) {
 				delete(c.entries, k)
 			}
 		}
-		// Still full of fresh entries: drop any one (map order is
-		// random), which bounds the cache whatever clients send.
+		// Still nearly full of fresh entries: drop an eighth of them,
+		// any (map order is random). That bounds the cache whatever
+		// clients send, and the next puts find room without another
+		// pass over every entry.
 		for k := range c.entries {
-			if len(c.entries) < countCacheSize {
+			if len(c.entries) < countCacheSize-countCacheSize/8 {
 				break
 			}
 			delete(c.entries, k)
 		}
 	}
-	c.entries[key] = countEntry{total: total, exact: exact, at: now}
+	e.at = now
+	c.entries[key] = e
 }

@@ -26,9 +26,23 @@ func TestCountCacheBounds(t *testing.T) {
 	if _, ok := c.get(b); ok {
 		t.Fatal("b found before it was put")
 	}
+	// A planner estimate kept for a composed total is not the total kept
+	// under the same statement.
+	st := statement{sql: "EXPLAIN SELECT count(*) FROM videos WHERE emotion = $1", args: []any{"happy"}}
+	c.put(countKey(st), 7, false)
+	c.putEstimate(st, estimate{rows: 9, scan: 12.5})
+	if e, ok := c.getEstimate(st); !ok || e.rows != 9 || e.scan != 12.5 {
+		t.Fatalf("estimate: %+v %v", e, ok)
+	}
+	if e, ok := c.get(countKey(st)); !ok || e.total != 7 {
+		t.Fatalf("total beside the estimate: %+v %v", e, ok)
+	}
 	now = now.Add(countCacheTTL)
 	if _, ok := c.get(a); ok {
 		t.Fatal("a served past its TTL")
+	}
+	if _, ok := c.getEstimate(st); ok {
+		t.Fatal("estimate served past its TTL")
 	}
 
 	for i := range 3 * countCacheSize {

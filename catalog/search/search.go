@@ -158,6 +158,12 @@ func (s *Service) newCounter(ctx context.Context, db *pgxpool.Pool, sq searchSQL
 		},
 	}
 	if cacheable && s.counts != nil {
+		if sq.parts != nil {
+			// The parts are kept, each shared by many searches; the
+			// mix of them is not (composedParts).
+			c.estimate = s.composedEstimate(ctx, db, *sq.parts)
+			return c
+		}
 		// Keyed by the estimate, which is all the cache keeps: the
 		// neighbours of every clip share theirs (buildSearch).
 		c.cache, c.key = s.counts, countKey(sq.estimate)
@@ -214,6 +220,11 @@ func (c *counter) measure() (int, bool, error) {
 // estimate asks the planner about a search's count statement (EXPLAIN,
 // nothing read): how many clips match, and what counting them would cost.
 func (s *Service) estimate(ctx context.Context, db *pgxpool.Pool, st statement) (estimate, error) {
+	return readEstimate(db.QueryRow(ctx, st.sql, st.args...))
+}
+
+// readEstimate reads the plan of a count statement's EXPLAIN.
+func readEstimate(r pgx.Row) (estimate, error) {
 	type node struct {
 		Type  string  `json:"Node Type"`
 		Rows  float64 `json:"Plan Rows"`
@@ -223,25 +234,27 @@ func (s *Service) estimate(ctx context.Context, db *pgxpool.Pool, st statement) 
 	var plan []struct {
 		Plan node `json:"Plan"`
 	}
-	if err := db.QueryRow(ctx, st.sql, st.args...).Scan(&plan); err != nil {
+	if err := r.Scan(&plan); err != nil {
 		return estimate{}, err
 	}
 	if len(plan) == 0 {
 		return estimate{}, nil
 	}
 	// Below the count's Aggregate and Limit is the scan of the matches,
-	// whose row estimate is not cut by the LIMIT.
+	// whose row estimate and cost are not cut by the LIMIT.
 	n := plan[0].Plan
 	for (n.Type == "Aggregate" || n.Type == "Limit" || n.Type == "Subquery Scan") && len(n.Plans) > 0 {
 		n = n.Plans[0]
 	}
-	return estimate{rows: int(min(n.Rows, math.MaxInt32)), cost: plan[0].Plan.Cost}, nil
+	return estimate{rows: int(min(n.Rows, math.MaxInt32)), cost: plan[0].Plan.Cost, scan: n.Cost}, nil
 }
 
 // estimate is the planner's view of a count.
 type estimate struct {
 	rows int
-	cost float64
+	// cost is the capped count's (which stops one past CountBound), scan
+	// that of reading every match.
+	cost, scan float64
 }
 
 // MaxCountCost is the planner cost above which a count is not run and the

@@ -48,6 +48,9 @@ type searchSQL struct {
 	// (Query.plainFilters): planning it anew is a good share of the
 	// search's time, as videos has some thirty indexes to weigh.
 	planOnce bool
+	// parts, when set, are the estimates the total is composed from
+	// instead of asking for estimate (composeParts).
+	parts *composedParts
 	// source, for a query whose vector is a clip's (SimilarTo), checks
 	// that clip; it runs in the page's round trip, whose rows count only
 	// if it passes.
@@ -99,7 +102,7 @@ func buildSearch(q Query, vec []float32, model string) searchSQL {
 		return searchSQL{page: nearestSQL(b, q, vec), count: count, estimate: estimate, window: MaxSemanticWindow,
 			planOnce: q.plainFilters(), source: source}
 	}
-	sq := searchSQL{count: count, estimate: estimate, window: MaxResultWindow, source: source}
+	sq := searchSQL{count: count, estimate: estimate, window: MaxResultWindow, source: source, parts: composeParts(q)}
 	similarity := "NULL::float8"
 	if q.byVector() {
 		similarity = "1 - (v.embedding_half <=> " + vectorSQL(b, q, vec) + ")"
