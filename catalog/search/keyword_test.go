@@ -590,3 +590,37 @@ func TestKeywordWalkRandomFilters(t *testing.T) {
 	}
 	t.Logf("%d of 150 searches walked", walked)
 }
+
+// TestKeywordPostingsLeaveWithTheClip: a clip deleted from videos (by an
+// operator; the service retires clips, it never deletes them) takes its
+// postings with it, so no walk finds a posting without a clip.
+func TestKeywordPostingsLeaveWithTheClip(t *testing.T) {
+	t.Parallel()
+	f := newWalkFixture(t)
+	var id uuid.UUID
+	if err := f.Pool.QueryRow(f.Ctx, `
+		DELETE FROM videos WHERE id = (SELECT id FROM videos WHERE title LIKE 'Sunset over the water%' ORDER BY id LIMIT 1)
+		RETURNING id`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := f.Pool.QueryRow(f.Ctx, `SELECT count(*) FROM video_terms WHERE video_id = $1`, id).Scan(&left); err != nil || left != 0 {
+		t.Errorf("a deleted clip leaves %d postings (%v)", left, err)
+	}
+	want := f.ranked(t, "sunset")
+	for _, q := range []Query{{Search: "sunset", Limit: 100}, {Search: "sunset water", Limit: 100}, {Search: "sunset", Gender: "female", Limit: 100}} {
+		p, err := f.svc.Search(f.Ctx, q, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", q.Search, err)
+		}
+		if slices.Contains(ids(p.Videos), id) {
+			t.Fatalf("%s: the deleted clip is found", q.Search)
+		}
+		if q.Gender == "" && q.Search == "sunset" && !slices.Equal(ids(p.Videos), want[:q.Limit]) {
+			t.Errorf("%s: %d clips, not the best %d of the %d that match", q.Search, len(p.Videos), q.Limit, len(want))
+		}
+	}
+	if slices.Contains(want, id) {
+		t.Fatal("the oracle finds the deleted clip")
+	}
+}
