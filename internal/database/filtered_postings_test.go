@@ -41,14 +41,7 @@ func TestMigrateGivesPostingsTheFilters(t *testing.T) {
 	if _, err := db.ExecContext(ctx, `UPDATE videos SET retired_at = now() WHERE title = 'Sunset 12'`); err != nil {
 		t.Fatal(err)
 	}
-	count := func(sql string) int {
-		t.Helper()
-		var n int
-		if err := db.QueryRowContext(ctx, sql).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	count := counter(t, db)
 	const postings = `SELECT count(*) FROM video_terms`
 	before := count(postings)
 	if before == 0 {

@@ -23,14 +23,7 @@ func TestMigrateRemovesPostingsOfDeletedClips(t *testing.T) {
 		FROM generate_series(1, 10) i`); err != nil {
 		t.Fatal(err)
 	}
-	count := func(sql string) int {
-		t.Helper()
-		var n int
-		if err := db.QueryRowContext(ctx, sql).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	count := counter(t, db)
 	const orphans = `SELECT count(*) FROM video_terms t WHERE NOT EXISTS (SELECT 1 FROM videos v WHERE v.id = t.video_id)`
 	const postings = `SELECT count(*) FROM video_terms`
 	if _, err := db.ExecContext(ctx, `DELETE FROM videos WHERE title IN ('Sunset 1', 'Sunset 2')`); err != nil {
