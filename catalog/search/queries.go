@@ -26,9 +26,10 @@ const sqlFilterValues = `
 // sqlHNSWSettings sets the vector index up for a semantic page (hnswSettings).
 // The third argument is the plan_cache_mode: force_generic_plan for a page
 // that may keep the plan its connection made once (searchSQL.planOnce),
-// force_custom_plan otherwise.
+// force_custom_plan otherwise; the fourth is hnsw.iterative_scan (off or
+// relaxed_order, runNearest).
 const sqlHNSWSettings = `
-	SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
+	SELECT set_config('hnsw.iterative_scan', $4, true),
 	       set_config('hnsw.ef_search', $1, true),
 	       set_config('hnsw.max_scan_tuples', $2, true),
 	       set_config('plan_cache_mode', $3, true)`

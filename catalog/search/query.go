@@ -225,6 +225,15 @@ func (q Query) plainFilters() bool {
 		q.MaxDuration == nil && q.MinVirality == nil && q.Owned == nil && q.Search == ""
 }
 
+// graphAlone says the graph a semantic ranking walks yields only clips
+// the query wants, but for the few that are retired or whose vector is
+// pending or of another model: no filter beside the meaning but an
+// emotion, each of which has its own graph (migration 00031), and no
+// words or ownership to check.
+func (q Query) graphAlone() bool {
+	return q.plainFilters() && q.Gender == "" && q.AgeRange == "" && q.MediaType == "" && q.Orientation == ""
+}
+
 // byVector says whether the query is matched by meaning, against a vector:
 // its text's (SemanticSearch) or a clip's (SimilarTo). Which one is the
 // vector source; everything else about the search is the same.

@@ -264,7 +264,7 @@ func TestSemanticSearchFillsFilteredPages(t *testing.T) {
 		// With the search's settings the index alone fills the page (and
 		// the one more row that tells has_more), no exact scan needed.
 		hs := svc.hnsw()
-		if _, err := tx.Exec(b.Ctx, sqlHNSWSettings, fmt.Sprint(hs.efSearch), fmt.Sprint(hs.maxScanTuples), "force_custom_plan"); err != nil {
+		if _, err := tx.Exec(b.Ctx, sqlHNSWSettings, fmt.Sprint(hs.efSearch), fmt.Sprint(hs.maxScanTuples), "force_custom_plan", "relaxed_order"); err != nil {
 			return err
 		}
 		filled, err := pageRows(b, tx, sq.page)
@@ -307,7 +307,7 @@ func TestSemanticSearchFillsFilteredPages(t *testing.T) {
 	sq = buildSearch(q, query, "random")
 	err = pgx.BeginFunc(b.Ctx, pool, func(tx pgx.Tx) error {
 		hs := svc.hnsw()
-		if _, err := tx.Exec(b.Ctx, sqlHNSWSettings, fmt.Sprint(hs.efSearch), fmt.Sprint(hs.maxScanTuples), "force_custom_plan"); err != nil {
+		if _, err := tx.Exec(b.Ctx, sqlHNSWSettings, fmt.Sprint(hs.efSearch), fmt.Sprint(hs.maxScanTuples), "force_custom_plan", "relaxed_order"); err != nil {
 			return err
 		}
 		plan, err = explainSQL(b, tx, sq.page)
@@ -516,4 +516,65 @@ func recall(got []catalog.Video, want []uuid.UUID) float64 {
 		}
 	}
 	return float64(hits) / float64(len(want))
+}
+
+// TestSemanticSearchWalksOnPastRetiredClips: a semantic search with no
+// filter but the meaning walks its graph without iterative scans
+// (Query.graphAlone); when retired clips crowd the nearest candidates out
+// of the page, it walks again with them, and the page is as full and as
+// near as with iterative scans from the start.
+func TestSemanticSearchWalksOnPastRetiredClips(t *testing.T) {
+	t.Parallel()
+	b := catalogtest.New(t, nil)
+	vecs := bulkClips(t, b, 600, 11)
+	svc, pool := indexOnly(t, b)
+	query := randomUnit(rand.New(rand.NewPCG(21, 1)))
+	nearest := exactTop(t, b, vecs, query, "true", 40)
+	if _, err := b.Pool.Exec(b.Ctx, `UPDATE videos SET retired_at = now() WHERE id = ANY($1)`, nearest); err != nil {
+		t.Fatal(err)
+	}
+	q := Query{SemanticSearch: "crowded", Limit: 5}
+	if err := q.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if !q.graphAlone() || (Query{SemanticSearch: "x", Gender: "male"}).graphAlone() || !(Query{SemanticSearch: "x", Emotion: "happy"}).graphAlone() {
+		t.Fatal("graphAlone: want true for no filter and for an emotion, false for a gender")
+	}
+	hs := hnswSettings{efSearch: 10, maxScanTuples: 20_000}
+	sq := buildSearch(q, query, "random")
+	// Without iterative scans alone the retired clips starve the page.
+	err := pgx.BeginFunc(b.Ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(b.Ctx, sqlHNSWSettings, "16", fmt.Sprint(hs.maxScanTuples), "force_custom_plan", "off"); err != nil {
+			return err
+		}
+		starved, err := pageRows(b, tx, sq.page)
+		if err == nil && len(starved) > q.Limit {
+			t.Errorf("without iterative scans the page filled (%d rows); the test shows nothing", len(starved))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A total that says nothing more matches keeps the exact scan, the
+	// last resort, out of it: only the second walk can fill the page.
+	none := &counter{cached: &countEntry{exact: true}}
+	rows, err := svc.runNearest(b.Ctx, pool, q, sq, hs, none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != q.Limit+1 {
+		t.Fatalf("%d rows, want %d", len(rows), q.Limit+1)
+	}
+	videos := make([]catalog.Video, q.Limit)
+	for i, r := range rows[:q.Limit] {
+		videos[i] = r.video
+		if slices.Contains(nearest, r.video.ID) {
+			t.Fatalf("retired clip %s on the page", r.video.ID)
+		}
+	}
+	checkSimilarityOrder(t, videos)
+	if r := recall(videos, exactTop(t, b, vecs, query, "retired_at IS NULL", q.Limit)); r < 0.8 {
+		t.Fatalf("recall %.2f against an exact scan of the live clips", r)
+	}
 }

@@ -165,7 +165,7 @@ func TestSimilarWalksTheIndex(t *testing.T) {
 	sq := buildSearch(q, vecs[clip], "random")
 	err := pgx.BeginFunc(b.Ctx, pool, func(tx pgx.Tx) error {
 		hs := svc.hnsw()
-		if _, err := tx.Exec(b.Ctx, sqlHNSWSettings, fmt.Sprint(hs.efSearch), fmt.Sprint(hs.maxScanTuples), "force_custom_plan"); err != nil {
+		if _, err := tx.Exec(b.Ctx, sqlHNSWSettings, fmt.Sprint(hs.efSearch), fmt.Sprint(hs.maxScanTuples), "force_custom_plan", "relaxed_order"); err != nil {
 			return err
 		}
 		plan, err := explainSQL(b, tx, sq.page)
