@@ -58,9 +58,10 @@ func main() {
 	flag.StringVar(&ef, "ef-search", "100,120,150", "hnsw.ef_search values to measure the raw index query and the catalog's search (its BROLL_SEMANTIC_EF_SEARCH) at")
 	flag.IntVar(&o.m, "m", 0, "rebuild the index WITH (m = ...) instead of the migration's parameters")
 	flag.IntVar(&o.efConstruction, "ef-construction", 0, "rebuild the index WITH (ef_construction = ...)")
-	flag.StringVar(&o.data, "data", "lowrank", "vector distribution: lowrank (like embeddings) or uniform (worst case)")
+	flag.StringVar(&o.data, "data", "lowrank", "vector distribution: lowrank (like embeddings), uniform (worst case), or vectors:DIR, a text embedder's vectors of the clips and queries of -texts DIR (texts.go)")
 	flag.StringVar(&o.storage, "storage", "", "set the embedding column's storage (plain, external) before loading; empty keeps the migration's")
 	flag.BoolVar(&o.emotionIndexes, "emotion-indexes", true, "build the per-emotion HNSW indexes of migration 00002 (false: the whole-catalog index only)")
+	texts := flag.String("texts", "", "write the document texts of the -clips clips and -queries queries to this directory, for a text embedder to make their vectors (texts.go), and exit")
 	flag.BoolVar(&o.keep, "keep", false, "keep the scratch database for a look afterwards (its URL is printed)")
 	var seed int64
 	flag.Int64Var(&seed, "seed", 1, "random seed of the data and the queries")
@@ -77,6 +78,13 @@ func main() {
 	flag.StringVar(&u.cpuProfile, "cpuprofile", "", "with -users: write the process's CPU profile (node and load generator) of the measured classes to this file")
 	flag.Parse()
 	o.seed = uint64(seed)
+	if *texts != "" {
+		if err := writeTexts(*texts, o); err != nil {
+			fmt.Fprintln(os.Stderr, "search:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *users {
 		u.clips, u.queries, u.seed, u.keep = o.clips, o.queries, o.seed, o.keep
 		if u.vectors <= 0 || u.vectors > u.clips {
@@ -110,7 +118,7 @@ func run(o options) error {
 	}
 	defer sc.Close()
 	pool := sc.Pool
-	vecs, err := newVectorSource(o.data, o.seed)
+	vecs, err := newVectorSource(o.data, o.seed, o.clips, o.queries)
 	if err != nil {
 		return err
 	}

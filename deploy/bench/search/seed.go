@@ -85,10 +85,15 @@ func importThroughput(ctx context.Context, pool *pgxpool.Pool, n int, seed uint6
 // embeddings are spread: a random linear image of a few dozen latent
 // factors plus isotropic noise, so neighbours are genuinely closer than
 // the rest (the intrinsic dimension of sentence embeddings is in the tens).
+// "vectors:DIR" reads what a real text embedder made of the clips' and the
+// queries' texts (texts.go): no distribution is assumed at all.
 type vectorSource struct {
 	rng    *rand.Rand
 	basis  [][]float32 // latentDims rows of embed.Dimensions; nil for uniform
 	latent []float64
+	// rows are read vectors, handed out in order; queries are the rows
+	// of the queries' stream (withSeed).
+	rows, queries [][]float32
 }
 
 const (
@@ -97,8 +102,16 @@ const (
 	noiseShare = 0.15
 )
 
-func newVectorSource(kind string, seed uint64) (*vectorSource, error) {
+func newVectorSource(kind string, seed uint64, clips, queries int) (*vectorSource, error) {
 	vs := &vectorSource{rng: rand.New(rand.NewPCG(seed, 7))}
+	if dir, ok := strings.CutPrefix(kind, "vectors:"); ok {
+		var err error
+		if vs.rows, err = readVectors(dir, "clips", clips); err != nil {
+			return nil, err
+		}
+		vs.queries, err = readVectors(dir, "queries", queries)
+		return vs, err
+	}
 	switch kind {
 	case "uniform":
 		return vs, nil
@@ -114,11 +127,15 @@ func newVectorSource(kind string, seed uint64) (*vectorSource, error) {
 		vs.latent = make([]float64, latentDims)
 		return vs, nil
 	}
-	return nil, fmt.Errorf("-data must be lowrank or uniform, got %q", kind)
+	return nil, fmt.Errorf("-data must be lowrank, uniform or vectors:DIR, got %q", kind)
 }
 
 // withSeed returns a source of the same distribution with its own stream.
+// Read vectors have one stream for the queries, whatever the seed.
 func (vs *vectorSource) withSeed(seed uint64) *vectorSource {
+	if vs.rows != nil {
+		return &vectorSource{rows: vs.queries}
+	}
 	c := *vs
 	c.rng = rand.New(rand.NewPCG(seed, 9))
 	c.latent = make([]float64, len(vs.latent))
@@ -127,6 +144,11 @@ func (vs *vectorSource) withSeed(seed uint64) *vectorSource {
 
 // next draws a unit vector.
 func (vs *vectorSource) next() []float32 {
+	if vs.rows != nil {
+		v := vs.rows[0]
+		vs.rows = vs.rows[1:]
+		return v
+	}
 	v := make([]float32, embed.Dimensions)
 	if vs.basis == nil {
 		for i := range v {
@@ -165,6 +187,10 @@ func unit(v []float32) []float32 {
 var copyColumns = []string{"id", "title", "tags", "emotion", "gender", "age_range", "location",
 	"orientation", "duration_seconds", "virality_score", "difficulty", "media_key", "embedding",
 	"embedding_model", "embedding_status"}
+
+// newClipRNG is the stream the catalog's clips are drawn from: clipRows
+// and writeTexts draw the same clips from it.
+func newClipRNG(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 3)) }
 
 // clipRows generates the rows COPY sends, one at a time.
 type clipRows struct {
@@ -209,7 +235,9 @@ func withParams(def string, o options) string {
 		params = append(params, fmt.Sprintf("ef_construction = %d", o.efConstruction))
 	}
 	def = withClause.ReplaceAllString(def, "")
-	return strings.Replace(def, "vector_cosine_ops)", "vector_cosine_ops) WITH ("+strings.Join(params, ", ")+")", 1)
+	// The operator class closes the column list: vector_cosine_ops or,
+	// for the stored halfvecs' graphs, halfvec_cosine_ops.
+	return strings.Replace(def, "_cosine_ops)", "_cosine_ops) WITH ("+strings.Join(params, ", ")+")", 1)
 }
 
 // loadResult is what loading the catalog measured.
@@ -252,7 +280,7 @@ func loadCatalog(ctx context.Context, pool *pgxpool.Pool, o options, vecs *vecto
 		return res, fmt.Errorf("-storage must be plain or external, got %q", o.storage)
 	}
 	start := time.Now()
-	src := &clipRows{rng: rand.New(rand.NewPCG(o.seed, 3)), vecs: vecs, n: o.clips}
+	src := &clipRows{rng: newClipRNG(o.seed), vecs: vecs, n: o.clips}
 	if _, err := pool.CopyFrom(ctx, pgx.Identifier{"videos"}, copyColumns, src); err != nil {
 		return res, err
 	}
