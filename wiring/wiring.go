@@ -397,7 +397,8 @@ func (g *Services) build() {
 	if quiet == 0 {
 		quiet = -1 // BROLL_LISTINGS_QUIET=0: no listings
 	}
-	g.Search = search.NewService(g.Catalog, search.ServiceOptions{EfSearch: cfg.SemanticEfSearch, ListingsQuiet: quiet})
+	g.Search = search.NewService(g.Catalog, search.ServiceOptions{EfSearch: cfg.SemanticEfSearch,
+		Calibrated: cfg.SemanticRecallTarget > 0, ListingsQuiet: quiet})
 	g.Collections = collections.New(pool, g.Billing, collections.ServiceOptions{Retention: cfg.CollectionRetention,
 		Videos: g.Catalog})
 	if g.Embedder != nil {

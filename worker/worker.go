@@ -20,6 +20,7 @@ import (
 	"broll/billing/license"
 	"broll/catalog"
 	"broll/catalog/mediajobs"
+	"broll/catalog/search"
 	"broll/collections"
 	"broll/embed"
 	"broll/internal/tasks"
@@ -41,6 +42,9 @@ const (
 	// DefaultCollectionSweepInterval is how often revoked keys'
 	// collections past their retention are removed.
 	DefaultCollectionSweepInterval = time.Hour
+	// DefaultCalibrateInterval is how often semantic search's candidate
+	// list is calibrated.
+	DefaultCalibrateInterval = time.Hour
 )
 
 // Options tune a Worker; the zero value is production's defaults. What it
@@ -86,6 +90,13 @@ type Options struct {
 	// collections of keys revoked longer ago than their retention
 	// (collections.Service.SweepRevoked).
 	CollectionSweepInterval time.Duration
+	// CalibrateInterval is how often the worker calibrates semantic
+	// search's candidate list (search.Service.Calibrate), the first at
+	// start.
+	CalibrateInterval time.Duration
+	// RecallTarget is the mean recall@10 the calibration chooses for; 0
+	// calibrates nothing.
+	RecallTarget float64
 	// NoMedia leaves the media queue alone (no ffmpeg on this machine):
 	// its tasks wait for a worker that has it.
 	NoMedia bool
@@ -106,6 +117,7 @@ func (o *Options) withDefaults() {
 	setDefault(&o.RelayInterval, DefaultRelayInterval)
 	setDefault(&o.StampSweepInterval, DefaultStampSweepInterval)
 	setDefault(&o.CollectionSweepInterval, DefaultCollectionSweepInterval)
+	setDefault(&o.CalibrateInterval, DefaultCalibrateInterval)
 }
 
 func setDefault[T int | time.Duration](v *T, def T) {
@@ -139,7 +151,9 @@ type Worker struct {
 	stamps *license.Stamper
 	// collections sweeps revoked keys' collections (nil: none).
 	collections *collections.Service
-	handlers    map[string]asynq.Handler
+	// search calibrates semantic search's candidate list (nil: none).
+	search   *search.Service
+	handlers map[string]asynq.Handler
 	// previewHandlers run on a server of their own (PreviewConcurrency).
 	previewHandlers map[string]asynq.Handler
 	metrics         *workerMetrics
@@ -171,6 +185,9 @@ type Deps struct {
 	// Collections removes revoked keys' collections past their retention;
 	// nil leaves that to another worker.
 	Collections *collections.Service
+	// Search calibrates semantic search's candidate list on the catalog's
+	// vectors of the embedder's model; nil leaves that to another worker.
+	Search *search.Service
 	// Logger is the worker's log unless Options.Logger names another; nil
 	// drops it.
 	Logger *slog.Logger
@@ -197,7 +214,7 @@ func New(d Deps, opts Options) (*Worker, error) {
 	opts.withDefaults()
 	w := &Worker{opts: opts, queue: d.Queue, prefix: d.Prefix, catalog: d.Catalog, media: d.MediaJobs, embedder: d.Embedder,
 		store: d.Catalog, logger: opts.Logger, metrics: newWorkerMetrics(opts.Metrics), collections: d.Collections,
-		tracer: d.Telemetry.Tracer("broll/worker"), tracing: d.Telemetry.On()}
+		search: d.Search, tracer: d.Telemetry.Tracer("broll/worker"), tracing: d.Telemetry.On()}
 	w.handlers = map[string]asynq.Handler{
 		tasks.TaskEmbedClips: asynq.HandlerFunc(w.handleEmbedClips),
 		tasks.TaskEmbedClip:  asynq.HandlerFunc(w.handleEmbedClips),
@@ -257,6 +274,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	if w.collections != nil {
 		relay.Go(func() { w.sweepCollections(ctx) })
+	}
+	if w.search != nil && o.RecallTarget > 0 {
+		relay.Go(func() { w.calibrateSearch(ctx) })
 	}
 	defer relay.Wait()
 	<-ctx.Done()

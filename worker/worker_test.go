@@ -80,7 +80,7 @@ func deps(g *wiring.Services) worker.Deps {
 		return worker.Deps{}
 	}
 	d := worker.Deps{Queue: g.QueueConn, Prefix: g.Config.RedisPrefix, Catalog: g.Catalog, MediaJobs: g.MediaJobs,
-		Embedder: g.Embedder, Logger: g.Logger, Collections: g.Collections}
+		Embedder: g.Embedder, Logger: g.Logger, Collections: g.Collections, Search: g.Search}
 	if g.Media != nil {
 		d.Stamps = g.Stamps
 	}

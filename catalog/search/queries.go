@@ -88,3 +88,51 @@ const sqlListings = `
 // lock on videos (an exclusive one, as a migration takes): a read nobody
 // waits for gives up, and is tried again later.
 const sqlListingsLockTimeout = `SELECT set_config('lock_timeout', '200ms', true)`
+
+// The calibration of the candidate list (calibrate.go).
+
+// sqlCalibrationClips counts the live clips with a ready vector of model
+// $1, up to $2, and says how many rows videos holds by the planner's
+// statistics (-1 before the first ANALYZE), which sizes the sample.
+const sqlCalibrationClips = `
+	SELECT (SELECT count(*) FROM (
+	            SELECT 1 FROM videos
+	            WHERE retired_at IS NULL AND embedding_status = 'ready' AND embedding_model = $1
+	              AND embedding_half IS NOT NULL
+	            LIMIT $2) s),
+	       (SELECT reltuples FROM pg_class WHERE oid = 'videos'::regclass)`
+
+// sqlCalibrationSample draws up to $2 live clips with a ready vector of
+// model $1 from a SYSTEM sample of about $3 percent of the table's pages,
+// so that a large catalog is not read whole to pick a hundred clips.
+const sqlCalibrationSample = `
+	SELECT id, embedding_half FROM videos TABLESAMPLE SYSTEM ($3)
+	WHERE retired_at IS NULL AND embedding_status = 'ready' AND embedding_model = $1
+	  AND embedding_half IS NOT NULL
+	ORDER BY random()
+	LIMIT $2`
+
+// sqlCalibrationNearest is a semantic page's walk, reduced to the ids: the
+// $4 live clips with a ready vector of model $2 nearest to $1, clip $3
+// left out. The settings before it choose the walk or an exact scan.
+const sqlCalibrationNearest = `
+	SELECT v.id FROM videos v
+	WHERE v.retired_at IS NULL AND v.embedding_status = 'ready' AND v.embedding_model = $2 AND v.id <> $3
+	ORDER BY v.embedding_half <=> $1::halfvec(768)
+	LIMIT $4`
+
+// sqlStoreCalibration keeps a calibration's choice for model $1.
+const sqlStoreCalibration = `
+	INSERT INTO semantic_calibrations (model, ef_search, recall, target, queries, measured)
+	VALUES ($1, $2, $3, $4, $5, $6)
+	ON CONFLICT (model) DO UPDATE SET ef_search = EXCLUDED.ef_search, recall = EXCLUDED.recall,
+	    target = EXCLUDED.target, queries = EXCLUDED.queries, measured = EXCLUDED.measured, measured_at = now()
+	RETURNING measured_at`
+
+// sqlCalibratedList is the candidate list calibrated for model $1.
+const sqlCalibratedList = `SELECT ef_search FROM semantic_calibrations WHERE model = $1`
+
+// sqlCalibrations lists every model's calibration.
+const sqlCalibrations = `
+	SELECT model, ef_search, recall, target, queries, measured, measured_at
+	FROM semantic_calibrations ORDER BY model`

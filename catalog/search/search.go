@@ -279,7 +279,7 @@ func (s *Service) runNearest(ctx context.Context, db *pgxpool.Pool, q Query, sq 
 	if q.after != nil {
 		offset = q.after.N
 	}
-	efSearch := strconv.Itoa(min(max(hs.efSearch, offset+q.Limit+1+rerankMargin), maxEfSearch))
+	efSearch := strconv.Itoa(min(max(hs.efSearch, offset+q.Limit+1), maxEfSearch))
 	planning := "force_custom_plan"
 	if sq.planOnce {
 		planning = "force_generic_plan"
@@ -387,7 +387,9 @@ func (s *Service) readPage(ctx context.Context, q Query, qe QueryEmbedder) (rows
 		var err error
 		switch {
 		case q.semanticRanked():
-			rows, err = s.runNearest(ctx, db, q, sq, s.hnsw(), c)
+			hs := s.hnsw()
+			hs.efSearch = s.efFor(ctx, db, model)
+			rows, err = s.runNearest(ctx, db, q, sq, hs, c)
 		case sq.walk != nil:
 			var n int
 			walked := false

@@ -19,6 +19,11 @@ type Service struct {
 	efSearch int
 	// listed is this node's order of the catalog for lists (listings.go).
 	listed *listingsHolder
+	// calibrate says semantic searches walk with the calibrated list
+	// (calibrate.go) when one is stored, never more than efSearch.
+	calibrate bool
+	// calibrated is this node's copy of the calibrated lists.
+	calibrated calibratedLists
 }
 
 // ServiceOptions are what a search is built with beside its catalog; the zero
@@ -29,6 +34,10 @@ type ServiceOptions struct {
 	// that search); 0: DefaultEfSearch. Recall grows with it and so does
 	// the cost of a search: see docs/performance.md for both, measured.
 	EfSearch int
+	// Calibrated makes semantic searches walk with the candidate list the
+	// last calibration chose for their model (Calibrate), at most
+	// EfSearch; false: always EfSearch.
+	Calibrated bool
 	// ListingsQuiet is how long the catalog must keep one version before
 	// the node reads it whole to answer lists from memory (listings.go);
 	// 0: listingsQuiet; negative: never.
@@ -42,7 +51,7 @@ func NewService(cat *catalog.Service, o ServiceOptions) *Service {
 	if o.EfSearch != 0 {
 		ef = min(max(o.EfSearch, 1), maxEfSearch)
 	}
-	s := &Service{catalog: cat, counts: newCountCache(), efSearch: ef}
+	s := &Service{catalog: cat, counts: newCountCache(), efSearch: ef, calibrate: o.Calibrated}
 	if o.ListingsQuiet >= 0 {
 		s.listed = newListingsHolder(cmp.Or(o.ListingsQuiet, listingsQuiet))
 	}

@@ -344,10 +344,14 @@ const CountBound = 1000
 // stored halfvecs (embedding_half, migration 00031). It yields each
 // candidate whole (the columns a page shows, read from the row the walk
 // has already fetched) with its distance, which Postgres computes anyway
-// for the ORDER BY from the halfvec in that row. With iterative scans in
-// relaxed order the walk may yield them slightly out of order, so it takes
-// rerankMargin candidates more than the page and the outer query puts
-// them in order: by that distance, then id. The order, the similarity
+// for the ORDER BY from the halfvec in that row: the page and one more (a
+// next page exists), no more. With iterative scans in relaxed order a
+// walk that resumes for more candidates may yield them slightly out of
+// order, so the outer query puts them in order: by that distance, then id.
+// Asking for more candidates than the page (10 more, until 2026-11-29)
+// made a filtered walk resume for a second batch on most searches, for
+// recall the candidate list buys more cheaply (calibrate.go;
+// docs/performance.md). The order, the similarity
 // shown and the cursor all use the halfvec distance, one deterministic
 // value per clip and query, so pages meet without gaps or repeats; it is
 // within about 1e-4 of the full vector's (docs/api.md). MATERIALIZED keeps
@@ -383,7 +387,7 @@ func nearestSQL(b *paging.Builder, q Query, vec []float32) statement {
 		FROM videos v
 		WHERE ` + inner + `
 		ORDER BY ` + dist + `
-		LIMIT ` + strconv.Itoa(before+q.Limit+1+rerankMargin) + `
+		LIMIT ` + strconv.Itoa(before+q.Limit+1) + `
 	)
 	SELECT n.` + strings.Join(names, ", n.") + `, 1 - n.distance, n.distance
 	FROM nearest n` + after + `
@@ -403,11 +407,6 @@ func vectorSQL(b *paging.Builder, q Query, vec []float32) string {
 	}
 	return b.Arg(pgvector.NewHalfVector(vec)) + "::halfvec(768)"
 }
-
-// rerankMargin is how many candidates beyond the page the index query
-// yields, for the outer query to put in order: more than a relaxed-order
-// walk yields out of place.
-const rerankMargin = 10
 
 // sortKey is the sort key of a listing and its direction; the listing is
 // ordered by (key, id) in that direction, which the indexes of migration

@@ -83,6 +83,8 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 		RetryMaxDelay:  cfg.EmbedRetryMaxDelay,
 
 		CollectionSweepInterval: cfg.CollectionSweepInterval,
+		CalibrateInterval:       cfg.SemanticCalibrateInterval,
+		RecallTarget:            cfg.SemanticRecallTarget,
 	})
 	if err != nil {
 		return err
@@ -133,7 +135,8 @@ func run(ctx context.Context, getenv func(string) string, logOut io.Writer, read
 // wiring.WorkerParts.
 func workerDeps(g *wiring.Services) worker.Deps {
 	d := worker.Deps{Queue: g.QueueConn, Prefix: g.Config.RedisPrefix, Catalog: g.Catalog, MediaJobs: g.MediaJobs,
-		Embedder: g.Embedder, Logger: g.Logger, Collections: g.Collections, Telemetry: g.Telemetry}
+		Embedder: g.Embedder, Logger: g.Logger, Collections: g.Collections, Telemetry: g.Telemetry,
+		Search: g.Search}
 	if g.Media != nil { // the stamped copies are files in the media store
 		d.Stamps = g.Stamps
 	}

@@ -18,6 +18,7 @@ import (
 	"broll/catalog"
 	"broll/catalog/imports"
 	"broll/catalog/mediajobs"
+	"broll/catalog/search"
 	"broll/collections"
 	"broll/demo"
 	"broll/internal/apperr"
@@ -39,6 +40,8 @@ type env struct {
 	catalog *catalog.Service
 	// collections are the keys' shortlists of clips.
 	collections *collections.Service
+	// search calibrates semantic search's candidate list.
+	search *search.Service
 	// imports imports clips into the catalog.
 	imports *imports.Service
 	// mediaJobs reprobes the catalog's clip files.
@@ -76,7 +79,7 @@ func (c *cli) withParts(ctx context.Context, parts wiring.Parts, fn call) (any, 
 	defer g.Close()
 	return fn(ctx, &env{
 		cfg: cfg, rdb: g.Redis, tenancy: g.Tenancy, billing: g.Billing, catalog: g.Catalog, collections: g.Collections,
-		imports: g.Imports, mediaJobs: g.MediaJobs,
+		imports: g.Imports, mediaJobs: g.MediaJobs, search: g.Search,
 		sessions: g.Sessions, keyChanges: g.KeyChanges, licenses: g.Licenses, stamps: g.Stamps,
 	})
 }

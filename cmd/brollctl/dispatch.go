@@ -49,6 +49,8 @@ func (c *cli) commands() []command {
 		{"clips status", "", 0, c.clipsStatus},
 		{"clips reembed", "[--all|--failed]", 0, c.clipsReembed},
 		{"clips reprobe", "[--id ID | --since TIME] [--wait [--timeout 1h]] | --run RUN_ID", 0, c.clipsReprobe},
+		{"search calibrate", "[--target R] [--queries N]", 0, c.searchCalibrate},
+		{"search calibrations", "", 0, c.searchCalibrations},
 		{"seed-demo", "[--count N]", 0, c.seedDemo},
 		{"media migrate", "--to s3", 0, c.mediaMigrate},
 		{"audit downloads", "[--since 30d] [--threshold N]", 0, c.auditDownloads},

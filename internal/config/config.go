@@ -105,6 +105,13 @@ type Config struct {
 	// (pgvector's hnsw.ef_search): higher finds more of the true nearest
 	// clips, lower costs less (search.ServiceOptions.EfSearch).
 	SemanticEfSearch int `env:"BROLL_SEMANTIC_EF_SEARCH" default:"120" range:"10,1000"`
+	// SemanticRecallTarget is the mean recall@10 the worker's calibration
+	// chooses the smallest candidate list for, on the catalog's own
+	// vectors (search.Service.Calibrate); SemanticEfSearch bounds it. 0
+	// turns calibration off: every search walks SemanticEfSearch.
+	SemanticRecallTarget float64 `env:"BROLL_SEMANTIC_RECALL_TARGET" default:"0.95"`
+	// SemanticCalibrateInterval is how often a worker calibrates.
+	SemanticCalibrateInterval time.Duration `env:"BROLL_SEMANTIC_CALIBRATE_INTERVAL" default:"1h" range:"1m,168h"`
 	// ListingsQuiet is how long the catalog must keep one version before
 	// a node reads it whole to answer lists from memory; 0 turns that off
 	// (search.ServiceOptions.ListingsQuiet).
@@ -377,6 +384,9 @@ func (c Config) Validate() error {
 	}
 	if c.WebhookPollInterval <= 0 {
 		return fmt.Errorf("BROLL_WEBHOOK_POLL_INTERVAL must be positive, got %s", c.WebhookPollInterval)
+	}
+	if !(c.SemanticRecallTarget >= 0 && c.SemanticRecallTarget <= 1) { // NaN fails too
+		return fmt.Errorf("BROLL_SEMANTIC_RECALL_TARGET must be between 0 and 1, got %v", c.SemanticRecallTarget)
 	}
 	if !(c.AccessLogSample >= 0 && c.AccessLogSample <= 1) { // NaN fails too
 		return fmt.Errorf("BROLL_ACCESS_LOG_SAMPLE must be between 0 and 1, got %v", c.AccessLogSample)

@@ -73,6 +73,7 @@ func main() {
 	flag.DurationVar(&u.duration, "duration", 5*time.Second, "with -users: load time per query class")
 	flag.DurationVar(&u.warmup, "warmup", 2*time.Second, "with -users: unmeasured load of each query class (other queries of its kind) before it is measured")
 	flag.IntVar(&u.efSearch, "semantic-ef", search.DefaultEfSearch, "with -users: the API's BROLL_SEMANTIC_EF_SEARCH")
+	flag.Float64Var(&u.recallTarget, "recall-target", search.DefaultRecallTarget, "with -users: the API's BROLL_SEMANTIC_RECALL_TARGET; the catalog is calibrated for it before measuring, as a worker does (0: every search walks -semantic-ef)")
 	flag.StringVar(&u.only, "classes", "", "with -users: measure only the query classes whose name contains this (the id lookup always)")
 	flag.StringVar(&u.reuse, "reuse", "", "with -users: the URL of a database an earlier run kept (-keep): measure it again, migrated to this build, without importing")
 	flag.StringVar(&u.cpuProfile, "cpuprofile", "", "with -users: write the process's CPU profile (node and load generator) of the measured classes to this file")
@@ -172,11 +173,24 @@ func run(o options) error {
 		}
 	}()
 	for _, ef := range o.efSearch {
-		g, err := benchkit.OpenCatalogWith(ctx, pool, "", func(c *config.Config) { c.SemanticEfSearch = ef })
+		g, err := benchkit.OpenCatalogWith(ctx, pool, "", func(c *config.Config) {
+			// Each walks its own list: the calibration below chooses
+			// one without changing what these measure.
+			c.SemanticEfSearch, c.SemanticRecallTarget = ef, 0
+		})
 		if err != nil {
 			return err
 		}
 		graphs, svcs = append(graphs, g), append(svcs, g.Search)
 	}
+	// What a worker's calibration would choose on these vectors, for the
+	// default recall target, up to the largest -ef-search.
+	start := time.Now()
+	c, err := svcs[len(svcs)-1].Calibrate(ctx, benchModel, search.CalibrateOptions{})
+	if err != nil {
+		return fmt.Errorf("calibrate: %w", err)
+	}
+	fmt.Printf("calibration (%d clips' vectors, %s): hnsw.ef_search %d, recall@10 %.3f for a target of %.2f; tried %v\n",
+		c.Queries, time.Since(start).Round(time.Millisecond), c.EfSearch, c.Recall, c.Target, c.Measured)
 	return measureSearch(ctx, pool, svcs, o, vecs.withSeed(o.seed+1))
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"broll/catalog"
+	"broll/catalog/search"
 	"broll/deploy/bench/benchkit"
 	"broll/embed"
 	"broll/internal/database"
@@ -27,9 +28,11 @@ import (
 // one.
 type userOptions struct {
 	clips, vectors, clients, queries int
-	duration                         time.Duration
-	seed                             uint64
-	keep                             bool
+	// recallTarget is the API's BROLL_SEMANTIC_RECALL_TARGET (0: none).
+	recallTarget float64
+	duration     time.Duration
+	seed         uint64
+	keep         bool
 	// warmup is how long each class runs unmeasured before it is measured.
 	warmup time.Duration
 	// efSearch is the API's HNSW candidate list (BROLL_SEMANTIC_EF_SEARCH).
@@ -102,9 +105,22 @@ func runUsers(o userOptions) error {
 		return err
 	}
 	sc.Config.SemanticEfSearch = o.efSearch
-	node, _, err := sc.Node(ctx)
+	sc.Config.SemanticRecallTarget = o.recallTarget
+	node, g, err := sc.Node(ctx)
 	if err != nil {
 		return err
+	}
+	// What a worker does at its start (and hourly): choose the candidate
+	// list on the catalog's own vectors. -recall-target 0 keeps
+	// -semantic-ef for every search.
+	if o.recallTarget > 0 {
+		start := time.Now()
+		c, err := g.Search.Calibrate(ctx, builtin.Model(), search.CalibrateOptions{Target: o.recallTarget})
+		if err != nil {
+			return fmt.Errorf("calibrate: %w", err)
+		}
+		fmt.Printf("calibration (%d clips' vectors, %s): hnsw.ef_search %d, recall@10 %.3f for a target of %.2f; tried %v\n",
+			c.Queries, time.Since(start).Round(time.Millisecond), c.EfSearch, c.Recall, c.Target, c.Measured)
 	}
 	addr, stop, err := benchkit.Serve(node.App)
 	if err != nil {
