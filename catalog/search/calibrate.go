@@ -33,7 +33,7 @@ import (
 
 // DefaultRecallTarget is the mean recall@10 a calibrated candidate list
 // must reach (BROLL_SEMANTIC_RECALL_TARGET).
-const DefaultRecallTarget = 0.95
+const DefaultRecallTarget = 0.96
 
 // calibrationK is the recall's depth: a semantic page is 10 clips unless
 // asked otherwise.

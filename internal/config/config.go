@@ -109,7 +109,7 @@ type Config struct {
 	// chooses the smallest candidate list for, on the catalog's own
 	// vectors (search.Service.Calibrate); SemanticEfSearch bounds it. 0
 	// turns calibration off: every search walks SemanticEfSearch.
-	SemanticRecallTarget float64 `env:"BROLL_SEMANTIC_RECALL_TARGET" default:"0.95"`
+	SemanticRecallTarget float64 `env:"BROLL_SEMANTIC_RECALL_TARGET" default:"0.96"`
 	// SemanticCalibrateInterval is how often a worker calibrates.
 	SemanticCalibrateInterval time.Duration `env:"BROLL_SEMANTIC_CALIBRATE_INTERVAL" default:"1h" range:"1m,168h"`
 	// ListingsQuiet is how long the catalog must keep one version before

@@ -46,6 +46,8 @@ type options struct {
 	storage                         string
 	keep                            bool
 	emotionIndexes                  bool
+	// recallTarget is the calibration's target (-recall-target).
+	recallTarget float64
 }
 
 func main() {
@@ -73,12 +75,13 @@ func main() {
 	flag.DurationVar(&u.duration, "duration", 5*time.Second, "with -users: load time per query class")
 	flag.DurationVar(&u.warmup, "warmup", 2*time.Second, "with -users: unmeasured load of each query class (other queries of its kind) before it is measured")
 	flag.IntVar(&u.efSearch, "semantic-ef", search.DefaultEfSearch, "with -users: the API's BROLL_SEMANTIC_EF_SEARCH")
-	flag.Float64Var(&u.recallTarget, "recall-target", search.DefaultRecallTarget, "with -users: the API's BROLL_SEMANTIC_RECALL_TARGET; the catalog is calibrated for it before measuring, as a worker does (0: every search walks -semantic-ef)")
+	flag.Float64Var(&u.recallTarget, "recall-target", search.DefaultRecallTarget, "the recall target the catalog is calibrated for before measuring, as a worker does (with -users the API's BROLL_SEMANTIC_RECALL_TARGET; 0: every search walks -semantic-ef)")
 	flag.StringVar(&u.only, "classes", "", "with -users: measure only the query classes whose name contains this (the id lookup always)")
 	flag.StringVar(&u.reuse, "reuse", "", "with -users: the URL of a database an earlier run kept (-keep): measure it again, migrated to this build, without importing")
 	flag.StringVar(&u.cpuProfile, "cpuprofile", "", "with -users: write the process's CPU profile (node and load generator) of the measured classes to this file")
 	flag.Parse()
 	o.seed = uint64(seed)
+	o.recallTarget = u.recallTarget
 	if *texts != "" {
 		if err := writeTexts(*texts, o); err != nil {
 			fmt.Fprintln(os.Stderr, "search:", err)
@@ -186,7 +189,7 @@ func run(o options) error {
 	// What a worker's calibration would choose on these vectors, for the
 	// default recall target, up to the largest -ef-search.
 	start := time.Now()
-	c, err := svcs[len(svcs)-1].Calibrate(ctx, benchModel, search.CalibrateOptions{})
+	c, err := svcs[len(svcs)-1].Calibrate(ctx, benchModel, search.CalibrateOptions{Target: o.recallTarget})
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}

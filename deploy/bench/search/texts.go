@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -61,8 +62,7 @@ func writeLines(path string, n int, line func(i int) string) error {
 		fmt.Fprintf(w, "%d\t%s\n", i, line(i))
 	}
 	if err := w.Flush(); err != nil {
-		f.Close()
-		return err
+		return errors.Join(err, f.Close())
 	}
 	return f.Close()
 }
