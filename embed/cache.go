@@ -134,3 +134,49 @@ func decodeVector(b []byte) ([]float32, bool) {
 	}
 	return v, true
 }
+
+// Recent returns up to n query vectors of the cache's model, the queries
+// customers asked within the TTL, in no particular order (Redis's SCAN
+// order), for measuring what searches get on real queries (semantic
+// search's calibration). No Redis, or an error, returns what was read.
+func (c *QueryCache) Recent(ctx context.Context, n int) ([][]float32, error) {
+	if c.rdb == nil || n <= 0 {
+		return nil, nil
+	}
+	match := escapeGlob(c.prefix+c.embedder.Model()+":") + "*"
+	var keys []string
+	iter := c.rdb.Scan(ctx, 0, match, 1000).Iterator()
+	for len(keys) < n && iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		return nil, fmt.Errorf("embed: recent queries: %w", err)
+	}
+	var out [][]float32
+	for start := 0; start < len(keys); start += 100 {
+		vals, err := c.rdb.MGet(ctx, keys[start:min(start+100, len(keys))]...).Result()
+		if err != nil {
+			return out, fmt.Errorf("embed: recent queries: %w", err)
+		}
+		for _, v := range vals {
+			if s, ok := v.(string); ok {
+				if vec, ok := decodeVector([]byte(s)); ok {
+					out = append(out, vec)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// escapeGlob quotes the characters a Redis MATCH pattern reads as a glob.
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -175,3 +175,44 @@ func TestQueryCacheWithoutRedis(t *testing.T) {
 		t.Errorf("model = %q", c.Model())
 	}
 }
+
+// Recent hands back the cached query vectors of the cache's own model,
+// never another model's (a model name with glob characters included), and
+// at most as many as asked.
+func TestQueryCacheRecentQueries(t *testing.T) {
+	t.Parallel()
+	rds := testkit.Redis(t)
+	ctx := context.Background()
+	mine := embed.NewCachedQueryEmbedder(newCounting("m[1]*"), rds.Client, rds.Prefix, embed.QueryCacheOptions{})
+	other := embed.NewCachedQueryEmbedder(newCounting("m11"), rds.Client, rds.Prefix, embed.QueryCacheOptions{})
+	want := map[string][]float32{}
+	for _, q := range []string{"man driving", "woman laughing", "dog in a park"} {
+		v, err := mine.EmbedQuery(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[q] = v
+	}
+	if _, err := other.EmbedQuery(ctx, "a crowd cheering"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := mine.Recent(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 {
+		t.Fatalf("%d recent vectors, want the model's 3", len(got))
+	}
+	for _, v := range got {
+		found := false
+		for _, w := range want {
+			found = found || slices.Equal(v, w)
+		}
+		if !found {
+			t.Fatal("a recent vector is none of the model's queries")
+		}
+	}
+	if two, err := mine.Recent(ctx, 2); err != nil || len(two) != 2 {
+		t.Fatalf("Recent(2): %d vectors, %v", len(two), err)
+	}
+}

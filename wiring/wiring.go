@@ -402,8 +402,7 @@ func (g *Services) build() {
 	g.Collections = collections.New(pool, g.Billing, collections.ServiceOptions{Retention: cfg.CollectionRetention,
 		Videos: g.Catalog})
 	if g.Embedder != nil {
-		g.QueryEmbedder = embed.NewCachedQueryEmbedder(g.Embedder, rdb, cfg.RedisPrefix+"qemb:",
-			embed.QueryCacheOptions{TTL: embed.DefaultQueryCacheTTL})
+		g.QueryEmbedder = NewQueryCache(cfg, g.Embedder, rdb)
 	}
 	if g.Has(Secrets) {
 		g.Webhooks = webhook.New(pool, g.Sealer, webhook.ServiceOptions{Allow: g.allow})
@@ -441,4 +440,11 @@ func (g *Services) Close() {
 		g.closers[i]()
 	}
 	g.closers = nil
+}
+
+// NewQueryCache is the query-embedding cache of e's model in rdb, where
+// every process of the deployment finds it (the API's searches fill it,
+// brollctl's calibration reads it).
+func NewQueryCache(cfg config.Config, e embed.Embedder, rdb *redis.Client) *embed.QueryCache {
+	return embed.NewCachedQueryEmbedder(e, rdb, cfg.RedisPrefix+"qemb:", embed.QueryCacheOptions{TTL: embed.DefaultQueryCacheTTL})
 }

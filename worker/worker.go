@@ -133,6 +133,12 @@ type clipStore interface {
 	MarkEmbeddingFailed(ctx context.Context, id uuid.UUID, reason string) error
 }
 
+// RecentQueries are the query vectors customers asked lately
+// (embed.QueryCache.Recent).
+type RecentQueries interface {
+	Recent(ctx context.Context, n int) ([][]float32, error)
+}
+
 // Worker processes the asynq queues of the service.
 type Worker struct {
 	opts Options
@@ -151,9 +157,11 @@ type Worker struct {
 	stamps *license.Stamper
 	// collections sweeps revoked keys' collections (nil: none).
 	collections *collections.Service
-	// search calibrates semantic search's candidate list (nil: none).
-	search   *search.Service
-	handlers map[string]asynq.Handler
+	// search calibrates semantic search's candidate list (nil: none),
+	// on recentQueries when there are enough (nil: clips' own vectors).
+	search        *search.Service
+	recentQueries RecentQueries
+	handlers      map[string]asynq.Handler
 	// previewHandlers run on a server of their own (PreviewConcurrency).
 	previewHandlers map[string]asynq.Handler
 	metrics         *workerMetrics
@@ -188,6 +196,9 @@ type Deps struct {
 	// Search calibrates semantic search's candidate list on the catalog's
 	// vectors of the embedder's model; nil leaves that to another worker.
 	Search *search.Service
+	// RecentQueries hands the calibration customers' recent query
+	// vectors (the query cache); nil: sampled clips' own vectors only.
+	RecentQueries RecentQueries
 	// Logger is the worker's log unless Options.Logger names another; nil
 	// drops it.
 	Logger *slog.Logger
@@ -214,7 +225,7 @@ func New(d Deps, opts Options) (*Worker, error) {
 	opts.withDefaults()
 	w := &Worker{opts: opts, queue: d.Queue, prefix: d.Prefix, catalog: d.Catalog, media: d.MediaJobs, embedder: d.Embedder,
 		store: d.Catalog, logger: opts.Logger, metrics: newWorkerMetrics(opts.Metrics), collections: d.Collections,
-		search: d.Search, tracer: d.Telemetry.Tracer("broll/worker"), tracing: d.Telemetry.On()}
+		search: d.Search, recentQueries: d.RecentQueries, tracer: d.Telemetry.Tracer("broll/worker"), tracing: d.Telemetry.On()}
 	w.handlers = map[string]asynq.Handler{
 		tasks.TaskEmbedClips: asynq.HandlerFunc(w.handleEmbedClips),
 		tasks.TaskEmbedClip:  asynq.HandlerFunc(w.handleEmbedClips),

@@ -84,6 +84,9 @@ func deps(g *wiring.Services) worker.Deps {
 	if g.Media != nil {
 		d.Stamps = g.Stamps
 	}
+	if g.QueryEmbedder != nil {
+		d.RecentQueries = g.QueryEmbedder
+	}
 	return d
 }
 

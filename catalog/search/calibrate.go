@@ -61,6 +61,9 @@ var ErrTooFewVectors = errors.New("search: too few clips with vectors to calibra
 // Calibration is what one calibration measured and chose.
 type Calibration struct {
 	Model string `json:"model"`
+	// Source says what the queries were: SourceQueries (customers' recent
+	// queries) or SourceClips (sampled clips' own vectors).
+	Source string `json:"source"`
 	// EfSearch is the chosen list: the smallest tried whose recall reached
 	// Target, or the largest tried (the configured list) if none did.
 	EfSearch int     `json:"ef_search"`
@@ -82,10 +85,24 @@ type ListRecall struct {
 type CalibrateOptions struct {
 	// Target is the mean recall@10 to reach; 0: DefaultRecallTarget.
 	Target float64
-	// Queries is how many clips' vectors to ask; 0:
-	// DefaultCalibrationQueries.
+	// Queries is how many queries to ask; 0: DefaultCalibrationQueries.
 	Queries int
+	// QueryVectors are customers' recent query vectors of the model (the
+	// query cache's, embed.QueryCache.Recent). With MinQueryVectors or
+	// more they are the queries; otherwise sampled clips' own vectors
+	// are, which read higher than customers' queries at short lists.
+	QueryVectors [][]float32
 }
+
+// MinQueryVectors is the fewest recent query vectors a calibration asks
+// instead of clips' own vectors.
+const MinQueryVectors = 50
+
+// The sources of a calibration's queries.
+const (
+	SourceQueries = "queries"
+	SourceClips   = "clips"
+)
 
 // Calibrate measures the recall of the whole-catalog graph on the
 // catalog's own vectors of model and stores the candidate list chosen for
@@ -123,20 +140,32 @@ func (s *Service) Calibrate(ctx context.Context, model string, o CalibrateOption
 	if rows > 0 {
 		percent = min(100, 500*float64(queries)/rows)
 	}
-	samples, err := database.Select(ctx, db, func(r pgx.CollectableRow) (sample, error) {
-		var sm sample
-		return sm, r.Scan(&sm.id, &sm.vec)
-	}, sqlCalibrationSample, model, queries, percent)
-	if err != nil {
-		return Calibration{}, fmt.Errorf("search: calibrate: %w", err)
+	var samples []sample
+	source := SourceClips
+	if len(o.QueryVectors) >= MinQueryVectors {
+		// Customers' own queries: the sample the target means.
+		source = SourceQueries
+		for _, v := range o.QueryVectors[:min(len(o.QueryVectors), queries)] {
+			samples = append(samples, sample{vec: pgvector.NewHalfVector(v)})
+		}
+	} else {
+		var err error
+		samples, err = database.Select(ctx, db, func(r pgx.CollectableRow) (sample, error) {
+			var sm sample
+			return sm, r.Scan(&sm.id, &sm.vec)
+		}, sqlCalibrationSample, model, queries, percent)
+		if err != nil {
+			return Calibration{}, fmt.Errorf("search: calibrate: %w", err)
+		}
 	}
+	var err error
 	exact := make([][]uuid.UUID, len(samples))
 	for i, sm := range samples {
 		if exact[i], err = s.calibrationWalk(ctx, db, sqlExactScan, nil, sm.vec, sm.id, model); err != nil {
 			return Calibration{}, fmt.Errorf("search: calibrate: exact: %w", err)
 		}
 	}
-	c := Calibration{Model: model, Target: target, Queries: len(samples)}
+	c := Calibration{Model: model, Source: source, Target: target, Queries: len(samples)}
 	for _, ef := range calibrationListsUpTo(s.efSearch) {
 		var sum float64
 		for i, sm := range samples {
@@ -158,7 +187,7 @@ func (s *Service) Calibrate(ctx context.Context, model string, o CalibrateOption
 	if err != nil {
 		return Calibration{}, err
 	}
-	if err := db.QueryRow(ctx, sqlStoreCalibration, c.Model, c.EfSearch, c.Recall, c.Target, c.Queries, measured).
+	if err := db.QueryRow(ctx, sqlStoreCalibration, c.Model, c.EfSearch, c.Recall, c.Target, c.Queries, measured, c.Source).
 		Scan(&c.MeasuredAt); err != nil {
 		return Calibration{}, fmt.Errorf("search: calibrate: store: %w", err)
 	}
@@ -271,7 +300,7 @@ func (s *Service) Calibrations(ctx context.Context) ([]Calibration, error) {
 	return database.Select(ctx, s.catalog.Pool(), func(r pgx.CollectableRow) (Calibration, error) {
 		var c Calibration
 		var measured []byte
-		if err := r.Scan(&c.Model, &c.EfSearch, &c.Recall, &c.Target, &c.Queries, &measured, &c.MeasuredAt); err != nil {
+		if err := r.Scan(&c.Model, &c.Source, &c.EfSearch, &c.Recall, &c.Target, &c.Queries, &measured, &c.MeasuredAt); err != nil {
 			return c, err
 		}
 		return c, json.Unmarshal(measured, &c.Measured)

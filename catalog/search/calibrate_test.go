@@ -2,6 +2,7 @@ package search
 
 import (
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -38,7 +39,7 @@ func TestCalibrationChoosesTheSmallestListThatReachesTheTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("chose %d (recall %.3f), tried %v", c.EfSearch, c.Recall, c.Measured)
-	if c.Queries != 40 || c.Target != 0.9 || len(c.Measured) == 0 {
+	if c.Queries != 40 || c.Target != 0.9 || c.Source != SourceClips || len(c.Measured) == 0 {
 		t.Fatalf("calibration: %+v", c)
 	}
 	if len(c.Measured) < 2 {
@@ -60,7 +61,7 @@ func TestCalibrationChoosesTheSmallestListThatReachesTheTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(stored) != 1 || stored[0].EfSearch != c.EfSearch || stored[0].Recall != c.Recall ||
+	if len(stored) != 1 || stored[0].EfSearch != c.EfSearch || stored[0].Recall != c.Recall || stored[0].Source != SourceClips ||
 		!slices.Equal(stored[0].Measured, c.Measured) || time.Since(stored[0].MeasuredAt) > time.Minute {
 		t.Fatalf("stored %+v, calibrated %+v", stored, c)
 	}
@@ -106,5 +107,37 @@ func TestCalibrationNeedsEnoughVectors(t *testing.T) {
 	stored, err := svc.Calibrations(b.Ctx)
 	if err != nil || len(stored) != 0 {
 		t.Fatalf("stored %v, %v", stored, err)
+	}
+}
+
+// With enough recent query vectors the calibration asks them, not clips'
+// own vectors, and says so; with too few it keeps to the clips.
+func TestCalibrationAsksCustomersQueriesWhenThereAreEnough(t *testing.T) {
+	t.Parallel()
+	b := catalogtest.New(t, nil)
+	bulkClips(t, b, 1200, 33)
+	svc, _ := indexOnly(t, b)
+	rng := rand.New(rand.NewPCG(34, 1))
+	recent := make([][]float32, MinQueryVectors)
+	for i := range recent {
+		recent[i] = randomUnit(rng)
+	}
+	c, err := svc.Calibrate(b.Ctx, "random", CalibrateOptions{Target: 0.5, Queries: 30, QueryVectors: recent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Source != SourceQueries || c.Queries != 30 {
+		t.Fatalf("%d recent queries: source %q, %d queries asked", len(recent), c.Source, c.Queries)
+	}
+	c, err = svc.Calibrate(b.Ctx, "random", CalibrateOptions{Target: 0.5, Queries: 30, QueryVectors: recent[:MinQueryVectors-1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Source != SourceClips {
+		t.Fatalf("%d recent queries: source %q, want the clips", MinQueryVectors-1, c.Source)
+	}
+	stored, err := svc.Calibrations(b.Ctx)
+	if err != nil || len(stored) != 1 || stored[0].Source != SourceClips {
+		t.Fatalf("stored %+v, %v", stored, err)
 	}
 }

@@ -123,10 +123,11 @@ const sqlCalibrationNearest = `
 
 // sqlStoreCalibration keeps a calibration's choice for model $1.
 const sqlStoreCalibration = `
-	INSERT INTO semantic_calibrations (model, ef_search, recall, target, queries, measured)
-	VALUES ($1, $2, $3, $4, $5, $6)
+	INSERT INTO semantic_calibrations (model, ef_search, recall, target, queries, measured, source)
+	VALUES ($1, $2, $3, $4, $5, $6, $7)
 	ON CONFLICT (model) DO UPDATE SET ef_search = EXCLUDED.ef_search, recall = EXCLUDED.recall,
-	    target = EXCLUDED.target, queries = EXCLUDED.queries, measured = EXCLUDED.measured, measured_at = now()
+	    target = EXCLUDED.target, queries = EXCLUDED.queries, measured = EXCLUDED.measured,
+	    source = EXCLUDED.source, measured_at = now()
 	RETURNING measured_at`
 
 // sqlCalibratedList is the candidate list calibrated for model $1.
@@ -134,5 +135,5 @@ const sqlCalibratedList = `SELECT ef_search FROM semantic_calibrations WHERE mod
 
 // sqlCalibrations lists every model's calibration.
 const sqlCalibrations = `
-	SELECT model, ef_search, recall, target, queries, measured, measured_at
+	SELECT model, source, ef_search, recall, target, queries, measured, measured_at
 	FROM semantic_calibrations ORDER BY model`

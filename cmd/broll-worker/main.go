@@ -140,6 +140,9 @@ func workerDeps(g *wiring.Services) worker.Deps {
 	if g.Media != nil { // the stamped copies are files in the media store
 		d.Stamps = g.Stamps
 	}
+	if g.QueryEmbedder != nil {
+		d.RecentQueries = g.QueryEmbedder
+	}
 	return d
 }
 

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"broll/catalog/search"
+	"broll/wiring"
 )
 
 // searchCalibrate calibrates semantic search's candidate list for the
@@ -14,7 +16,7 @@ import (
 // chose: every list tried with its recall@10 on the catalog's own vectors.
 func (c *cli) searchCalibrate(f *flags) action {
 	target := f.Float64("target", 0, "mean recall@10 to reach (default BROLL_SEMANTIC_RECALL_TARGET, or 0.95 when that is 0)")
-	queries := f.Int("queries", search.DefaultCalibrationQueries, "clips whose vectors are asked")
+	queries := f.Int("queries", search.DefaultCalibrationQueries, "queries to ask: customers' recent ones when the query cache holds 50 or more, else sampled clips' own vectors")
 	return func(ctx context.Context) (any, error) {
 		if !(*target >= 0 && *target <= 1) {
 			return nil, usageErr("--target %v is not between 0 and 1", *target)
@@ -27,7 +29,15 @@ func (c *cli) searchCalibrate(f *flags) action {
 			if t == 0 {
 				t = e.cfg.SemanticRecallTarget
 			}
-			cal, err := e.search.Calibrate(ctx, c.currentModel(ctx, e.cfg), search.CalibrateOptions{Target: t, Queries: *queries})
+			o := search.CalibrateOptions{Target: t, Queries: *queries}
+			// Customers' recent queries when the query cache holds enough,
+			// as a worker calibrates.
+			emb, err := wiring.SelectEmbedder(ctx, e.cfg, slog.New(slog.DiscardHandler))
+			if err != nil {
+				return nil, err
+			}
+			o.QueryVectors, _ = wiring.NewQueryCache(e.cfg, emb, e.rdb).Recent(ctx, *queries)
+			cal, err := e.search.Calibrate(ctx, emb.Model(), o)
 			if errors.Is(err, search.ErrTooFewVectors) {
 				return nil, fmt.Errorf("%w: at least 1,000 clips need a ready vector of the model; searches keep BROLL_SEMANTIC_EF_SEARCH", err)
 			}

@@ -28,7 +28,7 @@ func TestSearchCalibrate(t *testing.T) {
 	out := c.mustRun(t, "search", "calibrate", "--target", "0.9", "--queries", "30")
 	ef, _ := out["ef_search"].(float64)
 	measured, _ := out["measured"].([]any)
-	if out["model"] != model || ef < 20 || ef > 120 || out["queries"].(float64) != 30 || len(measured) == 0 {
+	if out["model"] != model || out["source"] != "clips" || ef < 20 || ef > 120 || out["queries"].(float64) != 30 || len(measured) == 0 {
 		t.Fatalf("calibrate: %v", out)
 	}
 	listed := c.mustRun(t, "search", "calibrations")
