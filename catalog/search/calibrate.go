@@ -106,10 +106,11 @@ const (
 
 // Calibrate measures the recall of the whole-catalog graph on the
 // catalog's own vectors of model and stores the candidate list chosen for
-// it, which every node's semantic searches then use (efFor). Each sampled
-// clip's stored vector is a query; its true nearest clips (itself left
-// out) come from an exact scan, one statement each, within the statement
-// timeout. The walks are the searches' own: iterative scans off, live
+// it, which every node's semantic searches then use (efFor). The queries
+// are customers' recent ones (o.QueryVectors) when there are
+// MinQueryVectors of them, else sampled clips' stored vectors (each clip
+// left out of its own answer); their true nearest clips come from an exact
+// scan, one statement each, within the statement timeout. The walks are the searches' own: iterative scans off, live
 // clips with a ready vector of the model. It runs on the primary: it
 // writes, and a replica's exact scans would compete with searches.
 func (s *Service) Calibrate(ctx context.Context, model string, o CalibrateOptions) (Calibration, error) {
@@ -157,6 +158,11 @@ func (s *Service) Calibrate(ctx context.Context, model string, o CalibrateOption
 		if err != nil {
 			return Calibration{}, fmt.Errorf("search: calibrate: %w", err)
 		}
+	}
+	if len(samples) == 0 {
+		// The sampled pages held no live clip with a vector: nothing to
+		// measure, and no recall to divide by zero.
+		return Calibration{}, ErrTooFewVectors
 	}
 	var err error
 	exact := make([][]uuid.UUID, len(samples))
