@@ -12,8 +12,9 @@
 //	    form a batch (distinct buyers)
 //	                                           │ one statement, binary arrays in, one row per video out
 //	                                           v
-//	migrations/functions/purchase_batch.sql: lock the account row, price, check,
-//	    running sum, insert purchases and ledger rows, charge the pool once; commit
+//	migrations/functions/purchase_batch.sql: price, check, insert purchases;
+//	    then lock the account row: running sum, spend limits, ledger rows,
+//	    charge the pool once (purchase_events.sql: the outbox rows); commit
 //	                                           │ a verdict per job
 //	                                           v
 //	purchase_verdict.go: bought/owned/quoted -> PurchaseResult (links signed);

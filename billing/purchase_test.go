@@ -71,15 +71,22 @@ func twoNodes(t *testing.T, configure ...func(*config.Config)) (*pgxpool.Pool, [
 // ledger (checkTestInvariants holds the test balance to the test ledger).
 func checkInvariants(t *testing.T, pool *pgxpool.Pool, account uuid.UUID) money.Cents {
 	t.Helper()
-	var balance, ledger int64
+	var balance, ledger, charged, prices int64
 	err := pool.QueryRow(context.Background(), `
-		SELECT a.balance_cents, (SELECT coalesce(sum(amount_cents), 0) FROM ledger l WHERE l.account_id = a.id AND l.livemode)
-		FROM accounts a WHERE a.id = $1`, account).Scan(&balance, &ledger)
+		SELECT a.balance_cents, (SELECT coalesce(sum(amount_cents), 0) FROM ledger l WHERE l.account_id = a.id AND l.livemode),
+		       (SELECT coalesce(-sum(amount_cents), 0) FROM ledger l WHERE l.account_id = a.id AND l.livemode AND l.kind = 'purchase'),
+		       (SELECT coalesce(sum(price_cents), 0) FROM purchases p WHERE p.account_id = a.id AND p.livemode)
+		FROM accounts a WHERE a.id = $1`, account).Scan(&balance, &ledger, &charged, &prices)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if balance < 0 || balance != ledger {
 		t.Fatalf("invariant broken: balance %d, ledger sum %d", balance, ledger)
+	}
+	// Every purchase on record was charged, once: a refused one leaves no
+	// row behind.
+	if charged != prices {
+		t.Fatalf("invariant broken: purchases charged %d in the ledger, purchases on record cost %d", charged, prices)
 	}
 	return money.Cents(balance)
 }
