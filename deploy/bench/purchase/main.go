@@ -32,6 +32,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/valyala/fasthttp"
 
 	"broll/billing"
 	"broll/deploy/bench/benchkit"
@@ -45,14 +46,19 @@ func main() {
 	clients := flag.Int("clients", 64, "concurrent clients, one customer key each")
 	limits := flag.Bool("spend-limits", false, "give every customer key a monthly spend limit (never reached)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the HTTP measurement to this file")
+	client := flag.String("client", "fasthttp", "the load generator's HTTP client: fasthttp, or net/http (the one before 2026-11-29)")
 	flag.Parse()
-	if err := run(*duration, *clients, *limits, *cpuProfile); err != nil {
+	if *client != "fasthttp" && *client != "net/http" {
+		fmt.Fprintln(os.Stderr, "purchase: -client is fasthttp or net/http")
+		os.Exit(2)
+	}
+	if err := run(*duration, *clients, *limits, *cpuProfile, *client); err != nil {
 		fmt.Fprintln(os.Stderr, "purchase:", err)
 		os.Exit(1)
 	}
 }
 
-func run(duration time.Duration, clients int, limits bool, cpuProfile string) error {
+func run(duration time.Duration, clients int, limits bool, cpuProfile, client string) error {
 	ctx := context.Background()
 	sc, err := benchkit.OpenScratch(ctx, 0, false)
 	if err != nil {
@@ -121,15 +127,15 @@ func run(duration time.Duration, clients int, limits bool, cpuProfile string) er
 	}
 	pool.Reset()
 
-	fmt.Printf("purchase benchmark: %d clients (one customer key each, one shared pool), %s per measurement, spend limits %v\n",
-		clients, duration, limits)
+	fmt.Printf("purchase benchmark: %d clients (one customer key each, one shared pool, %s), %s per measurement, spend limits %v\n",
+		clients, client, duration, limits)
 	stopProfile, err := benchkit.CPUProfile(cpuProfile)
 	if err != nil {
 		return err
 	}
 	meter := benchkit.CPUMeter{Pool: pool, Redis: sc.Redis}
 	before := meter.Sample(ctx)
-	res := drive("http://"+addr+"/api/v1/broll/purchase", keys, videoIDs, duration)
+	res := drive(client, "http://"+addr+"/api/v1/broll/purchase", keys, videoIDs, duration)
 	spent := meter.Sample(ctx).Sub(before)
 	stopProfile()
 	report("POST /api/v1/broll/purchase (HTTP, full path)", res, spent)
@@ -222,15 +228,28 @@ func seedHistory(ctx context.Context, bill *billing.Service, ten *tenancy.Servic
 }
 
 // drive runs one client per key; each buys clips in its own order so that
-// nearly every request is a new charge on the shared pool.
-func drive(url string, keys []string, videos []uuid.UUID, d time.Duration) benchkit.Result {
-	return benchkit.Drive(len(keys), d, func(w, n int) *http.Request {
+// nearly every request is a new charge on the shared pool. client picks
+// the load generator's HTTP client (benchkit.DriveFast or benchkit.Drive).
+func drive(client, url string, keys []string, videos []uuid.UUID, d time.Duration) benchkit.Result {
+	body := func(w, n int) []byte {
 		v := videos[(w*7919+n)%len(videos)]
-		body, _ := json.Marshal(map[string]any{"video_ids": []string{v.String()}})
-		req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
+		b, _ := json.Marshal(map[string]any{"video_ids": []string{v.String()}})
+		return b
+	}
+	if client == "net/http" {
+		return benchkit.Drive(len(keys), d, func(w, n int) *http.Request {
+			req, _ := http.NewRequest("POST", url, bytes.NewReader(body(w, n)))
+			req.Header.Set("Authorization", "Bearer "+keys[w])
+			req.Header.Set("Content-Type", "application/json")
+			return req
+		})
+	}
+	return benchkit.DriveFast(len(keys), d, func(w, n int, req *fasthttp.Request) {
+		req.SetRequestURI(url)
+		req.Header.SetMethod("POST")
 		req.Header.Set("Authorization", "Bearer "+keys[w])
-		req.Header.Set("Content-Type", "application/json")
-		return req
+		req.Header.SetContentType("application/json")
+		req.SetBody(body(w, n))
 	})
 }
 
