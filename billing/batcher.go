@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -20,14 +21,19 @@ import (
 )
 
 const (
-	// maxBatch bounds how many purchases share one statement. Batches of an
-	// account queue on its row lock one after another, so a purchase waits
-	// for at most the batch running and its own: a large batch amortises
-	// the lock, the round trip and the commit over more purchases.
+	// maxBatch bounds how many purchases share one statement. A purchase
+	// waits for at most the batch running and its own: a large batch
+	// amortises the statements' start, the lock, the round trips and the
+	// commit over more purchases.
 	maxBatch = 256
-	// maxInFlight batches of one account run at once on a node: while one
-	// holds the account row, the next is already on its way to wait for it.
-	maxInFlight = 2
+	// maxInFlight batches of one account run at once on a node. One: the
+	// purchases that arrive while it runs form the next, so a busy
+	// account's batches grow with its load. Two in flight made the batches
+	// half as large and cost about a third more CPU per purchase, for no
+	// more purchases per second (docs/performance.md, "Purchases at 3x").
+	// The part of a batch that needs no lock still overlaps the batches of
+	// the account on other nodes.
+	maxInFlight = 1
 	// attempts of a batch whose connection failed or that met a conflict
 	// it could not answer; every attempt is safe (see purchaseJob.newIDs).
 	attempts = 4
@@ -155,23 +161,88 @@ func (b *batcher) do(account uuid.UUID, job *purchaseJob) {
 }
 
 func (b *batcher) drain(pk poolKey, q *accountQueue) {
-	for {
-		b.mu.Lock()
-		if len(q.pending) == 0 {
-			q.running--
-			if q.running == 0 {
-				delete(b.queues, pk)
-			}
-			b.mu.Unlock()
-			return
+	cur := b.next(pk, q)
+	for cur != nil {
+		b.runAttempts(cur, pk.account)
+		// The next batch is formed before this one's buyers are answered,
+		// so that its hold reaches Redis ahead of the admissions of the
+		// requests those answers set free, instead of queueing behind them.
+		next := b.next(pk, q)
+		cur.answer()
+		b.requestStamps(cur.ctx, cur.jobs)
+		cur.span.End()
+		cur = next
+	}
+}
+
+// batchRun is one batch on its way: its jobs, its span, and the hold on
+// what its buyers own, taken while the batch before it ends.
+type batchRun struct {
+	jobs []*purchaseJob
+	ctx  context.Context
+	span trace.Span
+	// hold delivers the hold once Redis has it (nil: nothing is held).
+	hold <-chan admission.Hold
+	// held is that hold, once the batch waited for it; unknown is whether
+	// the batch's last attempt ended with its commit unconfirmed.
+	held    *admission.Hold
+	unknown bool
+}
+
+// next takes the account's next batch and sends its hold on its way, or,
+// when nothing is pending, ends the drain's turn and returns nil.
+func (b *batcher) next(pk poolKey, q *accountQueue) *batchRun {
+	b.mu.Lock()
+	if len(q.pending) == 0 {
+		q.running--
+		if q.running == 0 {
+			delete(b.queues, pk)
 		}
-		jobs := q.take()
 		b.mu.Unlock()
-		ctx := b.run(pk.account, jobs)
-		for _, j := range jobs {
+		return nil
+	}
+	jobs := q.take()
+	b.mu.Unlock()
+	return b.begin(jobs)
+}
+
+// begin starts a batch's span and its hold on what its buyers own: what
+// they own changes with the commit, so nodes stop trusting their copies of
+// it before (Door.Hold), all of the batch's buyers in one call. The hold
+// only has to be in place before the commit, so it travels while the batch
+// before this one is answered.
+func (b *batcher) begin(jobs []*purchaseJob) *batchRun {
+	ctx, span := b.startBatch(jobs)
+	r := &batchRun{jobs: jobs, ctx: ctx, span: span}
+	if subjects := ownedBy(jobs); b.admission != nil && len(subjects) > 0 {
+		hold := make(chan admission.Hold, 1)
+		go func() { hold <- b.admission.Hold(ctx, subjects...) }()
+		r.hold = hold
+	}
+	return r
+}
+
+// answer gives the batch's buyers their answers and ends its hold. A hold
+// Redis has taken keeps every node from trusting a copy of what the
+// buyers own until it ends, so a buyer's next read sees its purchase
+// whether the hold ends before or after the answer: it ends on its own
+// goroutine, sent before the answers so that it reaches Redis ahead of the
+// admissions of the requests they set free, and nobody waits for it. A
+// hold Redis did not take protects nothing, so its release (which gives
+// the marks new versions) comes before the answers. A batch whose commit
+// is unconfirmed leaves its hold to lapse (Hold.Settle).
+func (r *batchRun) answer() {
+	if h := r.held; h != nil {
+		if h.Taken() {
+			go h.Settle(r.ctx, r.unknown)
+		} else {
+			h.Settle(r.ctx, r.unknown)
+		}
+	}
+	for _, j := range r.jobs {
+		if j.done != nil {
 			close(j.done)
 		}
-		b.requestStamps(ctx, jobs)
 	}
 }
 
@@ -224,42 +295,41 @@ func (q *accountQueue) take() []*purchaseJob {
 	return jobs
 }
 
-// run executes a batch, whose jobs are all live or all test, within its
-// span, leaves each job its outcome or error, and returns the context of
-// the batch's span (what the batch asks for afterwards continues it).
-func (b *batcher) run(account uuid.UUID, jobs []*purchaseJob) context.Context {
-	ctx, span := b.startBatch(jobs)
-	defer span.End()
-	b.runAttempts(ctx, account, jobs)
-	return ctx
+// run runs one batch on the caller's goroutine, as a quote does: it needs
+// no lock, and a quote holds nothing.
+func (b *batcher) run(account uuid.UUID, jobs []*purchaseJob) {
+	r := b.begin(jobs)
+	b.runAttempts(r, account)
+	r.answer()
+	r.span.End()
 }
 
-// runAttempts runs a batch and leaves each job its outcome or error. A failed
-// connection (a terminated backend, a failover) or an unanswered line runs
-// the batch again: the account lock makes the second run see whatever the
-// first committed, and the jobs' own purchase ids tell it apart from what
-// was owned before.
-func (b *batcher) runAttempts(parent context.Context, account uuid.UUID, jobs []*purchaseJob) {
-	ctx, cancel := context.WithTimeout(parent, 30*time.Second)
+// runAttempts runs a batch, whose jobs are all live or all test, and
+// leaves each job its outcome or error. A failed connection (a terminated
+// backend, a failover) or an unanswered line runs the batch again: the
+// account lock makes the second run see whatever the first committed, and
+// the jobs' own purchase ids tell it apart from what was owned before.
+// No attempt commits before the batch's hold (begin) is in place (exec).
+// A batch gives up (30 s) well before a hold
+// lapses; one whose last attempt ended with its outcome unknown leaves the
+// hold to lapse (answer): that attempt may still commit after the batch
+// gave up.
+func (b *batcher) runAttempts(r *batchRun, account uuid.UUID) {
+	ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second)
 	defer cancel()
-	// What the buyers own changes with the commit: nodes stop trusting
-	// their copies of it before and copy it again after (Door.Hold), all
-	// of the batch's buyers in one call each way, and before any buyer has
-	// its answer, so a request's next read sees its own purchase. A batch
-	// gives up (30 s) well before a hold lapses. A batch whose last attempt
-	// ended with its outcome unknown leaves the hold to lapse instead: that
-	// attempt may still commit after the batch gave up (Hold.Settle).
+	jobs := r.jobs
 	var err error
-	if subjects := ownedBy(jobs); b.admission != nil && len(subjects) > 0 {
-		h := b.admission.Hold(ctx, subjects...)
-		defer func() { h.Settle(ctx, database.CommitOutcomeUnknown(err)) }()
-	}
+	defer func() { r.unknown = database.CommitOutcomeUnknown(err) }()
 	for attempt := 0; attempt < attempts; attempt++ {
 		if attempt > 0 {
 			time.Sleep(retryPause << (attempt - 1))
 		}
 		var complete bool
-		complete, err = b.exec(ctx, account, jobs)
+		complete, err = b.exec(ctx, account, r)
+		if errors.Is(err, errHoldLate) && r.waitHold(ctx, 0) {
+			attempt--
+			continue
+		}
 		if err == nil && complete {
 			// Best effort by design: see writeSpendLimitEvents.
 			_ = b.writeSpendLimitEvents(ctx, account, jobs)
@@ -314,9 +384,18 @@ type batchLine struct {
 
 // exec runs the batch statement once, as binary arrays in and one row per
 // requested video out. complete is false when a bought job has a line
-// without its purchase, which only a concurrent writer outside the account
-// lock could cause: the batch then runs again and finds it owned.
-func (b *batcher) exec(ctx context.Context, account uuid.UUID, jobs []*purchaseJob) (complete bool, err error) {
+// without its purchase, which a purchase of the same clip by the same
+// buyer in another batch at the same time causes: the batch then runs
+// again and finds it owned.
+//
+// With a hold (r.hold), the transaction is opened in the same pipeline and
+// committed once the hold is in place: the hold travels to Redis while the
+// statements run, instead of before them. A hold not in place within
+// holdPatience of the statements' end (Redis slow or failing over) rolls
+// the transaction back rather than keep the account row locked: exec then
+// returns errHoldLate, and the batch runs again once the hold is there.
+func (b *batcher) exec(ctx context.Context, account uuid.UUID, r *batchRun) (complete bool, err error) {
+	jobs := r.jobs
 	keys := make([]pgtype.UUID, len(jobs))
 	emails := make([]string, len(jobs))
 	expected := make([]*int64, len(jobs))
@@ -338,13 +417,29 @@ func (b *batcher) exec(ctx context.Context, account uuid.UUID, jobs []*purchaseJ
 		j.out, j.err = outcome{lines: make(map[uuid.UUID]PurchasedVideo, len(j.ids))}, nil
 	}
 	// The outbox statement follows in the same pipeline, hence the same
-	// implicit transaction and round trip (see purchaseEventsSQL).
+	// transaction and round trip (see purchaseEventsSQL).
+	explicit := r.hold != nil
 	pb := &pgx.Batch{}
+	if explicit {
+		pb.Queue(beginSQL)
+	}
 	test := len(jobs) > 0 && jobs[0].test
 	pb.Queue(purchaseBatchSQL, account, keys, emails, expected, dry, lineJob, lineVideo, lineID, !test, int64(b.testBalance), lineLicense)
 	queuePurchaseEvents(pb, account, jobs, b.lowBalance, test)
-	br := b.pool.SendBatch(ctx, pb)
+	// A connection left in a transaction by an error below is closed by
+	// the pool on its release, which ends the transaction.
+	conn, err := b.pool.Acquire(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Release()
+	br := conn.SendBatch(ctx, pb)
 	defer br.Close()
+	if explicit {
+		if _, err := br.Exec(); err != nil {
+			return false, err
+		}
+	}
 	rows, err := br.Query()
 	if err != nil {
 		return false, err
@@ -384,5 +479,46 @@ func (b *batcher) exec(ctx context.Context, account uuid.UUID, jobs []*purchaseJ
 	}
 	// An error here (the commit included) means the batch may or may not
 	// have committed: run tells which by running it again.
-	return complete, br.Close()
+	if err := br.Close(); err != nil || !explicit {
+		return complete, err
+	}
+	if !r.waitHold(ctx, holdPatience) {
+		_, _ = conn.Exec(ctx, rollbackSQL)
+		return false, errHoldLate
+	}
+	_, err = conn.Exec(ctx, commitSQL)
+	return complete, err
+}
+
+// holdPatience is how long a batch's open transaction waits for its hold
+// after its statements: far longer than Redis takes to answer (about a
+// millisecond under load), far shorter than the account row may stay
+// locked.
+const holdPatience = 100 * time.Millisecond
+
+// errHoldLate is a batch that rolled back because its hold was not in
+// place in time; it runs again once it is, and counts as no attempt.
+var errHoldLate = errors.New("billing: the batch's hold was late")
+
+// waitHold waits up to patience (0: until ctx ends) for the batch's hold
+// to be in place and reports whether it is.
+func (r *batchRun) waitHold(ctx context.Context, patience time.Duration) bool {
+	if r.held != nil || r.hold == nil {
+		return true
+	}
+	var timeout <-chan time.Time
+	if patience > 0 {
+		t := time.NewTimer(patience)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case h := <-r.hold:
+		r.held = &h
+		return true
+	case <-timeout:
+		return false
+	case <-ctx.Done():
+		return false
+	}
 }

@@ -2,7 +2,9 @@ package billing
 
 import (
 	"context"
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -51,15 +53,15 @@ func TestBatchRunAgainAfterLostAnswer(t *testing.T) {
 	ctx := context.Background()
 	owned := newJob(key, "", videos[:1], nil, false, false)
 	b := newBatcher(pool)
-	if complete, err := b.exec(ctx, account, []*purchaseJob{owned}); err != nil || !complete {
+	if complete, err := b.exec(ctx, account, &batchRun{jobs: []*purchaseJob{owned}}); err != nil || !complete {
 		t.Fatalf("first purchase: %v %v", complete, err)
 	}
 
 	job := newJob(key, "", videos, nil, false, false)
-	if _, err := b.exec(ctx, account, []*purchaseJob{job}); err != nil { // committed; its answer "lost"
+	if _, err := b.exec(ctx, account, &batchRun{jobs: []*purchaseJob{job}}); err != nil { // committed; its answer "lost"
 		t.Fatal(err)
 	}
-	complete, err := b.exec(ctx, account, []*purchaseJob{job})
+	complete, err := b.exec(ctx, account, &batchRun{jobs: []*purchaseJob{job}})
 	if err != nil || !complete {
 		t.Fatalf("second run: %v %v", complete, err)
 	}
@@ -70,6 +72,47 @@ func TestBatchRunAgainAfterLostAnswer(t *testing.T) {
 	if res.TotalCharged != 500 || res.Balance != 9000 || !res.Purchases[0].AlreadyOwned || res.Purchases[1].AlreadyOwned ||
 		res.Purchases[1].PurchaseID != job.newIDs[1] || res.Purchases[0].PurchaseID == uuid.Nil {
 		t.Fatalf("after the second run: %+v", res)
+	}
+}
+
+// TestBatchCommitsOnlyOnceItsHoldIsInPlace: a batch's statements run while
+// its hold travels to Redis, and its commit waits for the hold. A hold
+// that does not come within holdPatience rolls the batch back, charging
+// nothing, and the batch runs again once the hold is there.
+func TestBatchCommitsOnlyOnceItsHoldIsInPlace(t *testing.T) {
+	t.Parallel()
+	pool, account, _, key, videos := batchFixture(t, 1)
+	ctx := context.Background()
+	b := newBatcher(pool)
+	balance := func() (cents, purchases int64) {
+		t.Helper()
+		if err := pool.QueryRow(ctx, `SELECT balance_cents, (SELECT count(*) FROM purchases WHERE account_id = $1)
+			FROM accounts WHERE id = $1`, account).Scan(&cents, &purchases); err != nil {
+			t.Fatal(err)
+		}
+		return cents, purchases
+	}
+	before, _ := balance()
+
+	hold := make(chan admission.Hold, 1)
+	late := &batchRun{jobs: []*purchaseJob{newJob(key, "", videos, nil, false, false)}, hold: hold}
+	start := time.Now()
+	if _, err := b.exec(ctx, account, late); !errors.Is(err, errHoldLate) {
+		t.Fatalf("a batch whose hold never came: %v, want errHoldLate", err)
+	}
+	if waited := time.Since(start); waited < holdPatience {
+		t.Fatalf("gave up on the hold after %v, before holdPatience", waited)
+	}
+	if cents, n := balance(); cents != before || n != 0 {
+		t.Fatalf("after a late hold: balance %d (before %d), %d purchases; want nothing charged", cents, before, n)
+	}
+
+	hold <- admission.Hold{}
+	if complete, err := b.exec(ctx, account, late); err != nil || !complete {
+		t.Fatalf("once the hold is in place: %v %v", complete, err)
+	}
+	if cents, n := balance(); cents != before-500 || n != 1 {
+		t.Fatalf("after the hold: balance %d (before %d), %d purchases; want one charged", cents, before, n)
 	}
 }
 
@@ -103,14 +146,14 @@ func TestUnconfirmedBatchLeavesWhatItsBuyersOwnHeld(t *testing.T) {
 	}
 
 	bought := newJob(key, "", videos[:1], nil, false, false)
-	b.runAttempts(ctx, account, []*purchaseJob{bought})
+	b.run(account, []*purchaseJob{bought})
 	if bought.err != nil || held() {
 		t.Fatalf("a committed batch: error %v, what the buyer owns held after it %v", bought.err, held())
 	}
 
 	testkit.CommitTrap(t, pool, "purchases", testkit.CommitEndsSession)
 	lost := newJob(key, "", videos[1:], nil, false, false)
-	b.runAttempts(ctx, account, []*purchaseJob{lost})
+	b.run(account, []*purchaseJob{lost})
 	if apperr.CodeOf(lost.err) != apperr.Unavailable {
 		t.Fatalf("a batch whose every attempt lost its session: %v, want unavailable", lost.err)
 	}

@@ -29,6 +29,14 @@ const setLowBalanceSQL = `UPDATE accounts SET low_balance_cents = $2 WHERE id = 
 
 // Purchases.
 
+// beginSQL, commitSQL and rollbackSQL frame a purchase batch whose commit
+// waits for its hold (batcher.exec).
+const (
+	beginSQL    = `BEGIN`
+	commitSQL   = `COMMIT`
+	rollbackSQL = `ROLLBACK`
+)
+
 // purchaseBatchSQL runs one batch of purchases of account $1 through the
 // purchase function: $2-$5 per job (key, legacy email, expected total, dry
 // run), $6-$8 per line (job, video, purchase id if bought), $9 livemode,

@@ -50,6 +50,11 @@ type Hold struct{ h marks.Hold }
 // in the background.
 func (h Hold) Release(ctx context.Context) { h.h.Release(ctx) }
 
+// Taken reports whether every node now stops trusting its copies of the
+// held subjects (Redis took the hold); when it is false only the release
+// ends their trust.
+func (h Hold) Taken() bool { return h.h.Taken() }
+
 // Settle ends the hold after its change's commit: released when the
 // commit's outcome is known (it committed, or surely did not), left to
 // lapse when unknown is true (database.CommitOutcomeUnknown), since the

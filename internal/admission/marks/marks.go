@@ -165,6 +165,10 @@ func (m *Marks) Hold(ctx context.Context, names ...string) Hold {
 	return h
 }
 
+// Taken reports whether Redis took the hold: one it did not take keeps no
+// node from trusting its copies, and only the release ends them.
+func (h Hold) Taken() bool { return h.held }
+
 // keys are the Redis keys of names' tokens and holds, in pairs.
 func (m *Marks) keys(names []string) []string {
 	keys := make([]string, 0, 2*len(names))
