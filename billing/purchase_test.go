@@ -2,10 +2,12 @@ package billing_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/billing"
@@ -275,5 +277,47 @@ func TestSameKeySameVideoConcurrently(t *testing.T) {
 	}
 	if b := checkInvariants(t, pool, acct.ID); b != 100000-2500 {
 		t.Fatalf("balance %s, want charged once", b)
+	}
+}
+
+// TestRefusedPurchaseDeletesReadByIndex: the purchase statement deletes the
+// rows of a job refused under the account lock, and each delete checks
+// every table whose foreign key names purchases. Each of those keys leads
+// an index, and the ledger's check reads that index, not the ledger.
+func TestRefusedPurchaseDeletesReadByIndex(t *testing.T) {
+	t.Parallel()
+	pool, _ := testkit.NewPool(t)
+	ctx := context.Background()
+	unindexed, err := database.Select(ctx, pool, pgx.RowTo[string], `
+		SELECT c.conrelid::regclass::text || '.' || a.attname
+		FROM pg_constraint c
+		JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]
+		WHERE c.contype = 'f' AND c.confrelid = 'purchases'::regclass
+		  AND NOT EXISTS (SELECT 1 FROM pg_index i
+		                  WHERE i.indrelid = c.conrelid AND i.indkey[0] = c.conkey[1] AND i.indisvalid)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(unindexed) > 0 {
+		t.Fatalf("foreign keys to purchases without an index: %v", unindexed)
+	}
+	// The ledger's index is partial (purchase rows only): the check's
+	// equality on a parameter must still be able to use it.
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SET enable_seqscan = off`); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _, _ = conn.Exec(ctx, `RESET enable_seqscan`) }()
+	lines, err := database.Select(ctx, conn, pgx.RowTo[string], `EXPLAIN (COSTS OFF) SELECT 1 FROM ONLY ledger x
+		WHERE purchase_id = '6f1c2f4e-5b1a-4c36-9d6a-2a0f3b9f8e11' FOR KEY SHARE OF x`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan := strings.Join(lines, "\n"); !strings.Contains(plan, "ledger_purchase_idx") {
+		t.Fatalf("the ledger's foreign-key check does not read ledger_purchase_idx: %s", plan)
 	}
 }

@@ -68,7 +68,8 @@
 -- accounts_balance_not_negative stays behind it all the same. The purchases
 -- of a job the lock's verdict refuses (insufficient credits, or its key's
 -- spend limit) were inserted before it and are deleted again, in the same
--- transaction: nobody else ever saw them.
+-- transaction: nobody else ever saw them. Each delete's foreign-key check
+-- of the ledger reads ledger_purchase_idx (00038), not the whole ledger.
 --
 -- A purchase the buyer makes in another batch at the same time is found by
 -- the insert (ON CONFLICT DO NOTHING waits for that batch and skips the
