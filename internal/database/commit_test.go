@@ -117,3 +117,42 @@ func failedTxCommit(t *testing.T, pool *pgxpool.Pool) error {
 	}
 	return tx.Commit(ctx)
 }
+
+// TestClosedConnectionIsUnavailable: a statement sent on a connection whose
+// session the server ended (a failover, a restart) finds it closed. That
+// is the database going away, not a fault of the request: 503, and the
+// statement never went out, so a commit sent that way changed nothing.
+func TestClosedConnectionIsUnavailable(t *testing.T) {
+	t.Parallel()
+	pool, _ := testkit.NewPool(t)
+	ctx := context.Background()
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `BEGIN`); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	if err := conn.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `SELECT pg_terminate_backend($1)`, pid); err != nil {
+		t.Fatal(err)
+	}
+	// The first statement after the end meets the dropped session; the
+	// next finds the connection closed.
+	_, first := conn.Exec(ctx, `SELECT 1`)
+	_, err = conn.Exec(ctx, `COMMIT`)
+	if first == nil || err == nil {
+		t.Fatalf("statements on an ended session: %v, %v", first, err)
+	}
+	if !database.IsUnavailable(first) || !database.IsUnavailable(err) {
+		t.Errorf("IsUnavailable: %v for %q, %v for %q; want both", database.IsUnavailable(first), first,
+			database.IsUnavailable(err), err)
+	}
+	if database.CommitOutcomeUnknown(err) {
+		t.Errorf("a commit sent on a closed connection (%v) is unknown; it never went out", err)
+	}
+}

@@ -205,7 +205,8 @@ func SetLocalStatementTimeout(ctx context.Context, tx pgx.Tx, d time.Duration) e
 }
 
 // IsUnavailable reports errors that say the database could not be reached
-// or went away (refused or dropped connections, shutdown, a server still
+// or went away (refused or dropped connections, a connection found closed
+// when the next statement was to go out on it, shutdown, a server still
 // starting, a pool closed while the node shuts down) or is switching to a
 // standby: the request may succeed when retried later, and clients get 503,
 // not 500.
@@ -218,7 +219,7 @@ func IsUnavailable(err error) bool {
 		return false
 	}
 	var connErr *pgconn.ConnectError
-	if errors.As(err, &connErr) || errors.Is(err, puddle.ErrClosedPool) {
+	if errors.As(err, &connErr) || errors.Is(err, puddle.ErrClosedPool) || errors.Is(err, pgconn.ErrConnClosed) {
 		return true
 	}
 	var pgErr *pgconn.PgError
