@@ -210,7 +210,7 @@ func (b *batcher) next(pk poolKey, q *accountQueue) *batchRun {
 // they own changes with the commit, so nodes stop trusting their copies of
 // it before (Door.Hold), all of the batch's buyers in one call. The hold
 // only has to be in place before the commit, so it travels while the batch
-// before this one is answered.
+// before this one is answered and while this one's statements run (exec).
 func (b *batcher) begin(jobs []*purchaseJob) *batchRun {
 	ctx, span := b.startBatch(jobs)
 	r := &batchRun{jobs: jobs, ctx: ctx, span: span}
@@ -232,6 +232,12 @@ func (b *batcher) begin(jobs []*purchaseJob) *batchRun {
 // the marks new versions) comes before the answers. A batch whose commit
 // is unconfirmed leaves its hold to lapse (Hold.Settle).
 func (r *batchRun) answer() {
+	if r.held == nil && r.hold != nil {
+		// Every attempt failed before its commit: the hold went out all
+		// the same, and is ended like any other.
+		h := <-r.hold
+		r.held = &h
+	}
 	if h := r.held; h != nil {
 		if h.Taken() {
 			go h.Settle(r.ctx, r.unknown)
@@ -340,7 +346,7 @@ func (b *batcher) runAttempts(r *batchRun, account uuid.UUID) {
 		}
 	}
 	failed := err
-	if err == nil || database.IsUnavailable(err) || database.IsRetryable(err) {
+	if err == nil || database.IsUnavailable(err) || database.IsRetryable(err) || errors.Is(err, errHoldLate) {
 		// Whether the last attempt committed is unknown; a retry of the
 		// same request is answered from what is stored, never charged twice.
 		failed = apperr.New(apperr.Unavailable, "the purchase could not be confirmed; retry shortly")

@@ -161,3 +161,46 @@ func TestUnconfirmedBatchLeavesWhatItsBuyersOwnHeld(t *testing.T) {
 		t.Error("what the buyer owns was released after a batch that could not be confirmed")
 	}
 }
+
+// TestRefusedBatchReleasesItsHold: a batch whose statements fail before
+// its commit (here every insert of a purchase is refused) still ends the
+// hold it sent for what its buyers own: nothing changed, so nodes may
+// trust their copies again at once, rather than after the hold lapses.
+func TestRefusedBatchReleasesItsHold(t *testing.T) {
+	t.Parallel()
+	pool, account, root, key, videos := batchFixture(t, 1)
+	ks := testkit.Redis(t)
+	gate := admission.NewGate(ks.Client, ks.Prefix, nil, admission.GateOptions{})
+	defer gate.Close()
+	b := newBatcher(pool)
+	b.admission = gate
+	ctx := context.Background()
+	other := admission.NewGate(ks.Client, ks.Prefix, tenancy.NewUsage(pool, ks.Client, ks.Prefix), admission.GateOptions{PerMinute: 1000})
+	defer other.Close()
+	if _, err := pool.Exec(ctx, `
+		CREATE FUNCTION refuse_purchases() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN RAISE EXCEPTION 'refused'; END $$;
+		CREATE TRIGGER refuse BEFORE INSERT ON purchases FOR EACH ROW EXECUTE FUNCTION refuse_purchases()`); err != nil {
+		t.Fatal(err)
+	}
+	job := newJob(key, "", videos, nil, false, false)
+	b.run(account, []*purchaseJob{job})
+	if job.err == nil {
+		t.Fatal("a batch whose inserts are refused succeeded")
+	}
+	// The release runs on its own goroutine after the answer.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		d, err := other.Admit(ctx, admission.Caller{KeyID: key, RootKeyID: root})
+		if err != nil || !d.Allowed {
+			t.Fatalf("admission: %+v %v", d, err)
+		}
+		if _, trusted := d.Pass.Version(admission.Owned(key)); trusted {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("what the buyer owns is still held after a batch that changed nothing")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
