@@ -125,30 +125,12 @@ func TestBatchCommitsOnlyOnceItsHoldIsInPlace(t *testing.T) {
 func TestUnconfirmedBatchLeavesWhatItsBuyersOwnHeld(t *testing.T) {
 	t.Parallel()
 	pool, account, root, key, videos := batchFixture(t, 2)
-	ks := testkit.Redis(t)
-	gate := admission.NewGate(ks.Client, ks.Prefix, nil, admission.GateOptions{})
-	defer gate.Close()
-	b := newBatcher(pool)
-	b.admission = gate
-	ctx := context.Background()
-	// held: another node's admission of the buyer lets it trust no copy
-	// of what the buyer owns.
-	other := admission.NewGate(ks.Client, ks.Prefix, tenancy.NewUsage(pool, ks.Client, ks.Prefix), admission.GateOptions{PerMinute: 1000})
-	defer other.Close()
-	held := func() bool {
-		t.Helper()
-		d, err := other.Admit(ctx, admission.Caller{KeyID: key, RootKeyID: root})
-		if err != nil || !d.Allowed {
-			t.Fatalf("admission: %+v %v", d, err)
-		}
-		_, trusted := d.Pass.Version(admission.Owned(key))
-		return !trusted
-	}
+	b, trusted := holdFixture(t, pool, root, key)
 
 	bought := newJob(key, "", videos[:1], nil, false, false)
 	b.run(account, []*purchaseJob{bought})
-	if bought.err != nil || held() {
-		t.Fatalf("a committed batch: error %v, what the buyer owns held after it %v", bought.err, held())
+	if bought.err != nil || !releasedSoon(trusted) {
+		t.Fatalf("a committed batch: error %v, what the buyer owns released after it %v", bought.err, trusted())
 	}
 
 	testkit.CommitTrap(t, pool, "purchases", testkit.CommitEndsSession)
@@ -157,7 +139,7 @@ func TestUnconfirmedBatchLeavesWhatItsBuyersOwnHeld(t *testing.T) {
 	if apperr.CodeOf(lost.err) != apperr.Unavailable {
 		t.Fatalf("a batch whose every attempt lost its session: %v, want unavailable", lost.err)
 	}
-	if !held() {
+	if trusted() {
 		t.Error("what the buyer owns was released after a batch that could not be confirmed")
 	}
 }
@@ -169,15 +151,8 @@ func TestUnconfirmedBatchLeavesWhatItsBuyersOwnHeld(t *testing.T) {
 func TestRefusedBatchReleasesItsHold(t *testing.T) {
 	t.Parallel()
 	pool, account, root, key, videos := batchFixture(t, 1)
-	ks := testkit.Redis(t)
-	gate := admission.NewGate(ks.Client, ks.Prefix, nil, admission.GateOptions{})
-	defer gate.Close()
-	b := newBatcher(pool)
-	b.admission = gate
-	ctx := context.Background()
-	other := admission.NewGate(ks.Client, ks.Prefix, tenancy.NewUsage(pool, ks.Client, ks.Prefix), admission.GateOptions{PerMinute: 1000})
-	defer other.Close()
-	if _, err := pool.Exec(ctx, `
+	b, trusted := holdFixture(t, pool, root, key)
+	if _, err := pool.Exec(context.Background(), `
 		CREATE FUNCTION refuse_purchases() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN RAISE EXCEPTION 'refused'; END $$;
 		CREATE TRIGGER refuse BEFORE INSERT ON purchases FOR EACH ROW EXECUTE FUNCTION refuse_purchases()`); err != nil {
@@ -188,19 +163,44 @@ func TestRefusedBatchReleasesItsHold(t *testing.T) {
 	if job.err == nil {
 		t.Fatal("a batch whose inserts are refused succeeded")
 	}
-	// The release runs on its own goroutine after the answer.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		d, err := other.Admit(ctx, admission.Caller{KeyID: key, RootKeyID: root})
+	if !releasedSoon(trusted) {
+		t.Fatal("what the buyer owns is still held after a batch that changed nothing")
+	}
+}
+
+// holdFixture is a batcher that holds what its buyers own through an
+// admission gate on the test's Redis, and trusted, which asks another
+// node's admission whether it may trust its copy of what key owns (false
+// while the mark is held).
+func holdFixture(t *testing.T, pool *pgxpool.Pool, root, key uuid.UUID) (*batcher, func() bool) {
+	t.Helper()
+	ks := testkit.Redis(t)
+	gate := admission.NewGate(ks.Client, ks.Prefix, nil, admission.GateOptions{})
+	t.Cleanup(func() { gate.Close() })
+	b := newBatcher(pool)
+	b.admission = gate
+	other := admission.NewGate(ks.Client, ks.Prefix, tenancy.NewUsage(pool, ks.Client, ks.Prefix), admission.GateOptions{PerMinute: 1000})
+	t.Cleanup(func() { other.Close() })
+	return b, func() bool {
+		t.Helper()
+		d, err := other.Admit(context.Background(), admission.Caller{KeyID: key, RootKeyID: root})
 		if err != nil || !d.Allowed {
 			t.Fatalf("admission: %+v %v", d, err)
 		}
-		if _, trusted := d.Pass.Version(admission.Owned(key)); trusted {
-			return
-		}
+		_, ok := d.Pass.Version(admission.Owned(key))
+		return ok
+	}
+}
+
+// releasedSoon reports whether trusted comes true within a few seconds: a
+// taken hold is released on its own goroutine after the buyers' answers.
+func releasedSoon(trusted func() bool) bool {
+	deadline := time.Now().Add(5 * time.Second)
+	for !trusted() {
 		if time.Now().After(deadline) {
-			t.Fatal("what the buyer owns is still held after a batch that changed nothing")
+			return false
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	return true
 }
