@@ -395,11 +395,13 @@ type batchLine struct {
 // again and finds it owned.
 //
 // With a hold (r.hold), the transaction is opened in the same pipeline and
-// committed once the hold is in place: the hold travels to Redis while the
-// statements run, instead of before them. A hold not in place within
-// holdPatience of the statements' end (Redis slow or failing over) rolls
-// the transaction back rather than keep the account row locked: exec then
-// returns errHoldLate, and the batch runs again once the hold is there.
+// committed once the hold is in place (runHeld): the hold travels to Redis
+// while the statements run, instead of before them, and a hold in place
+// before they end sends the COMMIT behind them in the same round trip. A
+// hold still missing holdPatience after the statements' end (Redis slow or
+// failing over) rolls the transaction back rather than keep the account
+// row locked: exec then returns errHoldLate, and the batch runs again once
+// the hold is there.
 func (b *batcher) exec(ctx context.Context, account uuid.UUID, r *batchRun) (complete bool, err error) {
 	jobs := r.jobs
 	keys := make([]pgtype.UUID, len(jobs))
@@ -424,36 +426,59 @@ func (b *batcher) exec(ctx context.Context, account uuid.UUID, r *batchRun) (com
 	}
 	// The outbox statement follows in the same pipeline, hence the same
 	// transaction and round trip (see purchaseEventsSQL).
-	explicit := r.hold != nil
 	pb := &pgx.Batch{}
-	if explicit {
-		pb.Queue(beginSQL)
-	}
 	test := len(jobs) > 0 && jobs[0].test
 	pb.Queue(purchaseBatchSQL, account, keys, emails, expected, dry, lineJob, lineVideo, lineID, !test, int64(b.testBalance), lineLicense)
 	queuePurchaseEvents(pb, account, jobs, b.lowBalance, test)
-	// A connection left in a transaction by an error below is closed by
-	// the pool on its release, which ends the transaction.
 	conn, err := b.pool.Acquire(ctx)
 	if err != nil {
 		return false, err
 	}
+	// A connection left in a transaction by an error below is closed by
+	// the pool on its release, which ends the transaction.
 	defer conn.Release()
-	br := conn.SendBatch(ctx, pb)
-	defer br.Close()
-	if explicit {
-		if _, err := br.Exec(); err != nil {
+	complete = true
+	collect := func(rows pgx.Rows) error {
+		lines, err := pgx.CollectRows(rows, pgx.RowToStructByPos[batchLine])
+		if err != nil {
+			return err
+		}
+		complete = takeLines(jobs, lines)
+		return nil
+	}
+	if r.hold != nil {
+		err := runHeld(ctx, conn.Conn(), pb, r, func(i int, rows pgx.Rows) error {
+			if i == 0 {
+				return collect(rows)
+			}
+			rows.Close()
+			return rows.Err()
+		})
+		if err != nil {
 			return false, err
 		}
+		return complete, nil
 	}
+	br := conn.SendBatch(ctx, pb)
+	defer br.Close()
 	rows, err := br.Query()
 	if err != nil {
 		return false, err
 	}
-	lines, err := pgx.CollectRows(rows, pgx.RowToStructByPos[batchLine])
-	if err != nil {
+	if err := collect(rows); err != nil {
 		return false, err
 	}
+	if _, err := br.Exec(); err != nil {
+		return false, err
+	}
+	// An error here means the batch may or may not have committed: run
+	// tells which by running it again.
+	return complete, br.Close()
+}
+
+// takeLines gives each job its lines' outcome, and reports whether every
+// bought or owned line came with its purchase.
+func takeLines(jobs []*purchaseJob, lines []batchLine) (complete bool) {
 	complete = true
 	for _, l := range lines {
 		if l.Job < 0 || int(l.Job) >= len(jobs) {
@@ -480,26 +505,13 @@ func (b *batcher) exec(ctx context.Context, account uuid.UUID, r *batchRun) (com
 		}
 		o.lines[l.Video] = pv
 	}
-	if _, err := br.Exec(); err != nil {
-		return false, err
-	}
-	// An error here (the commit included) means the batch may or may not
-	// have committed: run tells which by running it again.
-	if err := br.Close(); err != nil || !explicit {
-		return complete, err
-	}
-	if !r.waitHold(ctx, holdPatience) {
-		_, _ = conn.Exec(ctx, rollbackSQL)
-		return false, errHoldLate
-	}
-	_, err = conn.Exec(ctx, commitSQL)
-	return complete, err
+	return complete
 }
 
 // holdPatience is how long a batch's open transaction waits for its hold
-// after its statements: far longer than Redis takes to answer (about a
-// millisecond under load), far shorter than the account row may stay
-// locked.
+// while its statements run, and again after them (runHeld): far longer
+// than Redis takes to answer (about a millisecond under load), far shorter
+// than the account row may stay locked.
 const holdPatience = 100 * time.Millisecond
 
 // errHoldLate is a batch that rolled back because its hold was not in

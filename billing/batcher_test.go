@@ -116,6 +116,89 @@ func TestBatchCommitsOnlyOnceItsHoldIsInPlace(t *testing.T) {
 	}
 }
 
+// TestHeldBatchCommitsBehindItsStatements: a batch whose hold arrives while
+// its statements run sends its COMMIT behind them (runHeld); one whose hold
+// comes only after holdPatience waits for it again once the statements are
+// done, and commits then. A batch whose statement or commit fails charges
+// nothing, and its connection never serves another batch in that state:
+// the next batch on the same pool commits.
+func TestHeldBatchCommitsBehindItsStatements(t *testing.T) {
+	t.Parallel()
+	pool, account, _, key, videos := batchFixture(t, 5)
+	ctx := context.Background()
+	// One connection: every batch below runs on the one the batch before used.
+	cfg := pool.Config()
+	cfg.MaxConns = 1
+	one, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	b := newBatcher(one)
+	state := func() (cents, purchases, ledger int64) {
+		t.Helper()
+		if err := pool.QueryRow(ctx, `SELECT balance_cents, (SELECT count(*) FROM purchases WHERE account_id = $1),
+			(SELECT coalesce(sum(amount_cents), 0) FROM ledger WHERE account_id = $1)
+			FROM accounts WHERE id = $1`, account).Scan(&cents, &purchases, &ledger); err != nil {
+			t.Fatal(err)
+		}
+		return cents, purchases, ledger
+	}
+	held := func(after time.Duration, videos ...uuid.UUID) (*batchRun, *purchaseJob) {
+		hold := make(chan admission.Hold, 1)
+		time.AfterFunc(after, func() { hold <- admission.Hold{} })
+		j := newJob(key, "", videos, nil, false, false)
+		return &batchRun{jobs: []*purchaseJob{j}, hold: hold}, j
+	}
+	want := func(what string, cents, purchases int64) {
+		t.Helper()
+		c, n, l := state()
+		if c != cents || n != purchases || l != cents {
+			t.Fatalf("%s: balance %d, %d purchases, ledger %d; want %d, %d, %d", what, c, n, l, cents, purchases, cents)
+		}
+	}
+	want("before", 10000, 0)
+
+	r, j := held(0, videos[0])
+	if complete, err := b.exec(ctx, account, r); err != nil || !complete || j.out.verdict != verdictBought {
+		t.Fatalf("hold at once: %v %v %q", complete, err, j.out.verdict)
+	}
+	want("after a hold in place at once", 9500, 1)
+
+	r, j = held(holdPatience+holdPatience/2, videos[1])
+	start := time.Now()
+	if complete, err := b.exec(ctx, account, r); err != nil || !complete || j.out.verdict != verdictBought {
+		t.Fatalf("hold after holdPatience: %v %v %q", complete, err, j.out.verdict)
+	}
+	if waited := time.Since(start); waited < holdPatience {
+		t.Fatalf("committed after %v, before its hold came", waited)
+	}
+	want("after a hold that came after holdPatience", 9000, 2)
+
+	// The statement fails: a licence id its CHECK refuses.
+	r, j = held(0, videos[2])
+	j.newLicenses[0] = "lic_not_hex"
+	if _, err := b.exec(ctx, account, r); err == nil {
+		t.Fatal("a batch whose statement failed reported no error")
+	}
+	want("after a failed statement", 9000, 2)
+
+	// The commit fails.
+	remove := testkit.CommitTrap(t, pool, "ledger", testkit.CommitFails)
+	r, _ = held(0, videos[3])
+	if _, err := b.exec(ctx, account, r); err == nil {
+		t.Fatal("a batch whose commit failed reported no error")
+	}
+	remove()
+	want("after a failed commit", 9000, 2)
+
+	r, j = held(0, videos[3], videos[4])
+	if complete, err := b.exec(ctx, account, r); err != nil || !complete || j.out.verdict != verdictBought {
+		t.Fatalf("the batch after the failures: %v %v %q", complete, err, j.out.verdict)
+	}
+	want("after the batch after the failures", 8000, 4)
+}
+
 // TestUnconfirmedBatchLeavesWhatItsBuyersOwnHeld: a batch that committed
 // releases its hold on what its buyers own at once. One whose every
 // attempt ended without an answer ("could not be confirmed") leaves the
