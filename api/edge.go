@@ -18,10 +18,25 @@ const (
 	localPass      = "pass"
 )
 
-// authenticate is the edge of every v1 and MCP route: key -> principal, then
-// one Redis round trip for revocation markers, the rate limiter and usage.
-// Refusals happen here, before any handler or JSON-RPC runs.
+// authenticate is the edge of every v1 and ops route: key -> principal,
+// then one Redis round trip for revocation markers, the rate limiter and
+// usage. Refusals happen here, before any handler runs. Only reads (GET,
+// HEAD) answer from this node's copies, so only their admission reads the
+// marks (admission.Pass): a purchase or a key change reads Postgres, and
+// its zero pass would make any read it did do the same.
 func (s *keyEdge) authenticate(c *fiber.Ctx) error {
+	return s.admitKey(c, c.Method() == fiber.MethodGet || c.Method() == fiber.MethodHead)
+}
+
+// authenticateReader is authenticate for MCP, whose tool calls (POSTs)
+// read the catalog from copies: its admission always reads the marks.
+func (s *keyEdge) authenticateReader(c *fiber.Ctx) error {
+	return s.admitKey(c, true)
+}
+
+// admitKey authenticates the request's key and admits it; copies says
+// whether the request may answer from this node's copies.
+func (s *keyEdge) admitKey(c *fiber.Ctx, copies bool) error {
 	key, ok := bearer(c.Get(fiber.HeaderAuthorization))
 	if !ok {
 		return apperr.New(apperr.Unauthorized, "send your API key as `Authorization: Bearer dsk_...`")
@@ -32,7 +47,11 @@ func (s *keyEdge) authenticate(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	d, err := s.gate.Admit(ctx, p.Caller())
+	admit := s.gate.Admit
+	if !copies {
+		admit = s.gate.AdmitWithoutCopies
+	}
+	d, err := admit(ctx, p.Caller())
 	if err != nil {
 		return err
 	}
@@ -44,7 +63,7 @@ func (s *keyEdge) authenticate(c *fiber.Ctx) error {
 		if p, err = s.auth.Authenticate(ctx, key, false); err != nil {
 			return err
 		}
-		if d, err = s.gate.Readmit(ctx, p.Caller()); err != nil {
+		if d, err = s.gate.Readmit(ctx, p.Caller(), copies); err != nil {
 			return err
 		}
 	}

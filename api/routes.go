@@ -109,7 +109,7 @@ func routes(x surfaces) []route {
 		// requests authenticate admitted, so 401 is an HTTP answer as in
 		// v1; a request over the rate limit is answered in JSON-RPC
 		// (rateLimitInBand).
-		all(mcpPath, x.mcp.checkOrigin, x.mcp.cors(), postOnly, x.mcp.rateLimitInBand, x.edge.authenticate, x.mcp.serve),
+		all(mcpPath, x.mcp.checkOrigin, x.mcp.cors(), postOnly, x.mcp.rateLimitInBand, x.edge.authenticateReader, x.mcp.serve),
 
 		// Legacy v0: its own shared secret, no key authentication, no rate
 		// limit.

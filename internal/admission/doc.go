@@ -7,7 +7,8 @@
 // key owns) exactly as long as nothing they copy has changed.
 //
 // Its users see one small interface, Door: the API edge admits (Admit,
-// Readmit), and whoever changes what a node may copy holds it across the
+// Readmit; AdmitWithoutCopies for a request that reads no copies, whose
+// admission reads no marks), and whoever changes what a node may copy holds it across the
 // commit (Hold: the catalog's writes, the purchase batcher). What a request's
 // admission saw travels with the request as a Pass, which the clip cache
 // asks which copies it may trust. A hold made in this process ends the

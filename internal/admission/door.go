@@ -14,9 +14,13 @@ import (
 type Door interface {
 	// Admit decides one request of c and counts it.
 	Admit(ctx context.Context, c Caller) (Decision, error)
-	// Readmit decides again, under c's new settings, a request Admit found
-	// Stale; it was counted already.
-	Readmit(ctx context.Context, c Caller) (Decision, error)
+	// AdmitWithoutCopies is Admit for a request that reads no copies: its
+	// pass trusts nothing.
+	AdmitWithoutCopies(ctx context.Context, c Caller) (Decision, error)
+	// Readmit decides again, under c's new settings, a request Admit (or
+	// AdmitWithoutCopies, copies false) found Stale; it was counted
+	// already.
+	Readmit(ctx context.Context, c Caller, copies bool) (Decision, error)
 	// Hold is taken right before the commit of a change to what subjects
 	// name, and released after it, committed or not.
 	Hold(ctx context.Context, subjects ...Subject) Hold

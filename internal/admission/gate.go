@@ -101,24 +101,36 @@ func (g *Gate) LimitFor(c Caller) redis_rate.Limit {
 	return redis_rate.PerMinute(cmp.Or(c.RateLimitPerMinute, g.defaultLimit))
 }
 
-// Admit decides one request of c.
+// Admit decides one request of c, and reads the marks for its pass: the
+// request may answer from this node's copies (Decision.Pass).
 func (g *Gate) Admit(ctx context.Context, c Caller) (Decision, error) {
-	return g.admit(ctx, c, true)
+	return g.admit(ctx, c, true, true)
 }
 
-// Readmit decides again, under c's new settings, a request that Admit
-// found Stale: the request was counted in the usage counters already.
-func (g *Gate) Readmit(ctx context.Context, c Caller) (Decision, error) {
-	return g.admit(ctx, c, false)
+// AdmitWithoutCopies decides one request of c that reads no copies (a
+// purchase, a key change): it reads no marks, which saves Redis two
+// lookups, and its pass trusts nothing.
+func (g *Gate) AdmitWithoutCopies(ctx context.Context, c Caller) (Decision, error) {
+	return g.admit(ctx, c, true, false)
 }
 
-func (g *Gate) admit(ctx context.Context, c Caller, count bool) (Decision, error) {
+// Readmit decides again, under c's new settings, a request that Admit (or,
+// with copies false, AdmitWithoutCopies) found Stale: the request was
+// counted in the usage counters already.
+func (g *Gate) Readmit(ctx context.Context, c Caller, copies bool) (Decision, error) {
+	return g.admit(ctx, c, false, copies)
+}
+
+func (g *Gate) admit(ctx context.Context, c Caller, count, copies bool) (Decision, error) {
 	limit := g.LimitFor(c)
 	now := g.now()
 	offered := randomToken()
-	counting := "0"
+	counting, reading := "0", "0"
 	if count {
 		counting = "1"
+	}
+	if copies {
+		reading = "1"
 	}
 	// Before Redis is read: a hold taken here meanwhile ends the pass.
 	at := g.holds.now()
@@ -128,7 +140,7 @@ func (g *Gate) admit(ctx context.Context, c Caller, count bool) (Decision, error
 		marks.TokenKey(g.prefix, marks.Catalog), marks.HeldKey(g.prefix, marks.Catalog),
 		marks.TokenKey(g.prefix, marks.Owned(c.KeyID)), marks.HeldKey(g.prefix, marks.Owned(c.KeyID))}
 	v, err := admitScript.Run(ctx, g.admissions, keys, limit.Burst, limit.Rate, limit.Period.Seconds(), offered, counting,
-		c.KeyID.String(), now.UnixMilli(), hour).Slice()
+		c.KeyID.String(), now.UnixMilli(), hour, reading).Slice()
 	if err != nil {
 		return g.admitLocally(c, limit, now, err), nil
 	}

@@ -60,3 +60,45 @@ func TestPassTrustsUntilAHold(t *testing.T) {
 		t.Error("a pass issued after the release trusts less than a fresh one")
 	}
 }
+
+// TestAdmissionWithoutCopiesReadsNoMarks: a request that reads no copies
+// (a purchase, a key change) is admitted, limited and counted as any other,
+// but its admission does not touch the marks in Redis (it neither reads
+// nor writes their tokens) and its pass trusts nothing.
+func TestAdmissionWithoutCopiesReadsNoMarks(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	p := b.account(t)
+	tokens := func() int64 {
+		t.Helper()
+		keys, err := b.rdb.Keys(ctx, b.prefix+"mark:*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int64(len(keys))
+	}
+	d, err := b.gate.AdmitWithoutCopies(ctx, p)
+	if err != nil || !d.Allowed || d.Fallback || d.Remaining != 59 {
+		t.Fatalf("admission without copies: %+v %v", d, err)
+	}
+	if _, ok := d.Pass.Version(admission.Catalog); ok {
+		t.Error("the pass of an admission without copies trusts the catalog")
+	}
+	if _, ok := d.Pass.Version(admission.Owned(p.KeyID)); ok {
+		t.Error("the pass of an admission without copies trusts what its key owns")
+	}
+	if n := tokens(); n != 0 {
+		t.Errorf("an admission without copies wrote %d mark keys", n)
+	}
+	d, err = b.gate.Admit(ctx, p)
+	if err != nil || !d.Allowed || d.Remaining != 58 {
+		t.Fatalf("the admission after it: %+v %v", d, err)
+	}
+	if _, ok := d.Pass.Version(admission.Catalog); !ok {
+		t.Error("an admission with copies does not trust the catalog")
+	}
+	if n := tokens(); n != 2 {
+		t.Errorf("an admission with copies left %d mark keys, want the catalog's token and the key's", n)
+	}
+}

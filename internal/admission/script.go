@@ -25,11 +25,13 @@ import (
 // usage hours, revocation marker of the key, of its root, the token and
 // holds of the catalog's mark, of the key's owned mark (package marks).
 // ARGV: burst, rate, period (s), offered epoch, count ("1" or "0"), key
-// id (the usage fields), now (Unix ms), the key's hour field.
+// id (the usage fields), now (Unix ms), the key's hour field, marks ("1":
+// read them; "0": the request reads no copies, and its pass trusts none).
 // Reply: allowed, remaining, retry after (s), reset after (s), the epoch
 // found (nil: this call wrote the offered one; 0: unreadable, as on a
 // Redis older than 7), revocation markers found, settings marker (or nil),
-// the catalog's and the key's owned mark (nil: held or unreadable).
+// the catalog's and the key's owned mark (nil: held, unreadable or not
+// asked for).
 var admitScript = redis.NewScript(`
 redis.replicate_commands()
 ` + marks.ReadLua + `
@@ -79,8 +81,13 @@ end
 out[5] = epoch
 out[6] = redis.call("EXISTS", KEYS[7], KEYS[8])
 out[7] = redis.call("GET", KEYS[3])
-out[8] = read_mark(KEYS[9], KEYS[10], ARGV[4], now_ms)
-out[9] = read_mark(KEYS[11], KEYS[12], ARGV[4], now_ms)
+if ARGV[9] == "1" then
+  out[8] = read_mark(KEYS[9], KEYS[10], ARGV[4], now_ms)
+  out[9] = read_mark(KEYS[11], KEYS[12], ARGV[4], now_ms)
+else
+  out[8] = false
+  out[9] = false
+end
 
 if ARGV[5] == "1" then
   redis.call("HINCRBY", KEYS[4], ARGV[6], 1)
