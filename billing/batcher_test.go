@@ -3,10 +3,13 @@ package billing
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"broll/internal/admission"
@@ -197,6 +200,64 @@ func TestHeldBatchCommitsBehindItsStatements(t *testing.T) {
 		t.Fatalf("the batch after the failures: %v %v %q", complete, err, j.out.verdict)
 	}
 	want("after the batch after the failures", 8000, 4)
+}
+
+// batchTrace records what a pool's tracer is told of batches.
+type batchTrace struct {
+	mu      sync.Mutex
+	started int
+	queries []string
+	ended   int
+}
+
+func (b *batchTrace) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	return ctx
+}
+func (b *batchTrace) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (b *batchTrace) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.started++
+	return ctx
+}
+func (b *batchTrace) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.queries = append(b.queries, d.SQL)
+}
+func (b *batchTrace) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.ended++
+}
+
+// TestHeldBatchIsTracedAsABatch: the statements of a held batch, which go
+// through pgconn's pipeline rather than pgx.Batch, reach the pool's tracer
+// as one batch of both statements, as a batch sent by pgx does.
+func TestHeldBatchIsTracedAsABatch(t *testing.T) {
+	t.Parallel()
+	pool, account, _, key, videos := batchFixture(t, 1)
+	ctx := context.Background()
+	tr := &batchTrace{}
+	cfg := pool.Config()
+	cfg.ConnConfig.Tracer = tr
+	traced, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer traced.Close()
+	hold := make(chan admission.Hold, 1)
+	hold <- admission.Hold{}
+	r := &batchRun{jobs: []*purchaseJob{newJob(key, "", videos, nil, false, false)}, hold: hold}
+	if complete, err := newBatcher(traced).exec(ctx, account, r); err != nil || !complete {
+		t.Fatalf("held batch: %v %v", complete, err)
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if tr.started != 1 || tr.ended != 1 || !slices.Equal(tr.queries, []string{purchaseBatchSQL, purchaseEventsSQL}) {
+		t.Fatalf("traced %d batch starts, %d ends, statements %q; want one batch of the purchase and events statements",
+			tr.started, tr.ended, tr.queries)
+	}
 }
 
 // TestUnconfirmedBatchLeavesWhatItsBuyersOwnHeld: a batch that committed
