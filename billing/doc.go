@@ -14,7 +14,8 @@
 //	                                           v
 //	migrations/functions/purchase_batch.sql: price, check, insert purchases;
 //	    then lock the account row: running sum, spend limits, ledger rows,
-//	    charge the pool once (purchase_events.sql: the outbox rows); commit
+//	    charge the pool once (purchase_events.sql: the outbox rows); commit,
+//	    sent behind them once the batch's hold is in place (batch_pipeline.go)
 //	                                           │ a verdict per job
 //	                                           v
 //	purchase_verdict.go: bought/owned/quoted -> PurchaseResult (links signed);
