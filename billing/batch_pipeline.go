@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -20,7 +21,9 @@ import (
 // for a second round trip while the account row stays locked. A hold not
 // in place by then is waited for again once the statements are done (they
 // may still be waiting for the account row), as long again; still missing,
-// the transaction rolls back and runHeld returns errHoldLate.
+// the transaction rolls back and runHeld returns errHoldLate. A batch
+// whose rows read fails after its COMMIT went out returns errUnread when
+// the commit succeeded.
 //
 // The statements go through pgconn's pipeline, which pgx.Batch cannot hold
 // open while the hold travels; they are traced as the batch they are
@@ -62,10 +65,12 @@ func runHeld(ctx context.Context, c *pgx.Conn, pb *pgx.Batch, r *batchRun, read 
 		return err
 	}
 
-	// After an error Postgres skips everything up to the sync: the first
-	// error is the batch's, and nothing after it is read. Closing the
-	// pipeline then closes the connection, which ends the transaction.
-	var first error
+	// After an error of Postgres it skips everything up to the sync: the
+	// first such error is the batch's, and nothing after it is read.
+	// Closing the pipeline then closes the connection, which ends the
+	// transaction. An error of the reader (rows it could not decode) stops
+	// nothing on the server: the rest is read, the COMMIT's outcome with it.
+	var first, unread error
 	result := func(consume func(*pgconn.ResultReader) error) pgconn.CommandTag {
 		if first != nil {
 			return pgconn.CommandTag{}
@@ -81,10 +86,13 @@ func runHeld(ctx context.Context, c *pgx.Conn, pb *pgx.Batch, r *batchRun, read 
 			return pgconn.CommandTag{}
 		}
 		if consume != nil {
-			first = consume(rr)
+			if err := consume(rr); err != nil && unread == nil {
+				unread = err
+			}
 		}
+		// The server's error, also when consume met it first.
 		tag, err := rr.Close()
-		if first == nil {
+		if err != nil {
 			first = err
 		}
 		return tag
@@ -102,8 +110,17 @@ func runHeld(ctx context.Context, c *pgx.Conn, pb *pgx.Batch, r *batchRun, read 
 	if err := p.Close(); first == nil {
 		first = err
 	}
-	if first != nil || held {
+	switch {
+	case first != nil:
 		return first
+	case unread != nil && held:
+		// Committed, but the answer could not be read.
+		return fmt.Errorf("%w: %w", errUnread, unread)
+	case unread != nil:
+		// Not committed: the open transaction ends with the connection.
+		return unread
+	case held:
+		return nil
 	}
 	if !r.waitHold(ctx, holdPatience) {
 		_, _ = c.Exec(ctx, rollbackSQL)
@@ -112,6 +129,10 @@ func runHeld(ctx context.Context, c *pgx.Conn, pb *pgx.Batch, r *batchRun, read 
 	_, err = c.Exec(ctx, commitSQL)
 	return err
 }
+
+// errUnread is a batch that committed but whose answer could not be read:
+// it runs again, and finds what it bought by its purchases' ids.
+var errUnread = errors.New("billing: the batch committed but its answer could not be read")
 
 // statementFor is sql prepared on c: prepared once per connection and kept
 // in its custom data under its text, so a batch costs no Prepare call

@@ -336,6 +336,9 @@ func (b *batcher) runAttempts(r *batchRun, account uuid.UUID) {
 			attempt--
 			continue
 		}
+		if errors.Is(err, errUnread) {
+			continue // committed: the next attempt reads what it bought
+		}
 		if err == nil && complete {
 			// Best effort by design: see writeSpendLimitEvents.
 			_ = b.writeSpendLimitEvents(ctx, account, jobs)
@@ -346,7 +349,7 @@ func (b *batcher) runAttempts(r *batchRun, account uuid.UUID) {
 		}
 	}
 	failed := err
-	if err == nil || database.IsUnavailable(err) || database.IsRetryable(err) || errors.Is(err, errHoldLate) {
+	if err == nil || database.IsUnavailable(err) || database.IsRetryable(err) || errors.Is(err, errHoldLate) || errors.Is(err, errUnread) {
 		// Whether the last attempt committed is unknown; a retry of the
 		// same request is answered from what is stored, never charged twice.
 		failed = apperr.New(apperr.Unavailable, "the purchase could not be confirmed; retry shortly")

@@ -202,6 +202,53 @@ func TestHeldBatchCommitsBehindItsStatements(t *testing.T) {
 	want("after the batch after the failures", 8000, 4)
 }
 
+// TestHeldBatchThatCannotReadItsAnswer: a held batch sends its COMMIT
+// before it reads its rows, so a failure to read them (not the server's)
+// says whether the commit went through: errUnread when it did (the batch
+// runs again and finds what it bought by its ids), the read's own error
+// when the hold never came and nothing was committed.
+func TestHeldBatchThatCannotReadItsAnswer(t *testing.T) {
+	t.Parallel()
+	pool, _ := testkit.NewPool(t)
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, `CREATE TABLE unread (n int)`); err != nil {
+		t.Fatal(err)
+	}
+	undecodable := errors.New("undecodable")
+	run := func(n int, hold chan admission.Hold) error {
+		t.Helper()
+		conn, err := pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Release()
+		pb := &pgx.Batch{}
+		pb.Queue(`INSERT INTO unread VALUES ($1) RETURNING n`, n)
+		return runHeld(ctx, conn.Conn(), pb, &batchRun{hold: hold}, func(int, pgx.Rows) error { return undecodable })
+	}
+	count := func(n int) (c int) {
+		t.Helper()
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM unread WHERE n = $1`, n).Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	held := make(chan admission.Hold, 1)
+	held <- admission.Hold{}
+	if err := run(1, held); !errors.Is(err, errUnread) || !errors.Is(err, undecodable) {
+		t.Fatalf("a committed batch whose rows could not be read: %v, want errUnread", err)
+	}
+	if count(1) != 1 {
+		t.Fatal("the batch whose rows could not be read did not commit, though its COMMIT went out")
+	}
+	if err := run(2, make(chan admission.Hold)); !errors.Is(err, undecodable) || errors.Is(err, errUnread) {
+		t.Fatalf("a batch whose hold never came and whose rows could not be read: %v, want the read's error", err)
+	}
+	if count(2) != 0 {
+		t.Fatal("a batch whose hold never came committed")
+	}
+}
+
 // batchTrace records what a pool's tracer is told of batches.
 type batchTrace struct {
 	mu      sync.Mutex
