@@ -372,23 +372,41 @@ func ownedBy(jobs []*purchaseJob) []admission.Subject {
 }
 
 // batchLine is one row of purchaseBatchSQL: a requested video with its
-// job's verdict (the columns of broll_purchase_batch, in order).
+// job's verdict (the columns of broll_purchase_batch, in order). Its
+// nullable columns are pgtype values, which readLines fills in place,
+// without reflection and without an allocation each: the batch's rows are
+// read on the path every purchase of the account waits on.
 type batchLine struct {
 	Job                int32
 	Verdict            string
 	Quote              int64
-	Available, Balance *int64
-	Video              uuid.UUID
+	Available, Balance pgtype.Int8
+	Video              pgtype.UUID
 	Known              bool
-	PurchaseID         *uuid.UUID
-	Price              *int64
-	PurchasedAt        *time.Time
-	Limit              *int64
-	Period             *string
-	Spent              *int64
-	ResetsAt           *time.Time
-	LicenseID          *string
-	LicenseRevoked     *bool
+	PurchaseID         pgtype.UUID
+	Price              pgtype.Int8
+	PurchasedAt        pgtype.Timestamptz
+	Limit              pgtype.Int8
+	Period             pgtype.Text
+	Spent              pgtype.Int8
+	ResetsAt           pgtype.Timestamptz
+	LicenseID          pgtype.Text
+	LicenseRevoked     pgtype.Bool
+}
+
+// readLines reads the batch's rows, each into its place in the slice.
+func readLines(rows pgx.Rows) ([]batchLine, error) {
+	defer rows.Close()
+	var lines []batchLine
+	for rows.Next() {
+		lines = append(lines, batchLine{})
+		l := &lines[len(lines)-1]
+		if err := rows.Scan(&l.Job, &l.Verdict, &l.Quote, &l.Available, &l.Balance, &l.Video, &l.Known, &l.PurchaseID,
+			&l.Price, &l.PurchasedAt, &l.Limit, &l.Period, &l.Spent, &l.ResetsAt, &l.LicenseID, &l.LicenseRevoked); err != nil {
+			return nil, err
+		}
+	}
+	return lines, rows.Err()
 }
 
 // exec runs the batch statement once, as binary arrays in and one row per
@@ -407,14 +425,16 @@ type batchLine struct {
 // the hold is there.
 func (b *batcher) exec(ctx context.Context, account uuid.UUID, r *batchRun) (complete bool, err error) {
 	jobs := r.jobs
-	keys := make([]pgtype.UUID, len(jobs))
-	emails := make([]string, len(jobs))
-	expected := make([]*int64, len(jobs))
-	dry := make([]bool, len(jobs))
-	var lineJob []int32
 	// pgtype.UUIDs go out in binary; a uuid.UUID would be written through
-	// its text form (driver.Valuer), several allocations a line.
-	var lineVideo, lineID []pgtype.UUID
+	// its text form (driver.Valuer), several allocations a line. FlatArrays
+	// are encoded as the arrays they are, where pgx reaches the elements of
+	// other slices through reflection.
+	keys := make(pgtype.FlatArray[pgtype.UUID], len(jobs))
+	emails := make([]string, len(jobs))
+	expected := make(pgtype.FlatArray[*int64], len(jobs))
+	dry := make(pgtype.FlatArray[bool], len(jobs))
+	var lineJob []int32
+	var lineVideo, lineID pgtype.FlatArray[pgtype.UUID]
 	var lineLicense []string
 	for i, j := range jobs {
 		keys[i] = pgtype.UUID{Bytes: j.key, Valid: j.key != uuid.Nil}
@@ -431,8 +451,9 @@ func (b *batcher) exec(ctx context.Context, account uuid.UUID, r *batchRun) (com
 	// transaction and round trip (see purchaseEventsSQL).
 	pb := &pgx.Batch{}
 	test := len(jobs) > 0 && jobs[0].test
-	pb.Queue(purchaseBatchSQL, account, keys, emails, expected, dry, lineJob, lineVideo, lineID, !test, int64(b.testBalance), lineLicense)
-	queuePurchaseEvents(pb, account, jobs, b.lowBalance, test)
+	acct := pgtype.UUID{Bytes: account, Valid: true}
+	pb.Queue(purchaseBatchSQL, acct, keys, emails, expected, dry, lineJob, lineVideo, lineID, !test, int64(b.testBalance), lineLicense)
+	queuePurchaseEvents(pb, acct, jobs, b.lowBalance, test)
 	conn, err := b.pool.Acquire(ctx)
 	if err != nil {
 		return false, err
@@ -442,7 +463,7 @@ func (b *batcher) exec(ctx context.Context, account uuid.UUID, r *batchRun) (com
 	defer conn.Release()
 	complete = true
 	collect := func(rows pgx.Rows) error {
-		lines, err := pgx.CollectRows(rows, pgx.RowToStructByPos[batchLine])
+		lines, err := readLines(rows)
 		if err != nil {
 			return err
 		}
@@ -489,26 +510,36 @@ func takeLines(jobs []*purchaseJob, lines []batchLine) (complete bool) {
 		}
 		o := &jobs[l.Job].out
 		o.verdict, o.quote = verdict(l.Verdict), money.Cents(l.Quote)
-		o.limit = spendLimit{limit: l.Limit, period: l.Period, spent: l.Spent, resetsAt: l.ResetsAt}
-		if l.Available != nil {
-			o.available = money.Cents(*l.Available)
+		o.limit = spendLimit{limit: valid(l.Limit.Int64, l.Limit.Valid), period: valid(l.Period.String, l.Period.Valid),
+			spent: valid(l.Spent.Int64, l.Spent.Valid), resetsAt: valid(l.ResetsAt.Time, l.ResetsAt.Valid)}
+		if l.Available.Valid {
+			o.available = money.Cents(l.Available.Int64)
 		}
-		if l.Balance != nil {
-			o.balance = money.Cents(*l.Balance)
+		if l.Balance.Valid {
+			o.balance = money.Cents(l.Balance.Int64)
 		}
+		video := uuid.UUID(l.Video.Bytes)
 		if !l.Known {
-			o.unknown = append(o.unknown, l.Video.String())
+			o.unknown = append(o.unknown, video.String())
 		}
-		pv := PurchasedVideo{PricePaid: money.Cents(deref(l.Price))}
-		if l.PurchaseID != nil {
-			pv.PurchaseID, pv.PurchasedAt = *l.PurchaseID, *l.PurchasedAt
-			pv.LicenseID, pv.LicenseRevoked = deref(l.LicenseID), deref(l.LicenseRevoked)
+		pv := PurchasedVideo{PricePaid: money.Cents(l.Price.Int64)}
+		if l.PurchaseID.Valid {
+			pv.PurchaseID, pv.PurchasedAt = l.PurchaseID.Bytes, l.PurchasedAt.Time
+			pv.LicenseID, pv.LicenseRevoked = l.LicenseID.String, l.LicenseRevoked.Bool
 		} else if o.verdict == verdictBought || o.verdict == verdictOwned {
 			complete = false
 		}
-		o.lines[l.Video] = pv
+		o.lines[video] = pv
 	}
 	return complete
+}
+
+// valid is v when ok, nil otherwise.
+func valid[T any](v T, ok bool) *T {
+	if !ok {
+		return nil
+	}
+	return &v
 }
 
 // holdPatience is how long a batch's open transaction waits for its hold

@@ -30,9 +30,9 @@ func eventID(typ string, purchase uuid.UUID) string {
 
 // queuePurchaseEvents adds the batch's event statement to pb. Quotes buy
 // nothing and add no lines.
-func queuePurchaseEvents(pb *pgx.Batch, account uuid.UUID, jobs []*purchaseJob, threshold money.Cents, test bool) {
+func queuePurchaseEvents(pb *pgx.Batch, account pgtype.UUID, jobs []*purchaseJob, threshold money.Cents, test bool) {
 	var events, traces []string
-	var ids []pgtype.UUID // in binary, as the batch statement's ids
+	var ids pgtype.FlatArray[pgtype.UUID] // in binary, as the batch statement's ids
 	for _, j := range jobs {
 		if j.dry || len(j.newIDs) == 0 {
 			continue
